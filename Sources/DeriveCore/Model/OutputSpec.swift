@@ -1,0 +1,150 @@
+/// One named output of a job: a chain and how to encode its result.
+public struct OutputSpec: Sendable, Hashable {
+    /// Unique within the job; becomes part of the storage key (`[A-Za-z0-9._-]`, 1–64 chars).
+    public var name: String
+    public var chain: [Step]
+    public var settings: OutputSettings
+
+    public init(name: String, chain: [Step], settings: OutputSettings = OutputSettings()) {
+        self.name = name
+        self.chain = chain
+        self.settings = settings
+    }
+}
+
+/// Encoding settings as written; `nil` means "the default", which canonicalisation fills in.
+public struct OutputSettings: Sendable, Hashable {
+    public var format: OutputFormat?
+    public var quality: Quality?
+    public var strip: Bool?
+    public var progressive: Bool?
+    public var lossless: Bool?
+    public var effort: Int?
+    public var chromaSubsampling: ChromaSubsampling?
+    /// `false` (`a_ignore`) keeps the stored pixel orientation instead of applying EXIF's.
+    public var autoOrient: Bool?
+    /// 1-based page or frame (`pg_<n>`); without it animations keep every frame.
+    public var frame: Int?
+    public var breakpoints: Breakpoints?
+
+    public init(format: OutputFormat? = nil, quality: Quality? = nil, strip: Bool? = nil, progressive: Bool? = nil,
+                lossless: Bool? = nil, effort: Int? = nil, chromaSubsampling: ChromaSubsampling? = nil,
+                autoOrient: Bool? = nil, frame: Int? = nil, breakpoints: Breakpoints? = nil) {
+        self.format = format
+        self.quality = quality
+        self.strip = strip
+        self.progressive = progressive
+        self.lossless = lossless
+        self.effort = effort
+        self.chromaSubsampling = chromaSubsampling
+        self.autoOrient = autoOrient
+        self.frame = frame
+        self.breakpoints = breakpoints
+    }
+}
+
+public enum Quality: Sendable, Hashable {
+    case value(Int)
+    /// Perceptual search for the lowest quality within a difference target (`q_auto[:level]`).
+    case auto(AutoQuality)
+
+    public var text: String {
+        switch self {
+        case .value(let q): String(q)
+        case .auto(let level): "auto:\(level.rawValue)"
+        }
+    }
+}
+
+public enum AutoQuality: String, Sendable, Hashable, CaseIterable {
+    case best, good, eco, low
+}
+
+public enum ChromaSubsampling: String, Sendable, Hashable, CaseIterable {
+    /// The encoder's choice (libvips: 4:2:0 below quality 90).
+    case auto
+    case full = "4:4:4"
+    case half = "4:2:0"
+
+    /// Cloudinary's `q_<n>:444` / `q_<n>:420` suffix.
+    var cloudinarySuffix: String? {
+        switch self {
+        case .auto: nil
+        case .full: "444"
+        case .half: "420"
+        }
+    }
+}
+
+/// Responsive breakpoints: emit the output at several widths between `minWidth` and
+/// `maxWidth` (capped at the width the chain produces), spaced by a fixed step or so that
+/// consecutive files differ by at least `bytes`.
+public struct Breakpoints: Sendable, Hashable {
+    public enum Spacing: Sendable, Hashable {
+        case step(Int)
+        case bytes(Int)
+    }
+
+    public var minWidth: Int
+    public var maxWidth: Int
+    public var spacing: Spacing
+    public var maxCount: Int
+
+    public static let defaultMinWidth = 50
+    public static let defaultMaxWidth = 1000
+    public static let defaultBytes = 20_000
+    public static let defaultMaxCount = 20
+
+    public init(minWidth: Int = defaultMinWidth, maxWidth: Int = defaultMaxWidth,
+                spacing: Spacing = .bytes(defaultBytes), maxCount: Int = defaultMaxCount) {
+        self.minWidth = minWidth
+        self.maxWidth = maxWidth
+        self.spacing = spacing
+        self.maxCount = maxCount
+    }
+}
+
+/// A job as submitted: a source and either outputs or the name of a preset that supplies them.
+public struct JobSpec: Sendable, Hashable {
+    public static let currentVersion = 1
+
+    public var version: Int
+    public var source: String?
+    public var outputs: [OutputSpec]
+    public var preset: String?
+
+    public init(version: Int = JobSpec.currentVersion, source: String?, outputs: [OutputSpec] = [], preset: String? = nil) {
+        self.version = version
+        self.source = source
+        self.outputs = outputs
+        self.preset = preset
+    }
+}
+
+extension OutputSettings {
+    /// Fills the fields left open here from `other` (settings can come from JSON fields, from a
+    /// chain string and from presets); returns the fields that both set to different values.
+    func filling(from other: OutputSettings) -> (settings: OutputSettings, conflicts: [String]) {
+        var merged = self
+        var conflicts: [String] = []
+        func take<T: Equatable>(_ key: WritableKeyPath<OutputSettings, T?>, _ field: String) {
+            guard let value = other[keyPath: key] else { return }
+            if let existing = self[keyPath: key] {
+                if existing != value { conflicts.append(field) }
+            } else {
+                merged[keyPath: key] = value
+            }
+        }
+        take(\.format, "format")
+        take(\.quality, "quality")
+        take(\.strip, "strip")
+        take(\.progressive, "progressive")
+        take(\.lossless, "lossless")
+        take(\.effort, "effort")
+        take(\.chromaSubsampling, "chromaSubsampling")
+        take(\.autoOrient, "autoOrient")
+        take(\.frame, "frame")
+        take(\.breakpoints, "breakpoints")
+        return (merged, conflicts)
+    }
+}

@@ -1,0 +1,257 @@
+/// One step of a chain. Steps run in order on the decoded source; each receives the image the
+/// previous one produced.
+public enum Step: Sendable, Hashable {
+    case resize(Resize)
+    case rotate(Rotate)
+    case round(RoundCorners)
+    case effect(Effect)
+    case trim(Trim)
+    /// Flattens transparency onto a colour (`b_<color>` on its own).
+    case background(Color)
+    case border(Border)
+    /// 0 (invisible) to 100 (unchanged).
+    case opacity(Int)
+    case overlay(Overlay)
+    case validate(ImageConstraints)
+    /// A named preset's chain, expanded in place before anything else looks at the chain.
+    case preset(String)
+
+    /// The JSON key of the step object (`{"resize": {...}}`).
+    public var key: String {
+        switch self {
+        case .resize: "resize"
+        case .rotate: "rotate"
+        case .round: "round"
+        case .effect(let e): e.kind.rawValue
+        case .trim: "trim"
+        case .background: "background"
+        case .border: "border"
+        case .opacity: "opacity"
+        case .overlay: "overlay"
+        case .validate: "validate"
+        case .preset: "preset"
+        }
+    }
+}
+
+/// The resize modes of the geometry table (Cloudinary's `c_` values).
+public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
+    case scale, fit, limit, mfit, fill, lfill, pad, lpad, mpad, crop, thumb, auto
+
+    /// Modes that cut a window out of the (scaled) image and so take a gravity and offsets.
+    public var crops: Bool { [.fill, .lfill, .crop, .thumb, .auto].contains(self) }
+    /// Modes that place the scaled image on a canvas and so take a gravity, offsets and a background.
+    public var pads: Bool { [.pad, .lpad, .mpad].contains(self) }
+    public var takesGravity: Bool { crops || pads }
+}
+
+/// `c_*, w_, h_, ar_, g_, x_, y_, dpr_` (and `b_` with the pad modes).
+public struct Resize: Sendable, Hashable {
+    public var mode: ResizeMode
+    public var width: Length?
+    public var height: Length?
+    /// Width divided by height, from `16:9` or `1.78`.
+    public var aspectRatio: Double?
+    public var gravity: Gravity?
+    public var x: Length?
+    public var y: Length?
+    public var dpr: Double?
+    public var background: Color?
+
+    public init(mode: ResizeMode = .scale, width: Length? = nil, height: Length? = nil,
+                aspectRatio: Double? = nil, gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil,
+                dpr: Double? = nil, background: Color? = nil) {
+        self.mode = mode
+        self.width = width
+        self.height = height
+        self.aspectRatio = aspectRatio
+        self.gravity = gravity
+        self.x = x
+        self.y = y
+        self.dpr = dpr
+        self.background = background
+    }
+}
+
+/// `a_<deg>`, `a_hflip`, `a_vflip`: flips first, then a clockwise rotation by any angle; the
+/// canvas grows to hold the result and the background fills the corners.
+public struct Rotate: Sendable, Hashable {
+    public var angle: Double
+    public var horizontalFlip: Bool
+    public var verticalFlip: Bool
+    public var background: Color?
+
+    public init(angle: Double = 0, horizontalFlip: Bool = false, verticalFlip: Bool = false, background: Color? = nil) {
+        self.angle = angle
+        self.horizontalFlip = horizontalFlip
+        self.verticalFlip = verticalFlip
+        self.background = background
+    }
+}
+
+/// `r_<px>`, `r_a:b:c:d`, `r_max`: outside the corners becomes transparent (or the background).
+public struct RoundCorners: Sendable, Hashable {
+    public enum Radius: Sendable, Hashable {
+        /// An ellipse touching all four edges (a circle on a square image).
+        case max
+        /// Top-left, top-right, bottom-right, bottom-left, in pixels.
+        case corners([Int])
+    }
+
+    public var radius: Radius
+    public var background: Color?
+
+    public init(radius: Radius, background: Color? = nil) {
+        self.radius = radius
+        self.background = background
+    }
+}
+
+/// Colour and filter effects (`e_<name>[:<amount>]`).
+public enum Effect: Sendable, Hashable {
+    case blur(Int)
+    case pixelate(Int)
+    case sharpen(Int)
+    case grayscale
+    case sepia(Int)
+    case negate
+    case brightness(Int)
+    case contrast(Int)
+    case saturation(Int)
+    case tint(amount: Int, color: Color)
+    case colorize(amount: Int, color: Color)
+    case vignette(Int)
+
+    public enum Kind: String, Sendable, CaseIterable {
+        case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .blur: .blur
+        case .pixelate: .pixelate
+        case .sharpen: .sharpen
+        case .grayscale: .grayscale
+        case .sepia: .sepia
+        case .negate: .negate
+        case .brightness: .brightness
+        case .contrast: .contrast
+        case .saturation: .saturation
+        case .tint: .tint
+        case .colorize: .colorize
+        case .vignette: .vignette
+        }
+    }
+
+    /// The effect's one number, if it has one.
+    public var amount: Int? {
+        switch self {
+        case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
+             .contrast(let n), .saturation(let n), .vignette(let n): n
+        case .tint(let n, _), .colorize(let n, _): n
+        case .grayscale, .negate: nil
+        }
+    }
+
+    /// Pointwise effects change each pixel on its own, so they commute with resampling and do
+    /// not force a full-size decode when they come before a resize.
+    public var isPointwise: Bool {
+        switch self {
+        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize: true
+        case .blur, .pixelate, .sharpen, .vignette: false
+        }
+    }
+}
+
+/// `e_trim[:tolerance[:color]]`: removes a uniform border. The colour defaults to the top-left
+/// pixel's.
+public struct Trim: Sendable, Hashable {
+    public var tolerance: Int
+    public var color: Color?
+
+    public init(tolerance: Int = EffectRules.trimDefaultTolerance, color: Color? = nil) {
+        self.tolerance = tolerance
+        self.color = color
+    }
+}
+
+/// `bo_<w>px_solid_<color>`: a solid border; the canvas grows by twice the width.
+public struct Border: Sendable, Hashable {
+    public var width: Int
+    public var color: Color
+
+    public init(width: Int, color: Color) {
+        self.width = width
+        self.color = color
+    }
+}
+
+/// `l_<source>` … `fl_layer_apply`: a second image or a text, transformed by its own chain and
+/// placed by gravity and offsets.
+public struct Overlay: Sendable, Hashable {
+    public enum Source: Sendable, Hashable {
+        /// A source URI, or a name resolved against the configured overlay location.
+        case image(String)
+        case text(TextLayer)
+    }
+
+    public var source: Source
+    public var chain: [Step]
+    public var gravity: Gravity?
+    public var x: Length?
+    public var y: Length?
+
+    public init(source: Source, chain: [Step] = [], gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil) {
+        self.source = source
+        self.chain = chain
+        self.gravity = gravity
+        self.x = x
+        self.y = y
+    }
+}
+
+/// `l_text:<font>_<size>[_bold][_italic]:<text>` with `co_<color>`.
+public struct TextLayer: Sendable, Hashable {
+    public var text: String
+    public var font: String
+    public var size: Int
+    public var bold: Bool
+    public var italic: Bool
+    public var color: Color
+
+    public init(text: String, font: String = "sans", size: Int = 32, bold: Bool = false, italic: Bool = false,
+                color: Color = .black) {
+        self.text = text
+        self.font = font
+        self.size = size
+        self.bold = bold
+        self.italic = italic
+        self.color = color
+    }
+}
+
+/// The upload "dimensions validator": the job fails permanently if the image at this point in
+/// the chain does not satisfy every constraint given.
+public struct ImageConstraints: Sendable, Hashable {
+    public var minWidth: Int?
+    public var maxWidth: Int?
+    public var minHeight: Int?
+    public var maxHeight: Int?
+    public var maxPixels: Int?
+    /// Allowed source formats (`jpeg`, `png`, ...); checked against the source's sniffed format.
+    public var formats: [ImageFormat]?
+
+    public init(minWidth: Int? = nil, maxWidth: Int? = nil, minHeight: Int? = nil, maxHeight: Int? = nil,
+                maxPixels: Int? = nil, formats: [ImageFormat]? = nil) {
+        self.minWidth = minWidth
+        self.maxWidth = maxWidth
+        self.minHeight = minHeight
+        self.maxHeight = maxHeight
+        self.maxPixels = maxPixels
+        self.formats = formats
+    }
+
+    public var isEmpty: Bool {
+        minWidth == nil && maxWidth == nil && minHeight == nil && maxHeight == nil && maxPixels == nil && formats == nil
+    }
+}

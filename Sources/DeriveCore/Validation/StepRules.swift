@@ -1,0 +1,306 @@
+/// Ranges and defaults of effect amounts (Cloudinary's, where Cloudinary documents one).
+public enum EffectRules {
+    public static let trimDefaultTolerance = 10
+    public static let tintDefaultColor = Color.blue
+    public static let colorizeDefaultColor = Color.gray
+
+    public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? {
+        switch kind {
+        case .blur, .sharpen: 1...2000
+        case .pixelate: 1...200
+        case .sepia: 1...100
+        case .brightness: -99...100
+        case .contrast, .saturation: -100...100
+        case .tint, .colorize, .vignette: 0...100
+        case .grayscale, .negate: nil
+        }
+    }
+
+    public static func defaultAmount(of kind: Effect.Kind) -> Int? {
+        switch kind {
+        case .blur, .sharpen, .colorize: 100
+        case .pixelate: 10
+        case .sepia, .brightness, .saturation: 80
+        case .contrast: 0
+        case .tint: 60
+        case .vignette: 20
+        case .grayscale, .negate: nil
+        }
+    }
+
+    /// Builds an effect from its kind, amount and colour, using defaults for what is missing.
+    static func make(_ kind: Effect.Kind, amount: Int?, color: Color?) -> Effect {
+        let n = amount ?? defaultAmount(of: kind) ?? 0
+        switch kind {
+        case .blur: return .blur(n)
+        case .pixelate: return .pixelate(n)
+        case .sharpen: return .sharpen(n)
+        case .grayscale: return .grayscale
+        case .sepia: return .sepia(n)
+        case .negate: return .negate
+        case .brightness: return .brightness(n)
+        case .contrast: return .contrast(n)
+        case .saturation: return .saturation(n)
+        case .tint: return .tint(amount: n, color: color ?? tintDefaultColor)
+        case .colorize: return .colorize(amount: n, color: color ?? colorizeDefaultColor)
+        case .vignette: return .vignette(n)
+        }
+    }
+
+    /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
+    static func amountField(of kind: Effect.Kind) -> String? {
+        switch kind {
+        case .blur, .sharpen, .sepia, .vignette: "strength"
+        case .pixelate: "size"
+        case .brightness, .contrast, .saturation: "level"
+        case .tint, .colorize: "amount"
+        case .grayscale, .negate: nil
+        }
+    }
+
+    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize }
+}
+
+/// The semantic rules of each step: ranges, and parameters that contradict each other. Both
+/// parsers build a step and then ask these rules, so JSON and strings are held to one standard
+/// and report the same reasons.
+enum StepRules {
+    static let maxFraction = 16.0
+
+    static func issues(in step: Step, limits: ChainLimits) -> [FieldIssue] {
+        switch step {
+        case .resize(let r): return resizeIssues(r, limits: limits)
+        case .rotate(let r):
+            return r.angle.isFinite && abs(r.angle) <= 1_000_000
+                ? [] : [FieldIssue(field: "angle", reason: "must be a finite number of degrees")]
+        case .round(let r): return roundIssues(r, limits: limits)
+        case .effect(let e):
+            guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
+            let field = EffectRules.amountField(of: e.kind) ?? "amount"
+            return check(amount, in: range, field: field)
+        case .trim(let t): return check(t.tolerance, in: 0...100, field: "tolerance")
+        case .background: return []
+        case .border(let b): return check(b.width, in: 1...min(1000, limits.maxOutputDimension), field: "width")
+        case .opacity(let o): return check(o, in: 0...100, field: "percent")
+        case .overlay(let o): return overlayIssues(o, limits: limits)
+        case .validate(let c): return constraintIssues(c)
+        case .preset(let name): return presetNameIssues(name, field: "")
+        }
+    }
+
+    static func check(_ value: Int, in range: ClosedRange<Int>, field: String) -> [FieldIssue] {
+        range.contains(value) ? [] : [FieldIssue(field: field, reason: "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")]
+    }
+
+    static func presetNameIssues(_ name: String, field: String) -> [FieldIssue] {
+        isSafeName(name) ? [] : [FieldIssue(field: field, reason: "preset names are 1–64 characters of A-Z a-z 0-9 . _ -, got \(Quoted(name))")]
+    }
+
+    /// Output and preset names end up in storage keys, so they are restricted to a safe set.
+    static func isSafeName(_ name: String) -> Bool {
+        guard let first = name.first, (1...64).contains(name.count), first != "." else { return false }
+        return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == ".") }
+    }
+
+    static func dimensionIssues(_ d: Length?, field: String, limits: ChainLimits) -> [FieldIssue] {
+        switch d {
+        case nil: return []
+        case .pixels(let n): return check(n, in: 1...limits.maxOutputDimension, field: field)
+        case .fraction(let f):
+            return f > 0 && f <= maxFraction ? []
+                : [FieldIssue(field: field, reason: "must be a fraction above 0 and at most \(Decimal6.string(maxFraction)), got \(Decimal6.string(f))")]
+        }
+    }
+
+    static func offsetIssues(_ d: Length?, field: String, limits: ChainLimits) -> [FieldIssue] {
+        switch d {
+        case nil: return []
+        case .pixels(let n): return check(n, in: -limits.maxOutputDimension...limits.maxOutputDimension, field: field)
+        case .fraction(let f):
+            return abs(f) <= 1 ? [] : [FieldIssue(field: field, reason: "must be a fraction between -1 and 1, got \(Decimal6.string(f))")]
+        }
+    }
+
+    static func focusIssues(_ d: Length, field: String, limits: ChainLimits) -> [FieldIssue] {
+        switch d {
+        case .pixels(let n): return check(n, in: 0...limits.maxOutputDimension, field: field)
+        case .fraction(let f):
+            return (0...1).contains(f) ? [] : [FieldIssue(field: field, reason: "must be a fraction between 0 and 1, got \(Decimal6.string(f))")]
+        }
+    }
+
+    static func resizeIssues(_ r: Resize, limits: ChainLimits) -> [FieldIssue] {
+        var issues = dimensionIssues(r.width, field: "width", limits: limits)
+        issues += dimensionIssues(r.height, field: "height", limits: limits)
+        issues += offsetIssues(r.x, field: "x", limits: limits)
+        issues += offsetIssues(r.y, field: "y", limits: limits)
+        let mode = r.mode.rawValue
+        if let ar = r.aspectRatio {
+            if !(ar >= 0.001 && ar <= 1000) {
+                issues.append(FieldIssue(field: "aspectRatio", reason: "must be between 0.001 and 1000, got \(Decimal6.string(ar))"))
+            }
+            if r.width != nil && r.height != nil {
+                issues.append(FieldIssue(field: "aspectRatio", reason: "cannot be combined with both width and height; give one of them"))
+            }
+            if r.width == nil && r.height == nil && !r.mode.takesGravity {
+                issues.append(FieldIssue(field: "aspectRatio", reason: "needs a width or a height with mode \(mode)"))
+            }
+        } else if r.width == nil && r.height == nil {
+            issues.append(FieldIssue(field: "", reason: "needs a width, a height or an aspect ratio"))
+        }
+        if let dpr = r.dpr, !(dpr > 0 && dpr <= 8) {
+            issues.append(FieldIssue(field: "dpr", reason: "must be above 0 and at most 8, got \(Decimal6.string(dpr))"))
+        }
+        if !r.mode.takesGravity {
+            let why = "does not apply to mode \(mode), which neither crops nor pads"
+            if r.gravity != nil { issues.append(FieldIssue(field: "gravity", reason: why)) }
+            if r.x != nil { issues.append(FieldIssue(field: "x", reason: why)) }
+            if r.y != nil { issues.append(FieldIssue(field: "y", reason: why)) }
+        }
+        if r.background != nil && !r.mode.pads {
+            issues.append(FieldIssue(field: "background", reason: "applies only to the pad modes (pad, lpad, mpad), not \(mode)"))
+        }
+        switch r.gravity {
+        case .compass?:
+            if r.mode == .auto {
+                issues.append(FieldIssue(field: "gravity", reason: "mode auto is always content-aware; use gravity auto or entropy, or mode fill"))
+            }
+        case .smart(let s)?:
+            if r.mode.pads {
+                issues.append(FieldIssue(field: "gravity", reason: "\(s.rawValue) chooses a crop; the pad modes take a compass gravity"))
+            }
+            if r.x != nil || r.y != nil {
+                issues.append(FieldIssue(field: r.x != nil ? "x" : "y", reason: "offsets cannot be combined with content-aware gravity \(s.rawValue)"))
+            }
+        case .focus(let fx, let fy)?:
+            issues += focusIssues(fx, field: "gravity.x", limits: limits)
+            issues += focusIssues(fy, field: "gravity.y", limits: limits)
+            if r.mode.pads || r.mode == .auto {
+                issues.append(FieldIssue(field: "gravity", reason: "a focal point chooses a crop; mode \(mode) does not take one"))
+            }
+            if r.x != nil || r.y != nil {
+                issues.append(FieldIssue(field: r.x != nil ? "x" : "y", reason: "offsets cannot be combined with a focal-point gravity"))
+            }
+        case nil:
+            break
+        }
+        return issues
+    }
+
+    static func roundIssues(_ r: RoundCorners, limits: ChainLimits) -> [FieldIssue] {
+        guard case .corners(let radii) = r.radius else { return [] }
+        guard (1...4).contains(radii.count) else {
+            return [FieldIssue(field: "radius", reason: "takes 1 to 4 radii, got \(radii.count)")]
+        }
+        return radii.enumerated().flatMap { i, value in
+            check(value, in: 0...limits.maxOutputDimension, field: radii.count == 1 ? "radius" : "radius[\(i)]")
+        }
+    }
+
+    static func overlayIssues(_ o: Overlay, limits: ChainLimits) -> [FieldIssue] {
+        var issues: [FieldIssue] = []
+        switch o.source {
+        case .image(let source):
+            if source.isEmpty || source.count > 4096 || source.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } == true }) {
+                issues.append(FieldIssue(field: "image", reason: "must be a source URI or name of 1–4096 characters without spaces"))
+            }
+        case .text(let t):
+            if t.text.isEmpty || t.text.count > limits.maxTextLength {
+                issues.append(FieldIssue(field: "text.text", reason: "must be 1 to \(limits.maxTextLength) characters, got \(t.text.count)"))
+            }
+            issues += check(t.size, in: 1...1000, field: "text.size")
+            if !(1...64).contains(t.font.count) || !t.font.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) {
+                issues.append(FieldIssue(field: "text.font", reason: "font names are 1–64 letters, digits, spaces or hyphens, got \(Quoted(t.font))"))
+            }
+        }
+        switch o.gravity {
+        case .smart?, .focus?:
+            issues.append(FieldIssue(field: "gravity", reason: "overlays are placed with a compass gravity (\(Compass.allCases.map(\.rawValue).joined(separator: ", ")))"))
+        case .compass?, nil:
+            break
+        }
+        issues += offsetIssues(o.x, field: "x", limits: limits)
+        issues += offsetIssues(o.y, field: "y", limits: limits)
+        return issues
+    }
+
+    static func constraintIssues(_ c: ImageConstraints) -> [FieldIssue] {
+        var issues: [FieldIssue] = []
+        if c.isEmpty { issues.append(FieldIssue(field: "", reason: "needs at least one constraint (minWidth, maxWidth, minHeight, maxHeight, maxPixels, formats)")) }
+        let bound = 1...(1 << 30)
+        for (field, value) in [("minWidth", c.minWidth), ("maxWidth", c.maxWidth), ("minHeight", c.minHeight),
+                               ("maxHeight", c.maxHeight), ("maxPixels", c.maxPixels)] {
+            if let value { issues += check(value, in: bound, field: field) }
+        }
+        if let lo = c.minWidth, let hi = c.maxWidth, lo > hi {
+            issues.append(FieldIssue(field: "minWidth", reason: "is larger than maxWidth (\(lo) > \(hi))"))
+        }
+        if let lo = c.minHeight, let hi = c.maxHeight, lo > hi {
+            issues.append(FieldIssue(field: "minHeight", reason: "is larger than maxHeight (\(lo) > \(hi))"))
+        }
+        if let formats = c.formats, formats.isEmpty {
+            issues.append(FieldIssue(field: "formats", reason: "must list at least one format"))
+        }
+        return issues
+    }
+
+    /// Rules for output settings; the format is nil when it is `original` or not yet known.
+    static func settingsIssues(_ s: OutputSettings, limits: ChainLimits) -> [FieldIssue] {
+        var issues: [FieldIssue] = []
+        let format = s.format.flatMap { $0.isConcrete ? $0 : nil }
+        if case .value(let q)? = s.quality { issues += check(q, in: 1...100, field: "quality") }
+        if let effort = s.effort { issues += check(effort, in: 0...9, field: "effort") }
+        if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame") }
+        if s.lossless == true {
+            if let format, !format.supportsLossless {
+                let why = format == .jpeg ? "jpeg has no lossless mode" : "\(format.rawValue) is always lossless"
+                issues.append(FieldIssue(field: "lossless", reason: "\(why); lossless applies to webp, avif and jxl"))
+            }
+            if case .value? = s.quality {
+                issues.append(FieldIssue(field: "quality", reason: "cannot be combined with lossless"))
+            }
+            if let chroma = s.chromaSubsampling, chroma != .auto {
+                issues.append(FieldIssue(field: "chromaSubsampling", reason: "cannot be combined with lossless"))
+            }
+        }
+        if s.progressive == true, let format, !format.supportsProgressive {
+            issues.append(FieldIssue(field: "progressive", reason: "applies to jpeg, png and gif, not \(format.rawValue)"))
+        }
+        if let chroma = s.chromaSubsampling, chroma != .auto, let format, !format.supportsChromaSubsampling {
+            issues.append(FieldIssue(field: "chromaSubsampling", reason: "applies to jpeg and avif, not \(format.rawValue)"))
+        }
+        if let b = s.breakpoints {
+            issues += check(b.minWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.minWidth")
+            issues += check(b.maxWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.maxWidth")
+            if b.minWidth > b.maxWidth {
+                issues.append(FieldIssue(field: "breakpoints.minWidth", reason: "is larger than maxWidth (\(b.minWidth) > \(b.maxWidth))"))
+            }
+            issues += check(b.maxCount, in: 1...limits.maxBreakpoints, field: "breakpoints.maxCount")
+            switch b.spacing {
+            case .step(let step): issues += check(step, in: 1...limits.maxOutputDimension, field: "breakpoints.step")
+            case .bytes(let bytes): issues += check(bytes, in: 1...100_000_000, field: "breakpoints.bytes")
+            }
+        }
+        return issues
+    }
+
+    /// A job's source: a URL of a supported scheme or an absolute local path.
+    static func sourceIssues(_ source: String) -> [FieldIssue] {
+        if source.isEmpty || source.count > 8192 {
+            return [FieldIssue(field: "", reason: "must be 1 to 8192 characters")]
+        }
+        if source.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            return [FieldIssue(field: "", reason: "must not contain control characters")]
+        }
+        if source.hasPrefix("/") { return [] }
+        let schemes = ["http", "https", "s3", "file", "data"]
+        guard let colon = source.firstIndex(of: ":") else {
+            return [FieldIssue(field: "", reason: "must be a URL (\(schemes.joined(separator: ", "))) or an absolute path, got \(Quoted(source))")]
+        }
+        let scheme = source[..<colon].lowercased()
+        guard schemes.contains(scheme) else {
+            return [FieldIssue(field: "", reason: "unsupported scheme \(Quoted(scheme)); use one of \(schemes.joined(separator: ", "))\(Suggest.hint(for: scheme, among: schemes))")]
+        }
+        return []
+    }
+}
