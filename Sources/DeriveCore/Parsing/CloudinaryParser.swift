@@ -1,0 +1,672 @@
+import Foundation
+
+/// Parses Cloudinary transformation strings (`c_fill,w_250,h_250,g_auto/r_max/e_sepia`) into
+/// the same model as JSON. Components are joined by `/` and applied in order; parameters inside
+/// a component are joined by `,` and applied in a fixed order: trim, resize, rotate, effect,
+/// round corners, border, opacity, background. Output settings (`f_`, `q_`, `fl_progressive`,
+/// `fl_keep_iptc`, `fl_lossless`, `pg_`, `a_ignore`) may appear in any top-level component.
+public struct CloudinaryParser: Sendable {
+    public var limits: ChainLimits
+
+    public init(limits: ChainLimits = .default) {
+        self.limits = limits
+    }
+
+    public struct Result: Sendable {
+        public var steps: [Step]
+        public var settings: OutputSettings
+        public var issues: [ValidationIssue]
+    }
+
+    /// Every parameter prefix the language knows.
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless"]
+    static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
+
+    /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
+    public func parse(_ text: String, location: String = "chain") -> Result {
+        var run = Run(limits: limits, location: location)
+        if text.utf8.count > limits.maxTransformationLength {
+            run.issues.append(ValidationIssue(location: location, reason: "is \(text.utf8.count) bytes; the limit is \(limits.maxTransformationLength)"))
+            return Result(steps: [], settings: OutputSettings(), issues: run.issues)
+        }
+        if text.isEmpty { return Result(steps: [], settings: OutputSettings(), issues: []) }
+        let components = text.split(separator: "/", omittingEmptySubsequences: false).enumerated().map { i, part in
+            run.component(index: i, text: String(part))
+        }
+        if components.count > limits.maxChainLength * 2 {
+            run.issues.append(ValidationIssue(location: location, reason: "has \(components.count) components; the limit is \(limits.maxChainLength * 2)"))
+            return Result(steps: [], settings: OutputSettings(), issues: run.issues)
+        }
+        run.pairLayers(components)
+        let steps = run.sequence(components, 0..<components.count, inLayer: false, depth: 0)
+        if steps.count > limits.maxChainLength {
+            run.issues.append(ValidationIssue(location: location, reason: "has \(steps.count) steps; the limit is \(limits.maxChainLength)"))
+        }
+        return Result(steps: steps, settings: run.settings, issues: run.issues)
+    }
+}
+
+/// One component: its position, its text and its parameters in order.
+struct Component {
+    var index: Int
+    var text: String
+    var params: [String: String] = [:]
+    var flags: [String] = []
+
+    var label: String { "component \(index) (\(Quoted(text)))" }
+    func has(_ key: String) -> Bool { params[key] != nil }
+    var isLayerApply: Bool { flags.contains("layer_apply") }
+}
+
+/// The state of one parse: issues so far, settings found, and which `l_` each `fl_layer_apply` closes.
+private struct Run {
+    let limits: ChainLimits
+    let location: String
+    var issues: [ValidationIssue] = []
+    var settings = OutputSettings()
+    var closing: [Int: Int] = [:]
+
+    init(limits: ChainLimits, location: String) {
+        self.limits = limits
+        self.location = location
+    }
+
+    mutating func fail(_ component: Component, _ reason: String) {
+        issues.append(ValidationIssue(location: "\(location) \(component.label)", reason: reason))
+    }
+
+    mutating func fail(_ component: Component, param: String, _ reason: String) {
+        fail(component, "\(param) \(reason)")
+    }
+
+    // MARK: - Components
+
+    mutating func component(index: Int, text: String) -> Component {
+        var component = Component(index: index, text: text)
+        if text.isEmpty {
+            fail(component, "is empty; remove the extra '/'")
+            return component
+        }
+        for token in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let underscore = token.firstIndex(of: "_"), underscore != token.startIndex else {
+                fail(component, "\(Quoted(String(token))) is not a parameter; parameters are key_value, such as w_200")
+                continue
+            }
+            let key = String(token[..<underscore])
+            let value = String(token[token.index(after: underscore)...])
+            guard CloudinaryParser.keys.contains(key) else {
+                let hint = Suggest.hint(for: key, among: CloudinaryParser.keys)
+                fail(component, "unknown parameter \(Quoted(key + "_"))\(hint.isEmpty ? "; supported: \(CloudinaryParser.keys.map { $0 + "_" }.joined(separator: ", "))" : hint)")
+                continue
+            }
+            if key == "fl" {
+                for flag in value.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+                    if CloudinaryParser.flags.contains(flag) {
+                        component.flags.append(flag)
+                    } else {
+                        let hint = Suggest.hint(for: flag, among: CloudinaryParser.flags)
+                        fail(component, "unknown flag \(Quoted(flag))\(hint.isEmpty ? "; supported: \(CloudinaryParser.flags.joined(separator: ", "))" : hint)")
+                    }
+                }
+                continue
+            }
+            if component.params[key] != nil {
+                fail(component, "repeats \(key)_; put each \(key == "e" ? "effect" : "parameter") in its own component")
+                continue
+            }
+            if value.isEmpty {
+                fail(component, "\(key)_ has no value")
+                continue
+            }
+            component.params[key] = value
+        }
+        return component
+    }
+
+    /// Matches each `fl_layer_apply` with the innermost open `l_` before it. Layers left open
+    /// are the single-component form (`l_logo,g_north,x_10`).
+    mutating func pairLayers(_ components: [Component]) {
+        var open: [Int] = []
+        for c in components {
+            if c.has("l") && c.isLayerApply {
+                fail(c, "opens and applies a layer in one component; use l_… and fl_layer_apply in separate components")
+            } else if c.has("l") {
+                open.append(c.index)
+            } else if c.isLayerApply {
+                if let opener = open.popLast() {
+                    closing[opener] = c.index
+                } else {
+                    fail(c, "fl_layer_apply has no l_ layer to apply")
+                }
+            }
+        }
+    }
+
+    mutating func sequence(_ components: [Component], _ range: Range<Int>, inLayer: Bool, depth: Int) -> [Step] {
+        var steps: [Step] = []
+        var i = range.lowerBound
+        while i < range.upperBound {
+            let c = components[i]
+            if c.has("l") {
+                if depth + 1 > limits.maxOverlayDepth {
+                    fail(c, "overlays are nested more than \(limits.maxOverlayDepth) deep")
+                    return steps
+                }
+                if let close = closing[i], close < range.upperBound {
+                    if let overlay = longLayer(components, opener: c, inner: (i + 1)..<close, apply: components[close], depth: depth) {
+                        steps.append(.overlay(overlay))
+                    }
+                    i = close + 1
+                    continue
+                }
+                if let overlay = shortLayer(c, depth: depth) { steps.append(.overlay(overlay)) }
+            } else if !c.isLayerApply {
+                steps += self.steps(from: c, inLayer: inLayer)
+            }
+            i += 1
+        }
+        return steps
+    }
+
+    // MARK: - Layers
+
+    mutating func longLayer(_ components: [Component], opener: Component, inner: Range<Int>, apply: Component, depth: Int) -> Overlay? {
+        let source = layerSource(opener)
+        var first = opener
+        first.params["l"] = nil
+        first.params["co"] = nil
+        var chain = first.params.isEmpty && first.flags.isEmpty ? [] : steps(from: first, inLayer: true)
+        chain += sequence(components, inner, inLayer: true, depth: depth + 1)
+        var placement = apply
+        placement.flags.removeAll { $0 == "layer_apply" }
+        let (gravity, x, y) = layerPlacement(&placement)
+        if !placement.params.isEmpty || !placement.flags.isEmpty {
+            fail(apply, "fl_layer_apply takes only g_, x_ and y_")
+        }
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y) }
+    }
+
+    mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {
+        let source = layerSource(c)
+        var rest = c
+        rest.params["l"] = nil
+        rest.params["co"] = nil
+        let (gravity, x, y) = layerPlacement(&rest)
+        let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y) }
+    }
+
+    /// Takes g_, x_ and y_ out of a component as an overlay's placement.
+    mutating func layerPlacement(_ c: inout Component) -> (Gravity?, Length?, Length?) {
+        var gravity: Gravity?
+        if let g = c.params.removeValue(forKey: "g") {
+            if let parsed = Gravity.parseToken(g) {
+                gravity = parsed
+            } else {
+                fail(c, GravityMessages.unsupported(g))
+            }
+        }
+        let x = c.params.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) }
+        let y = c.params.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) }
+        return (gravity, x, y)
+    }
+
+    mutating func layerSource(_ c: Component) -> Overlay.Source? {
+        guard let value = c.params["l"] else { return nil }
+        if value.hasPrefix("text:") {
+            return text(String(value.dropFirst(5)), color: c.params["co"], in: c).map(Overlay.Source.text)
+        }
+        if c.params["co"] != nil {
+            fail(c, param: "co", "applies to text layers and e_colorize, not image layers")
+        }
+        if value.hasPrefix("fetch:") {
+            guard let uri = Base64URL.decode(String(value.dropFirst(6))), !uri.isEmpty else {
+                fail(c, "l_fetch: needs the source URL in base64url")
+                return nil
+            }
+            return .image(uri)
+        }
+        let allowed = value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }
+        guard allowed, !value.split(separator: ":", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+            fail(c, "l_ expects a name such as l_logo or l_folder:logo, l_fetch:<base64url URL> or l_text:<font>_<size>:<text>, got \(Quoted(value))")
+            return nil
+        }
+        return .image(value.replacingOccurrences(of: ":", with: "/"))
+    }
+
+    /// `<font>_<size>[_bold][_italic]:<percent-encoded text>`.
+    mutating func text(_ value: String, color: String?, in c: Component) -> TextLayer? {
+        guard let colon = value.firstIndex(of: ":") else {
+            fail(c, "l_text needs a style and a text: l_text:<font>_<size>:<text>")
+            return nil
+        }
+        let style = value[..<colon].split(separator: "_", omittingEmptySubsequences: false).map(String.init)
+        let encoded = String(value[value.index(after: colon)...])
+        guard let decoded = encoded.removingPercentEncoding else {
+            fail(c, "the text of l_text is not valid percent-encoding")
+            return nil
+        }
+        guard style.count >= 2, let font = style[0].removingPercentEncoding, let size = Int(style[1]) else {
+            fail(c, "l_text style is <font>_<size>[_bold][_italic], got \(Quoted(String(value[..<colon])))")
+            return nil
+        }
+        var layer = TextLayer(text: decoded, font: font, size: size)
+        for token in style.dropFirst(2) {
+            switch token {
+            case "bold": layer.bold = true
+            case "italic": layer.italic = true
+            case "normal": break
+            default: fail(c, "unknown text style \(Quoted(token)); supported: bold, italic, normal")
+            }
+        }
+        if let color {
+            guard let parsed = self.color(color, param: "co", in: c) else { return nil }
+            layer.color = parsed
+        }
+        return layer
+    }
+
+    // MARK: - Steps of one component
+
+    mutating func steps(from c: Component, inLayer: Bool) -> [Step] {
+        var p = c.params
+        var steps: [Step] = []
+        takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
+
+        if let name = p.removeValue(forKey: "t") {
+            if !p.isEmpty {
+                fail(c, param: "t", "must be alone in its component (with output settings at most)")
+            }
+            return validated([.preset(name)], in: c)
+        }
+
+        var effect: String?
+        var trim: Trim?
+        if let e = p.removeValue(forKey: "e") {
+            if e == "trim" || e.hasPrefix("trim:") {
+                trim = self.trim(e, in: c)
+            } else {
+                effect = e
+            }
+        }
+        if let trim { steps.append(.trim(trim)) }
+
+        let resizeKeys = ["c", "w", "h", "ar", "dpr", "g", "x", "y"]
+        var resize: Resize?
+        if resizeKeys.contains(where: { p[$0] != nil }) {
+            resize = self.resize(&p, in: c)
+        }
+
+        var rotate: Rotate?
+        if let a = p.removeValue(forKey: "a") {
+            rotate = self.rotate(a, in: c)
+        }
+        var round: RoundCorners?
+        if let r = p.removeValue(forKey: "r") {
+            round = self.round(r, in: c)
+        }
+
+        // b_ is the pad colour with a pad mode, else the corner colour of a rotation or rounding,
+        // else a step of its own that flattens transparency.
+        var background: Color?
+        if let b = p.removeValue(forKey: "b") {
+            if let color = color(b, param: "b", in: c) {
+                if resize?.mode.pads == true {
+                    resize?.background = color
+                } else if rotate != nil {
+                    rotate?.background = color
+                } else if round != nil {
+                    round?.background = color
+                } else {
+                    background = color
+                }
+            }
+        }
+
+        let colorizeColor = p.removeValue(forKey: "co")
+        if let resize { steps.append(.resize(resize)) }
+        if let rotate, rotate != Rotate() || rotate.background != nil { steps.append(.rotate(rotate)) }
+        if let effect, let parsed = self.effect(effect, color: colorizeColor, in: c) {
+            steps.append(.effect(parsed))
+        } else if colorizeColor != nil {
+            fail(c, param: "co", "applies to e_colorize and text layers")
+        }
+        if let round { steps.append(.round(round)) }
+        if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
+        if let o = p.removeValue(forKey: "o") {
+            if let value = Int(o) { steps.append(.opacity(value)) } else { fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))") }
+        }
+        if let background { steps.append(.background(background)) }
+        return validated(steps, in: c)
+    }
+
+    /// Applies the shared step rules, reporting each issue under its Cloudinary parameter.
+    mutating func validated(_ steps: [Step], in c: Component) -> [Step] {
+        for step in steps {
+            for issue in StepRules.issues(in: step, limits: limits) {
+                let param = CloudinaryNames.parameter(for: step, field: issue.field)
+                if param.isEmpty { fail(c, issue.reason) } else { fail(c, param: param, issue.reason) }
+            }
+        }
+        return steps
+    }
+
+    mutating func takeSettings(_ p: inout [String: String], flags: [String], in c: Component, inLayer: Bool) {
+        var found = OutputSettings()
+        if let f = p.removeValue(forKey: "f") {
+            if let format = OutputFormat.parse(f) {
+                found.format = format
+            } else {
+                let hint = Suggest.hint(for: f, among: OutputFormat.spellings)
+                fail(c, "unknown format \(Quoted(f))\(hint.isEmpty ? "; supported: \(OutputFormat.spellings.joined(separator: ", "))" : hint)")
+            }
+        }
+        if let q = p.removeValue(forKey: "q") {
+            let parts = q.split(separator: ":", maxSplits: 1).map(String.init)
+            if let first = parts.first, first != "auto", parts.count == 2, let chroma = ["444": ChromaSubsampling.full, "420": .half][parts[1]] {
+                found.quality = QualityText.parse(first)
+                found.chromaSubsampling = chroma
+            } else {
+                found.quality = QualityText.parse(q)
+            }
+            if found.quality == nil {
+                fail(c, param: "q", "must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got \(Quoted(q))")
+            }
+        }
+        if let pg = p.removeValue(forKey: "pg") {
+            if let frame = Int(pg) { found.frame = frame } else { fail(c, param: "pg", "must be a page number, got \(Quoted(pg))") }
+        }
+        if let a = p["a"] {
+            let tokens = a.split(separator: ".").map(String.init)
+            if tokens.contains("ignore") {
+                found.autoOrient = false
+                let rest = tokens.filter { $0 != "ignore" }
+                if rest.isEmpty { p["a"] = nil } else { p["a"] = rest.joined(separator: ".") }
+            }
+        }
+        for flag in flags {
+            switch flag {
+            case "progressive": found.progressive = true
+            case "keep_iptc", "keep_metadata": found.strip = false
+            case "lossless": found.lossless = true
+            default: break
+            }
+        }
+        guard found != OutputSettings() else { return }
+        if inLayer {
+            fail(c, "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) apply to the whole output, not inside a layer")
+            return
+        }
+        merge(found, in: c)
+    }
+
+    mutating func merge(_ found: OutputSettings, in c: Component) {
+        let (merged, conflicts) = settings.filling(from: found)
+        for field in conflicts {
+            fail(c, param: CloudinaryNames.setting(field), "contradicts an earlier component")
+        }
+        settings = merged
+    }
+
+    mutating func resize(_ p: inout [String: String], in c: Component) -> Resize? {
+        var r = Resize()
+        if let mode = p.removeValue(forKey: "c") {
+            guard let parsed = ResizeMode(rawValue: mode) else {
+                let hint = Suggest.hint(for: mode, among: ResizeMode.allCases.map(\.rawValue))
+                fail(c, "unknown crop mode \(Quoted(mode))\(hint.isEmpty ? "; supported: \(ResizeMode.allCases.map(\.rawValue).joined(separator: ", "))" : hint)")
+                return nil
+            }
+            r.mode = parsed
+        }
+        r.width = p.removeValue(forKey: "w").flatMap { size($0, param: "w", in: c) }
+        r.height = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
+        if let ar = p.removeValue(forKey: "ar") {
+            r.aspectRatio = AspectRatio.parse(ar)
+            if r.aspectRatio == nil { fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))") }
+        }
+        if let dpr = p.removeValue(forKey: "dpr") {
+            if dpr == "auto" {
+                fail(c, "dpr_auto needs client hints, which a batch worker does not have; give a number")
+            } else if let value = Double(dpr), value.isFinite, dpr.allSatisfy({ $0.isNumber || $0 == "." }) {
+                r.dpr = Decimal6.quantize(value)
+            } else {
+                fail(c, param: "dpr", "must be a number such as 2.0, got \(Quoted(dpr))")
+            }
+        }
+        let x = p.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) }
+        let y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) }
+        if let g = p.removeValue(forKey: "g") {
+            if g == "xy_center" {
+                guard let x, let y else {
+                    fail(c, "g_xy_center needs x_ and y_ (the focal point)")
+                    return r
+                }
+                r.gravity = .focus(x: x, y: y)
+                return r
+            }
+            if let gravity = Gravity.parseToken(g) {
+                r.gravity = gravity
+            } else {
+                fail(c, GravityMessages.unsupported(g))
+            }
+        }
+        r.x = x
+        r.y = y
+        return r
+    }
+
+    mutating func size(_ text: String, param: String, in c: Component) -> Length? {
+        if let d = Length.parseCloudinary(text) { return d }
+        if text == "auto" {
+            fail(c, "\(param)_auto needs client hints, which a batch worker does not have; use breakpoints")
+        } else if text.contains("_") {
+            fail(c, "\(param)_\(text): arithmetic expressions are not supported; give pixels or a fraction")
+        } else {
+            fail(c, param: param, "must be pixels (200) or a fraction (0.5), got \(Quoted(text))")
+        }
+        return nil
+    }
+
+    mutating func offset(_ text: String, param: String, in c: Component) -> Length? {
+        if let d = Length.parseCloudinary(text) { return d }
+        fail(c, param: param, "must be pixels (10, -10) or a fraction (0.25), got \(Quoted(text))")
+        return nil
+    }
+
+    mutating func color(_ text: String, param: String, in c: Component) -> Color? {
+        if let color = Color.parse(text) { return color }
+        let hint = Suggest.hint(for: text, among: Color.allNames)
+        fail(c, "unknown colour \(Quoted(text)) in \(param)_\(hint.isEmpty ? "; use a CSS name or rgb:rrggbb[aa]" : hint)")
+        return nil
+    }
+
+    mutating func rotate(_ text: String, in c: Component) -> Rotate? {
+        var r = Rotate()
+        for token in Self.rotationTokens(text) {
+            switch token {
+            case "hflip": r.horizontalFlip.toggle()
+            case "vflip": r.verticalFlip.toggle()
+            case "auto_right", "auto_left", "auto", "exif":
+                fail(c, "a_\(token) is not supported; rotate by an explicit angle (EXIF orientation is applied automatically)")
+                return nil
+            default:
+                guard let angle = Double(token), angle.isFinite, token.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) else {
+                    fail(c, param: "a", "must be degrees, hflip, vflip or ignore (joined by '.'), got \(Quoted(token))")
+                    return nil
+                }
+                r.angle += Decimal6.quantize(angle)
+            }
+        }
+        return r
+    }
+
+    /// `a_` joins modes with '.', which decimal angles also contain: `hflip.17.5` is
+    /// `hflip` and `17.5`.
+    static func rotationTokens(_ text: String) -> [String] {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var tokens: [String] = []
+        var i = 0
+        while i < parts.count {
+            let part = parts[i]
+            let isInteger = !part.isEmpty && part.drop(while: { $0 == "-" }).allSatisfy(\.isNumber) && part.contains(where: \.isNumber)
+            if isInteger, i + 1 < parts.count, !parts[i + 1].isEmpty, parts[i + 1].allSatisfy(\.isNumber) {
+                tokens.append(part + "." + parts[i + 1])
+                i += 2
+            } else {
+                tokens.append(part)
+                i += 1
+            }
+        }
+        return tokens
+    }
+
+    mutating func round(_ text: String, in c: Component) -> RoundCorners? {
+        if text == "max" { return RoundCorners(radius: .max) }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        let radii = parts.compactMap { Int($0) }
+        guard radii.count == parts.count, (1...4).contains(radii.count) else {
+            fail(c, param: "r", "must be max or 1–4 radii in pixels joined by ':', got \(Quoted(text))")
+            return nil
+        }
+        return RoundCorners(radius: .corners(radii))
+    }
+
+    mutating func border(_ text: String, in c: Component) -> Border? {
+        let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, parts[0].hasSuffix("px"), let width = Int(parts[0].dropLast(2)), parts[1] == "solid" else {
+            fail(c, param: "bo", "must be <width>px_solid_<color>, such as bo_4px_solid_black, got \(Quoted(text))")
+            return nil
+        }
+        return color(parts[2], param: "bo", in: c).map { Border(width: width, color: $0) }
+    }
+
+    mutating func trim(_ text: String, in c: Component) -> Trim? {
+        var parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init).dropFirst()
+        var trim = Trim()
+        if let first = parts.first {
+            guard let tolerance = Int(first) else {
+                fail(c, "e_trim takes a tolerance 0–100 and optionally a colour, got \(Quoted(text))")
+                return nil
+            }
+            trim.tolerance = tolerance
+            parts = parts.dropFirst()
+        }
+        if !parts.isEmpty {
+            guard let color = color(parts.joined(separator: ":"), param: "e", in: c) else { return nil }
+            trim.color = color
+        }
+        return trim
+    }
+
+    mutating func effect(_ text: String, color: String?, in c: Component) -> Effect? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let name = parts[0]
+        guard let kind = Effect.Kind(rawValue: name) else {
+            let hint = Suggest.hint(for: name, among: CloudinaryParser.effectNames)
+            fail(c, "unknown effect \(Quoted(name))\(hint.isEmpty ? "; supported: \(CloudinaryParser.effectNames.joined(separator: ", "))" : hint)")
+            return nil
+        }
+        let args = Array(parts.dropFirst())
+        if EffectRules.range(of: kind) == nil {
+            if !args.isEmpty { fail(c, "e_\(name) takes no amount") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
+            return EffectRules.make(kind, amount: nil, color: nil)
+        }
+        var amount: Int?
+        if let first = args.first {
+            guard let n = Int(first) else {
+                fail(c, "e_\(name) takes a whole-number amount, got \(Quoted(first))")
+                return nil
+            }
+            amount = n
+        }
+        var effectColor: Color?
+        switch kind {
+        case .tint:
+            if args.count > 1 {
+                effectColor = self.color(args.dropFirst().joined(separator: ":"), param: "e", in: c)
+                if effectColor == nil { return nil }
+            }
+            if color != nil { fail(c, param: "co", "applies to e_colorize; give the tint colour as e_tint:<amount>:<color>") }
+        case .colorize:
+            if args.count > 1 { fail(c, "e_colorize takes one amount; give the colour with co_") }
+            if let color {
+                effectColor = self.color(color, param: "co", in: c)
+                if effectColor == nil { return nil }
+            }
+        default:
+            if args.count > 1 { fail(c, "e_\(name) takes one amount") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
+        }
+        return EffectRules.make(kind, amount: amount, color: effectColor)
+    }
+}
+
+/// The Cloudinary parameter behind each model field, for messages about strings.
+enum CloudinaryNames {
+    static func parameter(for step: Step, field: String) -> String {
+        switch step {
+        case .resize:
+            switch field {
+            case "width": return "w"
+            case "height": return "h"
+            case "aspectRatio": return "ar"
+            case "gravity": return "g"
+            case "gravity.x", "x": return "x"
+            case "gravity.y", "y": return "y"
+            case "dpr": return "dpr"
+            case "background": return "b"
+            default: return ""
+            }
+        case .rotate: return "a"
+        case .round: return "r"
+        case .effect, .trim: return "e"
+        case .border: return "bo"
+        case .opacity: return "o"
+        case .background: return "b"
+        case .overlay:
+            switch field {
+            case "gravity": return "g"
+            case "x": return "x"
+            case "y": return "y"
+            default: return "l"
+            }
+        case .preset: return "t"
+        case .validate: return ""
+        }
+    }
+
+    /// The Cloudinary name of each output setting, for messages about settings from strings.
+    static func setting(_ field: String) -> String {
+        switch field {
+        case "format": "f"
+        case "quality", "chromaSubsampling": "q"
+        case "frame": "pg"
+        case "lossless": "fl_lossless"
+        case "progressive": "fl_progressive"
+        case "strip": "fl_keep_iptc"
+        case "autoOrient": "a_ignore"
+        default: field
+        }
+    }
+}
+
+/// base64url (RFC 4648 §5), with or without padding, as used by `l_fetch:`.
+enum Base64URL {
+    static func encode(_ text: String) -> String {
+        Data(text.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ text: String) -> String? {
+        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_=".contains($0)) }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 = base64.replacingOccurrences(of: "=", with: "")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        return String(data: data, encoding: .utf8)
+    }
+}

@@ -1,0 +1,192 @@
+/// Prints a chain (and the settings strings can carry) as a Cloudinary transformation string.
+/// Each step becomes one component and defaults are left out, so printing a canonical output
+/// and parsing the result gives back the same canonical output.
+public enum CloudinaryPrinter {
+    /// Thrown for what has no string spelling: `validate` steps, `effort`, `breakpoints`.
+    public struct Unprintable: Error, Sendable, CustomStringConvertible {
+        public var reason: String
+        public var description: String { "cannot be written as a transformation string: \(reason)" }
+    }
+
+    public static func string(for output: CanonicalOutput) throws(Unprintable) -> String {
+        var components = try components(output.chain)
+        if let settings = try settingsComponent(output.encoding) { components.append(settings) }
+        return components.joined(separator: "/")
+    }
+
+    public static func string(for chain: [Step]) throws(Unprintable) -> String {
+        try components(chain).joined(separator: "/")
+    }
+
+    static func components(_ chain: [Step]) throws(Unprintable) -> [String] {
+        var out: [String] = []
+        for step in chain {
+            out += try components(step)
+        }
+        return out
+    }
+
+    static func components(_ step: Step) throws(Unprintable) -> [String] {
+        switch step {
+        case .resize(let r): return [resize(r)]
+        case .rotate(let r):
+            var tokens: [String] = []
+            if r.horizontalFlip { tokens.append("hflip") }
+            if r.verticalFlip { tokens.append("vflip") }
+            if r.angle != 0 || tokens.isEmpty { tokens.append(Decimal6.string(r.angle)) }
+            var params = ["a_" + tokens.joined(separator: ".")]
+            if let b = r.background, b != .transparent { params.append("b_" + color(b)) }
+            return [params.joined(separator: ",")]
+        case .round(let r):
+            var params: [String]
+            switch r.radius {
+            case .max: params = ["r_max"]
+            case .corners(let radii):
+                params = [Set(radii).count == 1 ? "r_\(radii[0])" : "r_" + radii.map(String.init).joined(separator: ":")]
+            }
+            if let b = r.background, b != .transparent { params.append("b_" + color(b)) }
+            return [params.joined(separator: ",")]
+        case .effect(let e): return [effect(e)]
+        case .trim(let t):
+            var text = "e_trim"
+            if t.tolerance != EffectRules.trimDefaultTolerance || t.color != nil { text += ":\(t.tolerance)" }
+            if let c = t.color { text += ":" + color(c) }
+            return [text]
+        case .background(let c): return ["b_" + color(c)]
+        case .border(let b): return ["bo_\(b.width)px_solid_" + color(b.color)]
+        case .opacity(let o): return ["o_\(o)"]
+        case .overlay(let o): return try overlay(o)
+        case .preset(let name): return ["t_" + name]
+        case .validate:
+            throw Unprintable(reason: "validate steps exist only in JSON")
+        }
+    }
+
+    static func resize(_ r: Resize) -> String {
+        var p = ["c_" + r.mode.rawValue]
+        if let w = r.width { p.append("w_" + w.cloudinaryText) }
+        if let h = r.height { p.append("h_" + h.cloudinaryText) }
+        if let ar = r.aspectRatio { p.append("ar_" + Decimal6.string(ar)) }
+        switch r.gravity {
+        case .focus(let x, let y)?:
+            p += ["g_xy_center", "x_" + x.cloudinaryText, "y_" + y.cloudinaryText]
+        case let gravity?:
+            // Offsets without a gravity would read as top-left offsets, so a gravity is written
+            // whenever offsets are, even the default one.
+            let offsets = [("x", r.x), ("y", r.y)].compactMap { name, d in d.flatMap { $0 == .pixels(0) ? nil : "\(name)_" + $0.cloudinaryText } }
+            if gravity != defaultGravity(r.mode) || !offsets.isEmpty, let token = gravity.token { p.append("g_" + token) }
+            p += offsets
+        case nil:
+            if let x = r.x { p.append("x_" + x.cloudinaryText) }
+            if let y = r.y { p.append("y_" + y.cloudinaryText) }
+        }
+        if let dpr = r.dpr, dpr != 1 { p.append("dpr_" + Decimal6.string(dpr)) }
+        if let b = r.background, b != .transparent { p.append("b_" + color(b)) }
+        return p.joined(separator: ",")
+    }
+
+    /// The gravity a mode gets when neither a gravity nor offsets are written.
+    static func defaultGravity(_ mode: ResizeMode) -> Gravity? {
+        switch mode {
+        case .thumb, .auto: .smart(.auto)
+        default: mode.takesGravity ? .center : nil
+        }
+    }
+
+    static func effect(_ e: Effect) -> String {
+        let name = "e_" + e.kind.rawValue
+        switch e {
+        case .tint(let amount, let c):
+            return "\(name):\(amount):" + color(c)
+        case .colorize(let amount, let c):
+            let amountText = amount == EffectRules.defaultAmount(of: .colorize) ? "" : ":\(amount)"
+            return name + amountText + ",co_" + color(c)
+        default:
+            guard let amount = e.amount, amount != EffectRules.defaultAmount(of: e.kind) else { return name }
+            return "\(name):\(amount)"
+        }
+    }
+
+    static func overlay(_ o: Overlay) throws(Unprintable) -> [String] {
+        var opener: String
+        switch o.source {
+        case .image(let source):
+            let isName = !source.contains("://") && !source.hasPrefix("data:") && !source.hasPrefix("/")
+                && source.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { part in
+                    !part.isEmpty && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }
+                }
+            opener = isName ? "l_" + source.replacingOccurrences(of: "/", with: ":") : "l_fetch:" + Base64URL.encode(source)
+        case .text(let t):
+            var style = [percentEncode(t.font), String(t.size)]
+            if t.bold { style.append("bold") }
+            if t.italic { style.append("italic") }
+            opener = "l_text:" + style.joined(separator: "_") + ":" + percentEncode(t.text)
+            if t.color != .black { opener += ",co_" + color(t.color) }
+        }
+        var apply = ["fl_layer_apply"]
+        if let g = o.gravity, g != .center, let token = g.token { apply.append("g_" + token) }
+        if let x = o.x, x != .pixels(0) { apply.append("x_" + x.cloudinaryText) }
+        if let y = o.y, y != .pixels(0) { apply.append("y_" + y.cloudinaryText) }
+        return [opener] + (try components(o.chain)) + [apply.joined(separator: ",")]
+    }
+
+    static func settingsComponent(_ s: EncodingSettings) throws(Unprintable) -> String? {
+        var p: [String] = []
+        if s.format != .original { p.append("f_" + s.format.rawValue) }
+        let defaultQuality: Quality? = s.format.isConcrete && !s.lossless ? .value(s.format.defaultQuality) : nil
+        if let suffix = s.chromaSubsampling.cloudinarySuffix {
+            guard case .value(let q)? = s.quality ?? defaultQuality else {
+                throw Unprintable(reason: "chroma subsampling is written as q_<n>:\(suffix) and needs a numeric quality")
+            }
+            p.append("q_\(q):\(suffix)")
+        } else if let q = s.quality, q != defaultQuality {
+            p.append("q_" + (q == .auto(.good) ? "auto" : q.text))
+        }
+        if s.frame != nil { p.append("pg_\(s.frame!)") }
+        if !s.autoOrient { p.append("a_ignore") }
+        var flags: [String] = []
+        if s.progressive { flags.append("progressive") }
+        if !s.strip { flags.append("keep_iptc") }
+        if s.lossless { flags.append("lossless") }
+        if !flags.isEmpty { p.append("fl_" + flags.joined(separator: ".")) }
+        if let effort = s.effort, s.format.isConcrete, effort != s.format.defaultEffort {
+            throw Unprintable(reason: "effort exists only in JSON")
+        }
+        if s.effort != nil && !s.format.isConcrete {
+            throw Unprintable(reason: "effort exists only in JSON")
+        }
+        if s.breakpoints != nil { throw Unprintable(reason: "breakpoints exist only in JSON") }
+        return p.isEmpty ? nil : p.joined(separator: ",")
+    }
+
+    /// A colour's CSS name when it has one, else `rgb:rrggbb[aa]`.
+    static func color(_ c: Color) -> String {
+        if c == .transparent { return "transparent" }
+        if c.isOpaque, let name = shortestName[UInt32(c.red) << 16 | UInt32(c.green) << 8 | UInt32(c.blue)] { return name }
+        return c.cloudinaryText
+    }
+
+    private static let shortestName: [UInt32: String] = {
+        var names: [UInt32: String] = [:]
+        for (name, rgb) in Color.named {
+            if let existing = names[rgb], existing.count < name.count || (existing.count == name.count && existing < name) { continue }
+            names[rgb] = name
+        }
+        return names
+    }()
+
+    /// Percent-encodes everything but unreserved characters, so `,` `/` `:` `%` in text survive.
+    static func percentEncode(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            let c = Character(UnicodeScalar(byte))
+            if byte < 0x80 && (c.isLetter || c.isNumber || "-._~".contains(c)) {
+                out.append(c)
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,481 @@
+/// Reads jobs, outputs and chains from JSON into the model. Every unknown key, wrong type,
+/// out-of-range value and contradiction is reported with its path; nothing is ignored.
+public struct JSONChainDecoder: Sendable {
+    public var limits: ChainLimits
+
+    public init(limits: ChainLimits = .default) {
+        self.limits = limits
+    }
+
+    public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "progressive", "lossless", "effort",
+                                    "chromaSubsampling", "autoOrient", "frame", "breakpoints"]
+    public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
+                                  "validate", "preset"] + Effect.Kind.allCases.map(\.rawValue)
+    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background"]
+    static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
+    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y"]
+    static let textKeys = ["text", "font", "size", "bold", "italic", "color"]
+    static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
+
+    /// Parses and decodes a job document (`{"source": ..., "outputs": [...]}`).
+    public func decodeJob(json text: String) throws(ValidationError) -> JobSpec {
+        try decodeJob(Self.parse(text))
+    }
+
+    public func decodeJob(_ value: JSONValue) throws(ValidationError) -> JobSpec {
+        let log = IssueCollector(limits: limits)
+        let job = readJob(value, log: log, requireSource: true)
+        if let job, log.isEmpty { return job }
+        throw ValidationError(log.issues)
+    }
+
+    /// Decodes whatever a person may hand to `derive explain`: a job, `{"outputs": [...]}`, a
+    /// single output object, or a bare chain array. Outputs without a name are called `default`.
+    public func decodeDocument(_ value: JSONValue) throws(ValidationError) -> JobSpec {
+        let log = IssueCollector(limits: limits)
+        var job: JobSpec?
+        switch value {
+        case .array:
+            let chain = readChain(value, at: .root, log: log, depth: 0)
+            job = JobSpec(source: nil, outputs: [OutputSpec(name: "default", chain: chain)])
+        case .object(let members) where members.contains(where: { ["source", "outputs", "preset", "version", "$schema"].contains($0.key) }):
+            job = readJob(value, log: log, requireSource: false)
+        case .object:
+            if let output = readOutput(value, at: .root, log: log, defaultName: "default") {
+                job = JobSpec(source: nil, outputs: [output])
+            }
+        default:
+            log.add(.root, "expected a job, an output or a chain, got \(value.typeDescription)")
+        }
+        if let job, log.isEmpty { return job }
+        throw ValidationError(log.issues)
+    }
+
+    public func decodeOutputs(_ value: JSONValue, at path: JSONPath = .root) throws(ValidationError) -> [OutputSpec] {
+        let log = IssueCollector(limits: limits)
+        let outputs = readOutputs(value, at: path, log: log)
+        if log.isEmpty { return outputs }
+        throw ValidationError(log.issues)
+    }
+
+    /// Parses JSON text, turning a syntax error into a validation issue with line and column.
+    public static func parse(_ text: String) throws(ValidationError) -> JSONValue {
+        do {
+            return try JSONParser().parse(text)
+        } catch {
+            throw ValidationError(location: "", reason: error.description)
+        }
+    }
+
+    // MARK: - Job and outputs
+
+    func readJob(_ value: JSONValue, log: IssueCollector, requireSource: Bool) -> JobSpec? {
+        guard let fields = log.object(value, at: .root, allowed: Self.jobKeys) else { return nil }
+        var version = JobSpec.currentVersion
+        if let v = log.int(fields["version"], at: JSONPath.root.appending("version")) {
+            if v > JobSpec.currentVersion {
+                log.add(JSONPath.root.appending("version"), "version \(v) is newer than this Derive understands (\(JobSpec.currentVersion)); upgrade Derive")
+            } else if v < 1 {
+                log.add(JSONPath.root.appending("version"), "must be 1 or more, got \(v)")
+            }
+            version = v
+        }
+        if let schema = fields["$schema"] { _ = log.string(schema, at: JSONPath.root.appending("$schema")) }
+        let sourcePath = JSONPath.root.appending("source")
+        let source = log.string(fields["source"], at: sourcePath)
+        if let source {
+            log.add(sourcePath, StepRules.sourceIssues(source))
+        } else if fields["source"] == nil && requireSource {
+            log.add(sourcePath, "is required: the URL or path of the image to derive from")
+        }
+        let presetPath = JSONPath.root.appending("preset")
+        let preset = log.string(fields["preset"], at: presetPath)
+        if let preset { log.add(presetPath, StepRules.presetNameIssues(preset, field: "")) }
+        var outputs: [OutputSpec] = []
+        switch (fields["outputs"], fields["preset"]) {
+        case (nil, nil):
+            log.add(.root, "needs \"outputs\" (a non-empty list) or \"preset\" (a preset name)")
+        case (_?, _?):
+            log.add(presetPath, "cannot be combined with \"outputs\"; give one of them")
+        case (let list?, nil):
+            outputs = readOutputs(list, at: JSONPath.root.appending("outputs"), log: log)
+        case (nil, _?):
+            break
+        }
+        return JobSpec(version: version, source: source, outputs: outputs, preset: preset)
+    }
+
+    func readOutputs(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> [OutputSpec] {
+        guard let list = log.array(value, at: path) else { return [] }
+        if list.isEmpty {
+            log.add(path, "must list at least one output")
+            return []
+        }
+        if list.count > limits.maxOutputsPerJob {
+            log.add(path, "has \(list.count) outputs; the limit is \(limits.maxOutputsPerJob)")
+        }
+        var outputs: [OutputSpec] = []
+        var firstIndex: [String: Int] = [:]
+        for (i, element) in list.enumerated() {
+            guard let output = readOutput(element, at: path.appending(i), log: log, defaultName: nil) else { continue }
+            if let earlier = firstIndex[output.name] {
+                log.add(path.appending(i).appending("name"), "duplicate output name \(Quoted(output.name)) (also \(path.appending(earlier)))")
+            } else {
+                firstIndex[output.name] = i
+            }
+            outputs.append(output)
+        }
+        return outputs
+    }
+
+    func readOutput(_ value: JSONValue, at path: JSONPath, log: IssueCollector, defaultName: String?) -> OutputSpec? {
+        guard let fields = log.object(value, at: path, allowed: Self.outputKeys) else { return nil }
+        let namePath = path.appending("name")
+        var name = defaultName
+        if let given = log.string(fields["name"], at: namePath) {
+            if StepRules.isSafeName(given) {
+                name = given
+            } else {
+                log.add(namePath, "output names are 1–64 characters of A-Z a-z 0-9 . _ - (not starting with .), got \(Quoted(given))")
+            }
+        } else if fields["name"] == nil && defaultName == nil {
+            log.add(namePath, "is required: it names the output in storage keys and results")
+        }
+
+        var settings = readSettings(fields, at: path, log: log)
+        var chain: [Step] = []
+        let chainPath = path.appending("chain")
+        switch fields["chain"] {
+        case nil:
+            log.add(chainPath, "is required: a list of steps or a transformation string (use [] to only re-encode)")
+        case .string(let text)?:
+            let parsed = CloudinaryParser(limits: limits).parse(text, location: chainPath.description)
+            log.append(parsed.issues)
+            chain = parsed.steps
+            settings = merge(settings, parsed.settings, at: path, log: log)
+        case let value?:
+            chain = readChain(value, at: chainPath, log: log, depth: 0)
+        }
+        log.add(path, StepRules.settingsIssues(settings, limits: limits))
+        return name.map { OutputSpec(name: $0, chain: chain, settings: settings) }
+    }
+
+    func readSettings(_ fields: [String: JSONValue], at path: JSONPath, log: IssueCollector) -> OutputSettings {
+        var s = OutputSettings()
+        s.format = log.keyword(fields["format"], at: path.appending("format"), what: "format",
+                               spellings: OutputFormat.spellings, parse: OutputFormat.parse)
+        if let q = fields["quality"] {
+            let qPath = path.appending("quality")
+            switch q {
+            case .number:
+                s.quality = log.int(q, at: qPath).map(Quality.value)
+            case .string(let text) where QualityText.parse(text) != nil:
+                s.quality = QualityText.parse(text)
+            default:
+                log.add(qPath, "expected an integer 1–100, \"auto\" or \"auto:best|good|eco|low\", got \(q.typeDescription)")
+            }
+        }
+        s.strip = log.bool(fields["strip"], at: path.appending("strip"))
+        s.progressive = log.bool(fields["progressive"], at: path.appending("progressive"))
+        s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))
+        s.effort = log.int(fields["effort"], at: path.appending("effort"))
+        s.chromaSubsampling = log.keyword(fields["chromaSubsampling"], at: path.appending("chromaSubsampling"),
+                                          what: "chroma subsampling", spellings: ["auto", "4:4:4", "4:2:0"]) { text in
+            ChromaSubsampling(rawValue: text) ?? (text == "444" ? .full : text == "420" ? .half : nil)
+        }
+        s.autoOrient = log.bool(fields["autoOrient"], at: path.appending("autoOrient"))
+        s.frame = log.int(fields["frame"], at: path.appending("frame"))
+        if let b = fields["breakpoints"] {
+            s.breakpoints = readBreakpoints(b, at: path.appending("breakpoints"), log: log)
+        }
+        return s
+    }
+
+    func readBreakpoints(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Breakpoints? {
+        guard let fields = log.object(value, at: path, allowed: Self.breakpointKeys) else { return nil }
+        var b = Breakpoints()
+        if let v = log.int(fields["minWidth"], at: path.appending("minWidth")) { b.minWidth = v }
+        if let v = log.int(fields["maxWidth"], at: path.appending("maxWidth")) { b.maxWidth = v }
+        if let v = log.int(fields["maxCount"], at: path.appending("maxCount")) { b.maxCount = v }
+        let step = log.int(fields["step"], at: path.appending("step"))
+        let bytes = log.int(fields["bytes"], at: path.appending("bytes"))
+        if fields["step"] != nil && fields["bytes"] != nil {
+            log.add(path.appending("step"), "cannot be combined with bytes; space breakpoints by width or by file size")
+        }
+        if let step { b.spacing = .step(step) } else if let bytes { b.spacing = .bytes(bytes) }
+        return b
+    }
+
+    /// Settings may come from JSON fields and from the chain string (`f_webp,q_80`); a setting
+    /// given both ways must agree.
+    func merge(_ json: OutputSettings, _ string: OutputSettings, at path: JSONPath, log: IssueCollector) -> OutputSettings {
+        let (merged, conflicts) = json.filling(from: string)
+        for field in conflicts {
+            log.add(path.appending(field), "contradicts the chain string, which sets \(CloudinaryNames.setting(field)) differently")
+        }
+        return merged
+    }
+
+    // MARK: - Chains and steps
+
+    func readChain(_ value: JSONValue, at path: JSONPath, log: IssueCollector, depth: Int) -> [Step] {
+        guard let list = log.array(value, at: path) else { return [] }
+        if list.count > limits.maxChainLength {
+            log.add(path, "has \(list.count) steps; the limit is \(limits.maxChainLength)")
+            return []
+        }
+        var steps: [Step] = []
+        for (i, element) in list.enumerated() {
+            if let step = readStep(element, at: path.appending(i), log: log, depth: depth) {
+                log.add(path.appending(i).appending(step.key), StepRules.issues(in: step, limits: limits))
+                steps.append(step)
+            }
+        }
+        return steps
+    }
+
+    func readStep(_ value: JSONValue, at path: JSONPath, log: IssueCollector, depth: Int) -> Step? {
+        guard case .object(let members) = value else {
+            log.add(path, "expected a step object such as {\"resize\": {...}}, got \(value.typeDescription)")
+            return nil
+        }
+        guard members.count == 1, let member = members.first else {
+            let keys = members.map { Quoted($0.key).description }.joined(separator: ", ")
+            log.add(path, "a step is an object with exactly one key naming it (resize, rotate, blur, ...), got \(members.isEmpty ? "none" : keys)")
+            return nil
+        }
+        let key = member.key
+        let body = member.value
+        let bodyPath = path.appending(key)
+        if let kind = Effect.Kind(rawValue: key) {
+            return readEffect(kind, body, at: bodyPath, log: log)
+        }
+        switch key {
+        case "resize":
+            return readResize(body, at: bodyPath, log: log).map(Step.resize)
+        case "rotate":
+            return readRotate(body, at: bodyPath, log: log).map(Step.rotate)
+        case "round":
+            return readRound(body, at: bodyPath, log: log).map(Step.round)
+        case "trim":
+            return readTrim(body, at: bodyPath, log: log).map(Step.trim)
+        case "background":
+            if case .string = body { return log.color(body, at: bodyPath).map(Step.background) }
+            guard let fields = log.object(body, at: bodyPath, allowed: ["color"]) else { return nil }
+            guard fields["color"] != nil else {
+                log.add(bodyPath.appending("color"), "is required")
+                return nil
+            }
+            return log.color(fields["color"], at: bodyPath.appending("color")).map(Step.background)
+        case "border":
+            guard let fields = log.object(body, at: bodyPath, allowed: ["width", "color"]) else { return nil }
+            guard let width = log.int(fields["width"], at: bodyPath.appending("width")) else {
+                if fields["width"] == nil { log.add(bodyPath.appending("width"), "is required") }
+                return nil
+            }
+            let color = fields["color"] == nil ? .black : log.color(fields["color"], at: bodyPath.appending("color"))
+            return color.map { .border(Border(width: width, color: $0)) }
+        case "opacity":
+            if case .number = body { return log.int(body, at: bodyPath.appending("percent")).map(Step.opacity) }
+            guard let fields = log.object(body, at: bodyPath, allowed: ["percent"]) else { return nil }
+            guard fields["percent"] != nil else {
+                log.add(bodyPath.appending("percent"), "is required")
+                return nil
+            }
+            return log.int(fields["percent"], at: bodyPath.appending("percent")).map(Step.opacity)
+        case "overlay":
+            return readOverlay(body, at: bodyPath, log: log, depth: depth).map(Step.overlay)
+        case "validate":
+            return readConstraints(body, at: bodyPath, log: log).map(Step.validate)
+        case "preset":
+            return log.string(body, at: bodyPath).map(Step.preset)
+        default:
+            let hint = Suggest.hint(for: key, among: Self.stepKeys)
+            log.add(bodyPath, "unknown step\(hint.isEmpty ? "; expected one of \(Self.stepKeys.joined(separator: ", "))" : hint)")
+            return nil
+        }
+    }
+
+    func readResize(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Resize? {
+        guard let fields = log.object(value, at: path, allowed: Self.resizeKeys) else { return nil }
+        var r = Resize()
+        if let mode = log.keyword(fields["mode"], at: path.appending("mode"), what: "resize mode",
+                                  spellings: ResizeMode.allCases.map(\.rawValue), parse: { ResizeMode(rawValue: $0) }) {
+            r.mode = mode
+        } else if fields["mode"] != nil {
+            return nil
+        }
+        r.width = log.dimension(fields["width"], at: path.appending("width"))
+        r.height = log.dimension(fields["height"], at: path.appending("height"))
+        r.aspectRatio = log.aspectRatio(fields["aspectRatio"], at: path.appending("aspectRatio"))
+        r.gravity = log.gravity(fields["gravity"], at: path.appending("gravity"))
+        r.x = log.dimension(fields["x"], at: path.appending("x"))
+        r.y = log.dimension(fields["y"], at: path.appending("y"))
+        r.dpr = log.double(fields["dpr"], at: path.appending("dpr"))
+        r.background = log.color(fields["background"], at: path.appending("background"))
+        return r
+    }
+
+    func readRotate(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Rotate? {
+        if case .number = value {
+            return log.double(value, at: path.appending("angle")).map { Rotate(angle: $0) }
+        }
+        guard let fields = log.object(value, at: path, allowed: ["angle", "flip", "background"]) else { return nil }
+        var r = Rotate()
+        if let angle = log.double(fields["angle"], at: path.appending("angle")) { r.angle = angle }
+        if let flip = log.keyword(fields["flip"], at: path.appending("flip"), what: "flip",
+                                  spellings: ["horizontal", "vertical", "both"], parse: { ["horizontal", "vertical", "both"].contains($0) ? $0 : nil }) {
+            r.horizontalFlip = flip != "vertical"
+            r.verticalFlip = flip != "horizontal"
+        }
+        if fields["angle"] == nil && fields["flip"] == nil {
+            log.add(path, "needs an angle or a flip")
+        }
+        r.background = log.color(fields["background"], at: path.appending("background"))
+        return r
+    }
+
+    func readRound(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> RoundCorners? {
+        let radiusValue: JSONValue?
+        var background: Color?
+        switch value {
+        case .number, .string, .array:
+            radiusValue = value
+        default:
+            guard let fields = log.object(value, at: path, allowed: ["radius", "background"]) else { return nil }
+            radiusValue = fields["radius"]
+            background = log.color(fields["background"], at: path.appending("background"))
+            if radiusValue == nil {
+                log.add(path.appending("radius"), "is required: pixels, a list of 1–4 corner radii, or \"max\"")
+                return nil
+            }
+        }
+        let radiusPath = path.appending("radius")
+        switch radiusValue {
+        case .string("max")?:
+            return RoundCorners(radius: .max, background: background)
+        case .number?:
+            return log.int(radiusValue, at: radiusPath).map { RoundCorners(radius: .corners([$0]), background: background) }
+        case .array(let list)?:
+            let radii = list.enumerated().compactMap { i, v in log.int(v, at: radiusPath.appending(i)) }
+            guard radii.count == list.count else { return nil }
+            return RoundCorners(radius: .corners(radii), background: background)
+        default:
+            log.add(radiusPath, "expected pixels, a list of 1–4 corner radii, or \"max\", got \(radiusValue?.typeDescription ?? "nothing")")
+            return nil
+        }
+    }
+
+    func readEffect(_ kind: Effect.Kind, _ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        let amountField = EffectRules.amountField(of: kind)
+        switch value {
+        case .bool(true):
+            return .effect(EffectRules.make(kind, amount: nil, color: nil))
+        case .number where amountField != nil:
+            return log.int(value, at: path.appending(amountField!)).map { .effect(EffectRules.make(kind, amount: $0, color: nil)) }
+        default:
+            var allowed: [String] = []
+            if let amountField { allowed.append(amountField) }
+            if EffectRules.takesColor(kind) { allowed.append("color") }
+            guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
+            var amount: Int?
+            if let amountField, let v = fields[amountField] {
+                guard let n = log.int(v, at: path.appending(amountField)) else { return nil }
+                amount = n
+            }
+            var color: Color?
+            if let c = fields["color"] {
+                guard let parsed = log.color(c, at: path.appending("color")) else { return nil }
+                color = parsed
+            }
+            return .effect(EffectRules.make(kind, amount: amount, color: color))
+        }
+    }
+
+    func readTrim(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Trim? {
+        switch value {
+        case .bool(true): return Trim()
+        case .number: return log.int(value, at: path.appending("tolerance")).map { Trim(tolerance: $0) }
+        default:
+            guard let fields = log.object(value, at: path, allowed: ["tolerance", "color"]) else { return nil }
+            var trim = Trim()
+            if let v = fields["tolerance"] {
+                guard let n = log.int(v, at: path.appending("tolerance")) else { return nil }
+                trim.tolerance = n
+            }
+            if let c = fields["color"] {
+                guard let color = log.color(c, at: path.appending("color")) else { return nil }
+                trim.color = color
+            }
+            return trim
+        }
+    }
+
+    func readOverlay(_ value: JSONValue, at path: JSONPath, log: IssueCollector, depth: Int) -> Overlay? {
+        guard let fields = log.object(value, at: path, allowed: Self.overlayKeys) else { return nil }
+        if depth + 1 > limits.maxOverlayDepth {
+            log.add(path, "overlays are nested more than \(limits.maxOverlayDepth) deep")
+            return nil
+        }
+        var source: Overlay.Source?
+        switch (fields["image"], fields["text"]) {
+        case (let image?, nil):
+            source = log.string(image, at: path.appending("image")).map(Overlay.Source.image)
+        case (nil, let text?):
+            source = readText(text, at: path.appending("text"), log: log).map(Overlay.Source.text)
+        case (_?, _?):
+            log.add(path.appending("text"), "cannot be combined with image; an overlay is one or the other")
+        case (nil, nil):
+            log.add(path, "needs an image (a source) or a text")
+        }
+        let chain = fields["chain"].map { readChain($0, at: path.appending("chain"), log: log, depth: depth + 1) } ?? []
+        let gravity = log.gravity(fields["gravity"], at: path.appending("gravity"))
+        let x = log.dimension(fields["x"], at: path.appending("x"))
+        let y = log.dimension(fields["y"], at: path.appending("y"))
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y) }
+    }
+
+    func readText(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> TextLayer? {
+        if case .string(let s) = value { return TextLayer(text: s) }
+        guard let fields = log.object(value, at: path, allowed: Self.textKeys) else { return nil }
+        guard let text = log.string(fields["text"], at: path.appending("text")) else {
+            if fields["text"] == nil { log.add(path.appending("text"), "is required") }
+            return nil
+        }
+        var layer = TextLayer(text: text)
+        if let font = log.string(fields["font"], at: path.appending("font")) { layer.font = font }
+        if let size = log.int(fields["size"], at: path.appending("size")) { layer.size = size }
+        if let bold = log.bool(fields["bold"], at: path.appending("bold")) { layer.bold = bold }
+        if let italic = log.bool(fields["italic"], at: path.appending("italic")) { layer.italic = italic }
+        if let color = log.color(fields["color"], at: path.appending("color")) { layer.color = color }
+        return layer
+    }
+
+    func readConstraints(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> ImageConstraints? {
+        guard let fields = log.object(value, at: path, allowed: Self.constraintKeys) else { return nil }
+        var c = ImageConstraints()
+        c.minWidth = log.int(fields["minWidth"], at: path.appending("minWidth"))
+        c.maxWidth = log.int(fields["maxWidth"], at: path.appending("maxWidth"))
+        c.minHeight = log.int(fields["minHeight"], at: path.appending("minHeight"))
+        c.maxHeight = log.int(fields["maxHeight"], at: path.appending("maxHeight"))
+        c.maxPixels = log.int(fields["maxPixels"], at: path.appending("maxPixels"))
+        if let list = log.array(fields["formats"], at: path.appending("formats")) {
+            c.formats = list.enumerated().compactMap { i, v in
+                log.keyword(v, at: path.appending("formats").appending(i), what: "image format",
+                            spellings: ImageFormat.allCases.map(\.rawValue), parse: ImageFormat.parse)
+            }
+        }
+        return c
+    }
+}
+
+enum QualityText {
+    /// `80`, `auto`, `auto:best|good|eco|low`.
+    static func parse(_ text: String) -> Quality? {
+        if text == "auto" { return .auto(.good) }
+        if text.hasPrefix("auto:"), let level = AutoQuality(rawValue: String(text.dropFirst(5))) { return .auto(level) }
+        if text.allSatisfy({ $0.isASCII && $0.isNumber }), text.count <= 3, let value = Int(text) { return .value(value) }
+        return nil
+    }
+}

@@ -1,0 +1,189 @@
+@testable import DeriveCore
+import Foundation
+
+enum Paths {
+    /// The repository root (this file is Tests/DeriveCoreTests/Support/TestSupport.swift).
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `../shared/fixtures` beside the repository, or `DERIVE_FIXTURES`.
+    static let fixtures: URL = {
+        if let override = ProcessInfo.processInfo.environment["DERIVE_FIXTURES"] { return URL(fileURLWithPath: override) }
+        return repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+    }()
+
+    static func fixture(_ relative: String) -> URL { fixtures.appendingPathComponent(relative) }
+}
+
+/// SplitMix64: small, fast and reproducible, so a failing fuzz case can be replayed by seed.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension RandomNumberGenerator {
+    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
+    mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
+}
+
+/// Resolves and canonicalises outputs the way a worker does.
+func canonical(_ outputs: [OutputSpec], presets: [Preset] = []) throws -> [CanonicalOutput] {
+    try JobResolver(catalog: InMemoryPresetCatalog(presets)).resolve(JobSpec(source: nil, outputs: outputs)).outputs
+}
+
+func canonical(string: String) throws -> CanonicalOutput {
+    try canonical([TransformationInput.output(named: "default", transformation: string)])[0]
+}
+
+func canonical(json: String) throws -> CanonicalOutput {
+    let job = try TransformationInput.parse(json)
+    return try canonical(job.outputs)[0]
+}
+
+/// Builds random chains that are valid by construction, to test properties (round trips,
+/// parser/printer agreement) over far more shapes than hand-written tables.
+struct ChainGenerator {
+    var random: SeededRandom
+    /// JSON can say more than strings (validate steps, effort, breakpoints).
+    var jsonOnly: Bool
+
+    mutating func output() -> OutputSpec {
+        let count = Int.random(in: 0...5, using: &random)
+        return OutputSpec(name: "o", chain: (0..<count).map { _ in step(depth: 0) }, settings: settings())
+    }
+
+    mutating func settings() -> OutputSettings {
+        var s = OutputSettings()
+        if random.chance(0.6) { s.format = random.pick([.jpeg, .png, .webp, .avif, .gif, .jxl, .tiff, .auto, .original]) }
+        let format = s.format ?? .original
+        if random.chance(0.2), format.supportsLossless { s.lossless = true }
+        if s.lossless != true, random.chance(0.5) {
+            s.quality = random.chance(0.7) ? .value(Int.random(in: 1...100, using: &random)) : .auto(random.pick(AutoQuality.allCases))
+        }
+        if random.chance(0.2) { s.strip = random.chance(0.5) }
+        if random.chance(0.2), format.supportsProgressive { s.progressive = random.chance(0.5) }
+        if random.chance(0.15), format.supportsChromaSubsampling, s.lossless != true, case .value? = s.quality {
+            s.chromaSubsampling = random.pick([.full, .half, .auto])
+        }
+        if random.chance(0.1) { s.autoOrient = false }
+        if random.chance(0.1) { s.frame = Int.random(in: 1...3, using: &random) }
+        if jsonOnly {
+            if random.chance(0.2) { s.effort = Int.random(in: 0...9, using: &random) }
+            if random.chance(0.2) {
+                let min = Int.random(in: 50...400, using: &random)
+                s.breakpoints = Breakpoints(minWidth: min, maxWidth: min + Int.random(in: 0...2000, using: &random),
+                                            spacing: random.chance(0.5) ? .step(Int.random(in: 20...400, using: &random)) : .bytes(Int.random(in: 1000...50000, using: &random)),
+                                            maxCount: Int.random(in: 1...20, using: &random))
+            }
+        }
+        return s
+    }
+
+    mutating func dimension() -> Length {
+        random.chance(0.75) ? .pixels(Int.random(in: 1...3000, using: &random))
+            : .fraction(Decimal6.quantize(Double.random(in: 0.01...3, using: &random)))
+    }
+
+    mutating func offset() -> Length {
+        random.chance(0.75) ? .pixels(Int.random(in: -200...200, using: &random))
+            : .fraction(Decimal6.quantize(Double.random(in: -1...1, using: &random)))
+    }
+
+    mutating func color() -> Color {
+        if random.chance(0.3) { return random.pick([.white, .black, .transparent, Color(red: 255, green: 0, blue: 0)]) }
+        return Color(red: .random(in: 0...255, using: &random), green: .random(in: 0...255, using: &random),
+                     blue: .random(in: 0...255, using: &random), alpha: random.chance(0.8) ? 255 : .random(in: 0...255, using: &random))
+    }
+
+    mutating func resize() -> Resize {
+        var r = Resize(mode: random.pick(ResizeMode.allCases))
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0: r.width = dimension()
+        case 1: r.height = dimension()
+        case 2: r.width = dimension(); r.height = dimension()
+        default:
+            r.aspectRatio = Decimal6.quantize(Double.random(in: 0.2...5, using: &random))
+            if r.mode.takesGravity && random.chance(0.3) {
+                // an aspect ratio alone is valid for the cropping and padding modes
+            } else if random.chance(0.5) {
+                r.width = dimension()
+            } else {
+                r.height = dimension()
+            }
+        }
+        if random.chance(0.2) { r.dpr = Decimal6.quantize(Double.random(in: 0.5...4, using: &random)) }
+        if r.mode.takesGravity {
+            let kind = Int.random(in: 0..<4, using: &random)
+            if kind == 1 && r.mode != .auto {
+                r.gravity = .compass(random.pick(Compass.allCases))
+                if random.chance(0.4) { r.x = offset() }
+                if random.chance(0.4) { r.y = offset() }
+            } else if kind == 2 && !r.mode.pads {
+                r.gravity = .smart(random.pick(SmartCrop.allCases))
+            } else if kind == 3 && !r.mode.pads && r.mode != .auto {
+                r.gravity = .focus(x: .fraction(Decimal6.quantize(Double.random(in: 0...1, using: &random))),
+                                   y: random.chance(0.5) ? .pixels(Int.random(in: 0...2000, using: &random)) : .fraction(0.5))
+            } else if kind == 0 && random.chance(0.3) && r.mode != .thumb && r.mode != .auto {
+                if random.chance(0.5) { r.x = offset() } else { r.y = offset() }
+            }
+        }
+        if r.mode.pads && random.chance(0.4) { r.background = color() }
+        return r
+    }
+
+    mutating func effect() -> Effect {
+        let kind = random.pick(Effect.Kind.allCases)
+        let amount = EffectRules.range(of: kind).map { Int.random(in: $0, using: &random) }
+        return EffectRules.make(kind, amount: amount, color: EffectRules.takesColor(kind) ? color() : nil)
+    }
+
+    mutating func step(depth: Int) -> Step {
+        switch Int.random(in: 0..<(jsonOnly ? 12 : 11), using: &random) {
+        case 0, 1, 2: return .resize(resize())
+        case 3:
+            return .rotate(Rotate(angle: Decimal6.quantize(Double.random(in: -720...720, using: &random)),
+                                  horizontalFlip: random.chance(0.3), verticalFlip: random.chance(0.3),
+                                  background: random.chance(0.3) ? color() : nil))
+        case 4:
+            let radius: RoundCorners.Radius = random.chance(0.3) ? .max
+                : .corners((0..<Int.random(in: 1...4, using: &random)).map { _ in Int.random(in: 0...300, using: &random) })
+            return .round(RoundCorners(radius: radius, background: random.chance(0.3) ? color() : nil))
+        case 5, 6: return .effect(effect())
+        case 7: return .trim(Trim(tolerance: Int.random(in: 0...100, using: &random), color: random.chance(0.3) ? color() : nil))
+        case 8:
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: return .background(color())
+            case 1: return .border(Border(width: Int.random(in: 1...50, using: &random), color: color()))
+            default: return .opacity(Int.random(in: 0...100, using: &random))
+            }
+        case 9, 10:
+            if depth >= 2 { return .effect(.grayscale) }
+            let source: Overlay.Source
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: source = .image(random.pick(["logo", "brand/logo.png", "https://cdn.example.com/a%20b/l,o/g:o.png?x=1&y=2", "s3://bucket/key"]))
+            case 1: source = .image("https://example.com/w\(Int.random(in: 0...99, using: &random)).png")
+            default:
+                source = .text(TextLayer(text: random.pick(["Hello, world/100%: ok", "Ünïcødé ✓", "a"]),
+                                         font: random.pick(["Arial", "Open Sans", "DejaVu-Sans"]),
+                                         size: Int.random(in: 1...200, using: &random), bold: random.chance(0.5),
+                                         italic: random.chance(0.5), color: color()))
+            }
+            let inner = (0..<Int.random(in: 0...2, using: &random)).map { _ in step(depth: depth + 1) }
+            return .overlay(Overlay(source: source, chain: inner,
+                                    gravity: random.chance(0.7) ? .compass(random.pick(Compass.allCases)) : nil,
+                                    x: random.chance(0.4) ? offset() : nil, y: random.chance(0.4) ? offset() : nil))
+        default:
+            return .validate(ImageConstraints(minWidth: random.chance(0.5) ? Int.random(in: 1...100, using: &random) : nil,
+                                              maxWidth: random.chance(0.5) ? Int.random(in: 100...20000, using: &random) : nil,
+                                              maxPixels: random.chance(0.3) ? 50_000_000 : nil,
+                                              formats: random.chance(0.3) ? [.jpeg, .png] : [.webp]))
+        }
+    }
+}
