@@ -1,0 +1,91 @@
+/// An output in canonical form: presets expanded, chain normalised, every encoding default
+/// filled in. `identity` is the SHA-256 of its canonical JSON without the name; it goes into
+/// storage keys, so equal work maps to equal keys and any change of meaning to a new key.
+public struct CanonicalOutput: Sendable, Hashable {
+    public var name: String
+    public var chain: [Step]
+    public var encoding: EncodingSettings
+    /// Presets this output was expanded from, for staleness tracking.
+    public var presets: [PresetReference]
+
+    public init(name: String, chain: [Step], encoding: EncodingSettings, presets: [PresetReference] = []) {
+        self.name = name
+        self.chain = chain
+        self.encoding = encoding
+        self.presets = presets
+    }
+
+    /// The canonical output object (same schema as input, every default explicit).
+    public var json: JSONValue {
+        ChainEncoder.json(OutputSpec(name: name, chain: chain, settings: encoding.asSettings))
+    }
+
+    /// The exact text hashed for identity: versioned, name left out, keys sorted.
+    public var identityText: String {
+        guard case .object(let members) = json else { return "" }
+        let unnamed = JSONValue.object(members.filter { $0.key != "name" })
+        return JSONWriter.canonical(.object(["derive": .int(CanonicalOutput.identityVersion), "output": unnamed]))
+    }
+
+    /// Hex SHA-256 of `identityText`.
+    public var identity: String { SHA256.hex(identityText) }
+
+    /// Bumped only if the meaning of an existing canonical form changes.
+    public static let identityVersion = 1
+}
+
+/// Encoding settings with defaults filled in. `quality` and `effort` stay nil only while the
+/// format is `original` or `auto`; the planner fills them once the format is known.
+public struct EncodingSettings: Sendable, Hashable {
+    public var format: OutputFormat
+    public var quality: Quality?
+    public var strip: Bool
+    public var progressive: Bool
+    public var lossless: Bool
+    public var effort: Int?
+    public var chromaSubsampling: ChromaSubsampling
+    public var autoOrient: Bool
+    public var frame: Int?
+    public var breakpoints: Breakpoints?
+
+    public init(_ s: OutputSettings) {
+        format = s.format ?? .original
+        lossless = s.lossless ?? false
+        quality = s.quality ?? (format.isConcrete && !lossless ? .value(format.defaultQuality) : nil)
+        strip = s.strip ?? true
+        progressive = s.progressive ?? false
+        effort = s.effort ?? (format.isConcrete ? format.defaultEffort : nil)
+        chromaSubsampling = s.chromaSubsampling ?? .auto
+        autoOrient = s.autoOrient ?? true
+        frame = s.frame
+        breakpoints = s.breakpoints
+    }
+
+    /// The same settings resolved for a concrete format.
+    public func resolved(to concrete: OutputFormat) -> EncodingSettings {
+        var s = self
+        s.format = concrete
+        if s.quality == nil && !lossless { s.quality = .value(concrete.defaultQuality) }
+        if s.effort == nil { s.effort = concrete.defaultEffort }
+        return s
+    }
+
+    var asSettings: OutputSettings {
+        OutputSettings(format: format, quality: quality, strip: strip, progressive: progressive, lossless: lossless,
+                       effort: effort, chromaSubsampling: chromaSubsampling, autoOrient: autoOrient, frame: frame,
+                       breakpoints: breakpoints)
+    }
+}
+
+/// A preset name and the version an output was expanded from.
+public struct PresetReference: Sendable, Hashable, CustomStringConvertible {
+    public var name: String
+    public var version: Int
+
+    public init(name: String, version: Int) {
+        self.name = name
+        self.version = version
+    }
+
+    public var description: String { "\(name)@\(version)" }
+}

@@ -1,0 +1,146 @@
+/// Writes the model as JSON in the same schema the decoder reads, so that any chain Derive
+/// prints can be read back to the same value.
+public enum ChainEncoder {
+    public static func json(_ job: JobSpec) -> JSONValue {
+        var members: [JSONMember] = [JSONMember(key: "version", value: .int(job.version))]
+        if let source = job.source { members.append(JSONMember(key: "source", value: .string(source))) }
+        if let preset = job.preset {
+            members.append(JSONMember(key: "preset", value: .string(preset)))
+        } else {
+            members.append(JSONMember(key: "outputs", value: .array(job.outputs.map(json))))
+        }
+        return .object(members)
+    }
+
+    public static func json(_ output: OutputSpec) -> JSONValue {
+        var members = [JSONMember(key: "name", value: .string(output.name)),
+                       JSONMember(key: "chain", value: json(output.chain))]
+        members += settingsMembers(output.settings)
+        return .object(members)
+    }
+
+    public static func json(_ chain: [Step]) -> JSONValue {
+        .array(chain.map(json))
+    }
+
+    static func settingsMembers(_ s: OutputSettings) -> [JSONMember] {
+        var members: [JSONMember] = []
+        func add(_ key: String, _ value: JSONValue?) {
+            if let value { members.append(JSONMember(key: key, value: value)) }
+        }
+        add("format", s.format.map { .string($0.rawValue) })
+        add("quality", s.quality.map(json))
+        add("strip", s.strip.map(JSONValue.bool))
+        add("progressive", s.progressive.map(JSONValue.bool))
+        add("lossless", s.lossless.map(JSONValue.bool))
+        add("effort", s.effort.map(JSONValue.int))
+        add("chromaSubsampling", s.chromaSubsampling.map { .string($0.rawValue) })
+        add("autoOrient", s.autoOrient.map(JSONValue.bool))
+        add("frame", s.frame.map(JSONValue.int))
+        add("breakpoints", s.breakpoints.map(json))
+        return members
+    }
+
+    static func json(_ quality: Quality) -> JSONValue {
+        switch quality {
+        case .value(let q): .int(q)
+        case .auto(let level): .string("auto:\(level.rawValue)")
+        }
+    }
+
+    static func json(_ b: Breakpoints) -> JSONValue {
+        var members = [JSONMember(key: "minWidth", value: .int(b.minWidth)),
+                       JSONMember(key: "maxWidth", value: .int(b.maxWidth))]
+        switch b.spacing {
+        case .step(let step): members.append(JSONMember(key: "step", value: .int(step)))
+        case .bytes(let bytes): members.append(JSONMember(key: "bytes", value: .int(bytes)))
+        }
+        members.append(JSONMember(key: "maxCount", value: .int(b.maxCount)))
+        return .object(members)
+    }
+
+    public static func json(_ step: Step) -> JSONValue {
+        .object([JSONMember(key: step.key, value: body(step))])
+    }
+
+    static func body(_ step: Step) -> JSONValue {
+        var m: [JSONMember] = []
+        func add(_ key: String, _ value: JSONValue?) {
+            if let value { m.append(JSONMember(key: key, value: value)) }
+        }
+        switch step {
+        case .resize(let r):
+            add("mode", .string(r.mode.rawValue))
+            add("width", r.width?.json)
+            add("height", r.height?.json)
+            add("aspectRatio", r.aspectRatio.map(JSONValue.decimal))
+            add("gravity", r.gravity.map(json))
+            add("x", r.x?.json)
+            add("y", r.y?.json)
+            add("dpr", r.dpr.map(JSONValue.decimal))
+            add("background", r.background.map { .string($0.hex) })
+        case .rotate(let r):
+            add("angle", .decimal(r.angle))
+            switch (r.horizontalFlip, r.verticalFlip) {
+            case (true, true): add("flip", .string("both"))
+            case (true, false): add("flip", .string("horizontal"))
+            case (false, true): add("flip", .string("vertical"))
+            case (false, false): break
+            }
+            add("background", r.background.map { .string($0.hex) })
+        case .round(let r):
+            switch r.radius {
+            case .max: add("radius", .string("max"))
+            case .corners(let radii): add("radius", .array(radii.map(JSONValue.int)))
+            }
+            add("background", r.background.map { .string($0.hex) })
+        case .effect(let e):
+            if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, .int(amount)) }
+            switch e {
+            case .tint(_, let color), .colorize(_, let color): add("color", .string(color.hex))
+            default: break
+            }
+        case .trim(let t):
+            add("tolerance", .int(t.tolerance))
+            add("color", t.color.map { .string($0.hex) })
+        case .background(let color):
+            add("color", .string(color.hex))
+        case .border(let b):
+            add("width", .int(b.width))
+            add("color", .string(b.color.hex))
+        case .opacity(let o):
+            add("percent", .int(o))
+        case .overlay(let o):
+            switch o.source {
+            case .image(let source): add("image", .string(source))
+            case .text(let t):
+                add("text", .object([
+                    "text": .string(t.text), "font": .string(t.font), "size": .int(t.size),
+                    "bold": .bool(t.bold), "italic": .bool(t.italic), "color": .string(t.color.hex),
+                ]))
+            }
+            add("chain", json(o.chain))
+            add("gravity", o.gravity.map(json))
+            add("x", o.x?.json)
+            add("y", o.y?.json)
+        case .validate(let c):
+            add("minWidth", c.minWidth.map(JSONValue.int))
+            add("maxWidth", c.maxWidth.map(JSONValue.int))
+            add("minHeight", c.minHeight.map(JSONValue.int))
+            add("maxHeight", c.maxHeight.map(JSONValue.int))
+            add("maxPixels", c.maxPixels.map(JSONValue.int))
+            add("formats", c.formats.map { .array($0.map { .string($0.rawValue) }) })
+        case .preset(let name):
+            return .string(name)
+        }
+        return .object(m)
+    }
+
+    static func json(_ gravity: Gravity) -> JSONValue {
+        switch gravity {
+        case .compass(let c): .string(c.rawValue)
+        case .smart(let s): .string(s.rawValue)
+        case .focus(let x, let y): .object(["x": x.json, "y": y.json])
+        }
+    }
+}

@@ -1,0 +1,126 @@
+/// Rewrites a chain into its canonical meaning: defaults made explicit, equivalent spellings
+/// collapsed, and steps that change nothing removed. Two chains that mean the same thing
+/// normalise to equal values; the identity hash is computed over the result.
+enum Normalizer {
+    static func normalize(_ steps: [Step]) -> [Step] {
+        steps.compactMap(normalize)
+    }
+
+    /// The canonical form of one step, or nil when the step changes nothing.
+    static func normalize(_ step: Step) -> Step? {
+        switch step {
+        case .resize(let r): return .resize(normalize(r))
+        case .rotate(let r): return normalize(r).map(Step.rotate)
+        case .round(let r): return normalize(r).map(Step.round)
+        case .effect(let e): return isIdentity(e) ? nil : .effect(e)
+        case .opacity(let o): return o == 100 ? nil : .opacity(o)
+        case .overlay(var o):
+            o.chain = normalize(o.chain)
+            o.gravity = o.gravity ?? .center
+            o.x = zeroed(o.x ?? .pixels(0))
+            o.y = zeroed(o.y ?? .pixels(0))
+            return .overlay(o)
+        case .validate(var c):
+            if let formats = c.formats { c.formats = Array(Set(formats)).sorted { $0.rawValue < $1.rawValue } }
+            return .validate(c)
+        case .trim, .background, .border, .preset:
+            return step
+        }
+    }
+
+    /// With one dimension (and no aspect ratio) the cropping and padding modes reduce to plain
+    /// scaling, as the geometry table says; gravity, offsets and background then mean nothing.
+    static func normalize(_ input: Resize) -> Resize {
+        var r = input
+        let oneDimension = (r.width == nil) != (r.height == nil) && r.aspectRatio == nil
+        if oneDimension {
+            switch r.mode {
+            case .fill, .thumb, .auto: r.mode = .scale
+            case .lfill, .lpad: r.mode = .limit
+            case .pad: r.mode = .fit
+            case .mpad: r.mode = .mfit
+            case .scale, .fit, .limit, .mfit, .crop: break
+            }
+        }
+        if !r.mode.takesGravity {
+            r.gravity = nil
+            r.x = nil
+            r.y = nil
+        } else {
+            if r.gravity == nil {
+                if r.mode == .thumb || r.mode == .auto {
+                    r.gravity = .smart(.auto)
+                } else if r.x != nil || r.y != nil {
+                    // x/y without a gravity measure from the top-left corner, as with c_crop.
+                    r.gravity = .compass(.northWest)
+                } else {
+                    r.gravity = .center
+                }
+            }
+            if case .compass = r.gravity {
+                r.x = zeroed(r.x ?? .pixels(0))
+                r.y = zeroed(r.y ?? .pixels(0))
+            }
+        }
+        if r.mode.pads {
+            r.background = r.background ?? .transparent
+        } else {
+            r.background = nil
+        }
+        r.dpr = r.dpr ?? 1
+        return r
+    }
+
+    static func normalize(_ input: Rotate) -> Rotate? {
+        var r = input
+        if r.horizontalFlip && r.verticalFlip {
+            // Flipping both ways is a half turn.
+            r.horizontalFlip = false
+            r.verticalFlip = false
+            r.angle += 180
+        }
+        var angle = r.angle.truncatingRemainder(dividingBy: 360)
+        if angle < 0 { angle += 360 }
+        angle = Decimal6.quantize(angle)
+        if angle >= 360 { angle = 0 }
+        r.angle = angle
+        if angle == 0 && !r.horizontalFlip && !r.verticalFlip { return nil }
+        r.background = isRightAngle(angle) ? nil : (r.background ?? .transparent)
+        return r
+    }
+
+    static func normalize(_ input: RoundCorners) -> RoundCorners? {
+        var r = input
+        if case .corners(let radii) = r.radius {
+            let four: [Int]
+            switch radii.count {
+            case 1: four = [radii[0], radii[0], radii[0], radii[0]]
+            case 2: four = [radii[0], radii[1], radii[0], radii[1]]
+            case 3: four = [radii[0], radii[1], radii[2], radii[1]]
+            default: four = Array(radii.prefix(4))
+            }
+            if four.allSatisfy({ $0 == 0 }) { return nil }
+            r.radius = .corners(four)
+        }
+        r.background = r.background ?? .transparent
+        return r
+    }
+
+    static func isIdentity(_ e: Effect) -> Bool {
+        switch e {
+        case .brightness(0), .contrast(0), .saturation(0), .vignette(0): true
+        case .tint(let amount, _), .colorize(let amount, _): amount == 0
+        default: false
+        }
+    }
+
+    static func isRightAngle(_ angle: Double) -> Bool {
+        angle.truncatingRemainder(dividingBy: 90) == 0
+    }
+
+    /// A zero offset is zero whether written as pixels or as a fraction.
+    static func zeroed(_ d: Length) -> Length {
+        if case .fraction(0) = d { return .pixels(0) }
+        return d
+    }
+}
