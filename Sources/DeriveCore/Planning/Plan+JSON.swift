@@ -1,0 +1,107 @@
+/// The plan as JSON, for `derive explain` and for job reports.
+extension Plan {
+    public var json: JSONValue {
+        .object([
+            "source": source.json,
+            "decode": decode.json,
+            "outputs": .array(outputs.map(\.json)),
+        ])
+    }
+}
+
+extension SourceFacts {
+    public var json: JSONValue {
+        .object([
+            "format": .string(format.rawValue),
+            "width": .int(width),
+            "height": .int(height),
+            "orientation": .int(orientation),
+            "orientedWidth": .int(orientedSize.width),
+            "orientedHeight": .int(orientedSize.height),
+            "pages": .int(pages),
+            "hasAlpha": .bool(hasAlpha),
+        ])
+    }
+}
+
+extension DecodePlan {
+    public var json: JSONValue {
+        let pagesValue: JSONValue
+        switch pages {
+        case .all: pagesValue = .string("all")
+        case .page(let n): pagesValue = .int(n)
+        }
+        return .object(["width": .int(size.width), "height": .int(size.height), "scale": .decimal(scale), "pages": pagesValue])
+    }
+}
+
+extension PlannedOutput {
+    public var json: JSONValue {
+        var members: [JSONMember] = [JSONMember(key: "name", value: .string(name))]
+        if let breakpointWidth { members.append(JSONMember(key: "breakpointWidth", value: .int(breakpointWidth))) }
+        members += [
+            JSONMember(key: "width", value: size.map { .int($0.width) } ?? .null),
+            JSONMember(key: "height", value: size.map { .int($0.height) } ?? .null),
+            JSONMember(key: "format", value: .string(encoding.format.rawValue)),
+            JSONMember(key: "quality", value: encoding.quality.map(ChainEncoder.json) ?? .null),
+            JSONMember(key: "keepsAnimation", value: .bool(keepsAnimation)),
+            JSONMember(key: "identity", value: .string(identity)),
+            JSONMember(key: "transformation", value: (try? CloudinaryPrinter.string(for: canonical)).map(JSONValue.string) ?? .null),
+            JSONMember(key: "operations", value: .array(operations.map(\.json))),
+        ]
+        if let search = breakpointSearch {
+            members.append(JSONMember(key: "breakpointSearch", value: .object([
+                "minWidth": .int(search.minWidth), "maxWidth": .int(search.maxWidth),
+                "bytes": .int(search.bytes), "maxCount": .int(search.maxCount),
+            ])))
+        }
+        if size == nil {
+            members.append(JSONMember(key: "note", value: .string("the final size depends on the content (trim); the engine plans the deferred steps once it is known")))
+        }
+        members.append(JSONMember(key: "canonical", value: canonical.json))
+        return .object(members)
+    }
+}
+
+extension Operation {
+    public var json: JSONValue {
+        func op(_ name: String, _ rest: [JSONMember] = []) -> JSONValue {
+            .object([JSONMember(key: "op", value: .string(name))] + rest)
+        }
+        func size(_ s: Size) -> [JSONMember] {
+            [JSONMember(key: "width", value: .int(s.width)), JSONMember(key: "height", value: .int(s.height))]
+        }
+        func rect(_ r: Rect) -> [JSONMember] {
+            [JSONMember(key: "x", value: .int(r.x)), JSONMember(key: "y", value: .int(r.y))] + size(r.size)
+        }
+        func body(_ step: Step) -> [JSONMember] {
+            if case .object(let members) = ChainEncoder.body(step) { return members }
+            return []
+        }
+        switch self {
+        case .selectPage(let page): return op("selectPage", [JSONMember(key: "page", value: .int(page))])
+        case .unorient(let o): return op("unorient", [JSONMember(key: "orientation", value: .int(o))])
+        case .resize(let s): return op("resize", size(s))
+        case .crop(let r): return op("crop", rect(r))
+        case .smartCrop(let s, let strategy):
+            return op("smartCrop", size(s) + [JSONMember(key: "strategy", value: .string(strategy.rawValue))])
+        case .embed(let at, let canvas, let background):
+            return op("embed", rect(at) + [JSONMember(key: "canvasWidth", value: .int(canvas.width)),
+                                           JSONMember(key: "canvasHeight", value: .int(canvas.height)),
+                                           JSONMember(key: "background", value: .string(background.hex))])
+        case .flip(let horizontal): return op("flip", [JSONMember(key: "axis", value: .string(horizontal ? "horizontal" : "vertical"))])
+        case .rotate(let degrees, let canvas, let background):
+            var m = [JSONMember(key: "degrees", value: .decimal(degrees))] + size(canvas)
+            if let background { m.append(JSONMember(key: "background", value: .string(background.hex))) }
+            return op("rotate", m)
+        case .round(let radius, let background): return op("round", body(.round(RoundCorners(radius: radius, background: background))))
+        case .effect(let e): return op(e.kind.rawValue, body(.effect(e)))
+        case .trim(let t): return op("trim", body(.trim(t)))
+        case .flatten(let c): return op("flatten", [JSONMember(key: "color", value: .string(c.hex))])
+        case .border(let b): return op("border", body(.border(b)))
+        case .opacity(let o): return op("opacity", [JSONMember(key: "percent", value: .int(o))])
+        case .overlay(let o): return op("overlay", body(.overlay(o)))
+        case .deferred(let steps): return op("deferred", [JSONMember(key: "chain", value: ChainEncoder.json(steps))])
+        }
+    }
+}

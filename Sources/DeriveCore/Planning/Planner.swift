@@ -1,0 +1,298 @@
+/// Turns a resolved job and a source's header facts into a plan: per output the concrete
+/// operations with exact sizes, and one decode size for the whole job — the smallest decode
+/// that serves every output at full quality, so the engine shrinks on load and decodes once.
+public struct Planner: Sendable {
+    public var limits: ChainLimits
+
+    public init(limits: ChainLimits = .default) {
+        self.limits = limits
+    }
+
+    public func plan(_ job: ResolvedJob, source: SourceFacts) throws(ValidationError) -> Plan {
+        var issues: [ValidationIssue] = []
+        if source.width < 1 || source.height < 1 {
+            throw ValidationError(location: "source", reason: "has no pixels (\(source.width)x\(source.height))")
+        }
+
+        // 1. Each output planned at full resolution, in the oriented source's coordinates.
+        var drafts: [Draft] = []
+        for (index, output) in job.outputs.enumerated() {
+            drafts += draft(output, index: index, source: source, issues: &issues)
+        }
+        if !issues.isEmpty { throw ValidationError(issues) }
+
+        // 2. One page selection for the decode; outputs that want another page pick it.
+        let pages = pageSelection(drafts)
+        if case .all = pages {
+            for i in drafts.indices where !drafts[i].output.keepsAnimation {
+                drafts[i].output.operations.insert(.selectPage(drafts[i].page), at: 0)
+            }
+        }
+
+        // 3. The decode scale is the largest any output needs; raster sources never upscale.
+        let oriented = source.orientedSize
+        var scale = drafts.map { demand($0.output.operations, start: oriented) }.max() ?? 1
+        if source.format.isScalable {
+            let dimensionCap = Double(limits.maxOutputDimension) / Double(max(oriented.width, oriented.height))
+            let pixelCap = (Double(limits.maxOutputPixels) / Double(oriented.pixels)).squareRoot()
+            scale = min(scale, dimensionCap, pixelCap)
+        } else {
+            scale = min(scale, 1)
+        }
+        let decodeSize = scale == 1 ? oriented : Size(ResizeGeometry.px(Double(oriented.width) * scale),
+                                                     ResizeGeometry.px(Double(oriented.height) * scale))
+
+        // 4. Operations rewritten for the decoded image.
+        let outputs = drafts.map { draft -> PlannedOutput in
+            var output = draft.output
+            output.operations = rebase(output.operations, full: oriented, decoded: decodeSize)
+            return output
+        }
+        return Plan(source: source, decode: DecodePlan(size: decodeSize, scale: Decimal6.quantize(scale), pages: pages), outputs: outputs)
+    }
+
+    /// Plans steps on an image of a known size. The engine calls this for what the plan
+    /// deferred (after a trim) and for an overlay's own chain.
+    public func operations(for steps: [Step], input: Size, sourceFormat: ImageFormat? = nil,
+                           location: String = "chain") throws(ValidationError) -> (operations: [Operation], size: Size?) {
+        var issues: [ValidationIssue] = []
+        let walk = self.walk(steps, from: input, sourceFormat: sourceFormat, location: location, issues: &issues)
+        if !issues.isEmpty { throw ValidationError(issues) }
+        return (walk.operations, walk.size)
+    }
+
+    // MARK: - Outputs
+
+    struct Draft {
+        var output: PlannedOutput
+        var page: Int
+    }
+
+    func draft(_ output: CanonicalOutput, index: Int, source: SourceFacts, issues: inout [ValidationIssue]) -> [Draft] {
+        let label = "outputs[\(index)] (\(Quoted(output.name)))"
+        // The decoder applies EXIF orientation; an output that ignores it turns the image back.
+        let autoOrient = output.encoding.autoOrient
+        let start = autoOrient ? source.orientedSize : source.storedSize
+        var prefix: [Operation] = []
+        if !autoOrient && source.orientation != 1 { prefix.append(.unorient(orientation: source.orientation)) }
+
+        let page = output.encoding.frame ?? 1
+        if page > source.pages {
+            issues.append(ValidationIssue(location: "\(label).frame", reason: "frame \(page) does not exist; the source has \(source.pages)"))
+            return []
+        }
+        let format = output.encoding.format == .original
+            ? OutputFormat.original(for: source.format, hasAlpha: source.hasAlpha) : output.encoding.format
+        let encoding = format.isConcrete ? output.encoding.resolved(to: format) : { var e = output.encoding; e.format = format; return e }()
+        let keepsAnimation = source.isAnimated && output.encoding.frame == nil && (format.canAnimate || format == .auto)
+
+        func planned(_ steps: [Step], breakpoint: Int?) -> PlannedOutput? {
+            let before = issues.count
+            let walk = self.walk(steps, from: start, sourceFormat: source.format, location: label, issues: &issues)
+            guard issues.count == before else { return nil }
+            return PlannedOutput(name: output.name, identity: output.identity, breakpointWidth: breakpoint, size: walk.size,
+                                 operations: prefix + walk.operations, encoding: encoding, keepsAnimation: keepsAnimation,
+                                 breakpointSearch: nil, canonical: output)
+        }
+
+        guard let base = planned(output.chain, breakpoint: nil) else { return [] }
+        guard let breakpoints = output.encoding.breakpoints else {
+            return [Draft(output: base, page: page)]
+        }
+        let cap = min(breakpoints.maxWidth, base.size?.width ?? breakpoints.maxWidth)
+        switch breakpoints.spacing {
+        case .bytes(let bytes):
+            var searched = base
+            searched.breakpointSearch = BreakpointSearch(minWidth: min(breakpoints.minWidth, cap), maxWidth: cap,
+                                                         bytes: bytes, maxCount: breakpoints.maxCount)
+            return [Draft(output: searched, page: page)]
+        case .step(let step):
+            let widths = Self.breakpointWidths(min: breakpoints.minWidth, max: cap, step: step, maxCount: breakpoints.maxCount)
+            return widths.compactMap { width in
+                planned(output.chain + [.resize(Resize(mode: .limit, width: .pixels(width)))], breakpoint: width)
+                    .map { Draft(output: $0, page: page) }
+            }
+        }
+    }
+
+    /// Widths from `min` to `max` every `step` (always including `max`), thinned evenly to
+    /// `maxCount` keeping both ends.
+    public static func breakpointWidths(min minWidth: Int, max maxWidth: Int, step: Int, maxCount: Int) -> [Int] {
+        let low = Swift.min(minWidth, maxWidth)
+        var widths = Array(stride(from: low, to: maxWidth, by: Swift.max(1, step)))
+        widths.append(maxWidth)
+        guard widths.count > maxCount else { return widths }
+        if maxCount <= 1 { return [maxWidth] }
+        let last = Double(widths.count - 1)
+        let picked = (0..<maxCount).map { widths[Int((Double($0) * last / Double(maxCount - 1)).rounded())] }
+        return Array(Set(picked)).sorted()
+    }
+
+    func pageSelection(_ drafts: [Draft]) -> PageSelection {
+        if drafts.contains(where: { $0.output.keepsAnimation }) { return .all }
+        let pages = Set(drafts.map(\.page))
+        return pages.count == 1 ? .page(pages.first!) : .all
+    }
+
+    // MARK: - Walking a chain
+
+    struct Walk {
+        var operations: [Operation] = []
+        /// Nil once the size depends on the content.
+        var size: Size?
+    }
+
+    func walk(_ steps: [Step], from start: Size, sourceFormat: ImageFormat?, location: String,
+              issues: inout [ValidationIssue]) -> Walk {
+        var walk = Walk(operations: [], size: start)
+        for (j, step) in steps.enumerated() {
+            guard let size = walk.size else { break }
+            let here = "\(location) step \(j) (\(step.key))"
+            switch step {
+            case .resize(let r):
+                let layout = ResizeGeometry.layout(r, input: size)
+                if layout.scaled != size { walk.operations.append(.resize(layout.scaled)) }
+                switch layout.window {
+                case .rect(let rect)?: walk.operations.append(.crop(rect))
+                case .smart(let s, let strategy)?: walk.operations.append(.smartCrop(s, strategy))
+                case nil: break
+                }
+                if let canvas = layout.canvas {
+                    let placed = layout.window?.size ?? layout.scaled
+                    walk.operations.append(.embed(at: Rect(x: canvas.origin.x, y: canvas.origin.y, width: placed.width, height: placed.height),
+                                                  canvas: canvas.size, background: canvas.background))
+                }
+                walk.size = layout.output
+            case .rotate(let r):
+                if r.horizontalFlip { walk.operations.append(.flip(horizontal: true)) }
+                if r.verticalFlip { walk.operations.append(.flip(horizontal: false)) }
+                if r.angle != 0 {
+                    let canvas = ResizeGeometry.rotatedSize(size, degrees: r.angle)
+                    let background = Normalizer.isRightAngle(r.angle) ? nil : (r.background ?? .transparent)
+                    walk.operations.append(.rotate(degrees: r.angle, canvas: canvas, background: background))
+                    walk.size = canvas
+                }
+            case .round(let r):
+                walk.operations.append(.round(r.radius, background: r.background ?? .transparent))
+            case .effect(let e):
+                walk.operations.append(.effect(e))
+            case .trim(let t):
+                walk.operations.append(.trim(t))
+                let rest = Array(steps[(j + 1)...])
+                if !rest.isEmpty { walk.operations.append(.deferred(rest)) }
+                walk.size = nil
+            case .background(let color):
+                walk.operations.append(.flatten(color))
+            case .border(let b):
+                walk.operations.append(.border(b))
+                walk.size = Size(size.width + 2 * b.width, size.height + 2 * b.width)
+            case .opacity(let o):
+                walk.operations.append(.opacity(o))
+            case .overlay(let o):
+                walk.operations.append(.overlay(o))
+            case .validate(let c):
+                for reason in Self.violations(of: c, size: size, format: sourceFormat) {
+                    issues.append(ValidationIssue(location: here, reason: reason))
+                }
+            case .preset(let name):
+                issues.append(ValidationIssue(location: here, reason: "preset \(Quoted(name)) was not expanded; resolve the job before planning"))
+            }
+            if let size = walk.size, size.width > limits.maxOutputDimension || size.height > limits.maxOutputDimension
+                || size.pixels > limits.maxOutputPixels {
+                issues.append(ValidationIssue(location: here, reason: "would make a \(size) image; the limit is \(limits.maxOutputDimension) pixels per side and \(limits.maxOutputPixels) pixels in all"))
+                walk.size = nil
+                break
+            }
+        }
+        return walk
+    }
+
+    /// Reasons an image breaks the constraints of a `validate` step (empty when it passes).
+    public static func violations(of c: ImageConstraints, size: Size, format: ImageFormat?) -> [String] {
+        var reasons: [String] = []
+        if let min = c.minWidth, size.width < min { reasons.append("width \(size.width) is below the minimum \(min)") }
+        if let max = c.maxWidth, size.width > max { reasons.append("width \(size.width) is above the maximum \(max)") }
+        if let min = c.minHeight, size.height < min { reasons.append("height \(size.height) is below the minimum \(min)") }
+        if let max = c.maxHeight, size.height > max { reasons.append("height \(size.height) is above the maximum \(max)") }
+        if let max = c.maxPixels, size.pixels > max { reasons.append("\(size) is \(size.pixels) pixels, above the maximum \(max)") }
+        if let formats = c.formats, let format, !formats.contains(format) {
+            reasons.append("format \(format.rawValue) is not allowed (allowed: \(formats.map(\.rawValue).joined(separator: ", ")))")
+        }
+        return reasons
+    }
+
+    // MARK: - Decode size
+
+    /// The scale (relative to the full-size image the output starts from) its first resample
+    /// needs. Operations before it that commute with scaling can run on a smaller decode; any
+    /// other operation, or no resample at all, needs full size.
+    func demand(_ operations: [Operation], start: Size) -> Double {
+        var current = start
+        for operation in operations {
+            switch operation {
+            case .resize(let target):
+                return max(Double(target.width) / Double(current.width), Double(target.height) / Double(current.height))
+            case .crop(let rect): current = rect.size
+            case .smartCrop(let size, _): current = size
+            case .unorient(let orientation): if orientation >= 5 { current = current.swapped }
+            case .rotate(_, let canvas, _) where operation.commutesWithScaling: current = canvas
+            default:
+                if !operation.commutesWithScaling { return 1 }
+            }
+        }
+        return 1
+    }
+
+    /// Rewrites full-resolution operations for the decoded image: leading operations that
+    /// commute with scaling get scaled coordinates, and a resample to the full-resolution size
+    /// is inserted before the first operation that needs exact pixels (unless it is one).
+    func rebase(_ operations: [Operation], full start: Size, decoded: Size) -> [Operation] {
+        if start == decoded { return operations }
+        var full = start
+        var small = decoded
+        var out: [Operation] = []
+        for (i, operation) in operations.enumerated() {
+            let sx = Double(small.width) / Double(full.width)
+            let sy = Double(small.height) / Double(full.height)
+            switch operation {
+            case .resize(let target):
+                // The decode often lands exactly on the first resize's size already.
+                return out + (target == small ? operations[(i + 1)...] : operations[i...])
+            case .crop(let rect):
+                let x = ResizeGeometry.clamp(Int((Double(rect.x) * sx).rounded()), 0, small.width - 1)
+                let y = ResizeGeometry.clamp(Int((Double(rect.y) * sy).rounded()), 0, small.height - 1)
+                let w = ResizeGeometry.clamp(Int((Double(rect.width) * sx).rounded()), 1, small.width - x)
+                let h = ResizeGeometry.clamp(Int((Double(rect.height) * sy).rounded()), 1, small.height - y)
+                out.append(.crop(Rect(x: x, y: y, width: w, height: h)))
+                full = rect.size
+                small = Size(w, h)
+            case .smartCrop(let size, let strategy):
+                let w = ResizeGeometry.clamp(Int((Double(size.width) * sx).rounded()), 1, small.width)
+                let h = ResizeGeometry.clamp(Int((Double(size.height) * sy).rounded()), 1, small.height)
+                out.append(.smartCrop(Size(w, h), strategy))
+                full = size
+                small = Size(w, h)
+            case .unorient(let orientation):
+                out.append(operation)
+                if orientation >= 5 {
+                    full = full.swapped
+                    small = small.swapped
+                }
+            case .rotate(let degrees, let canvas, let background) where operation.commutesWithScaling:
+                let rotated = ResizeGeometry.rotatedSize(small, degrees: degrees)
+                out.append(.rotate(degrees: degrees, canvas: rotated, background: background))
+                full = canvas
+                small = rotated
+            default:
+                if operation.commutesWithScaling {
+                    out.append(operation)
+                } else {
+                    if full != small { out.append(.resize(full)) }
+                    return out + operations[i...]
+                }
+            }
+        }
+        if full != small { out.append(.resize(full)) }
+        return out
+    }
+}
