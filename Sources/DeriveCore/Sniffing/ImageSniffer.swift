@@ -1,0 +1,386 @@
+/// Recognises image formats by their magic bytes and reads header facts (size, EXIF
+/// orientation, frames, alpha) without decoding pixels. Every read is bounds-checked: a
+/// truncated or hostile header yields nil or partial facts, never a trap.
+///
+/// The engine reads facts through libvips; this exists so that `derive explain` works without
+/// it, and so fetchers can trust content rather than file names or `Content-Type`.
+public enum ImageSniffer {
+    /// The format the bytes start like, or nil.
+    public static func format(of bytes: [UInt8]) -> ImageFormat? {
+        let b = Bytes(bytes)
+        if b.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if b.starts(with: Array("GIF87a".utf8)) || b.starts(with: Array("GIF89a".utf8)) { return .gif }
+        if b.starts(with: Array("RIFF".utf8)) && b.matches(Array("WEBP".utf8), at: 8) { return .webp }
+        if b.starts(with: [0x49, 0x49, 0x2A, 0x00]) || b.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        if b.starts(with: [0xFF, 0x0A]) || b.starts(with: [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
+        if b.starts(with: Array("%PDF-".utf8)) { return .pdf }
+        if b.starts(with: Array("BM".utf8)) && bytes.count >= 26 { return .bmp }
+        if b.matches(Array("ftyp".utf8), at: 4), let brand = b.string(at: 8, count: 4) {
+            let compatible = isobmffBrands(b)
+            if ["avif", "avis"].contains(brand) || compatible.contains("avif") { return .avif }
+            if ["heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1"].contains(brand) { return .heif }
+        }
+        if looksLikeSVG(bytes) { return .svg }
+        return nil
+    }
+
+    /// Header facts, or nil when the format is unknown or its header cannot be read.
+    public static func facts(of bytes: [UInt8]) -> SourceFacts? {
+        guard let format = format(of: bytes) else { return nil }
+        let b = Bytes(bytes)
+        switch format {
+        case .jpeg: return jpeg(b)
+        case .png: return png(b)
+        case .gif: return gif(b)
+        case .webp: return webp(b)
+        case .tiff: return tiff(b, base: 0).map { SourceFacts(format: .tiff, width: $0.width, height: $0.height, orientation: $0.orientation, pages: $0.pages, hasAlpha: $0.alpha) }
+        case .avif, .heif: return isobmff(b, format: format)
+        case .jxl: return jxl(b)
+        case .bmp: return bmp(b)
+        case .svg, .pdf: return nil
+        }
+    }
+
+    // MARK: - JPEG
+
+    static func jpeg(_ b: Bytes) -> SourceFacts? {
+        var offset = 2
+        var orientation = 1
+        var steps = 0
+        while offset + 4 <= b.count, steps < 10_000 {
+            steps += 1
+            guard b[offset] == 0xFF else { return nil }
+            var marker = b[offset + 1]
+            while marker == 0xFF, offset + 2 < b.count {
+                offset += 1
+                marker = b[offset + 1]
+            }
+            offset += 2
+            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { continue }
+            if marker == 0xD9 || marker == 0xDA { return nil }
+            guard let length = b.u16be(offset), length >= 2 else { return nil }
+            let segment = offset + 2
+            if marker == 0xE1, b.matches(Array("Exif".utf8) + [0, 0], at: segment) {
+                orientation = exifOrientation(b, tiffStart: segment + 6) ?? orientation
+            }
+            let isFrame = (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker)
+            if isFrame {
+                guard let height = b.u16be(segment + 1), let width = b.u16be(segment + 3), let components = b.u8(segment + 5),
+                      width > 0, height > 0 else { return nil }
+                _ = components
+                return SourceFacts(format: .jpeg, width: width, height: height, orientation: orientation)
+            }
+            offset += length
+        }
+        return nil
+    }
+
+    // MARK: - PNG
+
+    static func png(_ b: Bytes) -> SourceFacts? {
+        guard b.matches(Array("IHDR".utf8), at: 12), let width = b.u32be(16), let height = b.u32be(20),
+              let colorType = b.u8(25), width > 0, height > 0 else { return nil }
+        var alpha = colorType == 4 || colorType == 6
+        var offset = 8
+        var chunks = 0
+        while !alpha, offset + 8 <= b.count, chunks < 10_000 {
+            chunks += 1
+            guard let length = b.u32be(offset), let type = b.string(at: offset + 4, count: 4) else { break }
+            if type == "tRNS" { alpha = true }
+            if type == "IDAT" || type == "IEND" { break }
+            offset += 12 + length
+        }
+        return SourceFacts(format: .png, width: width, height: height, hasAlpha: alpha)
+    }
+
+    // MARK: - GIF
+
+    static func gif(_ b: Bytes) -> SourceFacts? {
+        guard let width = b.u16le(6), let height = b.u16le(8), let flags = b.u8(10), width > 0, height > 0 else { return nil }
+        var offset = 13
+        if flags & 0x80 != 0 { offset += 3 << (Int(flags & 0x07) + 1) }
+        var frames = 0
+        var alpha = false
+        var blocks = 0
+        scan: while offset < b.count, blocks < 1_000_000 {
+            blocks += 1
+            switch b[offset] {
+            case 0x21:
+                if b.u8(offset + 1) == 0xF9, let packed = b.u8(offset + 3), packed & 0x01 != 0 { alpha = true }
+                guard let next = skipSubBlocks(b, from: offset + 2) else { break scan }
+                offset = next
+            case 0x2C:
+                frames += 1
+                guard let local = b.u8(offset + 9) else { break scan }
+                offset += 10
+                if local & 0x80 != 0 { offset += 3 << (Int(local & 0x07) + 1) }
+                guard let next = skipSubBlocks(b, from: offset + 1) else { break scan }
+                offset = next
+            default:
+                break scan
+            }
+        }
+        return SourceFacts(format: .gif, width: width, height: height, pages: max(1, frames), hasAlpha: alpha)
+    }
+
+    static func skipSubBlocks(_ b: Bytes, from start: Int) -> Int? {
+        var offset = start
+        while let size = b.u8(offset) {
+            offset += 1 + Int(size)
+            if size == 0 { return offset }
+        }
+        return nil
+    }
+
+    // MARK: - WebP
+
+    static func webp(_ b: Bytes) -> SourceFacts? {
+        var offset = 12
+        var width = 0, height = 0, alpha = false, frames = 0, orientation = 1
+        var chunks = 0
+        while offset + 8 <= b.count, chunks < 100_000 {
+            chunks += 1
+            guard let type = b.string(at: offset, count: 4), let size = b.u32le(offset + 4) else { break }
+            let data = offset + 8
+            switch type {
+            case "VP8X":
+                guard let flags = b.u8(data), let w = b.u24le(data + 4), let h = b.u24le(data + 7) else { return nil }
+                alpha = flags & 0x10 != 0
+                width = w + 1
+                height = h + 1
+            case "VP8 " where width == 0:
+                guard b.matches([0x9D, 0x01, 0x2A], at: data + 3), let w = b.u16le(data + 6), let h = b.u16le(data + 8) else { return nil }
+                width = w & 0x3FFF
+                height = h & 0x3FFF
+            case "VP8L" where width == 0:
+                guard b.u8(data) == 0x2F, let bits = b.u32le(data + 1) else { return nil }
+                width = (bits & 0x3FFF) + 1
+                height = ((bits >> 14) & 0x3FFF) + 1
+                alpha = (bits >> 28) & 1 == 1
+            case "ANMF":
+                frames += 1
+            case "EXIF":
+                let start = b.matches(Array("Exif".utf8) + [0, 0], at: data) ? data + 6 : data
+                orientation = exifOrientation(b, tiffStart: start) ?? orientation
+            default:
+                break
+            }
+            offset = data + size + (size & 1)
+        }
+        guard width > 0, height > 0 else { return nil }
+        return SourceFacts(format: .webp, width: width, height: height, orientation: orientation, pages: max(1, frames), hasAlpha: alpha)
+    }
+
+    // MARK: - TIFF and EXIF
+
+    struct TIFFFacts {
+        var width = 0, height = 0, orientation = 1, pages = 0, alpha = false
+    }
+
+    /// Reads IFD0 (size, orientation, alpha) and counts the IFD chain for pages.
+    static func tiff(_ b: Bytes, base: Int) -> TIFFFacts? {
+        guard let little = byteOrder(b, base), let first = b.u32(base + 4, little: little) else { return nil }
+        var facts = TIFFFacts()
+        var ifd = first
+        var seen = Set<Int>()
+        while ifd > 0, facts.pages < 10_000, seen.insert(ifd).inserted {
+            let start = base + ifd
+            guard let count = b.u16(start, little: little) else { break }
+            if facts.pages == 0 {
+                for i in 0..<min(count, 4096) {
+                    let entry = start + 2 + i * 12
+                    guard let tag = b.u16(entry, little: little), let type = b.u16(entry + 2, little: little) else { break }
+                    let value = type == 3 ? b.u16(entry + 8, little: little) : b.u32(entry + 8, little: little)
+                    switch tag {
+                    case 256: facts.width = value ?? 0
+                    case 257: facts.height = value ?? 0
+                    case 274: facts.orientation = value ?? 1
+                    case 338: facts.alpha = true
+                    default: break
+                    }
+                }
+            }
+            facts.pages += 1
+            guard let next = b.u32(start + 2 + count * 12, little: little) else { break }
+            ifd = next
+        }
+        guard facts.width > 0, facts.height > 0 else { return nil }
+        return facts
+    }
+
+    static func exifOrientation(_ b: Bytes, tiffStart: Int) -> Int? {
+        guard let little = byteOrder(b, tiffStart), let ifd = b.u32(tiffStart + 4, little: little),
+              let count = b.u16(tiffStart + ifd, little: little) else { return nil }
+        for i in 0..<min(count, 4096) {
+            let entry = tiffStart + ifd + 2 + i * 12
+            guard let tag = b.u16(entry, little: little) else { return nil }
+            if tag == 0x0112, let value = b.u16(entry + 8, little: little), (1...8).contains(value) { return value }
+        }
+        return nil
+    }
+
+    static func byteOrder(_ b: Bytes, _ offset: Int) -> Bool? {
+        if b.matches([0x49, 0x49, 0x2A, 0x00], at: offset) { return true }
+        if b.matches([0x4D, 0x4D, 0x00, 0x2A], at: offset) { return false }
+        return nil
+    }
+
+    // MARK: - AVIF and HEIF
+
+    static func isobmffBrands(_ b: Bytes) -> [String] {
+        guard let size = b.u32be(0), size >= 16 else { return [] }
+        return stride(from: 16, to: min(size, 256), by: 4).compactMap { b.string(at: $0, count: 4) }
+    }
+
+    /// Walks meta → iprp → ipco for `ispe` (image spatial extents) and an alpha `auxC`.
+    static func isobmff(_ b: Bytes, format: ImageFormat) -> SourceFacts? {
+        var best: Size?
+        var alpha = false
+        func walk(_ start: Int, _ end: Int, depth: Int) {
+            var offset = start
+            var boxes = 0
+            while offset + 8 <= end, depth < 8, boxes < 10_000 {
+                boxes += 1
+                guard var size = b.u32be(offset), let type = b.string(at: offset + 4, count: 4) else { return }
+                var header = 8
+                if size == 1, let large = b.u32be(offset + 12), b.u32be(offset + 8) == 0 {
+                    size = large
+                    header = 16
+                } else if size == 0 {
+                    size = end - offset
+                }
+                guard size >= header, offset + size <= end else { return }
+                switch type {
+                case "meta": walk(offset + header + 4, offset + size, depth: depth + 1)
+                case "iprp", "ipco": walk(offset + header, offset + size, depth: depth + 1)
+                case "ispe":
+                    if let w = b.u32be(offset + header + 4), let h = b.u32be(offset + header + 8), w > 0, h > 0,
+                       best == nil || w * h > best!.pixels {
+                        best = Size(w, h)
+                    }
+                case "auxC":
+                    if let text = b.string(at: offset + header + 4, count: min(64, size - header - 4)), text.contains("alpha") { alpha = true }
+                default: break
+                }
+                offset += size
+            }
+        }
+        walk(0, b.count, depth: 0)
+        guard let best else { return nil }
+        return SourceFacts(format: format, width: best.width, height: best.height, hasAlpha: alpha)
+    }
+
+    // MARK: - JPEG XL
+
+    /// Reads the codestream's SizeHeader (bare, or inside a `jxlc`/`jxlp` box).
+    static func jxl(_ b: Bytes) -> SourceFacts? {
+        var start = 0
+        if !b.starts(with: [0xFF, 0x0A]) {
+            var offset = 0
+            var boxes = 0
+            start = -1
+            while offset + 8 <= b.count, boxes < 10_000 {
+                boxes += 1
+                guard let size = b.u32be(offset), let type = b.string(at: offset + 4, count: 4), size >= 8 else { return nil }
+                if type == "jxlc" { start = offset + 8; break }
+                if type == "jxlp" { start = offset + 12; break }
+                offset += size
+            }
+            guard start >= 0, b.matches([0xFF, 0x0A], at: start) else { return nil }
+        }
+        var bits = BitReader(b, offset: start + 2)
+        func dimension(small: Bool) -> Int? {
+            if small { return bits.read(5).map { ($0 + 1) * 8 } }
+            guard let selector = bits.read(2) else { return nil }
+            return bits.read([9, 13, 18, 30][selector]).map { $0 + 1 }
+        }
+        guard let div8 = bits.read(1), let height = dimension(small: div8 == 1), let ratio = bits.read(3) else { return nil }
+        let ratios: [(Int, Int)] = [(1, 1), (12, 10), (4, 3), (3, 2), (16, 9), (5, 4), (2, 1)]
+        let width: Int
+        if ratio == 0 {
+            guard let w = dimension(small: div8 == 1) else { return nil }
+            width = w
+        } else {
+            let (n, d) = ratios[ratio - 1]
+            width = height * n / d
+        }
+        return SourceFacts(format: .jxl, width: width, height: height)
+    }
+
+    // MARK: - BMP
+
+    static func bmp(_ b: Bytes) -> SourceFacts? {
+        guard let width = b.i32le(18), let height = b.i32le(22), let bpp = b.u16le(28), width > 0, height != 0 else { return nil }
+        return SourceFacts(format: .bmp, width: width, height: abs(height), hasAlpha: bpp == 32)
+    }
+
+    // MARK: - SVG
+
+    static func looksLikeSVG(_ bytes: [UInt8]) -> Bool {
+        let head = String(decoding: bytes.prefix(1024), as: UTF8.self).lowercased()
+        let trimmed = head.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" })
+        return (trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<svg") || trimmed.hasPrefix("<!doctype svg") || trimmed.hasPrefix("<!--"))
+            && head.contains("<svg")
+    }
+}
+
+/// Bounds-checked reads from a byte array: every accessor returns nil past the end.
+struct Bytes {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var count: Int { bytes.count }
+    subscript(_ i: Int) -> UInt8 { i >= 0 && i < bytes.count ? bytes[i] : 0 }
+
+    func u8(_ i: Int) -> UInt8? { i >= 0 && i < bytes.count ? bytes[i] : nil }
+
+    func has(_ offset: Int, _ length: Int) -> Bool { offset >= 0 && length >= 0 && offset <= bytes.count - length }
+
+    func starts(with prefix: [UInt8]) -> Bool { matches(prefix, at: 0) }
+
+    func matches(_ pattern: [UInt8], at offset: Int) -> Bool {
+        guard has(offset, pattern.count) else { return false }
+        for (i, byte) in pattern.enumerated() where bytes[offset + i] != byte { return false }
+        return true
+    }
+
+    func string(at offset: Int, count: Int) -> String? {
+        guard count > 0, has(offset, count) else { return nil }
+        return String(decoding: bytes[offset..<offset + count], as: UTF8.self)
+    }
+
+    func u16be(_ i: Int) -> Int? { has(i, 2) ? Int(bytes[i]) << 8 | Int(bytes[i + 1]) : nil }
+    func u16le(_ i: Int) -> Int? { has(i, 2) ? Int(bytes[i + 1]) << 8 | Int(bytes[i]) : nil }
+    func u24le(_ i: Int) -> Int? { has(i, 3) ? Int(bytes[i + 2]) << 16 | Int(bytes[i + 1]) << 8 | Int(bytes[i]) : nil }
+    func u32be(_ i: Int) -> Int? {
+        has(i, 4) ? Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3]) : nil
+    }
+    func u32le(_ i: Int) -> Int? {
+        has(i, 4) ? Int(bytes[i + 3]) << 24 | Int(bytes[i + 2]) << 16 | Int(bytes[i + 1]) << 8 | Int(bytes[i]) : nil
+    }
+    func i32le(_ i: Int) -> Int? { u32le(i).map { Int(Int32(truncatingIfNeeded: $0)) } }
+    func u16(_ i: Int, little: Bool) -> Int? { little ? u16le(i) : u16be(i) }
+    func u32(_ i: Int, little: Bool) -> Int? { little ? u32le(i) : u32be(i) }
+}
+
+/// Least-significant-bit-first reader, as JPEG XL headers are packed.
+struct BitReader {
+    let bytes: Bytes
+    var position: Int
+
+    init(_ bytes: Bytes, offset: Int) {
+        self.bytes = bytes
+        self.position = offset * 8
+    }
+
+    mutating func read(_ count: Int) -> Int? {
+        var value = 0
+        for i in 0..<count {
+            guard let byte = bytes.u8(position >> 3) else { return nil }
+            value |= Int((byte >> UInt8(position & 7)) & 1) << i
+            position += 1
+        }
+        return value
+    }
+}
