@@ -1,0 +1,11 @@
+import ArgumentParser
+
+@main
+struct Derive: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "derive",
+        abstract: "Derive image assets from sources with declarative transformation chains.",
+        version: "0.1.0",
+        subcommands: [Explain.self]
+    )
+}

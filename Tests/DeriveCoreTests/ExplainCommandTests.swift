@@ -1,0 +1,74 @@
+import DeriveCore
+import Foundation
+import Testing
+
+/// `derive explain` as a user runs it: the built binary, its stdout, stderr and exit status.
+@Suite struct ExplainCommandTests {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static let binary: URL = {
+        // The test bundle sits beside the products in the build folder.
+        let bundle = URL(fileURLWithPath: CommandLine.arguments.first { $0.hasSuffix(".xctest") } ?? CommandLine.arguments[0])
+        return bundle.deletingLastPathComponent().appendingPathComponent("derive")
+    }()
+
+    static func derive(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func explainsAStringOnARealPhotoWithoutDecoding() throws {
+        let result = try Self.derive(["explain", "--chain", "c_fill,w_250,h_250,g_auto/r_max/e_sepia",
+                                      Paths.fixture("photos/canon-sx60hs_orient6.jpg").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let plan = try JSONParser().parse(result.stdout)
+        #expect(plan["decode"]?["width"] == .int(250) && plan["decode"]?["height"] == .int(333))
+        #expect(plan["source"]?["orientation"] == .int(6))
+        guard case .array(let outputs)? = plan["outputs"] else {
+            Issue.record("no outputs in \(result.stdout)")
+            return
+        }
+        #expect(outputs[0]["name"] == .string("default"))
+        #expect(outputs[0]["width"] == .int(250) && outputs[0]["height"] == .int(250))
+        #expect(outputs[0]["transformation"] == .string("c_fill,w_250,h_250,g_auto/r_max/e_sepia"))
+    }
+
+    @Test func explainsAJobFileWithAGivenSourceSize() throws {
+        let job = FileManager.default.temporaryDirectory.appendingPathComponent("derive-explain-\(UUID().uuidString).json")
+        try #"{"source": "https://example.com/a.jpg", "outputs": [{"name": "thumb", "chain": "c_thumb,w_64,h_64", "format": "webp"}, {"name": "full", "chain": [{"resize": {"mode": "limit", "width": 2048}}]}]}"#
+            .write(to: job, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: job) }
+        let result = try Self.derive(["explain", "--chain", job.path, "--source-size", "4000x3000", "--orientation", "6"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let plan = try JSONParser().parse(result.stdout)
+        #expect(plan["decode"]?["width"] == .int(2048) && plan["decode"]?["height"] == .int(2731))
+        guard case .array(let outputs)? = plan["outputs"] else { return }
+        #expect(outputs.map { $0["name"] } == [.string("thumb"), .string("full")])
+        #expect(outputs[1]["width"] == .int(2048) && outputs[1]["height"] == .int(2731))
+    }
+
+    @Test func invalidInputGoesToStandardErrorWithAFailingStatus() throws {
+        let result = try Self.derive(["explain", "--chain", "c_fill,w_250,h_250,g_auto/r_max/e_sepai", "--source-size", "100x100"])
+        #expect(result.status != 0)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains(#"chain component 2 ("e_sepai"): unknown effect "sepai"; did you mean "sepia"?"#))
+
+        let unreadable = try Self.derive(["explain", "--chain", "w_10", Paths.fixture("hostile/crafted_text-file-named.jpg").path])
+        #expect(unreadable.status != 0)
+        #expect(unreadable.stderr.contains("not an image format Derive recognises; give --source-size instead"))
+    }
+}

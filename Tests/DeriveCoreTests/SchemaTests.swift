@@ -1,0 +1,104 @@
+@testable import DeriveCore
+import Foundation
+import Testing
+
+/// The checked-in JSON Schema and the decoder must describe the same language.
+@Suite struct SchemaTests {
+    static let schemaURL = Paths.repository.appendingPathComponent("Sources/DeriveCore/Schema/job-v1.schema.json")
+
+    static func schema() throws -> JSONValue {
+        try JSONParser().parse([UInt8](try Data(contentsOf: schemaURL)))
+    }
+
+    static func keys(_ value: JSONValue?) -> Set<String> {
+        guard case .object(let members)? = value?["properties"] else { return [] }
+        return Set(members.map(\.key))
+    }
+
+    @Test func schemaKeysMatchTheDecoder() throws {
+        let schema = try Self.schema()
+        let defs = schema["$defs"]
+        #expect(Self.keys(schema) == Set(JSONChainDecoder.jobKeys))
+        #expect(Self.keys(defs?["output"]) == Set(JSONChainDecoder.outputKeys))
+        guard case .array(let stepSchemas)? = defs?["step"]?["oneOf"] else {
+            Issue.record("no step list in the schema")
+            return
+        }
+        let stepNames = stepSchemas.flatMap { Self.keys($0) }
+        #expect(Set(stepNames) == Set(JSONChainDecoder.stepKeys))
+        #expect(stepNames.count == JSONChainDecoder.stepKeys.count)
+        let steps = Dictionary(uniqueKeysWithValues: stepSchemas.compactMap { step -> (String, JSONValue)? in
+            guard case .object(let members)? = step["properties"], let member = members.first else { return nil }
+            return (member.key, member.value)
+        })
+        #expect(Self.keys(steps["resize"]) == Set(JSONChainDecoder.resizeKeys))
+        #expect(Self.keys(steps["validate"]) == Set(JSONChainDecoder.constraintKeys))
+        guard case .array(let overlayParts)? = steps["overlay"]?["allOf"] else {
+            Issue.record("no overlay schema")
+            return
+        }
+        #expect(Self.keys(overlayParts.first) == Set(JSONChainDecoder.overlayKeys))
+        guard case .array(let breakpointParts)? = defs?["output"]?["properties"]?["breakpoints"]?["allOf"] else {
+            Issue.record("no breakpoints schema")
+            return
+        }
+        #expect(Self.keys(breakpointParts.first) == Set(JSONChainDecoder.breakpointKeys))
+    }
+
+    /// With Python's `jsonschema` (the test script installs it), the schema must accept what
+    /// Derive accepts and reject a document Derive rejects.
+    @Test func schemaValidatesDocumentsLikeTheDecoder() throws {
+        let accepted = [
+            #"{"source": "https://example.com/cat.jpg", "outputs": [{"name": "thumb", "chain": [{"resize": {"mode": "fill", "width": 200, "height": 200, "gravity": "auto"}}, {"round": {"radius": "max"}}], "format": "webp", "quality": 80}, {"name": "card", "chain": "c_fill,w_600,h_315,g_auto/e_sharpen:80", "format": "avif", "quality": "auto"}]}"#,
+            #"{"version": 1, "source": "s3://b/k.png", "preset": "web"}"#,
+            #"{"source": "/data/a.jpg", "outputs": [{"name": "a", "chain": [{"resize": {"width": 0.5, "gravity": {"x": 0.3, "y": 0.2}, "mode": "crop"}}, {"blur": 300}, {"overlay": {"text": "hi", "gravity": "south"}}], "breakpoints": {"step": 100}}]}"#,
+        ]
+        let rejected = [
+            #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"resize": {"widht": 10}}]}]}"#,
+            #"{"source": "https://x/a.jpg", "outputs": []}"#,
+            #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"blur": 10, "sepia": 5}]}]}"#,
+        ]
+        for text in accepted { #expect(throws: Never.self) { try JSONChainDecoder().decodeJob(json: text) } }
+        for text in rejected { #expect(throws: ValidationError.self) { try JSONChainDecoder().decodeJob(json: text) } }
+
+        guard let python = PythonJSONSchema() else {
+            #expect(ProcessInfo.processInfo.environment["DERIVE_TEST_SUITE"] == nil,
+                    "the test script installs python3 jsonschema; without it this check cannot run")
+            return
+        }
+        for text in accepted { #expect(try python.validate(text, schema: Self.schemaURL) == true, "\(text)") }
+        for text in rejected { #expect(try python.validate(text, schema: Self.schemaURL) == false, "\(text)") }
+    }
+}
+
+/// Runs Python's `jsonschema` on a document; nil when it is not installed.
+struct PythonJSONSchema {
+    init?() {
+        guard (try? Self.run(["-c", "import jsonschema"], input: "")) == 0 else { return nil }
+    }
+
+    func validate(_ document: String, schema: URL) throws -> Bool {
+        let script = """
+        import json, sys, jsonschema
+        schema = json.load(open(sys.argv[1]))
+        errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.load(sys.stdin)))
+        sys.exit(1 if errors else 0)
+        """
+        return try Self.run(["-c", script, schema.path], input: document) == 0
+    }
+
+    static func run(_ arguments: [String], input: String) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        let stdin = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
