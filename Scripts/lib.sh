@@ -1,0 +1,34 @@
+# Shared by the set-up scripts: install only what is missing, quietly, on Debian.
+
+# ensure_packages PKG... — apt-get installs the Debian packages that are not installed yet.
+ensure_packages() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "==> installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# ensure_python_modules MODULE=PIPNAME... — pip installs Python modules that do not import.
+ensure_python_modules() {
+    local missing=()
+    for spec in "$@"; do
+        python3 -c "import ${spec%%=*}" 2>/dev/null || missing+=("${spec#*=}")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "==> pip installing ${missing[*]}"
+    python3 -m pip install --quiet "${missing[@]}"
+}
+
+# ensure_swift — Derive needs Swift 6; say so plainly when it is missing.
+ensure_swift() {
+    if ! command -v swift >/dev/null; then
+        echo "Swift 6 is not on PATH. Install it from https://www.swift.org/install/linux/ (Debian 12) and run this again." >&2
+        exit 1
+    fi
+}
