@@ -70,25 +70,8 @@ struct Quoted: CustomStringConvertible {
             self.text = text
         }
     }
-    var description: String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    out += "\\u{\(String(scalar.value, radix: 16))}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    /// Spelled as a JSON string, so control characters and quotes are visible and unambiguous.
+    var description: String { JSONWriter.compact(.string(text)) }
 }
 
 /// Fixed-point decimal formatting with six places, trailing zeros removed. Every non-integer
