@@ -1,5 +1,6 @@
 @testable import DeriveCore
 import Foundation
+import DeriveTestSupport
 import Testing
 
 /// Header facts of the shared fixtures, as their README lists them.
@@ -55,5 +56,111 @@ import Testing
         let facts = try #require(try Self.facts("orientation/landscape_\(orientation).jpg"))
         #expect(facts.orientation == orientation)
         #expect(facts.orientedSize == Size(1800, 1200))
+    }
+}
+
+@Suite struct MetadataAlgorithmTests {
+    static func pattern(width: Int, height: Int, bands: Int = 3) -> PixelBuffer {
+        var pixels: [UInt8] = []
+        for y in 0..<height {
+            for x in 0..<width {
+                pixels += [UInt8((x * 7 + y * 3) % 256), UInt8((x * x + y) % 256), UInt8((y * 11) % 256)]
+                if bands == 4 { pixels.append(255) }
+            }
+        }
+        return PixelBuffer(width: width, height: height, bands: bands, pixels: pixels)
+    }
+
+    /// BlurHash agrees with the reference implementation (PyPI's `blurhash`) on several images.
+    @Test(arguments: [(20, 15), (32, 32), (7, 31), (1, 1)])
+    func blurHashMatchesTheReference(width: Int, height: Int) throws {
+        let image = Self.pattern(width: width, height: height)
+        let ours = BlurHash.encode(image)
+        #expect(ours.count == 28)
+        guard Python.has("blurhash") else {
+            #expect(!Python.required, "the test script installs the blurhash reference")
+            return
+        }
+        let rows = (0..<height).map { y in (0..<width).map { x in "[\(Harness2.rgb(image, x, y))]" }.joined(separator: ",") }
+        let reference = try Python.run("import blurhash, json, sys; print(blurhash.encode(json.loads(sys.stdin.read()), 4, 3))",
+                                       input: "[" + rows.map { "[\($0)]" }.joined(separator: ",") + "]")
+        #expect(reference.output.trimmingCharacters(in: .whitespacesAndNewlines) == ours)
+    }
+
+    @Test func differenceHashesTellNearDuplicatesFromOthers() {
+        let gradient: [UInt8] = (0..<72).map { (i: Int) -> UInt8 in UInt8(i % 9 * 20 + i / 9 * 3) }
+        #expect(DifferenceHash.hash(gray: gradient) == "ffffffffffffffff")
+        let flat = [UInt8](repeating: 100, count: 72)
+        #expect(DifferenceHash.hash(gray: flat) == "0000000000000000")
+        var nudged = gradient
+        nudged[4] = nudged[5]
+        #expect(DifferenceHash.distance(DifferenceHash.hash(gray: gradient), DifferenceHash.hash(gray: nudged)) == 1)
+    }
+
+    @Test func dominantColourIsTheFullestBucketIgnoringTransparency() {
+        var pixels: [UInt8] = []
+        for i in 0..<100 {
+            if i < 60 { pixels += [200, 30, 30, 255] } else if i < 90 { pixels += [10, 10, 250, 255] } else { pixels += [0, 255, 0, 0] }
+        }
+        #expect(DominantColor.of(PixelBuffer(width: 10, height: 10, bands: 4, pixels: pixels)) == Color(red: 200, green: 30, blue: 30))
+    }
+
+    @Test func masksCoverExactlyTheShape() {
+        let circle = Masks.roundedCorners(width: 40, height: 40, radius: .max)
+        #expect(circle[0] == 0 && circle[20 * 40 + 20] == 255 && circle[20 * 40] < 255)
+        let corners = Masks.roundedCorners(width: 40, height: 20, radius: .corners([8, 0, 8, 0]))
+        #expect(corners[0] == 0 && corners[39] == 255 && corners[19 * 40 + 39] == 0 && corners[19 * 40] == 255)
+        #expect(corners[10 * 40 + 20] == 255)
+        let vignette = Masks.vignette(width: 30, height: 30, strength: 100)
+        #expect(vignette[15 * 30 + 15] == 255 && vignette[0] < 30)
+    }
+
+    @Test func exifTextAndICCDescriptions() throws {
+        #expect(ExifText.value("Canon (Canon, ASCII, 6 components, 6 bytes)") == "Canon")
+        #expect(ExifText.value("Lens (x) 50mm (Lens (x) 50mm, ASCII, 14 components, 14 bytes)") == "Lens (x) 50mm")
+        #expect(ExifText.value("  ") == nil)
+        // A v2 'desc' profile and a v4 'mluc' one, built byte by byte.
+        func profile(tag: [UInt8]) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: 128)
+            bytes += [0, 0, 0, 1]
+            bytes += Array("desc".utf8)
+            bytes += [0, 0, 0, 144]
+            bytes += [0, 0, 0, UInt8(tag.count)]
+            bytes += tag
+            return bytes
+        }
+        var v2Tag: [UInt8] = Array("desc".utf8)
+        v2Tag += [0, 0, 0, 0, 0, 0, 0, 6]
+        v2Tag += Array("sRGB X".utf8)
+        v2Tag += [0]
+        #expect(ICCProfile.description(profile(tag: v2Tag)) == "sRGB X")
+        var v4Tag: [UInt8] = Array("mluc".utf8)
+        v4Tag += [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 12]
+        v4Tag += Array("enUS".utf8)
+        v4Tag += [0, 0, 0, 4, 0, 0, 0, 28]
+        v4Tag += [0, 0x50, 0, 0x33]  // "P3" in UTF-16BE
+        #expect(ICCProfile.description(profile(tag: v4Tag)) == "P3")
+    }
+
+    @Test func truncationIsFoundByStructure() throws {
+        let whole = [UInt8](try Data(contentsOf: Paths.fixture("photos/grace_hopper_noexif.jpg")))
+        #expect(ImageSniffer.truncation(of: whole, format: .jpeg) == nil)
+        #expect(ImageSniffer.truncation(of: Array(whole.prefix(whole.count / 2)), format: .jpeg) != nil)
+        let png = [UInt8](try Data(contentsOf: Paths.fixture("photos/coffee_noexif.png")))
+        #expect(ImageSniffer.truncation(of: png, format: .png) == nil)
+        #expect(ImageSniffer.truncation(of: Array(png.dropLast(20)), format: .png) != nil)
+        let gif = [UInt8](try Data(contentsOf: Paths.fixture("formats/gif-animated-cogs.gif")))
+        #expect(ImageSniffer.truncation(of: gif, format: .gif) == nil)
+        #expect(ImageSniffer.truncation(of: Array(gif.prefix(gif.count - 40)), format: .gif) != nil)
+        let webp = [UInt8](try Data(contentsOf: Paths.fixture("formats/webp-lossless-alpha.webp")))
+        #expect(ImageSniffer.truncation(of: webp, format: .webp) == nil)
+        #expect(ImageSniffer.truncation(of: Array(webp.prefix(1000)), format: .webp) != nil)
+    }
+}
+
+enum Harness2 {
+    static func rgb(_ p: PixelBuffer, _ x: Int, _ y: Int) -> String {
+        let i = (y * p.width + x) * p.bands
+        return "\(p.pixels[i]),\(p.pixels[i + 1]),\(p.pixels[i + 2])"
     }
 }

@@ -85,7 +85,7 @@ enum Normalizer {
         if angle >= 360 { angle = 0 }
         r.angle = angle
         if angle == 0 && !r.horizontalFlip && !r.verticalFlip { return nil }
-        r.background = isRightAngle(angle) ? nil : (r.background ?? .transparent)
+        r.background = ResizeGeometry.isRightAngle(angle) ? nil : (r.background ?? .transparent)
         return r
     }
 
@@ -112,10 +112,6 @@ enum Normalizer {
         case .tint(let amount, _), .colorize(let amount, _): amount == 0
         default: false
         }
-    }
-
-    static func isRightAngle(_ angle: Double) -> Bool {
-        angle.truncatingRemainder(dividingBy: 90) == 0
     }
 
     /// A zero offset is zero whether written as pixels or as a fraction.

@@ -38,6 +38,12 @@ public struct ResolvedJob: Sendable, Hashable {
     public var outputs: [CanonicalOutput]
     /// The job-level preset, if the job named one.
     public var preset: PresetReference?
+
+    public init(source: String?, outputs: [CanonicalOutput], preset: PresetReference? = nil) {
+        self.source = source
+        self.outputs = outputs
+        self.preset = preset
+    }
 }
 
 /// Turns a decoded job into canonical outputs, expanding presets through a catalog.

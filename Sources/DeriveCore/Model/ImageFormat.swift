@@ -50,8 +50,8 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         case .jpeg, .webp: 80
         case .avif: 50
         case .jxl: 75
-        case .tiff: 75
-        case .png, .gif, .auto, .original: 100
+        // TIFF is lossless (deflate) at 100; below it Derive writes JPEG-compressed TIFF.
+        case .tiff, .png, .gif, .auto, .original: 100
         }
     }
 

@@ -205,6 +205,11 @@ public enum ResizeGeometry {
 
     static func clamp(_ value: Int, _ low: Int, _ high: Int) -> Int { max(low, min(value, max(low, high))) }
 
+    /// Multiples of 90 degrees turn pixels exactly, with no resampling and no background.
+    public static func isRightAngle(_ degrees: Double) -> Bool {
+        degrees.truncatingRemainder(dividingBy: 90) == 0
+    }
+
     /// The canvas of a clockwise rotation by any angle: the bounding box of the turned image.
     public static func rotatedSize(_ size: Size, degrees: Double) -> Size {
         let turns = degrees / 90

@@ -63,7 +63,7 @@ extension PlannedOutput {
     }
 }
 
-extension Operation {
+extension ImageOperation {
     public var json: JSONValue {
         func op(_ name: String, _ rest: [JSONMember] = []) -> JSONValue {
             .object([JSONMember(key: "op", value: .string(name))] + rest)

@@ -31,7 +31,7 @@ public struct SourceFacts: Sendable, Hashable {
 /// receives (the first receives the decoded image). The engine executes these in order and
 /// does no geometry of its own, except where content decides (`smartCrop`, `trim`,
 /// `deferred`, `overlay`), for which it calls back into DeriveCore.
-public enum Operation: Sendable, Hashable {
+public enum ImageOperation: Sendable, Hashable {
     /// Picks one page or frame (1-based) when the decode kept several.
     case selectPage(Int)
     /// Undoes the EXIF orientation the decoder applied (`a_ignore`).
@@ -64,7 +64,7 @@ public enum Operation: Sendable, Hashable {
     var commutesWithScaling: Bool {
         switch self {
         case .selectPage, .unorient, .crop, .smartCrop, .flip: true
-        case .rotate(let degrees, _, _): Normalizer.isRightAngle(degrees)
+        case .rotate(let degrees, _, _): ResizeGeometry.isRightAngle(degrees)
         case .effect(let e): e.isPointwise
         default: false
         }
@@ -97,7 +97,7 @@ public struct PlannedOutput: Sendable, Hashable {
     public var breakpointWidth: Int?
     /// Final size; nil when it depends on the content (after `trim`).
     public var size: Size?
-    public var operations: [Operation]
+    public var operations: [ImageOperation]
     /// Format resolved from `original`; `auto` stays for the engine to choose.
     public var encoding: EncodingSettings
     public var keepsAnimation: Bool
@@ -119,4 +119,10 @@ public struct Plan: Sendable, Hashable {
     public var source: SourceFacts
     public var decode: DecodePlan
     public var outputs: [PlannedOutput]
+
+    public init(source: SourceFacts, decode: DecodePlan, outputs: [PlannedOutput]) {
+        self.source = source
+        self.decode = decode
+        self.outputs = outputs
+    }
 }

@@ -54,7 +54,7 @@ public struct Planner: Sendable {
     /// Plans steps on an image of a known size. The engine calls this for what the plan
     /// deferred (after a trim) and for an overlay's own chain.
     public func operations(for steps: [Step], input: Size, sourceFormat: ImageFormat? = nil,
-                           location: String = "chain") throws(ValidationError) -> (operations: [Operation], size: Size?) {
+                           location: String = "chain") throws(ValidationError) -> (operations: [ImageOperation], size: Size?) {
         var issues: [ValidationIssue] = []
         let walk = self.walk(steps, from: input, sourceFormat: sourceFormat, location: location, issues: &issues)
         if !issues.isEmpty { throw ValidationError(issues) }
@@ -73,7 +73,7 @@ public struct Planner: Sendable {
         // The decoder applies EXIF orientation; an output that ignores it turns the image back.
         let autoOrient = output.encoding.autoOrient
         let start = autoOrient ? source.orientedSize : source.storedSize
-        var prefix: [Operation] = []
+        var prefix: [ImageOperation] = []
         if !autoOrient && source.orientation != 1 { prefix.append(.unorient(orientation: source.orientation)) }
 
         let page = output.encoding.frame ?? 1
@@ -137,7 +137,7 @@ public struct Planner: Sendable {
     // MARK: - Walking a chain
 
     struct Walk {
-        var operations: [Operation] = []
+        var operations: [ImageOperation] = []
         /// Nil once the size depends on the content.
         var size: Size?
     }
@@ -168,7 +168,7 @@ public struct Planner: Sendable {
                 if r.verticalFlip { walk.operations.append(.flip(horizontal: false)) }
                 if r.angle != 0 {
                     let canvas = ResizeGeometry.rotatedSize(size, degrees: r.angle)
-                    let background = Normalizer.isRightAngle(r.angle) ? nil : (r.background ?? .transparent)
+                    let background = ResizeGeometry.isRightAngle(r.angle) ? nil : (r.background ?? .transparent)
                     walk.operations.append(.rotate(degrees: r.angle, canvas: canvas, background: background))
                     walk.size = canvas
                 }
@@ -226,7 +226,7 @@ public struct Planner: Sendable {
     /// The scale (relative to the full-size image the output starts from) its first resample
     /// needs. Operations before it that commute with scaling can run on a smaller decode; any
     /// other operation, or no resample at all, needs full size.
-    func demand(_ operations: [Operation], start: Size) -> Double {
+    func demand(_ operations: [ImageOperation], start: Size) -> Double {
         var current = start
         for operation in operations {
             switch operation {
@@ -246,11 +246,11 @@ public struct Planner: Sendable {
     /// Rewrites full-resolution operations for the decoded image: leading operations that
     /// commute with scaling get scaled coordinates, and a resample to the full-resolution size
     /// is inserted before the first operation that needs exact pixels (unless it is one).
-    func rebase(_ operations: [Operation], full start: Size, decoded: Size) -> [Operation] {
+    func rebase(_ operations: [ImageOperation], full start: Size, decoded: Size) -> [ImageOperation] {
         if start == decoded { return operations }
         var full = start
         var small = decoded
-        var out: [Operation] = []
+        var out: [ImageOperation] = []
         for (i, operation) in operations.enumerated() {
             let sx = Double(small.width) / Double(full.width)
             let sy = Double(small.height) / Double(full.height)

@@ -42,6 +42,86 @@ public enum ImageSniffer {
         }
     }
 
+    /// Why the file is structurally incomplete, or nil when it ends where its format says it
+    /// should. libvips only warns about some truncations (a JPEG without its end marker decodes
+    /// as grey), so Derive checks the structure itself: a truncated upload is a failed job, not a
+    /// half-grey thumbnail.
+    public static func truncation(of bytes: [UInt8], format: ImageFormat) -> String? {
+        let b = Bytes(bytes)
+        switch format {
+        case .jpeg:
+            // Find the first scan, then the end-of-image marker after it. Entropy-coded data
+            // stuffs 0xFF as FF 00, so FF D9 there is the real end.
+            var offset = 2
+            var segments = 0
+            while offset + 4 <= b.count, segments < 10_000 {
+                segments += 1
+                guard b[offset] == 0xFF else { return "the JPEG markers are damaged" }
+                let marker = b[offset + 1]
+                if marker == 0xFF { offset += 1; continue }
+                if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { offset += 2; continue }
+                if marker == 0xD9 { return "the JPEG ends before its image data" }
+                guard let length = b.u16be(offset + 2), length >= 2 else { return "the JPEG markers are damaged" }
+                if marker == 0xDA {
+                    // The end marker sits at the end (before any trailer), so search backwards;
+                    // an embedded thumbnail's marker lies before the scan and does not count.
+                    var i = b.count - 2
+                    while i >= offset + 2 + length {
+                        if bytes[i] == 0xFF && bytes[i + 1] == 0xD9 { return nil }
+                        i -= 1
+                    }
+                    return "the JPEG is truncated: its image data has no end marker"
+                }
+                offset += 2 + length
+            }
+            return "the JPEG is truncated before its image data"
+        case .png:
+            var offset = 8
+            var chunks = 0
+            while offset + 8 <= b.count, chunks < 1_000_000 {
+                chunks += 1
+                guard let length = b.u32be(offset), let type = b.string(at: offset + 4, count: 4) else { break }
+                if type == "IEND" { return nil }
+                offset += 12 + length
+            }
+            return "the PNG is truncated: it has no IEND chunk"
+        case .webp:
+            guard let size = b.u32le(4) else { return "the WebP header is truncated" }
+            return size + 8 > b.count ? "the WebP is truncated: its header declares \(size + 8) bytes, the file has \(b.count)" : nil
+        case .gif:
+            return gifComplete(b) ? nil : "the GIF is truncated inside its image data"
+        default:
+            return nil
+        }
+    }
+
+    /// Whether every GIF block the file starts is also finished.
+    static func gifComplete(_ b: Bytes) -> Bool {
+        guard let flags = b.u8(10) else { return false }
+        var offset = 13
+        if flags & 0x80 != 0 { offset += 3 << (Int(flags & 0x07) + 1) }
+        var blocks = 0
+        while offset < b.count, blocks < 1_000_000 {
+            blocks += 1
+            switch b[offset] {
+            case 0x21:
+                guard let next = skipSubBlocks(b, from: offset + 2) else { return false }
+                offset = next
+            case 0x2C:
+                guard let local = b.u8(offset + 9) else { return false }
+                offset += 10
+                if local & 0x80 != 0 { offset += 3 << (Int(local & 0x07) + 1) }
+                guard let next = skipSubBlocks(b, from: offset + 1) else { return false }
+                offset = next
+            case 0x3B:
+                return true
+            default:
+                return false
+            }
+        }
+        return offset >= b.count
+    }
+
     // MARK: - JPEG
 
     static func jpeg(_ b: Bytes) -> SourceFacts? {

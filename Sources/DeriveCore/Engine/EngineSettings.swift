@@ -1,0 +1,43 @@
+/// How the image engine runs: libvips threads and cache, which risky loaders are allowed, and
+/// the limits every source is checked against before decoding.
+public struct EngineSettings: Sendable, Hashable {
+    /// Threads libvips uses per image (0: one per core).
+    public var concurrency: Int
+    /// libvips' operation cache. Jobs rarely repeat an operation, so it is off by default and
+    /// memory stays flat between jobs.
+    public var cacheMaxOperations: Int
+    public var cacheMaxMemory: Int
+    /// Loaders libvips marks untrusted that are allowed anyway: `svg`, `pdf`, `jxl`, `magick`
+    /// (BMP and other ImageMagick formats).
+    public var allowedLoaders: Set<UntrustedLoader>
+    public var sourceLimits: SourceLimits
+
+    public init(concurrency: Int = 0, cacheMaxOperations: Int = 0, cacheMaxMemory: Int = 0,
+                allowedLoaders: Set<UntrustedLoader> = [], sourceLimits: SourceLimits = .default) {
+        self.concurrency = concurrency
+        self.cacheMaxOperations = cacheMaxOperations
+        self.cacheMaxMemory = cacheMaxMemory
+        self.allowedLoaders = allowedLoaders
+        self.sourceLimits = sourceLimits
+    }
+}
+
+/// libvips loaders that parse complex formats with large attack surfaces; blocked unless the
+/// operator allows them.
+public enum UntrustedLoader: String, Sendable, Hashable, CaseIterable {
+    case svg, pdf, jxl, magick
+
+    /// The source formats each one reads.
+    public var formats: [ImageFormat] {
+        switch self {
+        case .svg: [.svg]
+        case .pdf: [.pdf]
+        case .jxl: [.jxl]
+        case .magick: [.bmp]
+        }
+    }
+
+    public static func required(for format: ImageFormat) -> UntrustedLoader? {
+        allCases.first { $0.formats.contains(format) }
+    }
+}

@@ -1,0 +1,75 @@
+/// What running a job produced, as JSON: the source's metadata, the decode, every output's
+/// metadata and where it was written, and the time each stage took.
+public struct JobReport: Sendable {
+    public var plan: Plan
+    public var result: RenderResult
+    /// Where each output went, in the order of `result.outputs`.
+    public var locations: [String]
+    public var timings: StageTimings
+    public var totalMilliseconds: Double
+
+    public init(plan: Plan, result: RenderResult, locations: [String], timings: StageTimings, totalMilliseconds: Double) {
+        self.plan = plan
+        self.result = result
+        self.locations = locations
+        self.timings = timings
+        self.totalMilliseconds = totalMilliseconds
+    }
+
+    public var json: JSONValue {
+        let source = result.source
+        let inspection = source.inspection
+        var sourceMembers: [JSONMember] = [
+            JSONMember(key: "location", value: .string(source.location)),
+            JSONMember(key: "sha256", value: .string(source.sha256)),
+            JSONMember(key: "bytes", value: .int(source.bytes)),
+            JSONMember(key: "format", value: .string(inspection.facts.format.rawValue)),
+            JSONMember(key: "width", value: .int(inspection.facts.orientedSize.width)),
+            JSONMember(key: "height", value: .int(inspection.facts.orientedSize.height)),
+            JSONMember(key: "pages", value: .int(inspection.facts.pages)),
+            JSONMember(key: "hasAlpha", value: .bool(inspection.facts.hasAlpha)),
+            JSONMember(key: "orientation", value: .int(inspection.facts.orientation)),
+            JSONMember(key: "colourSpace", value: .string(inspection.colourSpace)),
+            JSONMember(key: "iccDescription", value: inspection.iccDescription.map(JSONValue.string) ?? .null),
+            JSONMember(key: "exif", value: .object(inspection.exif.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) })),
+            JSONMember(key: "hasLocation", value: .bool(inspection.hasLocation)),
+            JSONMember(key: "perceptualHash", value: .string(source.perceptualHash)),
+        ]
+        sourceMembers.append(JSONMember(key: "decode", value: plan.decode.json))
+        let outputs = zip(result.outputs, locations).map { output, location -> JSONValue in
+            let m = output.metadata
+            let planned = plan.outputs.first { $0.name == output.name }
+            var members: [JSONMember] = [JSONMember(key: "name", value: .string(output.name))]
+            if let width = output.breakpointWidth { members.append(JSONMember(key: "breakpointWidth", value: .int(width))) }
+            members += [
+                JSONMember(key: "location", value: .string(location)),
+                JSONMember(key: "format", value: .string(m.format.rawValue)),
+                JSONMember(key: "width", value: .int(m.width)),
+                JSONMember(key: "height", value: .int(m.height)),
+                JSONMember(key: "bytes", value: .int(m.bytes)),
+                JSONMember(key: "sha256", value: .string(m.sha256)),
+                JSONMember(key: "frames", value: .int(m.frames)),
+                JSONMember(key: "hasAlpha", value: .bool(m.hasAlpha)),
+                JSONMember(key: "quality", value: m.quality.map(JSONValue.int) ?? .null),
+                JSONMember(key: "choices", value: .array(m.choices.map(JSONValue.string))),
+                JSONMember(key: "blurhash", value: .string(m.blurhash)),
+                JSONMember(key: "dominantColor", value: .string(m.dominantColor)),
+                JSONMember(key: "identity", value: .string(output.identity)),
+                JSONMember(key: "transformation", value: (planned.flatMap { try? CloudinaryPrinter.string(for: $0.canonical) }).map(JSONValue.string) ?? .null),
+                JSONMember(key: "timings", value: .object(["apply": .decimal(rounded(m.applyMilliseconds)), "encode": .decimal(rounded(m.encodeMilliseconds))])),
+            ]
+            return .object(members)
+        }
+        return .object([
+            "source": .object(sourceMembers),
+            "outputs": .array(outputs),
+            "timings": .object([
+                "header": .decimal(rounded(timings.header)), "plan": .decimal(rounded(timings.plan)),
+                "decode": .decimal(rounded(result.timings.decode)), "metadata": .decimal(rounded(result.timings.metadata)),
+                "total": .decimal(rounded(totalMilliseconds)),
+            ]),
+        ])
+    }
+
+    private func rounded(_ milliseconds: Double) -> Double { (milliseconds * 100).rounded() / 100 }
+}

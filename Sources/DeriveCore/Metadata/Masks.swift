@@ -1,0 +1,89 @@
+/// Alpha masks for steps whose shape is pure geometry, computed here so they are exact and
+/// testable: rounded corners, the ellipse of `r_max`, and the vignette's falloff. Values are
+/// 0–255 coverage, anti-aliased across a one-pixel edge.
+public enum Masks {
+    public static func roundedCorners(width: Int, height: Int, radius: RoundCorners.Radius) -> [UInt8] {
+        var mask = [UInt8](repeating: 255, count: width * height)
+        switch radius {
+        case .max:
+            let cx = Double(width) / 2, cy = Double(height) / 2
+            let rx = max(cx, 0.5), ry = max(cy, 0.5)
+            let scale = min(rx, ry)
+            for y in 0..<height {
+                let ny = (Double(y) + 0.5 - cy) / ry
+                for x in 0..<width {
+                    let nx = (Double(x) + 0.5 - cx) / rx
+                    // Distance to the ellipse edge in pixels, approximately: good enough for a
+                    // one-pixel anti-aliased rim.
+                    let edge = ((nx * nx + ny * ny).squareRoot() - 1) * scale
+                    mask[y * width + x] = coverage(edge)
+                }
+            }
+        case .corners(let radii):
+            let limit = Double(min(width, height)) / 2
+            let r = radii.map { min(Double($0), limit) }
+            // Corner centres: top-left, top-right, bottom-right, bottom-left.
+            let corners: [(Double, Double, Double, Range<Int>, Range<Int>)] = [
+                (r[0], r[0], r[0], 0..<Int(r[0].rounded(.up)), 0..<Int(r[0].rounded(.up))),
+                (Double(width) - r[1], r[1], r[1], (width - Int(r[1].rounded(.up)))..<width, 0..<Int(r[1].rounded(.up))),
+                (Double(width) - r[2], Double(height) - r[2], r[2], (width - Int(r[2].rounded(.up)))..<width, (height - Int(r[2].rounded(.up)))..<height),
+                (r[3], Double(height) - r[3], r[3], 0..<Int(r[3].rounded(.up)), (height - Int(r[3].rounded(.up)))..<height),
+            ]
+            for (cx, cy, radius, xs, ys) in corners where radius > 0 {
+                for y in ys {
+                    for x in xs {
+                        let dx = Double(x) + 0.5 - cx, dy = Double(y) + 0.5 - cy
+                        // Only the quadrant outside the centre is rounded.
+                        let outside = (x < width / 2 ? dx < 0 : dx > 0) && (y < height / 2 ? dy < 0 : dy > 0)
+                        guard outside else { continue }
+                        let edge = (dx * dx + dy * dy).squareRoot() - radius
+                        mask[y * width + x] = min(mask[y * width + x], coverage(edge))
+                    }
+                }
+            }
+        }
+        return mask
+    }
+
+    /// A multiplier: 255 in the middle, falling toward the corners; `strength` 0–100 is how dark
+    /// the corners get.
+    public static func vignette(width: Int, height: Int, strength: Int) -> [UInt8] {
+        var mask = [UInt8](repeating: 255, count: width * height)
+        let amount = Double(max(0, min(100, strength))) / 100
+        let cx = Double(width) / 2, cy = Double(height) / 2
+        for y in 0..<height {
+            let ny = (Double(y) + 0.5 - cy) / cy
+            for x in 0..<width {
+                let nx = (Double(x) + 0.5 - cx) / cx
+                let distance = ((nx * nx + ny * ny) / 2).squareRoot()
+                let t = max(0, min(1, (distance - 0.4) / 0.6))
+                mask[y * width + x] = UInt8((255 * (1 - amount * t * t)).rounded())
+            }
+        }
+        return mask
+    }
+
+    static func coverage(_ signedDistance: Double) -> UInt8 {
+        UInt8((max(0, min(1, 0.5 - signedDistance)) * 255).rounded())
+    }
+}
+
+/// What `auto` quality and format resolve to until the perceptual search exists: fixed,
+/// documented values, reported with every output that used them.
+public enum AutoDefaults {
+    public static func quality(_ level: AutoQuality, for format: OutputFormat) -> Int {
+        switch (format, level) {
+        case (.avif, .best): 64
+        case (.avif, .good): 50
+        case (.avif, .eco): 40
+        case (.avif, .low): 30
+        case (_, .best): 90
+        case (_, .good): 80
+        case (_, .eco): 70
+        case (_, .low): 60
+        }
+    }
+
+    /// WebP holds alpha and animation and is smaller than JPEG and PNG at equal quality.
+    public static let format = OutputFormat.webp
+}
