@@ -14,16 +14,31 @@ let package = Package(
         // Pure Swift: the transformation language, validation, canonical identity and the
         // geometry planner. No C library, so it is tested exhaustively without any server.
         .target(name: "DeriveCore", exclude: ["Schema"]),
+        // libvips (Debian's libvips-dev), and the few C helpers Swift cannot express itself.
+        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+        .target(name: "CVipsShim", dependencies: ["CVips"]),
+        // Fast SHA-256 of content over OpenSSL's libcrypto (Debian's libssl-dev).
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "DeriveDigest", dependencies: ["CCrypto"]),
+        // The image engine: decode at size, every operation, every encoder, the metadata.
+        .target(name: "DeriveVips", dependencies: ["DeriveCore", "DeriveDigest", "CVips", "CVipsShim"]),
         .executableTarget(
             name: "derive",
             dependencies: [
                 "DeriveCore",
+                "DeriveVips",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Fixture paths and seeded randomness shared by the test targets.
+        .target(name: "DeriveTestSupport", path: "Tests/DeriveTestSupport"),
         .testTarget(
             name: "DeriveCoreTests",
-            dependencies: ["DeriveCore"]
+            dependencies: ["DeriveCore", "DeriveTestSupport"]
+        ),
+        .testTarget(
+            name: "DeriveVipsTests",
+            dependencies: ["DeriveVips", "DeriveCore", "DeriveDigest", "DeriveTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,252 @@
+#include "CVipsShim.h"
+#include <string.h>
+
+int dvips_init(const char *program) {
+    return VIPS_INIT(program);
+}
+
+void dvips_block_untrusted(int block) {
+    vips_block_untrusted_set(block);
+}
+
+int dvips_block_operation(const char *name, int block) {
+    if (g_type_from_name(name) == 0) {
+        return -1;
+    }
+    vips_operation_block_set(name, block);
+    return 0;
+}
+
+void dvips_configure(int concurrency, int cache_max_operations, size_t cache_max_memory, int cache_max_files) {
+    vips_concurrency_set(concurrency);
+    vips_cache_set_max(cache_max_operations);
+    vips_cache_set_max_mem(cache_max_memory);
+    vips_cache_set_max_files(cache_max_files);
+}
+
+static int set_value(VipsOperation *op, const char *name, GValue *value) {
+    GParamSpec *pspec;
+    VipsArgumentClass *argument_class;
+    VipsArgumentInstance *argument_instance;
+    if (vips_object_get_argument(VIPS_OBJECT(op), name, &pspec, &argument_class, &argument_instance)) {
+        g_value_unset(value);
+        return -1;
+    }
+    g_object_set_property(G_OBJECT(op), name, value);
+    g_value_unset(value);
+    return 0;
+}
+
+int dvips_set_int(VipsOperation *op, const char *name, int v) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, G_TYPE_INT);
+    g_value_set_int(&value, v);
+    return set_value(op, name, &value);
+}
+
+int dvips_set_double(VipsOperation *op, const char *name, double v) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, G_TYPE_DOUBLE);
+    g_value_set_double(&value, v);
+    return set_value(op, name, &value);
+}
+
+int dvips_set_bool(VipsOperation *op, const char *name, int v) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, G_TYPE_BOOLEAN);
+    g_value_set_boolean(&value, v);
+    return set_value(op, name, &value);
+}
+
+int dvips_set_string(VipsOperation *op, const char *name, const char *v) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, G_TYPE_STRING);
+    g_value_set_string(&value, v);
+    return set_value(op, name, &value);
+}
+
+int dvips_set_enum(VipsOperation *op, const char *name, const char *nick) {
+    GParamSpec *pspec;
+    VipsArgumentClass *argument_class;
+    VipsArgumentInstance *argument_instance;
+    if (vips_object_get_argument(VIPS_OBJECT(op), name, &pspec, &argument_class, &argument_instance)) {
+        return -1;
+    }
+    GType type = G_PARAM_SPEC_VALUE_TYPE(pspec);
+    int number;
+    if (G_TYPE_IS_ENUM(type)) {
+        number = vips_enum_from_nick("derive", type, nick);
+    } else if (G_TYPE_IS_FLAGS(type)) {
+        number = vips_flags_from_nick("derive", type, nick);
+    } else {
+        vips_error("derive", "argument %s is not an enum", name);
+        return -1;
+    }
+    if (number < 0) {
+        return -1;
+    }
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, type);
+    if (G_TYPE_IS_ENUM(type)) {
+        g_value_set_enum(&value, number);
+    } else {
+        g_value_set_flags(&value, number);
+    }
+    return set_value(op, name, &value);
+}
+
+int dvips_set_image(VipsOperation *op, const char *name, VipsImage *image) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, VIPS_TYPE_IMAGE);
+    g_value_set_object(&value, image);
+    return set_value(op, name, &value);
+}
+
+int dvips_set_images(VipsOperation *op, const char *name, VipsImage **images, int count) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, VIPS_TYPE_ARRAY_IMAGE);
+    vips_value_set_array_image(&value, count);
+    VipsImage **array = vips_value_get_array_image(&value, NULL);
+    for (int i = 0; i < count; i++) {
+        array[i] = images[i];
+        g_object_ref(images[i]);
+    }
+    return set_value(op, name, &value);
+}
+
+int dvips_set_doubles(VipsOperation *op, const char *name, const double *values, int count) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, VIPS_TYPE_ARRAY_DOUBLE);
+    vips_value_set_array_double(&value, values, count);
+    return set_value(op, name, &value);
+}
+
+int dvips_set_ints(VipsOperation *op, const char *name, const int *values, int count) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, VIPS_TYPE_ARRAY_INT);
+    vips_value_set_array_int(&value, values, count);
+    return set_value(op, name, &value);
+}
+
+int dvips_set_blob(VipsOperation *op, const char *name, const void *data, size_t length) {
+    VipsBlob *blob = vips_blob_new(NULL, data, length);
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, VIPS_TYPE_BLOB);
+    g_value_set_boxed(&value, blob);
+    vips_area_unref(VIPS_AREA(blob));
+    return set_value(op, name, &value);
+}
+
+int dvips_build(VipsOperation **op) {
+    // With the cache off (Derive's default) build directly: no hashing, no cache lock.
+    int status = vips_cache_get_max() > 0 ? vips_cache_operation_buildp(op) : vips_object_build(VIPS_OBJECT(*op));
+    if (status) {
+        vips_object_unref_outputs(VIPS_OBJECT(*op));
+        return -1;
+    }
+    return 0;
+}
+
+VipsImage *dvips_get_image(VipsOperation *op, const char *name) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, VIPS_TYPE_IMAGE);
+    g_object_get_property(G_OBJECT(op), name, &value);
+    VipsImage *image = VIPS_IMAGE(g_value_get_object(&value));
+    if (image) {
+        g_object_ref(image);
+    }
+    g_value_unset(&value);
+    return image;
+}
+
+int dvips_get_int(VipsOperation *op, const char *name, int *out) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, G_TYPE_INT);
+    g_object_get_property(G_OBJECT(op), name, &value);
+    *out = g_value_get_int(&value);
+    g_value_unset(&value);
+    return 0;
+}
+
+int dvips_get_double(VipsOperation *op, const char *name, double *out) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, G_TYPE_DOUBLE);
+    g_object_get_property(G_OBJECT(op), name, &value);
+    *out = g_value_get_double(&value);
+    g_value_unset(&value);
+    return 0;
+}
+
+void *dvips_get_blob_copy(VipsOperation *op, const char *name, size_t *length) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, VIPS_TYPE_BLOB);
+    g_object_get_property(G_OBJECT(op), name, &value);
+    VipsBlob *blob = g_value_get_boxed(&value);
+    void *copy = NULL;
+    *length = 0;
+    if (blob) {
+        size_t size;
+        const void *data = vips_blob_get(blob, &size);
+        copy = malloc(size ? size : 1);
+        if (copy) {
+            memcpy(copy, data, size);
+            *length = size;
+        }
+    }
+    g_value_unset(&value);
+    return copy;
+}
+
+void dvips_unref(void *object) {
+    if (object) {
+        g_object_unref(object);
+    }
+}
+
+char *dvips_error_copy(void) {
+    char *message = g_strdup(vips_error_buffer());
+    vips_error_clear();
+    return message;
+}
+
+void dvips_image_set_int(VipsImage *image, const char *name, int value) {
+    vips_image_set_int(image, name, value);
+}
+
+void dvips_image_set_ints(VipsImage *image, const char *name, const int *values, int count) {
+    vips_image_set_array_int(image, name, values, count);
+}
+
+int dvips_image_get_ints(VipsImage *image, const char *name, int *values, int capacity) {
+    int *array;
+    int count;
+    if (vips_image_get_array_int(image, name, &array, &count)) {
+        vips_error_clear();
+        return -1;
+    }
+    for (int i = 0; i < count && i < capacity; i++) {
+        values[i] = array[i];
+    }
+    return count;
+}
+
+char *dvips_image_get_as_string(VipsImage *image, const char *name) {
+    char *out = NULL;
+    if (vips_image_get_as_string(image, name, &out)) {
+        vips_error_clear();
+        return NULL;
+    }
+    return out;
+}
+
+char **dvips_image_fields(VipsImage *image) {
+    return vips_image_get_fields(image);
+}
+
+void *dvips_image_write_to_memory(VipsImage *image, size_t *length) {
+    return vips_image_write_to_memory(image, length);
+}
+
+VipsImage *dvips_image_new_from_memory_copy(const void *data, size_t length, int width, int height, int bands) {
+    return vips_image_new_from_memory_copy(data, length, width, height, bands, VIPS_FORMAT_UCHAR);
+}

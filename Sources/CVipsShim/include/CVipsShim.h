@@ -1,0 +1,58 @@
+// What Swift cannot call on its own in libvips and GLib: variadic functions, macros, and GValue
+// set-up. One function per argument type, so every libvips operation is reachable by name
+// (vips_operation_new + properties + vips_cache_operation_buildp) without a shim per operation.
+#ifndef DERIVE_CVIPS_SHIM_H
+#define DERIVE_CVIPS_SHIM_H
+
+#include <stddef.h>
+#include <vips/vips.h>
+
+int dvips_init(const char *program);
+void dvips_block_untrusted(int block);
+int dvips_block_operation(const char *name, int block);
+void dvips_configure(int concurrency, int cache_max_operations, size_t cache_max_memory, int cache_max_files);
+
+// Setting an operation's input arguments. Each returns 0 on success, -1 if the argument does
+// not exist or has another type (the message is in vips_error_buffer).
+int dvips_set_int(VipsOperation *op, const char *name, int value);
+int dvips_set_double(VipsOperation *op, const char *name, double value);
+int dvips_set_bool(VipsOperation *op, const char *name, int value);
+int dvips_set_string(VipsOperation *op, const char *name, const char *value);
+int dvips_set_enum(VipsOperation *op, const char *name, const char *nick);
+int dvips_set_image(VipsOperation *op, const char *name, VipsImage *image);
+int dvips_set_images(VipsOperation *op, const char *name, VipsImage **images, int count);
+int dvips_set_doubles(VipsOperation *op, const char *name, const double *values, int count);
+int dvips_set_ints(VipsOperation *op, const char *name, const int *values, int count);
+/// The blob does not copy: the caller keeps `data` alive for as long as any image reads it.
+int dvips_set_blob(VipsOperation *op, const char *name, const void *data, size_t length);
+
+/// Builds through the operation cache when it is on; on success `*op` may be replaced by a
+/// cached twin.
+/// On failure unrefs the operation's outputs; the caller still owns `*op`.
+int dvips_build(VipsOperation **op);
+
+// Reading outputs after a successful build. Images come with a new reference.
+VipsImage *dvips_get_image(VipsOperation *op, const char *name);
+int dvips_get_int(VipsOperation *op, const char *name, int *out);
+int dvips_get_double(VipsOperation *op, const char *name, double *out);
+/// Copies a blob output (such as a saver's "buffer") into malloc'd memory the caller frees.
+void *dvips_get_blob_copy(VipsOperation *op, const char *name, size_t *length);
+
+void dvips_unref(void *object);
+
+/// Copies the error buffer and clears it (libvips keeps one per process).
+char *dvips_error_copy(void);
+
+/// Sets/gets metadata on an image (GValue plumbing in C).
+void dvips_image_set_int(VipsImage *image, const char *name, int value);
+void dvips_image_set_ints(VipsImage *image, const char *name, const int *values, int count);
+int dvips_image_get_ints(VipsImage *image, const char *name, int *values, int capacity);
+/// A string field as text (libvips formats EXIF fields as "value (description)").
+char *dvips_image_get_as_string(VipsImage *image, const char *name);
+/// The names of every metadata field, NULL-terminated; free with g_strfreev.
+char **dvips_image_fields(VipsImage *image);
+/// Allocates a contiguous copy of an image's pixels (8-bit images only); free with g_free.
+void *dvips_image_write_to_memory(VipsImage *image, size_t *length);
+VipsImage *dvips_image_new_from_memory_copy(const void *data, size_t length, int width, int height, int bands);
+
+#endif

@@ -1,0 +1,180 @@
+import DeriveCore
+
+/// Executes planned operations on an image. The geometry is the planner's; the runner decides
+/// only what content decides (smart crops, trims, deferred steps, overlay sizes), and does so
+/// through DeriveCore's functions so that it agrees with `derive explain`.
+final class OperationRunner {
+    let planner: Planner
+    let overlays: any OverlayLoader
+    let engine: VipsEngine
+    let sourceFormat: ImageFormat
+    private var overlayCache: [Overlay: VImage] = [:]
+
+    init(engine: VipsEngine, overlays: any OverlayLoader, sourceFormat: ImageFormat) {
+        self.engine = engine
+        self.planner = engine.planner
+        self.overlays = overlays
+        self.sourceFormat = sourceFormat
+    }
+
+    /// Runs the operations; returns the image and the operations with every content-dependent
+    /// one replaced by what it resolved to, for the other frames of an animation.
+    func run(_ operations: [ImageOperation], on start: VImage) throws(DeriveError) -> (VImage, [ImageOperation]) {
+        var image = start
+        var resolved: [ImageOperation] = []
+        for operation in operations {
+            switch operation {
+            case .smartCrop(let size, let strategy):
+                let (cropped, rect) = try image.smartCropped(to: size, strategy: strategy)
+                image = cropped
+                resolved.append(.crop(rect))
+            case .trim(let trim):
+                let box = try image.trimBox(threshold: Double(trim.tolerance), background: trim.color)
+                if box.width > 0 && box.height > 0 && box.size != image.size {
+                    image = try image.extracted(box)
+                    resolved.append(.crop(box))
+                }
+            case .deferred(let steps):
+                let (planned, _) = try planned(steps, on: image.frameSize)
+                let (result, inner) = try run(planned, on: image)
+                image = result
+                resolved += inner
+            default:
+                image = try apply(operation, to: image)
+                resolved.append(operation)
+            }
+        }
+        return (image, resolved)
+    }
+
+    /// Runs operations on every frame of an animation, deciding content-dependent ones on the
+    /// first frame so that all frames are cut the same way.
+    func runAnimated(_ operations: [ImageOperation], on image: VImage) throws(DeriveError) -> VImage {
+        let frames = try image.frames()
+        let (first, resolved) = try run(operations, on: frames[0])
+        var results = [first]
+        for frame in frames.dropFirst() {
+            results.append(try run(resolved, on: frame).0)
+        }
+        let delays = image.ints("delay")
+        let loop = image.int("loop")
+        let stacked = try VImage.stacked(results)
+        return try stacked.withMetadata { pointer in
+            Metadata.setInt(pointer, "page-height", first.height)
+            if let delays { Metadata.setInts(pointer, "delay", delays) }
+            if let loop { Metadata.setInt(pointer, "loop", loop) }
+        }
+    }
+
+    func planned(_ steps: [Step], on size: Size) throws(DeriveError) -> ([ImageOperation], Size?) {
+        do {
+            let result = try planner.operations(for: steps, input: size, sourceFormat: sourceFormat)
+            return (result.operations, result.size)
+        } catch {
+            throw DeriveError(error)
+        }
+    }
+
+    func apply(_ operation: ImageOperation, to image: VImage) throws(DeriveError) -> VImage {
+        switch operation {
+        case .selectPage(let page):
+            guard image.pages > 1 else { return image }
+            return try image.extracted(Rect(x: 0, y: (page - 1) * image.pageHeight, width: image.width, height: image.pageHeight))
+        case .unorient(let orientation):
+            return try unorient(image, orientation)
+        case .resize(let size):
+            return try image.resized(to: size)
+        case .crop(let rect):
+            return try image.extracted(rect)
+        case .embed(let at, let canvas, let background):
+            return try image.embedded(at: (at.x, at.y), canvas: canvas, background: background)
+        case .flip(let horizontal):
+            return try image.flipped(horizontal: horizontal)
+        case .rotate(let degrees, let canvas, let background):
+            let rotated = try image.rotated(degrees: degrees, canvas: canvas, background: background ?? .transparent)
+            // libvips recomputes a lazy affine for every strip a later reduction asks for
+            // (minutes on a photo); the canvas is bounded by the output pixel limit, so the
+            // result is kept in memory instead.
+            return ResizeGeometry.isRightAngle(degrees) ? rotated : try rotated.inMemory()
+        case .round(let radius, let background):
+            let mask = try VImage.fromPixels(Masks.roundedCorners(width: image.width, height: image.height, radius: radius),
+                                             width: image.width, height: image.height, bands: 1)
+            let base = background.isOpaque && !image.hasAlpha ? image : try image.withAlpha()
+            return try base.blended(with: base.constant(background, bands: base.bands), mask: mask)
+        case .effect(let effect):
+            let changed = try Effects.apply(effect, to: image)
+            // Convolutions have the same recompute problem as affines when a reduction follows.
+            return effect.isPointwise ? changed : try changed.inMemory()
+        case .flatten(let color):
+            guard image.hasAlpha else { return image }
+            if color.isOpaque { return try image.flattened(on: color) }
+            return try image.constant(color, bands: image.bands).composited(image, at: (0, 0))
+        case .border(let border):
+            return try image.embedded(at: (border.width, border.width),
+                                      canvas: Size(image.width + 2 * border.width, image.height + 2 * border.width),
+                                      background: border.color)
+        case .opacity(let percent):
+            let withAlpha = try image.withAlpha()
+            guard let alpha = try withAlpha.alphaBand() else { return withAlpha }
+            return try withAlpha.withoutAlpha().joined(with: alpha.linear([Double(percent) / 100], [0]))
+        case .overlay(let overlay):
+            return try composite(overlay, onto: image)
+        case .smartCrop, .trim, .deferred:
+            return try run([operation], on: image).0
+        }
+    }
+
+    /// Undoes the turn the decoder applied for an EXIF orientation: 6 and 8 are each other's
+    /// inverse; every other orientation is its own.
+    func unorient(_ image: VImage, _ orientation: Int) throws(DeriveError) -> VImage {
+        try VipsDecoder.upright(image, orientation: orientation == 6 ? 8 : orientation == 8 ? 6 : orientation)
+    }
+
+    // MARK: - Overlays
+
+    func composite(_ overlay: Overlay, onto base: VImage) throws(DeriveError) -> VImage {
+        let layer = try rendered(overlay)
+        let gravity: Compass
+        if case .compass(let c)? = overlay.gravity { gravity = c } else { gravity = .center }
+        let origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
+        return try base.composited(layer, at: origin)
+    }
+
+    /// The overlay as an image, decoded and transformed once per job.
+    func rendered(_ overlay: Overlay) throws(DeriveError) -> VImage {
+        if let cached = overlayCache[overlay] { return cached }
+        let start: VImage
+        switch overlay.source {
+        case .text(let text):
+            start = try Self.text(text)
+        case .image(let reference):
+            start = try engine.decodeOverlay(overlays.load(reference), chain: overlay.chain)
+        }
+        // Image overlays are decoded with their chain's first resample; text runs its chain here.
+        let result: VImage
+        if case .text = overlay.source {
+            let (operations, _) = try planned(overlay.chain, on: start.size)
+            result = try run(operations, on: start).0.inMemory()
+        } else {
+            result = start
+        }
+        overlayCache[overlay] = result
+        return result
+    }
+
+    /// Text as an RGBA image: Pango renders a coverage mask, which becomes the alpha of a plane
+    /// in the text colour. Markup characters are escaped: the text is only ever text.
+    static func text(_ layer: TextLayer) throws(DeriveError) -> VImage {
+        let escaped = layer.text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+        var font = layer.font
+        if layer.bold { font += " Bold" }
+        if layer.italic { font += " Italic" }
+        let mask = try VipsCall("text").string("text", escaped).string("font", "\(font) \(layer.size)").int("dpi", 72)
+            .run(failing: .invalidJob).image("out")
+        let colour = try mask.constant(values: [Double(layer.color.red), Double(layer.color.green), Double(layer.color.blue)])
+            .interpreted(as: "srgb")
+        let alpha = try mask.linear([Double(layer.color.alpha) / 255], [0])
+        return try colour.joined(with: alpha)
+    }
+}

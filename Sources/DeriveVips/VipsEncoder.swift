@@ -1,0 +1,125 @@
+import DeriveCore
+
+/// Encoders for every output format. The image arrives as 8-bit sRGB (or grey); formats
+/// without alpha get it flattened onto white; `strip` drops EXIF, XMP, IPTC and the ICC
+/// profile (the pixels are already sRGB, which is what a browser assumes without one).
+enum VipsEncoder {
+    struct Encoded {
+        var data: [UInt8]
+        var format: OutputFormat
+        var quality: Int?
+        var choices: [String]
+    }
+
+    static func encode(_ input: VImage, encoding: EncodingSettings, animated: Bool) throws(DeriveError) -> Encoded {
+        var choices: [String] = []
+        var format = encoding.format
+        if format == .auto || format == .original {
+            format = AutoDefaults.format
+            choices.append("format auto → \(format.rawValue) (the fixed default until the perceptual search exists)")
+        }
+        let resolved = encoding.resolved(to: format)
+        var quality: Int?
+        switch resolved.quality {
+        case .value(let q)?: quality = q
+        case .auto(let level)?:
+            quality = AutoDefaults.quality(level, for: format)
+            choices.append("quality auto:\(level.rawValue) → \(quality!) (the fixed default until the perceptual search exists)")
+        case nil: quality = nil
+        }
+        let effort = resolved.effort ?? format.defaultEffort
+        var image = try input.standardised()
+        if !format.supportsAlpha { image = try image.flattened(on: .white) }
+        if !animated && image.pages > 1 {
+            image = try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight))
+        }
+        let strip = resolved.strip
+        let chroma: String
+        switch resolved.chromaSubsampling {
+        case .auto: chroma = "auto"
+        case .full: chroma = "off"
+        case .half: chroma = "on"
+        }
+
+        let data: [UInt8]
+        switch format {
+        case .jpeg:
+            data = try save(VipsCall("jpegsave_buffer").image("in", image).int("Q", quality ?? 80)
+                .bool("interlace", resolved.progressive).bool("optimize_coding", true)
+                .enumeration("subsample_mode", chroma).bool("strip", strip))
+        case .png:
+            data = try png(image, quality: quality ?? 100, effort: effort, interlace: resolved.progressive, strip: strip, choices: &choices)
+        case .webp:
+            data = try save(VipsCall("webpsave_buffer").image("in", image).int("Q", quality ?? 80)
+                .bool("lossless", resolved.lossless).int("effort", min(6, Int((Double(effort) * 6 / 9).rounded())))
+                .bool("strip", strip))
+        case .avif:
+            data = try save(VipsCall("heifsave_buffer").image("in", image).int("Q", quality ?? 50)
+                .bool("lossless", resolved.lossless).enumeration("compression", "av1").int("effort", effort)
+                .enumeration("subsample_mode", chroma).int("bitdepth", 8).bool("strip", strip))
+        case .gif:
+            data = try save(VipsCall("gifsave_buffer").image("in", image).int("effort", min(10, effort + 1))
+                .bool("interlace", resolved.progressive).bool("strip", strip))
+        case .jxl:
+            data = try save(VipsCall("jxlsave_buffer").image("in", image).int("Q", quality ?? 75)
+                .bool("lossless", resolved.lossless).int("effort", max(1, effort)).bool("strip", strip))
+        case .tiff:
+            // Lossless deflate at quality 100 (the default); JPEG compression below it.
+            let lossy = (quality ?? 100) < 100 && !image.hasAlpha
+            var call = VipsCall("tiffsave_buffer").image("in", image).enumeration("compression", lossy ? "jpeg" : "deflate")
+                .bool("strip", strip)
+            if lossy { call = call.int("Q", quality ?? 75) }
+            data = try save(call)
+        case .auto, .original:
+            throw DeriveError(.internalError, "format \(format.rawValue) reached the encoder unresolved")
+        }
+        return Encoded(data: data, format: format, quality: resolved.lossless ? nil : quality, choices: choices)
+    }
+
+    static func save(_ call: VipsCall) throws(DeriveError) -> [UInt8] {
+        do {
+            return try call.run(failing: .encodeFailed).blob("buffer")
+        } catch {
+            // Damaged source data often surfaces only here, when the pixels are finally read.
+            throw VipsDecoder.classify(error, stage: "encode")
+        }
+    }
+
+    /// Truecolour, or a palette when that is smaller: below quality 100 a lossy palette is
+    /// allowed; at 100 only one that decodes to exactly the same pixels.
+    static func png(_ image: VImage, quality: Int, effort: Int, interlace: Bool, strip: Bool,
+                    choices: inout [String]) throws(DeriveError) -> [UInt8] {
+        let truecolour = try save(VipsCall("pngsave_buffer").image("in", image).int("compression", effort)
+            .bool("interlace", interlace).bool("strip", strip))
+        let palette = try save(VipsCall("pngsave_buffer").image("in", image).int("compression", effort)
+            .bool("interlace", interlace).bool("strip", strip).bool("palette", true).int("Q", quality)
+            .double("dither", quality < 100 ? 1 : 0))
+        guard palette.count < truecolour.count else { return truecolour }
+        if quality < 100 {
+            choices.append("png palette (smaller than truecolour at quality \(quality))")
+            return palette
+        }
+        guard try decodesIdentically(palette, to: image) else { return truecolour }
+        choices.append("png palette (lossless: the image has few colours)")
+        return palette
+    }
+
+    static func decodesIdentically(_ png: [UInt8], to image: VImage) throws(DeriveError) -> Bool {
+        try withBytes(png) { (buffer) throws(DeriveError) -> Bool in
+            let decoded = try VipsCall("pngload_buffer").blob("buffer", buffer).run().image("out")
+            guard decoded.size == image.size else { return false }
+            // Premultiplied, so the invisible colour of fully transparent pixels does not count.
+            func comparable(_ i: VImage) throws(DeriveError) -> VImage {
+                try VipsCall("premultiply").image("in", i.hasAlpha ? i : try i.withAlpha()).run().image("out")
+            }
+            let a = try comparable(try image.matchingBands(for: decoded))
+            let b = try comparable(try decoded.matchingBands(for: image))
+            guard a.bands == b.bands else { return false }
+            let difference = try VipsCall("subtract").image("left", a).image("right", b).run().image("out")
+            let absolute = try VipsCall("abs").image("in", difference).run().image("out")
+            let result = try VipsCall("max").image("in", absolute).run()
+            // Premultiplying rounds; a difference below one step is the same 8-bit pixel.
+            return try result.doubleOutput("out") < 1
+        }
+    }
+}

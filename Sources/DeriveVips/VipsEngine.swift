@@ -1,0 +1,181 @@
+import DeriveCore
+import DeriveDigest
+import Foundation
+
+/// The libvips engine: reads headers, decodes each source once at the plan's size, derives
+/// every output from that decode, and records the metadata.
+public struct VipsEngine: ImageEngine {
+    public let settings: EngineSettings
+    public let planner: Planner
+
+    public init(settings: EngineSettings = EngineSettings(), limits: ChainLimits = .default) throws(DeriveError) {
+        try VipsRuntime.start(settings)
+        self.settings = settings
+        self.planner = Planner(limits: limits)
+    }
+
+    static let sniffedExactly: Set<ImageFormat> = [.jpeg, .png, .gif, .webp]
+
+    public func inspect(_ source: SourceImage) throws(DeriveError) -> SourceInspection {
+        try settings.sourceLimits.check(byteCount: source.bytes.count)
+        let format = try VipsDecoder.format(of: source.bytes, settings: settings)
+        if let reason = ImageSniffer.truncation(of: source.bytes, format: format) {
+            throw DeriveError(.corruptImage, reason)
+        }
+        // The sniffer reads sizes without libvips: a bomb is refused before any parser runs.
+        let sniffed = ImageSniffer.facts(of: Array(source.bytes.prefix(1 << 20)))
+        if let sniffed { try settings.sourceLimits.check(sniffed) }
+        // JPEG, PNG, GIF and WebP headers are read exactly by the sniffer; libvips reads the
+        // rest. The colour space, profile and EXIF come from the decode itself (`render`).
+        if let sniffed, Self.sniffedExactly.contains(format) {
+            return SourceInspection(facts: sniffed, colourSpace: "")
+        }
+        let inspection = try withBytes(source.bytes) { (buffer) throws(DeriveError) -> SourceInspection in
+            VipsDecoder.inspection(of: try VipsDecoder.header(buffer, format: format), format: format)
+        }
+        try settings.sourceLimits.check(inspection.facts)
+        return inspection
+    }
+
+    public func render(_ plan: Plan, source: SourceImage, inspection: SourceInspection,
+                       overlays: any OverlayLoader) throws(DeriveError) -> RenderResult {
+        var timings = StageTimings()
+        let format = inspection.facts.format
+        return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> RenderResult in
+            // 1. Decode once, into memory, so every output and the metadata read the same pixels
+            //    without decoding again. The decode is no larger than the largest output.
+            var clock = Clock()
+            let (decoded, loaded) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode)
+            timings.decode = clock.lap()
+
+            // 2. Source metadata.
+            var hash = ContentHash()
+            hash.update(buffer)
+            let sourceHash = hash.finalizeHex()
+            let perceptual = try DifferenceHash.hash(gray: decoded.withPixels { view in
+                view.downsampled(to: Size(DifferenceHash.width, DifferenceHash.height), grey: true).pixels
+            })
+            let metadata = SourceMetadata(location: source.location, sha256: sourceHash, bytes: buffer.count,
+                                          inspection: loaded, perceptualHash: perceptual)
+            timings.metadata = clock.lap()
+
+            // 3. Every output from the one decode.
+            let runner = OperationRunner(engine: self, overlays: overlays, sourceFormat: format)
+            var rendered: [RenderedOutput] = []
+            for output in plan.outputs {
+                if let search = output.breakpointSearch {
+                    rendered += try breakpoints(output, search: search, from: decoded, runner: runner)
+                } else {
+                    rendered.append(try self.output(output, from: decoded, runner: runner))
+                }
+            }
+            return RenderResult(source: metadata, outputs: rendered, timings: timings)
+        }
+    }
+
+    func output(_ planned: PlannedOutput, from decoded: VImage, runner: OperationRunner,
+                extra: [ImageOperation] = [], breakpointWidth: Int? = nil) throws(DeriveError) -> RenderedOutput {
+        var clock = Clock()
+        let image = try applied(planned.operations + extra, to: decoded, planned: planned, runner: runner)
+        let applyTime = clock.lap()
+        return try encoded(image, planned: planned, breakpointWidth: breakpointWidth ?? planned.breakpointWidth,
+                           applyMilliseconds: applyTime)
+    }
+
+    func applied(_ operations: [ImageOperation], to decoded: VImage, planned: PlannedOutput, runner: OperationRunner) throws(DeriveError) -> VImage {
+        if planned.keepsAnimation && decoded.pages > 1 {
+            return try runner.runAnimated(operations, on: decoded)
+        }
+        return try runner.run(operations, on: decoded).0
+    }
+
+    func encoded(_ lazy: VImage, planned: PlannedOutput, breakpointWidth: Int?, applyMilliseconds: Double) throws(DeriveError) -> RenderedOutput {
+        var clock = Clock()
+        // Computed once: the encoder and the preview for the metadata read the same pixels.
+        let image = try lazy.inMemory()
+        let animated = planned.keepsAnimation && image.pages > 1
+        let encoded = try VipsEncoder.encode(image, encoding: planned.encoding, animated: animated)
+        let encodeTime = clock.lap()
+        let frame = animated ? try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight)).inMemory() : image
+        let preview = try frame.standardised().inMemory().withPixels { $0.downsampled(to: Self.previewSize(frame.size)) }
+        let metadata = OutputMetadata(
+            format: encoded.format, width: frame.width, height: frame.height, bytes: encoded.data.count,
+            sha256: ContentHash.sha256(encoded.data), frames: animated ? image.pages : 1,
+            hasAlpha: encoded.format.supportsAlpha && image.hasAlpha, quality: encoded.quality, choices: encoded.choices,
+            blurhash: BlurHash.encode(preview), dominantColor: DominantColor.of(preview).hex,
+            applyMilliseconds: applyMilliseconds, encodeMilliseconds: encodeTime)
+        return RenderedOutput(name: planned.name, breakpointWidth: breakpointWidth, identity: planned.identity,
+                              data: encoded.data, metadata: metadata)
+    }
+
+    /// Byte-spaced breakpoints, found by encoding: from the widest, each next width is the
+    /// widest whose file is at least `bytes` smaller than the previous one (binary search).
+    func breakpoints(_ planned: PlannedOutput, search: BreakpointSearch, from decoded: VImage,
+                     runner: OperationRunner) throws(DeriveError) -> [RenderedOutput] {
+        var clock = Clock()
+        let base = try applied(planned.operations, to: decoded, planned: planned, runner: runner).inMemory()
+        let baseTime = clock.lap()
+        func render(_ width: Int) throws(DeriveError) -> RenderedOutput {
+            var clock = Clock()
+            let (operations, _) = try runner.planned([.resize(Resize(mode: .limit, width: .pixels(width)))], on: base.frameSize)
+            let image = try applied(operations, to: base, planned: planned, runner: runner)
+            return try encoded(image, planned: planned, breakpointWidth: width, applyMilliseconds: baseTime + clock.lap())
+        }
+        var chosen = [try render(min(search.maxWidth, base.width))]
+        while chosen.count < search.maxCount {
+            let previous = chosen[chosen.count - 1]
+            let target = previous.metadata.bytes - search.bytes
+            guard target > 0, let previousWidth = previous.breakpointWidth, previousWidth > search.minWidth else { break }
+            let smallest = try render(search.minWidth)
+            guard smallest.metadata.bytes <= target else { break }
+            var low = search.minWidth, high = previousWidth - 1
+            var best = smallest
+            for _ in 0..<10 where low < high {
+                let middle = (low + high + 1) / 2
+                let candidate = try render(middle)
+                if candidate.metadata.bytes <= target {
+                    best = candidate
+                    low = middle
+                } else {
+                    high = middle - 1
+                }
+            }
+            chosen.append(best)
+        }
+        return chosen.reversed()
+    }
+
+    /// Decodes an overlay source at the size its own chain needs, and applies that chain.
+    func decodeOverlay(_ source: SourceImage, chain: [Step]) throws(DeriveError) -> VImage {
+        let inspection = try inspect(source)
+        let output = CanonicalOutput(name: "overlay", chain: chain, encoding: EncodingSettings(OutputSettings()))
+        let plan: Plan
+        do {
+            plan = try planner.plan(ResolvedJob(source: source.location, outputs: [output], preset: nil), source: inspection.facts)
+        } catch {
+            throw DeriveError(.invalidJob, "overlay \(source.location): \(error.description)")
+        }
+        return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> VImage in
+            let (decoded, _) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode)
+            let runner = OperationRunner(engine: self, overlays: NoOverlays(), sourceFormat: inspection.facts.format)
+            return try runner.run(plan.outputs[0].operations, on: decoded).0.standardised().inMemory()
+        }
+    }
+
+    /// BlurHash and the dominant colour need only a few hundred pixels.
+    static func previewSize(_ size: Size) -> Size {
+        let scale = min(1, 32.0 / Double(max(size.width, size.height)))
+        return Size(max(1, Int((Double(size.width) * scale).rounded())), max(1, Int((Double(size.height) * scale).rounded())))
+    }
+}
+
+/// Milliseconds between laps.
+struct Clock {
+    private var last = DispatchTime.now().uptimeNanoseconds
+
+    mutating func lap() -> Double {
+        let now = DispatchTime.now().uptimeNanoseconds
+        defer { last = now }
+        return Double(now - last) / 1_000_000
+    }
+}
