@@ -1,4 +1,5 @@
 @testable import DeriveCore
+import DeriveTestSupport
 import Testing
 
 /// Inputs are either Cloudinary strings or JSON outputs/chains (anything starting with { or [).

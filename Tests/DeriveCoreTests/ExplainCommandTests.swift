@@ -1,5 +1,6 @@
 import DeriveCore
 import Foundation
+import DeriveTestSupport
 import Testing
 
 /// `derive explain` as a user runs it: the built binary, its stdout, stderr and exit status.

@@ -1,5 +1,6 @@
 @testable import DeriveCore
 import Foundation
+import DeriveTestSupport
 import Testing
 
 /// The parsers never crash: random and mutated inputs each yield a chain or a validation error

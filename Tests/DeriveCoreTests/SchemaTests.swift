@@ -1,5 +1,6 @@
 @testable import DeriveCore
 import Foundation
+import DeriveTestSupport
 import Testing
 
 /// The checked-in JSON Schema and the decoder must describe the same language.
@@ -61,44 +62,17 @@ import Testing
         for text in accepted { #expect(throws: Never.self) { try JSONChainDecoder().decodeJob(json: text) } }
         for text in rejected { #expect(throws: ValidationError.self) { try JSONChainDecoder().decodeJob(json: text) } }
 
-        guard let python = PythonJSONSchema() else {
-            #expect(ProcessInfo.processInfo.environment["DERIVE_TEST_SUITE"] == nil,
-                    "the test script installs python3 jsonschema; without it this check cannot run")
+        guard Python.has("jsonschema") else {
+            #expect(!Python.required, "the test script installs python3 jsonschema; without it this check cannot run")
             return
         }
-        for text in accepted { #expect(try python.validate(text, schema: Self.schemaURL) == true, "\(text)") }
-        for text in rejected { #expect(try python.validate(text, schema: Self.schemaURL) == false, "\(text)") }
-    }
-}
-
-/// Runs Python's `jsonschema` on a document; nil when it is not installed.
-struct PythonJSONSchema {
-    init?() {
-        guard (try? Self.run(["-c", "import jsonschema"], input: "")) == 0 else { return nil }
-    }
-
-    func validate(_ document: String, schema: URL) throws -> Bool {
         let script = """
         import json, sys, jsonschema
         schema = json.load(open(sys.argv[1]))
         errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.load(sys.stdin)))
         sys.exit(1 if errors else 0)
         """
-        return try Self.run(["-c", script, schema.path], input: document) == 0
-    }
-
-    static func run(_ arguments: [String], input: String) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let stdin = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return process.terminationStatus
+        for text in accepted { #expect(try Python.run(script, arguments: [Self.schemaURL.path], input: text).status == 0, "\(text)") }
+        for text in rejected { #expect(try Python.run(script, arguments: [Self.schemaURL.path], input: text).status == 1, "\(text)") }
     }
 }

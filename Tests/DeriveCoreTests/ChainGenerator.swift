@@ -1,37 +1,6 @@
 @testable import DeriveCore
+import DeriveTestSupport
 import Foundation
-
-enum Paths {
-    /// The repository root (this file is Tests/DeriveCoreTests/Support/TestSupport.swift).
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// `../shared/fixtures` beside the repository, or `DERIVE_FIXTURES`.
-    static let fixtures: URL = {
-        if let override = ProcessInfo.processInfo.environment["DERIVE_FIXTURES"] { return URL(fileURLWithPath: override) }
-        return repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
-    }()
-
-    static func fixture(_ relative: String) -> URL { fixtures.appendingPathComponent(relative) }
-}
-
-/// SplitMix64: small, fast and reproducible, so a failing fuzz case can be replayed by seed.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-extension RandomNumberGenerator {
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
-    mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
-}
 
 /// Resolves and canonicalises outputs the way a worker does.
 func canonical(_ outputs: [OutputSpec], presets: [Preset] = []) throws -> [CanonicalOutput] {

@@ -1,0 +1,62 @@
+import Foundation
+
+public enum Paths {
+    /// The repository root (this file is Tests/DeriveTestSupport/TestSupport.swift).
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `../shared/fixtures` beside the repository, or `DERIVE_FIXTURES`.
+    public static let fixtures: URL = {
+        if let override = ProcessInfo.processInfo.environment["DERIVE_FIXTURES"] { return URL(fileURLWithPath: override) }
+        return repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+    }()
+
+    public static func fixture(_ relative: String) -> URL { fixtures.appendingPathComponent(relative) }
+}
+
+/// SplitMix64: small, fast and reproducible, so a failing fuzz case can be replayed by seed.
+public struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension RandomNumberGenerator {
+    public mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
+    public mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
+}
+
+
+/// Runs reference tools written in Python (jsonschema, Pillow, blurhash) for cross-checks.
+/// The test script installs them; outside it, a test that needs one says so and skips.
+public enum Python {
+    /// Whether `python3` can import every module named.
+    public static func has(_ modules: String...) -> Bool {
+        (try? run("import " + modules.joined(separator: ", ")).status) == 0
+    }
+
+    /// True when the README's test command is running, which guarantees the reference tools.
+    public static var required: Bool { ProcessInfo.processInfo.environment["DERIVE_TEST_SUITE"] != nil }
+
+    public static func run(_ script: String, arguments: [String] = [], input: String = "") throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+}

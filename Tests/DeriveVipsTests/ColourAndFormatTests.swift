@@ -1,0 +1,168 @@
+import DeriveCore
+import DeriveTestSupport
+@testable import DeriveVips
+import Testing
+
+/// Colour management, animation, every encoder and metadata stripping, on real files.
+@Suite struct ColourTests {
+    /// Mean R, G, B of Pillow's conversion through LittleCMS (`icc`, relative colorimetric like
+    /// libvips), or of a naive conversion
+    /// that ignores the profile (`naive`), resized to w×h and flattened onto white.
+    static let pillowReference = """
+    import io, sys
+    from PIL import Image, ImageCms, ImageStat
+    path, w, h, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    im = Image.open(path)
+    im.load()
+    icc = im.info.get('icc_profile')
+    if im.mode not in ('RGB', 'RGBA', 'CMYK', 'L'):
+        im = im.convert('RGBA')
+    if mode == 'icc' and icc:
+        out = 'RGBA' if im.mode == 'RGBA' else 'RGB'
+        im = ImageCms.profileToProfile(im, ImageCms.ImageCmsProfile(io.BytesIO(icc)), ImageCms.createProfile('sRGB'), renderingIntent=ImageCms.Intent.RELATIVE_COLORIMETRIC, outputMode=out)
+    im = im.convert('RGBA')
+    background = Image.new('RGBA', im.size, (255, 255, 255, 255))
+    background.alpha_composite(im)
+    im = background.convert('RGB').resize((w, h), Image.LANCZOS)
+    print(' '.join('%.3f' % v for v in ImageStat.Stat(im).mean))
+    """
+
+    static func reference(_ fixture: String, _ size: Size, mode: String) throws -> [Double]? {
+        guard Python.has("PIL") else { return nil }
+        let run = try Python.run(pillowReference, arguments: [Paths.fixture(fixture).path, "\(size.width)", "\(size.height)", mode])
+        return run.output.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// CMYK, Adobe RGB, Display P3 (16-bit) and grey sources come out as the colours an
+    /// independent colour-managed conversion gives.
+    @Test(arguments: ["formats/jpeg-cmyk-swop-icc.jpg", "formats/jpeg-icc-adobergb.jpg",
+                      "formats/png-icc-displayp3-16bit.png", "formats/jpeg-grayscale-gray-icc.jpg"])
+    func iccSourcesComeOutCorrectInSRGB(fixture: String) throws {
+        let (_, result) = try Harness.render(fixture, "c_scale,w_64,h_48/b_white/f_png")
+        let pixels = try Harness.pixels(result.outputs[0].data)
+        #expect(pixels.bands == 3)
+        guard let expected = try Self.reference(fixture, Size(64, 48), mode: "icc"), expected.count == 3 else {
+            #expect(!Python.required, "the test script installs Pillow for this reference")
+            return
+        }
+        for channel in 0..<3 {
+            #expect(abs(Harness.mean(pixels, channel: channel) - expected[channel]) < 4, "\(fixture) channel \(channel)")
+        }
+    }
+
+    /// The reference can tell: ignoring the CMYK profile gives visibly different colours.
+    @Test func ignoringTheProfileWouldBeVisiblyWrong() throws {
+        guard let managed = try Self.reference("formats/jpeg-cmyk-swop-icc.jpg", Size(64, 48), mode: "icc"),
+              let naive = try Self.reference("formats/jpeg-cmyk-swop-icc.jpg", Size(64, 48), mode: "naive") else {
+            #expect(!Python.required)
+            return
+        }
+        #expect(zip(managed, naive).map { abs($0 - $1) }.max()! > 10)
+    }
+
+    @Test func sixteenBitSourcesBecomeEightBit() throws {
+        let (_, result) = try Harness.render("formats/png-rgba16.png", "f_png")
+        let (inspection, _) = try Harness.header(result.outputs[0].data)
+        #expect(inspection.colourSpace == "srgb")
+        #expect(result.outputs[0].metadata.hasAlpha)
+    }
+}
+
+@Suite struct AnimationTests {
+    static func delays(_ data: [UInt8]) throws -> [Int] {
+        try Harness.header(data).1["delay"].map { $0.split(separator: " ").compactMap { Int($0) } } ?? []
+    }
+
+    @Test(arguments: [("formats/gif-animated-cogs.gif", "webp", 5), ("formats/gif-animated-cogs.gif", "gif", 5),
+                      ("formats/webp-animated-9frames.webp", "webp", 9), ("formats/webp-animated-9frames.webp", "gif", 9)])
+    func animationsKeepEveryFrameAndTheirDelays(fixture: String, format: String, frames: Int) throws {
+        let source = try Harness.source(fixture)
+        let sourceDelays = try Self.delays(source.bytes)
+        let (plan, result) = try Harness.render(source, "c_fill,w_48,h_40/e_grayscale/f_\(format)")
+        #expect(plan.outputs[0].keepsAnimation)
+        let output = result.outputs[0]
+        #expect(output.metadata.frames == frames)
+        #expect(output.metadata.width == 48 && output.metadata.height == 40)
+        let (inspection, _) = try Harness.header(output.data)
+        #expect(inspection.facts.pages == frames && inspection.facts.width == 48 && inspection.facts.height == 40)
+        let outputDelays = try Self.delays(output.data)
+        #expect(outputDelays.count == frames)
+        // A zero delay plays as 100 ms in browsers, and WebP stores it that way.
+        for (a, b) in zip(sourceDelays, outputDelays) { #expect(a == b || (a == 0 && b <= 100), "\(sourceDelays) → \(outputDelays)") }
+    }
+
+    @Test func formatsThatCannotAnimateTakeTheFirstFrame() throws {
+        let (plan, result) = try Harness.render("formats/gif-animated-cogs.gif", "w_40/f_png")
+        #expect(!plan.outputs[0].keepsAnimation)
+        #expect(result.outputs[0].metadata.frames == 1)
+        #expect(try Harness.header(result.outputs[0].data).0.facts.pages == 1)
+        let second = try Harness.render("formats/webp-animated-9frames.webp", "w_40/pg_2/f_png").1.outputs[0]
+        #expect(try Harness.pixels(second.data).pixels != Harness.pixels(result.outputs[0].data).pixels)
+    }
+}
+
+@Suite struct EncoderTests {
+    /// Every output format decodes again to the same picture.
+    @Test(arguments: [("jpeg", 8.0), ("png", 0.5), ("webp", 6.0), ("avif", 8.0), ("gif", 12.0), ("jxl", 6.0), ("tiff", 0.5)])
+    func everyFormatRoundTripsThroughADecoder(format: String, tolerance: Double) throws {
+        let reference = try Harness.pixels(Harness.render("photos/grace_hopper_noexif.jpg", "c_scale,w_96/f_png").1.outputs[0].data)
+        let output = try Harness.render("photos/grace_hopper_noexif.jpg", "c_scale,w_96/f_\(format)").1.outputs[0]
+        let expected = format == "jpeg" ? OutputFormat.jpeg : OutputFormat(rawValue: format)!
+        #expect(output.metadata.format == expected)
+        #expect(ImageSniffer.format(of: output.data)?.rawValue == (expected == .jpeg ? "jpeg" : expected.rawValue))
+        let decoded = try Harness.pixels(output.data)
+        #expect(decoded.width == 96 && decoded.height == 113)
+        #expect(Harness.difference(decoded, reference) < tolerance, "\(format)")
+    }
+
+    @Test func settingsReachTheEncoders() throws {
+        let small = try Harness.render("photos/jolla-phone.jpg", "c_scale,w_400/f_jpg,q_30").1.outputs[0]
+        let large = try Harness.render("photos/jolla-phone.jpg", "c_scale,w_400/f_jpg,q_95").1.outputs[0]
+        #expect(small.metadata.bytes * 2 < large.metadata.bytes)
+        #expect(small.metadata.quality == 30)
+        let lossless = try Harness.render("photos/grace_hopper_noexif.jpg", "c_scale,w_64/f_webp,fl_lossless").1.outputs[0]
+        #expect(lossless.metadata.quality == nil)
+        let progressive = try Harness.render("photos/grace_hopper_noexif.jpg", "c_scale,w_64/f_jpg,fl_progressive").1.outputs[0]
+        #expect(progressive.data.contains(0xC2) && progressive.data.indices.contains { progressive.data[$0] == 0xFF && progressive.data[$0 + 1] == 0xC2 })
+    }
+
+    @Test func autoFormatAndQualityResolveToDocumentedDefaults() throws {
+        let output = try Harness.render("photos/grace_hopper_noexif.jpg", "c_scale,w_64/f_auto,q_auto:eco").1.outputs[0]
+        #expect(output.metadata.format == .webp && output.metadata.quality == 70)
+        #expect(output.metadata.choices.count == 2)
+    }
+
+    @Test func pngUsesAPaletteOnlyWhenItIsSmallerAndLossless() throws {
+        let few = try Harness.render("formats/png-palette-trns.png", "f_png").1.outputs[0]
+        #expect(few.metadata.choices.contains { $0.hasPrefix("png palette (lossless") })
+        let photo = try Harness.render("photos/grace_hopper_noexif.jpg", "c_scale,w_64/f_png").1.outputs[0]
+        #expect(photo.metadata.choices.isEmpty)
+        let reduced = try Harness.render("photos/grace_hopper_noexif.jpg", "c_scale,w_64/f_png,q_60").1.outputs[0]
+        #expect(reduced.metadata.bytes < photo.metadata.bytes)
+    }
+}
+
+@Suite struct StripTests {
+    @Test func stripRemovesGPSAndCameraData() throws {
+        let source = try Harness.source("photos/nikon-coolpix-p6000_gps.jpg")
+        let (_, result) = try Harness.render(source, "c_scale,w_200/f_jpg")
+        #expect(result.source.inspection.hasLocation)
+        #expect(result.source.inspection.exif["make"] == "NIKON")
+        let stripped = result.outputs[0]
+        let (inspection, fields) = try Harness.header(stripped.data)
+        #expect(!inspection.hasLocation && inspection.exif.isEmpty)
+        #expect(!fields.keys.contains { $0.hasPrefix("exif-") || $0 == "icc-profile-data" || $0 == "xmp-data" })
+        #expect(!stripped.data.indices.dropLast(3).contains { stripped.data[$0] == 0x45 && stripped.data[$0 + 1] == 0x78 && stripped.data[$0 + 2] == 0x69 && stripped.data[$0 + 3] == 0x66 })
+        // Keeping metadata keeps the GPS, which shows the check above can fail.
+        let kept = try Harness.render(source, "c_scale,w_200/f_jpg,fl_keep_iptc").1.outputs[0]
+        #expect(try Harness.header(kept.data).0.hasLocation)
+    }
+
+    @Test func keptMetadataDoesNotTurnUprightPixelsAgain() throws {
+        let kept = try Harness.render("photos/canon-sx60hs_orient6.jpg", "c_scale,w_150/f_jpg,fl_keep_iptc").1.outputs[0]
+        let (inspection, _) = try Harness.header(kept.data)
+        #expect(inspection.facts.orientation == 1)
+        #expect(inspection.facts.width == 150 && inspection.facts.height == 200)
+        #expect(inspection.exif["make"] != nil)
+    }
+}
