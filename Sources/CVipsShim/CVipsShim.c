@@ -1,7 +1,15 @@
 #include "CVipsShim.h"
+#include <malloc.h>
+#include <stdlib.h>
 #include <string.h>
 
 int dvips_init(const char *program) {
+    // Each libvips worker thread would get its own glibc malloc arena, and a long-running worker
+    // grows by tens of megabytes for nothing; two arenas keep memory flat at the same speed.
+    // An operator's MALLOC_ARENA_MAX wins.
+    if (getenv("MALLOC_ARENA_MAX") == NULL) {
+        mallopt(M_ARENA_MAX, 2);
+    }
     return VIPS_INIT(program);
 }
 

@@ -44,6 +44,9 @@ enum VipsEncoder {
         let data: [UInt8]
         switch format {
         case .jpeg:
+            // Huffman tables are always optimised. libvips' mozjpeg options (trellis quantisation
+            // and friends) need a mozjpeg build; with Debian's libjpeg-turbo it only warns and
+            // ignores them, so effort does not change JPEG output.
             data = try save(VipsCall("jpegsave_buffer").image("in", image).int("Q", quality ?? 80)
                 .bool("interlace", resolved.progressive).bool("optimize_coding", true)
                 .enumeration("subsample_mode", chroma).bool("strip", strip))

@@ -4,33 +4,36 @@ import DeriveCore
 import Synchronization
 
 /// libvips is initialised once per process, before any concurrent use, and configured from
-/// Derive's settings. Untrusted loaders are blocked except those the settings allow; savers are
-/// never blocked (libvips marks the JPEG XL saver untrusted only because its loader is).
+/// Derive's settings. Untrusted loaders are blocked in libvips except those some engine in the
+/// process allows; each engine also refuses formats its own settings block before libvips sees
+/// them, so the process-wide list is a second wall, not the only one. Savers are never blocked
+/// (libvips marks the JPEG XL saver untrusted only because its loader is).
 enum VipsRuntime {
-    private static let started = Mutex<EngineSettings?>(nil)
+    private struct State {
+        var settings: EngineSettings?
+        var allowed: Set<UntrustedLoader> = []
+    }
+
+    private static let state = Mutex(State())
 
     static func start(_ settings: EngineSettings) throws(DeriveError) {
-        try started.withLock { (current: inout EngineSettings?) throws(DeriveError) in
-            if current == nil {
+        try state.withLock { (current: inout State) throws(DeriveError) in
+            if current.settings == nil {
                 guard dvips_init("derive") == 0 else {
                     throw DeriveError(.internalError, "libvips failed to start: \(VipsRuntime.takeError())")
                 }
+                dvips_block_untrusted(1)
+                _ = dvips_block_operation("VipsForeignSaveJxl", 0)
             }
-            if current != settings {
-                apply(settings)
-                current = settings
+            if current.settings != settings {
+                dvips_configure(Int32(settings.concurrency), Int32(settings.cacheMaxOperations), settings.cacheMaxMemory, 0)
+                current.allowed.formUnion(settings.allowedLoaders)
+                for loader in UntrustedLoader.allCases {
+                    _ = dvips_block_operation(loaderClass(loader), current.allowed.contains(loader) ? 0 : 1)
+                }
+                current.settings = settings
             }
         }
-    }
-
-    private static func apply(_ settings: EngineSettings) {
-        dvips_configure(Int32(settings.concurrency), Int32(settings.cacheMaxOperations), settings.cacheMaxMemory, 0)
-        dvips_block_untrusted(1)
-        for loader in UntrustedLoader.allCases {
-            let allowed = settings.allowedLoaders.contains(loader)
-            _ = dvips_block_operation(loaderClass(loader), allowed ? 0 : 1)
-        }
-        _ = dvips_block_operation("VipsForeignSaveJxl", 0)
     }
 
     static func loaderClass(_ loader: UntrustedLoader) -> String {

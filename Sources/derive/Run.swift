@@ -126,6 +126,9 @@ struct EngineOptions: ParsableArguments {
     @Option(name: .long, help: "Most frames or pages in a source. Env: DERIVE_MAX_FRAMES.")
     var maxFrames: Int?
 
+    @Option(name: .long, help: "Most pixels in all frames of an animation. Env: DERIVE_MAX_ANIMATION_PIXELS.")
+    var maxAnimationPixels: Int?
+
     @Option(name: .long, help: "libvips threads per image (0: one per core). Env: DERIVE_VIPS_CONCURRENCY.")
     var vipsConcurrency: Int?
 
@@ -151,6 +154,7 @@ struct EngineOptions: ParsableArguments {
         if let value = try number(maxInputBytes, "DERIVE_MAX_INPUT_BYTES") { limits.maxInputBytes = value }
         if let value = try number(maxInputPixels, "DERIVE_MAX_INPUT_PIXELS") { limits.maxInputPixels = value }
         if let value = try number(maxFrames, "DERIVE_MAX_FRAMES") { limits.maxFrames = value }
+        if let value = try number(maxAnimationPixels, "DERIVE_MAX_ANIMATION_PIXELS") { limits.maxAnimationPixels = value }
         return EngineSettings(concurrency: try number(vipsConcurrency, "DERIVE_VIPS_CONCURRENCY") ?? 0,
                               allowedLoaders: loaders, sourceLimits: limits)
     }

@@ -1,35 +1,13 @@
 import DeriveCore
+import DeriveTestSupport
 import Foundation
 import DeriveTestSupport
 import Testing
 
 /// `derive explain` as a user runs it: the built binary, its stdout, stderr and exit status.
 @Suite struct ExplainCommandTests {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static let binary: URL = {
-        // The test bundle sits beside the products in the build folder.
-        let bundle = URL(fileURLWithPath: CommandLine.arguments.first { $0.hasSuffix(".xctest") } ?? CommandLine.arguments[0])
-        return bundle.deletingLastPathComponent().appendingPathComponent("derive")
-    }()
-
-    static func derive(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+    static func derive(_ arguments: [String]) throws -> DeriveBinary.Result {
+        try DeriveBinary.run(arguments)
     }
 
     @Test func explainsAStringOnARealPhotoWithoutDecoding() throws {

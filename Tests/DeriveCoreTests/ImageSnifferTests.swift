@@ -164,3 +164,25 @@ enum Harness2 {
         return "\(p.pixels[i]),\(p.pixels[i + 1]),\(p.pixels[i + 2])"
     }
 }
+
+@Suite struct PixelViewTests {
+    /// Box averages over exact blocks: each output pixel is the mean of its block, row by row.
+    @Test func downsamplingAveragesEachBlock() {
+        var bytes: [UInt8] = []
+        for y in 0..<8 {
+            for x in 0..<6 { bytes += [UInt8(x * 40), UInt8(y * 30), 7] }
+        }
+        let out = bytes.withUnsafeBytes { PixelView(width: 6, height: 8, bands: 3, bytes: $0).downsampled(to: Size(3, 4)) }
+        #expect(out.width == 3 && out.height == 4)
+        for oy in 0..<4 {
+            for ox in 0..<3 {
+                let i = (oy * 3 + ox) * 3
+                #expect(out.pixels[i] == UInt8((ox * 2 * 40 + (ox * 2 + 1) * 40) / 2))
+                #expect(out.pixels[i + 1] == UInt8((oy * 2 * 30 + (oy * 2 + 1) * 30) / 2))
+                #expect(out.pixels[i + 2] == 7)
+            }
+        }
+        let grey = bytes.withUnsafeBytes { PixelView(width: 6, height: 8, bands: 3, bytes: $0).downsampled(to: Size(1, 1), grey: true) }
+        #expect(grey.bands == 1 && grey.pixels.count == 1)
+    }
+}

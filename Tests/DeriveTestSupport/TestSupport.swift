@@ -60,3 +60,40 @@ public enum Python {
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 }
+
+/// The built `derive` binary, run as a user runs it.
+public enum DeriveBinary {
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// The test bundle sits beside the products in the build folder.
+    public static let url: URL = {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments.first { $0.hasSuffix(".xctest") } ?? CommandLine.arguments[0])
+        return bundle.deletingLastPathComponent().appendingPathComponent("derive")
+    }()
+
+    public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes while the process runs, so a full pipe cannot stall it.
+        nonisolated(unsafe) var stderr = Data()
+        let reader = Thread { stderr = err.fileHandleForReading.readDataToEndOfFile() }
+        reader.start()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !reader.isFinished { Thread.sleep(forTimeInterval: 0.005) }
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}

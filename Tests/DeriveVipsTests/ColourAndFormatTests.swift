@@ -89,6 +89,7 @@ import Testing
         #expect(outputDelays.count == frames)
         // A zero delay plays as 100 ms in browsers, and WebP stores it that way.
         for (a, b) in zip(sourceDelays, outputDelays) { #expect(a == b || (a == 0 && b <= 100), "\(sourceDelays) → \(outputDelays)") }
+        #expect(try Harness.header(output.data).1["loop"] == Harness.header(source.bytes).1["loop"])
     }
 
     @Test func formatsThatCannotAnimateTakeTheFirstFrame() throws {

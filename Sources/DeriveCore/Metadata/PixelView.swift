@@ -28,7 +28,8 @@ public struct PixelView {
             let yEnd = (oy + 1) * height / size.height
             for i in sums.indices { sums[i] = 0 }
             for i in counts.indices { counts[i] = 0 }
-            while row < max(yEnd, row + 1) && row < height {
+            let rowEnd = max(yEnd, row + 1)
+            while row < rowEnd && row < height {
                 var x = 0
                 var base = row * width * bands
                 for ox in 0..<size.width {
