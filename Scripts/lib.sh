@@ -1,5 +1,9 @@
 # Shared by the set-up scripts: install only what is missing, quietly, on Debian.
 
+# What building and running Derive needs: libvips (and pkg-config to find it), OpenSSL's
+# libcrypto for content hashes, and a font for text overlays.
+DERIVE_BUILD_PACKAGES=(pkg-config libvips-dev libssl-dev fonts-dejavu-core)
+
 # ensure_packages PKG... — apt-get installs the Debian packages that are not installed yet.
 ensure_packages() {
     local missing=()

@@ -6,9 +6,12 @@ cd "$(dirname "$0")/.."
 source Scripts/lib.sh
 
 ensure_swift
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}"
 echo "==> building derive (release)"
 swift build -c release --product derive
 derive="$(swift build -c release --show-bin-path)/derive"
 
-echo "==> planning three outputs for Samples/landscape-orientation-6.jpg (read from its header, nothing decoded)"
-"$derive" explain --chain Samples/web-outputs.json Samples/landscape-orientation-6.jpg
+echo "==> deriving three outputs from each sample image into ./derived (the JSON report follows)"
+"$derive" run Samples/*.jpg Samples/*.png --chain Samples/web-outputs.json --out derived
+echo "==> outputs:"
+ls -l derived/*/

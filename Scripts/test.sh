@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 source Scripts/lib.sh
 
 ensure_swift
-ensure_packages python3 python3-pip
-# The schema test checks the checked-in JSON Schema with Python's reference validator.
-ensure_python_modules jsonschema=jsonschema
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" python3 python3-pip
+# Reference implementations the tests compare against: Python's JSON Schema validator,
+# Pillow with LittleCMS (colour management), and the BlurHash reference.
+ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash
 
 export DERIVE_TEST_SUITE=1
 export DERIVE_FIXTURES="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
