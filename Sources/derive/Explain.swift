@@ -40,28 +40,14 @@ struct Explain: ParsableCommand {
     var presets: String?
 
     func run() throws {
-        do {
+        try reportingFailures("explain") {
             let facts = try sourceFacts()
-            let job = try TransformationInput.parse(try text(of: chain))
+            let job = try TransformationInput.parse(try chainText(chain))
             let catalog = InMemoryPresetCatalog(try presets.map { try PresetFile.parse(try readFile($0)) } ?? [])
             let resolved = try JobResolver(catalog: catalog).resolve(job)
             let plan = try Planner().plan(resolved, source: facts)
             print(JSONWriter.pretty(plan.json))
-        } catch let error as DeriveCore.ValidationError {
-            printError("derive explain: invalid input\n\(error)")
-            throw ExitCode.failure
-        } catch let error as CLIError {
-            printError("derive explain: \(error.message)")
-            throw ExitCode.failure
         }
-    }
-
-    /// `--chain` is inline JSON, a file, or a Cloudinary string, in that order of checking.
-    func text(of argument: String) throws -> String {
-        let trimmed = argument.drop(while: { $0.isWhitespace })
-        if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") { return argument }
-        if FileManager.default.fileExists(atPath: argument) { return try readFile(argument) }
-        return argument
     }
 
     func sourceFacts() throws -> SourceFacts {
@@ -98,6 +84,31 @@ struct Explain: ParsableCommand {
 struct CLIError: Error {
     let message: String
     init(_ message: String) { self.message = message }
+}
+
+/// Runs a command's body, printing its failure the one way every command does: the command's
+/// name, then the problem (every issue of an invalid input on its own line), and exit status 1.
+func reportingFailures(_ command: String, _ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as DeriveCore.ValidationError {
+        printError("derive \(command): invalid input\n\(error)")
+        throw ExitCode.failure
+    } catch let error as DeriveError {
+        printError("derive \(command): \(error)")
+        throw ExitCode.failure
+    } catch let error as CLIError {
+        printError("derive \(command): \(error.message)")
+        throw ExitCode.failure
+    }
+}
+
+/// `--chain` is inline JSON, a file, or a Cloudinary string, in that order of checking.
+func chainText(_ argument: String) throws -> String {
+    let trimmed = argument.drop(while: { $0.isWhitespace })
+    if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") { return argument }
+    if FileManager.default.fileExists(atPath: argument) { return try readFile(argument) }
+    return argument
 }
 
 func readFile(_ path: String) throws -> String {

@@ -34,10 +34,10 @@ struct Run: ParsableCommand {
     @OptionGroup var engine: EngineOptions
 
     func run() throws {
-        do {
+        try reportingFailures("run") {
             let settings = try engine.settings()
             let vips = try VipsEngine(settings: settings, limits: engine.chainLimits())
-            let job = try TransformationInput.parse(try text(of: chain), limits: engine.chainLimits())
+            let job = try TransformationInput.parse(try chainText(chain), limits: engine.chainLimits())
             let catalog = InMemoryPresetCatalog(try presets.map { try PresetFile.parse(try readFile($0)) } ?? [])
             let resolved = try JobResolver(limits: engine.chainLimits(), catalog: catalog).resolve(job)
             let loader = FileOverlayLoader(root: URL(fileURLWithPath: overlays), maxBytes: settings.sourceLimits.maxInputBytes)
@@ -58,15 +58,6 @@ struct Run: ParsableCommand {
             }
             print(JSONWriter.pretty(.array(reports)))
             if failures > 0 { throw ExitCode.failure }
-        } catch let error as DeriveCore.ValidationError {
-            printError("derive run: invalid input\n\(error)")
-            throw ExitCode.failure
-        } catch let error as DeriveError {
-            printError("derive run: \(error)")
-            throw ExitCode.failure
-        } catch let error as CLIError {
-            printError("derive run: \(error.message)")
-            throw ExitCode.failure
         }
     }
 
@@ -102,13 +93,6 @@ struct Run: ParsableCommand {
             throw DeriveError(.storageFailed, "cannot write to \(folder.path): \(error.localizedDescription)")
         }
         return JobReport(plan: plan, result: result, locations: locations, timings: timings, totalMilliseconds: milliseconds(since: started))
-    }
-
-    func text(of argument: String) throws -> String {
-        let trimmed = argument.drop(while: { $0.isWhitespace })
-        if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") { return argument }
-        if FileManager.default.fileExists(atPath: argument) { return try readFile(argument) }
-        return argument
     }
 }
 
