@@ -61,9 +61,9 @@ public struct JSONNumber: Sendable, Equatable {
 }
 
 /// Quotes a user-supplied string for an error message, shortening long ones.
-struct Quoted: CustomStringConvertible {
-    let text: String
-    init(_ text: String, limit: Int = 60) {
+public struct Quoted: CustomStringConvertible, Sendable {
+    public let text: String
+    public init(_ text: String, limit: Int = 60) {
         if text.count > limit {
             self.text = String(text.prefix(limit)) + "…"
         } else {
@@ -71,7 +71,7 @@ struct Quoted: CustomStringConvertible {
         }
     }
     /// Spelled as a JSON string, so control characters and quotes are visible and unambiguous.
-    var description: String { JSONWriter.compact(.string(text)) }
+    public var description: String { JSONWriter.compact(.string(text)) }
 }
 
 /// Fixed-point decimal formatting with six places, trailing zeros removed. Every non-integer
