@@ -36,11 +36,14 @@ public struct DeriveError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: Code
     public var detail: String
     public var isRetryable: Bool
+    /// Seconds the origin asked to wait (`Retry-After`) before trying again.
+    public var retryAfter: Double?
 
-    public init(_ code: Code, _ detail: String, retryable: Bool? = nil) {
+    public init(_ code: Code, _ detail: String, retryable: Bool? = nil, retryAfter: Double? = nil) {
         self.code = code
         self.detail = detail
         self.isRetryable = retryable ?? code.isRetryableByDefault
+        self.retryAfter = retryAfter
     }
 
     public init(_ error: ValidationError) {

@@ -34,9 +34,11 @@ public struct FileOverlayLoader: OverlayLoader {
             }
             url = found
         }
-        return try Self.read(url, maxBytes: maxBytes)
+        return try LocalFile.read(url, maxBytes: maxBytes)
     }
+}
 
+public enum LocalFile {
     /// Reads a whole file, refusing one larger than `maxBytes` before reading it.
     public static func read(_ url: URL, maxBytes: Int) throws(DeriveError) -> SourceImage {
         let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)

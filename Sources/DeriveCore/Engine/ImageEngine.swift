@@ -61,10 +61,12 @@ public protocol ImageEngine: Sendable {
 
 /// Milliseconds spent in each stage.
 public struct StageTimings: Sendable, Hashable {
+    public var fetch: Double = 0
     public var header: Double = 0
     public var plan: Double = 0
     public var decode: Double = 0
     public var metadata: Double = 0
+    public var store: Double = 0
 
     public init() {}
 }

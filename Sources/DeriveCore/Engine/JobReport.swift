@@ -7,20 +7,24 @@ public struct JobReport: Sendable {
     public var locations: [String]
     public var timings: StageTimings
     public var totalMilliseconds: Double
+    /// How the source was fetched, when it was (not for local files).
+    public var fetched: FetchedSource?
 
-    public init(plan: Plan, result: RenderResult, locations: [String], timings: StageTimings, totalMilliseconds: Double) {
+    public init(plan: Plan, result: RenderResult, locations: [String], timings: StageTimings, totalMilliseconds: Double,
+                fetched: FetchedSource? = nil) {
         self.plan = plan
         self.result = result
         self.locations = locations
         self.timings = timings
         self.totalMilliseconds = totalMilliseconds
+        self.fetched = fetched
     }
 
     public var json: JSONValue {
         let source = result.source
         let inspection = source.inspection
         var sourceMembers: [JSONMember] = [
-            JSONMember(key: "location", value: .string(source.location)),
+            JSONMember(key: "location", value: .string(Redacted.url(source.location))),
             JSONMember(key: "sha256", value: .string(source.sha256)),
             JSONMember(key: "bytes", value: .int(source.bytes)),
             JSONMember(key: "format", value: .string(inspection.facts.format.rawValue)),
@@ -36,6 +40,13 @@ public struct JobReport: Sendable {
             JSONMember(key: "perceptualHash", value: .string(source.perceptualHash)),
         ]
         sourceMembers.append(JSONMember(key: "decode", value: plan.decode.json))
+        if let fetched {
+            sourceMembers.append(JSONMember(key: "fetch", value: .object([
+                "origin": .string(fetched.origin.rawValue), "transferredBytes": .int(fetched.transferredBytes),
+                "finalLocation": .string(Redacted.url(fetched.finalLocation)),
+                "etag": fetched.etag.map(JSONValue.string) ?? .null, "lastModified": fetched.lastModified.map(JSONValue.string) ?? .null,
+            ])))
+        }
         let outputs = zip(result.outputs, locations).map { output, location -> JSONValue in
             let m = output.metadata
             let planned = plan.outputs.first { $0.name == output.name }
@@ -64,9 +75,9 @@ public struct JobReport: Sendable {
             "source": .object(sourceMembers),
             "outputs": .array(outputs),
             "timings": .object([
-                "header": .decimal(rounded(timings.header)), "plan": .decimal(rounded(timings.plan)),
+                "fetch": .decimal(rounded(timings.fetch)), "header": .decimal(rounded(timings.header)), "plan": .decimal(rounded(timings.plan)),
                 "decode": .decimal(rounded(result.timings.decode)), "metadata": .decimal(rounded(result.timings.metadata)),
-                "total": .decimal(rounded(totalMilliseconds)),
+                "store": .decimal(rounded(timings.store)), "total": .decimal(rounded(totalMilliseconds)),
             ]),
         ])
     }

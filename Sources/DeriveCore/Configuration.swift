@@ -1,0 +1,217 @@
+import Foundation
+
+/// Derive's settings from `DERIVE_*` environment variables (and the standard `AWS_*` ones),
+/// with safe defaults. Every malformed value is reported with the variable's name.
+public struct Configuration: Sendable {
+    public var engine: EngineSettings
+    public var fetch: FetchSettings
+    public var store: StoreSettings
+    /// The disk cache of fetched sources: off unless a folder is given.
+    public var cache: (directory: URL, maxBytes: Int)?
+    /// Where overlay names (`l_logo`) are found: a URL prefix or a folder.
+    public var overlayBase: String?
+
+    public static func load(_ environment: [String: String] = ProcessInfo.processInfo.environment,
+                            workingDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)) throws(ValidationError) -> Configuration {
+        let env = Environment(environment)
+        // Relative paths resolve inside it, which needs a directory URL (a trailing slash).
+        let workingDirectory = URL(fileURLWithPath: workingDirectory.path, isDirectory: true)
+
+        var limits = SourceLimits()
+        limits.maxInputBytes = env.int("DERIVE_MAX_INPUT_BYTES", limits.maxInputBytes)
+        limits.maxInputPixels = env.int("DERIVE_MAX_INPUT_PIXELS", limits.maxInputPixels)
+        limits.maxFrames = env.int("DERIVE_MAX_FRAMES", limits.maxFrames)
+        limits.maxAnimationPixels = env.int("DERIVE_MAX_ANIMATION_PIXELS", limits.maxAnimationPixels)
+        var loaders: Set<UntrustedLoader> = []
+        for name in env.list("DERIVE_ALLOW_LOADERS") {
+            if let loader = UntrustedLoader(rawValue: name.lowercased()) {
+                loaders.insert(loader)
+            } else {
+                env.fail("DERIVE_ALLOW_LOADERS", "unknown loader \(Quoted(name)); allowable: \(UntrustedLoader.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        let engine = EngineSettings(concurrency: env.int("DERIVE_VIPS_CONCURRENCY", 0), allowedLoaders: loaders, sourceLimits: limits)
+
+        let store = Self.store(env, workingDirectory: workingDirectory)
+        var s3 = Self.s3(env)
+        if case .s3(let bucket, _) = store.location {
+            if s3 == nil { env.fail("DERIVE_STORE", "an s3:// store needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") }
+            s3?.bucket = bucket
+        }
+
+        var fetch = FetchSettings(s3: s3)
+        fetch.maxBytes = limits.maxInputBytes
+        fetch.connectTimeout = env.seconds("DERIVE_FETCH_CONNECT_TIMEOUT", fetch.connectTimeout)
+        fetch.totalTimeout = env.seconds("DERIVE_FETCH_TIMEOUT", fetch.totalTimeout)
+        fetch.stallTimeout = env.seconds("DERIVE_FETCH_STALL_TIMEOUT", fetch.stallTimeout)
+        fetch.maxRedirects = env.int("DERIVE_FETCH_MAX_REDIRECTS", fetch.maxRedirects)
+        fetch.attempts = max(1, env.int("DERIVE_FETCH_ATTEMPTS", fetch.attempts))
+        fetch.maxRetryAfter = env.seconds("DERIVE_FETCH_MAX_RETRY_AFTER", fetch.maxRetryAfter)
+        fetch.userAgent = env["DERIVE_FETCH_USER_AGENT"] ?? fetch.userAgent
+        fetch.addressPolicy = env.parse { () throws(ValidationError) in try AddressPolicy.parse(env["DERIVE_FETCH_ALLOW"] ?? "") } ?? AddressPolicy()
+        if let inline = env["DERIVE_FETCH_HOSTS"] {
+            fetch.hosts = env.parse { () throws(ValidationError) in try FetchSettings.hosts(json: inline) } ?? [:]
+        } else if let path = env["DERIVE_FETCH_HOSTS_FILE"] {
+            if let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) {
+                fetch.hosts = env.parse { () throws(ValidationError) in try FetchSettings.hosts(json: text) } ?? [:]
+            } else {
+                env.fail("DERIVE_FETCH_HOSTS_FILE", "cannot read \(path)")
+            }
+        }
+        fetch.fileRoots = env.list("DERIVE_FILE_ROOTS", separators: ",:").map { URL(fileURLWithPath: $0, relativeTo: workingDirectory).standardizedFileURL }
+        if let buckets = env["DERIVE_S3_SOURCE_BUCKETS"] { fetch.s3SourceBuckets = Set(Environment.split(buckets, separators: ", ")) }
+
+        var cache: (URL, Int)?
+        if let folder = env["DERIVE_CACHE_DIR"] {
+            cache = (URL(fileURLWithPath: folder, relativeTo: workingDirectory).standardizedFileURL, env.int("DERIVE_CACHE_MAX_BYTES", 1 << 30))
+        }
+        try env.finish()
+        return Configuration(engine: engine, fetch: fetch, store: store, cache: cache, overlayBase: env["DERIVE_OVERLAY_BASE"])
+    }
+
+    static func s3(_ env: Environment) -> S3Settings? {
+        guard let key = env["AWS_ACCESS_KEY_ID"], let secret = env["AWS_SECRET_ACCESS_KEY"] else { return nil }
+        let region = env["DERIVE_S3_REGION"] ?? env["AWS_REGION"] ?? env["AWS_DEFAULT_REGION"] ?? "us-east-1"
+        let custom = env["DERIVE_S3_ENDPOINT"]
+        if let custom, URL(string: custom)?.scheme == nil {
+            env.fail("DERIVE_S3_ENDPOINT", "must be a URL such as https://s3.eu-west-1.amazonaws.com, got \(Quoted(custom))")
+        }
+        return S3Settings(endpoint: custom ?? "https://s3.\(region).amazonaws.com", region: region, accessKey: key, secretKey: secret,
+                          sessionToken: env["AWS_SESSION_TOKEN"], pathStyle: env.bool("DERIVE_S3_PATH_STYLE", custom != nil),
+                          multipartThreshold: env.int("DERIVE_S3_MULTIPART_THRESHOLD", 16 << 20),
+                          partSize: env.int("DERIVE_S3_PART_SIZE", 8 << 20))
+    }
+
+    static func store(_ env: Environment, workingDirectory: URL) -> StoreSettings {
+        let template = env["DERIVE_KEY_TEMPLATE"].flatMap { text in env.parse { () throws(ValidationError) in try KeyTemplate(text) } } ?? .default
+        let location = env.parse { () throws(ValidationError) in try StoreLocation.parse(env["DERIVE_STORE"] ?? "derived", workingDirectory: workingDirectory) }
+            ?? .folder(workingDirectory.appendingPathComponent("derived"))
+        return StoreSettings(location: location, publicBaseURL: env["DERIVE_STORE_PUBLIC_URL"],
+                             cacheControl: env["DERIVE_CACHE_CONTROL"] ?? StoreSettings.defaultCacheControl, keyTemplate: template)
+    }
+}
+
+/// Where outputs go.
+public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
+    case folder(URL)
+    case s3(bucket: String, prefix: String)
+
+    /// `s3://bucket/prefix`, `file:///path`, or a path (relative to the working directory).
+    public static func parse(_ text: String, workingDirectory: URL) throws(ValidationError) -> StoreLocation {
+        let workingDirectory = URL(fileURLWithPath: workingDirectory.path, isDirectory: true)
+        if text.lowercased().hasPrefix("s3://") {
+            let rest = text.dropFirst(5)
+            let bucket = rest.prefix { $0 != "/" }
+            guard !bucket.isEmpty, bucket.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-" || $0 == ".") }) else {
+                throw ValidationError(location: "DERIVE_STORE", reason: "an S3 store is s3://bucket[/prefix] with a lowercase bucket name, got \(Quoted(text))")
+            }
+            return .s3(bucket: String(bucket), prefix: String(rest.dropFirst(bucket.count).drop { $0 == "/" }))
+        }
+        if text.lowercased().hasPrefix("file://") {
+            guard let url = URL(string: text), url.isFileURL else {
+                throw ValidationError(location: "DERIVE_STORE", reason: "\(Quoted(text)) is not a file URL")
+            }
+            return .folder(url.standardizedFileURL)
+        }
+        if text.contains("://") {
+            throw ValidationError(location: "DERIVE_STORE", reason: "stores are a folder, file:///path or s3://bucket/prefix, got \(Quoted(text))")
+        }
+        return .folder(URL(fileURLWithPath: text, relativeTo: workingDirectory).standardizedFileURL)
+    }
+
+    public var description: String {
+        switch self {
+        case .folder(let url): url.path
+        case .s3(let bucket, let prefix): "s3://\(bucket)/\(prefix)"
+        }
+    }
+}
+
+public struct StoreSettings: Sendable, Hashable {
+    public static let defaultCacheControl = "public, max-age=31536000, immutable"
+
+    public var location: StoreLocation
+    public var publicBaseURL: String?
+    /// Sent with every S3 object: keys name content, so objects never change and can be cached forever.
+    public var cacheControl: String
+    public var keyTemplate: KeyTemplate
+
+    public init(location: StoreLocation, publicBaseURL: String? = nil, cacheControl: String = StoreSettings.defaultCacheControl,
+                keyTemplate: KeyTemplate = .default) {
+        self.location = location
+        self.publicBaseURL = publicBaseURL
+        self.cacheControl = cacheControl
+        self.keyTemplate = keyTemplate
+    }
+}
+
+/// Typed reads of environment variables. A bad value is remembered with its variable's name and
+/// the default is used meanwhile, so every problem is reported at once by `finish()`.
+final class Environment {
+    let values: [String: String]
+    private(set) var issues: [ValidationIssue] = []
+
+    init(_ values: [String: String]) {
+        self.values = values
+    }
+
+    subscript(name: String) -> String? {
+        guard let value = values[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        return value
+    }
+
+    func fail(_ name: String, _ reason: String) {
+        issues.append(ValidationIssue(location: name, reason: reason))
+    }
+
+    /// Runs a parser, keeping its issues; nil when it failed.
+    func parse<T>(_ body: () throws(ValidationError) -> T) -> T? {
+        do {
+            return try body()
+        } catch {
+            issues += error.issues
+            return nil
+        }
+    }
+
+    func finish() throws(ValidationError) {
+        if !issues.isEmpty { throw ValidationError(issues) }
+    }
+
+    func int(_ name: String, _ fallback: Int) -> Int {
+        guard let text = self[name] else { return fallback }
+        guard let value = Int(text.replacingOccurrences(of: "_", with: "")), value >= 0 else {
+            fail(name, "must be a whole number of 0 or more, got \(Quoted(text))")
+            return fallback
+        }
+        return value
+    }
+
+    func seconds(_ name: String, _ fallback: Double) -> Double {
+        guard let text = self[name] else { return fallback }
+        guard let value = Double(text), value > 0, value.isFinite else {
+            fail(name, "must be a number of seconds above 0, got \(Quoted(text))")
+            return fallback
+        }
+        return value
+    }
+
+    func bool(_ name: String, _ fallback: Bool) -> Bool {
+        guard let text = self[name]?.lowercased() else { return fallback }
+        switch text {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default:
+            fail(name, "must be true or false, got \(Quoted(text))")
+            return fallback
+        }
+    }
+
+    func list(_ name: String, separators: String = ", ") -> [String] {
+        self[name].map { Self.split($0, separators: separators) } ?? []
+    }
+
+    static func split(_ text: String, separators: String) -> [String] {
+        text.split(whereSeparator: { separators.contains($0) }).map(String.init)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+
+/// Where derived outputs (and uploaded originals) are written.
+public protocol AssetStore: Sendable {
+    /// Writes the object atomically: a reader sees the old object or the whole new one.
+    func put(_ data: [UInt8], key: StorageKey, contentType: String) throws(DeriveError) -> StoredObject
+    /// Writes a file's contents without reading it all into memory (large originals).
+    func put(file: URL, key: StorageKey, contentType: String) throws(DeriveError) -> StoredObject
+    /// The object's bytes, or nil when there is none.
+    func get(_ key: StorageKey) throws(DeriveError) -> [UInt8]?
+    func delete(_ key: StorageKey) throws(DeriveError)
+    /// A description for logs and reports; never carries credentials.
+    var description: String { get }
+}
+
+public struct StoredObject: Sendable, Hashable {
+    public var key: StorageKey
+    /// Where the object can be fetched: the configured public URL, or the store's own address.
+    public var url: String
+    public var bytes: Int
+
+    public init(key: StorageKey, url: String, bytes: Int) {
+        self.key = key
+        self.url = url
+        self.bytes = bytes
+    }
+}
+
+/// A relative object key that cannot escape its store: segments of letters, digits and
+/// `. _ -` (the characters every S3 implementation signs and serves alike), no empty, `.` or
+/// `..` segment, no leading slash, at most 1024 bytes.
+public struct StorageKey: Sendable, Hashable, CustomStringConvertible {
+    public let value: String
+
+    public init(_ value: String) throws(DeriveError) {
+        guard !value.isEmpty, value.utf8.count <= 1024 else {
+            throw DeriveError(.invalidJob, "storage key must be 1 to 1024 bytes, got \(value.utf8.count)")
+        }
+        for segment in value.split(separator: "/", omittingEmptySubsequences: false) {
+            guard !segment.isEmpty, segment != ".", segment != "..",
+                  segment.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
+                throw DeriveError(.invalidJob, "storage key \(Quoted(value)) has an unsafe segment \(Quoted(String(segment))); keys are /-separated segments of A-Z a-z 0-9 . _ -")
+            }
+        }
+        self.value = value
+    }
+
+    public var description: String { value }
+}
+
+/// Output keys from a template with safe placeholders, so identical work maps to the identical
+/// key. The default, `{source_hash}/{name}{variant}-{identity_short}.{ext}`, combines the
+/// source's content hash, the output name and its canonical chain hash.
+public struct KeyTemplate: Sendable, Hashable {
+    public static let placeholders = ["source_hash", "source_hash_short", "name", "identity", "identity_short",
+                                      "variant", "width", "height", "ext", "format"]
+    public static let `default` = KeyTemplate(checked: "{source_hash}/{name}{variant}-{identity_short}.{ext}")
+
+    public let text: String
+
+    private init(checked text: String) {
+        self.text = text
+    }
+
+    public init(_ text: String) throws(ValidationError) {
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{") {
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                throw ValidationError(location: "DERIVE_KEY_TEMPLATE", reason: "unclosed { in \(Quoted(text))")
+            }
+            let name = String(rest[rest.index(after: open)..<close])
+            guard Self.placeholders.contains(name) else {
+                throw ValidationError(location: "DERIVE_KEY_TEMPLATE", reason: "unknown placeholder {\(name)}\(Suggest.hint(for: name, among: Self.placeholders)); known: \(Self.placeholders.map { "{\($0)}" }.joined(separator: ", "))")
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        guard text.contains("{identity") && text.contains("{source_hash") else {
+            throw ValidationError(location: "DERIVE_KEY_TEMPLATE", reason: "must contain {source_hash...} and {identity...}, or different work could share a key")
+        }
+        self.text = text
+    }
+
+    public struct Values: Sendable {
+        public var sourceHash: String
+        public var name: String
+        public var identity: String
+        public var breakpointWidth: Int?
+        public var width: Int
+        public var height: Int
+        public var format: OutputFormat
+
+        public init(sourceHash: String, name: String, identity: String, breakpointWidth: Int?, width: Int, height: Int, format: OutputFormat) {
+            self.sourceHash = sourceHash
+            self.name = name
+            self.identity = identity
+            self.breakpointWidth = breakpointWidth
+            self.width = width
+            self.height = height
+            self.format = format
+        }
+    }
+
+    public func key(_ v: Values) throws(DeriveError) -> StorageKey {
+        var key = text
+        let replacements: [String: String] = [
+            "source_hash": v.sourceHash, "source_hash_short": String(v.sourceHash.prefix(16)), "name": v.name,
+            "identity": v.identity, "identity_short": String(v.identity.prefix(16)),
+            "variant": v.breakpointWidth.map { "-\($0)w" } ?? "", "width": String(v.width), "height": String(v.height),
+            "ext": v.format.fileExtension, "format": v.format.rawValue,
+        ]
+        for (name, value) in replacements { key = key.replacingOccurrences(of: "{\(name)}", with: value) }
+        return try StorageKey(key)
+    }
+}
+
+/// MIME types of the output formats.
+extension OutputFormat {
+    public var mediaType: String {
+        switch self {
+        case .jpeg: "image/jpeg"
+        case .png: "image/png"
+        case .webp: "image/webp"
+        case .avif: "image/avif"
+        case .gif: "image/gif"
+        case .jxl: "image/jxl"
+        case .tiff: "image/tiff"
+        case .auto, .original: "application/octet-stream"
+        }
+    }
+}
+
+extension ImageFormat {
+    public var mediaType: String {
+        switch self {
+        case .jpeg: "image/jpeg"
+        case .png: "image/png"
+        case .webp: "image/webp"
+        case .gif: "image/gif"
+        case .avif: "image/avif"
+        case .heif: "image/heic"
+        case .jxl: "image/jxl"
+        case .tiff: "image/tiff"
+        case .svg: "image/svg+xml"
+        case .pdf: "application/pdf"
+        case .bmp: "image/bmp"
+        }
+    }
+}

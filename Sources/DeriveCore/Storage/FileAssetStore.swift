@@ -1,0 +1,102 @@
+import Foundation
+
+/// Objects as files under a root folder. Writes go to a temporary file in the same folder,
+/// are flushed to disk, then renamed over the key, so a reader (or a crash) never sees half
+/// an object. Keys are `StorageKey`s, which cannot leave the root.
+public struct FileAssetStore: AssetStore {
+    public let root: URL
+    /// Prefix for object URLs (`https://cdn.example.com/`); without one, `file://` URLs.
+    public let publicBaseURL: String?
+
+    public init(root: URL, publicBaseURL: String? = nil) {
+        self.root = root.standardizedFileURL
+        self.publicBaseURL = publicBaseURL
+    }
+
+    public var description: String { "folder \(root.path)" }
+
+    /// The file an object is kept in.
+    public func path(_ key: StorageKey) -> URL { root.appendingPathComponent(key.value) }
+
+    func url(_ key: StorageKey) -> String {
+        if let base = publicBaseURL { return base.hasSuffix("/") ? base + key.value : base + "/" + key.value }
+        return path(key).absoluteString
+    }
+
+    public func put(_ data: [UInt8], key: StorageKey, contentType: String) throws(DeriveError) -> StoredObject {
+        try write(key) { handle in handle.write(Data(data)) }
+        return StoredObject(key: key, url: url(key), bytes: data.count)
+    }
+
+    public func put(file: URL, key: StorageKey, contentType: String) throws(DeriveError) -> StoredObject {
+        guard let input = FileHandle(forReadingAtPath: file.path) else {
+            throw DeriveError(.sourceRefused, "cannot read \(file.path)")
+        }
+        defer { try? input.close() }
+        var total = 0
+        try write(key) { handle in
+            while true {
+                let chunk = input.readData(ofLength: 1 << 20)
+                if chunk.isEmpty { break }
+                handle.write(chunk)
+                total += chunk.count
+            }
+        }
+        return StoredObject(key: key, url: url(key), bytes: total)
+    }
+
+    public func get(_ key: StorageKey) throws(DeriveError) -> [UInt8]? {
+        let target = path(key)
+        guard FileManager.default.fileExists(atPath: target.path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: target.path) else {
+            throw DeriveError(.storageFailed, "cannot read \(target.path)")
+        }
+        return [UInt8](data)
+    }
+
+    public func delete(_ key: StorageKey) throws(DeriveError) {
+        let target = path(key)
+        guard FileManager.default.fileExists(atPath: target.path) else { return }
+        do {
+            try FileManager.default.removeItem(at: target)
+        } catch {
+            throw DeriveError(.storageFailed, "cannot delete \(target.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Temporary file, fsync, rename, fsync of the folder: the rename is the commit.
+    private func write(_ key: StorageKey, _ body: (FileHandle) throws -> Void) throws(DeriveError) {
+        let target = path(key)
+        let folder = target.deletingLastPathComponent()
+        let temporary = folder.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+                throw DeriveError(.storageFailed, "cannot create \(temporary.path)")
+            }
+            let handle = try FileHandle(forWritingTo: temporary)
+            do {
+                try body(handle)
+                try handle.synchronize()
+                try handle.close()
+            } catch {
+                try? handle.close()
+                throw error
+            }
+            guard rename(temporary.path, target.path) == 0 else {
+                throw DeriveError(.storageFailed, "cannot move \(temporary.lastPathComponent) to \(target.path): \(String(cString: strerror(errno)))")
+            }
+            let directory = open(folder.path, O_RDONLY)
+            if directory >= 0 {
+                fsync(directory)
+                close(directory)
+            }
+        } catch let error as DeriveError {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw DeriveError(.storageFailed, "cannot write \(target.path): \(error.localizedDescription)")
+        }
+    }
+}
