@@ -20,6 +20,11 @@ let package = Package(
         // Fast SHA-256 of content over OpenSSL's libcrypto (Debian's libssl-dev).
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "DeriveDigest", dependencies: ["CCrypto"]),
+        // libcurl (Debian's libcurl4-openssl-dev) and the helpers for its variadic API.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // Fetching sources (http, https, s3, file, data) safely, and the S3 store.
+        .target(name: "DeriveCurl", dependencies: ["DeriveCore", "DeriveDigest", "CCurl", "CCurlShim"]),
         // The image engine: decode at size, every operation, every encoder, the metadata.
         .target(name: "DeriveVips", dependencies: ["DeriveCore", "DeriveDigest", "CVips", "CVipsShim"]),
         .executableTarget(
@@ -27,6 +32,7 @@ let package = Package(
             dependencies: [
                 "DeriveCore",
                 "DeriveVips",
+                "DeriveCurl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -39,6 +45,10 @@ let package = Package(
         .testTarget(
             name: "DeriveVipsTests",
             dependencies: ["DeriveVips", "DeriveCore", "DeriveDigest", "DeriveTestSupport"]
+        ),
+        .testTarget(
+            name: "DeriveCurlTests",
+            dependencies: ["DeriveCurl", "DeriveCore", "DeriveTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]
