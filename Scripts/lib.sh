@@ -36,3 +36,18 @@ ensure_swift() {
         exit 1
     fi
 }
+
+# free_port — a TCP port on loopback nobody is listening on now.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_for_port PORT NAME — waits up to 20 s for a server to accept connections on loopback.
+wait_for_port() {
+    for _ in $(seq 200); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "$2 did not start on port $1" >&2
+    return 1
+}

@@ -1,17 +1,44 @@
 #!/usr/bin/env bash
-# Runs every test of Derive on a fresh Debian 12 machine: installs what is missing, then runs
-# `swift test`. Integration servers (PostgreSQL, an HTTP origin, an S3-compatible store) are
-# started here as later parts of Derive need them, each on a free loopback port and stopped on exit.
+# Runs every test of Derive on a fresh Debian 12 machine: installs what is missing, starts the
+# real servers the integration tests talk to — an HTTP origin and an S3-compatible store
+# (moto, with SigV4 signature checking) — each on a free loopback port, runs `swift test`, and
+# stops the servers on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib.sh
 
 ensure_swift
 ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" python3 python3-pip
-# Reference implementations the tests compare against: Python's JSON Schema validator,
-# Pillow with LittleCMS (colour management), and the BlurHash reference.
-ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash
+# Reference implementations the tests compare against (Python's JSON Schema validator, Pillow
+# with LittleCMS, the BlurHash reference) and the S3-compatible test server.
+ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash moto.server=moto[server] boto3=boto3
 
 export DERIVE_TEST_SUITE=1
 export DERIVE_FIXTURES="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+origin_port=$(free_port)
+python3 Tests/Servers/origin.py --port "$origin_port" --fixtures "$DERIVE_FIXTURES" > "$work/origin.log" 2>&1 &
+pids+=($!)
+wait_for_port "$origin_port" "the HTTP origin"
+export DERIVE_TEST_ORIGIN="http://127.0.0.1:$origin_port"
+
+# moto checks signatures once its first three (set-up) requests are done.
+s3_port=$(free_port)
+INITIAL_NO_AUTH_ACTION_COUNT=3 python3 -m moto.server -H 127.0.0.1 -p "$s3_port" > "$work/moto.log" 2>&1 &
+pids+=($!)
+wait_for_port "$s3_port" "the S3 server (moto)"
+export DERIVE_TEST_S3_ENDPOINT="http://127.0.0.1:$s3_port"
+export DERIVE_TEST_S3_BUCKET=derive-test
+read -r DERIVE_TEST_S3_ACCESS_KEY DERIVE_TEST_S3_SECRET_KEY < <(python3 Tests/Servers/s3_setup.py "$DERIVE_TEST_S3_ENDPOINT" "$DERIVE_TEST_S3_BUCKET")
+export DERIVE_TEST_S3_ACCESS_KEY DERIVE_TEST_S3_SECRET_KEY
+
 swift test "$@"

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 public enum Paths {
     /// The repository root (this file is Tests/DeriveTestSupport/TestSupport.swift).
@@ -95,5 +98,71 @@ public enum DeriveBinary {
         while !reader.isFinished { Thread.sleep(forTimeInterval: 0.005) }
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                       stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+/// The real servers `Scripts/test.sh` starts on loopback, found through the environment.
+public enum TestServers {
+    static var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// Whether the integration tests can run: the servers are up, or the project's test command
+    /// is running (then a missing server is a failure, not a skip).
+    public static var available: Bool { environment["DERIVE_TEST_ORIGIN"] != nil || Python.required }
+
+    public struct Missing: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The HTTP origin, `http://127.0.0.1:<port>`.
+    public static func origin() throws -> String {
+        guard let origin = environment["DERIVE_TEST_ORIGIN"] else {
+            throw Missing(description: "DERIVE_TEST_ORIGIN is not set: run the tests with Scripts/test.sh, which starts the HTTP origin")
+        }
+        return origin
+    }
+
+    public struct S3: Sendable {
+        public var endpoint: String
+        public var bucket: String
+        public var accessKey: String
+        public var secretKey: String
+    }
+
+    public static func s3() throws -> S3 {
+        guard let endpoint = environment["DERIVE_TEST_S3_ENDPOINT"], let bucket = environment["DERIVE_TEST_S3_BUCKET"],
+              let key = environment["DERIVE_TEST_S3_ACCESS_KEY"], let secret = environment["DERIVE_TEST_S3_SECRET_KEY"] else {
+            throw Missing(description: "DERIVE_TEST_S3_* are not set: run the tests with Scripts/test.sh, which starts the S3 server")
+        }
+        return S3(endpoint: endpoint, bucket: bucket, accessKey: key, secretKey: secret)
+    }
+
+    /// A GET over URLSession, waited for (test helpers run outside the code under test).
+    static func get(_ url: URL) throws -> Data {
+        final class Box: @unchecked Sendable { var result: Result<Data, Error> = .failure(Missing(description: "no response")) }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: url) { data, _, error in
+            box.result = data.map { .success($0) } ?? .failure(error ?? Missing(description: "no data from \(url)"))
+            done.signal()
+        }.resume()
+        done.wait()
+        return try box.result.get()
+    }
+
+    /// What the origin has received so far on paths starting with `prefix`.
+    public static func requests(_ prefix: String) throws -> (requests: [[String: String]], bigSent: Int?) {
+        let origin = try origin()
+        var components = URLComponents(string: origin + "/requests")!
+        components.queryItems = [URLQueryItem(name: "path", value: prefix)]
+        let data = try get(components.url!)
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let list = object["requests"] as? [[String: Any]] else { return ([], nil) }
+        let requests = list.map { entry -> [String: String] in
+            var flat = (entry["headers"] as? [String: String]) ?? [:]
+            flat[":path"] = entry["path"] as? String
+            flat[":method"] = entry["method"] as? String
+            return flat
+        }
+        return (requests, object["bigSent"] as? Int)
     }
 }
