@@ -1,0 +1,481 @@
+import DeriveCore
+import Foundation
+import Synchronization
+
+/// The production queue: `derive.jobs` on PostgreSQL, shared by any number of workers on any
+/// number of machines. Claims use `FOR UPDATE SKIP LOCKED`, so claimers never wait for each
+/// other; every change to a run is guarded by its id, attempt and lease owner; batches of jobs
+/// move in one statement each, as JSON record sets.
+public final class PostgresJobStore: JobStore {
+    public let url: String
+    private let pool: ConnectionPool<PostgresConnection>
+    private let positions: Mutex<ClaimPositions>
+
+    /// `rescanInterval`: how often, at least, a claim scans its queues from the start rather
+    /// than from where this process last claimed (see `ClaimPositions`).
+    public init(url: String, poolCapacity: Int = 8, rescanInterval: Double = 1) {
+        self.url = url
+        positions = Mutex(ClaimPositions(rescanInterval: rescanInterval))
+        pool = ConnectionPool(capacity: poolCapacity, open: { () throws(DeriveError) in
+            do throws(PostgresError) { return try PostgresConnection(url: url) } catch { throw error.deriveError }
+        }, isReusable: { $0.isIdle })
+    }
+
+    private func withConnection<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(DeriveError) -> T {
+        try pool.withConnection { connection throws(DeriveError) in
+            do throws(PostgresError) { return try body(connection) } catch { throw error.deriveError }
+        }
+    }
+
+    // MARK: Submitting
+
+    public func submit(_ jobs: [NewJob]) throws(DeriveError) -> [SubmitResult] {
+        guard !jobs.isEmpty else { return [] }
+        var results = [SubmitResult?](repeating: nil, count: jobs.count)
+        // A duplicate that finishes between the insert and the lookup of its id leaves a job
+        // unresolved; it is submitted again (rarely more than once).
+        for _ in 0..<5 {
+            let pending = results.indices.filter { results[$0] == nil }
+            guard !pending.isEmpty else { break }
+            let records = JSONValue.array(pending.map { index in
+                let job = jobs[index]
+                return .object([
+                    "ord": .int(index), "queue": .string(job.queue), "priority": .int(job.priority),
+                    "run_at": job.runAt.map { .decimal($0.timeIntervalSince1970) } ?? .null, "max_attempts": .int(job.maxAttempts),
+                    "dedupe_key": job.dedupeKey.map(JSONValue.string) ?? .null, "payload": job.payload,
+                ])
+            })
+            let rows = try withConnection { connection throws(PostgresError) in
+                try connection.query(SQL.submit, [JSONWriter.compact(records)])
+            }
+            for row in rows.rows {
+                guard let index = Int(row[0] ?? ""), let id = row[1].flatMap({ JobID($0) }) else { continue }
+                results[index] = SubmitResult(id: id, deduplicated: row[2] == "f")
+            }
+        }
+        guard results.allSatisfy({ $0 != nil }) else {
+            throw DeriveError(.databaseUnavailable, "could not submit: jobs with the same dedupe key kept finishing while submitting")
+        }
+        return results.map { $0! }
+    }
+
+    // MARK: Running
+
+    public func claim(queues: [String], limit: Int, owner: String, lease: Double) throws(DeriveError) -> [ClaimedJob] {
+        guard limit > 0, !queues.isEmpty else { return [] }
+        let started = DispatchTime.now().uptimeNanoseconds
+        let (segments, full) = positions.withLock { positions in
+            let full = positions.fullScanDue(now: started)
+            return (positions.segments(for: queues, full: full), full)
+        }
+        let records = JSONValue.array(segments.enumerated().map { index, segment in
+            .object([
+                "ord": .int(index), "queue": .string(segment.queue), "lo": .int(segment.lowestPriority), "hi": .int(segment.highestPriority),
+                "after_run_at": segment.after.map { .string(String($0.runAtMicros)) } ?? .null,
+                "after_id": segment.after.map { .string(String($0.id)) } ?? .null,
+            ])
+        })
+        let claimed: [(job: ClaimedJob, position: ClaimPositions.Position)]
+        do {
+            claimed = try withConnection { connection throws(PostgresError) in
+                let rows = try connection.query(SQL.claim, [PostgresArray.literal(queues), String(limit), owner, String(lease),
+                                                            JSONWriter.compact(records)])
+                return try rows.rows.map { row throws(PostgresError) in
+                    let fields = Fields(row)
+                    let job = ClaimedJob(run: JobRun(id: try fields.int64(0), attempt: try fields.int(1), owner: owner),
+                                         queue: try fields.string(2), priority: try fields.int(3), maxAttempts: try fields.int(4),
+                                         payload: try fields.json(5), runAt: try fields.date(8), leaseExpiresAt: try fields.date(6),
+                                         createdAt: try fields.date(7))
+                    return (job, ClaimPositions.Position(runAtMicros: try fields.int64(9), id: job.run.id))
+                }
+            }
+        } catch {
+            // A claim that failed may have left jobs behind the positions.
+            positions.withLock { $0.forget() }
+            throw error
+        }
+        let finished = DispatchTime.now().uptimeNanoseconds
+        positions.withLock { positions in
+            positions.record(claimed.map { ($0.job.queue, $0.job.priority, $0.position) }, queues: queues, full: full,
+                             started: started, now: finished)
+        }
+        // UPDATE ... RETURNING has no order of its own: restore the claim order.
+        return claimed.map(\.job).sorted(by: ClaimedJob.claimOrder)
+    }
+
+    /// Forgets where this process last claimed, so its next claim scans every queue from the
+    /// start: for when jobs may have become available behind those positions.
+    public func rescanNextClaim() {
+        positions.withLock { $0.forget() }
+    }
+
+    public func heartbeat(_ runs: [JobRun], lease: Double) throws(DeriveError) -> HeartbeatResult {
+        guard !runs.isEmpty else { return HeartbeatResult(extended: [], cancelRequested: []) }
+        return try withConnection { connection throws(PostgresError) in
+            let rows = try connection.query(SQL.heartbeat, [Self.runRecords(runs), String(lease)])
+            var result = HeartbeatResult(extended: [], cancelRequested: [])
+            for row in rows.rows {
+                let id = try Fields(row).int64(0)
+                result.extended.insert(id)
+                if row[1] == "t" { result.cancelRequested.insert(id) }
+            }
+            return result
+        }
+    }
+
+    public func complete(_ completions: [Completion]) throws(DeriveError) -> Set<JobID> {
+        let records = completions.map { completion in
+            Self.runRecord(completion.run, extra: ["result": completion.result])
+        }
+        return try withConnection { connection throws(PostgresError) in
+            try Self.archive(records, outcome: .completed, on: connection)
+        }
+    }
+
+    public func acknowledgeCancel(_ runs: [JobRun]) throws(DeriveError) -> Set<JobID> {
+        try withConnection { connection throws(PostgresError) in
+            try Self.archive(runs.map { Self.runRecord($0) }, outcome: .cancelled, on: connection)
+        }
+    }
+
+    public func release(_ runs: [JobRun]) throws(DeriveError) -> Set<JobID> {
+        guard !runs.isEmpty else { return [] }
+        return try withConnection { connection throws(PostgresError) in
+            try connection.transaction { () throws(PostgresError) in
+                // A job asked to cancel is not put back: it is cancelled.
+                var released = try Self.archive(runs.map { Self.runRecord($0) }, outcome: .cancelled, on: connection)
+                let rows = try connection.query(SQL.release, [Self.runRecords(runs)])
+                released.formUnion(rows.rows.compactMap { $0[0].flatMap { JobID($0) } })
+                if !rows.rows.isEmpty {
+                    try connection.query(SQL.wake)
+                    self.rescanNextClaim()
+                }
+                return released
+            }
+        }
+    }
+
+    public func fail(_ failures: [Failure], policy: RetryPolicy) throws(DeriveError) -> [JobID: FailureOutcome] {
+        guard !failures.isEmpty else { return [:] }
+        let errors = Dictionary(failures.map { ($0.run.id, $0.error) }, uniquingKeysWith: { first, _ in first })
+        return try withConnection { connection throws(PostgresError) in
+            try connection.transaction { () throws(PostgresError) in
+                let rows = try connection.query(SQL.lockRuns, [Self.runRecords(failures.map(\.run))])
+                let ended = try rows.rows.map { row throws(PostgresError) in try Self.endedRun(Fields(row)) }
+                var outcomes = Dictionary(uniqueKeysWithValues: failures.map { ($0.run.id, FailureOutcome.stale) })
+                let decided = ended.map { run in (run.id, policy.disposition(of: run, error: errors[run.id]!, lostLease: false)) }
+                try Self.apply(decided, on: connection)
+                for (id, disposition) in decided { outcomes[id] = disposition.failureOutcome }
+                return outcomes
+            }
+        }
+    }
+
+    public func rescueExpired(limit: Int, policy: RetryPolicy) throws(DeriveError) -> RescueResult {
+        try withConnection { connection throws(PostgresError) in
+            try connection.transaction { () throws(PostgresError) in
+                let rows = try connection.query(SQL.lockExpired, [String(limit)])
+                var decided: [(JobID, Disposition)] = []
+                for row in rows.rows {
+                    let fields = Fields(row)
+                    let run = try Self.endedRun(fields)
+                    decided.append((run.id, policy.disposition(of: run, error: RetryPolicy.leaseExpired(owner: row[5]), lostLease: true)))
+                }
+                try Self.apply(decided, on: connection)
+                var result = RescueResult(requeued: [], failed: [])
+                for (id, disposition) in decided {
+                    if case .requeue = disposition { result.requeued.append(id) } else { result.failed.append(id) }
+                }
+                return result
+            }
+        }
+    }
+
+    public func promoteScheduled(limit: Int) throws(DeriveError) -> Int {
+        try withConnection { connection throws(PostgresError) in
+            let promoted = Int(try connection.query(SQL.promote, [String(limit)]).scalar ?? "0") ?? 0
+            if promoted > 0 {
+                try connection.query(SQL.wake)
+                self.rescanNextClaim()
+            }
+            return promoted
+        }
+    }
+
+    // MARK: Managing
+
+    public func cancel(_ id: JobID) throws(DeriveError) -> CancelResult {
+        let answer = try withConnection { connection throws(PostgresError) in
+            try connection.query("SELECT derive.cancel($1)", [String(id)]).scalar
+        }
+        return answer.flatMap(CancelResult.init(rawValue:)) ?? .notFound
+    }
+
+    public func retry(_ id: JobID) throws(DeriveError) -> JobID? {
+        try withConnection { connection throws(PostgresError) in
+            try connection.query("SELECT derive.retry($1)", [String(id)]).scalar.flatMap { JobID($0) }
+        }
+    }
+
+    public func job(_ id: JobID) throws(DeriveError) -> JobSnapshot? {
+        try withConnection { connection throws(PostgresError) in
+            guard let row = try connection.query(SQL.job, [String(id)]).rows.first else { return nil }
+            let fields = Fields(row)
+            guard let state = JobState(rawValue: try fields.string(2)), case .array(let errors) = try fields.json(11) else {
+                throw PostgresError(message: "unexpected job row \(row)")
+            }
+            return JobSnapshot(id: try fields.int64(0), queue: try fields.string(1), state: state, priority: try fields.int(3),
+                               attempt: try fields.int(4), maxAttempts: try fields.int(5), runAt: try fields.optionalDate(6),
+                               leaseOwner: row[7], dedupeKey: row[8], cancelRequested: row[9] == "t", payload: try fields.json(10),
+                               errors: errors, result: row[12] == nil ? nil : try fields.json(12), createdAt: try fields.date(13),
+                               finishedAt: try fields.optionalDate(14))
+        }
+    }
+
+    public func counts() throws(DeriveError) -> [QueueCounts] {
+        let rows = try withConnection { connection throws(PostgresError) in
+            try connection.query(SQL.counts)
+        }
+        var byQueue: [String: QueueCounts] = [:]
+        for row in rows.rows {
+            guard let queue = row[0], let state = row[1].flatMap(JobState.init(rawValue:)), let count = row[2].flatMap({ Int($0) }) else { continue }
+            byQueue[queue, default: QueueCounts(queue: queue, states: [:], oldestAvailable: nil)].states[state] = count
+            if let oldest = row[3].flatMap({ Double($0) }) {
+                byQueue[queue]?.oldestAvailable = Date(timeIntervalSince1970: oldest)
+            }
+        }
+        return byQueue.values.sorted { $0.queue < $1.queue }
+    }
+
+    public func prune(finishedBefore date: Date) throws(DeriveError) -> Int {
+        var total = 0
+        // In slices, so pruning a large archive never holds one long transaction.
+        while true {
+            let deleted = try withConnection { connection throws(PostgresError) in
+                Int(try connection.query(SQL.prune, [String(date.timeIntervalSince1970), "10000"]).scalar ?? "0") ?? 0
+            }
+            total += deleted
+            if deleted < 10000 { return total }
+        }
+    }
+
+    // MARK: Statements
+
+    static func runRecord(_ run: JobRun, extra: KeyValuePairs<String, JSONValue> = [:]) -> JSONValue {
+        .object([JSONMember(key: "id", value: .int(Int(run.id))), JSONMember(key: "attempt", value: .int(run.attempt)),
+                 JSONMember(key: "owner", value: .string(run.owner))] + extra.map { JSONMember(key: $0.key, value: $0.value) })
+    }
+
+    static func runRecords(_ runs: [JobRun]) -> String {
+        JSONWriter.compact(.array(runs.map { runRecord($0) }))
+    }
+
+    static func endedRun(_ fields: Fields) throws(PostgresError) -> EndedRun {
+        EndedRun(id: try fields.int64(0), attempt: try fields.int(1), maxAttempts: try fields.int(2), leaseLosses: try fields.int(3),
+                 cancelRequested: fields.row[4] == "t")
+    }
+
+    /// Moves runs to the archive. Records with an owner must still hold their run; those
+    /// without were locked by the caller's transaction.
+    static func archive(_ records: [JSONValue], outcome: JobState, on connection: PostgresConnection) throws(PostgresError) -> Set<JobID> {
+        guard !records.isEmpty else { return [] }
+        let rows = try connection.query(SQL.archive, [JSONWriter.compact(.array(records)), outcome.rawValue])
+        return Set(rows.rows.compactMap { $0[0].flatMap { JobID($0) } })
+    }
+
+    /// Applies decided dispositions to runs locked by the caller's transaction.
+    static func apply(_ decided: [(JobID, Disposition)], on connection: PostgresConnection) throws(PostgresError) {
+        var requeue: [JSONValue] = []
+        var archive: [JobState: [JSONValue]] = [:]
+        for (id, disposition) in decided {
+            switch disposition {
+            case .requeue(let delay, let entry, let lostLease):
+                requeue.append(.object(["id": .int(Int(id)), "delay": .decimal(delay), "error": entry, "lost": .int(lostLease ? 1 : 0)]))
+            case .archive(let outcome, let entry):
+                archive[outcome, default: []].append(.object(["id": .int(Int(id)), "error": entry]))
+            }
+        }
+        if !requeue.isEmpty {
+            try connection.query(SQL.requeue, [JSONWriter.compact(.array(requeue))])
+        }
+        for (outcome, records) in archive {
+            _ = try Self.archive(records, outcome: outcome, on: connection)
+        }
+    }
+
+    enum SQL {
+        static let submit = """
+            WITH input AS MATERIALIZED (
+                SELECT i.*, nextval('derive.jobs_id_seq') AS id
+                FROM jsonb_to_recordset($1::jsonb) AS i(ord integer, queue text, priority integer, run_at double precision,
+                                                       max_attempts integer, dedupe_key text, payload jsonb)
+            ), inserted AS (
+                INSERT INTO derive.jobs (id, queue, priority, run_at, max_attempts, dedupe_key, payload)
+                SELECT id, queue, priority, COALESCE(to_timestamp(run_at), now()), max_attempts, dedupe_key, payload
+                FROM input ORDER BY ord
+                ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+                RETURNING id
+            )
+            SELECT input.ord, COALESCE(inserted.id, live.id), inserted.id IS NOT NULL
+            FROM input
+            LEFT JOIN inserted ON inserted.id = input.id
+            LEFT JOIN derive.jobs live ON inserted.id IS NULL AND live.dedupe_key = input.dedupe_key
+            WHERE inserted.id IS NOT NULL OR live.id IS NOT NULL
+            """
+
+        /// Up to $2 jobs from the queues in $1, best first, leased to $3 for $4 seconds. $5 lists
+        /// the ranges of `jobs_claim` to read, per queue in claim order (see `ClaimPositions`):
+        /// a span of priorities from its start, or one priority after a position. The
+        /// ranges are read in order and reading stops once $2 jobs are found.
+        /// Up to $2 jobs from the queues in $1, leased to $3 for $4 seconds, reading the ranges
+        /// of the claim index listed in $5 (see `derive.claim` in Migrations/0001_queue.sql).
+        static let claim = "SELECT * FROM derive.claim($1::text[], $2::integer, $3::text, $4::double precision, $5::jsonb)"
+
+        static let heartbeat = """
+            UPDATE derive.jobs j SET lease_expires_at = now() + make_interval(secs => $2::double precision)
+            FROM jsonb_to_recordset($1::jsonb) AS r(id bigint, attempt integer, owner text)
+            WHERE j.id = r.id AND j.attempt = r.attempt AND j.lease_owner = r.owner AND j.state = 'running'
+            RETURNING j.id, j.cancel_requested
+            """
+
+        /// Archives jobs as $2. A record with an owner must still hold its run (and, to be
+        /// cancelled, must have been asked to cancel); one without was locked by the caller.
+        static let archive = """
+            WITH gone AS (
+                DELETE FROM derive.jobs j
+                USING jsonb_to_recordset($1::jsonb) AS r(id bigint, attempt integer, owner text, error jsonb, result jsonb)
+                WHERE j.id = r.id
+                  AND (r.owner IS NULL OR (j.attempt = r.attempt AND j.lease_owner = r.owner AND j.state = 'running'
+                                           AND ($2 <> 'cancelled' OR j.cancel_requested)))
+                RETURNING j.*, r.error, r.result
+            )
+            INSERT INTO derive.job_archive (id, queue, outcome, priority, attempt, max_attempts, dedupe_key, payload, errors, result,
+                                            created_at, started_at)
+            SELECT id, queue, $2, priority, attempt, max_attempts, dedupe_key, payload,
+                   CASE WHEN error IS NULL THEN errors ELSE errors || jsonb_build_array(error) END, result, created_at, started_at
+            FROM gone
+            RETURNING id
+            """
+
+        /// Puts runs back without spending their attempt.
+        static let release = """
+            UPDATE derive.jobs j
+            SET state = 'available', attempt = j.attempt - 1, lease_owner = NULL, lease_expires_at = NULL, started_at = NULL
+            FROM jsonb_to_recordset($1::jsonb) AS r(id bigint, attempt integer, owner text)
+            WHERE j.id = r.id AND j.attempt = r.attempt AND j.lease_owner = r.owner AND j.state = 'running'
+            RETURNING j.id
+            """
+
+        static let lockRuns = """
+            SELECT j.id, j.attempt, j.max_attempts, j.lease_losses, j.cancel_requested
+            FROM derive.jobs j JOIN jsonb_to_recordset($1::jsonb) AS r(id bigint, attempt integer, owner text)
+              ON j.id = r.id AND j.attempt = r.attempt AND j.lease_owner = r.owner AND j.state = 'running'
+            FOR UPDATE OF j
+            """
+
+        static let lockExpired = """
+            SELECT id, attempt, max_attempts, lease_losses, cancel_requested, lease_owner FROM derive.jobs
+            WHERE state = 'running' AND lease_expires_at < now()
+            ORDER BY lease_expires_at
+            LIMIT $1
+            FOR UPDATE SKIP LOCKED
+            """
+
+        /// Back to the queue: at once, or scheduled after the backoff delay.
+        static let requeue = """
+            UPDATE derive.jobs j
+            SET state = CASE WHEN r.delay > 0 THEN 'scheduled' ELSE 'available' END,
+                run_at = now() + make_interval(secs => r.delay), lease_owner = NULL, lease_expires_at = NULL,
+                lease_losses = j.lease_losses + r.lost, errors = j.errors || jsonb_build_array(r.error)
+            FROM jsonb_to_recordset($1::jsonb) AS r(id bigint, delay double precision, error jsonb, lost integer)
+            WHERE j.id = r.id
+            """
+
+        static let promote = """
+            WITH due AS (
+                SELECT id FROM derive.jobs WHERE state = 'scheduled' AND run_at <= now()
+                ORDER BY run_at LIMIT $1 FOR UPDATE SKIP LOCKED
+            ), promoted AS (
+                UPDATE derive.jobs j SET state = 'available' FROM due WHERE j.id = due.id RETURNING 1
+            )
+            SELECT count(*) FROM promoted
+            """
+
+        static let wake = "SELECT pg_notify('derive_jobs', '')"
+
+        static let job = """
+            SELECT id, queue, state, priority, attempt, max_attempts, extract(epoch FROM run_at), lease_owner, dedupe_key,
+                   cancel_requested, payload, errors, NULL::jsonb, extract(epoch FROM created_at), NULL::numeric
+            FROM derive.jobs WHERE id = $1
+            UNION ALL
+            SELECT id, queue, outcome, priority, attempt, max_attempts, NULL, NULL, dedupe_key,
+                   false, payload, errors, result, extract(epoch FROM created_at), extract(epoch FROM finished_at)
+            FROM derive.job_archive WHERE id = $1
+            """
+
+        static let counts = """
+            SELECT queue, state, count(*), extract(epoch FROM min(run_at) FILTER (WHERE state = 'available'))
+            FROM derive.jobs GROUP BY queue, state
+            """
+
+        static let prune = """
+            WITH old AS (
+                SELECT id FROM derive.job_archive WHERE finished_at < to_timestamp($1::double precision) LIMIT $2
+            ), gone AS (
+                DELETE FROM derive.job_archive a USING old WHERE a.id = old.id RETURNING 1
+            )
+            SELECT count(*) FROM gone
+            """
+    }
+}
+
+/// A row's text fields, read as the types the statement returns.
+struct Fields {
+    let row: [String?]
+    init(_ row: [String?]) { self.row = row }
+
+    func string(_ index: Int) throws(PostgresError) -> String {
+        guard index < row.count, let value = row[index] else { throw PostgresError(message: "column \(index) is unexpectedly null") }
+        return value
+    }
+
+    func int(_ index: Int) throws(PostgresError) -> Int {
+        guard let value = Int(try string(index)) else { throw PostgresError(message: "column \(index) is not an integer") }
+        return value
+    }
+
+    func int64(_ index: Int) throws(PostgresError) -> Int64 {
+        guard let value = Int64(try string(index)) else { throw PostgresError(message: "column \(index) is not an integer") }
+        return value
+    }
+
+    func double(_ index: Int) throws(PostgresError) -> Double {
+        guard let value = Double(try string(index)) else { throw PostgresError(message: "column \(index) is not a number") }
+        return value
+    }
+
+    func date(_ index: Int) throws(PostgresError) -> Date {
+        Date(timeIntervalSince1970: try double(index))
+    }
+
+    func optionalDate(_ index: Int) throws(PostgresError) -> Date? {
+        row[index] == nil ? nil : try date(index)
+    }
+
+    func json(_ index: Int) throws(PostgresError) -> JSONValue {
+        do {
+            return try JSONParser().parse(try string(index))
+        } catch {
+            throw PostgresError(message: "column \(index) is not JSON: \(error)")
+        }
+    }
+}
+
+/// PostgreSQL array literals for text parameters.
+enum PostgresArray {
+    static func literal(_ values: [String]) -> String {
+        "{" + values.map { value in
+            "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }.joined(separator: ",") + "}"
+    }
+}
