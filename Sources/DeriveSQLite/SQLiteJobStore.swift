@@ -1,0 +1,395 @@
+import DeriveCore
+import Foundation
+
+/// The embedded queue: the same `JobStore` semantics on one SQLite file, for any number of
+/// worker processes on one machine. SQLite has one writer at a time, so every change is a
+/// short `BEGIN IMMEDIATE` transaction and claims need no row locks: a claim that holds the
+/// write lock sees every other claim committed or not yet begun.
+public final class SQLiteJobStore: JobStore {
+    public let path: String
+    private let pool: ConnectionPool<SQLiteConnection>
+    /// The clock the queue runs on: every process on the machine shares it.
+    private let now: @Sendable () -> Double
+
+    public init(path: String, busyTimeout: Double = 10, poolCapacity: Int = 8) throws(DeriveError) {
+        self.path = path
+        now = { Date().timeIntervalSince1970 }
+        pool = ConnectionPool(capacity: poolCapacity, open: { () throws(DeriveError) in
+            do throws(SQLiteError) { return try SQLiteConnection(path: path, busyTimeout: busyTimeout) } catch { throw error.deriveError }
+        }, isReusable: { $0.isIdle })
+        try pool.withConnection { connection throws(DeriveError) in
+            do throws(SQLiteError) { try SQLiteSchema.migrate(connection) } catch { throw error.deriveError }
+        }
+    }
+
+    private func write<T>(_ body: (SQLiteConnection, Double) throws(SQLiteError) -> T) throws(DeriveError) -> T {
+        try pool.withConnection { connection throws(DeriveError) in
+            do throws(SQLiteError) {
+                return try connection.transaction { () throws(SQLiteError) in try body(connection, now()) }
+            } catch {
+                throw error.deriveError
+            }
+        }
+    }
+
+    private func read<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(DeriveError) -> T {
+        try pool.withConnection { connection throws(DeriveError) in
+            do throws(SQLiteError) { return try body(connection) } catch { throw error.deriveError }
+        }
+    }
+
+    // MARK: Submitting
+
+    public func submit(_ jobs: [NewJob]) throws(DeriveError) -> [SubmitResult] {
+        guard !jobs.isEmpty else { return [] }
+        return try write { connection, now throws(SQLiteError) in
+            try jobs.map { job throws(SQLiteError) in
+                let runAt = job.runAt?.timeIntervalSince1970 ?? now
+                let inserted = try connection.query(SQL.insert, [
+                    SQLiteValue(job.queue), runAt > now ? "scheduled" : "available", SQLiteValue(job.priority), SQLiteValue(runAt),
+                    SQLiteValue(job.maxAttempts), SQLiteValue(job.dedupeKey), SQLiteValue(JSONWriter.compact(job.payload)), SQLiteValue(now),
+                ])
+                if let id = inserted.first?.first?.int { return SubmitResult(id: JobID(id), deduplicated: false) }
+                let live = try connection.query("SELECT id FROM jobs WHERE dedupe_key = ?", [SQLiteValue(job.dedupeKey)])
+                guard let id = live.first?.first?.int else { throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "dedupe key lookup failed") }
+                return SubmitResult(id: JobID(id), deduplicated: true)
+            }
+        }
+    }
+
+    // MARK: Running
+
+    public func claim(queues: [String], limit: Int, owner: String, lease: Double) throws(DeriveError) -> [ClaimedJob] {
+        guard limit > 0, !queues.isEmpty else { return [] }
+        let queueList = JSONWriter.compact(.array(queues.map(JSONValue.string)))
+        return try write { connection, now throws(SQLiteError) in
+            let rows = try connection.query(SQL.claim, [SQLiteValue(owner), SQLiteValue(now + lease), SQLiteValue(now),
+                                                         SQLiteValue(queueList), SQLiteValue(limit)])
+            return try rows.map { row throws(SQLiteError) in
+                ClaimedJob(run: JobRun(id: try Self.int64(row, 0), attempt: try Self.int(row, 1), owner: owner),
+                           queue: row[2].string ?? "", priority: try Self.int(row, 3), maxAttempts: try Self.int(row, 4),
+                           payload: try Self.json(row, 5), runAt: Date(timeIntervalSince1970: row[8].double ?? 0),
+                           leaseExpiresAt: Date(timeIntervalSince1970: row[6].double ?? 0),
+                           createdAt: Date(timeIntervalSince1970: row[7].double ?? 0))
+            }.sorted(by: ClaimedJob.claimOrder)
+        }
+    }
+
+    public func heartbeat(_ runs: [JobRun], lease: Double) throws(DeriveError) -> HeartbeatResult {
+        guard !runs.isEmpty else { return HeartbeatResult(extended: [], cancelRequested: []) }
+        return try write { connection, now throws(SQLiteError) in
+            var result = HeartbeatResult(extended: [], cancelRequested: [])
+            for run in runs {
+                let rows = try connection.query(SQL.heartbeat, [SQLiteValue(now + lease)] + Self.guardValues(run))
+                guard let row = rows.first else { continue }
+                result.extended.insert(run.id)
+                if row[0].int == 1 { result.cancelRequested.insert(run.id) }
+            }
+            return result
+        }
+    }
+
+    public func complete(_ completions: [Completion]) throws(DeriveError) -> Set<JobID> {
+        guard !completions.isEmpty else { return [] }
+        return try write { connection, now throws(SQLiteError) in
+            var done: Set<JobID> = []
+            for completion in completions where try Self.archive(completion.run, outcome: .completed, entry: nil, result: completion.result,
+                                                                 at: now, on: connection) {
+                done.insert(completion.run.id)
+            }
+            return done
+        }
+    }
+
+    public func acknowledgeCancel(_ runs: [JobRun]) throws(DeriveError) -> Set<JobID> {
+        guard !runs.isEmpty else { return [] }
+        return try write { connection, now throws(SQLiteError) in
+            var done: Set<JobID> = []
+            for run in runs where try Self.archive(run, outcome: .cancelled, entry: nil, result: nil, at: now, on: connection) {
+                done.insert(run.id)
+            }
+            return done
+        }
+    }
+
+    public func release(_ runs: [JobRun]) throws(DeriveError) -> Set<JobID> {
+        guard !runs.isEmpty else { return [] }
+        return try write { connection, now throws(SQLiteError) in
+            var released: Set<JobID> = []
+            for run in runs {
+                // A job asked to cancel is not put back: it is cancelled.
+                if try Self.archive(run, outcome: .cancelled, entry: nil, result: nil, at: now, on: connection) {
+                    released.insert(run.id)
+                    continue
+                }
+                try connection.query(SQL.release, Self.guardValues(run))
+                if connection.changes > 0 { released.insert(run.id) }
+            }
+            return released
+        }
+    }
+
+    public func fail(_ failures: [Failure], policy: RetryPolicy) throws(DeriveError) -> [JobID: FailureOutcome] {
+        guard !failures.isEmpty else { return [:] }
+        return try write { connection, now throws(SQLiteError) in
+            var outcomes: [JobID: FailureOutcome] = [:]
+            for failure in failures {
+                let rows = try connection.query(SQL.endedRun + " AND attempt = ? AND lease_owner = ? AND state = 'running'",
+                                                Self.guardValues(failure.run))
+                guard let row = rows.first else {
+                    outcomes[failure.run.id] = .stale
+                    continue
+                }
+                let disposition = policy.disposition(of: try Self.endedRun(row), error: failure.error, lostLease: false,
+                                                     at: Date(timeIntervalSince1970: now))
+                try Self.apply(disposition, to: failure.run.id, at: now, on: connection)
+                outcomes[failure.run.id] = disposition.failureOutcome
+            }
+            return outcomes
+        }
+    }
+
+    public func rescueExpired(limit: Int, policy: RetryPolicy) throws(DeriveError) -> RescueResult {
+        try write { connection, now throws(SQLiteError) in
+            var result = RescueResult(requeued: [], failed: [])
+            let rows = try connection.query(SQL.expired, [SQLiteValue(now), SQLiteValue(limit)])
+            for row in rows {
+                let run = try Self.endedRun(row)
+                let disposition = policy.disposition(of: run, error: RetryPolicy.leaseExpired(owner: row[5].string), lostLease: true,
+                                                     at: Date(timeIntervalSince1970: now))
+                try Self.apply(disposition, to: run.id, at: now, on: connection)
+                if case .requeue = disposition { result.requeued.append(run.id) } else { result.failed.append(run.id) }
+            }
+            return result
+        }
+    }
+
+    public func promoteScheduled(limit: Int) throws(DeriveError) -> Int {
+        try write { connection, now throws(SQLiteError) in
+            try connection.query(SQL.promote, [SQLiteValue(now), SQLiteValue(limit)])
+            return connection.changes
+        }
+    }
+
+    // MARK: Managing
+
+    public func cancel(_ id: JobID) throws(DeriveError) -> CancelResult {
+        try write { connection, now throws(SQLiteError) in
+            try connection.query(SQL.archiveWaiting, [SQLiteValue(JobState.cancelled.rawValue), SQLiteValue(now), SQLiteValue(Int(id))])
+            if connection.changes > 0 {
+                try connection.query("DELETE FROM jobs WHERE id = ?", [SQLiteValue(Int(id))])
+                return .cancelled
+            }
+            try connection.query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'", [SQLiteValue(Int(id))])
+            if connection.changes > 0 { return .requested }
+            let archived = try connection.query("SELECT 1 FROM job_archive WHERE id = ?", [SQLiteValue(Int(id))])
+            return archived.isEmpty ? .notFound : .finished
+        }
+    }
+
+    public func retry(_ id: JobID) throws(DeriveError) -> JobID? {
+        try write { connection, now throws(SQLiteError) in
+            try connection.query("UPDATE jobs SET state = 'available', run_at = ? WHERE id = ? AND state = 'scheduled'",
+                                 [SQLiteValue(now), SQLiteValue(Int(id))])
+            if connection.changes > 0 { return id }
+            let rows = try connection.query(SQL.rerun, [SQLiteValue(now), SQLiteValue(now), SQLiteValue(Int(id))])
+            return rows.first?.first?.int.map { JobID($0) }
+        }
+    }
+
+    public func job(_ id: JobID) throws(DeriveError) -> JobSnapshot? {
+        try read { connection throws(SQLiteError) in
+            guard let row = try connection.query(SQL.job, [SQLiteValue(Int(id)), SQLiteValue(Int(id))]).first else { return nil }
+            guard let state = row[2].string.flatMap(JobState.init(rawValue:)), case .array(let errors) = try Self.json(row, 11) else {
+                throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "unexpected job row")
+            }
+            return JobSnapshot(id: try Self.int64(row, 0), queue: row[1].string ?? "", state: state, priority: try Self.int(row, 3),
+                               attempt: try Self.int(row, 4), maxAttempts: try Self.int(row, 5),
+                               runAt: row[6].double.map(Date.init(timeIntervalSince1970:)), leaseOwner: row[7].string,
+                               dedupeKey: row[8].string, cancelRequested: row[9].int == 1, payload: try Self.json(row, 10), errors: errors,
+                               result: row[12] == .null ? nil : try Self.json(row, 12),
+                               createdAt: Date(timeIntervalSince1970: row[13].double ?? 0),
+                               finishedAt: row[14].double.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    public func counts() throws(DeriveError) -> [QueueCounts] {
+        let rows = try read { connection throws(SQLiteError) in try connection.query(SQL.counts) }
+        var byQueue: [String: QueueCounts] = [:]
+        for row in rows {
+            guard let queue = row[0].string, let state = row[1].string.flatMap(JobState.init(rawValue:)), let count = row[2].int else { continue }
+            byQueue[queue, default: QueueCounts(queue: queue, states: [:], oldestAvailable: nil)].states[state] = count
+            if let oldest = row[3].double { byQueue[queue]?.oldestAvailable = Date(timeIntervalSince1970: oldest) }
+        }
+        return byQueue.values.sorted { $0.queue < $1.queue }
+    }
+
+    public func prune(finishedBefore date: Date) throws(DeriveError) -> Int {
+        var total = 0
+        while true {
+            let deleted = try write { connection, _ throws(SQLiteError) in
+                try connection.query(SQL.prune, [SQLiteValue(date.timeIntervalSince1970)])
+                return connection.changes
+            }
+            total += deleted
+            if deleted < 10000 { return total }
+        }
+    }
+
+    // MARK: Helpers
+
+    private static func guardValues(_ run: JobRun) -> [SQLiteValue] {
+        [SQLiteValue(Int(run.id)), SQLiteValue(run.attempt), SQLiteValue(run.owner)]
+    }
+
+    /// Moves one run to the archive if it still holds its job (and, to be cancelled, was
+    /// asked to cancel). Returns whether it did.
+    private static func archive(_ run: JobRun, outcome: JobState, entry: JSONValue?, result: JSONValue?, at now: Double,
+                                on connection: SQLiteConnection) throws(SQLiteError) -> Bool {
+        let cancelGuard = outcome == .cancelled ? " AND cancel_requested = 1" : ""
+        try connection.query(SQL.archiveRun + cancelGuard, [
+            SQLiteValue(outcome.rawValue), SQLiteValue(entry.map(JSONWriter.compact)), SQLiteValue(result.map(JSONWriter.compact)),
+            SQLiteValue(now),
+        ] + guardValues(run))
+        guard connection.changes > 0 else { return false }
+        try connection.query("DELETE FROM jobs WHERE id = ?", [SQLiteValue(Int(run.id))])
+        return true
+    }
+
+    /// Applies a decided disposition to a job the transaction already checked.
+    private static func apply(_ disposition: Disposition, to id: JobID, at now: Double, on connection: SQLiteConnection) throws(SQLiteError) {
+        switch disposition {
+        case .requeue(let delay, let entry, let lostLease):
+            try connection.query(SQL.requeue, [delay > 0 ? "scheduled" : "available", SQLiteValue(now + delay), SQLiteValue(lostLease ? 1 : 0),
+                                               SQLiteValue(JSONWriter.compact(entry)), SQLiteValue(Int(id))])
+        case .archive(let outcome, let entry):
+            try connection.query(SQL.archiveLocked, [SQLiteValue(outcome.rawValue), SQLiteValue(JSONWriter.compact(entry)), SQLiteValue(now),
+                                                     SQLiteValue(Int(id))])
+            try connection.query("DELETE FROM jobs WHERE id = ?", [SQLiteValue(Int(id))])
+        }
+    }
+
+    private static func endedRun(_ row: [SQLiteValue]) throws(SQLiteError) -> EndedRun {
+        EndedRun(id: try int64(row, 0), attempt: try int(row, 1), maxAttempts: try int(row, 2), leaseLosses: try int(row, 3),
+                 cancelRequested: row[4].int == 1)
+    }
+
+    private static func int(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> Int {
+        guard let value = row[index].int else { throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "column \(index) is not an integer") }
+        return value
+    }
+
+    private static func int64(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> Int64 {
+        Int64(try int(row, index))
+    }
+
+    private static func json(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> JSONValue {
+        do {
+            return try JSONParser().parse(row[index].string ?? "")
+        } catch {
+            throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "column \(index) is not JSON: \(error)")
+        }
+    }
+
+    enum SQL {
+        static let insert = """
+            INSERT INTO jobs (queue, state, priority, run_at, max_attempts, dedupe_key, payload, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+            RETURNING id
+            """
+
+        static let claim = """
+            UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = ?1, lease_expires_at = ?2, started_at = ?3
+            WHERE id IN (
+                SELECT id FROM jobs
+                WHERE state = 'available' AND queue IN (SELECT value FROM json_each(?4))
+                ORDER BY priority DESC, run_at, id
+                LIMIT ?5
+            )
+            RETURNING id, attempt, queue, priority, max_attempts, payload, lease_expires_at, created_at, run_at
+            """
+
+        static let heartbeat = """
+            UPDATE jobs SET lease_expires_at = ?1 WHERE id = ?2 AND attempt = ?3 AND lease_owner = ?4 AND state = 'running'
+            RETURNING cancel_requested
+            """
+
+        static let release = """
+            UPDATE jobs SET state = 'available', attempt = attempt - 1, lease_owner = NULL, lease_expires_at = NULL, started_at = NULL
+            WHERE id = ? AND attempt = ? AND lease_owner = ? AND state = 'running'
+            """
+
+        static let endedRun = "SELECT id, attempt, max_attempts, lease_losses, cancel_requested, lease_owner FROM jobs WHERE id = ?"
+
+        static let expired = """
+            SELECT id, attempt, max_attempts, lease_losses, cancel_requested, lease_owner FROM jobs
+            WHERE state = 'running' AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?
+            """
+
+        static let requeue = """
+            UPDATE jobs SET state = ?1, run_at = ?2, lease_owner = NULL, lease_expires_at = NULL, lease_losses = lease_losses + ?3,
+                            errors = json_insert(errors, '$[#]', json(?4))
+            WHERE id = ?5
+            """
+
+        private static let archiveColumns = """
+            INSERT INTO job_archive (id, queue, outcome, priority, attempt, max_attempts, dedupe_key, payload, errors, result,
+                                     created_at, started_at, finished_at)
+            """
+
+        /// ?1 outcome, ?2 error entry or NULL, ?3 result or NULL, ?4 now, then the run's id, attempt and owner.
+        static let archiveRun = archiveColumns + """
+
+            SELECT id, queue, ?1, priority, attempt, max_attempts, dedupe_key, payload,
+                   CASE WHEN ?2 IS NULL THEN errors ELSE json_insert(errors, '$[#]', json(?2)) END, ?3, created_at, started_at, ?4
+            FROM jobs WHERE id = ?5 AND attempt = ?6 AND lease_owner = ?7 AND state = 'running'
+            """
+
+        /// ?1 outcome, ?2 error entry, ?3 now, ?4 id: a job the transaction already checked.
+        static let archiveLocked = archiveColumns + """
+
+            SELECT id, queue, ?1, priority, attempt, max_attempts, dedupe_key, payload, json_insert(errors, '$[#]', json(?2)), NULL,
+                   created_at, started_at, ?3
+            FROM jobs WHERE id = ?4
+            """
+
+        /// ?1 outcome, ?2 now, ?3 id: a job that is waiting, not running.
+        static let archiveWaiting = archiveColumns + """
+
+            SELECT id, queue, ?1, priority, attempt, max_attempts, dedupe_key, payload, errors, NULL, created_at, started_at, ?2
+            FROM jobs WHERE id = ?3 AND state <> 'running'
+            """
+
+        static let promote = """
+            UPDATE jobs SET state = 'available'
+            WHERE id IN (SELECT id FROM jobs WHERE state = 'scheduled' AND run_at <= ? ORDER BY run_at LIMIT ?)
+            """
+
+        /// A failed or cancelled job, run again as a new job with fresh attempts.
+        static let rerun = """
+            INSERT INTO jobs (queue, state, priority, run_at, max_attempts, payload, created_at)
+            SELECT queue, 'available', priority, ?1, max_attempts, payload, ?2 FROM job_archive
+            WHERE id = ?3 AND outcome IN ('failed', 'cancelled')
+            RETURNING id
+            """
+
+        static let job = """
+            SELECT id, queue, state, priority, attempt, max_attempts, run_at, lease_owner, dedupe_key, cancel_requested, payload, errors,
+                   NULL, created_at, NULL
+            FROM jobs WHERE id = ?1
+            UNION ALL
+            SELECT id, queue, outcome, priority, attempt, max_attempts, NULL, NULL, dedupe_key, 0, payload, errors, result, created_at,
+                   finished_at
+            FROM job_archive WHERE id = ?2
+            """
+
+        static let counts = """
+            SELECT queue, state, count(*), min(CASE WHEN state = 'available' THEN run_at END) FROM jobs GROUP BY queue, state
+            """
+
+        static let prune = """
+            DELETE FROM job_archive WHERE id IN (SELECT id FROM job_archive WHERE finished_at < ? LIMIT 10000)
+            """
+    }
+}

@@ -1,0 +1,127 @@
+/// The embedded queue's schema: the same tables as the PostgreSQL migrations, in SQLite's
+/// types (times are Unix seconds, JSON is text). Versioned by `PRAGMA user_version`; each
+/// entry moves the file up one version, in a transaction.
+enum SQLiteSchema {
+    static let versions: [String] = [
+        """
+        CREATE TABLE jobs (
+            id               INTEGER PRIMARY KEY AUTOINCREMENT,
+            queue            TEXT    NOT NULL DEFAULT 'default'
+                                     CHECK (length(queue) BETWEEN 1 AND 64 AND queue NOT GLOB '*[^A-Za-z0-9_.-]*'),
+            state            TEXT    NOT NULL CHECK (state IN ('available', 'scheduled', 'running')),
+            priority         INTEGER NOT NULL DEFAULT 0,
+            run_at           REAL    NOT NULL,
+            attempt          INTEGER NOT NULL DEFAULT 0,
+            max_attempts     INTEGER NOT NULL DEFAULT 5 CHECK (max_attempts BETWEEN 1 AND 100),
+            lease_owner      TEXT,
+            lease_expires_at REAL,
+            lease_losses     INTEGER NOT NULL DEFAULT 0,
+            dedupe_key       TEXT,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            payload          TEXT    NOT NULL,
+            errors           TEXT    NOT NULL DEFAULT '[]',
+            created_at       REAL    NOT NULL,
+            started_at       REAL
+        );
+        CREATE INDEX jobs_claim ON jobs (queue, priority DESC, run_at, id) WHERE state = 'available';
+        CREATE INDEX jobs_scheduled ON jobs (run_at) WHERE state = 'scheduled';
+        CREATE INDEX jobs_leases ON jobs (lease_expires_at) WHERE state = 'running';
+        CREATE UNIQUE INDEX jobs_dedupe ON jobs (dedupe_key) WHERE dedupe_key IS NOT NULL;
+
+        CREATE TABLE job_archive (
+            id           INTEGER PRIMARY KEY,
+            queue        TEXT    NOT NULL,
+            outcome      TEXT    NOT NULL CHECK (outcome IN ('completed', 'failed', 'cancelled')),
+            priority     INTEGER NOT NULL,
+            attempt      INTEGER NOT NULL,
+            max_attempts INTEGER NOT NULL,
+            dedupe_key   TEXT,
+            payload      TEXT    NOT NULL,
+            errors       TEXT    NOT NULL,
+            result       TEXT,
+            created_at   REAL    NOT NULL,
+            started_at   REAL,
+            finished_at  REAL    NOT NULL
+        );
+        CREATE INDEX job_archive_finished_at ON job_archive (finished_at);
+
+        CREATE TABLE assets (
+            id              INTEGER PRIMARY KEY AUTOINCREMENT,
+            sha256          TEXT    NOT NULL UNIQUE,
+            source_url      TEXT    NOT NULL,
+            bytes           INTEGER NOT NULL,
+            format          TEXT    NOT NULL,
+            width           INTEGER NOT NULL,
+            height          INTEGER NOT NULL,
+            pages           INTEGER NOT NULL,
+            has_alpha       INTEGER NOT NULL,
+            orientation     INTEGER NOT NULL,
+            colour_space    TEXT,
+            icc_description TEXT,
+            exif            TEXT    NOT NULL DEFAULT '{}',
+            has_location    INTEGER NOT NULL DEFAULT 0,
+            perceptual_hash TEXT,
+            created_at      REAL    NOT NULL,
+            updated_at      REAL    NOT NULL
+        );
+        CREATE INDEX assets_source_url ON assets (source_url);
+
+        CREATE TABLE derivatives (
+            id               INTEGER PRIMARY KEY AUTOINCREMENT,
+            asset_id         INTEGER NOT NULL REFERENCES assets (id) ON DELETE CASCADE,
+            job_id           INTEGER NOT NULL,
+            output_name      TEXT    NOT NULL,
+            breakpoint_width INTEGER,
+            chain            TEXT    NOT NULL,
+            chain_hash       TEXT    NOT NULL,
+            preset_name      TEXT,
+            preset_version   INTEGER,
+            storage_key      TEXT    NOT NULL,
+            url              TEXT    NOT NULL,
+            format           TEXT    NOT NULL,
+            width            INTEGER NOT NULL,
+            height           INTEGER NOT NULL,
+            bytes            INTEGER NOT NULL,
+            sha256           TEXT    NOT NULL,
+            quality          INTEGER,
+            frames           INTEGER NOT NULL DEFAULT 1,
+            has_alpha        INTEGER NOT NULL DEFAULT 0,
+            blurhash         TEXT,
+            dominant_color   TEXT,
+            timings          TEXT    NOT NULL DEFAULT '{}',
+            created_at       REAL    NOT NULL,
+            UNIQUE (asset_id, storage_key)
+        );
+        CREATE INDEX derivatives_job ON derivatives (job_id);
+        CREATE INDEX derivatives_chain_hash ON derivatives (chain_hash);
+
+        CREATE TABLE presets (
+            name       TEXT    NOT NULL,
+            version    INTEGER NOT NULL CHECK (version >= 1),
+            outputs    TEXT    NOT NULL,
+            created_at REAL    NOT NULL,
+            retired_at REAL,
+            PRIMARY KEY (name, version)
+        );
+        """,
+    ]
+
+    /// Brings the file to the newest version. Concurrent openers take turns on the write
+    /// lock; the later ones find it done.
+    static func migrate(_ connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.transaction { () throws(SQLiteError) in
+            let current = try connection.query("PRAGMA user_version").first?.first?.int ?? 0
+            guard current <= versions.count else {
+                throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "the queue file is at schema version \(current), newer than this derive "
+                                      + "(\(versions.count)); upgrade derive")
+            }
+            for version in current..<versions.count {
+                try connection.execute(versions[version])
+                try connection.execute("PRAGMA user_version = \(version + 1)")
+            }
+        }
+    }
+}
+
+/// SQLITE_MISUSE, for errors Derive raises about the file itself.
+let SQLITE_MISUSE_CODE: Int32 = 21
