@@ -27,15 +27,26 @@ let package = Package(
         .target(name: "DeriveCurl", dependencies: ["DeriveCore", "DeriveDigest", "CCurl", "CCurlShim"]),
         // The image engine: decode at size, every operation, every encoder, the metadata.
         .target(name: "DeriveVips", dependencies: ["DeriveCore", "DeriveDigest", "CVips", "CVipsShim"]),
+        // The production queue on PostgreSQL over libpq (Debian's libpq-dev), and `derive migrate`.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .target(name: "DerivePostgres", dependencies: ["DeriveCore", "CLibPQ"]),
+        // The embedded queue on SQLite (Debian's libsqlite3-dev): Derive with no server.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "DeriveSQLite", dependencies: ["DeriveCore", "CSQLite"]),
         .executableTarget(
             name: "derive",
             dependencies: [
                 "DeriveCore",
                 "DeriveVips",
                 "DeriveCurl",
+                "DerivePostgres",
+                "DeriveSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Submits and drains no-op jobs: the queue benchmark, and the multi-process test.
+        .executableTarget(name: "queue-drain", dependencies: ["DeriveCore", "DerivePostgres", "DeriveSQLite"],
+                          path: "Benchmarks/QueueDrain"),
         // Fixture paths and seeded randomness shared by the test targets.
         .target(name: "DeriveTestSupport", path: "Tests/DeriveTestSupport"),
         .testTarget(
@@ -45,6 +56,10 @@ let package = Package(
         .testTarget(
             name: "DeriveVipsTests",
             dependencies: ["DeriveVips", "DeriveCore", "DeriveDigest", "DeriveTestSupport"]
+        ),
+        .testTarget(
+            name: "DeriveQueueTests",
+            dependencies: ["DeriveCore", "DerivePostgres", "DeriveSQLite", "DeriveTestSupport"]
         ),
         .testTarget(
             name: "DeriveCurlTests",

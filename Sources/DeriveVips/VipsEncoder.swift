@@ -122,7 +122,7 @@ enum VipsEncoder {
             let absolute = try VipsCall("abs").image("in", difference).run().image("out")
             let result = try VipsCall("max").image("in", absolute).run()
             // Premultiplying rounds; a difference below one step is the same 8-bit pixel.
-            return try result.doubleOutput("out") < 1
+            return result.doubleOutput("out") < 1
         }
     }
 }
