@@ -1,8 +1,9 @@
 # Shared by the set-up scripts: install only what is missing, quietly, on Debian.
 
-# What building and running Derive needs: libvips (and pkg-config to find it), OpenSSL's
-# libcrypto for content hashes, and a font for text overlays.
-DERIVE_BUILD_PACKAGES=(pkg-config libvips-dev libssl-dev fonts-dejavu-core)
+# What building and running Derive needs: libvips (and pkg-config to find it), libcurl,
+# OpenSSL's libcrypto for content hashes, libpq and SQLite for the queue, and a font for text
+# overlays.
+DERIVE_BUILD_PACKAGES=(pkg-config libvips-dev libcurl4-openssl-dev libssl-dev libpq-dev libsqlite3-dev fonts-dejavu-core)
 
 # ensure_packages PKG... — apt-get installs the Debian packages that are not installed yet.
 ensure_packages() {
@@ -50,4 +51,43 @@ wait_for_port() {
     done
     echo "$2 did not start on port $1" >&2
     return 1
+}
+
+# postgres_bin — the folder of the newest installed PostgreSQL server binaries.
+postgres_bin() {
+    ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1
+}
+
+# as_postgres CMD... — runs a server command as the postgres user when we are root (the
+# server refuses to run as root), as ourselves otherwise.
+as_postgres() {
+    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# start_postgres DIR PORT [SETTING=VALUE...] — a throwaway PostgreSQL cluster in DIR, listening
+# on 127.0.0.1:PORT and a socket in DIR, trusting local connections as user postgres. Stop it
+# with stop_postgres DIR.
+start_postgres() {
+    local dir="$1" port="$2" bin options=""
+    shift 2
+    bin="$(postgres_bin)"
+    [ -n "$bin" ] || { echo "PostgreSQL is not installed (apt-get install postgresql)" >&2; return 1; }
+    mkdir -p "$dir"
+    if [ "$(id -u)" -eq 0 ]; then
+        chown postgres: "$dir"
+        # mktemp -d folders are private to root; the server runs as postgres.
+        chmod a+x "$(dirname "$dir")"
+    fi
+    as_postgres "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync > "$dir/initdb.log" 2>&1 \
+        || { cat "$dir/initdb.log" >&2; return 1; }
+    for setting in "$@"; do options+=" -c $setting"; done
+    as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1$options" start > /dev/null \
+        || { cat "$dir/server.log" >&2; return 1; }
+}
+
+# stop_postgres DIR — stops a cluster start_postgres started.
+stop_postgres() {
+    [ -f "$1/data/postmaster.pid" ] && as_postgres "$(postgres_bin)/pg_ctl" -D "$1/data" -m immediate stop > /dev/null 2>&1
+    return 0
 }
