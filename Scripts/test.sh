@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test of Derive on a fresh Debian 12 machine: installs what is missing, starts the
-# real servers the integration tests talk to — an HTTP origin and an S3-compatible store
-# (moto, with SigV4 signature checking) — each on a free loopback port, runs `swift test`, and
-# stops the servers on exit.
+# real servers the integration tests talk to — a throwaway PostgreSQL cluster, an HTTP origin
+# and an S3-compatible store (moto, with SigV4 signature checking) — each on a free loopback
+# port, runs `swift test`, and stops the servers on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib.sh
 
 ensure_swift
-ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" python3 python3-pip
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip
 # Reference implementations the tests compare against (Python's JSON Schema validator, Pillow
 # with LittleCMS, the BlurHash reference) and the S3-compatible test server.
 ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash moto.server=moto[server] boto3=boto3
@@ -19,11 +19,18 @@ export DERIVE_FIXTURES="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
 work="$(mktemp -d)"
 pids=()
 cleanup() {
+    stop_postgres "$work/pg"
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
+
+# PostgreSQL: a cluster of its own in the temporary folder (fsync off: it is thrown away).
+# Tests create a database each in it.
+pg_port=$(free_port)
+start_postgres "$work/pg" "$pg_port" fsync=off full_page_writes=off max_connections=300
+export DERIVE_TEST_DATABASE_URL="postgresql://postgres@127.0.0.1:$pg_port/postgres"
 
 origin_port=$(free_port)
 python3 Tests/Servers/origin.py --port "$origin_port" --fixtures "$DERIVE_FIXTURES" > "$work/origin.log" 2>&1 &

@@ -78,9 +78,30 @@ public enum DeriveBinary {
         return bundle.deletingLastPathComponent().appendingPathComponent("derive")
     }()
 
-    public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    /// Runs each argument list as its own process, all at once; returns their results in order.
+    public static func runConcurrently(_ argumentLists: [[String]], executable: String = "derive") -> [Result] {
+        final class Slots: @unchecked Sendable {
+            var results: [DeriveBinary.Result?]
+            init(_ count: Int) { results = Array(repeating: nil, count: count) }
+        }
+        let slots = Slots(argumentLists.count)
+        let lock = NSLock()
+        let threads = argumentLists.enumerated().map { index, arguments in
+            Thread {
+                let result = (try? run(arguments, executable: executable))
+                    ?? Result(status: -1, stdout: "", stderr: "could not start \(executable)")
+                lock.withLock { slots.results[index] = result }
+            }
+        }
+        threads.forEach { $0.start() }
+        while threads.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.01) }
+        return slots.results.map { $0! }
+    }
+
+    /// Runs `derive`, or another product built beside it (`executable: "queue-drain"`).
+    public static func run(_ arguments: [String], environment: [String: String] = [:], executable: String = "derive") throws -> Result {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = url.deletingLastPathComponent().appendingPathComponent(executable)
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -135,6 +156,19 @@ public enum TestServers {
         }
         return S3(endpoint: endpoint, bucket: bucket, accessKey: key, secretKey: secret)
     }
+
+    /// The throwaway PostgreSQL cluster's URL (as its superuser): tests create their own
+    /// databases in it.
+    public static func postgres() throws -> String {
+        guard let url = environment["DERIVE_TEST_DATABASE_URL"] else {
+            throw Missing(description: "DERIVE_TEST_DATABASE_URL is not set: run the tests with Scripts/test.sh, which starts PostgreSQL")
+        }
+        return url
+    }
+
+    /// Whether the PostgreSQL tests can run: the cluster is up, or the test command is running
+    /// (then a missing cluster is a failure, not a skip).
+    public static var postgresAvailable: Bool { environment["DERIVE_TEST_DATABASE_URL"] != nil || Python.required }
 
     /// A GET over URLSession, waited for (test helpers run outside the code under test).
     static func get(_ url: URL) throws -> Data {

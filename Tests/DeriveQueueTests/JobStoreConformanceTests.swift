@@ -1,0 +1,358 @@
+import DeriveCore
+import DeriveTestSupport
+import Foundation
+import Testing
+
+/// One set of semantics, two stores: every test runs against PostgreSQL (started by the test
+/// command) and against a temporary SQLite file.
+@Suite struct JobStoreConformanceTests {
+    @Test(arguments: StoreKind.allCases)
+    func claimsByPriorityThenRunAtThenId(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let ids = try queue.store.submit([
+            NewJob(payload: document("a")), NewJob(payload: document("b"), priority: 5),
+            NewJob(payload: document("c"), runAt: Date().addingTimeInterval(-60)), NewJob(payload: document("d"), priority: 5),
+            NewJob(payload: document("e"), priority: -1),
+        ]).map(\.id)
+        let claimed = try queue.store.claim(queues: ["default"], limit: 10, owner: "w1", lease: 30)
+        #expect(claimed.map(\.run.id) == [ids[1], ids[3], ids[2], ids[0], ids[4]])
+        #expect(claimed.allSatisfy { $0.run.attempt == 1 && $0.run.owner == "w1" && $0.queue == "default" })
+        #expect(same(claimed.first?.payload, document("b")))
+        let leaseLeft = try #require(claimed.first).leaseExpiresAt.timeIntervalSinceNow
+        #expect(leaseLeft > 20 && leaseLeft <= 31)
+        let snapshot = try #require(try queue.store.job(ids[1]))
+        #expect(snapshot.state == .running && snapshot.leaseOwner == "w1" && snapshot.attempt == 1)
+        #expect(try queue.store.claim(queues: ["default"], limit: 10, owner: "w2", lease: 30).isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func claimsOnlyTheLimitFromTheQueuesAsked(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        _ = try queue.store.submit((0..<3).map { NewJob(payload: document("a\($0)"), queue: "a") }
+            + (0..<2).map { NewJob(payload: document("b\($0)"), queue: "b", priority: $0) })
+        let fromB = try queue.store.claim(queues: ["b"], limit: 10, owner: "w", lease: 30)
+        #expect(fromB.map(\.queue) == ["b", "b"] && fromB.map(\.priority) == [1, 0])
+        #expect(try queue.store.claim(queues: ["a"], limit: 2, owner: "w", lease: 30).count == 2)
+        #expect(try queue.store.claim(queues: ["a", "b", "c"], limit: 10, owner: "w", lease: 30).count == 1)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func completionArchivesTheJobWithItsResult(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
+        let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        let result = JSONValue.object(["outputs": .array([.string("thumb.webp")])])
+        #expect(try queue.store.complete([Completion(run: run, result: result)]) == [id])
+        let snapshot = try #require(try queue.store.job(id))
+        #expect(snapshot.state == .completed && snapshot.result == result && snapshot.attempt == 1 && snapshot.errors.isEmpty)
+        #expect(snapshot.finishedAt != nil && same(snapshot.payload, document()))
+        #expect(try queue.store.counts().allSatisfy { $0.states.values.allSatisfy { $0 == 0 } })
+        // Completing twice changes nothing.
+        #expect(try queue.store.complete([Completion(run: run)]).isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aStaleRunCannotOverwriteANewerOne(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
+        let first = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w1", lease: 0.2).first).run
+        #expect(try queue.store.complete([Completion(run: JobRun(id: id, attempt: 2, owner: "w1"))]).isEmpty)
+        #expect(try queue.store.complete([Completion(run: JobRun(id: id, attempt: 1, owner: "w2"))]).isEmpty)
+        #expect(try queue.store.job(id)?.state == .running)
+
+        // w1 stalls past its lease; the job is rescued and w2 runs it.
+        Thread.sleep(forTimeInterval: 0.4)
+        #expect(try queue.store.rescueExpired(limit: 10, policy: retryAtOnce).requeued == [id])
+        let second = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w2", lease: 30).first).run
+        #expect(second.attempt == 2)
+
+        // w1 wakes up: nothing it says about its old run is taken.
+        #expect(try queue.store.complete([Completion(run: first)]).isEmpty)
+        #expect(try queue.store.fail([Failure(run: first, error: permanent)], policy: retryAtOnce) == [id: .stale])
+        #expect(try queue.store.heartbeat([first], lease: 60).extended.isEmpty)
+        #expect(try queue.store.release([first]).isEmpty)
+        let snapshot = try #require(try queue.store.job(id))
+        #expect(snapshot.state == .running && snapshot.leaseOwner == "w2" && snapshot.attempt == 2)
+        #expect(try queue.store.complete([Completion(run: second)]) == [id])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aPassingFailureIsRetriedAfterBackoff(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
+        let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        let outcome = try #require(try queue.store.fail([Failure(run: run, error: passing)], policy: retryMuchLater)[id])
+        guard case .retrying(let delay) = outcome else {
+            Issue.record("expected a retry, got \(outcome)")
+            return
+        }
+        #expect(delay > 0 && delay <= 1000)
+        let waiting = try #require(try queue.store.job(id))
+        #expect(waiting.state == .scheduled && waiting.attempt == 1 && waiting.leaseOwner == nil)
+        #expect(abs((waiting.runAt?.timeIntervalSinceNow ?? 0) - delay) < 5)
+        #expect(waiting.errors.count == 1 && waiting.errors.first?["code"] == .string("source_unavailable")
+                    && waiting.errors.first?["attempt"] == .int(1) && waiting.errors.first?["retryable"] == .bool(true))
+        // Not claimable, nor promoted, before its time...
+        #expect(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).isEmpty)
+        #expect(try queue.store.promoteScheduled(limit: 10) == 0)
+        // ...unless someone retries it now.
+        #expect(try queue.store.retry(id) == id)
+        let again = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first)
+        #expect(again.run.id == id && again.run.attempt == 2)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aRetryWithoutBackoffIsAvailableAtOnceAndRetryAfterIsHonoured(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let ids = try queue.store.submit([NewJob(payload: document("a")), NewJob(payload: document("b"))]).map(\.id)
+        let runs = try queue.store.claim(queues: ["default"], limit: 2, owner: "w", lease: 30).map(\.run)
+        let throttled = DeriveError(.sourceUnavailable, "origin answered 429", retryAfter: 120)
+        let outcomes = try queue.store.fail([Failure(run: runs[0], error: passing), Failure(run: runs[1], error: throttled)],
+                                            policy: retryAtOnce)
+        #expect(outcomes[ids[0]] == .retrying(delay: 0))
+        #expect(outcomes[ids[1]] == .retrying(delay: 120))
+        #expect(try queue.store.job(ids[0])?.state == .available)
+        #expect(try queue.store.job(ids[1])?.state == .scheduled)
+        #expect(try queue.store.claim(queues: ["default"], limit: 5, owner: "w", lease: 30).map(\.run.id) == [ids[0]])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aPermanentFailureFailsAtOnce(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document(), maxAttempts: 5)]).first).id
+        let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        #expect(try queue.store.fail([Failure(run: run, error: permanent)], policy: retryAtOnce) == [id: .failed])
+        let snapshot = try #require(try queue.store.job(id))
+        #expect(snapshot.state == .failed && snapshot.attempt == 1 && snapshot.finishedAt != nil)
+        #expect(snapshot.errors.count == 1)
+        #expect(snapshot.errors.first?["code"] == .string("invalid_job") && snapshot.errors.first?["retryable"] == .bool(false))
+        #expect(snapshot.errors.first?["detail"] == .string(permanent.detail))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aJobFailsWhenItsAttemptsRunOut(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document(), maxAttempts: 2)]).first).id
+        for expected in [FailureOutcome.retrying(delay: 0), .failed] {
+            let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+            #expect(try queue.store.fail([Failure(run: run, error: passing)], policy: retryAtOnce)[id] == expected)
+        }
+        let snapshot = try #require(try queue.store.job(id))
+        #expect(snapshot.state == .failed && snapshot.attempt == 2 && snapshot.errors.count == 2)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anExpiredLeaseIsRescuedByAnyWorker(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let other = try queue.openAnother()
+        let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
+        _ = try queue.store.claim(queues: ["default"], limit: 1, owner: "dead-worker", lease: 0.2)
+        #expect(try other.rescueExpired(limit: 10, policy: retryAtOnce).requeued.isEmpty)
+        Thread.sleep(forTimeInterval: 0.4)
+        let rescue = try other.rescueExpired(limit: 10, policy: retryAtOnce)
+        #expect(rescue.requeued == [id] && rescue.failed.isEmpty)
+        let snapshot = try #require(try other.job(id))
+        #expect(snapshot.state == .available && snapshot.leaseOwner == nil)
+        #expect(snapshot.errors.first?["code"] == .string("interrupted"))
+        guard case .string(let detail)? = snapshot.errors.first?["detail"] else { throw Missing() }
+        #expect(detail.contains("lease expired") && detail.contains("dead-worker"))
+        #expect(try other.claim(queues: ["default"], limit: 1, owner: "w2", lease: 30).first?.run.attempt == 2)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aJobThatKeepsLosingItsLeaseIsFailed(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let policy = RetryPolicy(backoff: Backoff(base: 0, factor: 2, maximum: 0), maxLeaseLosses: 2)
+        let id = try #require(try queue.store.submit([NewJob(payload: document(), maxAttempts: 10)]).first).id
+        for round in 1...2 {
+            _ = try queue.store.claim(queues: ["default"], limit: 1, owner: "w\(round)", lease: 0.1)
+            Thread.sleep(forTimeInterval: 0.25)
+            let rescue = try queue.store.rescueExpired(limit: 10, policy: policy)
+            #expect(round == 1 ? rescue.requeued == [id] : rescue.failed == [id])
+        }
+        let snapshot = try #require(try queue.store.job(id))
+        #expect(snapshot.state == .failed && snapshot.errors.count == 2)
+        guard case .string(let detail)? = snapshot.errors.last?["detail"] else { throw Missing() }
+        #expect(detail.contains("lost its lease 2 times"))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func heartbeatsKeepALongRunLeased(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
+        let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 0.3).first).run
+        Thread.sleep(forTimeInterval: 0.15)
+        let beat = try queue.store.heartbeat([run, JobRun(id: 987_654, attempt: 1, owner: "w")], lease: 5)
+        #expect(beat.extended == [id] && beat.cancelRequested.isEmpty)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try queue.store.rescueExpired(limit: 10, policy: retryAtOnce).requeued.isEmpty)
+        #expect(try queue.store.job(id)?.state == .running)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aScheduledJobIsPromotedWhenDue(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document(), runAt: Date().addingTimeInterval(0.4))]).first).id
+        #expect(try queue.store.job(id)?.state == .scheduled)
+        #expect(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).isEmpty)
+        #expect(try queue.store.promoteScheduled(limit: 10) == 0)
+        Thread.sleep(forTimeInterval: 0.6)
+        #expect(try queue.store.promoteScheduled(limit: 10) == 1)
+        #expect(try queue.store.job(id)?.state == .available)
+        #expect(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first?.run.id == id)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDedupeKeyStopsDuplicatesWhileItsJobIsLive(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let first = try #require(try queue.store.submit([NewJob(payload: document(), dedupeKey: "asset-1")]).first)
+        #expect(!first.deduplicated)
+        let again = try queue.store.submit([NewJob(payload: document("other"), dedupeKey: "asset-1"),
+                                            NewJob(payload: document(), dedupeKey: "asset-2"),
+                                            NewJob(payload: document(), dedupeKey: "asset-2"), NewJob(payload: document())])
+        #expect(again[0] == SubmitResult(id: first.id, deduplicated: true))
+        #expect(!again[1].deduplicated && again[2] == SubmitResult(id: again[1].id, deduplicated: true))
+        #expect(!again[3].deduplicated && Set(again.map(\.id)).count == 3)
+        #expect(same(try queue.store.job(first.id)?.payload, document()))
+
+        // Once the job has finished, the key is free again.
+        let runs = try queue.store.claim(queues: ["default"], limit: 10, owner: "w", lease: 30).map(\.run)
+        _ = try queue.store.complete(runs.map { Completion(run: $0) })
+        let later = try #require(try queue.store.submit([NewJob(payload: document(), dedupeKey: "asset-1")]).first)
+        #expect(!later.deduplicated && later.id != first.id)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func cancellingAWaitingJobArchivesItAtOnce(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let ids = try queue.store.submit([NewJob(payload: document()), NewJob(payload: document(), runAt: Date().addingTimeInterval(3600))])
+            .map(\.id)
+        #expect(try queue.store.cancel(ids[0]) == .cancelled)
+        #expect(try queue.store.cancel(ids[1]) == .cancelled)
+        #expect(try queue.store.job(ids[0])?.state == .cancelled && queue.store.job(ids[1])?.state == .cancelled)
+        #expect(try queue.store.cancel(ids[0]) == .finished)
+        #expect(try queue.store.cancel(987_654_321) == .notFound)
+        #expect(try queue.store.claim(queues: ["default"], limit: 10, owner: "w", lease: 30).isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func cancellingARunningJobStopsItAtItsNextHeartbeat(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let ids = try queue.store.submit([NewJob(payload: document("a")), NewJob(payload: document("b"))]).map(\.id)
+        let runs = try queue.store.claim(queues: ["default"], limit: 2, owner: "w", lease: 30).map(\.run)
+        #expect(try queue.store.cancel(ids[0]) == .requested)
+        #expect(try queue.store.job(ids[0])?.cancelRequested == true)
+        let beat = try queue.store.heartbeat(runs, lease: 30)
+        #expect(beat.extended == Set(ids) && beat.cancelRequested == [ids[0]])
+        // Only a job that was asked to cancel can be acknowledged as cancelled.
+        #expect(try queue.store.acknowledgeCancel(runs) == [ids[0]])
+        #expect(try queue.store.job(ids[0])?.state == .cancelled && queue.store.job(ids[1])?.state == .running)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aCancelledRunThatFailsOrIsReleasedIsCancelledNotRetried(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let ids = try queue.store.submit([NewJob(payload: document("a")), NewJob(payload: document("b"))]).map(\.id)
+        let runs = try queue.store.claim(queues: ["default"], limit: 2, owner: "w", lease: 30).map(\.run)
+        #expect(try queue.store.cancel(ids[0]) == .requested && queue.store.cancel(ids[1]) == .requested)
+        #expect(try queue.store.fail([Failure(run: runs[0], error: passing)], policy: retryAtOnce) == [ids[0]: .cancelled])
+        #expect(try queue.store.release([runs[1]]) == [ids[1]])
+        #expect(try queue.store.job(ids[0])?.state == .cancelled && queue.store.job(ids[1])?.state == .cancelled)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func releasingAtShutdownSpendsNoAttempt(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document(), maxAttempts: 1)]).first).id
+        let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        #expect(try queue.store.release([run]) == [id])
+        let snapshot = try #require(try queue.store.job(id))
+        #expect(snapshot.state == .available && snapshot.attempt == 0 && snapshot.leaseOwner == nil && snapshot.errors.isEmpty)
+        // With its one attempt intact, it can still run and complete.
+        let again = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w2", lease: 30).first).run
+        #expect(again.attempt == 1)
+        #expect(try queue.store.complete([Completion(run: again)]) == [id])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func retryRunsAFailedOrCancelledJobAgain(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let ids = try queue.store.submit([NewJob(payload: document("a"), queue: "q", priority: 3, maxAttempts: 4),
+                                          NewJob(payload: document("b"), queue: "q")]).map(\.id)
+        let runs = try queue.store.claim(queues: ["q"], limit: 2, owner: "w", lease: 30).map(\.run)
+        _ = try queue.store.fail([Failure(run: runs[0], error: permanent)], policy: retryAtOnce)
+        _ = try queue.store.complete([Completion(run: runs[1])])
+        let rerun = try #require(try queue.store.retry(ids[0]))
+        #expect(rerun != ids[0])
+        let snapshot = try #require(try queue.store.job(rerun))
+        #expect(snapshot.state == .available && snapshot.attempt == 0 && snapshot.maxAttempts == 4 && snapshot.priority == 3)
+        #expect(snapshot.queue == "q" && same(snapshot.payload, document("a")) && snapshot.errors.isEmpty)
+        #expect(try queue.store.job(ids[0])?.state == .failed)
+        #expect(try queue.store.retry(ids[1]) == nil)
+        #expect(try queue.store.retry(987_654_321) == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func pruningDeletesOnlyOldArchivedJobs(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        let ids = try queue.store.submit([NewJob(payload: document("a")), NewJob(payload: document("b"))]).map(\.id)
+        let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        _ = try queue.store.complete([Completion(run: run)])
+        #expect(try queue.store.prune(finishedBefore: Date().addingTimeInterval(-3600)) == 0)
+        #expect(try queue.store.prune(finishedBefore: Date().addingTimeInterval(60)) == 1)
+        #expect(try queue.store.job(ids[0]) == nil)
+        #expect(try queue.store.job(ids[1])?.state == .available)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func countsByQueueAndState(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        _ = try queue.store.submit([NewJob(payload: document(), queue: "a"), NewJob(payload: document(), queue: "a"),
+                                    NewJob(payload: document(), queue: "a", runAt: Date().addingTimeInterval(3600)),
+                                    NewJob(payload: document(), queue: "b")])
+        _ = try queue.store.claim(queues: ["a"], limit: 1, owner: "w", lease: 30)
+        let counts = try queue.store.counts()
+        #expect(counts.map(\.queue) == ["a", "b"])
+        #expect(counts[0].states == [.available: 1, .running: 1, .scheduled: 1])
+        #expect(counts[1].states == [.available: 1])
+        let oldest = try #require(counts[1].oldestAvailable)
+        #expect(abs(oldest.timeIntervalSinceNow) < 60)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aJobTheSchemaRefusesIsAClearPermanentError(kind: StoreKind) throws {
+        guard available(kind) else { return }
+        let queue = try TestQueue(kind)
+        for job in [NewJob(payload: document(), queue: "no spaces!"), NewJob(payload: document(), maxAttempts: 0)] {
+            do {
+                _ = try queue.store.submit([job])
+                Issue.record("submitted \(job)")
+            } catch {
+                #expect(error.code == .invalidJob && !error.isRetryable, "\(error)")
+            }
+        }
+        #expect(try queue.store.counts().isEmpty)
+    }
+}
+
+struct Missing: Error {}

@@ -1,0 +1,124 @@
+import DeriveCore
+@testable import DerivePostgres
+import DeriveTestSupport
+import Foundation
+import Testing
+
+/// The queue's pure decisions, without a database.
+@Suite struct QueueLogicTests {
+    let run = EndedRun(id: 7, attempt: 2, maxAttempts: 5, leaseLosses: 0, cancelRequested: false)
+
+    @Test func aPassingFailureIsRetriedAfterAJitteredBackoffAtLeastRetryAfter() {
+        var random = SeededRandom(seed: 1)
+        let policy = RetryPolicy(backoff: Backoff(base: 5, factor: 2, maximum: 3600))
+        for _ in 0..<100 {
+            guard case .requeue(let delay, let entry, false) = policy.disposition(of: run, error: passing, lostLease: false, at: Date(),
+                                                                                  using: &random) else {
+                Issue.record("not requeued")
+                return
+            }
+            #expect(delay >= 0 && delay <= 10)
+            #expect(entry["attempt"] == .int(2) && entry["code"] == .string("source_unavailable"))
+        }
+        let throttled = DeriveError(.sourceUnavailable, "429", retryAfter: 30)
+        #expect((policy.disposition(of: run, error: throttled, lostLease: false, at: Date(), using: &random).failureOutcome.delay ?? 0) >= 30)
+    }
+
+    @Test func permanentErrorsSpentAttemptsAndCancellationsEndTheJob() {
+        let policy = RetryPolicy()
+        #expect(policy.disposition(of: run, error: permanent, lostLease: false).failureOutcome == .failed)
+        var last = run
+        last.attempt = 5
+        #expect(policy.disposition(of: last, error: passing, lostLease: false).failureOutcome == .failed)
+        var cancelled = run
+        cancelled.cancelRequested = true
+        #expect(policy.disposition(of: cancelled, error: passing, lostLease: false).failureOutcome == .cancelled)
+    }
+
+    @Test func aJobThatLosesItsLeaseTooOftenFails() {
+        let policy = RetryPolicy(maxLeaseLosses: 3)
+        var lost = run
+        lost.leaseLosses = 1
+        guard case .requeue(_, _, true) = policy.disposition(of: lost, error: RetryPolicy.leaseExpired(owner: "w"), lostLease: true) else {
+            Issue.record("the second loss should be retried")
+            return
+        }
+        lost.leaseLosses = 2
+        guard case .archive(.failed, let entry) = policy.disposition(of: lost, error: RetryPolicy.leaseExpired(owner: "w"), lostLease: true),
+              case .string(let detail)? = entry["detail"] else {
+            Issue.record("the third loss should fail the job")
+            return
+        }
+        #expect(detail.contains("lost its lease 3 times") && entry["retryable"] == .bool(false))
+    }
+
+    @Test func withoutPositionsAClaimScansEachQueueWhole() {
+        let positions = ClaimPositions()
+        let segments = positions.segments(for: ["a", "b"], full: false)
+        #expect(segments == [
+            .init(queue: "a", lowestPriority: Int(Int32.min), highestPriority: Int(Int32.max), after: nil),
+            .init(queue: "b", lowestPriority: Int(Int32.min), highestPriority: Int(Int32.max), after: nil),
+        ])
+    }
+
+    @Test func positionsSplitAQueueIntoRangesInClaimOrder() {
+        var positions = ClaimPositions()
+        let five = ClaimPositions.Position(runAtMicros: 100, id: 9), zero = ClaimPositions.Position(runAtMicros: 50, id: 3)
+        positions.record([("a", 5, five), ("a", 0, zero), ("a", 0, ClaimPositions.Position(runAtMicros: 40, id: 2))],
+                         queues: ["a"], full: false, started: 0, now: 1)
+        #expect(positions.segments(for: ["a"], full: false) == [
+            .init(queue: "a", lowestPriority: 6, highestPriority: Int(Int32.max), after: nil),
+            .init(queue: "a", lowestPriority: 5, highestPriority: 5, after: five),
+            .init(queue: "a", lowestPriority: 1, highestPriority: 4, after: nil),
+            .init(queue: "a", lowestPriority: 0, highestPriority: 0, after: zero),
+            .init(queue: "a", lowestPriority: Int(Int32.min), highestPriority: -1, after: nil),
+        ])
+        // A full scan reads from the start, and what it finds replaces the positions.
+        #expect(positions.segments(for: ["a"], full: true).count == 1)
+        positions.record([("a", 0, ClaimPositions.Position(runAtMicros: 10, id: 1))], queues: ["a"], full: true, started: 0, now: 1)
+        #expect(positions.positions["a"] == [0: ClaimPositions.Position(runAtMicros: 10, id: 1)])
+    }
+
+    @Test func aFullScanIsDueAfterTheIntervalAndSlowScansSpaceThemselvesOut() {
+        var positions = ClaimPositions(rescanInterval: 1)
+        #expect(positions.fullScanDue(now: 10_000_000_000))
+        positions.record([], queues: ["a"], full: true, started: 10_000_000_000, now: 10_200_000_000)
+        #expect(!positions.fullScanDue(now: 11_000_000_000))
+        // A full scan took 0.2 s: the next waits 20 times that, 4 s.
+        #expect(!positions.fullScanDue(now: 14_000_000_000))
+        #expect(positions.fullScanDue(now: 14_300_000_000))
+        positions.forget()
+        #expect(positions.fullScanDue(now: 14_300_000_001))
+    }
+
+    @Test func queueLocationsAreRecognised() throws {
+        #expect(try QueueLocation.parse("postgres://u:p@db/x") == .postgres("postgres://u:p@db/x"))
+        #expect(try QueueLocation.parse("postgresql://db/x") == .postgres("postgresql://db/x"))
+        #expect(try QueueLocation.parse("host=db dbname=x") == .postgres("host=db dbname=x"))
+        #expect(try QueueLocation.parse("sqlite:/var/lib/derive/q.sqlite") == .sqlite(path: "/var/lib/derive/q.sqlite"))
+        #expect(try QueueLocation.parse("sqlite:///var/q.sqlite") == .sqlite(path: "/var/q.sqlite"))
+        #expect(try QueueLocation.parse("queue.sqlite") == .sqlite(path: "queue.sqlite"))
+        #expect(try QueueLocation.from(environment: [:]) == .sqlite(path: "derive.sqlite"))
+        #expect(throws: ValidationError.self) { try QueueLocation.parse("mysql://db/x") }
+        #expect(throws: ValidationError.self) { try QueueLocation.from(environment: ["DERIVE_DATABASE_URL": "sqlite:"]) }
+        #expect("\(QueueLocation.postgres("postgresql://derive:hunter2@db/x"))".contains("***"))
+        #expect(!"\(QueueLocation.postgres("postgresql://derive:hunter2@db/x"))".contains("hunter2"))
+    }
+
+    @Test func connectionStringsLoseTheirPasswords() {
+        #expect(Redacted.connectionString("postgresql://derive:hunter2@db:5432/x?sslmode=require") == "postgresql://derive:***@db:5432/x?sslmode=require")
+        #expect(Redacted.connectionString("postgresql://db/x?password=hunter2&user=u") == "postgresql://db/x?password=***&user=u")
+        #expect(Redacted.connectionString("host=db password=hunter2 dbname=x") == "host=db password=*** dbname=x")
+    }
+
+    @Test func arrayLiteralsQuoteEveryElement() {
+        #expect(PostgresArray.literal(["default", "a\"b", "c\\d", "e,f"]) == #"{"default","a\"b","c\\d","e,f"}"#)
+    }
+}
+
+extension FailureOutcome {
+    var delay: Double? {
+        if case .retrying(let delay) = self { return delay }
+        return nil
+    }
+}
