@@ -10,6 +10,9 @@ public struct Configuration: Sendable {
     public var cache: (directory: URL, maxBytes: Int)?
     /// Where overlay names (`l_logo`) are found: a URL prefix or a folder.
     public var overlayBase: String?
+    /// The queue: PostgreSQL, or the embedded SQLite file.
+    public var database: QueueLocation
+    public var worker: WorkerEnvironment
 
     public static func load(_ environment: [String: String] = ProcessInfo.processInfo.environment,
                             workingDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)) throws(ValidationError) -> Configuration {
@@ -59,14 +62,20 @@ public struct Configuration: Sendable {
             }
         }
         fetch.fileRoots = env.list("DERIVE_FILE_ROOTS", separators: ",:").map { URL(fileURLWithPath: $0, relativeTo: workingDirectory).standardizedFileURL }
+        // Originals that `derive submit` and `derive upload` put in a folder store are read
+        // back from it.
+        if case .folder(let root) = store.location, !fetch.fileRoots.contains(root) { fetch.fileRoots.append(root) }
         if let buckets = env["DERIVE_S3_SOURCE_BUCKETS"] { fetch.s3SourceBuckets = Set(Environment.split(buckets, separators: ", ")) }
 
         var cache: (URL, Int)?
         if let folder = env["DERIVE_CACHE_DIR"] {
             cache = (URL(fileURLWithPath: folder, relativeTo: workingDirectory).standardizedFileURL, env.int("DERIVE_CACHE_MAX_BYTES", 1 << 30))
         }
+        let database = env.parse { () throws(ValidationError) in try QueueLocation.from(environment: environment) } ?? QueueLocation.embeddedDefault
+        let worker = WorkerEnvironment(env)
         try env.finish()
-        return Configuration(engine: engine, fetch: fetch, store: store, cache: cache, overlayBase: env["DERIVE_OVERLAY_BASE"])
+        return Configuration(engine: engine, fetch: fetch, store: store, cache: cache, overlayBase: env["DERIVE_OVERLAY_BASE"],
+                             database: database, worker: worker)
     }
 
     static func s3(_ env: Environment) -> S3Settings? {
@@ -124,6 +133,71 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
         case .folder(let url): url.path
         case .s3(let bucket, let prefix): "s3://\(bucket)/\(prefix)"
         }
+    }
+}
+
+/// `derive work`'s settings from the environment (its flags override them).
+public struct WorkerEnvironment: Sendable, Hashable {
+    /// `DERIVE_QUEUES`: the queues to work, comma-separated.
+    public var queues: [String] = ["default"]
+    /// `DERIVE_SLOTS`: jobs at once; nil means one per core.
+    public var slots: Int?
+    /// `DERIVE_LEASE`: seconds a claimed job is leased for.
+    public var lease: Double = 60
+    /// `DERIVE_GRACE`: seconds in-flight jobs get to finish after SIGTERM.
+    public var grace: Double = 30
+    /// `DERIVE_RESCUE_INTERVAL`: seconds between looks for expired leases (and status reports).
+    public var rescueInterval: Double = 5
+    /// `DERIVE_POLL_INTERVAL`: seconds between claims when idle; nil means 1 with PostgreSQL
+    /// (notifications wake it sooner) and 0.2 with SQLite (which has none).
+    public var pollInterval: Double?
+    /// `DERIVE_METRICS_PORT` and `DERIVE_METRICS_ADDRESS`: where Prometheus metrics are served.
+    public var metricsPort: Int?
+    public var metricsAddress = "0.0.0.0"
+    /// `DERIVE_LOG_FORMAT` (`text` or `json`) and `DERIVE_LOG_LEVEL` (`debug`, `info`, `warning`, `error`).
+    public var logFormat = "text"
+    public var logLevel = "info"
+
+    public static let logFormats = ["text", "json"]
+    public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    public init() {}
+
+    init(_ env: Environment) {
+        let queues = env.list("DERIVE_QUEUES")
+        for queue in queues where !QueueName.isValid(queue) {
+            env.fail("DERIVE_QUEUES", "\(Quoted(queue)) is not a queue name (1 to 64 of A-Z a-z 0-9 _ . -)")
+        }
+        if !queues.isEmpty { self.queues = queues }
+        if env["DERIVE_SLOTS"] != nil {
+            let slots = env.int("DERIVE_SLOTS", 0)
+            self.slots = slots > 0 ? slots : nil
+        }
+        lease = env.seconds("DERIVE_LEASE", lease)
+        grace = env.seconds("DERIVE_GRACE", grace)
+        rescueInterval = env.seconds("DERIVE_RESCUE_INTERVAL", rescueInterval)
+        if env["DERIVE_POLL_INTERVAL"] != nil { pollInterval = env.seconds("DERIVE_POLL_INTERVAL", 1) }
+        if env["DERIVE_METRICS_PORT"] != nil {
+            let port = env.int("DERIVE_METRICS_PORT", 0)
+            if port > 65535 { env.fail("DERIVE_METRICS_PORT", "must be a TCP port, 0 to 65535, got \(port)") }
+            metricsPort = port
+        }
+        metricsAddress = env["DERIVE_METRICS_ADDRESS"] ?? metricsAddress
+        logFormat = env["DERIVE_LOG_FORMAT"]?.lowercased() ?? logFormat
+        if !Self.logFormats.contains(logFormat) {
+            env.fail("DERIVE_LOG_FORMAT", "must be text or json, got \(Quoted(logFormat))")
+        }
+        logLevel = env["DERIVE_LOG_LEVEL"]?.lowercased() ?? logLevel
+        if !Self.logLevels.contains(logLevel) {
+            env.fail("DERIVE_LOG_LEVEL", "must be one of \(Self.logLevels.joined(separator: ", ")), got \(Quoted(logLevel))")
+        }
+    }
+}
+
+/// Queue names, as the database's check constraint allows them.
+public enum QueueName {
+    public static func isValid(_ name: String) -> Bool {
+        (1...64).contains(name.count) && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) }
     }
 }
 

@@ -176,6 +176,8 @@ public struct S3AssetStore: AssetStore {
 
     func objectKey(_ key: StorageKey) -> String { prefix + key.value }
 
+    public func sourceLocation(of key: StorageKey) -> String { "s3://\(bucket)/\(objectKey(key))" }
+
     func headers(_ contentType: String) -> [String] {
         ["Content-Type: \(contentType)"] + (cacheControl.map { ["Cache-Control: \($0)"] } ?? [])
     }

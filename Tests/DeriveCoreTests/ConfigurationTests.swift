@@ -8,10 +8,37 @@ import Testing
     @Test func defaultsAreSafe() throws {
         let c = try Configuration.load([:], workingDirectory: cwd)
         #expect(c.engine.allowedLoaders.isEmpty && c.engine.sourceLimits == SourceLimits())
-        #expect(c.fetch.addressPolicy == AddressPolicy() && c.fetch.fileRoots.isEmpty && c.fetch.s3 == nil)
+        // The folder store's own folder is the one file root: originals stored there are read back.
+        #expect(c.fetch.addressPolicy == AddressPolicy() && c.fetch.s3 == nil)
+        #expect(c.fetch.fileRoots == [URL(fileURLWithPath: "/srv/derive/derived")])
+        #expect(c.database == .sqlite(path: "derive.sqlite") && c.worker == WorkerEnvironment())
         #expect(c.fetch.connectTimeout == 5 && c.fetch.totalTimeout == 30 && c.fetch.stallTimeout == 10 && c.fetch.maxRedirects == 5)
         #expect(c.store.location == .folder(URL(fileURLWithPath: "/srv/derive/derived")))
         #expect(c.store.keyTemplate == .default && c.cache == nil)
+    }
+
+    @Test func workerSettingsAreReadAndCheckedByName() throws {
+        let c = try Configuration.load([
+            "DERIVE_DATABASE_URL": "postgresql://derive@db/app", "DERIVE_QUEUES": "default, bulk", "DERIVE_SLOTS": "6", "DERIVE_LEASE": "120",
+            "DERIVE_GRACE": "10", "DERIVE_POLL_INTERVAL": "0.5", "DERIVE_RESCUE_INTERVAL": "2", "DERIVE_METRICS_PORT": "9102",
+            "DERIVE_METRICS_ADDRESS": "127.0.0.1", "DERIVE_LOG_FORMAT": "JSON", "DERIVE_LOG_LEVEL": "debug",
+        ], workingDirectory: cwd)
+        #expect(c.database == .postgres("postgresql://derive@db/app"))
+        #expect(c.worker.queues == ["default", "bulk"] && c.worker.slots == 6 && c.worker.lease == 120 && c.worker.grace == 10)
+        #expect(c.worker.pollInterval == 0.5 && c.worker.rescueInterval == 2 && c.worker.metricsPort == 9102)
+        #expect(c.worker.metricsAddress == "127.0.0.1" && c.worker.logFormat == "json" && c.worker.logLevel == "debug")
+        #expect(try Configuration.load(["DERIVE_SLOTS": "0"], workingDirectory: cwd).worker.slots == nil)
+
+        do {
+            _ = try Configuration.load(["DERIVE_DATABASE_URL": "mysql://db/x", "DERIVE_QUEUES": "ok,bad!name", "DERIVE_LEASE": "-1",
+                                        "DERIVE_METRICS_PORT": "70000", "DERIVE_LOG_FORMAT": "xml", "DERIVE_LOG_LEVEL": "loud"],
+                                       workingDirectory: cwd)
+            Issue.record("bad worker settings were accepted")
+        } catch {
+            let names = Set(error.issues.map(\.location))
+            #expect(names == ["DERIVE_DATABASE_URL", "DERIVE_QUEUES", "DERIVE_LEASE", "DERIVE_METRICS_PORT", "DERIVE_LOG_FORMAT", "DERIVE_LOG_LEVEL"],
+                    "\(error)")
+        }
     }
 
     @Test func everySettingIsRead() throws {

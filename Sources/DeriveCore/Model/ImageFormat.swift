@@ -9,6 +9,16 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     /// Formats that can hold an animation of several frames.
     public var canAnimate: Bool { self == .gif || self == .webp }
 
+    /// File extension for stored originals.
+    public var fileExtension: String {
+        switch self {
+        case .jpeg: "jpg"
+        case .tiff: "tif"
+        case .heif: "heic"
+        default: rawValue
+        }
+    }
+
     static func parse(_ text: String) -> ImageFormat? {
         switch text.lowercased() {
         case "jpg", "jpeg": .jpeg

@@ -94,10 +94,14 @@ public struct Completion: Sendable, Equatable {
     public var run: JobRun
     /// What the job produced (the worker's report), kept with the archived job.
     public var result: JSONValue
+    /// The asset and derivative rows, written in the transaction that archives the job, so
+    /// metadata is never half-written and never written for a run that lost its job.
+    public var record: DerivationRecord?
 
-    public init(run: JobRun, result: JSONValue = .null) {
+    public init(run: JobRun, result: JSONValue = .null, record: DerivationRecord? = nil) {
         self.run = run
         self.result = result
+        self.record = record
     }
 }
 
@@ -223,8 +227,9 @@ public protocol JobStore: Sendable {
     /// Extends the leases of long runs; reports runs whose jobs were asked to cancel.
     func heartbeat(_ runs: [JobRun], lease: Double) throws(DeriveError) -> HeartbeatResult
 
-    /// Archives finished runs as completed, in one transaction. Returns the ids completed;
-    /// the others no longer held their jobs.
+    /// Archives finished runs as completed, with their asset and derivative rows, in one
+    /// transaction. Returns the ids completed; the others no longer held their jobs (and wrote
+    /// nothing).
     func complete(_ completions: [Completion]) throws(DeriveError) -> Set<JobID>
 
     /// Records failures: retryable ones go back with backoff until their attempts are spent,

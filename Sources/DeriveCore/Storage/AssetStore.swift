@@ -9,6 +9,9 @@ public protocol AssetStore: Sendable {
     /// The object's bytes, or nil when there is none.
     func get(_ key: StorageKey) throws(DeriveError) -> [UInt8]?
     func delete(_ key: StorageKey) throws(DeriveError)
+    /// A source location the fetcher reads the object back from (`file:///…`, `s3://bucket/…`):
+    /// what a job names after `derive submit` or `derive upload` stored its original.
+    func sourceLocation(of key: StorageKey) -> String
     /// A description for logs and reports; never carries credentials.
     var description: String { get }
 }

@@ -18,6 +18,8 @@ public struct FileAssetStore: AssetStore {
     /// The file an object is kept in.
     public func path(_ key: StorageKey) -> URL { root.appendingPathComponent(key.value) }
 
+    public func sourceLocation(of key: StorageKey) -> String { path(key).absoluteString }
+
     func url(_ key: StorageKey) -> String {
         if let base = publicBaseURL { return base.hasSuffix("/") ? base + key.value : base + "/" + key.value }
         return path(key).absoluteString
