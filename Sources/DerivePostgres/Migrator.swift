@@ -37,6 +37,23 @@ public struct Migrator: Sendable {
         self.migrations = migrations.sorted { $0.version < $1.version }
     }
 
+    /// Refuses a database whose schema is older than this derive's migrations, with the fix.
+    public func check(url: String) throws(DeriveError) {
+        let version: Int
+        do throws(PostgresError) {
+            let connection = try PostgresConnection(url: url)
+            let exists = try connection.query("SELECT to_regclass('derive.schema_migrations') IS NOT NULL").scalar == "t"
+            version = exists ? Int(try connection.query("SELECT COALESCE(max(version), 0) FROM derive.schema_migrations").scalar ?? "0") ?? 0 : 0
+        } catch {
+            throw DeriveError(.databaseUnavailable, "PostgreSQL: \(error)", retryable: error.isTransient)
+        }
+        let expected = migrations.last?.version ?? 0
+        if version < expected {
+            throw DeriveError(.databaseUnavailable, "the database at \(Redacted.connectionString(url)) has Derive's schema at version \(version), "
+                                  + "this derive needs \(expected): run `derive migrate` first", retryable: false)
+        }
+    }
+
     public func migrate(url: String) throws(DeriveError) -> Report {
         do throws(PostgresError) {
             return try migrate(PostgresConnection(url: url))

@@ -13,15 +13,17 @@ public final class PostgresJobStore: JobStore {
 
     /// `rescanInterval`: how often, at least, a claim scans its queues from the start rather
     /// than from where this process last claimed (see `ClaimPositions`).
-    public init(url: String, poolCapacity: Int = 8, rescanInterval: Double = 1) {
+    /// `applicationName` names its connections in `pg_stat_activity`.
+    public init(url: String, poolCapacity: Int = 8, rescanInterval: Double = 1, applicationName: String = "derive") {
         self.url = url
         positions = Mutex(ClaimPositions(rescanInterval: rescanInterval))
         pool = ConnectionPool(capacity: poolCapacity, open: { () throws(DeriveError) in
-            do throws(PostgresError) { return try PostgresConnection(url: url) } catch { throw error.deriveError }
+            do throws(PostgresError) { return try PostgresConnection(url: url, applicationName: applicationName) } catch { throw error.deriveError }
         }, isReusable: { $0.isIdle })
     }
 
-    private func withConnection<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(DeriveError) -> T {
+    @discardableResult
+    func withConnection<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(DeriveError) -> T {
         try pool.withConnection { connection throws(DeriveError) in
             do throws(PostgresError) { return try body(connection) } catch { throw error.deriveError }
         }
@@ -124,11 +126,20 @@ public final class PostgresJobStore: JobStore {
     }
 
     public func complete(_ completions: [Completion]) throws(DeriveError) -> Set<JobID> {
-        let records = completions.map { completion in
+        guard !completions.isEmpty else { return [] }
+        let runs = completions.map { completion in
             Self.runRecord(completion.run, extra: ["result": completion.result])
         }
+        let records = completions.filter { $0.record != nil }
         return try withConnection { connection throws(PostgresError) in
-            try Self.archive(records, outcome: .completed, on: connection)
+            // No-op jobs archive in one statement; the rest write their rows in the same
+            // transaction, for the runs that still held their jobs.
+            guard !records.isEmpty else { return try Self.archive(runs, outcome: .completed, on: connection) }
+            return try connection.transaction { () throws(PostgresError) in
+                let done = try Self.archive(runs, outcome: .completed, on: connection)
+                try Self.write(records.filter { done.contains($0.run.id) }, on: connection)
+                return done
+            }
         }
     }
 
@@ -219,17 +230,21 @@ public final class PostgresJobStore: JobStore {
 
     public func job(_ id: JobID) throws(DeriveError) -> JobSnapshot? {
         try withConnection { connection throws(PostgresError) in
-            guard let row = try connection.query(SQL.job, [String(id)]).rows.first else { return nil }
-            let fields = Fields(row)
-            guard let state = JobState(rawValue: try fields.string(2)), case .array(let errors) = try fields.json(11) else {
-                throw PostgresError(message: "unexpected job row \(row)")
-            }
-            return JobSnapshot(id: try fields.int64(0), queue: try fields.string(1), state: state, priority: try fields.int(3),
-                               attempt: try fields.int(4), maxAttempts: try fields.int(5), runAt: try fields.optionalDate(6),
-                               leaseOwner: row[7], dedupeKey: row[8], cancelRequested: row[9] == "t", payload: try fields.json(10),
-                               errors: errors, result: row[12] == nil ? nil : try fields.json(12), createdAt: try fields.date(13),
-                               finishedAt: try fields.optionalDate(14))
+            try connection.query(SQL.job, [String(id)]).rows.first.map(Self.snapshot)
         }
+    }
+
+    /// A row of `SQL.snapshotColumns`, from the jobs table or the archive.
+    static func snapshot(_ row: [String?]) throws(PostgresError) -> JobSnapshot {
+        let fields = Fields(row)
+        guard let state = JobState(rawValue: try fields.string(2)), case .array(let errors) = try fields.json(11) else {
+            throw PostgresError(message: "unexpected job row \(row)")
+        }
+        return JobSnapshot(id: try fields.int64(0), queue: try fields.string(1), state: state, priority: try fields.int(3),
+                           attempt: try fields.int(4), maxAttempts: try fields.int(5), runAt: try fields.optionalDate(6),
+                           leaseOwner: row[7], dedupeKey: row[8], cancelRequested: row[9] == "t", payload: try fields.json(10),
+                           errors: errors, result: row[12] == nil ? nil : try fields.json(12), createdAt: try fields.date(13),
+                           finishedAt: try fields.optionalDate(14))
     }
 
     public func counts() throws(DeriveError) -> [QueueCounts] {
@@ -403,14 +418,20 @@ public final class PostgresJobStore: JobStore {
 
         static let wake = "SELECT pg_notify('derive_jobs', '')"
 
+        /// A job's columns as `snapshot(_:)` reads them, live and archived.
+        static let liveColumns = """
+            id, queue, state, priority, attempt, max_attempts, extract(epoch FROM run_at), lease_owner, dedupe_key,
+            cancel_requested, payload, errors, NULL::jsonb, extract(epoch FROM created_at), NULL::numeric
+            """
+        static let archivedColumns = """
+            id, queue, outcome, priority, attempt, max_attempts, NULL::numeric, NULL, dedupe_key,
+            false, payload, errors, result, extract(epoch FROM created_at), extract(epoch FROM finished_at)
+            """
+
         static let job = """
-            SELECT id, queue, state, priority, attempt, max_attempts, extract(epoch FROM run_at), lease_owner, dedupe_key,
-                   cancel_requested, payload, errors, NULL::jsonb, extract(epoch FROM created_at), NULL::numeric
-            FROM derive.jobs WHERE id = $1
+            SELECT \(liveColumns) FROM derive.jobs WHERE id = $1
             UNION ALL
-            SELECT id, queue, outcome, priority, attempt, max_attempts, NULL, NULL, dedupe_key,
-                   false, payload, errors, result, extract(epoch FROM created_at), extract(epoch FROM finished_at)
-            FROM derive.job_archive WHERE id = $1
+            SELECT \(archivedColumns) FROM derive.job_archive WHERE id = $1
             """
 
         static let counts = """

@@ -22,7 +22,8 @@ public final class SQLiteJobStore: JobStore {
         }
     }
 
-    private func write<T>(_ body: (SQLiteConnection, Double) throws(SQLiteError) -> T) throws(DeriveError) -> T {
+    @discardableResult
+    func write<T>(_ body: (SQLiteConnection, Double) throws(SQLiteError) -> T) throws(DeriveError) -> T {
         try pool.withConnection { connection throws(DeriveError) in
             do throws(SQLiteError) {
                 return try connection.transaction { () throws(SQLiteError) in try body(connection, now()) }
@@ -32,7 +33,7 @@ public final class SQLiteJobStore: JobStore {
         }
     }
 
-    private func read<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(DeriveError) -> T {
+    func read<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(DeriveError) -> T {
         try pool.withConnection { connection throws(DeriveError) in
             do throws(SQLiteError) { return try body(connection) } catch { throw error.deriveError }
         }
@@ -96,6 +97,7 @@ public final class SQLiteJobStore: JobStore {
             for completion in completions where try Self.archive(completion.run, outcome: .completed, entry: nil, result: completion.result,
                                                                  at: now, on: connection) {
                 done.insert(completion.run.id)
+                if let record = completion.record { try Self.write(record, job: completion.run.id, at: now, on: connection) }
             }
             return done
         }
@@ -199,18 +201,22 @@ public final class SQLiteJobStore: JobStore {
 
     public func job(_ id: JobID) throws(DeriveError) -> JobSnapshot? {
         try read { connection throws(SQLiteError) in
-            guard let row = try connection.query(SQL.job, [SQLiteValue(Int(id)), SQLiteValue(Int(id))]).first else { return nil }
-            guard let state = row[2].string.flatMap(JobState.init(rawValue:)), case .array(let errors) = try Self.json(row, 11) else {
-                throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "unexpected job row")
-            }
-            return JobSnapshot(id: try Self.int64(row, 0), queue: row[1].string ?? "", state: state, priority: try Self.int(row, 3),
-                               attempt: try Self.int(row, 4), maxAttempts: try Self.int(row, 5),
-                               runAt: row[6].double.map(Date.init(timeIntervalSince1970:)), leaseOwner: row[7].string,
-                               dedupeKey: row[8].string, cancelRequested: row[9].int == 1, payload: try Self.json(row, 10), errors: errors,
-                               result: row[12] == .null ? nil : try Self.json(row, 12),
-                               createdAt: Date(timeIntervalSince1970: row[13].double ?? 0),
-                               finishedAt: row[14].double.map(Date.init(timeIntervalSince1970:)))
+            try connection.query(SQL.job, [SQLiteValue(Int(id)), SQLiteValue(Int(id))]).first.map(Self.snapshot)
         }
+    }
+
+    /// A row of `SQL.liveColumns` or `SQL.archivedColumns`.
+    static func snapshot(_ row: [SQLiteValue]) throws(SQLiteError) -> JobSnapshot {
+        guard let state = row[2].string.flatMap(JobState.init(rawValue:)), case .array(let errors) = try Self.json(row, 11) else {
+            throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "unexpected job row")
+        }
+        return JobSnapshot(id: try Self.int64(row, 0), queue: row[1].string ?? "", state: state, priority: try Self.int(row, 3),
+                           attempt: try Self.int(row, 4), maxAttempts: try Self.int(row, 5),
+                           runAt: row[6].double.map(Date.init(timeIntervalSince1970:)), leaseOwner: row[7].string,
+                           dedupeKey: row[8].string, cancelRequested: row[9].int == 1, payload: try Self.json(row, 10), errors: errors,
+                           result: row[12] == .null ? nil : try Self.json(row, 12),
+                           createdAt: Date(timeIntervalSince1970: row[13].double ?? 0),
+                           finishedAt: row[14].double.map(Date.init(timeIntervalSince1970:)))
     }
 
     public func counts() throws(DeriveError) -> [QueueCounts] {
@@ -274,16 +280,16 @@ public final class SQLiteJobStore: JobStore {
                  cancelRequested: row[4].int == 1)
     }
 
-    private static func int(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> Int {
+    static func int(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> Int {
         guard let value = row[index].int else { throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "column \(index) is not an integer") }
         return value
     }
 
-    private static func int64(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> Int64 {
+    static func int64(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> Int64 {
         Int64(try int(row, index))
     }
 
-    private static func json(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> JSONValue {
+    static func json(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> JSONValue {
         do {
             return try JSONParser().parse(row[index].string ?? "")
         } catch {
@@ -374,14 +380,19 @@ public final class SQLiteJobStore: JobStore {
             RETURNING id
             """
 
+        static let liveColumns = """
+            id, queue, state, priority, attempt, max_attempts, run_at, lease_owner, dedupe_key, cancel_requested, payload, errors,
+            NULL, created_at, NULL
+            """
+        static let archivedColumns = """
+            id, queue, outcome, priority, attempt, max_attempts, NULL, NULL, dedupe_key, 0, payload, errors, result, created_at,
+            finished_at
+            """
+
         static let job = """
-            SELECT id, queue, state, priority, attempt, max_attempts, run_at, lease_owner, dedupe_key, cancel_requested, payload, errors,
-                   NULL, created_at, NULL
-            FROM jobs WHERE id = ?1
+            SELECT \(liveColumns) FROM jobs WHERE id = ?1
             UNION ALL
-            SELECT id, queue, outcome, priority, attempt, max_attempts, NULL, NULL, dedupe_key, 0, payload, errors, result, created_at,
-                   finished_at
-            FROM job_archive WHERE id = ?2
+            SELECT \(archivedColumns) FROM job_archive WHERE id = ?2
             """
 
         static let counts = """

@@ -104,6 +104,18 @@ enum SQLiteSchema {
             PRIMARY KEY (name, version)
         );
         """,
+        """
+        CREATE TABLE workers (
+            id         TEXT    PRIMARY KEY,
+            host       TEXT    NOT NULL,
+            pid        INTEGER NOT NULL,
+            queues     TEXT    NOT NULL,
+            slots      INTEGER NOT NULL,
+            started_at REAL    NOT NULL,
+            seen_at    REAL    NOT NULL,
+            activity   TEXT    NOT NULL DEFAULT '{}'
+        );
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

@@ -1,0 +1,174 @@
+import DeriveCore
+import Foundation
+
+extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
+    // MARK: Records
+
+    /// Upserts a completed run's asset and derivatives, inside the caller's transaction.
+    static func write(_ record: DerivationRecord, job: JobID, at now: Double, on connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.query(AdminSQL.asset, [SQLiteValue(JSONWriter.compact(record.asset.row)), SQLiteValue(now)])
+        for derivative in record.derivatives {
+            try connection.query(AdminSQL.derivative, [SQLiteValue(JSONWriter.compact(derivative.row)), SQLiteValue(record.asset.sha256),
+                                                       SQLiteValue(Int(job)), SQLiteValue(now)])
+        }
+    }
+
+    // MARK: Presets
+
+    public func savePreset(name: String, outputs: JSONValue) throws(DeriveError) -> Int {
+        try write { connection, now throws(SQLiteError) in
+            let rows = try connection.query(AdminSQL.savePreset, [SQLiteValue(name), SQLiteValue(JSONWriter.compact(outputs)), SQLiteValue(now)])
+            return try Self.int(rows[0], 0)
+        }
+    }
+
+    public func presets(includingRetired: Bool) throws(DeriveError) -> [StoredPreset] {
+        let all = try read { connection throws(SQLiteError) in
+            try connection.query(AdminSQL.latestPresets).map(Self.preset)
+        }
+        return includingRetired ? all : all.filter { $0.retiredAt == nil }
+    }
+
+    public func presetVersions(_ name: String) throws(DeriveError) -> [StoredPreset] {
+        try read { connection throws(SQLiteError) in
+            try connection.query(AdminSQL.presetVersions, [SQLiteValue(name)]).map(Self.preset)
+        }
+    }
+
+    public func retirePreset(_ name: String) throws(DeriveError) -> Bool {
+        try write { connection, now throws(SQLiteError) in
+            try connection.query("UPDATE presets SET retired_at = ? WHERE name = ? AND retired_at IS NULL", [SQLiteValue(now), SQLiteValue(name)])
+            return !(try connection.query("SELECT 1 FROM presets WHERE name = ? LIMIT 1", [SQLiteValue(name)]).isEmpty)
+        }
+    }
+
+    static func preset(_ row: [SQLiteValue]) throws(SQLiteError) -> StoredPreset {
+        StoredPreset(name: row[0].string ?? "", version: try int(row, 1), outputs: try json(row, 2),
+                     createdAt: Date(timeIntervalSince1970: row[3].double ?? 0), retiredAt: row[4].double.map(Date.init(timeIntervalSince1970:)))
+    }
+
+    // MARK: Workers
+
+    public func report(_ status: WorkerStatus) throws(DeriveError) {
+        try write { connection, now throws(SQLiteError) in
+            try connection.query("DELETE FROM workers WHERE seen_at < ?", [SQLiteValue(now - 3600)])
+            try connection.query(AdminSQL.reportWorker, [
+                SQLiteValue(status.id), SQLiteValue(status.host), SQLiteValue(status.pid),
+                SQLiteValue(JSONWriter.compact(.array(status.queues.map(JSONValue.string)))), SQLiteValue(status.slots),
+                SQLiteValue(status.startedAt.timeIntervalSince1970), SQLiteValue(now), SQLiteValue(JSONWriter.compact(status.activity)),
+            ])
+        }
+    }
+
+    public func workers(seenSince date: Date) throws(DeriveError) -> [WorkerStatus] {
+        try read { connection throws(SQLiteError) in
+            try connection.query(AdminSQL.workers, [SQLiteValue(date.timeIntervalSince1970)]).map { row throws(SQLiteError) in
+                var queues: [String] = []
+                if case .array(let names) = try Self.json(row, 3) {
+                    queues = names.compactMap { if case .string(let name) = $0 { name } else { nil } }
+                }
+                var status = WorkerStatus(id: row[0].string ?? "", host: row[1].string ?? "", pid: try Self.int(row, 2), queues: queues,
+                                          slots: try Self.int(row, 4), startedAt: Date(timeIntervalSince1970: row[5].double ?? 0),
+                                          seenAt: Date(timeIntervalSince1970: row[6].double ?? 0), running: [], finished: [:], stopping: false)
+                status.setActivity(try Self.json(row, 7))
+                return status
+            }
+        }
+    }
+
+    public func forgetWorker(_ id: String) throws(DeriveError) {
+        try write { connection, _ throws(SQLiteError) in
+            try connection.query("DELETE FROM workers WHERE id = ?", [SQLiteValue(id)])
+        }
+    }
+
+    // MARK: Inspecting
+
+    public func jobs(state: JobState?, queue: String?, limit: Int) throws(DeriveError) -> [JobSnapshot] {
+        let sql = state.map { $0.isLive ? AdminSQL.liveJobsInState : AdminSQL.finishedJobs } ?? AdminSQL.liveJobs
+        return try read { connection throws(SQLiteError) in
+            try connection.query(sql, [SQLiteValue(queue), SQLiteValue(limit), SQLiteValue(state?.rawValue)]).map(Self.snapshot)
+        }
+    }
+
+    public func finishedCounts(since date: Date) throws(DeriveError) -> [JobState: Int] {
+        let rows = try read { connection throws(SQLiteError) in
+            try connection.query("SELECT outcome, count(*) FROM job_archive WHERE finished_at >= ? GROUP BY outcome",
+                                 [SQLiteValue(date.timeIntervalSince1970)])
+        }
+        var counts: [JobState: Int] = [:]
+        for row in rows {
+            if let state = row[0].string.flatMap(JobState.init(rawValue:)), let count = row[1].int { counts[state] = count }
+        }
+        return counts
+    }
+}
+
+enum AdminSQL {
+    /// ?1 the asset row as JSON, ?2 now.
+    static let asset = """
+        INSERT INTO assets (sha256, source_url, bytes, format, width, height, pages, has_alpha, orientation, colour_space,
+                            icc_description, exif, has_location, perceptual_hash, created_at, updated_at)
+        SELECT a ->> 'sha256', a ->> 'source_url', a ->> 'bytes', a ->> 'format', a ->> 'width', a ->> 'height', a ->> 'pages',
+               a ->> 'has_alpha', a ->> 'orientation', a ->> 'colour_space', a ->> 'icc_description', json(a -> 'exif'),
+               a ->> 'has_location', a ->> 'perceptual_hash', ?2, ?2
+        FROM (SELECT json(?1) AS a) WHERE true
+        ON CONFLICT (sha256) DO UPDATE SET
+            source_url = excluded.source_url, bytes = excluded.bytes, format = excluded.format, width = excluded.width,
+            height = excluded.height, pages = excluded.pages, has_alpha = excluded.has_alpha, orientation = excluded.orientation,
+            colour_space = excluded.colour_space, icc_description = excluded.icc_description, exif = excluded.exif,
+            has_location = excluded.has_location, perceptual_hash = excluded.perceptual_hash, updated_at = excluded.updated_at
+        """
+
+    /// ?1 the derivative row as JSON, ?2 the asset's sha256, ?3 the job, ?4 now.
+    static let derivative = """
+        INSERT INTO derivatives (asset_id, job_id, output_name, breakpoint_width, chain, chain_hash, preset_name, preset_version,
+                                 storage_key, url, format, width, height, bytes, sha256, quality, frames, has_alpha, blurhash,
+                                 dominant_color, timings, created_at)
+        SELECT (SELECT id FROM assets WHERE sha256 = ?2), ?3, d ->> 'output_name', d ->> 'breakpoint_width', json(d -> 'chain'),
+               d ->> 'chain_hash', d ->> 'preset_name', d ->> 'preset_version', d ->> 'storage_key', d ->> 'url', d ->> 'format',
+               d ->> 'width', d ->> 'height', d ->> 'bytes', d ->> 'sha256', d ->> 'quality', d ->> 'frames', d ->> 'has_alpha',
+               d ->> 'blurhash', d ->> 'dominant_color', json(d -> 'timings'), ?4
+        FROM (SELECT json(?1) AS d) WHERE true
+        ON CONFLICT (asset_id, storage_key) DO UPDATE SET
+            job_id = excluded.job_id, output_name = excluded.output_name, breakpoint_width = excluded.breakpoint_width,
+            chain = excluded.chain, chain_hash = excluded.chain_hash, preset_name = excluded.preset_name,
+            preset_version = excluded.preset_version, url = excluded.url, format = excluded.format, width = excluded.width,
+            height = excluded.height, bytes = excluded.bytes, sha256 = excluded.sha256, quality = excluded.quality,
+            frames = excluded.frames, has_alpha = excluded.has_alpha, blurhash = excluded.blurhash,
+            dominant_color = excluded.dominant_color, timings = excluded.timings
+        """
+
+    /// One writer at a time: the next version needs no lock.
+    static let savePreset = """
+        INSERT INTO presets (name, version, outputs, created_at)
+        SELECT ?1, COALESCE(max(version), 0) + 1, ?2, ?3 FROM presets WHERE name = ?1
+        RETURNING version
+        """
+    static let presetColumns = "name, version, outputs, created_at, retired_at"
+    static let latestPresets = """
+        SELECT \(presetColumns) FROM presets p
+        WHERE version = (SELECT max(version) FROM presets WHERE name = p.name) ORDER BY name
+        """
+    static let presetVersions = "SELECT \(presetColumns) FROM presets WHERE name = ? ORDER BY version DESC"
+
+    static let reportWorker = """
+        INSERT INTO workers (id, host, pid, queues, slots, started_at, seen_at, activity) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (id) DO UPDATE SET queues = excluded.queues, slots = excluded.slots, seen_at = excluded.seen_at,
+                                       activity = excluded.activity
+        """
+    static let workers = """
+        SELECT id, host, pid, queues, slots, started_at, seen_at, activity FROM workers WHERE seen_at >= ? ORDER BY host, pid
+        """
+
+    static let liveJobs = """
+        SELECT \(SQLiteJobStore.SQL.liveColumns) FROM jobs WHERE (?1 IS NULL OR queue = ?1) AND ?3 IS NULL ORDER BY id LIMIT ?2
+        """
+    static let liveJobsInState = """
+        SELECT \(SQLiteJobStore.SQL.liveColumns) FROM jobs WHERE (?1 IS NULL OR queue = ?1) AND state = ?3 ORDER BY id LIMIT ?2
+        """
+    static let finishedJobs = """
+        SELECT \(SQLiteJobStore.SQL.archivedColumns) FROM job_archive WHERE (?1 IS NULL OR queue = ?1) AND outcome = ?3
+        ORDER BY finished_at DESC LIMIT ?2
+        """
+}
