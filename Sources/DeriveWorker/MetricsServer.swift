@@ -1,0 +1,93 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Serves `GET /metrics` (Prometheus' text format) on a TCP port, one short connection at a
+/// time on its own thread: a scrape every few seconds needs nothing more.
+public final class MetricsServer: Sendable {
+    public let port: Int
+    private let descriptor: Int32
+
+    /// Listens on `address:port` (port 0: any free port, reported by `port`).
+    public init(address: String = "0.0.0.0", port: Int, metrics: Metrics) throws {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { throw MetricsServerError("cannot open a socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(socketDescriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var bound = sockaddr_in()
+        bound.sin_family = sa_family_t(AF_INET)
+        bound.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, address, &bound.sin_addr) == 1 else {
+            close(socketDescriptor)
+            throw MetricsServerError("\(address) is not an IPv4 address")
+        }
+        let bindResult = withUnsafePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bindResult == 0, listen(socketDescriptor, 16) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(socketDescriptor)
+            throw MetricsServerError("cannot listen on \(address):\(port): \(reason)")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketDescriptor, $0, &length) }
+        }
+        self.port = Int(UInt16(bigEndian: actual.sin_port))
+        descriptor = socketDescriptor
+        let thread = Thread { Self.serve(socketDescriptor, metrics: metrics) }
+        thread.name = "derive-metrics"
+        thread.start()
+    }
+
+    private static func serve(_ listener: Int32, metrics: Metrics) {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            // A client that sends nothing cannot hold the thread for long.
+            var timeout = timeval(tv_sec: 2, tv_usec: 0)
+            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(client, &buffer, buffer.count, 0)
+            let request = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : ""
+            let line = request.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
+            let parts = line.split(separator: " ")
+            let response: String
+            if parts.count >= 2, parts[0] == "GET", parts[1] == "/metrics" || parts[1].hasPrefix("/metrics?") {
+                let body = metrics.render()
+                response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+            } else {
+                let body = "Derive serves Prometheus metrics at /metrics\n"
+                response = "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+            }
+            let bytes = Array(response.utf8)
+            var sent = 0
+            while sent < bytes.count {
+                let written = bytes.withUnsafeBytes { buffer in
+                    send(client, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
+                }
+                if written <= 0 { break }
+                sent += written
+            }
+            close(client)
+        }
+    }
+
+    /// Stops accepting scrapes.
+    public func stop() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        close(descriptor)
+    }
+}
+
+public struct MetricsServerError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

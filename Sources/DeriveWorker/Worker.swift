@@ -1,0 +1,420 @@
+import DeriveCore
+import Foundation
+import Logging
+import Synchronization
+
+/// `derive work`: claims jobs for its free slots, runs each through the pipeline, and records
+/// the outcome — completions in batches with their asset and derivative rows, failures with
+/// backoff, cancellations acknowledged. Long jobs get heartbeats; expired leases anywhere are
+/// rescued and scheduled jobs promoted by whichever worker gets there first.
+///
+/// Threads: the caller's thread runs the dispatcher (`run()`); each slot is a thread of its
+/// own, because decoding and encoding block; a listener thread turns notifications into
+/// wake-ups. They share one locked `State` and wake the dispatcher through one semaphore.
+public final class Worker: Sendable {
+    /// What a run of the worker did.
+    public struct Summary: Sendable, Equatable {
+        public var finished: [String: Int]
+        public var released: Int
+    }
+
+    private struct InFlight {
+        var job: ClaimedJob
+        var stage: String
+        var since: Date
+        var lastLease: UInt64
+        var cancelRequested = false
+    }
+
+    private struct State {
+        var pending: [ClaimedJob] = []
+        var running: [JobID: InFlight] = [:]
+        var stopping = false
+        var immediately = false
+        var inFlight: Int { pending.count + running.count }
+    }
+
+    private let database: any DeriveDatabase
+    private let pipeline: JobPipeline
+    public let settings: WorkerSettings
+    private let notifier: (any WorkNotifier)?
+    public let metrics: Metrics
+    private let logger: Logger
+    private let state = Mutex(State())
+    /// Signalled when a slot frees, a notification arrives, or a stop is asked for.
+    private let wake = DispatchSemaphore(value: 0)
+    /// One signal per job handed to the slots.
+    private let work = DispatchSemaphore(value: 0)
+    private let startedAt = Date()
+    private let completions: CompletionBatcher
+
+    public init(database: any DeriveDatabase, pipeline: JobPipeline, settings: WorkerSettings, notifier: (any WorkNotifier)? = nil,
+                metrics: Metrics = Metrics(), logger: Logger = Logger(label: "derive.worker")) {
+        self.database = database
+        self.pipeline = pipeline
+        self.settings = settings
+        self.notifier = notifier
+        self.metrics = metrics
+        self.logger = logger
+        // Completions are retried for about a lease: after that the job has been rescued and
+        // recording it would be refused anyway.
+        completions = CompletionBatcher(store: database, settings: CompletionBatcher.Settings(attempts: 14)) { batch, result in
+            switch result {
+            case .success(let done):
+                metrics.increment("derive_jobs_total", ["outcome": "completed"], by: Double(done.count))
+                for completion in batch where !done.contains(completion.run.id) {
+                    logger.warning("completion refused: the job is no longer this run's (its lease expired and it was rescued)",
+                                   metadata: ["job": "\(completion.run.id)", "attempt": "\(completion.run.attempt)"])
+                }
+            case .failure(let error):
+                metrics.increment("derive_database_errors_total")
+                logger.error("could not record completed jobs; their leases will expire and they will run again",
+                             metadata: ["jobs": .array(batch.map { .stringConvertible($0.run.id) }), "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Asks the worker to stop: no more claims; in-flight jobs get the grace period, or are
+    /// released at once when `immediately`.
+    public func stop(immediately: Bool = false) {
+        state.withLock { state in
+            state.stopping = true
+            if immediately { state.immediately = true }
+        }
+        wake.signal()
+    }
+
+    /// Runs until stopped (or, with `untilIdle`, until the queues are empty). Returns after
+    /// in-flight jobs have finished or been released, with every completion recorded.
+    public func run() -> Summary {
+        metrics.set("derive_slots", to: Double(settings.slots))
+        logger.info("worker started", metadata: [
+            "worker": "\(settings.id)", "queues": .array(settings.queues.map { .string($0) }), "slots": "\(settings.slots)",
+            "lease": "\(settings.lease)",
+        ])
+        for index in 0..<settings.slots {
+            let thread = Thread { [self] in slot() }
+            thread.name = "derive-slot-\(index)"
+            thread.start()
+        }
+        if let notifier {
+            let thread = Thread { [self] in
+                while !state.withLock({ $0.stopping }) {
+                    if notifier.wait(timeout: 1) { wake.signal() }
+                }
+            }
+            thread.name = "derive-listener"
+            thread.start()
+        }
+        dispatch()
+        return shutDown()
+    }
+
+    // MARK: Dispatching
+
+    private func dispatch() {
+        var maintenance = Maintenance()
+        var failures = 0
+        while !state.withLock({ $0.stopping }) {
+            maintain(&maintenance)
+            let free = settings.slots - state.withLock { $0.inFlight }
+            metrics.set("derive_slots_busy", to: Double(settings.slots - free))
+            if free > 0 {
+                do {
+                    let jobs = try database.claim(queues: settings.queues, limit: free, owner: settings.id, lease: settings.lease)
+                    failures = 0
+                    if !jobs.isEmpty {
+                        hand(jobs)
+                        // A full batch: there may be more; claim again as soon as a slot frees.
+                        if jobs.count == free { continue }
+                    } else if settings.untilIdle, state.withLock({ $0.inFlight }) == 0, try queuesAreIdle() {
+                        logger.info("the queues are empty: stopping (--until-idle)")
+                        break
+                    }
+                } catch {
+                    failures += 1
+                    metrics.increment("derive_database_errors_total")
+                    let delay = Backoff(base: 0.5, factor: 2, maximum: 30).ceiling(attempt: failures)
+                    logger.warning("cannot claim jobs; trying again", metadata: ["error": "\(error)", "retryIn": "\(delay)"])
+                    _ = wake.wait(timeout: .now() + delay)
+                    continue
+                }
+            }
+            _ = wake.wait(timeout: .now() + (free > 0 ? settings.pollInterval : 1))
+        }
+    }
+
+    private func hand(_ jobs: [ClaimedJob]) {
+        state.withLock { $0.pending += jobs }
+        for job in jobs {
+            logger.debug("claimed", metadata: ["job": "\(job.run.id)", "attempt": "\(job.run.attempt)", "queue": "\(job.queue)"])
+            work.signal()
+        }
+    }
+
+    /// No job available or running in the worker's queues (scheduled ones wait for later).
+    private func queuesAreIdle() throws(DeriveError) -> Bool {
+        _ = try database.promoteScheduled(limit: 1000)
+        let counts = try database.counts().filter { settings.queues.contains($0.queue) }
+        return counts.allSatisfy { ($0.states[.available] ?? 0) == 0 && ($0.states[.running] ?? 0) == 0 }
+    }
+
+    // MARK: Housekeeping
+
+    private struct Maintenance {
+        var nextTick: UInt64 = 0
+        var nextRescue: UInt64 = 0
+        var nextStatus: UInt64 = 0
+    }
+
+    /// Once a second: promote due jobs and extend long jobs' leases; every few seconds: rescue
+    /// expired leases, report status, read the queue depth. Database errors here are logged
+    /// and tried again next time.
+    private func maintain(_ schedule: inout Maintenance) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now >= schedule.nextTick else { return }
+        schedule.nextTick = now + 1_000_000_000
+        heartbeat(now: now)
+        attempt("promote scheduled jobs") { () throws(DeriveError) in
+            let promoted = try database.promoteScheduled(limit: 1000)
+            if promoted > 0 { logger.debug("promoted scheduled jobs", metadata: ["count": "\(promoted)"]) }
+        }
+        if now >= schedule.nextRescue {
+            schedule.nextRescue = now + UInt64(settings.rescueInterval * 1e9)
+            attempt("rescue expired leases") { () throws(DeriveError) in
+                let rescue = try database.rescueExpired(limit: 1000, policy: settings.retryPolicy)
+                if !rescue.requeued.isEmpty || !rescue.failed.isEmpty {
+                    logger.warning("rescued jobs whose workers stopped heartbeating", metadata: [
+                        "requeued": .array(rescue.requeued.map { .stringConvertible($0) }),
+                        "failed": .array(rescue.failed.map { .stringConvertible($0) }),
+                    ])
+                }
+            }
+        }
+        if now >= schedule.nextStatus {
+            schedule.nextStatus = now + UInt64(settings.statusInterval * 1e9)
+            reportStatus()
+            attempt("read the queue depth") { () throws(DeriveError) in
+                let counts = try database.counts()
+                metrics.replace("derive_queue_depth", with: counts.flatMap { queue in
+                    queue.states.map { (["queue": queue.queue, "state": $0.key.rawValue], Double($0.value)) }
+                })
+                metrics.replace("derive_oldest_available_seconds", with: counts.compactMap { queue in
+                    queue.oldestAvailable.map { (["queue": queue.queue], max(0, Date().timeIntervalSince($0))) }
+                })
+            }
+        }
+    }
+
+    /// Extends the leases of jobs running longer than a third of a lease, and passes on
+    /// cancellation requests.
+    private func heartbeat(now: UInt64) {
+        let interval = UInt64(settings.lease / 3 * 1e9)
+        let due = state.withLock { state in state.running.values.filter { now - $0.lastLease >= interval }.map(\.job.run) }
+        guard !due.isEmpty else { return }
+        attempt("extend leases") { () throws(DeriveError) in
+            let result = try database.heartbeat(due, lease: settings.lease)
+            state.withLock { state in
+                for run in due where result.extended.contains(run.id) { state.running[run.id]?.lastLease = now }
+                for id in result.cancelRequested { state.running[id]?.cancelRequested = true }
+            }
+            for run in due where !result.extended.contains(run.id) {
+                logger.warning("lost the lease of a running job: another worker may run it; this run's result will be refused",
+                               metadata: ["job": "\(run.id)", "attempt": "\(run.attempt)"])
+            }
+            for id in result.cancelRequested { logger.info("cancel requested", metadata: ["job": "\(id)"]) }
+        }
+    }
+
+    /// Jobs finished so far, by outcome.
+    private var finished: [String: Int] {
+        var counts: [String: Int] = [:]
+        for outcome in Self.outcomes {
+            let value = Int(metrics.value("derive_jobs_total", ["outcome": outcome]))
+            if value > 0 { counts[outcome] = value }
+        }
+        return counts
+    }
+
+    static let outcomes = ["completed", "retried", "failed", "cancelled", "stale", "released"]
+
+    private func reportStatus(stopping: Bool = false) {
+        let finished = self.finished
+        let status = state.withLock { state in
+            WorkerStatus(id: settings.id, host: WorkerSettings.hostName(), pid: Int(ProcessInfo.processInfo.processIdentifier),
+                         queues: settings.queues, slots: settings.slots, startedAt: startedAt, seenAt: Date(),
+                         running: state.running.values.sorted { $0.job.run.id < $1.job.run.id }.map {
+                             WorkerStatus.RunningJob(id: $0.job.run.id, stage: $0.stage, since: $0.since)
+                         }, finished: finished, stopping: stopping || state.stopping)
+        }
+        attempt("report status") { () throws(DeriveError) in try database.report(status) }
+    }
+
+    private func attempt(_ what: String, _ body: () throws(DeriveError) -> Void) {
+        do {
+            try body()
+        } catch {
+            metrics.increment("derive_database_errors_total")
+            logger.warning("could not \(what)", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Slots
+
+    private func slot() {
+        while true {
+            work.wait()
+            let next: ClaimedJob? = state.withLock { state in
+                guard !state.stopping || !state.immediately, !state.pending.isEmpty else { return nil }
+                let job = state.pending.removeFirst()
+                state.running[job.run.id] = InFlight(job: job, stage: "resolve", since: Date(), lastLease: DispatchTime.now().uptimeNanoseconds)
+                return job
+            }
+            guard let job = next else { continue }
+            execute(job)
+            state.withLock { _ = $0.running.removeValue(forKey: job.run.id) }
+            wake.signal()
+        }
+    }
+
+    private func execute(_ job: ClaimedJob) {
+        let run = job.run
+        let started = DispatchTime.now().uptimeNanoseconds
+        var log = logger
+        log[metadataKey: "job"] = "\(run.id)"
+        log[metadataKey: "attempt"] = "\(run.attempt)"
+        log[metadataKey: "queue"] = "\(job.queue)"
+        do throws(DeriveError) {
+            let resolved = try pipeline.resolve(job.payload)
+            guard let source = resolved.source else { throw DeriveError(.invalidJob, "source: is missing") }
+            log[metadataKey: "source"] = "\(Redacted.url(source))"
+            let outcome = try pipeline.run(resolved, source: source, stage: { [self] stage in
+                state.withLock { $0.running[run.id]?.stage = stage.rawValue }
+            }, isCancelled: { [self] in
+                state.withLock { $0.running[run.id]?.cancelRequested ?? false }
+            })
+            observe(outcome.report, started: started)
+            completions.add(Completion(run: run, result: outcome.report.json, record: outcome.record))
+            log.info("job done", metadata: [
+                "outputs": "\(outcome.report.result.outputs.count)", "ms": "\(Int(outcome.report.totalMilliseconds))",
+                "asset": "\(outcome.record.asset.sha256.prefix(16))",
+            ])
+        } catch {
+            if state.withLock({ $0.running[run.id]?.cancelRequested ?? false }) {
+                finish(run, as: "cancelled", log: log) { () throws(DeriveError) in _ = try database.acknowledgeCancel([run]) }
+                return
+            }
+            var outcome = FailureOutcome.stale
+            finish(run, as: nil, log: log) { () throws(DeriveError) in
+                outcome = try database.fail([Failure(run: run, error: error)], policy: settings.retryPolicy)[run.id] ?? .stale
+            }
+            let name: String
+            switch outcome {
+            case .retrying(let delay):
+                name = "retried"
+                log.warning("job failed; it will be tried again", metadata: [
+                    "error": "\(error.code.rawValue)", "detail": "\(error.detail)", "retryIn": "\(Int(delay.rounded()))",
+                ])
+            case .failed:
+                name = "failed"
+                log.error("job failed", metadata: ["error": "\(error.code.rawValue)", "detail": "\(error.detail)",
+                                                   "retryable": "\(error.isRetryable)"])
+            case .cancelled:
+                name = "cancelled"
+                log.info("job cancelled")
+            case .stale:
+                name = "stale"
+                log.warning("job failed after its lease was lost; its new run decides", metadata: ["error": "\(error)"])
+            }
+            metrics.increment("derive_jobs_total", ["outcome": name])
+        }
+    }
+
+    /// Records a run's end, trying again for a while if the database is away.
+    private func finish(_ run: JobRun, as outcome: String?, log: Logger, _ record: () throws(DeriveError) -> Void) {
+        for attempt in 1...8 {
+            do {
+                try record()
+                if let outcome {
+                    metrics.increment("derive_jobs_total", ["outcome": outcome])
+                    log.info("job \(outcome)")
+                }
+                return
+            } catch {
+                metrics.increment("derive_database_errors_total")
+                guard error.isRetryable, attempt < 8 else {
+                    log.error("could not record the job's outcome; its lease will expire and it will be rescued", metadata: ["error": "\(error)"])
+                    return
+                }
+                Thread.sleep(forTimeInterval: Backoff(base: 0.2, factor: 2, maximum: 5).ceiling(attempt: attempt))
+            }
+        }
+    }
+
+    private func observe(_ report: JobReport, started: UInt64) {
+        let t = report.timings, r = report.result.timings
+        for (stage, milliseconds) in [("fetch", t.fetch), ("header", t.header), ("plan", t.plan), ("decode", r.decode),
+                                      ("metadata", r.metadata), ("store", t.store)] {
+            metrics.observe("derive_stage_seconds", ["stage": stage], seconds: milliseconds / 1000)
+        }
+        for output in report.result.outputs {
+            metrics.observe("derive_stage_seconds", ["stage": "apply"], seconds: output.metadata.applyMilliseconds / 1000)
+            metrics.observe("derive_stage_seconds", ["stage": "encode"], seconds: output.metadata.encodeMilliseconds / 1000)
+        }
+        metrics.observe("derive_job_seconds", seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        if let fetched = report.fetched {
+            metrics.increment("derive_fetch_total", ["origin": fetched.origin.rawValue])
+            metrics.increment("derive_fetch_bytes_total", by: Double(fetched.transferredBytes))
+        } else {
+            metrics.increment("derive_fetch_total", ["origin": "file"])
+        }
+    }
+
+    // MARK: Stopping
+
+    private func shutDown() -> Summary {
+        // Jobs claimed but not started go straight back.
+        var leftovers = state.withLock { state in
+            state.stopping = true
+            defer { state.pending.removeAll() }
+            return state.pending.map(\.run)
+        }
+        let busy = state.withLock { $0.running.count }
+        if busy > 0 {
+            logger.info("stopping: waiting for jobs in flight", metadata: ["jobs": "\(busy)", "grace": "\(settings.grace)"])
+            reportStatus(stopping: true)
+        }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(settings.grace * 1e9)
+        while true {
+            let (running, immediately) = state.withLock { ($0.running.count, $0.immediately) }
+            let now = DispatchTime.now().uptimeNanoseconds
+            if running == 0 || immediately || now >= deadline { break }
+            heartbeat(now: now)
+            _ = wake.wait(timeout: .now() + min(1, Double(deadline - now) / 1e9))
+        }
+        leftovers += state.withLock { state in state.running.values.map(\.job.run) }
+        var released = 0
+        if !leftovers.isEmpty {
+            for attempt in 1...5 {
+                do {
+                    released = try database.release(leftovers).count
+                    break
+                } catch {
+                    logger.warning("could not release jobs", metadata: ["error": "\(error)"])
+                    if attempt < 5 { Thread.sleep(forTimeInterval: Double(attempt)) }
+                }
+            }
+            metrics.increment("derive_jobs_total", ["outcome": "released"], by: Double(released))
+            logger.info("released unfinished jobs without spending an attempt", metadata: [
+                "jobs": .array(leftovers.map { .stringConvertible($0.id) }), "released": "\(released)",
+            ])
+        }
+        completions.close()
+        attempt("remove this worker from the status list") { () throws(DeriveError) in try database.forgetWorker(settings.id) }
+        for _ in 0..<settings.slots { work.signal() }
+        let finished = self.finished
+        logger.info("worker stopped", metadata: ["finished": .dictionary(finished.mapValues { .stringConvertible($0) }),
+                                                 "released": "\(released)"])
+        return Summary(finished: finished, released: released)
+    }
+}
