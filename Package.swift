@@ -9,6 +9,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         // Pure Swift: the transformation language, validation, canonical identity and the
@@ -33,6 +34,9 @@ let package = Package(
         // The embedded queue on SQLite (Debian's libsqlite3-dev): Derive with no server.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "DeriveSQLite", dependencies: ["DeriveCore", "CSQLite"]),
+        // The run loop: the job pipeline, slots, leases and heartbeats, graceful shutdown,
+        // metrics and structured logs. Only DeriveCore's protocols: the CLI wires the rest in.
+        .target(name: "DeriveWorker", dependencies: ["DeriveCore", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "derive",
             dependencies: [
@@ -41,6 +45,9 @@ let package = Package(
                 "DeriveCurl",
                 "DerivePostgres",
                 "DeriveSQLite",
+                "DeriveWorker",
+                "DeriveDigest",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,7 +55,7 @@ let package = Package(
         .executableTarget(name: "queue-drain", dependencies: ["DeriveCore", "DerivePostgres", "DeriveSQLite"],
                           path: "Benchmarks/QueueDrain"),
         // Fixture paths and seeded randomness shared by the test targets.
-        .target(name: "DeriveTestSupport", path: "Tests/DeriveTestSupport"),
+        .target(name: "DeriveTestSupport", dependencies: ["DeriveCore", "DerivePostgres", "DeriveSQLite"], path: "Tests/DeriveTestSupport"),
         .testTarget(
             name: "DeriveCoreTests",
             dependencies: ["DeriveCore", "DeriveTestSupport"]
@@ -60,6 +67,11 @@ let package = Package(
         .testTarget(
             name: "DeriveQueueTests",
             dependencies: ["DeriveCore", "DerivePostgres", "DeriveSQLite", "DeriveTestSupport"]
+        ),
+        .testTarget(
+            name: "DeriveWorkerTests",
+            dependencies: ["DeriveCore", "DeriveWorker", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveVips", "DeriveDigest",
+                           "DeriveTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "DeriveCurlTests",

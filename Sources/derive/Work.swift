@@ -1,0 +1,154 @@
+import ArgumentParser
+import DeriveCore
+import DeriveWorker
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+struct Work: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run jobs from the queue until stopped.",
+        discussion: """
+        Claims jobs for its free slots, fetches each source, decodes it once at the size its
+        outputs need, writes every output to the store, and records the asset and derivative
+        rows with the job in one transaction. Wakes on PostgreSQL notifications, polls
+        otherwise. SIGTERM or SIGINT stops claiming, gives jobs in flight --grace seconds to
+        finish, releases the rest without spending an attempt and exits 0 (a second signal
+        releases at once). Logs go to standard error; metrics to --metrics-port.
+
+          derive work --database postgresql://derive@db/app --store s3://assets/derived
+          derive work --until-idle        # the embedded default: SQLite and ./derived
+        """
+    )
+
+    @Option(name: .customLong("queue"), help: "A queue to work (repeatable). Env: DERIVE_QUEUES (default: default).")
+    var queues: [String] = []
+
+    @Option(name: .long, help: "Jobs at once. Env: DERIVE_SLOTS (default: one per core).")
+    var slots: Int?
+
+    @Option(name: .long, help: "Seconds a claimed job is leased for; longer jobs get heartbeats. Env: DERIVE_LEASE (default 60).")
+    var lease: Double?
+
+    @Option(name: .long, help: "Seconds jobs in flight get to finish after SIGTERM. Env: DERIVE_GRACE (default 30).")
+    var grace: Double?
+
+    @Option(name: .long, help: "Seconds between claims when idle. Env: DERIVE_POLL_INTERVAL (default 1 with PostgreSQL, 0.2 with SQLite).")
+    var pollInterval: Double?
+
+    @Flag(name: .long, help: "Exit once no job is available or running in the queues.")
+    var untilIdle = false
+
+    @Option(name: .long, help: "Serve Prometheus metrics on this port at /metrics. Env: DERIVE_METRICS_PORT.")
+    var metricsPort: Int?
+
+    @Option(name: .long, help: "Address for the metrics port. Env: DERIVE_METRICS_ADDRESS (default 0.0.0.0).")
+    var metricsAddress: String?
+
+    @Option(name: .long, help: "Log lines as text or json. Env: DERIVE_LOG_FORMAT (default text).")
+    var logFormat: String?
+
+    @Option(name: .long, help: "debug, info, warning or error. Env: DERIVE_LOG_LEVEL (default info).")
+    var logLevel: String?
+
+    @Option(name: .long, help: "Where outputs go: a folder, file:///path or s3://bucket/prefix. Env: DERIVE_STORE (default ./derived).")
+    var store: String?
+
+    @Option(name: .long, help: "Where overlay names (l_logo) are found: a folder or a URL prefix. Env: DERIVE_OVERLAY_BASE.")
+    var overlays: String?
+
+    @OptionGroup var databaseOption: DatabaseOption
+    @OptionGroup var settings: SettingsOptions
+    @OptionGroup var output: OutputOption
+
+    func run() throws {
+        try reportingFailures("work") {
+            var configuration = try databaseOption.configuration(settings, store: store)
+            let environment = configuration.worker
+            let format = LogOutput.Format(rawValue: (logFormat ?? environment.logFormat).lowercased())
+            guard let format else { throw CLIError("--log-format must be text or json") }
+            guard let level = Logger.Level(rawValue: (logLevel ?? environment.logLevel).lowercased()) else {
+                throw CLIError("--log-level must be one of \(WorkerEnvironment.logLevels.joined(separator: ", "))")
+            }
+            LoggingSystem.bootstrap { label in LogOutput(label: label, format: format, level: level) }
+            let logger = Logger(label: "derive.worker")
+
+            var workerSettings = WorkerSettings(queues: queues.isEmpty ? environment.queues : queues)
+            for queue in workerSettings.queues where !QueueName.isValid(queue) {
+                throw CLIError("--queue \(queue) is not a queue name (1 to 64 of A-Z a-z 0-9 _ . -)")
+            }
+            workerSettings.slots = max(1, slots ?? environment.slots ?? ProcessInfo.processInfo.activeProcessorCount)
+            workerSettings.lease = lease ?? environment.lease
+            workerSettings.grace = grace ?? environment.grace
+            workerSettings.rescueInterval = environment.rescueInterval
+            workerSettings.statusInterval = min(5, environment.rescueInterval)
+            workerSettings.untilIdle = untilIdle
+            if case .sqlite = configuration.database {
+                workerSettings.pollInterval = pollInterval ?? environment.pollInterval ?? 0.2
+            } else {
+                workerSettings.pollInterval = pollInterval ?? environment.pollInterval ?? 1
+            }
+            guard workerSettings.lease >= 3, workerSettings.grace >= 0, workerSettings.pollInterval > 0 else {
+                throw CLIError("--lease must be at least 3 seconds, --grace 0 or more, --poll-interval above 0")
+            }
+            // Each slot decodes its own image: libvips threads are shared out among the slots.
+            if configuration.engine.concurrency == 0 {
+                configuration.engine.concurrency = max(1, ProcessInfo.processInfo.activeProcessorCount / workerSettings.slots)
+            }
+
+            let opened = try openDatabase(configuration.database, role: "derive-worker")
+            let store = try makeStore(configuration)
+            let pipeline = try makePipeline(configuration, store: store, naming: .template(configuration.store.keyTemplate),
+                                            catalog: DatabasePresetCatalog(store: opened.database), overlays: overlays)
+            let metrics = Metrics()
+            var server: MetricsServer?
+            if let port = metricsPort ?? environment.metricsPort {
+                server = try MetricsServer(address: metricsAddress ?? environment.metricsAddress, port: port, metrics: metrics)
+                logger.info("serving metrics", metadata: ["port": "\(server!.port)", "path": "/metrics"])
+            }
+            logger.info("using", metadata: ["database": "\(opened.location)", "store": "\(store.description)"])
+            let worker = Worker(database: opened.database, pipeline: pipeline, settings: workerSettings, notifier: opened.notifier,
+                                metrics: metrics, logger: logger)
+            let signals = SignalWatcher { count in
+                logger.info(count == 1 ? "stopping: finishing jobs in flight (signal again to release them at once)" : "stopping now")
+                worker.stop(immediately: count > 1)
+            }
+            let summary = worker.run()
+            signals.cancel()
+            server?.stop()
+            if output.json {
+                print(JSONWriter.compact(.object([
+                    "finished": .object(summary.finished.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .int($0.value)) }),
+                    "released": .int(summary.released),
+                ])))
+            }
+        }
+    }
+}
+
+/// SIGTERM and SIGINT, handled on a queue rather than by the default of dying at once.
+final class SignalWatcher {
+    private let sources: [any DispatchSourceSignal]
+
+    /// `handler` hears how many signals have arrived so far.
+    init(_ handler: @escaping @Sendable (Int) -> Void) {
+        let count = Mutex(0)
+        sources = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                handler(count.withLock { count in
+                    count += 1
+                    return count
+                })
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        sources.forEach { $0.cancel() }
+    }
+}
