@@ -122,3 +122,7 @@ extension FailureOutcome {
         return nil
     }
 }
+
+extension StoreKind: CustomTestStringConvertible {
+    public var testDescription: String { rawValue }
+}

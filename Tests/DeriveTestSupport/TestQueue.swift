@@ -1,26 +1,23 @@
 import DeriveCore
 import DerivePostgres
 import DeriveSQLite
-import DeriveTestSupport
 import Foundation
-import Testing
 
 /// The two stores the conformance suite runs against.
-enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+public enum StoreKind: String, CaseIterable, Sendable {
     case postgres, sqlite
-    var testDescription: String { rawValue }
 }
 
 /// A fresh, empty queue for one test: a new database in the PostgreSQL cluster the test
 /// command started, or a new SQLite file. Dropped when the test lets go of it.
-final class TestQueue: @unchecked Sendable {
-    let kind: StoreKind
-    let store: any JobStore
+public final class TestQueue: @unchecked Sendable {
+    public let kind: StoreKind
+    public let store: any DeriveDatabase
     /// `postgresql://…/derive_test_…` or `sqlite:/tmp/…`.
-    let location: String
+    public let location: String
     private let cleanup: () -> Void
 
-    init(_ kind: StoreKind, rescanInterval: Double = 1) throws {
+    public init(_ kind: StoreKind, rescanInterval: Double = 1) throws {
         self.kind = kind
         switch kind {
         case .postgres:
@@ -49,7 +46,7 @@ final class TestQueue: @unchecked Sendable {
 
     /// A new login role that is a member of `role` (`derive_submitter`, `derive_worker`), and
     /// this queue's URL as that role. Dropped with the queue.
-    func login(as role: String) throws -> String {
+    public func login(as role: String) throws -> String {
         let admin = try sql()
         let name = role.replacingOccurrences(of: "derive_", with: "") + "_" + UUID().uuidString.prefix(8).lowercased()
         try admin.execute("CREATE ROLE \(name) LOGIN; GRANT \(role) TO \(name)")
@@ -60,7 +57,7 @@ final class TestQueue: @unchecked Sendable {
     }
 
     /// Another store on the same queue, as another worker process would open it.
-    func openAnother(rescanInterval: Double = 1) throws -> any JobStore {
+    public func openAnother(rescanInterval: Double = 1) throws -> any DeriveDatabase {
         switch try QueueLocation.parse(location) {
         case .postgres(let url): return PostgresJobStore(url: url, rescanInterval: rescanInterval)
         case .sqlite(let path): return try SQLiteJobStore(path: path)
@@ -68,7 +65,7 @@ final class TestQueue: @unchecked Sendable {
     }
 
     /// The cluster's URL with another database name.
-    static func url(database: String, user: String = "postgres") throws -> String {
+    public static func url(database: String, user: String = "postgres") throws -> String {
         var components = URLComponents(string: try TestServers.postgres())!
         components.path = "/" + database
         components.user = user
@@ -76,7 +73,7 @@ final class TestQueue: @unchecked Sendable {
     }
 
     /// A new, empty database; the closure drops it (and disconnects whoever is still in it).
-    static func createDatabase() throws -> (url: String, drop: () -> Void) {
+    public static func createDatabase() throws -> (url: String, drop: () -> Void) {
         let name = "derive_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         let admin = try PostgresConnection(url: try TestServers.postgres())
         try admin.execute("CREATE DATABASE \(name)")
@@ -85,28 +82,28 @@ final class TestQueue: @unchecked Sendable {
     }
 
     /// A direct connection to this queue's PostgreSQL database, for checks in plain SQL.
-    func sql() throws -> PostgresConnection {
+    public func sql() throws -> PostgresConnection {
         try PostgresConnection(url: location)
     }
 }
 
 /// Whether the suite can run `kind`: SQLite always; PostgreSQL when the test command started it.
-func available(_ kind: StoreKind) -> Bool {
+public func available(_ kind: StoreKind) -> Bool {
     kind == .sqlite || TestServers.postgresAvailable
 }
 
-func document(_ source: String = "https://images.example/a.jpg") -> JSONValue {
+public func document(_ source: String = "https://images.example/a.jpg") -> JSONValue {
     .object(["version": .int(1), "source": .string(source), "preset": .string("web")])
 }
 
 /// PostgreSQL keeps job documents as jsonb, which orders object members its own way: compare
 /// documents by content.
-func same(_ a: JSONValue?, _ b: JSONValue?) -> Bool {
+public func same(_ a: JSONValue?, _ b: JSONValue?) -> Bool {
     a.map(JSONWriter.canonical) == b.map(JSONWriter.canonical)
 }
 
 /// Policies with predictable delays: no backoff at all, or a very long one.
-let retryAtOnce = RetryPolicy(backoff: Backoff(base: 0, factor: 2, maximum: 0))
-let retryMuchLater = RetryPolicy(backoff: Backoff(base: 1000, factor: 1, maximum: 1000))
-let passing = DeriveError(.sourceUnavailable, "origin answered 503")
-let permanent = DeriveError(.invalidJob, "outputs[0].chain[0]: unknown step \"blur2\"")
+public let retryAtOnce = RetryPolicy(backoff: Backoff(base: 0, factor: 2, maximum: 0))
+public let retryMuchLater = RetryPolicy(backoff: Backoff(base: 1000, factor: 1, maximum: 1000))
+public let passing = DeriveError(.sourceUnavailable, "origin answered 503")
+public let permanent = DeriveError(.invalidJob, "outputs[0].chain[0]: unknown step \"blur2\"")

@@ -170,6 +170,11 @@ public enum TestServers {
     /// (then a missing cluster is a failure, not a skip).
     public static var postgresAvailable: Bool { environment["DERIVE_TEST_DATABASE_URL"] != nil || Python.required }
 
+    /// A GET's body as text.
+    public static func fetch(_ url: String) throws -> String {
+        String(decoding: try get(URL(string: url)!), as: UTF8.self)
+    }
+
     /// A GET over URLSession, waited for (test helpers run outside the code under test).
     static func get(_ url: URL) throws -> Data {
         final class Box: @unchecked Sendable { var result: Result<Data, Error> = .failure(Missing(description: "no response")) }

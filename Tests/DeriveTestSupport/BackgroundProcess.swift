@@ -1,0 +1,61 @@
+import Foundation
+
+/// A product of this package (`derive work`) running in the background, its standard error
+/// going to a file, for tests that signal, kill or wait for it.
+public final class BackgroundProcess: @unchecked Sendable {
+    public let process = Process()
+    public let log: URL
+    private let stdout = Pipe()
+    private var output = Data()
+    private let reader: Thread
+
+    public init(_ arguments: [String], environment: [String: String] = [:], executable: String = "derive") throws {
+        log = FileManager.default.temporaryDirectory.appendingPathComponent("derive-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.executableURL = DeriveBinary.url.deletingLastPathComponent().appendingPathComponent(executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardError = try FileHandle(forWritingTo: log)
+        process.standardOutput = stdout
+        let handle = stdout.fileHandleForReading
+        nonisolated(unsafe) var collected = Data()
+        reader = Thread { collected = handle.readDataToEndOfFile() }
+        try process.run()
+        reader.start()
+        self.collectedOutput = { collected }
+    }
+
+    private var collectedOutput: () -> Data = { Data() }
+
+    public var pid: Int32 { process.processIdentifier }
+
+    public func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits up to `timeout` seconds; nil if it is still running (then it is killed).
+    public func wait(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        while !reader.isFinished { Thread.sleep(forTimeInterval: 0.005) }
+        return process.terminationStatus
+    }
+
+    /// What it printed on standard output (after it exited).
+    public var standardOutput: String { String(decoding: collectedOutput(), as: UTF8.self) }
+
+    /// Its log so far, one line per entry.
+    public var logLines: [String] {
+        ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: log)
+    }
+}

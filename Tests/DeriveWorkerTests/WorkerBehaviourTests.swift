@@ -1,0 +1,148 @@
+import DeriveCore
+import DerivePostgres
+import DeriveTestSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// What a running `derive work` does with bad jobs, cancellations, a database that drops its
+/// connections, and operators watching it.
+@Suite(.enabled(if: TestServers.available && TestServers.postgresAvailable, "needs the servers Scripts/test.sh starts"))
+struct WorkerBehaviourTests {
+    static func job(_ source: String, chain: String = "c_thumb,w_32,h_32", maxAttempts: Int = 5) -> NewJob {
+        NewJob(payload: .object(["version": .int(1), "source": .string(source),
+                                 "outputs": .array([.object(["name": .string("t"), "chain": .string(chain)])])]), maxAttempts: maxAttempts)
+    }
+
+    static func worker(_ queue: TestQueue, _ extra: [String] = [], environment: [String: String] = [:]) throws -> BackgroundProcess {
+        let s3 = try TestServers.s3()
+        return try BackgroundProcess(["work", "--database", queue.location, "--store", "s3://\(s3.bucket)/behaviour"] + extra,
+                                     environment: WorkerEndToEndTests.environment(s3).merging(environment) { $1 })
+    }
+
+    @Test func badJobsFailWithClassifiedErrorsAndPassingTroubleIsRetried() throws {
+        let queue = try TestQueue(.postgres)
+        let origin = try TestServers.origin()
+        let sql = try queue.sql()
+        let malformed = try #require(JobID(try sql.query("""
+            SELECT derive.submit('\(origin)/fixture/photos/grace_hopper_noexif.jpg', '[{"name": "t", "chain": "c_fill,w_abc"}]')
+            """).scalar ?? ""))
+        let ids = try queue.store.submit([
+            Self.job(origin + "/text?n=\(UUID().uuidString)"),                         // not an image
+            Self.job(origin + "/status/404?n=\(UUID().uuidString)"),                   // gone
+            Self.job(origin + "/status/503?n=\(UUID().uuidString)", maxAttempts: 3),   // passing trouble
+            Self.job("http://10.0.0.1/private.jpg"),                                   // refused before connecting
+            Self.job(origin + "/fixture/photos/grace_hopper_noexif.jpg?n=\(UUID().uuidString)"),
+        ]).map(\.id)
+        let worker = try Self.worker(queue, ["--until-idle", "--slots", "2"], environment: ["DERIVE_FETCH_ATTEMPTS": "1"])
+        #expect(worker.wait(timeout: 120) == 0, "\(worker.logLines.suffix(10).joined(separator: "\n"))")
+
+        func failure(_ id: JobID) throws -> (JobState, String, String) {
+            let job = try #require(try queue.store.job(id))
+            let last = job.errors.last
+            if case .string(let code)? = last?["code"], case .string(let detail)? = last?["detail"] { return (job.state, code, detail) }
+            return (job.state, "", "")
+        }
+        let bad = try failure(malformed)
+        #expect(bad.0 == .failed && bad.1 == "invalid_job" && bad.2.contains("outputs[0].chain"), "\(bad)")
+        #expect(try failure(ids[0]).0 == .failed && failure(ids[0]).1 == "unsupported_format")
+        #expect(try failure(ids[1]).0 == .failed && failure(ids[1]).1 == "source_refused")
+        // Retried with backoff (a short one may already have run again): waiting for its next
+        // try, or failed once its attempts ran out.
+        let passing = try #require(try queue.store.job(ids[2]))
+        #expect(passing.state == .scheduled || (passing.state == .failed && passing.attempt == 3), "\(passing.state) \(passing.attempt)")
+        #expect(passing.errors.count == passing.attempt && passing.errors.allSatisfy {
+            $0["code"] == .string("source_unavailable") && $0["retryable"] == .bool(true)
+        })
+        #expect(try failure(ids[3]).0 == .failed && failure(ids[3]).1 == "source_refused")
+        #expect(try queue.store.job(ids[4])?.state == .completed)
+        #expect(try queue.store.job(malformed)?.attempt == 1)
+    }
+
+    @Test func cancellingARunningJobStopsItAtItsNextHeartbeat() throws {
+        let queue = try TestQueue(.postgres)
+        let origin = try TestServers.origin()
+        let id = try #require(try queue.store.submit([Self.job(origin + "/slow?delay=4&n=\(UUID().uuidString)")]).first).id
+        let worker = try Self.worker(queue, ["--lease", "3"], environment: ["DERIVE_LOG_FORMAT": "json"])
+        defer {
+            worker.signal(SIGTERM)
+            _ = worker.wait(timeout: 30)
+        }
+        try waitUntil("the job runs") { try queue.store.job(id)?.state == .running }
+        let cancel = try DeriveBinary.run(["jobs", "cancel", String(id), "--database", queue.location])
+        #expect(cancel.status == 0 && cancel.stdout.contains("next heartbeat"), "\(cancel.stderr)")
+        try waitUntil("the job is cancelled", timeout: 20) { try queue.store.job(id)?.state == .cancelled }
+        #expect(worker.logLines.contains { $0.contains("cancel requested") })
+    }
+
+    /// Every connection the worker holds is killed, three times, while it works: it reconnects
+    /// and every job completes exactly once.
+    @Test func aWorkerSurvivesItsDatabaseConnectionsDropping() throws {
+        let queue = try TestQueue(.postgres)
+        let origin = try TestServers.origin()
+        let ids = try queue.store.submit((0..<40).map { index in
+            Self.job(origin + "/slow?delay=0.2&n=\(UUID().uuidString)", chain: "c_scale,w_\(20 + index)")
+        }).map(\.id)
+        let worker = try Self.worker(queue, ["--slots", "2", "--until-idle"], environment: ["DERIVE_LOG_FORMAT": "json"])
+        let admin = try queue.sql()
+        var killed = 0
+        for _ in 0..<3 {
+            Thread.sleep(forTimeInterval: 1)
+            killed += try admin.query("""
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND application_name IN ('derive-worker', 'derive-listener')
+                """).count
+        }
+        #expect(killed >= 3, "the worker's connections were not found")
+        #expect(worker.wait(timeout: 180) == 0, "\(worker.logLines.suffix(10).joined(separator: "\n"))")
+        for id in ids {
+            let job = try #require(try queue.store.job(id))
+            #expect(job.state == .completed, "job \(id): \(job.state) \(job.errors)")
+        }
+        let sql = try queue.sql()
+        #expect(try sql.query("SELECT count(*) FROM derive.derivatives").scalar == "40")
+        let done = worker.logLines.filter { $0.contains("\"job done\"") }.count
+        #expect(done >= 40, "every job ran (a job whose completion was lost with a connection runs again; it is recorded once)")
+        #expect(worker.logLines.contains { $0.contains("PostgreSQL") }, "the worker should have seen its connections go")
+    }
+
+    @Test func statusShowsWhatEachWorkerIsDoingAndMetricsAreServed() throws {
+        let queue = try TestQueue(.postgres)
+        let origin = try TestServers.origin()
+        let ids = try queue.store.submit([Self.job(origin + "/slow?delay=3&n=\(UUID().uuidString)"),
+                                          Self.job(origin + "/fixture/photos/grace_hopper_noexif.jpg?n=\(UUID().uuidString)")]).map(\.id)
+        let worker = try Self.worker(queue, ["--slots", "2", "--metrics-port", "0", "--metrics-address", "127.0.0.1"],
+                                     environment: ["DERIVE_LOG_FORMAT": "json", "DERIVE_RESCUE_INTERVAL": "0.5"])
+        defer {
+            worker.signal(SIGTERM)
+            _ = worker.wait(timeout: 30)
+        }
+        try waitUntil("the quick job is done and the slow one running") {
+            try queue.store.job(ids[1])?.state == .completed && queue.store.job(ids[0])?.state == .running
+        }
+        var status = JSONValue.null
+        try waitUntil("the worker reports its running job") {
+            let result = try DeriveBinary.run(["status", "--database", queue.location, "--json"])
+            status = try JSONParser().parse(result.stdout)
+            guard case .array(let workers)? = status["workers"], case .array(let running)? = workers.first?["running"] else { return false }
+            return running.contains { $0["id"] == .int(Int(ids[0])) }
+        }
+        guard case .array(let workers)? = status["workers"] else { throw Missing() }
+        #expect(workers.count == 1 && workers[0]["slots"] == .int(2))
+        #expect(workers[0]["finished"]?["completed"] == .int(1))
+        guard case .array(let queues)? = status["queues"] else { throw Missing() }
+        #expect(queues.first?["running"] == .int(1))
+
+        // The metrics port was logged; scrape it.
+        let line = try #require(worker.logLines.first { $0.contains("serving metrics") })
+        guard case .string(let port)? = try JSONParser().parse(line)["port"] else { throw Missing() }
+        let metrics = try TestServers.fetch("http://127.0.0.1:\(port)/metrics")
+        #expect(metrics.contains("derive_jobs_total{outcome=\"completed\"} 1"), "\(metrics)")
+        #expect(metrics.contains("derive_stage_seconds_bucket{stage=\"decode\",le=\"+Inf\"} 1"))
+        #expect(metrics.contains("derive_slots 2") && metrics.contains("derive_slots_busy"))
+        #expect(metrics.contains("derive_queue_depth{queue=\"default\",state=\"running\"} 1"))
+        #expect(metrics.contains("derive_fetch_total{origin=\"network\"} 1") && metrics.contains("derive_fetch_bytes_total"))
+    }
+}
