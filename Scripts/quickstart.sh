@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Derive needs on a fresh Debian 12 machine, builds it, and runs its main job on
-# the embedded default with the sample images in Samples/.
+# the embedded default — an SQLite queue (./derive.sqlite) and a local folder (./derived) — with
+# the sample images in Samples/: submit a batch, work it, show where the outputs and metadata are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib.sh
@@ -11,7 +12,22 @@ echo "==> building derive (release)"
 swift build -c release --product derive
 derive="$(swift build -c release --show-bin-path)/derive"
 
-echo "==> deriving three outputs from each sample image into ./derived (the JSON report follows)"
-"$derive" run Samples/*.jpg Samples/*.png --chain Samples/web-outputs.json --out derived
-echo "==> outputs:"
-ls -l derived/*/
+echo "==> submitting the sample images, each with the three outputs of Samples/web-outputs.json"
+"$derive" submit Samples/*.jpg Samples/*.png --chain Samples/web-outputs.json
+
+echo "==> working the queue until it is empty"
+"$derive" work --until-idle
+
+echo "==> the queue"
+"$derive" status
+"$derive" jobs list --state completed --limit 3
+
+last=$("$derive" jobs list --state completed --limit 1 --json | sed -n 's/^    "id": \([0-9]*\),$/\1/p')
+echo "==> one job, its outputs and their metadata (derive jobs show $last --json has all of it)"
+"$derive" jobs show "$last"
+
+echo "==> where things are"
+echo "outputs:    $(pwd)/derived/<source sha256>/<output>-<identity>.<ext>"
+echo "originals:  $(pwd)/derived/originals/"
+echo "metadata:   $(pwd)/derive.sqlite (tables assets and derivatives; the jobs and their reports in job_archive)"
+find derived -type f -newer Samples/web-outputs.json | sort | head -20
