@@ -148,6 +148,12 @@ public struct WorkerEnvironment: Sendable, Hashable {
     public var grace: Double = 30
     /// `DERIVE_RESCUE_INTERVAL`: seconds between looks for expired leases (and status reports).
     public var rescueInterval: Double = 5
+    /// `DERIVE_SCHEDULER_INTERVAL`: seconds between looks at the schedules; 0 turns this
+    /// worker's scheduler off.
+    public var schedulerInterval: Double = 15
+    /// `DERIVE_SUPERSEDED_OUTPUTS`: `keep` (marked superseded) or `delete` outputs a newer
+    /// preset version replaced.
+    public var supersededOutputs = "keep"
     /// `DERIVE_POLL_INTERVAL`: seconds between claims when idle; nil means 1 with PostgreSQL
     /// (notifications wake it sooner) and 0.2 with SQLite (which has none).
     public var pollInterval: Double?
@@ -176,6 +182,17 @@ public struct WorkerEnvironment: Sendable, Hashable {
         lease = env.seconds("DERIVE_LEASE", lease)
         grace = env.seconds("DERIVE_GRACE", grace)
         rescueInterval = env.seconds("DERIVE_RESCUE_INTERVAL", rescueInterval)
+        if let text = env["DERIVE_SCHEDULER_INTERVAL"] {
+            if let value = Double(text), value >= 0, value.isFinite {
+                schedulerInterval = value
+            } else {
+                env.fail("DERIVE_SCHEDULER_INTERVAL", "must be a number of seconds (0 turns the scheduler off), got \(Quoted(text))")
+            }
+        }
+        supersededOutputs = env["DERIVE_SUPERSEDED_OUTPUTS"]?.lowercased() ?? supersededOutputs
+        if !["keep", "delete"].contains(supersededOutputs) {
+            env.fail("DERIVE_SUPERSEDED_OUTPUTS", "must be keep or delete, got \(Quoted(supersededOutputs))")
+        }
         if env["DERIVE_POLL_INTERVAL"] != nil { pollInterval = env.seconds("DERIVE_POLL_INTERVAL", 1) }
         if env["DERIVE_METRICS_PORT"] != nil {
             let port = env.int("DERIVE_METRICS_PORT", 0)

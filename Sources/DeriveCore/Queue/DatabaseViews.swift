@@ -123,7 +123,7 @@ public protocol QueueInspector: Sendable {
 }
 
 /// Everything Derive keeps in its database, PostgreSQL or SQLite.
-public typealias DeriveDatabase = JobStore & PresetStore & WorkerRegistry & QueueInspector
+public typealias DeriveDatabase = JobStore & PresetStore & WorkerRegistry & QueueInspector & ScheduleStore & ReprocessStore
 
 /// Presets for job resolution, read from the database and kept for a few seconds, so a busy
 /// worker does not ask for the same preset for every job, and a new version is picked up soon.

@@ -3,16 +3,31 @@
 public struct DerivationRecord: Sendable, Equatable {
     public var asset: AssetRecord
     public var derivatives: [DerivativeRecord]
+    /// The source URL as the job named it, and the origin's validators, for revalidation.
+    public var source: SourceRecord?
 
-    public init(asset: AssetRecord, derivatives: [DerivativeRecord]) {
+    public init(asset: AssetRecord, derivatives: [DerivativeRecord], source: SourceRecord? = nil) {
         self.asset = asset
         self.derivatives = derivatives
+        self.source = source
+    }
+
+    /// The presets whose older outputs for this asset the new ones replace.
+    public var presetVersions: [String: Int] {
+        var versions: [String: Int] = [:]
+        for derivative in derivatives {
+            if let name = derivative.presetName, let version = derivative.presetVersion { versions[name] = max(versions[name] ?? 0, version) }
+        }
+        return versions
     }
 
     /// The record of a job whose outputs went to a store: `stored[i]` is where
     /// `report.result.outputs[i]` was written.
-    public init(report: JobReport, resolved: ResolvedJob, stored: [StoredObject]) {
+    public init(report: JobReport, resolved: ResolvedJob, stored: [StoredObject], sourceURL: String? = nil) {
         let source = report.result.source
+        self.source = sourceURL.map { url in
+            SourceRecord(url: url, etag: report.fetched?.etag, lastModified: report.fetched?.lastModified)
+        }
         let facts = source.inspection.facts
         asset = AssetRecord(sha256: source.sha256, sourceURL: Redacted.url(source.location), bytes: source.bytes, format: facts.format.rawValue,
                             width: facts.orientedSize.width, height: facts.orientedSize.height, pages: facts.pages, hasAlpha: facts.hasAlpha,
@@ -30,6 +45,19 @@ public struct DerivationRecord: Sendable, Equatable {
                 frames: m.frames, hasAlpha: m.hasAlpha, blurhash: m.blurhash, dominantColor: m.dominantColor,
                 timings: .object(["apply": .decimal(m.applyMilliseconds), "encode": .decimal(m.encodeMilliseconds)]))
         }
+    }
+}
+
+/// A source URL's row in `derive.sources`.
+public struct SourceRecord: Sendable, Equatable {
+    public var url: String
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(url: String, etag: String?, lastModified: String?) {
+        self.url = url
+        self.etag = etag
+        self.lastModified = lastModified
     }
 }
 

@@ -4,6 +4,18 @@ import Foundation
 /// checked to be an image Derive recognises, or a classified error.
 public protocol SourceFetcher: Sendable {
     func fetch(_ source: String) throws(DeriveError) -> FetchedSource
+
+    /// Asks the origin whether the source changed since it answered with these validators:
+    /// nil when it says it has not (HTTP 304), otherwise the source as it is now.
+    func revalidate(_ source: String, etag: String?, lastModified: String?) throws(DeriveError) -> FetchedSource?
+}
+
+extension SourceFetcher {
+    /// Sources without validators (files, data, S3) are fetched again; their content hash
+    /// tells whether they changed.
+    public func revalidate(_ source: String, etag: String?, lastModified: String?) throws(DeriveError) -> FetchedSource? {
+        try fetch(source)
+    }
 }
 
 /// A fetched source: its bytes and what the origin said about them.
