@@ -36,6 +36,26 @@ public final class CurlFetcher: SourceFetcher {
         throw DeriveError(.sourceRefused, "unsupported source \(Quoted(Redacted.url(source))); Derive fetches http, https, s3, file (under DERIVE_FILE_ROOTS) and data URIs, not \(scheme)")
     }
 
+    /// An http(s) source is asked with `If-None-Match` / `If-Modified-Since` (bypassing the
+    /// disk cache): a `304` costs one request and no transfer. Other sources are fetched.
+    public func revalidate(_ source: String, etag: String?, lastModified: String?) throws(DeriveError) -> FetchedSource? {
+        let lower = source.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), etag != nil || lastModified != nil else {
+            return try fetch(source)
+        }
+        var conditional: [String] = []
+        if let etag { conditional.append("If-None-Match: \(etag)") }
+        if let lastModified { conditional.append("If-Modified-Since: \(lastModified)") }
+        let (response, finalURL) = try requestWithRetries(source, extraHeaders: conditional)
+        if response.status == 304 { return nil }
+        let freshness = Freshness(headers: response.headers)
+        let fetched = try identified(response.body, location: source, origin: .network, transferred: response.body.count,
+                                     finalLocation: finalURL, contentType: response.header("content-type"),
+                                     etag: freshness.etag, lastModified: freshness.lastModified)
+        cache?.store(source, body: response.body, freshness: freshness)
+        return fetched
+    }
+
     /// Only bytes that start like an image Derive decodes are accepted; the extension and
     /// `Content-Type` are not trusted.
     func identified(_ bytes: [UInt8], location: String, origin: FetchedSource.Origin, transferred: Int,

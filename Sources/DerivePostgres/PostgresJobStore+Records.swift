@@ -7,9 +7,20 @@ extension PostgresJobStore {
     static func write(_ completions: [Completion], on connection: PostgresConnection) throws(PostgresError) {
         var assets: [String: JSONValue] = [:]
         var derivatives: [String: JSONValue] = [:]
+        var sources: [String: JSONValue] = [:]
+        var replaced: [JSONValue] = []
         for completion in completions {
             guard let record = completion.record else { continue }
             assets[record.asset.sha256] = record.asset.row
+            if let source = record.source {
+                sources[source.url] = .object(["url": .string(source.url), "sha256": .string(record.asset.sha256),
+                                               "etag": source.etag.map(JSONValue.string) ?? .null,
+                                               "last_modified": source.lastModified.map(JSONValue.string) ?? .null])
+            }
+            for (preset, version) in record.presetVersions {
+                replaced.append(.object(["sha256": .string(record.asset.sha256), "preset": .string(preset), "version": .int(version),
+                                         "keys": .array(record.derivatives.map { .string($0.storageKey) })]))
+            }
             for derivative in record.derivatives {
                 guard case .object(var members) = derivative.row else { continue }
                 members.append(JSONMember(key: "asset_sha256", value: .string(record.asset.sha256)))
@@ -21,6 +32,12 @@ extension PostgresJobStore {
         try connection.query(RecordSQL.assets, [JSONWriter.compact(.array(Array(assets.values)))])
         if !derivatives.isEmpty {
             try connection.query(RecordSQL.derivatives, [JSONWriter.compact(.array(Array(derivatives.values)))])
+        }
+        if !replaced.isEmpty {
+            try connection.query(RecordSQL.supersede, [JSONWriter.compact(.array(replaced))])
+        }
+        if !sources.isEmpty {
+            try connection.query(RecordSQL.sources, [JSONWriter.compact(.array(Array(sources.values)))])
         }
     }
 }
@@ -59,6 +76,27 @@ enum RecordSQL {
             preset_version = EXCLUDED.preset_version, url = EXCLUDED.url, format = EXCLUDED.format, width = EXCLUDED.width,
             height = EXCLUDED.height, bytes = EXCLUDED.bytes, sha256 = EXCLUDED.sha256, quality = EXCLUDED.quality,
             frames = EXCLUDED.frames, has_alpha = EXCLUDED.has_alpha, blurhash = EXCLUDED.blurhash,
-            dominant_color = EXCLUDED.dominant_color, timings = EXCLUDED.timings
+            dominant_color = EXCLUDED.dominant_color, timings = EXCLUDED.timings, superseded_at = NULL
+        """
+
+    /// Outputs of an older version of a preset, for an asset that now has the newer one's,
+    /// under other keys, are superseded.
+    static let supersede = """
+        UPDATE derive.derivatives d SET superseded_at = now()
+        FROM jsonb_to_recordset($1::jsonb) AS r(sha256 text, preset text, version integer, keys text[]), derive.assets a
+        WHERE a.sha256 = r.sha256 AND d.asset_id = a.id AND d.preset_name = r.preset AND d.preset_version < r.version
+          AND d.superseded_at IS NULL AND NOT (d.storage_key = ANY (r.keys))
+        """
+
+    /// A source URL now holds this asset; when it held another, its version goes up.
+    static let sources = """
+        INSERT INTO derive.sources (url, asset_id, etag, last_modified)
+        SELECT s.url, a.id, s.etag, s.last_modified
+        FROM jsonb_to_recordset($1::jsonb) AS s(url text, sha256 text, etag text, last_modified text)
+        JOIN derive.assets a ON a.sha256 = s.sha256
+        ON CONFLICT (url) DO UPDATE SET
+            version = derive.sources.version + CASE WHEN derive.sources.asset_id <> EXCLUDED.asset_id THEN 1 ELSE 0 END,
+            changed_at = CASE WHEN derive.sources.asset_id <> EXCLUDED.asset_id THEN now() ELSE derive.sources.changed_at END,
+            asset_id = EXCLUDED.asset_id, etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, checked_at = now()
         """
 }

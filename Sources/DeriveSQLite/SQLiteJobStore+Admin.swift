@@ -11,6 +11,15 @@ extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
             try connection.query(AdminSQL.derivative, [SQLiteValue(JSONWriter.compact(derivative.row)), SQLiteValue(record.asset.sha256),
                                                        SQLiteValue(Int(job)), SQLiteValue(now)])
         }
+        let keys = JSONWriter.compact(.array(record.derivatives.map { .string($0.storageKey) }))
+        for (preset, version) in record.presetVersions {
+            try connection.query(ScheduleSQL.supersede, [SQLiteValue(now), SQLiteValue(record.asset.sha256), SQLiteValue(preset),
+                                                         SQLiteValue(version), SQLiteValue(keys)])
+        }
+        if let source = record.source {
+            try connection.query(ScheduleSQL.recordSource, [SQLiteValue(source.url), SQLiteValue(record.asset.sha256), SQLiteValue(source.etag),
+                                                            SQLiteValue(source.lastModified), SQLiteValue(now)])
+        }
     }
 
     // MARK: Presets
@@ -130,7 +139,7 @@ enum AdminSQL {
                d ->> 'width', d ->> 'height', d ->> 'bytes', d ->> 'sha256', d ->> 'quality', d ->> 'frames', d ->> 'has_alpha',
                d ->> 'blurhash', d ->> 'dominant_color', json(d -> 'timings'), ?4
         FROM (SELECT json(?1) AS d) WHERE true
-        ON CONFLICT (asset_id, storage_key) DO UPDATE SET
+        ON CONFLICT (asset_id, storage_key) DO UPDATE SET superseded_at = NULL,
             job_id = excluded.job_id, output_name = excluded.output_name, breakpoint_width = excluded.breakpoint_width,
             chain = excluded.chain, chain_hash = excluded.chain_hash, preset_name = excluded.preset_name,
             preset_version = excluded.preset_version, url = excluded.url, format = excluded.format, width = excluded.width,

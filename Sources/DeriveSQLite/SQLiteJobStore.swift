@@ -44,18 +44,22 @@ public final class SQLiteJobStore: JobStore {
     public func submit(_ jobs: [NewJob]) throws(DeriveError) -> [SubmitResult] {
         guard !jobs.isEmpty else { return [] }
         return try write { connection, now throws(SQLiteError) in
-            try jobs.map { job throws(SQLiteError) in
-                let runAt = job.runAt?.timeIntervalSince1970 ?? now
-                let inserted = try connection.query(SQL.insert, [
-                    SQLiteValue(job.queue), runAt > now ? "scheduled" : "available", SQLiteValue(job.priority), SQLiteValue(runAt),
-                    SQLiteValue(job.maxAttempts), SQLiteValue(job.dedupeKey), SQLiteValue(JSONWriter.compact(job.payload)), SQLiteValue(now),
-                ])
-                if let id = inserted.first?.first?.int { return SubmitResult(id: JobID(id), deduplicated: false) }
-                let live = try connection.query("SELECT id FROM jobs WHERE dedupe_key = ?", [SQLiteValue(job.dedupeKey)])
-                guard let id = live.first?.first?.int else { throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "dedupe key lookup failed") }
-                return SubmitResult(id: JobID(id), deduplicated: true)
-            }
+            try jobs.map { job throws(SQLiteError) in try Self.insert(job, at: now, on: connection) }
         }
+    }
+
+    /// Enqueues one job inside the caller's write transaction, or finds the live job with its
+    /// dedupe key.
+    static func insert(_ job: NewJob, at now: Double, on connection: SQLiteConnection) throws(SQLiteError) -> SubmitResult {
+        let runAt = job.runAt?.timeIntervalSince1970 ?? now
+        let inserted = try connection.query(SQL.insert, [
+            SQLiteValue(job.queue), runAt > now ? "scheduled" : "available", SQLiteValue(job.priority), SQLiteValue(runAt),
+            SQLiteValue(job.maxAttempts), SQLiteValue(job.dedupeKey), SQLiteValue(JSONWriter.compact(job.payload)), SQLiteValue(now),
+        ])
+        if let id = inserted.first?.first?.int { return SubmitResult(id: JobID(id), deduplicated: false) }
+        let live = try connection.query("SELECT id FROM jobs WHERE dedupe_key = ?", [SQLiteValue(job.dedupeKey)])
+        guard let id = live.first?.first?.int else { throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "dedupe key lookup failed") }
+        return SubmitResult(id: JobID(id), deduplicated: true)
     }
 
     // MARK: Running

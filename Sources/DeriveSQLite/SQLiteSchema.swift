@@ -116,6 +116,39 @@ enum SQLiteSchema {
             activity   TEXT    NOT NULL DEFAULT '{}'
         );
         """,
+        """
+        CREATE TABLE schedules (
+            name       TEXT    PRIMARY KEY,
+            cron       TEXT    NOT NULL,
+            timezone   TEXT    NOT NULL DEFAULT 'UTC',
+            action     TEXT    NOT NULL,
+            enabled    INTEGER NOT NULL DEFAULT 1,
+            created_at REAL    NOT NULL,
+            updated_at REAL    NOT NULL
+        );
+        CREATE TABLE schedule_fires (
+            schedule  TEXT    NOT NULL REFERENCES schedules (name) ON DELETE CASCADE,
+            fire_time REAL    NOT NULL,
+            fired_at  REAL    NOT NULL,
+            job_id    INTEGER,
+            PRIMARY KEY (schedule, fire_time)
+        );
+        CREATE TABLE sources (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            url           TEXT    NOT NULL UNIQUE,
+            asset_id      INTEGER NOT NULL REFERENCES assets (id) ON DELETE CASCADE,
+            version       INTEGER NOT NULL DEFAULT 1,
+            etag          TEXT,
+            last_modified TEXT,
+            checked_at    REAL    NOT NULL,
+            changed_at    REAL    NOT NULL
+        );
+        CREATE INDEX sources_asset ON sources (asset_id);
+        ALTER TABLE derivatives ADD COLUMN superseded_at REAL;
+        CREATE INDEX derivatives_preset ON derivatives (preset_name, asset_id) WHERE superseded_at IS NULL;
+        CREATE INDEX derivatives_superseded ON derivatives (superseded_at) WHERE superseded_at IS NOT NULL;
+        CREATE INDEX assets_created_at ON assets (created_at);
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write
