@@ -35,8 +35,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "DeriveSQLite", dependencies: ["DeriveCore", "CSQLite"]),
         // The run loop: the job pipeline, slots, leases and heartbeats, graceful shutdown,
-        // metrics and structured logs. Only DeriveCore's protocols: the CLI wires the rest in.
-        .target(name: "DeriveWorker", dependencies: ["DeriveCore", .product(name: "Logging", package: "swift-log")]),
+        // metrics and structured logs, schedules and reprocessing. DeriveCore's protocols only
+        // (and content hashes): the CLI wires the implementations in.
+        .target(name: "DeriveWorker", dependencies: ["DeriveCore", "DeriveDigest", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "derive",
             dependencies: [

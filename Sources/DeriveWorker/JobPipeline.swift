@@ -110,7 +110,7 @@ public struct JobPipeline: Sendable {
         timings.store = milliseconds(since: mark)
         let report = JobReport(plan: plan, result: result, locations: stored.map(\.url), timings: timings,
                                totalMilliseconds: milliseconds(since: started), fetched: fetched.origin == .file ? nil : fetched)
-        return Outcome(report: report, record: DerivationRecord(report: report, resolved: job, stored: stored))
+        return Outcome(report: report, record: DerivationRecord(report: report, resolved: job, stored: stored, sourceURL: source))
     }
 
     func key(for output: RenderedOutput, source: SourceMetadata) throws(DeriveError) -> StorageKey {

@@ -165,6 +165,9 @@ public final class Worker: Sendable {
         var nextTick: UInt64 = 0
         var nextRescue: UInt64 = 0
         var nextStatus: UInt64 = 0
+        var nextSchedule: UInt64 = 0
+        /// The fire each schedule last had handled here, so a tick does not ask again.
+        var handledFires: [String: Date] = [:]
     }
 
     /// Once a second: promote due jobs and extend long jobs' leases; every few seconds: rescue
@@ -179,8 +182,13 @@ public final class Worker: Sendable {
             let promoted = try database.promoteScheduled(limit: 1000)
             if promoted > 0 { logger.debug("promoted scheduled jobs", metadata: ["count": "\(promoted)"]) }
         }
+        if let interval = settings.schedulerInterval, now >= schedule.nextSchedule {
+            schedule.nextSchedule = now + UInt64(interval * 1e9)
+            runSchedules(&schedule.handledFires)
+        }
         if now >= schedule.nextRescue {
             schedule.nextRescue = now + UInt64(settings.rescueInterval * 1e9)
+            if settings.deleteSuperseded { deleteSupersededOutputs() }
             attempt("rescue expired leases") { () throws(DeriveError) in
                 let rescue = try database.rescueExpired(limit: 1000, policy: settings.retryPolicy)
                 if !rescue.requeued.isEmpty || !rescue.failed.isEmpty {
@@ -204,6 +212,76 @@ public final class Worker: Sendable {
                 })
             }
         }
+    }
+
+    /// Enqueues each schedule's due fire. Every worker may do this: the fire is recorded in the
+    /// transaction that enqueues its job, and a fire already recorded is skipped, so it
+    /// happens once however many workers see it.
+    private func runSchedules(_ handled: inout [String: Date]) {
+        let schedules: [Schedule]
+        do {
+            schedules = try database.schedules()
+        } catch {
+            metrics.increment("derive_database_errors_total")
+            logger.warning("could not read the schedules", metadata: ["error": "\(error)"])
+            return
+        }
+        let now = Date()
+        for schedule in schedules where schedule.enabled {
+            let due: Date?
+            do {
+                due = try schedule.dueFire(at: now)
+            } catch {
+                logger.warning("schedule has an invalid cron expression", metadata: ["schedule": "\(schedule.name)", "error": "\(error)"])
+                continue
+            }
+            guard let due, handled[schedule.name] != due else { continue }
+            do {
+                let job = try schedule.job(firedAt: due)
+                if let id = try database.fire(schedule.name, at: due, job: job) {
+                    metrics.increment("derive_schedule_fires_total", ["schedule": schedule.name])
+                    logger.info("schedule fired", metadata: ["schedule": "\(schedule.name)", "fireTime": "\(Int(due.timeIntervalSince1970))",
+                                                             "job": "\(id)"])
+                }
+                handled[schedule.name] = due
+            } catch let error as ValidationError {
+                logger.warning("schedule has an invalid action", metadata: ["schedule": "\(schedule.name)", "error": "\(error)"])
+                handled[schedule.name] = due
+            } catch {
+                metrics.increment("derive_database_errors_total")
+                logger.warning("could not fire a schedule", metadata: ["schedule": "\(schedule.name)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Deletes the objects, then the rows, of outputs a newer preset version replaced: up to
+    /// a thousand per call, so a large backlog does not stall the dispatcher.
+    private func deleteSupersededOutputs() {
+        for _ in 0..<5 where deleteSupersededBatch() == 200 {}
+    }
+
+    /// One batch; returns how many outputs it found.
+    @discardableResult
+    private func deleteSupersededBatch() -> Int {
+        var found = 0
+        attempt("delete superseded outputs") { () throws(DeriveError) in
+            let superseded = try database.supersededOutputs(limit: 200)
+            found = superseded.count
+            guard !superseded.isEmpty else { return }
+            var deleted: [Int64] = []
+            for output in superseded {
+                do {
+                    try pipeline.store.delete(try StorageKey(output.storageKey))
+                    deleted.append(output.id)
+                } catch {
+                    logger.warning("could not delete a superseded output", metadata: ["key": "\(output.storageKey)", "error": "\(error)"])
+                }
+            }
+            try database.deleteDerivatives(deleted)
+            metrics.increment("derive_superseded_deleted_total", by: Double(deleted.count))
+            logger.info("deleted superseded outputs", metadata: ["count": "\(deleted.count)"])
+        }
+        return found
     }
 
     /// Extends the leases of jobs running longer than a third of a lease, and passes on
@@ -285,6 +363,13 @@ public final class Worker: Sendable {
         log[metadataKey: "attempt"] = "\(run.attempt)"
         log[metadataKey: "queue"] = "\(job.queue)"
         do throws(DeriveError) {
+            if case .string(let task)? = job.payload["task"] {
+                let result = try runTask(task, job: job)
+                completions.add(Completion(run: run, result: result))
+                metrics.observe("derive_job_seconds", seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+                log.info("task done", metadata: ["task": "\(task)", "result": "\(JSONWriter.compact(result))"])
+                return
+            }
             let resolved = try pipeline.resolve(job.payload)
             guard let source = resolved.source else { throw DeriveError(.invalidJob, "source: is missing") }
             log[metadataKey: "source"] = "\(Redacted.url(source))"
@@ -327,6 +412,28 @@ public final class Worker: Sendable {
                 log.warning("job failed after its lease was lost; its new run decides", metadata: ["error": "\(error)"])
             }
             metrics.increment("derive_jobs_total", ["outcome": name])
+        }
+    }
+
+    /// Jobs that are not derivations: expanding a reprocess or revalidation (what schedules
+    /// enqueue), and checking one source with its origin.
+    private func runTask(_ task: String, job: ClaimedJob) throws(DeriveError) -> JSONValue {
+        switch task {
+        case "reprocess", "revalidate":
+            let plan: ReprocessPlan
+            do {
+                plan = try ReprocessPlan(task: job.payload)
+            } catch {
+                throw DeriveError(error)
+            }
+            state.withLock { $0.running[job.run.id]?.stage = "enqueue" }
+            return try Reprocessor(database: database).enqueue(plan).json
+        case "check-source":
+            guard case .string(let source)? = job.payload["source"] else { throw DeriveError(.invalidJob, "source: is missing") }
+            state.withLock { $0.running[job.run.id]?.stage = "fetch" }
+            return try SourceCheck(database: database, fetcher: pipeline.fetcher).run(source, queue: job.queue, priority: job.priority)
+        default:
+            throw DeriveError(.invalidJob, "task: \(Quoted(task)) is not a task Derive runs (reprocess, revalidate, check-source)")
         }
     }
 
@@ -410,6 +517,8 @@ public final class Worker: Sendable {
             ])
         }
         completions.close()
+        // What the last completions superseded goes too, not at some later worker's tick.
+        if settings.deleteSuperseded { deleteSupersededOutputs() }
         attempt("remove this worker from the status list") { () throws(DeriveError) in try database.forgetWorker(settings.id) }
         for _ in 0..<settings.slots { work.signal() }
         let finished = self.finished

@@ -21,11 +21,16 @@ public struct WorkerSettings: Sendable {
     /// Seconds between looking for expired leases, and between status reports.
     public var rescueInterval: Double
     public var statusInterval: Double
+    /// Seconds between looks at the schedules; nil runs no scheduler in this worker.
+    public var schedulerInterval: Double?
+    /// Delete the objects and rows of outputs a newer preset version replaced (else keep them,
+    /// marked superseded).
+    public var deleteSuperseded: Bool
 
     public init(id: String = WorkerSettings.defaultID(), queues: [String] = ["default"],
                 slots: Int = ProcessInfo.processInfo.activeProcessorCount, lease: Double = 60, pollInterval: Double = 1,
                 grace: Double = 30, untilIdle: Bool = false, retryPolicy: RetryPolicy = RetryPolicy(), rescueInterval: Double = 5,
-                statusInterval: Double = 5) {
+                statusInterval: Double = 5, schedulerInterval: Double? = 15, deleteSuperseded: Bool = false) {
         self.id = id
         self.queues = queues
         self.slots = max(1, slots)
@@ -36,6 +41,8 @@ public struct WorkerSettings: Sendable {
         self.retryPolicy = retryPolicy
         self.rescueInterval = rescueInterval
         self.statusInterval = statusInterval
+        self.schedulerInterval = schedulerInterval
+        self.deleteSuperseded = deleteSuperseded
     }
 
     public static func defaultID() -> String {
