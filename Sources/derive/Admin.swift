@@ -21,6 +21,7 @@ struct Status: ParsableCommand {
             let window = Double(max(1, minutes)) * 60
             let finished = try database.finishedCounts(since: now.addingTimeInterval(-window))
             let workers = try database.workers(seenSince: now.addingTimeInterval(-30))
+            let staleness = try database.staleness()
             let perMinute = Double(finished[.completed] ?? 0) / (window / 60)
             if output.json {
                 let finishedMembers = [JSONMember(key: "minutes", value: .int(minutes))] + JobState.allCases.filter { !$0.isLive }.map {
@@ -31,6 +32,10 @@ struct Status: ParsableCommand {
                     "finished": .object(finishedMembers),
                     "completedPerMinute": .decimal(perMinute),
                     "workers": .array(workers.map { Self.json($0, now: now) }),
+                    "presets": .array(staleness.map { preset in
+                        .object(["preset": .string(preset.preset), "version": .int(preset.currentVersion), "assets": .int(preset.assets),
+                                 "stale": .int(preset.stale)])
+                    }),
                 ])
                 print(JSONWriter.pretty(document))
                 return
@@ -43,6 +48,10 @@ struct Status: ParsableCommand {
             if counts.isEmpty { print("No jobs waiting or running.") } else { printTable(table) }
             let outcomes = JobState.allCases.filter { !$0.isLive }.map { "\(finished[$0] ?? 0) \($0.rawValue)" }
             print("\nLast \(minutes) min: \(outcomes.joined(separator: ", ")) (\(String(format: "%.1f", perMinute)) completed per minute)")
+            if !staleness.isEmpty {
+                print("\nPresets: " + staleness.map { "\($0.preset) v\($0.currentVersion): \($0.stale) of \($0.assets) assets stale" }
+                    .joined(separator: "; "))
+            }
             print("\nWorkers: \(workers.count)")
             for worker in workers {
                 let busy = worker.running.count
@@ -237,7 +246,7 @@ struct Presets: ParsableCommand {
 
         func run() throws {
             try reportingFailures("presets add") {
-                guard name.range(of: #"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"#, options: .regularExpression) != nil else {
+                guard Schedule.isValidName(name) else {
                     throw CLIError("a preset name is 1 to 64 of A-Z a-z 0-9 . _ - (not starting with .), got \(name)")
                 }
                 let database = try openDatabase(try databaseOption.configuration().database).database

@@ -83,6 +83,8 @@ struct Work: ParsableCommand {
             workerSettings.grace = grace ?? environment.grace
             workerSettings.rescueInterval = environment.rescueInterval
             workerSettings.statusInterval = min(5, environment.rescueInterval)
+            workerSettings.schedulerInterval = environment.schedulerInterval > 0 ? environment.schedulerInterval : nil
+            workerSettings.deleteSuperseded = environment.supersededOutputs == "delete"
             workerSettings.untilIdle = untilIdle
             if case .sqlite = configuration.database {
                 workerSettings.pollInterval = pollInterval ?? environment.pollInterval ?? 0.2
