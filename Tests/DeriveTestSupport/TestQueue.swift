@@ -81,6 +81,14 @@ public final class TestQueue: @unchecked Sendable {
         return (url, { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") })
     }
 
+    /// Runs SQL (statements valid in both dialects) straight on the queue's database.
+    public func execute(_ sql: String) throws {
+        switch try QueueLocation.parse(location) {
+        case .postgres(let url): try PostgresConnection(url: url).execute(sql)
+        case .sqlite(let path): try SQLiteConnection(path: path).execute(sql)
+        }
+    }
+
     /// A direct connection to this queue's PostgreSQL database, for checks in plain SQL.
     public func sql() throws -> PostgresConnection {
         try PostgresConnection(url: location)

@@ -170,6 +170,22 @@ public enum TestServers {
     /// (then a missing cluster is a failure, not a skip).
     public static var postgresAvailable: Bool { environment["DERIVE_TEST_DATABASE_URL"] != nil || Python.required }
 
+    /// A PUT with an empty body (to steer the test origin); returns the status.
+    public static func put(_ url: String) throws -> Int {
+        final class Box: @unchecked Sendable { var result: Result<Int, Error> = .failure(Missing(description: "no response")) }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = "PUT"
+        request.httpBody = Data()
+        URLSession.shared.dataTask(with: request) { _, response, error in
+            box.result = (response as? HTTPURLResponse).map { .success($0.statusCode) } ?? .failure(error ?? Missing(description: "no response"))
+            done.signal()
+        }.resume()
+        done.wait()
+        return try box.result.get()
+    }
+
     /// A GET's body as text.
     public static func fetch(_ url: String) throws -> String {
         String(decoding: try get(URL(string: url)!), as: UTF8.self)

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlparse
 LOCK = threading.Lock()
 REQUESTS = []          # {"method", "path", "headers"}
 COUNTERS = {}          # per-path counters for /flaky and /s3-flaky
+MUTABLE = {}           # /mutable/<name> -> the fixture it serves now (set with PUT ?fixture=...)
 
 
 class Origin(BaseHTTPRequestHandler):
@@ -117,6 +118,12 @@ class Origin(BaseHTTPRequestHandler):
                 headers = {"Retry-After": query["retry_after"][0]} if "retry_after" in query else {}
                 return self.send(int(query.get("status", ["503"])[0]), b"busy", headers)
             return self.fixture("photos/grace_hopper_noexif.jpg", query)
+        if route == "mutable":
+            with LOCK:
+                current = MUTABLE.get("/".join(parts[1:]))
+            if current is None:
+                return self.send(404, b"nothing here yet")
+            return self.fixture(current, query)
         if route == "slow":
             time.sleep(float(query.get("delay", ["0.5"])[0]))
             return self.fixture("photos/grace_hopper_noexif.jpg", query)
@@ -142,6 +149,11 @@ class Origin(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", "0"))
         self.rfile.read(length)
         url = urlparse(self.path)
+        if url.path.startswith("/mutable/"):
+            # A source that changes: PUT /mutable/<name>?fixture=photos/x.jpg makes it serve that file.
+            with LOCK:
+                MUTABLE[url.path[len("/mutable/"):]] = parse_qs(url.query)["fixture"][0]
+            return self.send(204, b"")
         if url.path.startswith("/s3-flaky/"):
             with LOCK:
                 COUNTERS[url.path] = COUNTERS.get(url.path, 0) + 1
