@@ -140,7 +140,9 @@ public final class Worker: Sendable {
                     continue
                 }
             }
-            _ = wake.wait(timeout: .now() + (free > 0 ? settings.pollInterval : 1))
+            // Idle waits end in time for the next schedule check and housekeeping tick.
+            let idle = min(free > 0 ? settings.pollInterval : 1, settings.schedulerInterval ?? 1, 1)
+            _ = wake.wait(timeout: .now() + idle)
         }
     }
 
@@ -175,16 +177,17 @@ public final class Worker: Sendable {
     /// and tried again next time.
     private func maintain(_ schedule: inout Maintenance) {
         let now = DispatchTime.now().uptimeNanoseconds
+        // Schedules keep their own time: a fire is due at its second, not at the next tick.
+        if let interval = settings.schedulerInterval, now >= schedule.nextSchedule {
+            schedule.nextSchedule = now + UInt64(interval * 1e9)
+            runSchedules(&schedule.handledFires)
+        }
         guard now >= schedule.nextTick else { return }
         schedule.nextTick = now + 1_000_000_000
         heartbeat(now: now)
         attempt("promote scheduled jobs") { () throws(DeriveError) in
             let promoted = try database.promoteScheduled(limit: 1000)
             if promoted > 0 { logger.debug("promoted scheduled jobs", metadata: ["count": "\(promoted)"]) }
-        }
-        if let interval = settings.schedulerInterval, now >= schedule.nextSchedule {
-            schedule.nextSchedule = now + UInt64(interval * 1e9)
-            runSchedules(&schedule.handledFires)
         }
         if now >= schedule.nextRescue {
             schedule.nextRescue = now + UInt64(settings.rescueInterval * 1e9)

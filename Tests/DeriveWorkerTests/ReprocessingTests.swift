@@ -9,16 +9,17 @@ import Testing
 /// Schedules, bulk reprocessing, stale outputs and changed sources, with real servers.
 @Suite(.enabled(if: TestServers.available && TestServers.postgresAvailable, "needs the servers Scripts/test.sh starts"))
 struct ReprocessingTests {
-    /// Two workers both run the scheduler: every fire is enqueued exactly once; after both are
-    /// down for several fire times, the missed fires are caught up once.
+    /// Two workers both run the scheduler on a three-second cron: every fire is enqueued
+    /// exactly once; after both are down for several fire times, the missed fires are caught up
+    /// once.
     @Test func everyFireIsEnqueuedOnceAndMissedFiresAreCaughtUpOnce() throws {
         let queue = try TestQueue(.postgres)
-        let save = try DeriveBinary.run(["schedule", "add", "tick", "--cron", "*/2 * * * * *", "--revalidate", "--database", queue.location])
+        let save = try DeriveBinary.run(["schedule", "add", "tick", "--cron", "*/3 * * * * *", "--revalidate", "--database", queue.location])
         #expect(save.status == 0, "\(save.stderr)")
         let environment = ["DERIVE_SCHEDULER_INTERVAL": "0.2", "DERIVE_LOG_FORMAT": "json"]
         let arguments = ["work", "--database", queue.location, "--slots", "1"]
         let workers = try (0..<2).map { _ in try BackgroundProcess(arguments, environment: environment) }
-        Thread.sleep(forTimeInterval: 9)
+        Thread.sleep(forTimeInterval: 12)
         for worker in workers {
             worker.signal(SIGTERM)
             #expect(worker.wait(timeout: 30) == 0)
@@ -33,8 +34,8 @@ struct ReprocessingTests {
         }
         let running = try fires()
         #expect(running.count >= 3, "\(running)")
-        // One fire per two seconds, none twice, none skipped while the workers ran.
-        for (earlier, later) in zip(running, running.dropFirst()) { #expect(later.time - earlier.time == 2, "\(running)") }
+        // One fire per three seconds, none twice, none skipped while the workers ran.
+        for (earlier, later) in zip(running, running.dropFirst()) { #expect(later.time - earlier.time == 3, "\(running)") }
         // Each fire enqueued its own job, once: one task job per fire time.
         let jobs = try sql.query("""
             SELECT (payload ->> 'fireTime')::float8, count(*) FROM (
@@ -46,7 +47,7 @@ struct ReprocessingTests {
         #expect(fired.reduce(0, +) == running.count, "both workers fired some: \(fired)")
 
         // Down for several fire times, then one worker runs briefly: one catch-up fire.
-        Thread.sleep(forTimeInterval: 5)
+        Thread.sleep(forTimeInterval: 7)
         let restarted = Date()
         let late = try BackgroundProcess(arguments, environment: environment)
         Thread.sleep(forTimeInterval: 0.8)
@@ -78,12 +79,14 @@ struct ReprocessingTests {
         let again = try reprocess(["--spread", "1h"])
         #expect(again["enqueued"] == .int(0) && again["deduplicated"] == .int(2500))
 
-        let jobs = try queue.store.jobs(state: .scheduled, queue: nil, limit: 5000)
+        // (A job whose random time fell within the second the reprocess took is available already.)
+        let jobs = try queue.store.jobs(state: nil, queue: nil, limit: 5000).filter { $0.id != upload }
         #expect(jobs.count == 2500 && jobs.allSatisfy { $0.priority == ReprocessPlan.defaultPriority })
+        #expect(jobs.filter { $0.state == .scheduled }.count >= 2490)
         let delays = jobs.compactMap { $0.runAt?.timeIntervalSinceNow }
         #expect(delays.allSatisfy { $0 > -60 && $0 < 3600 } && (delays.max()! - delays.min()!) > 3000, "spread over the hour")
-        // The new upload is the one job ready now, and it is claimed first.
-        #expect(try queue.store.claim(queues: ["default"], limit: 10, owner: "w", lease: 30).map(\.run.id) == [upload])
+        // The new upload is claimed before any reprocess job.
+        #expect(try queue.store.claim(queues: ["default"], limit: 10, owner: "w", lease: 30).first?.run.id == upload)
     }
 
     /// A new version of a preset makes exactly its outputs stale; a stale-only reprocess brings
