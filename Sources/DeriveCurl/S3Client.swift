@@ -223,7 +223,12 @@ public struct S3AssetStore: AssetStore {
     }
 
     public func get(_ key: StorageKey) throws(DeriveError) -> [UInt8]? {
-        try client.get(bucket: bucket, key: objectKey(key), maxBytes: 1 << 30)
+        do {
+            return try client.get(bucket: bucket, key: objectKey(key), maxBytes: 1 << 30)
+        } catch {
+            // The same request as a source's, but here the store is at fault.
+            throw DeriveError(.storageFailed, error.detail, retryable: error.isRetryable, retryAfter: error.retryAfter)
+        }
     }
 
     public func delete(_ key: StorageKey) throws(DeriveError) {

@@ -247,6 +247,10 @@ public final class PostgresJobStore: JobStore {
                            finishedAt: try fields.optionalDate(14))
     }
 
+    public func ping() throws(DeriveError) {
+        try withConnection { connection throws(PostgresError) in try connection.query("SELECT 1") }
+    }
+
     public func counts() throws(DeriveError) -> [QueueCounts] {
         let rows = try withConnection { connection throws(PostgresError) in
             try connection.query(SQL.counts)

@@ -223,6 +223,10 @@ public final class SQLiteJobStore: JobStore {
                            finishedAt: row[14].double.map(Date.init(timeIntervalSince1970:)))
     }
 
+    public func ping() throws(DeriveError) {
+        _ = try read { connection throws(SQLiteError) in try connection.query("SELECT count(*) FROM jobs WHERE id = 0") }
+    }
+
     public func counts() throws(DeriveError) -> [QueueCounts] {
         let rows = try read { connection throws(SQLiteError) in try connection.query(SQL.counts) }
         var byQueue: [String: QueueCounts] = [:]

@@ -1,16 +1,19 @@
+import DeriveCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Serves `GET /metrics` (Prometheus' text format) on a TCP port, one short connection at a
-/// time on its own thread: a scrape every few seconds needs nothing more.
+/// Serves `GET /metrics` (Prometheus' text format), and with a `Health`, `GET /healthz` (the
+/// worker's loop is turning) and `GET /readyz` (and its database and store answer), on a TCP
+/// port, one short connection at a time on its own thread: a scrape or a probe every few
+/// seconds needs nothing more.
 public final class MetricsServer: Sendable {
     public let port: Int
     private let descriptor: Int32
 
     /// Listens on `address:port` (port 0: any free port, reported by `port`).
-    public init(address: String = "0.0.0.0", port: Int, metrics: Metrics) throws {
+    public init(address: String = "0.0.0.0", port: Int, metrics: Metrics, health: Health? = nil) throws {
         let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketDescriptor >= 0 else { throw MetricsServerError("cannot open a socket: \(String(cString: strerror(errno)))") }
         var yes: Int32 = 1
@@ -37,12 +40,12 @@ public final class MetricsServer: Sendable {
         }
         self.port = Int(UInt16(bigEndian: actual.sin_port))
         descriptor = socketDescriptor
-        let thread = Thread { Self.serve(socketDescriptor, metrics: metrics) }
+        let thread = Thread { Self.serve(socketDescriptor, metrics: metrics, health: health) }
         thread.name = "derive-metrics"
         thread.start()
     }
 
-    private static func serve(_ listener: Int32, metrics: Metrics) {
+    private static func serve(_ listener: Int32, metrics: Metrics, health: Health?) {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
@@ -58,15 +61,21 @@ public final class MetricsServer: Sendable {
             let request = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : ""
             let line = request.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
             let parts = line.split(separator: " ")
-            let response: String
-            if parts.count >= 2, parts[0] == "GET", parts[1] == "/metrics" || parts[1].hasPrefix("/metrics?") {
-                let body = metrics.render()
-                response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-                    + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
-            } else {
-                let body = "Derive serves Prometheus metrics at /metrics\n"
-                response = "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+            let path = parts.count >= 2 && parts[0] == "GET" ? String(parts[1].split(separator: "?").first ?? "") : ""
+            let (status, type, body): (String, String, String)
+            switch (path, health) {
+            case ("/metrics", _):
+                (status, type, body) = ("200 OK", "text/plain; version=0.0.4; charset=utf-8", metrics.render())
+            case ("/healthz", let health?):
+                let (ok, report) = health.live()
+                (status, type, body) = (ok ? "200 OK" : "503 Service Unavailable", "application/json", JSONWriter.compact(report) + "\n")
+            case ("/readyz", let health?):
+                let (ok, report) = health.ready()
+                (status, type, body) = (ok ? "200 OK" : "503 Service Unavailable", "application/json", JSONWriter.compact(report) + "\n")
+            default:
+                (status, type, body) = ("404 Not Found", "text/plain", "Derive serves /metrics, /healthz and /readyz\n")
             }
+            let response = "HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
             let bytes = Array(response.utf8)
             var sent = 0
             while sent < bytes.count {

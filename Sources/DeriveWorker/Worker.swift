@@ -39,6 +39,8 @@ public final class Worker: Sendable {
     public let settings: WorkerSettings
     private let notifier: (any WorkNotifier)?
     public let metrics: Metrics
+    /// What `/healthz` and `/readyz` report.
+    public let health: Health
     private let logger: Logger
     private let state = Mutex(State())
     /// Signalled when a slot frees, a notification arrives, or a stop is asked for.
@@ -49,8 +51,9 @@ public final class Worker: Sendable {
     private let completions: CompletionBatcher
 
     public init(database: any DeriveDatabase, pipeline: JobPipeline, settings: WorkerSettings, notifier: (any WorkNotifier)? = nil,
-                metrics: Metrics = Metrics(), logger: Logger = Logger(label: "derive.worker")) {
+                metrics: Metrics = Metrics(), health: Health = Health(), logger: Logger = Logger(label: "derive.worker")) {
         self.database = database
+        self.health = health
         self.pipeline = pipeline
         self.settings = settings
         self.notifier = notifier
@@ -116,12 +119,14 @@ public final class Worker: Sendable {
         var maintenance = Maintenance()
         var failures = 0
         while !state.withLock({ $0.stopping }) {
+            health.looped()
             maintain(&maintenance)
             let free = settings.slots - state.withLock { $0.inFlight }
             metrics.set("derive_slots_busy", to: Double(settings.slots - free))
             if free > 0 {
                 do {
                     let jobs = try database.claim(queues: settings.queues, limit: free, owner: settings.id, lease: settings.lease)
+                    health.database(nil)
                     failures = 0
                     if !jobs.isEmpty {
                         hand(jobs)
@@ -133,6 +138,7 @@ public final class Worker: Sendable {
                     }
                 } catch {
                     failures += 1
+                    health.database(error)
                     metrics.increment("derive_database_errors_total")
                     let delay = Backoff(base: 0.5, factor: 2, maximum: 30).ceiling(attempt: failures)
                     logger.warning("cannot claim jobs; trying again", metadata: ["error": "\(error)", "retryIn": "\(delay)"])
@@ -191,6 +197,7 @@ public final class Worker: Sendable {
         }
         if now >= schedule.nextRescue {
             schedule.nextRescue = now + UInt64(settings.rescueInterval * 1e9)
+            probeStore()
             if settings.deleteSuperseded { deleteSupersededOutputs() }
             attempt("rescue expired leases") { () throws(DeriveError) in
                 let rescue = try database.rescueExpired(limit: 1000, policy: settings.retryPolicy)
@@ -256,6 +263,20 @@ public final class Worker: Sendable {
             }
         }
     }
+
+    /// Reads a key that does not exist: the store answers (nothing) when it is reachable and
+    /// the credentials are good.
+    private func probeStore() {
+        do {
+            _ = try pipeline.store.get(try StorageKey(Self.probeKey))
+            health.store(nil)
+        } catch {
+            health.store(error)
+            logger.warning("the store does not answer", metadata: ["error": "\(error)"])
+        }
+    }
+
+    static let probeKey = "derive-health/probe"
 
     /// Deletes the objects, then the rows, of outputs a newer preset version replaced: up to
     /// a thousand per call, so a large backlog does not stall the dispatcher.
@@ -499,6 +520,7 @@ public final class Worker: Sendable {
             let (running, immediately) = state.withLock { ($0.running.count, $0.immediately) }
             let now = DispatchTime.now().uptimeNanoseconds
             if running == 0 || immediately || now >= deadline { break }
+            health.looped()
             heartbeat(now: now)
             _ = wake.wait(timeout: .now() + min(1, Double(deadline - now) / 1e9))
         }

@@ -103,15 +103,15 @@ struct Work: ParsableCommand {
             let store = try makeStore(configuration)
             let pipeline = try makePipeline(configuration, store: store, naming: .template(configuration.store.keyTemplate),
                                             catalog: DatabasePresetCatalog(store: opened.database), overlays: overlays)
-            let metrics = Metrics()
+            let metrics = Metrics(), health = Health()
             var server: MetricsServer?
             if let port = metricsPort ?? environment.metricsPort {
-                server = try MetricsServer(address: metricsAddress ?? environment.metricsAddress, port: port, metrics: metrics)
-                logger.info("serving metrics", metadata: ["port": "\(server!.port)", "path": "/metrics"])
+                server = try MetricsServer(address: metricsAddress ?? environment.metricsAddress, port: port, metrics: metrics, health: health)
+                logger.info("serving metrics", metadata: ["port": "\(server!.port)", "path": "/metrics, /healthz, /readyz"])
             }
             logger.info("using", metadata: ["database": "\(opened.location)", "store": "\(store.description)"])
             let worker = Worker(database: opened.database, pipeline: pipeline, settings: workerSettings, notifier: opened.notifier,
-                                metrics: metrics, logger: logger)
+                                metrics: metrics, health: health, logger: logger)
             let signals = SignalWatcher { count in
                 logger.info(count == 1 ? "stopping: finishing jobs in flight (signal again to release them at once)" : "stopping now")
                 worker.stop(immediately: count > 1)

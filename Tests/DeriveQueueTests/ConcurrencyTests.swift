@@ -109,5 +109,6 @@ final class CountingStore: JobStore {
     func retry(_ id: JobID) throws(DeriveError) -> JobID? { try base.retry(id) }
     func job(_ id: JobID) throws(DeriveError) -> JobSnapshot? { try base.job(id) }
     func counts() throws(DeriveError) -> [QueueCounts] { try base.counts() }
+    func ping() throws(DeriveError) { try base.ping() }
     func prune(finishedBefore date: Date) throws(DeriveError) -> Int { try base.prune(finishedBefore: date) }
 }

@@ -259,6 +259,9 @@ public protocol JobStore: Sendable {
 
     func counts() throws(DeriveError) -> [QueueCounts]
 
+    /// One round trip to the database: for health checks.
+    func ping() throws(DeriveError)
+
     /// Deletes archived jobs finished before `date`; returns how many.
     func prune(finishedBefore date: Date) throws(DeriveError) -> Int
 }
