@@ -8,10 +8,12 @@ cd "$(dirname "$0")/.."
 source Scripts/lib.sh
 
 ensure_swift
-ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip systemd binutils
 # Reference implementations the tests compare against (Python's JSON Schema validator, Pillow
-# with LittleCMS, the BlurHash reference) and the S3-compatible test server.
-ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash moto.server=moto[server] boto3=boto3
+# with LittleCMS, the BlurHash reference), the S3-compatible test server, and the validators
+# for the deploy manifests (the compose specification, Kubernetes' schemas).
+ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash moto.server=moto[server] boto3=boto3 yaml=pyyaml \
+    check_jsonschema=check-jsonschema kubernetes_validate=kubernetes-validate
 
 export DERIVE_TEST_SUITE=1
 export DERIVE_FIXTURES="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
