@@ -1,4 +1,4 @@
-import CSQLite
+internal import CSQLite
 import DeriveCore
 import Foundation
 

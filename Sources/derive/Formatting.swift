@@ -1,0 +1,47 @@
+import DeriveCore
+import Foundation
+
+/// `30d`, `12h`, `90m`, `45s` or plain seconds.
+func parseDuration(_ text: String) -> Double? {
+    let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800]
+    guard let last = text.last else { return nil }
+    if let unit = units[last], let value = Double(text.dropLast()), value >= 0 { return value * unit }
+    if let value = Double(text), value >= 0 { return value }
+    return nil
+}
+
+func isoTime(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.string(from: date)
+}
+
+/// `3s`, `4m`, `2h05m`, `3d`.
+func duration(_ seconds: Double) -> String {
+    let s = Int(max(0, seconds))
+    if s < 60 { return "\(s)s" }
+    if s < 3600 { return "\(s / 60)m" }
+    if s < 86400 { return "\(s / 3600)h\(String(format: "%02d", s % 3600 / 60))m" }
+    return "\(s / 86400)d"
+}
+
+/// Columns padded to their widest cell.
+func printTable(_ rows: [[String]]) {
+    let widths = rows.reduce(into: [Int]()) { widths, row in
+        for (index, cell) in row.enumerated() {
+            if index < widths.count { widths[index] = max(widths[index], cell.count) } else { widths.append(cell.count) }
+        }
+    }
+    for row in rows {
+        print(row.enumerated().map { index, cell in
+            index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+        }.joined(separator: "  "))
+    }
+}
+
+extension JSONValue {
+    var stringValue: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+}

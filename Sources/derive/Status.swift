@@ -1,0 +1,88 @@
+import ArgumentParser
+import DeriveCore
+import Foundation
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the queue: jobs by queue and state, the oldest waiting, throughput, and what each worker is doing."
+    )
+
+    @Option(name: .long, help: "Minutes of history for the throughput (default 5).")
+    var minutes: Int = 5
+
+    @OptionGroup var databaseOption: DatabaseOption
+    @OptionGroup var output: OutputOption
+
+    func run() throws {
+        try reportingFailures("status") {
+            let database = try openDatabase(try databaseOption.configuration().database).database
+            let now = Date()
+            let counts = try database.counts()
+            let window = Double(max(1, minutes)) * 60
+            let finished = try database.finishedCounts(since: now.addingTimeInterval(-window))
+            let workers = try database.workers(seenSince: now.addingTimeInterval(-30))
+            let staleness = try database.staleness()
+            let perMinute = Double(finished[.completed] ?? 0) / (window / 60)
+            if output.json {
+                let finishedMembers = [JSONMember(key: "minutes", value: .int(minutes))] + JobState.allCases.filter { !$0.isLive }.map {
+                    JSONMember(key: $0.rawValue, value: .int(finished[$0] ?? 0))
+                }
+                let document: JSONValue = .object([
+                    "queues": .array(counts.map { Self.json($0, now: now) }),
+                    "finished": .object(finishedMembers),
+                    "completedPerMinute": .decimal(perMinute),
+                    "workers": .array(workers.map { Self.json($0, now: now) }),
+                    "presets": .array(staleness.map { preset in
+                        .object(["preset": .string(preset.preset), "version": .int(preset.currentVersion), "assets": .int(preset.assets),
+                                 "stale": .int(preset.stale)])
+                    }),
+                ])
+                print(JSONWriter.pretty(document))
+                return
+            }
+            var table = [["queue", "available", "scheduled", "running", "oldest waiting"]]
+            for queue in counts {
+                table.append([queue.queue, "\(queue.states[.available] ?? 0)", "\(queue.states[.scheduled] ?? 0)",
+                              "\(queue.states[.running] ?? 0)", queue.oldestAvailable.map { duration(now.timeIntervalSince($0)) } ?? "-"])
+            }
+            if counts.isEmpty { print("No jobs waiting or running.") } else { printTable(table) }
+            let outcomes = JobState.allCases.filter { !$0.isLive }.map { "\(finished[$0] ?? 0) \($0.rawValue)" }
+            print("\nLast \(minutes) min: \(outcomes.joined(separator: ", ")) (\(String(format: "%.1f", perMinute)) completed per minute)")
+            if !staleness.isEmpty {
+                print("\nPresets: " + staleness.map { "\($0.preset) v\($0.currentVersion): \($0.stale) of \($0.assets) assets stale" }
+                    .joined(separator: "; "))
+            }
+            print("\nWorkers: \(workers.count)")
+            for worker in workers {
+                let busy = worker.running.count
+                print("  \(worker.id)  queues \(worker.queues.joined(separator: ","))  \(busy)/\(worker.slots) slots busy  "
+                      + "up \(duration(now.timeIntervalSince(worker.startedAt)))\(worker.stopping ? "  stopping" : "")")
+                for job in worker.running {
+                    print("    job \(job.id)  \(job.stage)  \(duration(now.timeIntervalSince(job.since)))")
+                }
+            }
+        }
+    }
+}
+
+extension Status {
+    static func json(_ queue: QueueCounts, now: Date) -> JSONValue {
+        .object([
+            "queue": .string(queue.queue), "available": .int(queue.states[.available] ?? 0),
+            "scheduled": .int(queue.states[.scheduled] ?? 0), "running": .int(queue.states[.running] ?? 0),
+            "oldestAvailableSeconds": queue.oldestAvailable.map { .decimal(now.timeIntervalSince($0)) } ?? .null,
+        ])
+    }
+
+    static func json(_ worker: WorkerStatus, now: Date) -> JSONValue {
+        let running: [JSONValue] = worker.running.map { job in
+            .object(["id": .int(Int(job.id)), "stage": .string(job.stage), "seconds": .decimal(now.timeIntervalSince(job.since))])
+        }
+        return .object([
+            "id": .string(worker.id), "host": .string(worker.host), "pid": .int(worker.pid),
+            "queues": .array(worker.queues.map(JSONValue.string)), "slots": .int(worker.slots),
+            "startedAt": .string(isoTime(worker.startedAt)), "seenSecondsAgo": .decimal(now.timeIntervalSince(worker.seenAt)),
+            "stopping": .bool(worker.stopping), "finished": worker.activity["finished"] ?? .object([]), "running": .array(running),
+        ])
+    }
+}
