@@ -8,7 +8,6 @@ CURLcode ccurl_setopt_long(CURL *curl, CURLoption option, long value) { return c
 CURLcode ccurl_setopt_string(CURL *curl, CURLoption option, const char *value) { return curl_easy_setopt(curl, option, value); }
 CURLcode ccurl_setopt_off_t(CURL *curl, CURLoption option, curl_off_t value) { return curl_easy_setopt(curl, option, value); }
 CURLcode ccurl_setopt_slist(CURL *curl, CURLoption option, struct curl_slist *value) { return curl_easy_setopt(curl, option, value); }
-CURLcode ccurl_setopt_pointer(CURL *curl, CURLoption option, void *value) { return curl_easy_setopt(curl, option, value); }
 
 CURLcode ccurl_set_write(CURL *curl, ccurl_data_fn function, void *context) {
     CURLcode status = curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, function);
@@ -55,6 +54,3 @@ CURLcode ccurl_set_address_guard(CURL *curl, struct ccurl_guard *guard) {
 }
 
 CURLcode ccurl_getinfo_long(CURL *curl, CURLINFO info, long *value) { return curl_easy_getinfo(curl, info, value); }
-CURLcode ccurl_getinfo_double(CURL *curl, CURLINFO info, double *value) { return curl_easy_getinfo(curl, info, value); }
-CURLcode ccurl_getinfo_off_t(CURL *curl, CURLINFO info, curl_off_t *value) { return curl_easy_getinfo(curl, info, value); }
-CURLcode ccurl_getinfo_string(CURL *curl, CURLINFO info, const char **value) { return curl_easy_getinfo(curl, info, value); }

@@ -111,8 +111,8 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
         if text.lowercased().hasPrefix("s3://") {
             let rest = text.dropFirst(5)
             let bucket = rest.prefix { $0 != "/" }
-            guard !bucket.isEmpty, bucket.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-" || $0 == ".") }) else {
-                throw ValidationError(location: "DERIVE_STORE", reason: "an S3 store is s3://bucket[/prefix] with a lowercase bucket name, got \(Quoted(text))")
+            guard S3Settings.isValidBucket(String(bucket)) else {
+                throw ValidationError(location: "DERIVE_STORE", reason: "an S3 store is s3://bucket[/prefix] with a bucket name of 3 to 63 lowercase letters, digits, dots and hyphens, got \(Quoted(text))")
             }
             return .s3(bucket: String(bucket), prefix: String(rest.dropFirst(bucket.count).drop { $0 == "/" }))
         }

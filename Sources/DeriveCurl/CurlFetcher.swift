@@ -16,9 +16,10 @@ public final class CurlFetcher: SourceFetcher {
         try CurlRuntime.start()
         self.settings = settings
         self.cache = cache
-        let client = HTTPClient()
-        self.client = client
-        self.s3 = settings.s3.map { S3Client(settings: $0, client: client, timeout: settings.totalTimeout) }
+        self.client = HTTPClient()
+        // S3 requests go to a configured endpoint without the address guard; on a pool of
+        // their own, a source URL can never reuse one of their unchecked connections.
+        self.s3 = settings.s3.map { S3Client(settings: $0, client: HTTPClient(), timeout: settings.totalTimeout) }
     }
 
     public func fetch(_ source: String) throws(DeriveError) -> FetchedSource {
@@ -43,17 +44,23 @@ public final class CurlFetcher: SourceFetcher {
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), etag != nil || lastModified != nil else {
             return try fetch(source)
         }
-        var conditional: [String] = []
-        if let etag { conditional.append("If-None-Match: \(etag)") }
-        if let lastModified { conditional.append("If-Modified-Since: \(lastModified)") }
-        let (response, finalURL) = try requestWithRetries(source, extraHeaders: conditional)
+        let (response, finalURL) = try requestWithRetries(source, extraHeaders: Self.conditional(etag: etag, lastModified: lastModified))
         if response.status == 304 { return nil }
+        return try fetched(source, response: response, finalURL: finalURL)
+    }
+
+    static func conditional(etag: String?, lastModified: String?) -> [String] {
+        (etag.map { ["If-None-Match: \($0)"] } ?? []) + (lastModified.map { ["If-Modified-Since: \($0)"] } ?? [])
+    }
+
+    /// A 200's body as a source, kept in the disk cache when its freshness allows.
+    func fetched(_ url: String, response: HTTPResponse, finalURL: String) throws(DeriveError) -> FetchedSource {
         let freshness = Freshness(headers: response.headers)
-        let fetched = try identified(response.body, location: source, origin: .network, transferred: response.body.count,
-                                     finalLocation: finalURL, contentType: response.header("content-type"),
-                                     etag: freshness.etag, lastModified: freshness.lastModified)
-        cache?.store(source, body: response.body, freshness: freshness)
-        return fetched
+        let source = try identified(response.body, location: url, origin: .network, transferred: response.body.count,
+                                    finalLocation: finalURL, contentType: response.header("content-type"),
+                                    etag: freshness.etag, lastModified: freshness.lastModified)
+        cache?.store(url, body: response.body, freshness: freshness)
+        return source
     }
 
     /// Only bytes that start like an image Derive decodes are accepted; the extension and
@@ -72,27 +79,19 @@ public final class CurlFetcher: SourceFetcher {
     // MARK: - HTTP
 
     func fetchHTTP(_ url: String) throws(DeriveError) -> FetchedSource {
-        let cached = cache?.lookup(url)
-        if let (entry, body) = cached, entry.isFresh() {
+        let entry = cache?.entry(url)
+        if let entry, entry.isFresh(), let body = cache?.body(entry) {
             return try identified(body, location: url, origin: .cache, transferred: 0, etag: entry.etag, lastModified: entry.lastModified)
         }
-        var conditional: [String] = []
-        if let entry = cached?.entry {
-            if let etag = entry.etag { conditional.append("If-None-Match: \(etag)") }
-            if let modified = entry.lastModified { conditional.append("If-Modified-Since: \(modified)") }
-        }
-        let (response, finalURL) = try requestWithRetries(url, extraHeaders: conditional)
-        let freshness = Freshness(headers: response.headers)
-        if response.status == 304, let (entry, body) = cached {
+        let (response, finalURL) = try requestWithRetries(url, extraHeaders: Self.conditional(etag: entry?.etag, lastModified: entry?.lastModified))
+        // A stale entry's body is read only once the origin says it is still good.
+        if response.status == 304, let entry, let body = cache?.body(entry) {
+            let freshness = Freshness(headers: response.headers)
             cache?.refresh(url, entry: entry, freshness: freshness)
             return try identified(body, location: url, origin: .revalidated, transferred: 0, finalLocation: finalURL,
                                   etag: freshness.etag ?? entry.etag, lastModified: freshness.lastModified ?? entry.lastModified)
         }
-        let fetched = try identified(response.body, location: url, origin: .network, transferred: response.body.count,
-                                     finalLocation: finalURL, contentType: response.header("content-type"),
-                                     etag: freshness.etag, lastModified: freshness.lastModified)
-        cache?.store(url, body: response.body, freshness: freshness)
-        return fetched
+        return try fetched(url, response: response, finalURL: finalURL)
     }
 
     /// Retries connection failures, 5xx and 429 with jittered backoff, honouring a short
@@ -107,18 +106,14 @@ public final class CurlFetcher: SourceFetcher {
                     return (response, finalURL)
                 case 429, 500...599:
                     let wait = response.header("retry-after").flatMap { RetryAfter.seconds($0) }
-                    let error = DeriveError(.sourceUnavailable, "\(Redacted.url(finalURL)) answered HTTP \(response.status)\(wait.map { " (Retry-After \(Int($0)) s)" } ?? "")",
-                                            retryable: true, retryAfter: wait)
-                    guard attempt < settings.attempts, (wait ?? 0) <= settings.maxRetryAfter else { throw error }
-                    Thread.sleep(forTimeInterval: wait ?? settings.backoff.delay(attempt: attempt))
-                    attempt += 1
+                    throw DeriveError(.sourceUnavailable, "\(Redacted.url(finalURL)) answered HTTP \(response.status)\(wait.map { " (Retry-After \(Int($0)) s)" } ?? "")",
+                                      retryable: true, retryAfter: wait)
                 default:
                     throw DeriveError(.sourceRefused, "\(Redacted.url(finalURL)) answered HTTP \(response.status); not retried")
                 }
             } catch {
-                guard error.isRetryable, error.retryAfter == nil || (error.retryAfter ?? 0) <= settings.maxRetryAfter,
-                      attempt < settings.attempts else { throw error }
-                if error.retryAfter == nil { Thread.sleep(forTimeInterval: settings.backoff.delay(attempt: attempt)) }
+                guard error.isRetryable, (error.retryAfter ?? 0) <= settings.maxRetryAfter, attempt < settings.attempts else { throw error }
+                Thread.sleep(forTimeInterval: error.retryAfter ?? settings.backoff.delay(attempt: attempt))
                 attempt += 1
             }
         }
@@ -140,7 +135,12 @@ public final class CurlFetcher: SourceFetcher {
                 throw DeriveError(.sourceRefused, "refused \(Redacted.url(current)): \(reason)")
             }
             var headers = ["Accept: \(settings.acceptHeader)"] + extraHeaders
-            headers += settings.hosts[AddressPolicy.normalised(host)]?.headerLines ?? []
+            // A host's credentials go with its requests, but not down a redirect to another
+            // scheme or port of it (https to http would send them in clear), as curl does too.
+            let original = URLComponents(string: url)
+            if hops == 0 || (original?.scheme?.lowercased() == scheme && original?.port == components.port) {
+                headers += settings.hosts[AddressPolicy.normalised(host)]?.headerLines ?? []
+            }
             let request = HTTPRequest(url: current, headers: headers, maxResponseBytes: settings.maxBytes,
                                       connectTimeout: settings.connectTimeout, totalTimeout: settings.totalTimeout,
                                       stallTimeout: settings.stallTimeout, userAgent: settings.userAgent, policy: settings.addressPolicy)
@@ -168,8 +168,11 @@ public final class CurlFetcher: SourceFetcher {
         }
         let bucket = String(path[..<slash])
         let key = String(path[path.index(after: slash)...]).removingPercentEncoding ?? String(path[path.index(after: slash)...])
+        guard S3Settings.isValidBucket(bucket) else {
+            throw DeriveError(.sourceRefused, "\(Quoted(bucket)) in \(Quoted(Redacted.url(source))) is not an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)")
+        }
         guard let s3 else {
-            throw DeriveError(.sourceRefused, "\(source): no S3 service is configured (DERIVE_S3_ENDPOINT and credentials)")
+            throw DeriveError(.sourceRefused, "\(Redacted.url(source)): S3 sources need AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
         }
         guard settings.s3SourceBuckets.contains("*") || settings.s3SourceBuckets.contains(bucket) else {
             throw DeriveError(.sourceRefused, "bucket \(Quoted(bucket)) is not one sources may come from; allow it with DERIVE_S3_SOURCE_BUCKETS")

@@ -29,7 +29,6 @@ struct HTTPResponse {
     /// Header names lowercased; the last value wins.
     var headers: [String: String]
     var body: [UInt8]
-    var remoteAddress: String?
 
     func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
@@ -70,11 +69,9 @@ private final class Transfer {
     let limit: Int
     var exceeded = false
     var headers: [String: String] = [:]
-    var status = 0
     let policy: AddressPolicy?
     let host: String
     var refusal: String?
-    var connected: IPAddress?
     var upload: [UInt8]?
     var uploadRemaining = 0
     var uploadOffset = 0
@@ -160,8 +157,6 @@ final class HTTPClient: Sendable {
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             if line.hasPrefix("HTTP/") {
                 transfer.headers = [:]
-                let parts = line.split(separator: " ")
-                transfer.status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             } else if let colon = line.firstIndex(of: ":") {
                 transfer.headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             }
@@ -192,7 +187,6 @@ final class HTTPClient: Sendable {
             let address: IPAddress = family == 4
                 ? .v4(UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3]))
                 : .v6((0..<16).map { bytes[$0] })
-            transfer.connected = address
             if let policy = transfer.policy, let reason = policy.refusal(host: transfer.host, address: address) {
                 transfer.refusal = reason
                 return 0
@@ -230,8 +224,7 @@ final class HTTPClient: Sendable {
         guard code == CURLE_OK else { throw classify(code, transfer: transfer, request: request) }
         var status = 0
         _ = ccurl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
-        return HTTPResponse(status: status, headers: transfer.headers, body: transfer.body,
-                            remoteAddress: transfer.connected?.description)
+        return HTTPResponse(status: status, headers: transfer.headers, body: transfer.body)
     }
 
     private func classify(_ code: CURLcode, transfer: Transfer, request: HTTPRequest) -> DeriveError {

@@ -57,7 +57,7 @@ final class S3Client: Sendable {
         while true {
             do {
                 let response = try client.perform(request)
-                if (response.status >= 500 || response.status == 429 || response.status == 503) && attempt < attempts {
+                if (response.status >= 500 || response.status == 429) && attempt < attempts {
                     Thread.sleep(forTimeInterval: RetryAfter.seconds(response.header("retry-after") ?? "").map { min($0, backoff.maximum) }
                         ?? backoff.delay(attempt: attempt))
                     attempt += 1
@@ -163,7 +163,7 @@ public struct S3AssetStore: AssetStore {
     public let publicBaseURL: String?
     let client: S3Client
 
-    public init(settings: S3Settings, bucket: String, prefix: String = "", cacheControl: String? = "public, max-age=31536000, immutable",
+    public init(settings: S3Settings, bucket: String, prefix: String = "", cacheControl: String? = StoreSettings.defaultCacheControl,
                 publicBaseURL: String? = nil) {
         self.bucket = bucket
         self.prefix = prefix.isEmpty || prefix.hasSuffix("/") ? prefix : prefix + "/"

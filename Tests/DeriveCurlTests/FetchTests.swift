@@ -226,6 +226,22 @@ struct FetchTests {
         #expect(leaked.count == 1 && leaked[0]["authorization"] == nil)
     }
 
+    /// A redirect to another port of the same host (as to another scheme) does not carry the
+    /// host's credentials.
+    @Test func credentialsDoNotFollowARedirectToAnotherPort() throws {
+        let origin = try TestServers.origin()
+        let other = try SecondOrigin()
+        let fetcher = try Self.fetcher { $0.hosts = ["127.0.0.1": HostCredentials(bearer: "secret")] }
+        let path = Self.unique("/auth")
+        let target = other.url + path
+        #expect(throws: DeriveError.self) {
+            try fetcher.fetch(origin + "/redirect?to=" + target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+        }
+        let received = try other.requests(path)
+        #expect(received == 1, "the redirect reached the second origin")
+        #expect(try other.authorizationHeaders(path).isEmpty)
+    }
+
     @Test func fileAndDataSources() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("derive-files-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -244,5 +260,41 @@ struct FetchTests {
         let pixel = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
         #expect(try fetcher.fetch(pixel).format == .png)
         #expect { try fetcher.fetch("ftp://example.com/a.jpg") } throws: { ($0 as? DeriveError)?.code == .sourceRefused }
+    }
+}
+
+/// Another HTTP origin on another loopback port, for redirects that change the port.
+final class SecondOrigin {
+    let process = Process()
+    let url: String
+
+    init() throws {
+        let port = try Int(Python.run("import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+            .output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Paths.repository.appendingPathComponent("Tests/Servers/origin.py").path, "--port", String(port),
+                             "--fixtures", Paths.fixtures.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        url = "http://127.0.0.1:\(port)"
+        for _ in 0..<100 where (try? TestServers.fetch(url + "/requests?path=/none")) == nil { Thread.sleep(forTimeInterval: 0.05) }
+    }
+
+    deinit { process.terminate() }
+
+    func requests(_ path: String) throws -> Int {
+        try entries(path).count
+    }
+
+    func authorizationHeaders(_ path: String) throws -> [String] {
+        try entries(path).compactMap { ($0["headers"] as? [String: String])?["authorization"] }
+    }
+
+    private func entries(_ path: String) throws -> [[String: Any]] {
+        var components = URLComponents(string: url + "/requests")!
+        components.queryItems = [URLQueryItem(name: "path", value: path)]
+        let data = Data(try TestServers.fetch(components.string!).utf8)
+        return ((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["requests"] as? [[String: Any]]) ?? []
     }
 }

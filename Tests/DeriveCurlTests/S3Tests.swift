@@ -91,4 +91,20 @@ struct S3Tests {
         }
         #expect { try fetcher.fetch("s3://\(store.bucket)/no/such/key.jpg") } throws: { ($0 as? DeriveError)?.code == .sourceRefused }
     }
+
+    /// A bucket becomes part of the host name of a virtual-hosted request: with any bucket
+    /// allowed, a "bucket" that is really a host (or carries URL syntax) is refused before any
+    /// request, so the signed request cannot go elsewhere.
+    @Test func bucketNamesThatAreNotBucketsAreRefused() throws {
+        var settings = FetchSettings(s3: S3Settings(endpoint: "https://s3.eu-west-1.amazonaws.com", region: "eu-west-1", accessKey: "AK",
+                                                    secretKey: "SK", pathStyle: false))
+        settings.s3SourceBuckets = ["*"]
+        let fetcher = try CurlFetcher(settings: settings)
+        for source in ["s3://attacker.example?/k.jpg", "s3://169.254.169.254#/k.jpg", "s3://user@evil/k.jpg", "s3://UPPER/k.jpg", "s3://ab/k.jpg"] {
+            #expect(throws: DeriveError.self, "\(source)") { try fetcher.fetch(source) }
+            do { _ = try fetcher.fetch(source) } catch {
+                #expect(error.code == .sourceRefused && error.detail.contains("is not an S3 bucket name"), "\(source): \(error)")
+            }
+        }
+    }
 }

@@ -10,7 +10,6 @@ CURLcode ccurl_setopt_long(CURL *curl, CURLoption option, long value);
 CURLcode ccurl_setopt_string(CURL *curl, CURLoption option, const char *value);
 CURLcode ccurl_setopt_off_t(CURL *curl, CURLoption option, curl_off_t value);
 CURLcode ccurl_setopt_slist(CURL *curl, CURLoption option, struct curl_slist *value);
-CURLcode ccurl_setopt_pointer(CURL *curl, CURLoption option, void *value);
 
 typedef size_t (*ccurl_data_fn)(char *data, size_t size, size_t count, void *context);
 CURLcode ccurl_set_write(CURL *curl, ccurl_data_fn function, void *context);
@@ -36,8 +35,5 @@ struct ccurl_guard {
 CURLcode ccurl_set_address_guard(CURL *curl, struct ccurl_guard *guard);
 
 CURLcode ccurl_getinfo_long(CURL *curl, CURLINFO info, long *value);
-CURLcode ccurl_getinfo_double(CURL *curl, CURLINFO info, double *value);
-CURLcode ccurl_getinfo_off_t(CURL *curl, CURLINFO info, curl_off_t *value);
-CURLcode ccurl_getinfo_string(CURL *curl, CURLINFO info, const char **value);
 
 #endif

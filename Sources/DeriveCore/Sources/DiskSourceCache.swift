@@ -59,19 +59,33 @@ public final class DiskSourceCache: Sendable {
 
     static func name(_ url: String) -> String { SHA256.hex(url) }
 
-    /// The entry and its body, marking it recently used.
-    public func lookup(_ url: String) -> (entry: Entry, body: [UInt8])? {
+    /// The entry for `url`, if there is one whose body is in place; marks it recently used.
+    public func entry(_ url: String) -> Entry? {
         let name = Self.name(url)
         let bodyURL = directory.appendingPathComponent(name + ".body")
         guard let metadata = FileManager.default.contents(atPath: directory.appendingPathComponent(name + ".json").path),
               let entry = try? JSONDecoder().decode(Entry.self, from: metadata), entry.url == url,
-              let body = FileManager.default.contents(atPath: bodyURL.path), body.count == entry.size else {
+              let attributes = try? FileManager.default.attributesOfItem(atPath: bodyURL.path),
+              (attributes[.size] as? Int) == entry.size else {
             return nil
         }
         let now = Date()
         try? FileManager.default.setAttributes([.modificationDate: now], ofItemAtPath: bodyURL.path)
         index.withLock { $0.lastUse[name] = now }
-        return (entry, [UInt8](body))
+        return entry
+    }
+
+    /// The entry's body: read only when it is used (fresh, or confirmed by a 304).
+    public func body(_ entry: Entry) -> [UInt8]? {
+        let bodyURL = directory.appendingPathComponent(Self.name(entry.url) + ".body")
+        guard let body = FileManager.default.contents(atPath: bodyURL.path), body.count == entry.size else { return nil }
+        return [UInt8](body)
+    }
+
+    /// The entry and its body.
+    public func lookup(_ url: String) -> (entry: Entry, body: [UInt8])? {
+        guard let entry = entry(url), let body = body(entry) else { return nil }
+        return (entry, body)
     }
 
     /// Stores a body (when its freshness allows) and evicts down to the low-water mark if the

@@ -148,6 +148,15 @@ public struct S3Settings: Sendable, Hashable {
 
     /// Credentials are left out, so settings can be logged.
     public var description: String { "S3 \(endpoint) (\(region))\(bucket.map { " bucket \($0)" } ?? "")" }
+
+    /// S3's bucket names: 3 to 63 of lowercase letters, digits, dots and hyphens, starting and
+    /// ending with a letter or digit. A bucket becomes part of a host name in virtual-hosted
+    /// requests, so nothing else may pass.
+    public static func isValidBucket(_ name: String) -> Bool {
+        guard (3...63).contains(name.count), let first = name.first, let last = name.last,
+              first.isASCII && (first.isLowercase || first.isNumber), last.isASCII && (last.isLowercase || last.isNumber) else { return false }
+        return name.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-" || $0 == ".") }
+    }
 }
 
 /// URLs for messages and logs: user-info and query strings (signed URLs, tokens) removed.

@@ -9,7 +9,6 @@ public final class RequestMerger<Value: Sendable>: Sendable {
         // Guarded by `condition`.
         let condition = NSCondition()
         var result: Result<Value, DeriveError>?
-        var waiters = 0
     }
 
     private let flights = Mutex<[String: Flight]>([:])
@@ -20,12 +19,7 @@ public final class RequestMerger<Value: Sendable>: Sendable {
     /// waits for that run's result instead. Returns the result and whether this call ran it.
     public func run(_ key: String, _ work: () throws(DeriveError) -> Value) throws(DeriveError) -> (value: Value, leader: Bool) {
         let (flight, leader) = flights.withLock { flights -> (Flight, Bool) in
-            if let existing = flights[key] {
-                existing.condition.lock()
-                existing.waiters += 1
-                existing.condition.unlock()
-                return (existing, false)
-            }
+            if let existing = flights[key] { return (existing, false) }
             let flight = Flight()
             flights[key] = flight
             return (flight, true)
