@@ -40,6 +40,13 @@ static int set_value(VipsOperation *op, const char *name, GValue *value) {
         g_value_unset(value);
         return -1;
     }
+    /* GLib would only warn and keep the default: make a mistyped argument an error. */
+    if (!g_value_type_transformable(G_VALUE_TYPE(value), G_PARAM_SPEC_VALUE_TYPE(pspec))) {
+        vips_error("derive", "argument %s of %s takes a %s, not a %s", name, vips_nickname_find(G_OBJECT_TYPE(op)),
+                   g_type_name(G_PARAM_SPEC_VALUE_TYPE(pspec)), G_VALUE_TYPE_NAME(value));
+        g_value_unset(value);
+        return -1;
+    }
     g_object_set_property(G_OBJECT(op), name, value);
     g_value_unset(value);
     return 0;
@@ -129,13 +136,6 @@ int dvips_set_doubles(VipsOperation *op, const char *name, const double *values,
     return set_value(op, name, &value);
 }
 
-int dvips_set_ints(VipsOperation *op, const char *name, const int *values, int count) {
-    GValue value = G_VALUE_INIT;
-    g_value_init(&value, VIPS_TYPE_ARRAY_INT);
-    vips_value_set_array_int(&value, values, count);
-    return set_value(op, name, &value);
-}
-
 int dvips_set_blob(VipsOperation *op, const char *name, const void *data, size_t length) {
     VipsBlob *blob = vips_blob_new(NULL, data, length);
     GValue value = G_VALUE_INIT;
@@ -185,24 +185,24 @@ int dvips_get_double(VipsOperation *op, const char *name, double *out) {
     return 0;
 }
 
-void *dvips_get_blob_copy(VipsOperation *op, const char *name, size_t *length) {
+VipsBlob *dvips_get_blob(VipsOperation *op, const char *name, const void **data, size_t *length) {
     GValue value = G_VALUE_INIT;
     g_value_init(&value, VIPS_TYPE_BLOB);
     g_object_get_property(G_OBJECT(op), name, &value);
-    VipsBlob *blob = g_value_get_boxed(&value);
-    void *copy = NULL;
+    VipsBlob *blob = g_value_dup_boxed(&value);
+    g_value_unset(&value);
+    *data = NULL;
     *length = 0;
     if (blob) {
-        size_t size;
-        const void *data = vips_blob_get(blob, &size);
-        copy = malloc(size ? size : 1);
-        if (copy) {
-            memcpy(copy, data, size);
-            *length = size;
-        }
+        *data = vips_blob_get(blob, length);
     }
-    g_value_unset(&value);
-    return copy;
+    return blob;
+}
+
+void dvips_blob_unref(VipsBlob *blob) {
+    if (blob) {
+        vips_area_unref(VIPS_AREA(blob));
+    }
 }
 
 void dvips_unref(void *object) {
@@ -223,19 +223,6 @@ void dvips_image_set_int(VipsImage *image, const char *name, int value) {
 
 void dvips_image_set_ints(VipsImage *image, const char *name, const int *values, int count) {
     vips_image_set_array_int(image, name, values, count);
-}
-
-int dvips_image_get_ints(VipsImage *image, const char *name, int *values, int capacity) {
-    int *array;
-    int count;
-    if (vips_image_get_array_int(image, name, &array, &count)) {
-        vips_error_clear();
-        return -1;
-    }
-    for (int i = 0; i < count && i < capacity; i++) {
-        values[i] = array[i];
-    }
-    return count;
 }
 
 char *dvips_image_get_as_string(VipsImage *image, const char *name) {

@@ -87,10 +87,7 @@ extension VImage {
         let x = (canvas.width - turned.width) / 2, y = (canvas.height - turned.height) / 2
         if x >= 0 && y >= 0 {
             if turned.size == canvas { return turned }
-            return try VipsCall("embed").image("in", turned).int("x", x).int("y", y)
-                .int("width", canvas.width).int("height", canvas.height)
-                .enumeration("extend", "background").doubles("background", image.backgroundValues(background))
-                .run().image("out")
+            return try turned.embedded(at: (x, y), canvas: canvas, background: background)
         }
         return try turned.extracted(Rect(x: max(0, -x), y: max(0, -y), width: min(canvas.width, turned.width),
                                          height: min(canvas.height, turned.height))).fitted(to: canvas)

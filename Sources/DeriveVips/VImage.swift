@@ -44,9 +44,14 @@ final class VImage {
     }
 
     func ints(_ field: String) -> [Int]? {
-        var values = [Int32](repeating: 0, count: 4096)
-        let count = dvips_image_get_ints(pointer, field, &values, Int32(values.count))
-        return count < 0 ? nil : values.prefix(Int(count)).map(Int.init)
+        var values: UnsafeMutablePointer<Int32>?
+        var count: Int32 = 0
+        guard vips_image_get_typeof(pointer, field) != 0, vips_image_get_array_int(pointer, field, &values, &count) == 0, let values else {
+            vips_error_clear()
+            return nil
+        }
+        // The array belongs to the image.
+        return UnsafeBufferPointer(start: values, count: Int(count)).map(Int.init)
     }
 
     func string(_ field: String) -> String? {
@@ -55,8 +60,10 @@ final class VImage {
         return String(cString: text)
     }
 
+    func has(_ field: String) -> Bool { vips_image_get_typeof(pointer, field) != 0 }
+
     func blob(_ field: String) -> [UInt8]? {
-        guard vips_image_get_typeof(pointer, field) != 0 else { return nil }
+        guard has(field) else { return nil }
         var data: UnsafeRawPointer?
         var length = 0
         guard vips_image_get_blob(pointer, field, &data, &length) == 0, let data else {
@@ -265,13 +272,16 @@ final class VipsResult {
         return value
     }
 
+    /// The blob output, copied once into Swift.
     func blob(_ argument: String) throws(DeriveError) -> [UInt8] {
+        var data: UnsafeRawPointer?
         var length = 0
-        guard let copy = dvips_get_blob_copy(operation, argument, &length) else {
+        guard let blob = dvips_get_blob(operation, argument, &data, &length) else {
             throw DeriveError(.encodeFailed, "\(name) produced no \(argument)")
         }
-        defer { free(copy) }
-        return [UInt8](UnsafeRawBufferPointer(start: copy, count: length))
+        defer { dvips_blob_unref(blob) }
+        guard let data else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: data, count: length))
     }
 }
 

@@ -83,11 +83,12 @@ enum VipsDecoder {
             // parsed twice.
             var metadata = inspection(of: loaded, format: facts.format)
             metadata.facts = facts
-            var image = try resized(loaded, to: target)
-            image = try sRGB(image)
+            var image = try sRGB(try resized(loaded, to: target)).removing(["orientation"])
             image = try image.inMemory()
-            image = try upright(image, orientation: facts.orientation)
-            return (try image.removing(["orientation"]), metadata)
+            // Turned once into memory, so each output reads plain pixels instead of turning them
+            // again; the unturned buffer is freed as soon as the turned one exists.
+            if facts.orientation != 1 { image = try upright(image, orientation: facts.orientation).inMemory() }
+            return (image, metadata)
         } catch {
             throw classify(error, stage: "decode")
         }
@@ -115,7 +116,7 @@ enum VipsDecoder {
     /// profile that cannot be used falls back to a plain colour-space conversion.
     static func sRGB(_ image: VImage) throws(DeriveError) -> VImage {
         let space = image.interpretation
-        let hasProfile = image.blob("icc-profile-data") != nil
+        let hasProfile = image.has("icc-profile-data")
         if hasProfile || space == "cmyk" {
             let transformed = try? VipsCall("icc_transform").image("in", image).string("output_profile", "srgb")
                 .bool("embedded", true).string("input_profile", space == "cmyk" ? "cmyk" : "srgb")

@@ -62,11 +62,16 @@ public struct VipsEngine: ImageEngine {
             // 3. Every output from the one decode.
             let runner = OperationRunner(engine: self, overlays: overlays, sourceFormat: format)
             var rendered: [RenderedOutput] = []
-            for output in plan.outputs {
-                if let search = output.breakpointSearch {
-                    rendered += try breakpoints(output, search: search, from: decoded, runner: runner)
-                } else {
-                    rendered.append(try self.output(output, from: decoded, runner: runner))
+            for (index, output) in plan.outputs.enumerated() {
+                do throws(DeriveError) {
+                    if let search = output.breakpointSearch {
+                        rendered += try breakpoints(output, search: search, from: decoded, runner: runner)
+                    } else {
+                        rendered.append(try self.output(output, from: decoded, runner: runner))
+                    }
+                } catch {
+                    // With several outputs, say which one failed.
+                    throw error.prefixed("outputs[\(index)] \(Quoted(output.name))")
                 }
             }
             return RenderResult(source: metadata, outputs: rendered, timings: timings)
@@ -121,44 +126,54 @@ public struct VipsEngine: ImageEngine {
             let image = try applied(operations, to: base, planned: planned, runner: runner)
             return try encoded(image, planned: planned, breakpointWidth: width, applyMilliseconds: baseTime + clock.lap())
         }
-        var chosen = [try render(min(search.maxWidth, base.width))]
+        // The search needs only each width's encoded size, once; the widths chosen are
+        // rendered in full, with their metadata.
+        var sizes: [Int: Int] = [:]
+        func bytes(_ width: Int) throws(DeriveError) -> Int {
+            if let known = sizes[width] { return known }
+            let (operations, _) = try runner.planned([.resize(Resize(mode: .limit, width: .pixels(width)))], on: base.frameSize)
+            let image = try applied(operations, to: base, planned: planned, runner: runner).inMemory()
+            let size = try VipsEncoder.encode(image, encoding: planned.encoding, animated: planned.keepsAnimation && image.pages > 1).data.count
+            sizes[width] = size
+            return size
+        }
+        let widest = try render(min(search.maxWidth, base.width))
+        sizes[widest.breakpointWidth ?? 0] = widest.metadata.bytes
+        var chosen = [widest]
         while chosen.count < search.maxCount {
             let previous = chosen[chosen.count - 1]
             let target = previous.metadata.bytes - search.bytes
-            guard target > 0, let previousWidth = previous.breakpointWidth, previousWidth > search.minWidth else { break }
-            let smallest = try render(search.minWidth)
-            guard smallest.metadata.bytes <= target else { break }
+            guard target > 0, let previousWidth = previous.breakpointWidth, previousWidth > search.minWidth,
+                  try bytes(search.minWidth) <= target else { break }
             var low = search.minWidth, high = previousWidth - 1
-            var best = smallest
             for _ in 0..<10 where low < high {
                 let middle = (low + high + 1) / 2
-                let candidate = try render(middle)
-                if candidate.metadata.bytes <= target {
-                    best = candidate
-                    low = middle
-                } else {
-                    high = middle - 1
-                }
+                if try bytes(middle) <= target { low = middle } else { high = middle - 1 }
             }
-            chosen.append(best)
+            chosen.append(try render(low))
         }
         return chosen.reversed()
     }
 
     /// Decodes an overlay source at the size its own chain needs, and applies that chain.
+    /// Its errors name the overlay, so they are not taken for the main source's.
     func decodeOverlay(_ source: SourceImage, chain: [Step]) throws(DeriveError) -> VImage {
-        let inspection = try inspect(source)
-        let output = CanonicalOutput(name: "overlay", chain: chain, encoding: EncodingSettings(OutputSettings()))
-        let plan: Plan
-        do {
-            plan = try planner.plan(ResolvedJob(source: source.location, outputs: [output], preset: nil), source: inspection.facts)
+        do throws(DeriveError) {
+            let inspection = try inspect(source)
+            let output = CanonicalOutput(name: "overlay", chain: chain, encoding: EncodingSettings(OutputSettings()))
+            let plan: Plan
+            do {
+                plan = try planner.plan(ResolvedJob(source: source.location, outputs: [output], preset: nil), source: inspection.facts)
+            } catch {
+                throw DeriveError(error)
+            }
+            return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> VImage in
+                let (decoded, _) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode)
+                let runner = OperationRunner(engine: self, overlays: NoOverlays(), sourceFormat: inspection.facts.format)
+                return try runner.run(plan.outputs[0].operations, on: decoded).0.standardised().inMemory()
+            }
         } catch {
-            throw DeriveError(.invalidJob, "overlay \(source.location): \(error.description)")
-        }
-        return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> VImage in
-            let (decoded, _) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode)
-            let runner = OperationRunner(engine: self, overlays: NoOverlays(), sourceFormat: inspection.facts.format)
-            return try runner.run(plan.outputs[0].operations, on: decoded).0.standardised().inMemory()
+            throw error.prefixed("overlay \(Quoted(Redacted.url(source.location), limit: 200))")
         }
     }
 

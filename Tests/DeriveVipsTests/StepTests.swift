@@ -109,6 +109,15 @@ import Testing
         #expect(changedInside > 100)
         #expect(Harness.pixel(logo, 10, 10) == Harness.pixel(Self.plain, 10, 10))
         #expect(throws: DeriveError.self) { try Self.pixels("l_nope/fl_layer_apply", overlays: loader) }
+        // An overlay that is not an image is named in the error, not taken for the source, and
+        // the failing output is named too.
+        try Data("not an image".utf8).write(to: folder.appendingPathComponent("brand/broken.png"))
+        do {
+            _ = try Self.pixels("l_brand:broken/fl_layer_apply", overlays: loader)
+            Issue.record("a broken overlay was accepted")
+        } catch let error as DeriveError {
+            #expect(error.detail.hasPrefix(#"outputs[0] "default": overlay ""#) && error.detail.contains("broken.png"), "\(error)")
+        }
 
         let text = try Self.pixels("l_text:DejaVu%20Sans_24_bold:HI,co_rgb:ff00ff/fl_layer_apply,g_north")
         var magenta = 0

@@ -22,7 +22,6 @@ int dvips_set_enum(VipsOperation *op, const char *name, const char *nick);
 int dvips_set_image(VipsOperation *op, const char *name, VipsImage *image);
 int dvips_set_images(VipsOperation *op, const char *name, VipsImage **images, int count);
 int dvips_set_doubles(VipsOperation *op, const char *name, const double *values, int count);
-int dvips_set_ints(VipsOperation *op, const char *name, const int *values, int count);
 /// The blob does not copy: the caller keeps `data` alive for as long as any image reads it.
 int dvips_set_blob(VipsOperation *op, const char *name, const void *data, size_t length);
 
@@ -35,8 +34,10 @@ int dvips_build(VipsOperation **op);
 VipsImage *dvips_get_image(VipsOperation *op, const char *name);
 int dvips_get_int(VipsOperation *op, const char *name, int *out);
 int dvips_get_double(VipsOperation *op, const char *name, double *out);
-/// Copies a blob output (such as a saver's "buffer") into malloc'd memory the caller frees.
-void *dvips_get_blob_copy(VipsOperation *op, const char *name, size_t *length);
+/* The blob output `name`: a new reference (or NULL), with its data and length. Release it
+   with dvips_blob_unref once the data is copied. */
+VipsBlob *dvips_get_blob(VipsOperation *op, const char *name, const void **data, size_t *length);
+void dvips_blob_unref(VipsBlob *blob);
 
 void dvips_unref(void *object);
 
@@ -46,7 +47,6 @@ char *dvips_error_copy(void);
 /// Sets/gets metadata on an image (GValue plumbing in C).
 void dvips_image_set_int(VipsImage *image, const char *name, int value);
 void dvips_image_set_ints(VipsImage *image, const char *name, const int *values, int count);
-int dvips_image_get_ints(VipsImage *image, const char *name, int *values, int capacity);
 /// A string field as text (libvips formats EXIF fields as "value (description)").
 char *dvips_image_get_as_string(VipsImage *image, const char *name);
 /// The names of every metadata field, NULL-terminated; free with g_strfreev.

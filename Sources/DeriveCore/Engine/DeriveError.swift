@@ -51,4 +51,12 @@ public struct DeriveError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(code.rawValue): \(detail)" }
+
+    /// The same error, its detail saying which part of the job it came from
+    /// (`outputs[1] "card": …`, `overlay "logo.png": …`).
+    public func prefixed(_ context: String) -> DeriveError {
+        var copy = self
+        copy.detail = "\(context): \(detail)"
+        return copy
+    }
 }
