@@ -163,5 +163,9 @@ func identity(_ input: String) throws -> String {
         #expect(presets[2].outputs[0].name == "card" && presets[2].outputs[0].settings.format == .avif)
         #expect(presets[3].outputs.map(\.name) == ["s", "l"])
         #expect(throws: ValidationError.self) { try PresetFile.parse(#"{"bad name!": "w_1"}"#) }
+        #expect(throws: ValidationError(location: #"preset "set" source"#,
+                                        reason: "a preset holds outputs only; the job names its source and preset")) {
+            try PresetFile.parse(#"{"set": {"source": "/a.jpg", "outputs": [{"name": "s", "chain": []}]}}"#)
+        }
     }
 }

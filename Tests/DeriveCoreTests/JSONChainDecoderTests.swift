@@ -89,6 +89,8 @@ import Testing
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [], "strip": "yes"}]}"#, #"outputs[0].strip: expected true or false, got string "yes""#),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": "f_webp", "format": "avif"}]}"#,
          "outputs[0].format: contradicts the chain string, which sets f differently"),
+        (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": "q_0"}]}"#, "outputs[0].chain: q must be between 1 and 100, got 0"),
+        (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": "f_jpg", "lossless": true}]}"#, "outputs[0].lossless: jpeg has no lossless mode; lossless applies to webp, avif and jxl"),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": "e_sepai"}]}"#,
          #"outputs[0].chain component 0 ("e_sepai"): unknown effect "sepai"; did you mean "sepia"?"#),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"blurr": 10}]}]}"#, #"outputs[0].chain[0].blurr: unknown step; did you mean "blur"?"#),

@@ -47,16 +47,7 @@ enum Normalizer {
             r.x = nil
             r.y = nil
         } else {
-            if r.gravity == nil {
-                if r.mode == .thumb || r.mode == .auto {
-                    r.gravity = .smart(.auto)
-                } else if r.x != nil || r.y != nil {
-                    // x/y without a gravity measure from the top-left corner, as with c_crop.
-                    r.gravity = .compass(.northWest)
-                } else {
-                    r.gravity = .center
-                }
-            }
+            r.gravity = r.gravity ?? r.mode.defaultGravity(hasOffsets: r.x != nil || r.y != nil)
             if case .compass = r.gravity {
                 r.x = zeroed(r.x ?? .pixels(0))
                 r.y = zeroed(r.y ?? .pixels(0))

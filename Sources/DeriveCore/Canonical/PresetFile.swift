@@ -21,10 +21,12 @@ public enum PresetFile {
                 switch member.value {
                 case .string(let transformation):
                     outputs = [try TransformationInput.output(named: name, transformation: transformation, limits: limits)]
-                case .object(let fields) where fields.contains(where: { $0.key == "outputs" }) && fields.count == 1:
-                    outputs = try decoder.decodeOutputs(member.value["outputs"]!, at: JSONPath.root.appending(name).appending("outputs"))
                 default:
                     let job = try decoder.decodeDocument(member.value)
+                    if job.source != nil || job.preset != nil {
+                        throw ValidationError(location: job.source != nil ? "source" : "preset",
+                                              reason: "a preset holds outputs only; the job names its source and preset")
+                    }
                     outputs = job.outputs.map { output in
                         var renamed = output
                         if renamed.name == "default" { renamed.name = name }

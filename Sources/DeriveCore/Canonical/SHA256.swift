@@ -71,10 +71,7 @@ public struct SHA256: Sendable {
     }
 
     public mutating func finalizeHex() -> String {
-        finalize().map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
-        }.joined()
+        Hex.string(finalize())
     }
 
     /// One 64-byte block; the message schedule lives on the stack and nothing is allocated.

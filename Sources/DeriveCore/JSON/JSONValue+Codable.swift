@@ -75,8 +75,7 @@ extension JobSpec: Codable {
 
 extension OutputSpec: Codable {
     public init(from decoder: any Decoder) throws {
-        let outputs = try JSONChainDecoder().decodeOutputs(.array([JSONValue(from: decoder)]))
-        self = outputs[0]
+        self = try JSONChainDecoder().decodeOutput(JSONValue(from: decoder))
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -28,9 +28,7 @@ public struct Color: Sendable, Hashable, CustomStringConvertible {
 
     /// `#rrggbb` or `#rrggbbaa`.
     public var hex: String {
-        var text = "#" + Self.hexByte(red) + Self.hexByte(green) + Self.hexByte(blue)
-        if !isOpaque { text += Self.hexByte(alpha) }
-        return text
+        "#" + Hex.string(isOpaque ? [red, green, blue] : [red, green, blue, alpha])
     }
 
     /// Cloudinary's spelling, `rgb:rrggbb[aa]`.
@@ -66,10 +64,5 @@ public struct Color: Sendable, Hashable, CustomStringConvertible {
                          blue: values[4] << 4 | values[5], alpha: values[6] << 4 | values[7])
         default: return nil
         }
-    }
-
-    private static func hexByte(_ byte: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
     }
 }

@@ -8,11 +8,6 @@ public enum Gravity: Sendable, Hashable {
 
     public static let center = Gravity.compass(.center)
 
-    public var isContentAware: Bool {
-        if case .smart = self { return true }
-        return false
-    }
-
     /// The spelling shared by JSON and Cloudinary (`north_east`, `auto`); a focus point is
     /// written as an object in JSON and as `g_xy_center,x_…,y_…` in strings.
     public var token: String? {

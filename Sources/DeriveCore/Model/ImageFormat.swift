@@ -40,7 +40,6 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     public var isConcrete: Bool { self != .auto && self != .original }
     public var supportsAlpha: Bool { self != .jpeg }
     public var canAnimate: Bool { self == .gif || self == .webp }
-    public var hasLossyQuality: Bool { [.jpeg, .webp, .avif, .jxl, .tiff].contains(self) }
     public var supportsLossless: Bool { [.webp, .avif, .jxl].contains(self) }
     public var supportsProgressive: Bool { [.jpeg, .png, .gif].contains(self) }
     public var supportsChromaSubsampling: Bool { [.jpeg, .avif].contains(self) }

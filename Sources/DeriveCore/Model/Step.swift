@@ -43,6 +43,13 @@ public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
     /// Modes that place the scaled image on a canvas and so take a gravity, offsets and a background.
     public var pads: Bool { [.pad, .lpad, .mpad].contains(self) }
     public var takesGravity: Bool { crops || pads }
+
+    /// The gravity a step of this mode gets when it names none: content-aware for `thumb` and
+    /// `auto`, the top-left corner when offsets are given (as with `c_crop`), else the centre.
+    public func defaultGravity(hasOffsets: Bool) -> Gravity {
+        if self == .thumb || self == .auto { return .smart(.auto) }
+        return hasOffsets ? .compass(.northWest) : .center
+    }
 }
 
 /// `c_*, w_, h_, ar_, g_, x_, y_, dpr_` (and `b_` with the pad modes).

@@ -96,8 +96,8 @@ private struct Run {
             let key = String(token[..<underscore])
             let value = String(token[token.index(after: underscore)...])
             guard CloudinaryParser.keys.contains(key) else {
-                let hint = Suggest.hint(for: key, among: CloudinaryParser.keys)
-                fail(component, "unknown parameter \(Quoted(key + "_"))\(hint.isEmpty ? "; supported: \(CloudinaryParser.keys.map { $0 + "_" }.joined(separator: ", "))" : hint)")
+                let supported = "; supported: " + CloudinaryParser.keys.map { $0 + "_" }.joined(separator: ", ")
+                fail(component, "unknown parameter \(Quoted(key + "_"))" + Suggest.hint(for: key, among: CloudinaryParser.keys, else: supported))
                 continue
             }
             if key == "fl" {
@@ -105,8 +105,8 @@ private struct Run {
                     if CloudinaryParser.flags.contains(flag) {
                         component.flags.append(flag)
                     } else {
-                        let hint = Suggest.hint(for: flag, among: CloudinaryParser.flags)
-                        fail(component, "unknown flag \(Quoted(flag))\(hint.isEmpty ? "; supported: \(CloudinaryParser.flags.joined(separator: ", "))" : hint)")
+                        let supported = "; supported: " + CloudinaryParser.flags.joined(separator: ", ")
+                        fail(component, "unknown flag \(Quoted(flag))" + Suggest.hint(for: flag, among: CloudinaryParser.flags, else: supported))
                     }
                 }
                 continue
@@ -358,8 +358,8 @@ private struct Run {
             if let format = OutputFormat.parse(f) {
                 found.format = format
             } else {
-                let hint = Suggest.hint(for: f, among: OutputFormat.spellings)
-                fail(c, "unknown format \(Quoted(f))\(hint.isEmpty ? "; supported: \(OutputFormat.spellings.joined(separator: ", "))" : hint)")
+                let supported = "; supported: " + OutputFormat.spellings.joined(separator: ", ")
+                fail(c, "unknown format \(Quoted(f))" + Suggest.hint(for: f, among: OutputFormat.spellings, else: supported))
             }
         }
         if let q = p.removeValue(forKey: "q") {
@@ -413,8 +413,8 @@ private struct Run {
         var r = Resize()
         if let mode = p.removeValue(forKey: "c") {
             guard let parsed = ResizeMode(rawValue: mode) else {
-                let hint = Suggest.hint(for: mode, among: ResizeMode.allCases.map(\.rawValue))
-                fail(c, "unknown crop mode \(Quoted(mode))\(hint.isEmpty ? "; supported: \(ResizeMode.allCases.map(\.rawValue).joined(separator: ", "))" : hint)")
+                let modes = ResizeMode.allCases.map(\.rawValue)
+                fail(c, "unknown crop mode \(Quoted(mode))" + Suggest.hint(for: mode, among: modes, else: "; supported: " + modes.joined(separator: ", ")))
                 return nil
             }
             r.mode = parsed
@@ -476,8 +476,7 @@ private struct Run {
 
     mutating func color(_ text: String, param: String, in c: Component) -> Color? {
         if let color = Color.parse(text) { return color }
-        let hint = Suggest.hint(for: text, among: Color.allNames)
-        fail(c, "unknown colour \(Quoted(text)) in \(param)_\(hint.isEmpty ? "; use a CSS name or rgb:rrggbb[aa]" : hint)")
+        fail(c, "unknown colour \(Quoted(text)) in \(param)_" + Suggest.hint(for: text, among: Color.allNames, else: "; use a CSS name or rgb:rrggbb[aa]"))
         return nil
     }
 
@@ -563,8 +562,8 @@ private struct Run {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         let name = parts[0]
         guard let kind = Effect.Kind(rawValue: name) else {
-            let hint = Suggest.hint(for: name, among: CloudinaryParser.effectNames)
-            fail(c, "unknown effect \(Quoted(name))\(hint.isEmpty ? "; supported: \(CloudinaryParser.effectNames.joined(separator: ", "))" : hint)")
+            let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
+            fail(c, "unknown effect \(Quoted(name))" + Suggest.hint(for: name, among: CloudinaryParser.effectNames, else: supported))
             return nil
         }
         let args = Array(parts.dropFirst())

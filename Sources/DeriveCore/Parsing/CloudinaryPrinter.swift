@@ -74,7 +74,9 @@ public enum CloudinaryPrinter {
             // Offsets without a gravity would read as top-left offsets, so a gravity is written
             // whenever offsets are, even the default one.
             let offsets = [("x", r.x), ("y", r.y)].compactMap { name, d in d.flatMap { $0 == .pixels(0) ? nil : "\(name)_" + $0.cloudinaryText } }
-            if gravity != defaultGravity(r.mode) || !offsets.isEmpty, let token = gravity.token { p.append("g_" + token) }
+            if gravity != r.mode.defaultGravity(hasOffsets: false) || !offsets.isEmpty, let token = gravity.token {
+                p.append("g_" + token)
+            }
             p += offsets
         case nil:
             if let x = r.x { p.append("x_" + x.cloudinaryText) }
@@ -83,14 +85,6 @@ public enum CloudinaryPrinter {
         if let dpr = r.dpr, dpr != 1 { p.append("dpr_" + Decimal6.string(dpr)) }
         if let b = r.background, b != .transparent { p.append("b_" + color(b)) }
         return p.joined(separator: ",")
-    }
-
-    /// The gravity a mode gets when neither a gravity nor offsets are written.
-    static func defaultGravity(_ mode: ResizeMode) -> Gravity? {
-        switch mode {
-        case .thumb, .auto: .smart(.auto)
-        default: mode.takesGravity ? .center : nil
-        }
     }
 
     static func effect(_ e: Effect) -> String {

@@ -2,18 +2,9 @@
 /// reason (with the path) instead of failing on the first surprise.
 final class IssueCollector {
     private(set) var issues: [ValidationIssue] = []
-    let limits: ChainLimits
-
-    init(limits: ChainLimits) {
-        self.limits = limits
-    }
 
     func add(_ path: JSONPath, _ reason: String) {
         issues.append(ValidationIssue(location: path.description, reason: reason))
-    }
-
-    func add(location: String, _ reason: String) {
-        issues.append(ValidationIssue(location: location, reason: reason))
     }
 
     func add(_ path: JSONPath, _ fieldIssues: [FieldIssue]) {
@@ -39,10 +30,8 @@ final class IssueCollector {
             if allowed.contains(member.key) {
                 result[member.key] = member.value
             } else {
-                let hint = Suggest.hint(for: member.key, among: allowed)
-                add(path.appending(member.key), hint.isEmpty
-                    ? "unknown key; expected one of \(allowed.joined(separator: ", "))"
-                    : "unknown key\(hint)")
+                let expected = "; expected one of " + allowed.joined(separator: ", ")
+                add(path.appending(member.key), "unknown key" + Suggest.hint(for: member.key, among: allowed, else: expected))
             }
         }
         return result
@@ -91,8 +80,8 @@ final class IssueCollector {
     func keyword<T>(_ value: JSONValue?, at path: JSONPath, what: String, spellings: [String], parse: (String) -> T?) -> T? {
         guard let text = string(value, at: path) else { return nil }
         if let parsed = parse(text) { return parsed }
-        let hint = Suggest.hint(for: text, among: spellings)
-        add(path, "unknown \(what) \(Quoted(text))\(hint.isEmpty ? "; expected one of \(spellings.joined(separator: ", "))" : hint)")
+        let expected = "; expected one of " + spellings.joined(separator: ", ")
+        add(path, "unknown \(what) \(Quoted(text))" + Suggest.hint(for: text, among: spellings, else: expected))
         return nil
     }
 
@@ -119,8 +108,7 @@ final class IssueCollector {
     func color(_ value: JSONValue?, at path: JSONPath) -> Color? {
         guard let text = string(value, at: path) else { return nil }
         if let color = Color.parse(text) { return color }
-        let hint = Suggest.hint(for: text, among: Color.allNames)
-        add(path, "unknown colour \(Quoted(text))\(hint.isEmpty ? "; use a CSS name, #rrggbb[aa] or rgb:rrggbb[aa]" : hint)")
+        add(path, "unknown colour \(Quoted(text))" + Suggest.hint(for: text, among: Color.allNames, else: "; use a CSS name, #rrggbb[aa] or rgb:rrggbb[aa]"))
         return nil
     }
 

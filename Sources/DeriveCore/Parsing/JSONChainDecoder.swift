@@ -24,7 +24,7 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public func decodeJob(_ value: JSONValue) throws(ValidationError) -> JobSpec {
-        let log = IssueCollector(limits: limits)
+        let log = IssueCollector()
         let job = readJob(value, log: log, requireSource: true)
         if let job, log.isEmpty { return job }
         throw ValidationError(log.issues)
@@ -33,13 +33,13 @@ public struct JSONChainDecoder: Sendable {
     /// Decodes whatever a person may hand to `derive explain`: a job, `{"outputs": [...]}`, a
     /// single output object, or a bare chain array. Outputs without a name are called `default`.
     public func decodeDocument(_ value: JSONValue) throws(ValidationError) -> JobSpec {
-        let log = IssueCollector(limits: limits)
+        let log = IssueCollector()
         var job: JobSpec?
         switch value {
         case .array:
             let chain = readChain(value, at: .root, log: log, depth: 0)
             job = JobSpec(source: nil, outputs: [OutputSpec(name: "default", chain: chain)])
-        case .object(let members) where members.contains(where: { ["source", "outputs", "preset", "version", "$schema"].contains($0.key) }):
+        case .object(let members) where members.contains(where: { Self.jobKeys.contains($0.key) }):
             job = readJob(value, log: log, requireSource: false)
         case .object:
             if let output = readOutput(value, at: .root, log: log, defaultName: "default") {
@@ -52,9 +52,17 @@ public struct JSONChainDecoder: Sendable {
         throw ValidationError(log.issues)
     }
 
-    public func decodeOutputs(_ value: JSONValue, at path: JSONPath = .root) throws(ValidationError) -> [OutputSpec] {
-        let log = IssueCollector(limits: limits)
-        let outputs = readOutputs(value, at: path, log: log)
+    /// One output object; its name is required.
+    public func decodeOutput(_ value: JSONValue) throws(ValidationError) -> OutputSpec {
+        let log = IssueCollector()
+        let output = readOutput(value, at: .root, log: log, defaultName: nil)
+        if let output, log.isEmpty { return output }
+        throw ValidationError(log.issues)
+    }
+
+    public func decodeOutputs(_ value: JSONValue) throws(ValidationError) -> [OutputSpec] {
+        let log = IssueCollector()
+        let outputs = readOutputs(value, at: .root, log: log)
         if log.isEmpty { return outputs }
         throw ValidationError(log.issues)
     }
@@ -146,6 +154,7 @@ public struct JSONChainDecoder: Sendable {
         var settings = readSettings(fields, at: path, log: log)
         var chain: [Step] = []
         let chainPath = path.appending("chain")
+        var chainIsString = false
         switch fields["chain"] {
         case nil:
             log.add(chainPath, "is required: a list of steps or a transformation string (use [] to only re-encode)")
@@ -153,11 +162,21 @@ public struct JSONChainDecoder: Sendable {
             let parsed = CloudinaryParser(limits: limits).parse(text, location: chainPath.description)
             log.append(parsed.issues)
             chain = parsed.steps
+            chainIsString = true
             settings = merge(settings, parsed.settings, at: path, log: log)
         case let value?:
             chain = readChain(value, at: chainPath, log: log, depth: 0)
         }
-        log.add(path, StepRules.settingsIssues(settings, limits: limits))
+        // A setting the output object does not have came from the chain string: it is reported
+        // there, under the name it has in the string.
+        for issue in StepRules.settingsIssues(settings, limits: limits) {
+            let key = String(issue.field.prefix(while: { $0 != "." }))
+            if chainIsString && fields[key] == nil {
+                log.append([issue.inString(at: chainPath.description)])
+            } else {
+                log.add(path.appending(field: issue.field), issue.reason)
+            }
+        }
         return name.map { OutputSpec(name: $0, chain: chain, settings: settings) }
     }
 
@@ -291,8 +310,8 @@ public struct JSONChainDecoder: Sendable {
         case "preset":
             return log.string(body, at: bodyPath).map(Step.preset)
         default:
-            let hint = Suggest.hint(for: key, among: Self.stepKeys)
-            log.add(bodyPath, "unknown step\(hint.isEmpty ? "; expected one of \(Self.stepKeys.joined(separator: ", "))" : hint)")
+            let expected = "; expected one of " + Self.stepKeys.joined(separator: ", ")
+            log.add(bodyPath, "unknown step" + Suggest.hint(for: key, among: Self.stepKeys, else: expected))
             return nil
         }
     }

@@ -13,10 +13,7 @@ public enum TransformationInput {
     /// One output from a Cloudinary string, with settings checked under their parameter names.
     public static func output(named name: String, transformation: String, limits: ChainLimits = .default) throws(ValidationError) -> OutputSpec {
         let parsed = CloudinaryParser(limits: limits).parse(transformation)
-        var issues = parsed.issues
-        for issue in StepRules.settingsIssues(parsed.settings, limits: limits) {
-            issues.append(ValidationIssue(location: "chain", reason: "\(CloudinaryNames.setting(issue.field)) \(issue.reason)"))
-        }
+        let issues = parsed.issues + StepRules.settingsIssues(parsed.settings, limits: limits).map { $0.inString(at: "chain") }
         if !issues.isEmpty { throw ValidationError(issues) }
         return OutputSpec(name: name, chain: parsed.steps, settings: parsed.settings)
     }

@@ -170,7 +170,7 @@ public enum ResizeGeometry {
     /// Positions a crop window inside the scaled image according to the step's gravity.
     static func place(_ window: Size, in image: Size, r: Resize, scale: Double) -> ResizeLayout.Window? {
         if window == image { return nil }
-        switch r.gravity ?? defaultGravity(r.mode, hasOffsets: r.x != nil || r.y != nil) {
+        switch r.gravity ?? r.mode.defaultGravity(hasOffsets: r.x != nil || r.y != nil) {
         case .smart(let strategy):
             return .smart(window, strategy)
         case .focus(let fx, let fy):
@@ -184,11 +184,6 @@ public enum ResizeGeometry {
             let origin = Placement.origin(inner: window, outer: image, gravity: c, x: r.x, y: r.y)
             return .rect(Rect(x: origin.x, y: origin.y, width: window.width, height: window.height))
         }
-    }
-
-    static func defaultGravity(_ mode: ResizeMode, hasOffsets: Bool) -> Gravity {
-        if mode == .thumb || mode == .auto { return .smart(.auto) }
-        return hasOffsets ? .compass(.northWest) : .center
     }
 
     static func compass(_ gravity: Gravity?) -> Compass {

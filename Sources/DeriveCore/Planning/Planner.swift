@@ -85,12 +85,14 @@ public struct Planner: Sendable {
             ? OutputFormat.original(for: source.format, hasAlpha: source.hasAlpha) : output.encoding.format
         let encoding = format.isConcrete ? output.encoding.resolved(to: format) : { var e = output.encoding; e.format = format; return e }()
         let keepsAnimation = source.isAnimated && output.encoding.frame == nil && (format.canAnimate || format == .auto)
+        // A hash of the canonical output, the same for every breakpoint width.
+        let identity = output.identity
 
         func planned(_ steps: [Step], breakpoint: Int?) -> PlannedOutput? {
             let before = issues.count
             let walk = self.walk(steps, from: start, sourceFormat: source.format, location: label, issues: &issues)
             guard issues.count == before else { return nil }
-            return PlannedOutput(name: output.name, identity: output.identity, breakpointWidth: breakpoint, size: walk.size,
+            return PlannedOutput(name: output.name, identity: identity, breakpointWidth: breakpoint, size: walk.size,
                                  operations: prefix + walk.operations, encoding: encoding, keepsAnimation: keepsAnimation,
                                  breakpointSearch: nil, canonical: output)
         }

@@ -146,9 +146,8 @@ public enum ImageSniffer {
             }
             let isFrame = (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker)
             if isFrame {
-                guard let height = b.u16be(segment + 1), let width = b.u16be(segment + 3), let components = b.u8(segment + 5),
+                guard let height = b.u16be(segment + 1), let width = b.u16be(segment + 3), b.u8(segment + 5) != nil,
                       width > 0, height > 0 else { return nil }
-                _ = components
                 return SourceFacts(format: .jpeg, width: width, height: height, orientation: orientation)
             }
             offset += length

@@ -60,7 +60,7 @@ public struct FetchSettings: Sendable {
     /// {"basic": {"user": "u", "password": "p"}, "headers": {"X-Key": "v"}}}`.
     public static func hosts(json text: String) throws(ValidationError) -> [String: HostCredentials] {
         let value = try JSONChainDecoder.parse(text)
-        let log = IssueCollector(limits: .default)
+        let log = IssueCollector()
         var hosts: [String: HostCredentials] = [:]
         guard let entries = log.object(value, at: .root, allowed: [String](Self.jsonKeys(value))) else { throw ValidationError(log.issues) }
         for (host, entry) in entries {

@@ -79,6 +79,12 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 struct FieldIssue: Sendable, Hashable {
     var field: String
     var reason: String
+
+    /// The issue of a setting written in a transformation string at `location`, named as it is
+    /// written there (`q_` rather than `quality`).
+    func inString(at location: String) -> ValidationIssue {
+        ValidationIssue(location: location, reason: "\(CloudinaryNames.setting(field)) \(reason)")
+    }
 }
 
 /// "did you mean" hints for misspelt keys and values.
@@ -86,6 +92,13 @@ enum Suggest {
     static func hint(for word: String, among candidates: [String]) -> String {
         guard let best = nearest(to: word, among: candidates) else { return "" }
         return "; did you mean \(Quoted(best))?"
+    }
+
+    /// The "did you mean" hint, or when no candidate is close, `fallback` (a list of what is
+    /// supported, or how to write it).
+    static func hint(for word: String, among candidates: [String], else fallback: String) -> String {
+        let hint = hint(for: word, among: candidates)
+        return hint.isEmpty ? fallback : hint
     }
 
     static func nearest(to word: String, among candidates: [String]) -> String? {
