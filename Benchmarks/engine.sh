@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib.sh
 ensure_swift
-ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" libvips-tools imagemagick python3-pip
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" libvips-tools imagemagick python3-pip time
 ensure_python_modules PIL=pillow
 
 repeats="${1:-5}"

@@ -16,7 +16,7 @@ repeats=${2:-3}
 
 ensure_swift
 ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip
-ensure_python_modules pgqueuer=pgqueuer asyncpg=asyncpg uvloop=uvloop
+ensure_python_modules pgqueuer=pgqueuer==1.6.0 asyncpg=asyncpg uvloop=uvloop
 swift build -c release --product queue-drain > /dev/null
 drain_tool=.build/release/queue-drain
 

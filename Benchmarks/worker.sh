@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib.sh
 ensure_swift
-ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" time
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" time python3
 swift build -c release --product derive > /dev/null
 derive="$(swift build -c release --show-bin-path)/derive"
 photos="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}/photos"

@@ -27,7 +27,9 @@ ensure_python_modules() {
     done
     [ ${#missing[@]} -eq 0 ] && return 0
     echo "==> pip installing ${missing[*]}"
-    python3 -m pip install --quiet "${missing[@]}"
+    # Debian 12 marks its Python as externally managed; these are throwaway test and benchmark
+    # tools on a build machine, so they go into it anyway.
+    PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet "${missing[@]}"
 }
 
 # ensure_swift — Derive needs Swift 6; say so plainly when it is missing.

@@ -25,7 +25,7 @@ public final class Metrics: Sendable {
 
     private let state = Mutex(State())
     private let help: [String: (type: String, text: String)] = [
-        "derive_jobs_total": ("counter", "Jobs this worker finished, by outcome (completed, failed, retried, cancelled, released)."),
+        "derive_jobs_total": ("counter", "Jobs this worker finished, by outcome (completed, retried, failed, cancelled, stale, released)."),
         "derive_stage_seconds": ("histogram", "Time per job stage: fetch, header, plan, decode, metadata, apply, encode, store."),
         "derive_job_seconds": ("histogram", "Time per job, from claim to stored outputs."),
         "derive_queue_depth": ("gauge", "Jobs in the queue by queue and state, as last read."),
@@ -35,6 +35,8 @@ public final class Metrics: Sendable {
         "derive_slots": ("gauge", "Job slots."),
         "derive_slots_busy": ("gauge", "Job slots running a job."),
         "derive_database_errors_total": ("counter", "Calls to the database that failed."),
+        "derive_schedule_fires_total": ("counter", "Schedule fires this worker added, by schedule."),
+        "derive_superseded_deleted_total": ("counter", "Superseded outputs this worker deleted (DERIVE_SUPERSEDED_OUTPUTS=delete)."),
     ]
 
     public init() {}

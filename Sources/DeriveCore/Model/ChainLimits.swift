@@ -1,5 +1,5 @@
-/// Bounds on what a job may ask for. Every one has a safe default and can be changed by the
-/// operator (flags and `DERIVE_*` environment variables).
+/// Bounds on what a job may ask for. Deployments use `default`, so a chain one worker (or
+/// `derive submit`) accepts, every worker accepts; tests pass smaller limits to exercise them.
 public struct ChainLimits: Sendable, Hashable {
     /// Largest width or height of any output, and of any intermediate canvas.
     public var maxOutputDimension: Int
