@@ -33,7 +33,14 @@ public struct Configuration: Sendable {
                 env.fail("DERIVE_ALLOW_LOADERS", "unknown loader \(Quoted(name)); allowable: \(UntrustedLoader.allCases.map(\.rawValue).joined(separator: ", "))")
             }
         }
-        let engine = EngineSettings(concurrency: env.int("DERIVE_VIPS_CONCURRENCY", 0), allowedLoaders: loaders, sourceLimits: limits)
+        var faces = FaceDetectionSettings(enabled: env.bool("DERIVE_FACE_DETECTION", true),
+                                          shortSide: env.int("DERIVE_FACE_DETECTION_SIZE", FaceDetectionSettings.defaultShortSide))
+        if !(200...4000).contains(faces.shortSide) {
+            env.fail("DERIVE_FACE_DETECTION_SIZE", "must be 200–4000 pixels, got \(faces.shortSide)")
+            faces.shortSide = FaceDetectionSettings.defaultShortSide
+        }
+        let engine = EngineSettings(concurrency: env.int("DERIVE_VIPS_CONCURRENCY", 0), allowedLoaders: loaders, sourceLimits: limits,
+                                    faces: faces)
 
         let store = Self.store(env, workingDirectory: workingDirectory)
         var s3 = Self.s3(env)

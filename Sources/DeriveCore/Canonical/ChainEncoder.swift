@@ -79,6 +79,7 @@ public enum ChainEncoder {
             add("y", r.y?.json)
             add("dpr", r.dpr.map(JSONValue.decimal))
             add("background", r.background.map { .string($0.hex) })
+            add("zoom", r.zoom.map(JSONValue.decimal))
         case .rotate(let r):
             add("angle", .decimal(r.angle))
             switch (r.horizontalFlip, r.verticalFlip) {
@@ -123,6 +124,7 @@ public enum ChainEncoder {
             add("gravity", o.gravity.map(json))
             add("x", o.x?.json)
             add("y", o.y?.json)
+            if o.regionRelative { add("regionRelative", .bool(true)) }
         case .validate(let c):
             add("minWidth", c.minWidth.map(JSONValue.int))
             add("maxWidth", c.maxWidth.map(JSONValue.int))

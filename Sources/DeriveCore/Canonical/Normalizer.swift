@@ -33,7 +33,8 @@ enum Normalizer {
     static func normalize(_ input: Resize) -> Resize {
         var r = input
         let oneDimension = (r.width == nil) != (r.height == nil) && r.aspectRatio == nil
-        if oneDimension {
+        if r.zoom == 1 { r.zoom = nil }
+        if oneDimension && !FaceGeometry.cutsAroundFaces(r) {
             switch r.mode {
             case .fill, .thumb, .auto: r.mode = .scale
             case .lfill, .lpad: r.mode = .limit

@@ -11,14 +11,18 @@ public struct EngineSettings: Sendable, Hashable {
     /// (BMP and other ImageMagick formats).
     public var allowedLoaders: Set<UntrustedLoader>
     public var sourceLimits: SourceLimits
+    /// Whether and at what size faces are looked for.
+    public var faces: FaceDetectionSettings
 
     public init(concurrency: Int = 0, cacheMaxOperations: Int = 0, cacheMaxMemory: Int = 0,
-                allowedLoaders: Set<UntrustedLoader> = [], sourceLimits: SourceLimits = .default) {
+                allowedLoaders: Set<UntrustedLoader> = [], sourceLimits: SourceLimits = .default,
+                faces: FaceDetectionSettings = FaceDetectionSettings()) {
         self.concurrency = concurrency
         self.cacheMaxOperations = cacheMaxOperations
         self.cacheMaxMemory = cacheMaxMemory
         self.allowedLoaders = allowedLoaders
         self.sourceLimits = sourceLimits
+        self.faces = faces
     }
 }
 

@@ -66,6 +66,8 @@ public struct StageTimings: Sendable, Hashable {
     public var plan: Double = 0
     public var decode: Double = 0
     public var metadata: Double = 0
+    /// Finding faces (0 when no output needed them).
+    public var faces: Double = 0
     public var store: Double = 0
 
     public init() {}
@@ -93,6 +95,9 @@ public struct SourceMetadata: Sendable, Hashable {
     /// 64-bit difference hash of the upright image, as 16 hex digits: near-identical images
     /// differ in few bits.
     public var perceptualHash: String
+    /// The faces found, in upright source pixels; nil when no output needed them (or detection
+    /// is off).
+    public var faces: FaceFindings?
 
     public init(location: String, sha256: String, bytes: Int, inspection: SourceInspection, perceptualHash: String) {
         self.location = location
@@ -138,6 +143,8 @@ public struct OutputMetadata: Sendable, Hashable {
     /// Milliseconds applying operations and encoding.
     public var applyMilliseconds: Double
     public var encodeMilliseconds: Double
+    /// The content-aware crops the output's chain took, in order: which window and why.
+    public var crops: [CropDecision] = []
 
     public init(format: OutputFormat, width: Int, height: Int, bytes: Int, sha256: String, frames: Int, hasAlpha: Bool,
                 quality: Int?, choices: [String], blurhash: String, dominantColor: String, applyMilliseconds: Double,

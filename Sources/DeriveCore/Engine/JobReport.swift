@@ -40,6 +40,7 @@ public struct JobReport: Sendable {
             JSONMember(key: "perceptualHash", value: .string(source.perceptualHash)),
         ]
         sourceMembers.append(JSONMember(key: "decode", value: plan.decode.json))
+        if let faces = source.faces { sourceMembers.append(JSONMember(key: "faces", value: faces.json)) }
         if let fetched {
             sourceMembers.append(JSONMember(key: "fetch", value: .object([
                 "origin": .string(fetched.origin.rawValue), "transferredBytes": .int(fetched.transferredBytes),
@@ -66,6 +67,7 @@ public struct JobReport: Sendable {
                 JSONMember(key: "blurhash", value: .string(m.blurhash)),
                 JSONMember(key: "dominantColor", value: .string(m.dominantColor)),
                 JSONMember(key: "identity", value: .string(output.identity)),
+                JSONMember(key: "crops", value: .array(m.crops.map(\.json))),
                 JSONMember(key: "transformation", value: (planned.flatMap { try? CloudinaryPrinter.string(for: $0.canonical) }).map(JSONValue.string) ?? .null),
                 JSONMember(key: "timings", value: .object(["apply": .decimal(rounded(m.applyMilliseconds)), "encode": .decimal(rounded(m.encodeMilliseconds))])),
             ]
@@ -77,6 +79,7 @@ public struct JobReport: Sendable {
             "timings": .object([
                 "fetch": .decimal(rounded(timings.fetch)), "header": .decimal(rounded(timings.header)), "plan": .decimal(rounded(timings.plan)),
                 "decode": .decimal(rounded(result.timings.decode)), "metadata": .decimal(rounded(result.timings.metadata)),
+                "faces": .decimal(rounded(result.timings.faces)),
                 "store": .decimal(rounded(timings.store)), "total": .decimal(rounded(totalMilliseconds)),
             ]),
         ])

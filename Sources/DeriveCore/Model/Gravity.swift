@@ -1,7 +1,8 @@
 /// Where a crop window, a padded image or an overlay is anchored.
 public enum Gravity: Sendable, Hashable {
     case compass(Compass)
-    /// Content-aware: libvips attention (`auto`) or entropy; resolved by the engine on pixels.
+    /// Content-aware: faces, libvips attention (`auto`, which keeps faces too) or entropy;
+    /// resolved by the engine on the pixels.
     case smart(SmartCrop)
     /// A focal point in the image the step receives: fractions (0...1) or pixels.
     case focus(x: Length, y: Length)
@@ -21,18 +22,26 @@ public enum Gravity: Sendable, Hashable {
     static func parseToken(_ token: String) -> Gravity? {
         if let compass = Compass(rawValue: token) { return .compass(compass) }
         if let smart = SmartCrop(rawValue: token) { return .smart(smart) }
+        // Cloudinary's "auto, giving priority to faces" is what faces:auto does.
+        if token == "auto:faces" { return .smart(.facesAuto) }
         return nil
+    }
+
+    /// Whether the engine must find faces to resolve this gravity.
+    public var needsFaces: Bool {
+        if case .smart(let s) = self { return s.needsFaces }
+        return false
     }
 
     /// Every gravity token Derive supports, for error messages.
     static let supportedTokens: [String] = Compass.allCases.map(\.rawValue) + SmartCrop.allCases.map(\.rawValue)
 
-    /// Cloudinary gravities that need a detector Derive does not have.
+    /// Cloudinary gravities that need an object, text or body detector (or an add-on) that
+    /// Derive does not have. Faces it has.
     static func isDetectorGravity(_ token: String) -> Bool {
         let lower = token.lowercased()
-        return lower.hasPrefix("face") || lower.hasPrefix("auto:") || lower.hasPrefix("adv_")
-            || lower.hasPrefix("ocr") || lower == "custom" || lower.hasPrefix("custom:") || lower.contains("face")
-            || lower == "body" || lower == "subject" || lower == "liquid"
+        return lower.hasPrefix("auto:") || lower.hasPrefix("adv_") || lower.hasPrefix("ocr") || lower == "custom"
+            || lower.hasPrefix("custom:") || lower.contains("face") || lower == "body" || lower == "subject" || lower == "liquid"
     }
 }
 
@@ -67,8 +76,47 @@ public enum Compass: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// Content-aware crop strategies libvips provides (`vips_smartcrop`).
+/// Content-aware gravities, decided by the engine on the pixels: libvips' attention and
+/// entropy strategies (`vips_smartcrop`), and Cloudinary's face gravities. `face` is the largest
+/// face and `faces` the box around all of them; the suffix says what happens when there is no
+/// face: the centre (also for the plain forms) or `auto`.
 public enum SmartCrop: String, Sendable, Hashable, CaseIterable {
+    /// Attention: keeps every face that fits, then chooses the rest by saliency.
     case auto
     case entropy
+    case face
+    case faces
+    case faceCenter = "face:center"
+    case facesCenter = "faces:center"
+    case faceAuto = "face:auto"
+    case facesAuto = "faces:auto"
+
+    /// Which faces a face gravity targets; nil for attention and entropy.
+    public var faceTarget: FaceTarget? {
+        switch self {
+        case .face, .faceCenter, .faceAuto: .largest
+        case .faces, .facesCenter, .facesAuto: .all
+        case .auto, .entropy: nil
+        }
+    }
+
+    /// What a face gravity does when the image has no face.
+    public var fallback: SmartCrop? {
+        switch self {
+        case .face, .faces, .faceCenter, .facesCenter: nil
+        case .faceAuto, .facesAuto: .auto
+        case .auto, .entropy: nil
+        }
+    }
+
+    /// `auto` keeps faces as well, so it needs the detector too; entropy does not.
+    public var needsFaces: Bool { self != .entropy }
+}
+
+/// Which faces a face gravity is about.
+public enum FaceTarget: String, Sendable, Hashable {
+    /// The largest face (`g_face`).
+    case largest
+    /// The box around every face (`g_faces`).
+    case all
 }

@@ -34,6 +34,18 @@ public enum Step: Sendable, Hashable {
     }
 }
 
+extension Step {
+    /// Whether the engine must find faces to run this step.
+    public var needsFaces: Bool {
+        switch self {
+        case .resize(let r): r.gravity?.needsFaces == true
+        case .effect(let e): e.needsFaces
+        case .overlay(let o): o.gravity?.needsFaces == true || o.chain.contains { $0.needsFaces }
+        default: false
+        }
+    }
+}
+
 /// The resize modes of the geometry table (Cloudinary's `c_` values).
 public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
     case scale, fit, limit, mfit, fill, lfill, pad, lpad, mpad, crop, thumb, auto
@@ -52,7 +64,7 @@ public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// `c_*, w_, h_, ar_, g_, x_, y_, dpr_` (and `b_` with the pad modes).
+/// `c_*, w_, h_, ar_, g_, x_, y_, dpr_, z_` (and `b_` with the pad modes).
 public struct Resize: Sendable, Hashable {
     public var mode: ResizeMode
     public var width: Length?
@@ -64,10 +76,13 @@ public struct Resize: Sendable, Hashable {
     public var y: Length?
     public var dpr: Double?
     public var background: Color?
+    /// `z_`: with `c_thumb` or `c_crop` and a face gravity, above 1 zooms in on the face and
+    /// below 1 takes in more of its surroundings.
+    public var zoom: Double?
 
     public init(mode: ResizeMode = .scale, width: Length? = nil, height: Length? = nil,
                 aspectRatio: Double? = nil, gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil,
-                dpr: Double? = nil, background: Color? = nil) {
+                dpr: Double? = nil, background: Color? = nil, zoom: Double? = nil) {
         self.mode = mode
         self.width = width
         self.height = height
@@ -77,6 +92,7 @@ public struct Resize: Sendable, Hashable {
         self.y = y
         self.dpr = dpr
         self.background = background
+        self.zoom = zoom
     }
 }
 
@@ -128,9 +144,15 @@ public enum Effect: Sendable, Hashable {
     case tint(amount: Int, color: Color)
     case colorize(amount: Int, color: Color)
     case vignette(Int)
+    /// Blurs every detected face (and the head around it), for privacy.
+    case blurFaces(Int)
+    /// Pixelates every detected face (and the head around it) in squares of this size.
+    case pixelateFaces(Int)
 
     public enum Kind: String, Sendable, CaseIterable {
         case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette
+        case blurFaces = "blur_faces"
+        case pixelateFaces = "pixelate_faces"
     }
 
     public var kind: Kind {
@@ -147,6 +169,8 @@ public enum Effect: Sendable, Hashable {
         case .tint: .tint
         case .colorize: .colorize
         case .vignette: .vignette
+        case .blurFaces: .blurFaces
+        case .pixelateFaces: .pixelateFaces
         }
     }
 
@@ -154,7 +178,7 @@ public enum Effect: Sendable, Hashable {
     public var amount: Int? {
         switch self {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
-             .contrast(let n), .saturation(let n), .vignette(let n): n
+             .contrast(let n), .saturation(let n), .vignette(let n), .blurFaces(let n), .pixelateFaces(let n): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate: nil
         }
@@ -165,7 +189,15 @@ public enum Effect: Sendable, Hashable {
     public var isPointwise: Bool {
         switch self {
         case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize: true
-        case .blur, .pixelate, .sharpen, .vignette: false
+        case .blur, .pixelate, .sharpen, .vignette, .blurFaces, .pixelateFaces: false
+        }
+    }
+
+    /// Effects applied where faces are, which the engine must find first.
+    public var needsFaces: Bool {
+        switch self {
+        case .blurFaces, .pixelateFaces: true
+        default: false
         }
     }
 }
@@ -204,16 +236,23 @@ public struct Overlay: Sendable, Hashable {
 
     public var source: Source
     public var chain: [Step]
+    /// Compass or focal placement; `face`/`faces` place the overlay on the largest face or on
+    /// every face.
     public var gravity: Gravity?
     public var x: Length?
     public var y: Length?
+    /// `fl_region_relative`: fractional sizes in the overlay's chain are of the face it is
+    /// placed on, not of the overlay itself (`w_1.1` is a tenth wider than the face).
+    public var regionRelative: Bool
 
-    public init(source: Source, chain: [Step] = [], gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil) {
+    public init(source: Source, chain: [Step] = [], gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil,
+                regionRelative: Bool = false) {
         self.source = source
         self.chain = chain
         self.gravity = gravity
         self.x = x
         self.y = y
+        self.regionRelative = regionRelative
     }
 }
 

@@ -19,8 +19,8 @@ public struct CloudinaryParser: Sendable {
     }
 
     /// Every parameter prefix the language knows.
-    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless"]
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -176,15 +176,20 @@ private struct Run {
         var first = opener
         first.params["l"] = nil
         first.params["co"] = nil
-        var chain = first.params.isEmpty && first.flags.isEmpty ? [] : steps(from: first, inLayer: true)
-        chain += sequence(components, inner, inLayer: true, depth: depth + 1)
         var placement = apply
         placement.flags.removeAll { $0 == "layer_apply" }
-        let (gravity, x, y) = layerPlacement(&placement)
+        let inOpener = Self.takeFlag("region_relative", from: &first)
+        let regionRelative = Self.takeFlag("region_relative", from: &placement) || inOpener
+        // Placement belongs to fl_layer_apply, but Cloudinary's own examples also put it beside
+        // l_ (`l_mask,g_faces,w_1.1/fl_layer_apply`): there it places the layer too.
+        let placedInOpener = ["g", "x", "y"].contains { placement.params[$0] == nil && first.params[$0] != nil }
+        let (gravity, x, y) = placedInOpener ? layerPlacement(&first) : layerPlacement(&placement)
+        var chain = first.params.isEmpty && first.flags.isEmpty ? [] : steps(from: first, inLayer: true)
+        chain += sequence(components, inner, inLayer: true, depth: depth + 1)
         if !placement.params.isEmpty || !placement.flags.isEmpty {
-            fail(apply, "fl_layer_apply takes only g_, x_ and y_")
+            fail(apply, "fl_layer_apply takes only g_, x_, y_ and fl_region_relative")
         }
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y) }
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
     }
 
     mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {
@@ -192,9 +197,17 @@ private struct Run {
         var rest = c
         rest.params["l"] = nil
         rest.params["co"] = nil
+        let regionRelative = Self.takeFlag("region_relative", from: &rest)
         let (gravity, x, y) = layerPlacement(&rest)
         let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y) }
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
+    }
+
+    /// Removes a flag from a component; whether it was there.
+    static func takeFlag(_ flag: String, from c: inout Component) -> Bool {
+        let had = c.flags.contains(flag)
+        c.flags.removeAll { $0 == flag }
+        return had
     }
 
     /// Takes g_, x_ and y_ out of a component as an overlay's placement.
@@ -273,6 +286,9 @@ private struct Run {
         var p = c.params
         var steps: [Step] = []
         takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
+        if c.flags.contains("region_relative") {
+            fail(c, "fl_region_relative applies to a layer: put it beside l_ or fl_layer_apply")
+        }
 
         if let name = p.removeValue(forKey: "t") {
             if !p.isEmpty {
@@ -292,7 +308,7 @@ private struct Run {
         }
         if let trim { steps.append(.trim(trim)) }
 
-        let resizeKeys = ["c", "w", "h", "ar", "dpr", "g", "x", "y"]
+        let resizeKeys = ["c", "w", "h", "ar", "dpr", "g", "x", "y", "z"]
         var resize: Resize?
         if resizeKeys.contains(where: { p[$0] != nil }) {
             resize = self.resize(&p, in: c)
@@ -432,6 +448,13 @@ private struct Run {
                 r.dpr = Decimal6.quantize(value)
             } else {
                 fail(c, param: "dpr", "must be a number such as 2.0, got \(Quoted(dpr))")
+            }
+        }
+        if let z = p.removeValue(forKey: "z") {
+            if let zoom = Double(z), zoom.isFinite, z.allSatisfy({ $0.isNumber || $0 == "." }) {
+                r.zoom = Decimal6.quantize(zoom)
+            } else {
+                fail(c, param: "z", "must be a zoom factor such as 1.5, got \(Quoted(z))")
             }
         }
         let x = p.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) }
@@ -615,6 +638,7 @@ enum CloudinaryNames {
             case "gravity.x", "x": return "x"
             case "gravity.y", "y": return "y"
             case "dpr": return "dpr"
+            case "zoom": return "z"
             case "background": return "b"
             default: return ""
             }

@@ -84,6 +84,7 @@ public enum CloudinaryPrinter {
         }
         if let dpr = r.dpr, dpr != 1 { p.append("dpr_" + Decimal6.string(dpr)) }
         if let b = r.background, b != .transparent { p.append("b_" + color(b)) }
+        if let zoom = r.zoom { p.append("z_" + Decimal6.string(zoom)) }
         return p.joined(separator: ",")
     }
 
@@ -117,7 +118,7 @@ public enum CloudinaryPrinter {
             opener = "l_text:" + style.joined(separator: "_") + ":" + percentEncode(t.text)
             if t.color != .black { opener += ",co_" + color(t.color) }
         }
-        var apply = ["fl_layer_apply"]
+        var apply = o.regionRelative ? ["fl_layer_apply", "fl_region_relative"] : ["fl_layer_apply"]
         if let g = o.gravity, g != .center, let token = g.token { apply.append("g_" + token) }
         if let x = o.x, x != .pixels(0) { apply.append("x_" + x.cloudinaryText) }
         if let y = o.y, y != .pixels(0) { apply.append("y_" + y.cloudinaryText) }

@@ -144,7 +144,7 @@ enum GravityMessages {
     static func unsupported(_ token: String) -> String {
         let supported = "supported: \(Gravity.supportedTokens.joined(separator: ", ")) and a focal point"
         if Gravity.isDetectorGravity(token) {
-            return "gravity \(Quoted(token)) needs a face or object detector, which Derive does not have; \(supported)"
+            return "gravity \(Quoted(token)) is Cloudinary's, but needs an object, text or body detector (an add-on or AI feature there) that Derive does not have; \(supported)"
         }
         let hint = Suggest.hint(for: token, among: Gravity.supportedTokens)
         return "unknown gravity \(Quoted(token))\(hint); \(supported)"

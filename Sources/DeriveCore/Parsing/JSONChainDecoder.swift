@@ -12,9 +12,9 @@ public struct JSONChainDecoder: Sendable {
                                     "chromaSubsampling", "autoOrient", "frame", "breakpoints"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset"] + Effect.Kind.allCases.map(\.rawValue)
-    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background"]
+    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
-    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y"]
+    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative"]
     static let textKeys = ["text", "font", "size", "bold", "italic", "color"]
     static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
 
@@ -333,6 +333,7 @@ public struct JSONChainDecoder: Sendable {
         r.y = log.dimension(fields["y"], at: path.appending("y"))
         r.dpr = log.double(fields["dpr"], at: path.appending("dpr"))
         r.background = log.color(fields["background"], at: path.appending("background"))
+        r.zoom = log.double(fields["zoom"], at: path.appending("zoom"))
         return r
     }
 
@@ -452,7 +453,8 @@ public struct JSONChainDecoder: Sendable {
         let gravity = log.gravity(fields["gravity"], at: path.appending("gravity"))
         let x = log.dimension(fields["x"], at: path.appending("x"))
         let y = log.dimension(fields["y"], at: path.appending("y"))
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y) }
+        let regionRelative = fields["regionRelative"].flatMap { log.bool($0, at: path.appending("regionRelative")) } ?? false
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
     }
 
     func readText(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> TextLayer? {

@@ -75,7 +75,7 @@ public struct ResizeLayout: Sendable, Hashable {
 /// The geometry table of TRANSFORMS.md, as one pure function per step.
 public enum ResizeGeometry {
     /// Rounds to the nearest pixel, never below 1.
-    static func px(_ value: Double) -> Int {
+    public static func px(_ value: Double) -> Int {
         guard value.isFinite else { return 1 }
         return max(1, Int(min(value, 1e9).rounded()))
     }

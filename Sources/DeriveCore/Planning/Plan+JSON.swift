@@ -85,6 +85,7 @@ extension ImageOperation {
         case .crop(let r): return op("crop", rect(r))
         case .smartCrop(let s, let strategy):
             return op("smartCrop", size(s) + [JSONMember(key: "strategy", value: .string(strategy.rawValue))])
+        case .faceCrop(let r): return op("faceCrop", body(.resize(r)))
         case .embed(let at, let canvas, let background):
             return op("embed", rect(at) + [JSONMember(key: "canvasWidth", value: .int(canvas.width)),
                                            JSONMember(key: "canvasHeight", value: .int(canvas.height)),

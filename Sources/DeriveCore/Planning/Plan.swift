@@ -39,8 +39,12 @@ public enum ImageOperation: Sendable, Hashable {
     /// Resamples to exactly this size.
     case resize(Size)
     case crop(Rect)
-    /// Cuts a window of this size where the content is most interesting.
+    /// Cuts a window of this size where the content is most interesting, or where the faces
+    /// are.
     case smartCrop(Size, SmartCrop)
+    /// `c_thumb`/`c_crop` with a face gravity: a region around the faces, scaled to the
+    /// requested size (`FaceGeometry.region`); without faces, the step's fallback gravity.
+    case faceCrop(Resize)
     /// Places the image at `at` on a canvas of `canvas` filled with `background`.
     case embed(at: Rect, canvas: Size, background: Color)
     case flip(horizontal: Bool)
@@ -69,6 +73,18 @@ public enum ImageOperation: Sendable, Hashable {
         default: false
         }
     }
+
+    /// Whether the engine must find faces before it can run this operation.
+    public var needsFaces: Bool {
+        switch self {
+        case .smartCrop(_, let gravity): gravity.needsFaces
+        case .faceCrop: true
+        case .effect(let e): e.needsFaces
+        case .overlay(let o): Step.overlay(o).needsFaces
+        case .deferred(let steps): steps.contains { $0.needsFaces }
+        default: false
+        }
+    }
 }
 
 /// Which pages or frames the decoder reads.
@@ -86,6 +102,12 @@ public struct DecodePlan: Sendable, Hashable {
     /// `size` relative to the oriented source; above 1 only for vector and page formats.
     public var scale: Double
     public var pages: PageSelection
+
+    public init(size: Size, scale: Double, pages: PageSelection) {
+        self.size = size
+        self.scale = scale
+        self.pages = pages
+    }
 }
 
 /// A planned output: what to do, what it ends up as, how to encode it.
@@ -124,5 +146,10 @@ public struct Plan: Sendable, Hashable {
         self.source = source
         self.decode = decode
         self.outputs = outputs
+    }
+
+    /// Whether some output needs faces: the engine then detects them once, for all outputs.
+    public var needsFaces: Bool {
+        outputs.contains { $0.operations.contains { $0.needsFaces } }
     }
 }

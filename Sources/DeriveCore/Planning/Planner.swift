@@ -3,9 +3,14 @@
 /// that serves every output at full quality, so the engine shrinks on load and decodes once.
 public struct Planner: Sendable {
     public var limits: ChainLimits
+    /// When an output needs faces, the decode keeps at least this shorter side (where the source
+    /// has it), so that the detector, which enlarges at most twice, sees faces of 5% of the
+    /// shorter side at its working size (`FaceDetectionSettings.shortSide`). 0: no minimum.
+    public var faceDecodeShortSide: Int
 
-    public init(limits: ChainLimits = .default) {
+    public init(limits: ChainLimits = .default, faceDecodeShortSide: Int = FaceDetectionSettings.defaultShortSide / 2) {
         self.limits = limits
+        self.faceDecodeShortSide = faceDecodeShortSide
     }
 
     public func plan(_ job: ResolvedJob, source: SourceFacts) throws(ValidationError) -> Plan {
@@ -32,6 +37,9 @@ public struct Planner: Sendable {
         // 3. The decode scale is the largest any output needs; raster sources never upscale.
         let oriented = source.orientedSize
         var scale = drafts.map { demand($0.output.operations, start: oriented) }.max() ?? 1
+        if faceDecodeShortSide > 0, drafts.contains(where: { $0.output.operations.contains { $0.needsFaces } }) {
+            scale = max(scale, Double(faceDecodeShortSide) / Double(min(oriented.width, oriented.height)))
+        }
         if source.format.isScalable {
             let dimensionCap = Double(limits.maxOutputDimension) / Double(max(oriented.width, oriented.height))
             let pixelCap = (Double(limits.maxOutputPixels) / Double(oriented.pixels)).squareRoot()
@@ -151,6 +159,14 @@ public struct Planner: Sendable {
             guard let size = walk.size else { break }
             let here = "\(location) step \(j) (\(step.key))"
             switch step {
+            case .resize(let r) where FaceGeometry.cutsAroundFaces(r):
+                walk.operations.append(.faceCrop(r))
+                walk.size = FaceGeometry.plannedSize(for: r, input: size)
+                if walk.size == nil {
+                    // The region is the face's: the rest waits for its size, as after a trim.
+                    let rest = Array(steps[(j + 1)...])
+                    if !rest.isEmpty { walk.operations.append(.deferred(rest)) }
+                }
             case .resize(let r):
                 let layout = ResizeGeometry.layout(r, input: size)
                 if layout.scaled != size { walk.operations.append(.resize(layout.scaled)) }

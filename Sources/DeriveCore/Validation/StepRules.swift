@@ -6,8 +6,8 @@ public enum EffectRules {
 
     public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? {
         switch kind {
-        case .blur, .sharpen: 1...2000
-        case .pixelate: 1...200
+        case .blur, .sharpen, .blurFaces: 1...2000
+        case .pixelate, .pixelateFaces: 1...200
         case .sepia: 1...100
         case .brightness: -99...100
         case .contrast, .saturation: -100...100
@@ -19,7 +19,8 @@ public enum EffectRules {
     public static func defaultAmount(of kind: Effect.Kind) -> Int? {
         switch kind {
         case .blur, .sharpen, .colorize: 100
-        case .pixelate: 10
+        case .blurFaces: 500
+        case .pixelate, .pixelateFaces: 10
         case .sepia, .brightness, .saturation: 80
         case .contrast: 0
         case .tint: 60
@@ -44,14 +45,16 @@ public enum EffectRules {
         case .tint: return .tint(amount: n, color: color ?? tintDefaultColor)
         case .colorize: return .colorize(amount: n, color: color ?? colorizeDefaultColor)
         case .vignette: return .vignette(n)
+        case .blurFaces: return .blurFaces(n)
+        case .pixelateFaces: return .pixelateFaces(n)
         }
     }
 
     /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
     static func amountField(of kind: Effect.Kind) -> String? {
         switch kind {
-        case .blur, .sharpen, .sepia, .vignette: "strength"
-        case .pixelate: "size"
+        case .blur, .sharpen, .sepia, .vignette, .blurFaces: "strength"
+        case .pixelate, .pixelateFaces: "size"
         case .brightness, .contrast, .saturation: "level"
         case .tint, .colorize: "amount"
         case .grayscale, .negate: nil
@@ -145,8 +148,16 @@ enum StepRules {
             if r.width == nil && r.height == nil && !r.mode.takesGravity {
                 issues.append(FieldIssue(field: "aspectRatio", reason: "needs a width or a height with mode \(mode)"))
             }
-        } else if r.width == nil && r.height == nil {
+        } else if r.width == nil && r.height == nil && !(r.mode == .crop && FaceGeometry.cutsAroundFaces(r)) {
             issues.append(FieldIssue(field: "", reason: "needs a width, a height or an aspect ratio"))
+        }
+        if let zoom = r.zoom {
+            if !(zoom >= 0.1 && zoom <= 10) {
+                issues.append(FieldIssue(field: "zoom", reason: "must be between 0.1 and 10, got \(Decimal6.string(zoom))"))
+            }
+            if !FaceGeometry.cutsAroundFaces(r) {
+                issues.append(FieldIssue(field: "zoom", reason: "applies to modes thumb and crop with a face gravity (face, faces and their :center and :auto forms)"))
+            }
         }
         if let dpr = r.dpr, !(dpr > 0 && dpr <= 8) {
             issues.append(FieldIssue(field: "dpr", reason: "must be above 0 and at most 8, got \(Decimal6.string(dpr))"))
@@ -169,8 +180,11 @@ enum StepRules {
             if r.mode.pads {
                 issues.append(FieldIssue(field: "gravity", reason: "\(s.rawValue) chooses a crop; the pad modes take a compass gravity"))
             }
-            if r.x != nil || r.y != nil {
-                issues.append(FieldIssue(field: r.x != nil ? "x" : "y", reason: "offsets cannot be combined with content-aware gravity \(s.rawValue)"))
+            // Offsets move a face gravity's centre; attention and entropy have no centre to move.
+            if (r.x != nil || r.y != nil) && !FaceGeometry.cutsAroundFaces(r) {
+                let why = s.faceTarget == nil ? "offsets cannot be combined with content-aware gravity \(s.rawValue)"
+                    : "offsets move the centre of a face gravity only with modes thumb and crop"
+                issues.append(FieldIssue(field: r.x != nil ? "x" : "y", reason: why))
             }
         case .focus(let fx, let fy)?:
             issues += focusIssues(fx, field: "gravity.x", limits: limits)
