@@ -28,6 +28,14 @@ let package = Package(
         .target(name: "DeriveCurl", dependencies: ["DeriveCore", "DeriveDigest", "CCurl", "CCurlShim"]),
         // The image engine: decode at size, every operation, every encoder, the metadata.
         .target(name: "DeriveVips", dependencies: ["DeriveCore", "DeriveDigest", "CVips", "CVipsShim"]),
+        // Face detection: dlib's HOG detector (Debian's libdlib-dev, with BLAS and LAPACK, which
+        // dlib's headers call) behind a C interface. Always optimised: at -Onone detection is
+        // ten times slower, and debug builds run the same tests.
+        .target(name: "CFaceShim",
+                cxxSettings: [.unsafeFlags(["-O3", "-w"])],
+                linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("lapack"), .linkedLibrary("blas")]),
+        // Seeing faces in pixels, behind DeriveCore's FaceDetector protocol.
+        .target(name: "DeriveVision", dependencies: ["DeriveCore", "CFaceShim"]),
         // The production queue on PostgreSQL over libpq (Debian's libpq-dev), and `derive migrate`.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "DerivePostgres", dependencies: ["DeriveCore", "CLibPQ"]),
@@ -43,6 +51,7 @@ let package = Package(
             dependencies: [
                 "DeriveCore",
                 "DeriveVips",
+                "DeriveVision",
                 "DeriveCurl",
                 "DerivePostgres",
                 "DeriveSQLite",
@@ -63,7 +72,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeriveVipsTests",
-            dependencies: ["DeriveVips", "DeriveCore", "DeriveDigest", "DeriveTestSupport"]
+            dependencies: ["DeriveVips", "DeriveVision", "DeriveCore", "DeriveDigest", "DeriveTestSupport"]
         ),
         .testTarget(
             name: "DeriveQueueTests",
@@ -71,7 +80,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeriveWorkerTests",
-            dependencies: ["DeriveCore", "DeriveWorker", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveVips", "DeriveDigest",
+            dependencies: ["DeriveCore", "DeriveWorker", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveVips", "DeriveVision", "DeriveDigest",
                            "DeriveTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
