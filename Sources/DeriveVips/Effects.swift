@@ -55,6 +55,9 @@ enum Effects {
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.rgb().linear([1 - t, 1 - t, 1 - t], [t * Double(color.red), t * Double(color.green), t * Double(color.blue)])
             }
+        case .blurFaces, .pixelateFaces:
+            // Applied where the faces are, by the runner, which knows them.
+            return image
         case .vignette(let strength):
             let mask = try VImage.fromPixels(Masks.vignette(width: image.width, height: image.height, strength: strength),
                                              width: image.width, height: image.height, bands: 1)

@@ -1,47 +1,75 @@
 import DeriveCore
 
 /// Executes planned operations on an image. The geometry is the planner's; the runner decides
-/// only what content decides (smart crops, trims, deferred steps, overlay sizes), and does so
-/// through DeriveCore's functions so that it agrees with `derive explain`.
+/// only what content decides (smart and face crops, trims, deferred steps, overlay sizes), and
+/// does so through DeriveCore's functions so that it agrees with `derive explain`. It follows
+/// the job's faces through every operation, so each content-aware step sees them where they are.
 final class OperationRunner {
     let planner: Planner
     let overlays: any OverlayLoader
     let engine: VipsEngine
     let sourceFormat: ImageFormat
+    /// The job's faces in the decoded image's pixels; nil when nobody looked (detection is off,
+    /// or no output needs faces).
+    let faces: [Rect]?
+    /// The content-aware crops taken since the last `takeDecisions()`, for the output's report.
+    var decisions: [CropDecision] = []
     private var overlayCache: [Overlay: VImage] = [:]
 
-    init(engine: VipsEngine, overlays: any OverlayLoader, sourceFormat: ImageFormat) {
+    init(engine: VipsEngine, overlays: any OverlayLoader, sourceFormat: ImageFormat, faces: [Rect]? = nil) {
         self.engine = engine
         self.planner = engine.planner
         self.overlays = overlays
         self.sourceFormat = sourceFormat
+        self.faces = faces
+    }
+
+    func takeDecisions() -> [CropDecision] {
+        defer { decisions = [] }
+        return decisions
     }
 
     /// Runs the operations; returns the image and the operations with every content-dependent
     /// one replaced by what it resolved to, for the other frames of an animation.
     func run(_ operations: [ImageOperation], on start: VImage) throws(DeriveError) -> (VImage, [ImageOperation]) {
+        var tracked = faces
+        return try run(operations, on: start, faces: &tracked)
+    }
+
+    func run(_ operations: [ImageOperation], on start: VImage, faces tracked: inout [Rect]?) throws(DeriveError) -> (VImage, [ImageOperation]) {
         var image = start
         var resolved: [ImageOperation] = []
+        /// Applies a resolved operation and moves the faces with it.
+        func perform(_ operation: ImageOperation) throws(DeriveError) {
+            let input = image.frameSize
+            image = try apply(operation, to: image)
+            if let boxes = tracked { tracked = FaceGeometry.map(boxes, through: operation, input: input, output: image.frameSize) }
+            resolved.append(operation)
+        }
         for operation in operations {
             switch operation {
-            case .smartCrop(let size, let strategy):
-                let (cropped, rect) = try image.smartCropped(to: size, strategy: strategy)
-                image = cropped
-                resolved.append(.crop(rect))
-            case .trim(let trim):
-                let box = try image.trimBox(threshold: Double(trim.tolerance), background: trim.color)
-                if box.width > 0 && box.height > 0 && box.size != image.size {
-                    image = try image.extracted(box)
-                    resolved.append(.crop(box))
-                }
-            case .deferred(let steps):
-                let (planned, _) = try planned(steps, on: image.frameSize)
-                let (result, inner) = try run(planned, on: image)
+            case .smartCrop(let size, let gravity):
+                try perform(.crop(try window(size, gravity, in: image, faces: tracked)))
+            case .faceCrop(let r):
+                let (result, inner) = try run(try faceCrop(r, in: image.frameSize, faces: tracked), on: image, faces: &tracked)
                 image = result
                 resolved += inner
-            default:
-                image = try apply(operation, to: image)
+            case .trim(let trim):
+                let box = try image.trimBox(threshold: Double(trim.tolerance), background: trim.color)
+                if box.width > 0 && box.height > 0 && box.size != image.size { try perform(.crop(box)) }
+            case .deferred(let steps):
+                let (planned, _) = try planned(steps, on: image.frameSize)
+                let (result, inner) = try run(planned, on: image, faces: &tracked)
+                image = result
+                resolved += inner
+            case .effect(let effect) where effect.needsFaces:
+                image = try hidingFaces(effect, in: image, faces: tracked)
                 resolved.append(operation)
+            case .overlay(let overlay) where overlay.gravity?.needsFaces == true:
+                image = try composite(overlay, onFacesOf: image, faces: tracked)
+                resolved.append(operation)
+            default:
+                try perform(operation)
             }
         }
         return (image, resolved)
@@ -119,7 +147,7 @@ final class OperationRunner {
             return try withAlpha.withoutAlpha().joined(with: alpha.linear([Double(percent) / 100], [0]))
         case .overlay(let overlay):
             return try composite(overlay, onto: image)
-        case .smartCrop, .trim, .deferred:
+        case .smartCrop, .faceCrop, .trim, .deferred:
             return try run([operation], on: image).0
         }
     }

@@ -49,6 +49,12 @@ extension VImage {
         return (cropped, Rect(x: left, y: top, width: cropped.width, height: cropped.height))
     }
 
+    /// The image with `patch` written over it at `origin` (same bands and format).
+    func inserted(_ patch: VImage, at origin: (x: Int, y: Int)) throws(DeriveError) -> VImage {
+        try VipsCall("insert").image("main", self).image("sub", patch).int("x", origin.x).int("y", origin.y)
+            .run().image("out")
+    }
+
     /// Places the image at `origin` on a canvas filled with `background`, adding an alpha band
     /// when the background is not opaque.
     func embedded(at origin: (x: Int, y: Int), canvas: Size, background: Color) throws(DeriveError) -> VImage {

@@ -7,11 +7,15 @@ import Foundation
 public struct VipsEngine: ImageEngine {
     public let settings: EngineSettings
     public let planner: Planner
+    /// Looks for faces when an output needs them; nil works as detection turned off.
+    public let faceDetector: (any FaceDetector)?
 
-    public init(settings: EngineSettings = EngineSettings(), limits: ChainLimits = .default) throws(DeriveError) {
+    public init(settings: EngineSettings = EngineSettings(), limits: ChainLimits = .default,
+                faceDetector: (any FaceDetector)? = nil) throws(DeriveError) {
         try VipsRuntime.start(settings)
         self.settings = settings
-        self.planner = Planner(limits: limits)
+        self.planner = Planner(limits: limits, faceDecodeShortSide: settings.faces.enabled ? settings.faces.shortSide / 2 : 0)
+        self.faceDetector = settings.faces.enabled ? faceDetector : nil
     }
 
     static let sniffedExactly: Set<ImageFormat> = [.jpeg, .png, .gif, .webp]
@@ -55,12 +59,24 @@ public struct VipsEngine: ImageEngine {
             let perceptual = try DifferenceHash.hash(gray: decoded.withPixels { view in
                 view.downsampled(to: Size(DifferenceHash.width, DifferenceHash.height), grey: true).pixels
             })
-            let metadata = SourceMetadata(location: source.location, sha256: sourceHash, bytes: buffer.count,
+            var metadata = SourceMetadata(location: source.location, sha256: sourceHash, bytes: buffer.count,
                                           inspection: loaded, perceptualHash: perceptual)
             timings.metadata = clock.lap()
 
-            // 3. Every output from the one decode.
-            let runner = OperationRunner(engine: self, overlays: overlays, sourceFormat: format)
+            // 3. Faces, once for every output, when one needs them.
+            var faces: [Rect]?
+            if plan.needsFaces, let faceDetector {
+                let found = try FaceFinder(detector: faceDetector, settings: settings.faces).faces(in: decoded)
+                faces = found.map(\.box)
+                timings.faces = clock.lap()
+                let sx = Double(plan.source.orientedSize.width) / Double(decoded.width)
+                let sy = Double(plan.source.orientedSize.height) / Double(decoded.pageHeight)
+                metadata.faces = FaceFindings(faces: found.map { $0.scaled(x: sx, y: sy) }, detector: faceDetector.name,
+                                              milliseconds: timings.faces)
+            }
+
+            // 4. Every output from the one decode.
+            let runner = OperationRunner(engine: self, overlays: overlays, sourceFormat: format, faces: faces)
             var rendered: [RenderedOutput] = []
             for (index, output) in plan.outputs.enumerated() {
                 do throws(DeriveError) {
@@ -83,8 +99,11 @@ public struct VipsEngine: ImageEngine {
         var clock = Clock()
         let image = try applied(planned.operations + extra, to: decoded, planned: planned, runner: runner)
         let applyTime = clock.lap()
-        return try encoded(image, planned: planned, breakpointWidth: breakpointWidth ?? planned.breakpointWidth,
-                           applyMilliseconds: applyTime)
+        let crops = runner.takeDecisions()
+        var rendered = try encoded(image, planned: planned, breakpointWidth: breakpointWidth ?? planned.breakpointWidth,
+                                   applyMilliseconds: applyTime)
+        rendered.metadata.crops = crops
+        return rendered
     }
 
     func applied(_ operations: [ImageOperation], to decoded: VImage, planned: PlannedOutput, runner: OperationRunner) throws(DeriveError) -> VImage {
@@ -120,6 +139,7 @@ public struct VipsEngine: ImageEngine {
         var clock = Clock()
         let base = try applied(planned.operations, to: decoded, planned: planned, runner: runner).inMemory()
         let baseTime = clock.lap()
+        let crops = runner.takeDecisions()
         func render(_ width: Int) throws(DeriveError) -> RenderedOutput {
             var clock = Clock()
             let (operations, _) = try runner.planned([.resize(Resize(mode: .limit, width: .pixels(width)))], on: base.frameSize)
@@ -152,7 +172,7 @@ public struct VipsEngine: ImageEngine {
             }
             chosen.append(try render(low))
         }
-        return chosen.reversed()
+        return chosen.reversed().map { var output = $0; output.metadata.crops = crops; return output }
     }
 
     /// Decodes an overlay source at the size its own chain needs, and applies that chain.
@@ -174,6 +194,24 @@ public struct VipsEngine: ImageEngine {
             }
         } catch {
             throw error.prefixed("overlay \(Quoted(Redacted.url(source.location), limit: 200))")
+        }
+    }
+
+    /// The faces in a source, in upright source pixels, decoded only as large as detection
+    /// needs: what `derive faces` prints and the face benchmark measures.
+    public func faces(in source: SourceImage) throws(DeriveError) -> FaceFindings {
+        guard let faceDetector else { throw DeriveError(.invalidJob, "face detection is turned off (DERIVE_FACE_DETECTION)") }
+        let inspection = try inspect(source)
+        let oriented = inspection.facts.orientedSize
+        let scale = min(1, Double(settings.faces.shortSide) / Double(min(oriented.width, oriented.height)))
+        let size = Size(ResizeGeometry.px(Double(oriented.width) * scale), ResizeGeometry.px(Double(oriented.height) * scale))
+        return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> FaceFindings in
+            var clock = Clock()
+            let (decoded, _) = try VipsDecoder.decode(buffer, facts: inspection.facts,
+                                                      plan: DecodePlan(size: size, scale: scale, pages: .page(1)))
+            let found = try FaceFinder(detector: faceDetector, settings: settings.faces).faces(in: decoded)
+            let sx = Double(oriented.width) / Double(decoded.width), sy = Double(oriented.height) / Double(decoded.pageHeight)
+            return FaceFindings(faces: found.map { $0.scaled(x: sx, y: sy) }, detector: faceDetector.name, milliseconds: clock.lap())
         }
     }
 

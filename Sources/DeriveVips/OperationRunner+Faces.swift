@@ -1,0 +1,109 @@
+import DeriveCore
+
+/// What the runner does with faces: windows that keep them, regions cut around them, privacy
+/// effects over them, overlays placed on them. The decisions are FaceGeometry's; this file
+/// only asks libvips for what the pixels say (attention) and does the cutting.
+extension OperationRunner {
+    /// Where a content-aware window goes, recorded for the report.
+    func window(_ size: Size, _ gravity: SmartCrop, in image: VImage, faces: [Rect]?) throws(DeriveError) -> Rect {
+        let boxes = faces ?? []
+        let wantsAttention = gravity == .entropy || gravity == .auto || (gravity.fallback == .auto && boxes.isEmpty)
+        let attention = wantsAttention ? try image.smartCropped(to: size, strategy: gravity == .entropy ? .entropy : .auto).1 : nil
+        let decision = FaceGeometry.window(size, in: image.frameSize, faces: boxes, gravity: gravity, attention: attention)
+        decisions.append(decision)
+        return decision.rect
+    }
+
+    /// The operations `c_thumb`/`c_crop` with a face gravity resolve to: a crop around the
+    /// faces and a resample to the requested size; or, with no face, the same step with its
+    /// fallback gravity (the centre, or attention for the `:auto` forms).
+    func faceCrop(_ r: Resize, in input: Size, faces: [Rect]?) throws(DeriveError) -> [ImageOperation] {
+        guard case .smart(let gravity)? = r.gravity else { return [] }
+        let basis: CropDecision.Basis = gravity.faceTarget == .largest ? .face : .faces
+        if let boxes = faces, let (region, output) = FaceGeometry.region(for: r, in: input, faces: boxes) {
+            decisions.append(CropDecision(rect: region, input: input, basis: basis,
+                                          facesKept: boxes.filter { FaceGeometry.contains(region, $0) }.count, facesSeen: boxes.count))
+            return [.crop(region)] + (region.size == output ? [] : [.resize(output)])
+        }
+        var fallback = r
+        fallback.gravity = gravity.fallback == .auto ? .smart(.auto) : .center
+        fallback.mode = r.mode == .thumb ? .fill : .crop
+        fallback.zoom = nil
+        fallback.x = nil
+        fallback.y = nil
+        if r.mode == .thumb, r.width == nil || r.height == nil {
+            // A thumbnail given one side is square, with or without a face.
+            fallback.width = r.width ?? r.height
+            fallback.height = r.height ?? r.width
+        }
+        if fallback.width == nil && fallback.height == nil { return [] }
+        let (operations, _) = try planned([.resize(fallback)], on: input)
+        if gravity.fallback != .auto, let crop = operations.compactMap({ if case .crop(let rect) = $0 { rect } else { nil } }).first {
+            let scaled = operations.compactMap { if case .resize(let s) = $0 { s } else { nil } }.first ?? input
+            decisions.append(CropDecision(rect: crop, input: scaled, basis: basis, fallback: .center, facesSeen: faces?.count ?? 0))
+        }
+        return operations
+    }
+
+    /// `e_blur_faces` and `e_pixelate_faces`: each face's head blurred or pixelated in place.
+    /// With detection off this fails rather than publish a face the job asked to hide.
+    func hidingFaces(_ effect: Effect, in image: VImage, faces: [Rect]?) throws(DeriveError) -> VImage {
+        guard let faces else {
+            throw DeriveError(.invalidJob, "e_\(effect.kind.rawValue) needs face detection, which is turned off (DERIVE_FACE_DETECTION); the output would show the faces it should hide")
+        }
+        let cover: Effect
+        switch effect {
+        case .blurFaces(let strength): cover = .blur(strength)
+        case .pixelateFaces(let size): cover = .pixelate(size)
+        default: return image
+        }
+        var result = image
+        for face in faces {
+            guard let region = FaceGeometry.privacyRegion(face, in: image.frameSize) else { continue }
+            let patch = try Effects.apply(cover, to: try image.extracted(region).inMemory())
+            result = try result.inserted(patch, at: (region.x, region.y))
+        }
+        return faces.isEmpty ? image : try result.inMemory()
+    }
+
+    /// An overlay placed on the largest face (`g_face`) or on every face (`g_faces`), centred on
+    /// it and moved by its offsets (pixels, or fractions of the face). With
+    /// `fl_region_relative` its fractional sizes are of the face. No face: the centre, once.
+    func composite(_ overlay: Overlay, onFacesOf base: VImage, faces: [Rect]?) throws(DeriveError) -> VImage {
+        guard case .smart(let gravity)? = overlay.gravity, let target = gravity.faceTarget else { return base }
+        let boxes = faces ?? []
+        let targets: [Rect]
+        switch target {
+        case .largest: targets = FaceGeometry.target(boxes, .largest).map { [$0] } ?? []
+        case .all: targets = boxes
+        }
+        var placed = overlay
+        placed.gravity = .center
+        placed.regionRelative = false
+        guard !targets.isEmpty else {
+            return try composite(placed, onto: base)
+        }
+        var result = base
+        for face in targets {
+            var sized = placed
+            if overlay.regionRelative { sized.chain = Self.relative(overlay.chain, to: face.size) }
+            sized.x = nil
+            sized.y = nil
+            let layer = try rendered(sized)
+            let cx = Double(face.x) + Double(face.width) / 2 + FaceGeometry.shift(overlay.x, along: face.width)
+            let cy = Double(face.y) + Double(face.height) / 2 + FaceGeometry.shift(overlay.y, along: face.height)
+            result = try result.composited(layer, at: (Int((cx - Double(layer.width) / 2).rounded()), Int((cy - Double(layer.height) / 2).rounded())))
+        }
+        return result
+    }
+
+    /// A chain whose fractional resize sizes are of `region` rather than of the image.
+    static func relative(_ chain: [Step], to region: Size) -> [Step] {
+        chain.map { step in
+            guard case .resize(var r) = step else { return step }
+            if case .fraction(let f)? = r.width { r.width = .pixels(ResizeGeometry.px(f * Double(region.width))) }
+            if case .fraction(let f)? = r.height { r.height = .pixels(ResizeGeometry.px(f * Double(region.height))) }
+            return .resize(r)
+        }
+    }
+}

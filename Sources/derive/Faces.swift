@@ -1,0 +1,56 @@
+import ArgumentParser
+import DeriveCore
+import DeriveVips
+import DeriveVision
+import Foundation
+
+struct Faces: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Find the faces in image files, as the worker does for face gravities and face effects.",
+        discussion: """
+        Prints one JSON object per file and line: the upright size, every face found (box in
+        upright pixels and the detector's score, best first) and the milliseconds taken,
+        decoding included. A file that fails prints its classified error instead, and the
+        command exits 1 at the end. Env: DERIVE_FACE_DETECTION_SIZE.
+
+          derive faces group.jpg portrait.png
+        """
+    )
+
+    @Argument(help: "Image files.")
+    var files: [String]
+
+    func run() throws {
+        let configuration = try Configuration.load()
+        var settings = configuration.engine
+        settings.faces.enabled = true
+        let engine = try VipsEngine(settings: settings, faceDetector: DlibFaceDetector())
+        var failed = false
+        for file in files {
+            var members: [JSONMember] = [JSONMember(key: "file", value: .string(file))]
+            do {
+                let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+                let source = SourceImage(bytes: bytes, location: file)
+                let started = DispatchTime.now().uptimeNanoseconds
+                let facts = try engine.inspect(source).facts
+                let findings = try engine.faces(in: source)
+                let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+                members += [
+                    JSONMember(key: "width", value: .int(facts.orientedSize.width)),
+                    JSONMember(key: "height", value: .int(facts.orientedSize.height)),
+                    JSONMember(key: "detector", value: .string(findings.detector)),
+                    JSONMember(key: "faces", value: .array(findings.faces.map(\.json))),
+                    JSONMember(key: "milliseconds", value: .decimal((milliseconds * 10).rounded() / 10)),
+                ]
+            } catch let error as DeriveError {
+                failed = true
+                members.append(JSONMember(key: "error", value: .object(["code": .string(error.code.rawValue), "message": .string(error.detail)])))
+            } catch {
+                failed = true
+                members.append(JSONMember(key: "error", value: .object(["code": .string("source_unavailable"), "message": .string("\(error)")])))
+            }
+            print(JSONWriter.compact(.object(members)))
+        }
+        if failed { throw ExitCode(1) }
+    }
+}
