@@ -111,7 +111,7 @@ struct WorkerBehaviourTests {
     @Test func statusShowsWhatEachWorkerIsDoingAndMetricsAreServed() throws {
         let queue = try TestQueue(.postgres)
         let origin = try TestServers.origin()
-        let ids = try queue.store.submit([Self.job(origin + "/slow?delay=3&n=\(UUID().uuidString)"),
+        let ids = try queue.store.submit([Self.job(origin + "/slow?delay=5&n=\(UUID().uuidString)"),
                                           Self.job(origin + "/fixture/photos/grace_hopper_noexif.jpg?n=\(UUID().uuidString)")]).map(\.id)
         let worker = try Self.worker(queue, ["--slots", "2", "--metrics-port", "0", "--metrics-address", "127.0.0.1"],
                                      environment: ["DERIVE_LOG_FORMAT": "json", "DERIVE_RESCUE_INTERVAL": "0.5"])
@@ -138,11 +138,15 @@ struct WorkerBehaviourTests {
         // The metrics port was logged; scrape it.
         let line = try #require(worker.logLines.first { $0.contains("serving metrics") })
         guard case .string(let port)? = try JSONParser().parse(line)["port"] else { throw Missing() }
-        let metrics = try TestServers.fetch("http://127.0.0.1:\(port)/metrics")
+        // The queue depth is read every 1.5 s here (three status intervals).
+        var metrics = ""
+        try waitUntil("the metrics show the running job") {
+            metrics = try TestServers.fetch("http://127.0.0.1:\(port)/metrics")
+            return metrics.contains("derive_queue_depth{queue=\"default\",state=\"running\"} 1")
+        }
         #expect(metrics.contains("derive_jobs_total{outcome=\"completed\"} 1"), "\(metrics)")
         #expect(metrics.contains("derive_stage_seconds_bucket{stage=\"decode\",le=\"+Inf\"} 1"))
         #expect(metrics.contains("derive_slots 2") && metrics.contains("derive_slots_busy"))
-        #expect(metrics.contains("derive_queue_depth{queue=\"default\",state=\"running\"} 1"))
         #expect(metrics.contains("derive_fetch_total{origin=\"network\"} 1") && metrics.contains("derive_fetch_bytes_total"))
     }
 }
