@@ -149,6 +149,9 @@ enum SQLiteSchema {
         CREATE INDEX derivatives_superseded ON derivatives (superseded_at) WHERE superseded_at IS NOT NULL;
         CREATE INDEX assets_created_at ON assets (created_at);
         """,
+        """
+        ALTER TABLE assets ADD COLUMN faces TEXT;
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

@@ -33,7 +33,7 @@ public struct DerivationRecord: Sendable, Equatable {
                             width: facts.orientedSize.width, height: facts.orientedSize.height, pages: facts.pages, hasAlpha: facts.hasAlpha,
                             orientation: facts.orientation, colourSpace: source.inspection.colourSpace,
                             iccDescription: source.inspection.iccDescription, exif: source.inspection.exif,
-                            hasLocation: source.inspection.hasLocation, perceptualHash: source.perceptualHash)
+                            hasLocation: source.inspection.hasLocation, perceptualHash: source.perceptualHash, faces: source.faces)
         derivatives = zip(report.result.outputs, stored).map { output, object in
             let canonical = resolved.outputs.first { $0.name == output.name }
             let preset = canonical?.presets.first ?? resolved.preset
@@ -78,10 +78,12 @@ public struct AssetRecord: Sendable, Equatable {
     public var exif: [String: String]
     public var hasLocation: Bool
     public var perceptualHash: String?
+    /// Nil when the job did not look for faces (the row keeps what an earlier job found).
+    public var faces: FaceFindings?
 
     public init(sha256: String, sourceURL: String, bytes: Int, format: String, width: Int, height: Int, pages: Int, hasAlpha: Bool,
                 orientation: Int, colourSpace: String?, iccDescription: String?, exif: [String: String], hasLocation: Bool,
-                perceptualHash: String?) {
+                perceptualHash: String?, faces: FaceFindings? = nil) {
         self.sha256 = sha256
         self.sourceURL = sourceURL
         self.bytes = bytes
@@ -96,6 +98,7 @@ public struct AssetRecord: Sendable, Equatable {
         self.exif = exif
         self.hasLocation = hasLocation
         self.perceptualHash = perceptualHash
+        self.faces = faces
     }
 
     /// The row as JSON with the table's column names.
@@ -107,6 +110,7 @@ public struct AssetRecord: Sendable, Equatable {
             "icc_description": iccDescription.map(JSONValue.string) ?? .null,
             "exif": .object(exif.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) }),
             "has_location": .bool(hasLocation), "perceptual_hash": perceptualHash.map(JSONValue.string) ?? .null,
+            "faces": faces?.json ?? .null,
         ])
     }
 }
