@@ -80,8 +80,8 @@ public struct Reprocessor: Sendable {
 
     /// One waiting job per asset and preset (or per source checked).
     static func dedupeKey(for candidate: SourceCandidate, plan: ReprocessPlan) -> String {
-        let subject = candidate.assetSHA256 ?? ContentHash.sha256(Array(candidate.source.utf8))
-        if let preset = plan.preset { return "reprocess:\(preset):\(subject)" }
-        return "check-source:" + ContentHash.sha256(Array(candidate.source.utf8))
+        let sourceHash = { ContentHash.sha256(Array(candidate.source.utf8)) }
+        if let preset = plan.preset { return "reprocess:\(preset):\(candidate.assetSHA256 ?? sourceHash())" }
+        return "check-source:" + sourceHash()
     }
 }

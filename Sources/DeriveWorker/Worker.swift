@@ -173,13 +173,14 @@ public final class Worker: Sendable {
         var nextTick: UInt64 = 0
         var nextRescue: UInt64 = 0
         var nextStatus: UInt64 = 0
+        var nextQueueDepth: UInt64 = 0
         var nextSchedule: UInt64 = 0
         /// The fire each schedule last had handled here, so a tick does not ask again.
         var handledFires: [String: Date] = [:]
     }
 
     /// Once a second: promote due jobs and extend long jobs' leases; every few seconds: rescue
-    /// expired leases, report status, read the queue depth. Database errors here are logged
+    /// expired leases, report status and, when metrics are served, read the queue depth. Database errors here are logged
     /// and tried again next time.
     private func maintain(_ schedule: inout Maintenance) {
         let now = DispatchTime.now().uptimeNanoseconds
@@ -212,6 +213,9 @@ public final class Worker: Sendable {
         if now >= schedule.nextStatus {
             schedule.nextStatus = now + UInt64(settings.statusInterval * 1e9)
             reportStatus()
+        }
+        if let interval = settings.queueDepthInterval, now >= schedule.nextQueueDepth {
+            schedule.nextQueueDepth = now + UInt64(interval * 1e9)
             attempt("read the queue depth") { () throws(DeriveError) in
                 let counts = try database.counts()
                 metrics.replace("derive_queue_depth", with: counts.flatMap { queue in

@@ -21,6 +21,9 @@ public struct WorkerSettings: Sendable {
     /// Seconds between looking for expired leases, and between status reports.
     public var rescueInterval: Double
     public var statusInterval: Double
+    /// Seconds between reads of the queue depth for the metrics; nil when no metrics are
+    /// served, since counting the jobs table costs a scan of it.
+    public var queueDepthInterval: Double?
     /// Seconds between looks at the schedules; nil runs no scheduler in this worker.
     public var schedulerInterval: Double?
     /// Delete the objects and rows of outputs a newer preset version replaced (else keep them,
@@ -30,7 +33,8 @@ public struct WorkerSettings: Sendable {
     public init(id: String = WorkerSettings.defaultID(), queues: [String] = ["default"],
                 slots: Int = ProcessInfo.processInfo.activeProcessorCount, lease: Double = 60, pollInterval: Double = 1,
                 grace: Double = 30, untilIdle: Bool = false, retryPolicy: RetryPolicy = RetryPolicy(), rescueInterval: Double = 5,
-                statusInterval: Double = 5, schedulerInterval: Double? = 15, deleteSuperseded: Bool = false) {
+                statusInterval: Double = 5, queueDepthInterval: Double? = nil, schedulerInterval: Double? = 15,
+                deleteSuperseded: Bool = false) {
         self.id = id
         self.queues = queues
         self.slots = max(1, slots)
@@ -41,6 +45,7 @@ public struct WorkerSettings: Sendable {
         self.retryPolicy = retryPolicy
         self.rescueInterval = rescueInterval
         self.statusInterval = statusInterval
+        self.queueDepthInterval = queueDepthInterval
         self.schedulerInterval = schedulerInterval
         self.deleteSuperseded = deleteSuperseded
     }

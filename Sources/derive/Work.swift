@@ -83,6 +83,9 @@ struct Work: ParsableCommand {
             workerSettings.grace = grace ?? environment.grace
             workerSettings.rescueInterval = environment.rescueInterval
             workerSettings.statusInterval = min(5, environment.rescueInterval)
+            if (metricsPort ?? environment.metricsPort) != nil {
+                workerSettings.queueDepthInterval = 3 * workerSettings.statusInterval
+            }
             workerSettings.schedulerInterval = environment.schedulerInterval > 0 ? environment.schedulerInterval : nil
             workerSettings.deleteSuperseded = environment.supersededOutputs == "delete"
             workerSettings.untilIdle = untilIdle
