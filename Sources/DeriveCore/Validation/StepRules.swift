@@ -228,10 +228,15 @@ enum StepRules {
             }
         }
         switch o.gravity {
+        case .smart(let s)? where s.faceTarget != nil:
+            break
         case .smart?, .focus?:
-            issues.append(FieldIssue(field: "gravity", reason: "overlays are placed with a compass gravity (\(Compass.allCases.map(\.rawValue).joined(separator: ", ")))"))
+            issues.append(FieldIssue(field: "gravity", reason: "overlays are placed with a compass gravity (\(Compass.allCases.map(\.rawValue).joined(separator: ", "))) or on faces (face, faces)"))
         case .compass?, nil:
             break
+        }
+        if o.regionRelative && o.gravity?.needsFaces != true {
+            issues.append(FieldIssue(field: "regionRelative", reason: "sizes the overlay by the face it is placed on, so it needs gravity face or faces"))
         }
         issues += offsetIssues(o.x, field: "x", limits: limits)
         issues += offsetIssues(o.y, field: "y", limits: limits)
