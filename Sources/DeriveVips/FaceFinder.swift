@@ -12,10 +12,17 @@ struct FaceFinder {
         if image.pages > 1 { image = try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight)) }
         let shorter = min(image.width, image.height)
         let scale = min(2, Double(settings.shortSide) / Double(shorter))
-        let size = Size(ResizeGeometry.px(Double(image.width) * scale), ResizeGeometry.px(Double(image.height) * scale))
-        // Transparency reads as white, as it would on a page.
-        let grey = try image.standardised().flattened(on: .white).resized(to: size).colourspace("b-w").cast("uchar").inMemory()
-        let found = try detector.detect(try grey.pixelBuffer()).filter { $0.score >= settings.minimumScore }
+        // Enlarging is dlib's own 2x pyramid step (libvips' affine upsampling is slower); libvips
+        // only ever reduces here.
+        let upsample = scale > 1 ? 1 : 0
+        let copyScale = scale / Double(1 << upsample)
+        let size = Size(ResizeGeometry.px(Double(image.width) * copyScale), ResizeGeometry.px(Double(image.height) * copyScale))
+        // Grey first, so the resample touches one band; transparency reads as white, as it
+        // would on a page; a linear kernel is enough for a detector that reads gradients.
+        let flat = try image.standardised().flattened(on: .white)
+        let luma = flat.bands >= 3 ? try flat.recombined([[0.299, 0.587, 0.114]]) : flat
+        let grey = try luma.resampled(to: size, kernel: "linear").inMemory()
+        let found = try detector.detect(try grey.pixelBuffer(), upsample: upsample).filter { $0.score >= settings.minimumScore }
         let sx = Double(image.width) / Double(size.width), sy = Double(image.height) / Double(size.height)
         return found.map { $0.scaled(x: sx, y: sy) }
     }

@@ -15,6 +15,17 @@ extension VImage {
         return try scaled.fitted(to: target)
     }
 
+    /// Resamples to exactly `target` with a given libvips kernel (`linear`, `cubic`...), for
+    /// working copies where lanczos3's sharpness buys nothing.
+    func resampled(to target: Size, kernel: String) throws(DeriveError) -> VImage {
+        if size == target { return self }
+        return try VipsCall("resize").image("in", self)
+            .double("scale", Double(target.width) / Double(width))
+            .double("vscale", Double(target.height) / Double(height))
+            .enumeration("kernel", kernel)
+            .run().image("out").fitted(to: target)
+    }
+
     /// Crops or pads by at most a pixel or two so the size is exactly `target`.
     func fitted(to target: Size) throws(DeriveError) -> VImage {
         if size == target { return self }

@@ -17,7 +17,7 @@ public final class DlibFaceDetector: FaceDetector {
         self.minimumScore = minimumScore
     }
 
-    public func detect(_ grey: PixelBuffer) throws(DeriveError) -> [DetectedFace] {
+    public func detect(_ grey: PixelBuffer, upsample: Int) throws(DeriveError) -> [DetectedFace] {
         guard grey.bands == 1, grey.width > 0, grey.height > 0, grey.pixels.count >= grey.width * grey.height else {
             throw DeriveError(.internalError, "face detection needs a one-band grey image, got \(grey.width)x\(grey.height)x\(grey.bands)")
         }
@@ -27,7 +27,7 @@ public final class DlibFaceDetector: FaceDetector {
         var boxes = [dface_box](repeating: dface_box(), count: capacity)
         var message = [CChar](repeating: 0, count: 256)
         let count = grey.pixels.withUnsafeBufferPointer { pixels in
-            dface_detect(handle.pointer, pixels.baseAddress, Int32(grey.width), Int32(grey.height), grey.width, 0,
+            dface_detect(handle.pointer, pixels.baseAddress, Int32(grey.width), Int32(grey.height), grey.width, Int32(max(0, min(upsample, 2))),
                          minimumScore, &boxes, Int32(capacity), &message, message.count)
         }
         guard count >= 0 else {

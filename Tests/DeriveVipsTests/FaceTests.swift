@@ -17,9 +17,9 @@ import Testing
         let name = "dlib-hog"
         let inner = DlibFaceDetector()
         let calls = Mutex(0)
-        func detect(_ grey: PixelBuffer) throws(DeriveError) -> [DetectedFace] {
+        func detect(_ grey: PixelBuffer, upsample: Int) throws(DeriveError) -> [DetectedFace] {
             calls.withLock { $0 += 1 }
-            return try inner.detect(grey)
+            return try inner.detect(grey, upsample: upsample)
         }
     }
 

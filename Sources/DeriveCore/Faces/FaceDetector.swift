@@ -5,8 +5,9 @@ public protocol FaceDetector: Sendable {
     /// A short name for reports, such as `dlib-hog`.
     var name: String { get }
 
-    /// Faces in an 8-bit grey image (one band), boxes in its pixels, best first.
-    func detect(_ grey: PixelBuffer) throws(DeriveError) -> [DetectedFace]
+    /// Faces in an 8-bit grey image (one band), boxes in its pixels, best first. `upsample`
+    /// doubles the image that many times (0 or 1) before looking, to find smaller faces.
+    func detect(_ grey: PixelBuffer, upsample: Int) throws(DeriveError) -> [DetectedFace]
 }
 
 /// How the engine looks for faces.
