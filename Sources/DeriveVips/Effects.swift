@@ -58,6 +58,11 @@ enum Effects {
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image
+        case .blurRegion(let strength, let region), .pixelateRegion(let strength, let region):
+            let cover: Effect = effect.kind == .blurRegion ? .blur(strength) : .pixelate(strength)
+            guard let region else { return try apply(cover, to: image) }
+            guard let rect = region.rect(in: image.frameSize) else { return image }
+            return try image.inserted(try apply(cover, to: try image.extracted(rect).inMemory()), at: (rect.x, rect.y))
         case .vignette(let strength):
             let mask = try VImage.fromPixels(Masks.vignette(width: image.width, height: image.height, strength: strength),
                                              width: image.width, height: image.height, bands: 1)

@@ -105,6 +105,8 @@ import Testing
         ("c_crop,w_200,h_200,g_faces:auto,x_10,y_-0.2", .resize(Resize(mode: .crop, width: .pixels(200), height: .pixels(200), gravity: .smart(.facesAuto), x: .pixels(10), y: .fraction(-0.2)))),
         ("e_blur_faces", .effect(.blurFaces(500))),
         ("e_pixelate_faces:20", .effect(.pixelateFaces(20))),
+        ("e_blur_region:300,x_10,y_0.5,w_100,h_0.25", .effect(.blurRegion(300, Region(x: .pixels(10), y: .fraction(0.5), width: .pixels(100), height: .fraction(0.25))))),
+        ("e_pixelate_region", .effect(.pixelateRegion(10, nil))),
         ("l_mask,fl_region_relative,w_1.1,g_faces/fl_layer_apply",
          .overlay(Overlay(source: .image("mask"), chain: [.resize(Resize(width: .fraction(1.1)))], gravity: .smart(.faces), regionRelative: true))),
         ("l_mask/c_scale,w_1.1/fl_layer_apply,fl_region_relative,g_face",
@@ -118,7 +120,8 @@ import Testing
 
     @Test(arguments: ["c_thumb,w_150,h_150,g_face,z_1.5", "c_crop,g_faces:auto,z_0.8", "c_fill,w_300,h_200,g_faces/e_pixelate_faces:12",
                       "c_crop,w_200,h_200,g_face,x_10,y_-0.2/e_blur_faces:300", "l_mask,fl_region_relative,w_1.1,g_faces/fl_layer_apply",
-                      "c_thumb,w_100,g_face"])
+                      "c_thumb,w_100,g_face", "c_fill,w_400,h_300/e_blur_region:300,x_10,y_0.5,w_100,h_0.25",
+                      "e_pixelate_region:20,w_50,h_50", "e_blur_region"])
     func roundTripsToTheSameIdentity(text: String) throws {
         let first = try JobResolver().resolve(TransformationInput.parse(text)).outputs[0]
         let printed = try CloudinaryPrinter.string(for: first)

@@ -130,6 +130,16 @@ import Testing
         #expect(Self.meanDifference(a, b, in: Rect(x: 0, y: 0, width: 60, height: 150)) == 0)
     }
 
+    @Test func regionEffectsChangeTheRegionOnly() throws {
+        let (_, hidden) = try Self.render(Self.group, "e_pixelate_region:16,x_100,y_100,w_300,h_200/f_png")
+        let (_, plain) = try Self.render(Self.group, "a_0/f_png")
+        let a = try Harness.pixels(hidden.outputs[0].data), b = try Harness.pixels(plain.outputs[0].data)
+        #expect(Self.meanDifference(a, b, in: Rect(x: 100, y: 100, width: 300, height: 200)) > 4)
+        #expect(Self.meanDifference(a, b, in: Rect(x: 0, y: 320, width: 1280, height: 566)) == 0)
+        #expect(Self.meanDifference(a, b, in: Rect(x: 420, y: 0, width: 860, height: 886)) == 0)
+        #expect(hidden.source.faces == nil, "a region effect needs no detector")
+    }
+
     @Test func blurFacesFailsWhenDetectionIsOff() throws {
         let engine = try Self.engine(enabled: false)
         #expect(throws: DeriveError.self) { try Self.render(Self.group, "e_blur_faces", engine: engine) }

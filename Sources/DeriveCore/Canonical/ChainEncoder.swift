@@ -99,6 +99,11 @@ public enum ChainEncoder {
             if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, .int(amount)) }
             switch e {
             case .tint(_, let color), .colorize(_, let color): add("color", .string(color.hex))
+            case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
+                add("x", region.x.json)
+                add("y", region.y.json)
+                add("width", region.width.json)
+                add("height", region.height.json)
             default: break
             }
         case .trim(let t):

@@ -148,11 +148,17 @@ public enum Effect: Sendable, Hashable {
     case blurFaces(Int)
     /// Pixelates every detected face (and the head around it) in squares of this size.
     case pixelateFaces(Int)
+    /// Blurs a given rectangle (`x_,y_,w_,h_`), or the whole image without one.
+    case blurRegion(Int, Region?)
+    /// Pixelates a given rectangle, or the whole image without one.
+    case pixelateRegion(Int, Region?)
 
     public enum Kind: String, Sendable, CaseIterable {
         case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
+        case blurRegion = "blur_region"
+        case pixelateRegion = "pixelate_region"
     }
 
     public var kind: Kind {
@@ -171,6 +177,8 @@ public enum Effect: Sendable, Hashable {
         case .vignette: .vignette
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
+        case .blurRegion: .blurRegion
+        case .pixelateRegion: .pixelateRegion
         }
     }
 
@@ -178,7 +186,8 @@ public enum Effect: Sendable, Hashable {
     public var amount: Int? {
         switch self {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
-             .contrast(let n), .saturation(let n), .vignette(let n), .blurFaces(let n), .pixelateFaces(let n): n
+             .contrast(let n), .saturation(let n), .vignette(let n), .blurFaces(let n), .pixelateFaces(let n),
+             .blurRegion(let n, _), .pixelateRegion(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate: nil
         }
@@ -189,7 +198,7 @@ public enum Effect: Sendable, Hashable {
     public var isPointwise: Bool {
         switch self {
         case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize: true
-        case .blur, .pixelate, .sharpen, .vignette, .blurFaces, .pixelateFaces: false
+        case .blur, .pixelate, .sharpen, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 
@@ -199,6 +208,33 @@ public enum Effect: Sendable, Hashable {
         case .blurFaces, .pixelateFaces: true
         default: false
         }
+    }
+}
+
+/// A rectangle of the image a step receives: pixels, or fractions of its size.
+public struct Region: Sendable, Hashable {
+    public var x: Length
+    public var y: Length
+    public var width: Length
+    public var height: Length
+
+    public init(x: Length, y: Length, width: Length, height: Length) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    /// The rectangle in an image of `size`, clipped to it; nil when nothing of it is inside.
+    public func rect(in size: Size) -> Rect? {
+        func px(_ d: Length, _ length: Int) -> Int {
+            switch d {
+            case .pixels(let p): p
+            case .fraction(let f): Int((f * Double(length)).rounded())
+            }
+        }
+        return FaceGeometry.clipped(Rect(x: px(x, size.width), y: px(y, size.height), width: px(width, size.width),
+                                         height: px(height, size.height)), to: size)
     }
 }
 

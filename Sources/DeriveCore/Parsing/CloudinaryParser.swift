@@ -307,6 +307,16 @@ private struct Run {
             }
         }
         if let trim { steps.append(.trim(trim)) }
+        // A region effect takes its rectangle from x_, y_, w_ and h_ beside it.
+        var region: Region?
+        if let e = effect, let kind = Effect.Kind(rawValue: String(e.prefix { $0 != ":" })), EffectRules.takesRegion(kind),
+           ["x", "y", "w", "h"].contains(where: { p[$0] != nil }) {
+            let x = p.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) } ?? .pixels(0)
+            let y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) } ?? .pixels(0)
+            let w = p.removeValue(forKey: "w").flatMap { size($0, param: "w", in: c) }
+            let h = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
+            if let w, let h { region = Region(x: x, y: y, width: w, height: h) } else { fail(c, "e_\(kind.rawValue) needs w_ and h_ for its region (x_ and y_ default to 0)") }
+        }
 
         let resizeKeys = ["c", "w", "h", "ar", "dpr", "g", "x", "y", "z"]
         var resize: Resize?
@@ -344,7 +354,7 @@ private struct Run {
         if let resize { steps.append(.resize(resize)) }
         if let rotate, rotate != Rotate() || rotate.background != nil { steps.append(.rotate(rotate)) }
         if let effect, let parsed = self.effect(effect, color: colorizeColor, in: c) {
-            steps.append(.effect(parsed))
+            steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
             fail(c, param: "co", "applies to e_colorize and text layers")
         }

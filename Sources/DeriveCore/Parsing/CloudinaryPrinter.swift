@@ -96,6 +96,9 @@ public enum CloudinaryPrinter {
         case .colorize(let amount, let c):
             let amountText = amount == EffectRules.defaultAmount(of: .colorize) ? "" : ":\(amount)"
             return name + amountText + ",co_" + color(c)
+        case .blurRegion(let amount, let region?), .pixelateRegion(let amount, let region?):
+            let amountText = amount == EffectRules.defaultAmount(of: e.kind) ? "" : ":\(amount)"
+            return name + amountText + ",x_\(region.x.cloudinaryText),y_\(region.y.cloudinaryText),w_\(region.width.cloudinaryText),h_\(region.height.cloudinaryText)"
         default:
             guard let amount = e.amount, amount != EffectRules.defaultAmount(of: e.kind) else { return name }
             return "\(name):\(amount)"

@@ -398,6 +398,7 @@ public struct JSONChainDecoder: Sendable {
             var allowed: [String] = []
             if let amountField { allowed.append(amountField) }
             if EffectRules.takesColor(kind) { allowed.append("color") }
+            if EffectRules.takesRegion(kind) { allowed += ["x", "y", "width", "height"] }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: Int?
             if let amountField, let v = fields[amountField] {
@@ -409,7 +410,19 @@ public struct JSONChainDecoder: Sendable {
                 guard let parsed = log.color(c, at: path.appending("color")) else { return nil }
                 color = parsed
             }
-            return .effect(EffectRules.make(kind, amount: amount, color: color))
+            var region: Region?
+            if EffectRules.takesRegion(kind), ["x", "y", "width", "height"].contains(where: { fields[$0] != nil }) {
+                guard let w = fields["width"], let h = fields["height"] else {
+                    log.add(path, "a region needs width and height (x and y default to 0)")
+                    return nil
+                }
+                guard let width = log.dimension(w, at: path.appending("width")), let height = log.dimension(h, at: path.appending("height")) else { return nil }
+                let x = fields["x"].map { log.dimension($0, at: path.appending("x")) } ?? .pixels(0)
+                let y = fields["y"].map { log.dimension($0, at: path.appending("y")) } ?? .pixels(0)
+                guard let x, let y else { return nil }
+                region = Region(x: x, y: y, width: width, height: height)
+            }
+            return .effect(EffectRules.with(EffectRules.make(kind, amount: amount, color: color), region: region))
         }
     }
 

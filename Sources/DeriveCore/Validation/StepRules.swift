@@ -6,8 +6,8 @@ public enum EffectRules {
 
     public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? {
         switch kind {
-        case .blur, .sharpen, .blurFaces: 1...2000
-        case .pixelate, .pixelateFaces: 1...200
+        case .blur, .sharpen, .blurFaces, .blurRegion: 1...2000
+        case .pixelate, .pixelateFaces, .pixelateRegion: 1...200
         case .sepia: 1...100
         case .brightness: -99...100
         case .contrast, .saturation: -100...100
@@ -18,9 +18,9 @@ public enum EffectRules {
 
     public static func defaultAmount(of kind: Effect.Kind) -> Int? {
         switch kind {
-        case .blur, .sharpen, .colorize: 100
+        case .blur, .sharpen, .colorize, .blurRegion: 100
         case .blurFaces: 500
-        case .pixelate, .pixelateFaces: 10
+        case .pixelate, .pixelateFaces, .pixelateRegion: 10
         case .sepia, .brightness, .saturation: 80
         case .contrast: 0
         case .tint: 60
@@ -47,14 +47,16 @@ public enum EffectRules {
         case .vignette: return .vignette(n)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
+        case .blurRegion: return .blurRegion(n, nil)
+        case .pixelateRegion: return .pixelateRegion(n, nil)
         }
     }
 
     /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
     static func amountField(of kind: Effect.Kind) -> String? {
         switch kind {
-        case .blur, .sharpen, .sepia, .vignette, .blurFaces: "strength"
-        case .pixelate, .pixelateFaces: "size"
+        case .blur, .sharpen, .sepia, .vignette, .blurFaces, .blurRegion: "strength"
+        case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation: "level"
         case .tint, .colorize: "amount"
         case .grayscale, .negate: nil
@@ -62,6 +64,18 @@ public enum EffectRules {
     }
 
     static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize }
+
+    /// Effects on a rectangle given by `x`, `y`, `width` and `height`.
+    public static func takesRegion(_ kind: Effect.Kind) -> Bool { kind == .blurRegion || kind == .pixelateRegion }
+
+    /// The same effect on another region.
+    static func with(_ effect: Effect, region: Region?) -> Effect {
+        switch effect {
+        case .blurRegion(let n, _): .blurRegion(n, region)
+        case .pixelateRegion(let n, _): .pixelateRegion(n, region)
+        default: effect
+        }
+    }
 }
 
 /// The semantic rules of each step: ranges, and parameters that contradict each other. Both
@@ -80,7 +94,15 @@ enum StepRules {
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"
-            return check(amount, in: range, field: field)
+            var issues = check(amount, in: range, field: field)
+            switch e {
+            case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
+                issues += offsetIssues(region.x, field: "x", limits: limits) + offsetIssues(region.y, field: "y", limits: limits)
+                issues += dimensionIssues(region.width, field: "width", limits: limits)
+                issues += dimensionIssues(region.height, field: "height", limits: limits)
+            default: break
+            }
+            return issues
         case .trim(let t): return check(t.tolerance, in: 0...100, field: "tolerance")
         case .background: return []
         case .border(let b): return check(b.width, in: 1...min(1000, limits.maxOutputDimension), field: "width")
