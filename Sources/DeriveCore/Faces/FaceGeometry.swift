@@ -37,6 +37,15 @@ public enum FaceGeometry {
             return Rect(x: clamp(Int((cx - Double(w) / 2).rounded()), 0, image.width - w),
                         y: clamp(Int((cy - Double(h) / 2).rounded()), 0, image.height - h), width: w, height: h)
         }
+        /// Centred on a face's head, moved as little as needed to keep the face itself inside.
+        func centred(onHeadOf box: Rect) -> Rect {
+            var r = centred(on: head(box))
+            if box.width <= w { r.x = clamp(r.x, box.x + box.width - w, box.x) }
+            if box.height <= h { r.y = clamp(r.y, box.y + box.height - h, box.y) }
+            r.x = clamp(r.x, 0, image.width - w)
+            r.y = clamp(r.y, 0, image.height - h)
+            return r
+        }
         func decision(_ rect: Rect, _ basis: CropDecision.Basis, fallback: CropDecision.Basis? = nil) -> CropDecision {
             CropDecision(rect: rect, input: image, basis: basis, fallback: fallback,
                          facesKept: inside.filter { contains(rect, $0) }.count, facesSeen: inside.count)
@@ -49,6 +58,12 @@ public enum FaceGeometry {
         case .auto:
             guard !inside.isEmpty else { return decision(attention ?? centre, .attention) }
             let kept = keepable(inside, window: Size(w, h))
+            let largest = inside.max { $0.size.pixels < $1.size.pixels }!
+            if !contains(kept, head(largest)) {
+                // Not even the largest head fits: centre on it, so the window cuts hair and
+                // chin evenly rather than wherever attention would slide it.
+                return decision(centred(onHeadOf: largest), .faces)
+            }
             guard let preferred = attention else { return decision(centred(on: kept), .faces) }
             // The window may move anywhere that still holds the kept faces; attention chooses where.
             let x0 = clamp(preferred.x, max(0, kept.x + kept.width - w), min(kept.x, image.width - w))
@@ -61,10 +76,9 @@ public enum FaceGeometry {
                 if gravity.fallback == .auto { return decision(attention ?? centre, .attention, fallback: .attention).with(basis: basis) }
                 return decision(centre, .center, fallback: .center).with(basis: basis)
             }
-            // With room to spare, the head comes along with the face.
-            let withHead = head(box)
-            let focus = withHead.width <= w && withHead.height <= h ? withHead : box
-            return decision(centred(on: focus), basis)
+            // Centred on the head: with room to spare it comes along with the face; without,
+            // hair and chin are cut evenly.
+            return decision(centred(onHeadOf: box), basis)
         }
     }
 
