@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# What face detection costs a job, on one core:
+#   1. a 12-megapixel photo (4000x3000, made from the shared 16 MP fixture) derived to a
+#      400x400 crop with g_faces and with g_north, 12 times in one process each; the median
+#      per-source time of each (the first source is left out: it creates the detector) and
+#      the detection stage alone;
+#   2. the whole-process cost of jobs that ask for no faces, with this build and with the
+#      build before face detection (BASELINE, default d441a84), taking turns run after run.
+# Usage: bash Benchmarks/faces-cost.sh [BASELINE-REVISION]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source Scripts/lib.sh
+ensure_swift
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" python3-pip
+ensure_python_modules PIL=pillow
+
+baseline_rev="${1:-d441a84}"
+fixtures="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
+work="$(mktemp -d)"
+trap 'git worktree remove --force "$work/baseline" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
+swift build -c release --product derive >/dev/null
+derive="$(swift build -c release --show-bin-path)/derive"
+# The baseline builds in a scratch folder of its own that survives runs (.build-baseline).
+git worktree add --detach "$work/baseline" "$baseline_rev" >/dev/null 2>&1
+scratch="$(pwd)/.build-baseline"
+(cd "$work/baseline" && swift build -c release --product derive --scratch-path "$scratch" >/dev/null)
+baseline="$scratch/release/derive"
+
+python3 - "$fixtures/photos/kodak-pixpro-az521.jpg" "$work/photo-12mp.jpg" <<'PY'
+import sys
+from PIL import Image
+Image.open(sys.argv[1]).resize((4000, 3000), Image.LANCZOS).save(sys.argv[2], quality=90)
+PY
+photo="$work/photo-12mp.jpg"
+export DERIVE_VIPS_CONCURRENCY=1
+
+echo "== 1. a 400x400 crop of a 12 MP photo, one core, milliseconds per source (median of 11)"
+sources=()
+for _ in $(seq 12); do sources+=("$photo"); done
+for gravity in faces north; do
+    taskset -c 0 "$derive" run "${sources[@]}" --chain "c_fill,w_400,h_400,g_$gravity" --out "$work/out" > "$work/$gravity.json"
+done
+python3 - "$work/faces.json" "$work/north.json" <<'PY'
+import json, statistics, sys
+faces, north = (json.load(open(p))[1:] for p in sys.argv[1:3])
+total = lambda rs: statistics.median(r["timings"]["total"] for r in rs)
+f, n = total(faces), total(north)
+d = statistics.median(r["timings"]["faces"] for r in faces)
+print(f"g_faces: {f:.1f} ms   g_north: {n:.1f} ms   difference: {f - n:.1f} ms   detection stage alone: {d:.1f} ms")
+PY
+
+echo
+echo "== 2. whole process, jobs that ask for no faces: before face detection ($baseline_rev) and now"
+web="$work/web.json"
+cat > "$web" <<'JSON'
+{"outputs": [{"name": "thumb", "chain": "c_fill,w_200,h_200,g_center", "format": "webp", "quality": 80},
+             {"name": "card", "chain": "c_fill,w_600,h_315,g_north", "format": "jpeg", "quality": 80},
+             {"name": "full", "chain": "c_limit,w_2048,h_2048", "format": "jpeg", "quality": 85}]}
+JSON
+# The two builds take turns, run after run, so a change in the machine's load touches both alike.
+python3 - "$baseline" "$derive" "$photo" "$web" "$work" <<'PY'
+import statistics, subprocess, sys, time
+baseline, derive, photo, web, work = sys.argv[1:6]
+cases = [("12 MP photo, 3 outputs (thumb, card, full)", [photo, "--chain", web]),
+         ("the portrait, one 400 px JPEG", ["Samples/grace-hopper.jpg", "--chain", "c_limit,w_400/f_jpeg"])]
+for name, arguments in cases:
+    times = {"before": [], "now": []}
+    for run in range(22):
+        for label, binary in (("before", baseline), ("now", derive)):
+            started = time.perf_counter()
+            subprocess.run(["taskset", "-c", "0", binary, "run", *arguments, "--out", f"{work}/{label}"], check=True,
+                           stdout=subprocess.DEVNULL)
+            if run >= 2:  # the first two warm the file cache
+                times[label].append((time.perf_counter() - started) * 1000)
+    b, n = statistics.median(times["before"]), statistics.median(times["now"])
+    print(f"{name}: before {b:.1f} ms, now {n:.1f} ms (median of 20 each, alternating): {100 * (n - b) / b:+.1f}%")
+PY
