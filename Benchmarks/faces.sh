@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Face detection accuracy and time per image: Derive's detector (dlib's HOG through CFaceShim,
+# at several detection sizes) against OpenCV's Haar cascade as thumbor uses it, on the labelled
+# set in Benchmarks/faces/ (provenance of every file and box in its README and labels.json),
+# then the limits (turned and small faces). One core. Results: Benchmarks/RESULTS.md, README.
+# Usage: bash Benchmarks/faces.sh [SIZES, default 1360,1100,900]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source Scripts/lib.sh
+ensure_swift
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" python3-pip
+# OpenCV 4.10's wheel: the Haar cascades it ships are byte for byte Debian's opencv-data ones;
+# OpenCV 5 moved cascades out of the main module.
+ensure_python_modules PIL=pillow cv2=opencv-python-headless==4.10.0.84
+
+fixtures="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
+swift build -c release --product derive >/dev/null
+derive="$(swift build -c release --show-bin-path)/derive"
+echo "Derive's detector is built for $("$derive" faces --instruction-set 2>/dev/null || echo "?")"
+python3 Benchmarks/faces/evaluate.py "$derive" "$fixtures" --sizes "${1:-1360,1100,900}"
