@@ -1,5 +1,23 @@
 // swift-tools-version: 6.0
+import Foundation
 import PackageDescription
+
+/// dlib's HOG features and filters vectorise with AVX2: detection on a 12-megapixel photo takes
+/// about a third less time built for x86-64-v3 (AVX2, FMA: every x86 server CPU since about
+/// 2015). Like dlib's own CMake build, use it when the building machine has it; the binary then
+/// needs it too (the detector checks, and says so instead of crashing). DERIVE_PORTABLE=1 builds
+/// for any x86-64.
+let faceDetectorForAVX2: Bool = {
+    #if arch(x86_64)
+    guard ProcessInfo.processInfo.environment["DERIVE_PORTABLE"] != "1",
+          let cpu = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+          let flags = cpu.split(separator: "\n").first(where: { $0.hasPrefix("flags") })?.split(separator: " ")
+    else { return false }
+    return ["avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "movbe"].allSatisfy { flags.contains(Substring($0)) }
+    #else
+    return false
+    #endif
+}()
 
 let package = Package(
     name: "Derive",
@@ -32,7 +50,8 @@ let package = Package(
         // dlib's headers call) behind a C interface. Always optimised: at -Onone detection is
         // ten times slower, and debug builds run the same tests.
         .target(name: "CFaceShim",
-                cxxSettings: [.unsafeFlags(["-O3", "-w"])],
+                cSettings: faceDetectorForAVX2 ? [.define("DERIVE_FACE_X86_64_V3")] : [],
+                cxxSettings: [.unsafeFlags(["-O3", "-w"] + (faceDetectorForAVX2 ? ["-march=x86-64-v3"] : []))],
                 linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("lapack"), .linkedLibrary("blas")]),
         // Seeing faces in pixels, behind DeriveCore's FaceDetector protocol.
         .target(name: "DeriveVision", dependencies: ["DeriveCore", "CFaceShim"]),

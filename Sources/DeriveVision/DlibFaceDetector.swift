@@ -39,8 +39,14 @@ public final class DlibFaceDetector: FaceDetector {
         }
     }
 
+    /// The instruction set the detector was compiled for (see Package.swift).
+    public static var instructionSet: String { String(cString: dface_instruction_set()) }
+
     private func take() throws(DeriveError) -> Handle {
         if let handle = idle.withLock({ $0.popLast() }) { return handle }
+        guard dface_cpu_supported() != 0 else {
+            throw DeriveError(.internalError, "this build's face detector needs AVX2 and FMA (x86-64-v3, the machine that built it has them) and this CPU lacks them: rebuild with DERIVE_PORTABLE=1")
+        }
         guard let pointer = dface_detector_new() else { throw DeriveError(.internalError, "out of memory creating the face detector") }
         return Handle(pointer)
     }

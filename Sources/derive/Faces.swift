@@ -17,10 +17,21 @@ struct Faces: ParsableCommand {
         """
     )
 
+    @Flag(help: "Print the instruction set the detector was built for (x86-64-v3 or x86-64) and exit.")
+    var instructionSet = false
+
     @Argument(help: "Image files.")
-    var files: [String]
+    var files: [String] = []
+
+    func validate() throws {
+        if !instructionSet && files.isEmpty { throw ValidationError("Give one or more image files.") }
+    }
 
     func run() throws {
+        if instructionSet {
+            print(DlibFaceDetector.instructionSet)
+            return
+        }
         let configuration = try Configuration.load()
         var settings = configuration.engine
         settings.faces.enabled = true

@@ -22,6 +22,11 @@ typedef struct {
 
 typedef struct dface_detector dface_detector;
 
+/// 1 when this CPU can run the detector as built (x86-64-v3 builds need AVX2 and FMA), else 0.
+int dface_cpu_supported(void);
+/// The instruction set the detector was built for: "x86-64-v3" or "x86-64".
+const char *dface_instruction_set(void);
+
 /// A detector; one per thread (detecting mutates scratch buffers). NULL when out of memory.
 dface_detector *dface_detector_new(void);
 void dface_detector_free(dface_detector *detector);

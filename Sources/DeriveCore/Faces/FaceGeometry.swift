@@ -285,7 +285,7 @@ public enum FaceGeometry {
         }
     }
 
-    static func clamp(_ value: Int, _ low: Int, _ high: Int) -> Int { max(low, min(value, max(low, high))) }
+    static func clamp(_ value: Int, _ low: Int, _ high: Int) -> Int { ResizeGeometry.clamp(value, low, high) }
 }
 
 extension CropDecision {
