@@ -3,7 +3,7 @@
 # at several detection sizes) against OpenCV's Haar cascade as thumbor uses it, on the labelled
 # set in Benchmarks/faces/ (provenance of every file and box in its README and labels.json),
 # then the limits (turned and small faces). One core. Results: Benchmarks/RESULTS.md, README.
-# Usage: bash Benchmarks/faces.sh [SIZES, default 1360,1100,900]
+# Usage: bash Benchmarks/faces.sh [SIZES, default 1300,1100,900]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib.sh
@@ -17,4 +17,4 @@ fixtures="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
 swift build -c release --product derive >/dev/null
 derive="$(swift build -c release --show-bin-path)/derive"
 echo "Derive's detector is built for $("$derive" faces --instruction-set 2>/dev/null || echo "?")"
-python3 Benchmarks/faces/evaluate.py "$derive" "$fixtures" --sizes "${1:-1360,1100,900}"
+python3 Benchmarks/faces/evaluate.py "$derive" "$fixtures" --sizes "${1:-1300,1100,900}"
