@@ -46,13 +46,15 @@ let package = Package(
         .target(name: "DeriveCurl", dependencies: ["DeriveCore", "DeriveDigest", "CCurl", "CCurlShim"]),
         // The image engine: decode at size, every operation, every encoder, the metadata.
         .target(name: "DeriveVips", dependencies: ["DeriveCore", "DeriveDigest", "CVips", "CVipsShim"]),
-        // Face detection: dlib's HOG detector (Debian's libdlib-dev, with BLAS and LAPACK, which
-        // dlib's headers call) behind a C interface. Always optimised: at -Onone detection is
-        // ten times slower, and debug builds run the same tests.
+        // Face detection: dlib's HOG detector (Debian's libdlib-dev) behind a C interface, linked
+        // from dlib's static library so that processes that never detect do not load libdlib,
+        // BLAS, LAPACK and gfortran at start (4 ms each run); the shim uses dlib's own SVD.
+        // Always optimised: at -Onone detection is ten times slower, and debug builds run the
+        // same tests.
         .target(name: "CFaceShim",
                 cSettings: faceDetectorForAVX2 ? [.define("DERIVE_FACE_X86_64_V3")] : [],
                 cxxSettings: [.unsafeFlags(["-O3", "-w"] + (faceDetectorForAVX2 ? ["-march=x86-64-v3"] : []))],
-                linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("lapack"), .linkedLibrary("blas")]),
+                linkerSettings: [.linkedLibrary(":libdlib.a")]),
         // Seeing faces in pixels, behind DeriveCore's FaceDetector protocol.
         .target(name: "DeriveVision", dependencies: ["DeriveCore", "CFaceShim"]),
         // The production queue on PostgreSQL over libpq (Debian's libpq-dev), and `derive migrate`.

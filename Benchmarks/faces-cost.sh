@@ -17,14 +17,17 @@ ensure_python_modules PIL=pillow
 baseline_rev="${1:-d441a84}"
 fixtures="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
 work="$(mktemp -d)"
-trap 'git worktree remove --force "$work/baseline" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT
 
 swift build -c release --product derive >/dev/null
 derive="$(swift build -c release --show-bin-path)/derive"
-# The baseline builds in a scratch folder of its own that survives runs (.build-baseline).
-git worktree add --detach "$work/baseline" "$baseline_rev" >/dev/null 2>&1
+# The baseline's source and build stay in .build-baseline (ignored by git), at the same path
+# run after run, so a second run does not build it again.
 scratch="$(pwd)/.build-baseline"
-(cd "$work/baseline" && swift build -c release --product derive --scratch-path "$scratch" >/dev/null)
+source_dir="$scratch/source-$baseline_rev"
+git worktree prune
+[ -d "$source_dir" ] || git worktree add --detach "$source_dir" "$baseline_rev" >/dev/null 2>&1
+(cd "$source_dir" && swift build -c release --product derive --scratch-path "$scratch" >/dev/null)
 baseline="$scratch/release/derive"
 
 python3 - "$fixtures/photos/kodak-pixpro-az521.jpg" "$work/photo-12mp.jpg" <<'PY'

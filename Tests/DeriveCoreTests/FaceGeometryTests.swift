@@ -21,6 +21,18 @@ import Testing
         #expect(abs((d.rect.x + 150) - (right.x + 70)) <= 1)
     }
 
+    @Test func theLargestFaceIsTheMostConfidentOfThoseAboutAsLarge() {
+        // Best first, as the detector reports them: rounding one box a pixel larger must not
+        // move g_face to a less certain face of the same size.
+        let confident = Rect(x: 0, y: 0, width: 117, height: 117)
+        let rounded = Rect(x: 500, y: 0, width: 118, height: 118)
+        #expect(FaceGeometry.largest([confident, rounded]) == confident)
+        // A face a pyramid level larger wins whatever its score.
+        let larger = Rect(x: 500, y: 0, width: 156, height: 156)
+        #expect(FaceGeometry.largest([confident, larger]) == larger)
+        #expect(FaceGeometry.largest([]) == nil)
+    }
+
     @Test func autoKeepsTheFacesAndLetsAttentionChooseWithinThem() {
         // Attention would cut at the far left; the window must still hold the right face.
         let attention = Rect(x: 0, y: 0, width: 400, height: 400)

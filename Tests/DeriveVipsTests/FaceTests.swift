@@ -80,7 +80,7 @@ import Testing
         let crop = try #require(result.outputs[0].metadata.crops.first)
         #expect(crop.basis == .face)
         let faces = try #require(result.source.faces?.faces).map(\.box)
-        let largest = try #require(faces.max { $0.size.pixels < $1.size.pixels })
+        let largest = try #require(FaceGeometry.largest(faces))
         // In the pixels of the image the crop was taken from (the group, scaled for c_fill):
         // the window is centred on the largest face, across, as far as the edges allow.
         let scale = Double(crop.input.width) / 1280

@@ -7,11 +7,19 @@ import Foundation
 public enum FaceGeometry {
     /// The box a gravity is about: the largest face, or the box around all of them.
     public static func target(_ faces: [Rect], _ target: FaceTarget) -> Rect? {
-        guard let largest = faces.max(by: { $0.size.pixels < $1.size.pixels }) else { return nil }
+        guard let largest = largest(faces) else { return nil }
         switch target {
         case .largest: return largest
         case .all: return faces.dropFirst().reduce(faces[0]) { union($0, $1) }
         }
+    }
+
+    /// The largest face. Detector boxes come in steps of a quarter of their size (one pyramid
+    /// level), so faces within a fifth of the largest area count as equally large and the
+    /// first of them (the detector's most confident) wins, whatever rounding did to the boxes.
+    public static func largest(_ faces: [Rect]) -> Rect? {
+        guard let most = faces.map(\.size.pixels).max() else { return nil }
+        return faces.first { Double($0.size.pixels) >= 0.8 * Double(most) }
     }
 
     /// A face with the hair and chin around it: detector boxes run from the eyebrows to the
@@ -58,7 +66,7 @@ public enum FaceGeometry {
         case .auto:
             guard !inside.isEmpty else { return decision(attention ?? centre, .attention) }
             let kept = keepable(inside, window: Size(w, h))
-            let largest = inside.max { $0.size.pixels < $1.size.pixels }!
+            let largest = Self.largest(inside)!
             if !contains(kept, head(largest)) {
                 // Not even the largest head fits: centre on it, so the window cuts hair and
                 // chin evenly rather than wherever attention would slide it.
