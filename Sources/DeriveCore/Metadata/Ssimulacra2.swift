@@ -1,0 +1,265 @@
+import Foundation
+
+/// SSIMULACRA 2 (Jon Sneyers, libjxl `tools/ssimulacra2.cc`): a perceptual score from 100
+/// (identical) down to below 0, built from multi-scale SSIM and edge-difference maps in the
+/// XYB colour space. It is the metric Cloudinary built `q_auto` on; about 90 means visually
+/// lossless at normal viewing distance, 70 high quality, 50 medium, 30 low.
+///
+/// This follows the PyPI `ssimulacra2` package (a port of libjxl's) step by step, in `Float`
+/// like libjxl, so the two can be compared pair by pair (`Benchmarks/metric_check.py`).
+public enum Ssimulacra2 {
+    static let scales = 6
+    static let c2: Float = 0.0009
+
+    /// The score of `distorted` against `reference`: 8-bit sRGB pixels of the same size, grey
+    /// or RGB; an alpha band is ignored (flatten both first where it matters).
+    public static func score(reference: PixelBuffer, distorted: PixelBuffer) throws(DeriveError) -> Double {
+        guard reference.width == distorted.width, reference.height == distorted.height else {
+            throw DeriveError(.internalError, "ssimulacra2: the images differ in size "
+                + "(\(reference.width)×\(reference.height) and \(distorted.width)×\(distorted.height))")
+        }
+        guard reference.width >= 8, reference.height >= 8 else {
+            throw DeriveError(.internalError, "ssimulacra2: the images are smaller than 8×8")
+        }
+        var linear1 = LinearImage(reference)
+        var linear2 = LinearImage(distorted)
+        var averages: [ScaleAverages] = []
+        for scale in 0..<scales {
+            if linear1.width < 8 || linear1.height < 8 { break }
+            let xyb1 = linear1.xyb(), xyb2 = linear2.xyb()
+            averages.append(ScaleAverages(xyb1, xyb2))
+            if scale < scales - 1 {
+                linear1 = linear1.halved()
+                linear2 = linear2.halved()
+            }
+        }
+        return combined(averages)
+    }
+
+    /// The weighted sum of every scale's averages, mapped to the 100-to-below-0 scale.
+    static func combined(_ averages: [ScaleAverages]) -> Double {
+        var sum = 0.0
+        var i = 0
+        for c in 0..<3 {
+            // Over the scales computed only, as libjxl does: an image too small for all six
+            // takes later weights for its first channels.
+            for a in averages {
+                for n in 0..<2 {
+                    sum += weights[i] * abs(a.ssim[c * 2 + n])
+                    sum += weights[i + 1] * abs(a.edge[c * 4 + n])
+                    sum += weights[i + 2] * abs(a.edge[c * 4 + n + 2])
+                    i += 3
+                }
+            }
+        }
+        sum *= 0.9562382616834844
+        sum = 2.326765642916932 * sum - 0.020884521182843837 * sum * sum + 6.248496625763138e-05 * sum * sum * sum
+        return sum > 0 ? 100 - 10 * pow(sum, 0.6276336467831387) : 100
+    }
+
+    /// Three planes of linear-light RGB.
+    struct LinearImage {
+        var width: Int
+        var height: Int
+        var planes: [[Float]]
+
+        static let toLinear: [Float] = (0..<256).map { value in
+            let v = Double(value) / 255
+            return Float(v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4))
+        }
+
+        init(width: Int, height: Int, planes: [[Float]]) {
+            self.width = width
+            self.height = height
+            self.planes = planes
+        }
+
+        init(_ buffer: PixelBuffer) {
+            width = buffer.width
+            height = buffer.height
+            let count = width * height
+            let colour = buffer.bands >= 3 ? 3 : 1
+            var planes = [[Float]](repeating: [Float](repeating: 0, count: count), count: 3)
+            buffer.pixels.withUnsafeBufferPointer { pixels in
+                for c in 0..<3 {
+                    let offset = colour == 3 ? c : 0
+                    planes[c].withUnsafeMutableBufferPointer { plane in
+                        for i in 0..<count { plane[i] = Self.toLinear[Int(pixels[i * buffer.bands + offset])] }
+                    }
+                }
+            }
+            self.planes = planes
+        }
+
+        /// 2×2 box average; an odd last column or row averages the pixels it has.
+        func halved() -> LinearImage {
+            let w = (width + 1) / 2, h = (height + 1) / 2
+            var out = [[Float]](repeating: [Float](repeating: 0, count: w * h), count: 3)
+            for c in 0..<3 {
+                planes[c].withUnsafeBufferPointer { src in
+                    out[c].withUnsafeMutableBufferPointer { dst in
+                        for oy in 0..<h {
+                            let y0 = oy * 2, y1 = min(oy * 2 + 1, height - 1)
+                            for ox in 0..<w {
+                                let x0 = ox * 2, x1 = min(ox * 2 + 1, width - 1)
+                                var sum = src[y0 * width + x0]
+                                var n: Float = 1
+                                if x1 != x0 { sum += src[y0 * width + x1]; n += 1 }
+                                if y1 != y0 {
+                                    sum += src[y1 * width + x0]; n += 1
+                                    if x1 != x0 { sum += src[y1 * width + x1]; n += 1 }
+                                }
+                                dst[oy * w + ox] = sum / n
+                            }
+                        }
+                    }
+                }
+            }
+            return LinearImage(width: w, height: h, planes: out)
+        }
+
+        /// XYB as libjxl's opsin transform makes it, shifted to be positive as SSIMULACRA 2 does.
+        func xyb() -> LinearImage {
+            let m: [Float] = [0.30, 1 - 0.078 - 0.30, 0.078,
+                              0.23, 1 - 0.078 - 0.23, 0.078,
+                              0.24342268924547819, 0.20476744424496821, 1 - 0.24342268924547819 - 0.20476744424496821]
+            let bias: Float = 0.0037930732552754493
+            let biasRoot = cbrtf(bias)
+            let count = width * height
+            var x = [Float](repeating: 0, count: count), y = x, b = x
+            planes[0].withUnsafeBufferPointer { r in
+                planes[1].withUnsafeBufferPointer { g in
+                    planes[2].withUnsafeBufferPointer { bl in
+                        for i in 0..<count {
+                            let m0 = cbrtf(max(0, m[0] * r[i] + m[1] * g[i] + m[2] * bl[i] + bias)) - biasRoot
+                            let m1 = cbrtf(max(0, m[3] * r[i] + m[4] * g[i] + m[5] * bl[i] + bias)) - biasRoot
+                            let m2 = cbrtf(max(0, m[6] * r[i] + m[7] * g[i] + m[8] * bl[i] + bias)) - biasRoot
+                            let xv = 0.5 * (m0 - m1), yv = 0.5 * (m0 + m1)
+                            x[i] = xv * 14 + 0.42
+                            y[i] = yv + 0.01
+                            b[i] = (m2 - yv) + 0.55
+                        }
+                    }
+                }
+            }
+            return LinearImage(width: width, height: height, planes: [x, y, b])
+        }
+    }
+
+    /// The 6 SSIM and 12 edge-difference averages of one scale (per channel: mean and 4-norm).
+    struct ScaleAverages {
+        var ssim = [Double](repeating: 0, count: 6)
+        var edge = [Double](repeating: 0, count: 12)
+
+        init(_ a: LinearImage, _ b: LinearImage) {
+            let count = a.width * a.height
+            let blur = GaussianBlur(width: a.width, height: a.height)
+            var product = [Float](repeating: 0, count: count)
+            for c in 0..<3 {
+                let p1 = a.planes[c], p2 = b.planes[c]
+                let mu1 = blur.apply(p1), mu2 = blur.apply(p2)
+                func blurredProduct(_ u: [Float], _ v: [Float]) -> [Float] {
+                    for i in 0..<count { product[i] = u[i] * v[i] }
+                    return blur.apply(product)
+                }
+                let s11 = blurredProduct(p1, p1), s22 = blurredProduct(p2, p2), s12 = blurredProduct(p1, p2)
+                var ssim1 = 0.0, ssim4 = 0.0, art1 = 0.0, art4 = 0.0, lost1 = 0.0, lost4 = 0.0
+                for i in 0..<count {
+                    let m1 = mu1[i], m2 = mu2[i]
+                    let numM = 1 - (m1 - m2) * (m1 - m2)
+                    let numS = 2 * (s12[i] - m1 * m2) + c2
+                    let denS = (s11[i] - m1 * m1) + (s22[i] - m2 * m2) + c2
+                    let d = Double(max(0, 1 - numM * numS / denS))
+                    ssim1 += d
+                    ssim4 += (d * d) * (d * d)
+                    let ratio = Double((1 + abs(p2[i] - m2)) / (1 + abs(p1[i] - m1)) - 1)
+                    if ratio > 0 {
+                        art1 += ratio
+                        art4 += (ratio * ratio) * (ratio * ratio)
+                    } else {
+                        lost1 -= ratio
+                        lost4 += (ratio * ratio) * (ratio * ratio)
+                    }
+                }
+                let n = Double(count)
+                ssim[c * 2] = ssim1 / n
+                ssim[c * 2 + 1] = pow(ssim4 / n, 0.25)
+                edge[c * 4] = art1 / n
+                edge[c * 4 + 1] = pow(art4 / n, 0.25)
+                edge[c * 4 + 2] = lost1 / n
+                edge[c * 4 + 3] = pow(lost4 / n, 0.25)
+            }
+        }
+    }
+
+    /// Gaussian blur, σ 1.5, radius 5: mirrored at the left and right edges, zero beyond the
+    /// top and bottom (as the reference does, after libjxl's recursive Gaussian).
+    struct GaussianBlur {
+        let width: Int
+        let height: Int
+        static let radius = 5
+        static let kernel: [Float] = {
+            let sigma = 1.5
+            let raw = (-radius...radius).map { exp(-0.5 * Double($0 * $0) / (sigma * sigma)) }
+            let sum = raw.reduce(0, +)
+            return raw.map { Float($0 / sum) }
+        }()
+
+        func apply(_ input: [Float]) -> [Float] {
+            let r = Self.radius
+            var horizontal = [Float](repeating: 0, count: input.count)
+            var output = [Float](repeating: 0, count: input.count)
+            // Column indices with mirroring (d c b a | a b c d | d c b a).
+            let columns: [Int] = (-r..<(width + r)).map { x in x < 0 ? -x - 1 : (x >= width ? 2 * width - x - 1 : x) }
+            Self.kernel.withUnsafeBufferPointer { k in
+                input.withUnsafeBufferPointer { src in
+                    horizontal.withUnsafeMutableBufferPointer { dst in
+                        columns.withUnsafeBufferPointer { col in
+                            for y in 0..<height {
+                                let row = y * width
+                                for x in 0..<width {
+                                    var sum: Float = 0
+                                    for t in 0...(2 * r) { sum += k[t] * src[row + col[x + t]] }
+                                    dst[row + x] = sum
+                                }
+                            }
+                        }
+                    }
+                }
+                horizontal.withUnsafeBufferPointer { src in
+                    output.withUnsafeMutableBufferPointer { dst in
+                        for y in 0..<height {
+                            let low = max(0, y - r), high = min(height - 1, y + r)
+                            let row = y * width
+                            for yy in low...high {
+                                let weight = k[yy - y + r]
+                                let source = yy * width
+                                for x in 0..<width { dst[row + x] += weight * src[source + x] }
+                            }
+                        }
+                    }
+                }
+            }
+            return output
+        }
+    }
+
+    /// libjxl's weights, in its order: channel, scale, norm, then (ssim, ringing, blurring).
+    static let weights: [Double] = [
+        0.0, 0.0007376606707406586, 0.0, 0.0, 0.0007793481682867309, 0.0, 0.0, 0.0004371155730107379, 0.0,
+        1.1041726426657346, 0.00066284834129271, 0.00015231632783718752, 0.0, 0.0016406437456599754, 0.0,
+        1.8422455520539298, 11.441172603757666, 0.0, 0.0007989109436015163, 0.000176816438078653, 0.0,
+        1.8787594979546387, 10.94906990605142, 0.0, 0.0007289346991508072, 0.9677937080626833, 0.0,
+        0.00014003424285435884, 0.9981766977854967, 0.00031949755934435053, 0.0004550992113792063, 0.0, 0.0,
+        0.0013648766163243398, 0.0, 0.0, 0.0, 0.0, 0.0, 7.466890328078848, 0.0, 17.445833984131262,
+        0.0006235601634041466, 0.0, 0.0, 6.683678146179332, 0.00037724407979611296, 1.027889937768264,
+        225.20515300849274, 0.0, 0.0, 19.213238186143016, 0.0011401524586618361, 0.001237755635509985,
+        176.39317598450694, 0.0, 0.0, 24.43300999870476, 0.28520802612117757, 0.0004485436923833408, 0.0, 0.0,
+        0.0, 34.77906344483772, 44.835625328877896, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+        0.0008680556573291698, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0005313191874358747, 0.0, 0.00016533814161379112,
+        0.0, 0.0, 0.0, 0.0, 0.0, 0.0004179171803251336, 0.0017290828234722833, 0.0, 0.0020827005846636437,
+        0.0, 0.0, 8.826982764996862, 23.19243343998926, 0.0, 95.1080498811086, 0.9863978034400682,
+        0.9834382792465353, 0.0012286405048278493, 171.2667255897307, 0.9807858872435379, 0.0, 0.0, 0.0,
+        0.0005130064588990679, 0.0, 0.00010854057858411537,
+    ]
+}

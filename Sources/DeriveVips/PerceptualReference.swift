@@ -1,0 +1,127 @@
+import DeriveCore
+
+/// What `q_auto` candidates are compared with: the pixels the encoder receives, or for a large
+/// output a mosaic of tiles cut from it at full resolution (encoders see the same blocks and
+/// edges in a tile as in the whole, so the quality found on the mosaic holds for the image,
+/// at a fraction of the cost). Both sides are flattened on white before scoring.
+struct PerceptualReference {
+    /// The image as the encoder receives it.
+    let full: VImage
+    /// The image the search encodes: `full` itself, or the mosaic.
+    let sample: VImage
+    let tiles: Int
+    let pixels: PixelBuffer
+    /// Mean absolute difference of neighbouring luma values (0–255), the search's seed.
+    let complexity: Double
+    /// Distinct colours in the sample, counted up to `Self.manyColours`.
+    let colours: Int
+
+    /// Outputs up to this many pixels are searched whole.
+    static let samplePixels = 512 * 512
+    static let tileSide = 128
+    static let manyColours = 4096
+
+    var isFull: Bool { tiles == 0 }
+
+    init(_ image: VImage) throws(DeriveError) {
+        full = image
+        if image.width * image.height <= Self.samplePixels {
+            sample = image
+            tiles = 0
+        } else {
+            (sample, tiles) = try Self.mosaic(image)
+        }
+        pixels = try Self.metricPixels(sample)
+        complexity = Self.complexity(pixels)
+        colours = Self.distinctColours(pixels, limit: Self.manyColours)
+    }
+
+    /// An evenly spread grid of tiles, joined edge to edge, with tile corners on a 16-pixel
+    /// grid so JPEG and WebP blocks line up as they do in the full image.
+    static func mosaic(_ image: VImage) throws(DeriveError) -> (VImage, Int) {
+        let tileWidth = min(tileSide, image.width), tileHeight = min(tileSide, image.height)
+        let wanted = max(1, samplePixels / (tileWidth * tileHeight))
+        var across = min(image.width / tileWidth, 4)
+        let down = min(image.height / tileHeight, max(1, wanted / across))
+        across = min(image.width / tileWidth, max(across, wanted / down))
+        var tiles: [VImage] = []
+        for row in 0..<down {
+            for column in 0..<across {
+                func origin(_ index: Int, _ count: Int, _ extent: Int, _ tile: Int) -> Int {
+                    let centred = Double(extent - tile) * (Double(index) + 0.5) / Double(count)
+                    return min(extent - tile, (Int(centred) / 16) * 16)
+                }
+                let rect = Rect(x: origin(column, across, image.width, tileWidth), y: origin(row, down, image.height, tileHeight),
+                                width: tileWidth, height: tileHeight)
+                tiles.append(try image.extracted(rect))
+            }
+        }
+        let joined = try VipsCall("arrayjoin").images("in", tiles).int("across", across).run().image("out").inMemory()
+        return (joined, tiles.count)
+    }
+
+    /// 8-bit sRGB (or grey) pixels on white, as the metric reads them.
+    static func metricPixels(_ image: VImage) throws(DeriveError) -> PixelBuffer {
+        try image.standardised().flattened(on: .white).cast("uchar").pixelBuffer()
+    }
+
+    /// The pixels of an encoded candidate, decoded as a browser would.
+    static func decodedPixels(_ data: [UInt8], format: OutputFormat) throws(DeriveError) -> PixelBuffer {
+        let loader: String
+        switch format {
+        case .jpeg: loader = "jpegload_buffer"
+        case .webp: loader = "webpload_buffer"
+        case .avif: loader = "heifload_buffer"
+        case .jxl: loader = "jxlload_buffer"
+        case .png: loader = "pngload_buffer"
+        case .gif: loader = "gifload_buffer"
+        case .tiff: loader = "tiffload_buffer"
+        case .auto, .original: throw DeriveError(.internalError, "cannot score an unresolved format")
+        }
+        return try withBytes(data) { (buffer) throws(DeriveError) -> PixelBuffer in
+            let image = try VipsCall(loader).blob("buffer", buffer).run(failing: .encodeFailed).image("out")
+            return try metricPixels(image)
+        }
+    }
+
+    /// The score of an encoding of `sample`.
+    func score(_ data: [UInt8], format: OutputFormat) throws(DeriveError) -> Double {
+        try Ssimulacra2.score(reference: pixels, distorted: try Self.decodedPixels(data, format: format))
+    }
+
+    static func complexity(_ buffer: PixelBuffer) -> Double {
+        let w = buffer.width, h = buffer.height, bands = buffer.bands
+        guard w > 1, h > 1 else { return 0 }
+        var total = 0
+        buffer.pixels.withUnsafeBufferPointer { p in
+            // Green (or grey) stands in for luma.
+            let channel = bands >= 3 ? 1 : 0
+            for y in 0..<(h - 1) {
+                for x in 0..<(w - 1) {
+                    let i = (y * w + x) * bands + channel
+                    let v = Int(p[i])
+                    total += abs(v - Int(p[i + bands])) + abs(v - Int(p[i + w * bands]))
+                }
+            }
+        }
+        return Double(total) / Double(2 * (w - 1) * (h - 1))
+    }
+
+    static func distinctColours(_ buffer: PixelBuffer, limit: Int) -> Int {
+        var seen = Set<UInt32>()
+        let bands = buffer.bands
+        buffer.pixels.withUnsafeBufferPointer { p in
+            var i = 0
+            while i < p.count {
+                let r = UInt32(p[i]), g = bands >= 3 ? UInt32(p[i + 1]) : r, b = bands >= 3 ? UInt32(p[i + 2]) : r
+                seen.insert(r << 16 | g << 8 | b)
+                if seen.count > limit { break }
+                i += bands
+            }
+        }
+        return seen.count
+    }
+}
+
+@available(*, unavailable)
+extension PerceptualReference: Sendable {}
