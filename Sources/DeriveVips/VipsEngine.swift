@@ -99,7 +99,7 @@ public struct VipsEngine: ImageEngine {
         // Computed once: the encoder and the preview for the metadata read the same pixels.
         let image = try lazy.inMemory()
         let animated = planned.keepsAnimation && image.pages > 1
-        let encoded = try VipsEncoder.encode(image, encoding: planned.encoding, animated: animated)
+        let encoded = try VipsEncoder.encode(image, encoding: planned.encoding, animated: animated, settings: settings)
         let encodeTime = clock.lap()
         let frame = animated ? try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight)).inMemory() : image
         let preview = try frame.standardised().inMemory().withPixels { $0.downsampled(to: Self.previewSize(frame.size)) }
@@ -133,7 +133,8 @@ public struct VipsEngine: ImageEngine {
             if let known = sizes[width] { return known }
             let (operations, _) = try runner.planned([.resize(Resize(mode: .limit, width: .pixels(width)))], on: base.frameSize)
             let image = try applied(operations, to: base, planned: planned, runner: runner).inMemory()
-            let size = try VipsEncoder.encode(image, encoding: planned.encoding, animated: planned.keepsAnimation && image.pages > 1).data.count
+            let size = try VipsEncoder.encode(image, encoding: planned.encoding, animated: planned.keepsAnimation && image.pages > 1,
+                                              settings: settings).data.count
             sizes[width] = size
             return size
         }

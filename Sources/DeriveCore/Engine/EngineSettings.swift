@@ -11,9 +11,19 @@ public struct EngineSettings: Sendable, Hashable {
     /// (BMP and other ImageMagick formats).
     public var allowedLoaders: Set<UntrustedLoader>
     public var sourceLimits: SourceLimits
+    /// Encodes one `q_auto` search may spend per format (each is decoded and scored).
+    public var qualityMaxEncodes: Int
+    /// The formats `f_auto` chooses among (the smallest at the quality target wins).
+    public var autoFormats: [OutputFormat]
+
+    public static let defaultQualityMaxEncodes = 6
+    public static let defaultAutoFormats: [OutputFormat] = [.avif, .webp, .jpeg]
 
     public init(concurrency: Int = 0, cacheMaxOperations: Int = 0, cacheMaxMemory: Int = 0,
-                allowedLoaders: Set<UntrustedLoader> = [], sourceLimits: SourceLimits = .default) {
+                allowedLoaders: Set<UntrustedLoader> = [], sourceLimits: SourceLimits = .default,
+                qualityMaxEncodes: Int = defaultQualityMaxEncodes, autoFormats: [OutputFormat] = defaultAutoFormats) {
+        self.qualityMaxEncodes = qualityMaxEncodes
+        self.autoFormats = autoFormats
         self.concurrency = concurrency
         self.cacheMaxOperations = cacheMaxOperations
         self.cacheMaxMemory = cacheMaxMemory

@@ -1,0 +1,53 @@
+@testable import DeriveCore
+import Testing
+
+/// The bracketed search decides well with few encodes, on modelled score curves.
+@Suite struct QualitySearchTests {
+    /// Runs a search against a score curve; returns it and the qualities it tried.
+    static func run(_ format: OutputFormat = .jpeg, level: AutoQuality = .good, complexity: Double = 8, maxEncodes: Int = 6,
+                    curve: (Int) -> Double) -> QualitySearch {
+        var search = QualitySearch(format: format, level: level, complexity: complexity, maxEncodes: maxEncodes)
+        while let q = search.next() { search.record(.init(quality: q, score: curve(q), bytes: q * 100)) }
+        return search
+    }
+
+    /// Linear curves of different steepness and offset, like JPEG's between 40 and 90.
+    @Test(arguments: [(0.6, 30.0), (0.4, 50.0), (1.0, 0.0), (0.3, 60.0)])
+    func findsTheLowestPassingQualityWithinTolerance(slope: Double, offset: Double) {
+        let curve = { (q: Int) in offset + slope * Double(q) }
+        let search = Self.run(curve: curve)
+        let exact = (25...96).first { curve($0) >= search.target } ?? 96
+        #expect(curve(search.chosen) >= search.target)
+        #expect(search.chosen - exact <= QualitySearch.tolerance, "chose \(search.chosen), lowest passing \(exact), tried \(search.trials.map(\.quality))")
+        #expect(search.trials.count <= 6)
+    }
+
+    @Test func neverExceedsItsBudget() {
+        let search = Self.run(maxEncodes: 2) { q in 20 + Double(q) * 0.5 }
+        #expect(search.trials.count == 2)
+    }
+
+    /// An image that never reaches the target gets the top of the range.
+    @Test func unreachableTargetsTakeTheTopOfTheRange() {
+        let search = Self.run { _ in 40 }
+        #expect(search.passing == nil && search.chosen == 96)
+    }
+
+    /// An image that passes everywhere gets the bottom of the range.
+    @Test func easyImagesGoToTheBottom() {
+        let search = Self.run { _ in 99 }
+        #expect(search.chosen == 25)
+    }
+
+    @Test func levelsOrderTheirTargets() {
+        let targets = AutoQuality.allCases.map { QualitySearch.target($0, for: .webp) }
+        #expect(targets == targets.sorted(by: >))
+    }
+
+    /// Busy images start lower than flat ones.
+    @Test func complexitySeedsTheSearch() {
+        let busy = QualitySearch.seed(.good, for: .jpeg, complexity: 25, range: 25...96)
+        let flat = QualitySearch.seed(.good, for: .jpeg, complexity: 1, range: 25...96)
+        #expect(busy < flat)
+    }
+}
