@@ -68,7 +68,7 @@ public struct QualitySearch: Sendable {
     static func seed(_ level: AutoQuality, for format: OutputFormat, complexity: Double, range: ClosedRange<Int>) -> Int {
         let base: Double
         switch format {
-        case .avif: base = 55
+        case .avif: base = 62
         case .jxl: base = 80
         default: base = 78
         }
