@@ -194,3 +194,17 @@ struct AutoEncoder {
 extension QualitySearch {
     static let tileDescription = "\(PerceptualReference.tileSide)×\(PerceptualReference.tileSide)"
 }
+
+extension EncodingSettings {
+    /// These settings with `auto` format and quality replaced by what an encode chose.
+    func learned(from metadata: OutputMetadata) -> EncodingSettings {
+        var fixed = self
+        if format == .auto || format == .original { fixed.format = metadata.format }
+        if case .auto? = quality {
+            if let q = metadata.quality { fixed.quality = .value(q) } else { fixed.lossless = true; fixed.quality = nil }
+        } else if format == .auto && metadata.quality == nil {
+            fixed.lossless = metadata.format != .png
+        }
+        return fixed
+    }
+}

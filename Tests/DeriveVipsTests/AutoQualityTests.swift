@@ -117,6 +117,17 @@ import Testing
         #expect(result.outputs.first?.metadata.format == .jpeg)
     }
 
+    /// Byte-spaced breakpoints with q_auto: the size probes reuse the widest's quality; every
+    /// width kept is searched and says so.
+    @Test func breakpointsSearchEachWidthTheyKeep() throws {
+        let (_, result) = try Harness.render("photos/coffee_noexif.png",
+            #"{"chain": [], "format": "webp", "quality": "auto", "breakpoints": {"minWidth": 150, "maxWidth": 600, "bytes": 15000, "maxCount": 4}}"#)
+        #expect(result.outputs.count >= 2)
+        for output in result.outputs {
+            #expect(output.metadata.choices.contains { $0.hasPrefix("quality auto:good →") }, "\(output.metadata.choices)")
+        }
+    }
+
     /// Outputs larger than the sample are searched on a mosaic of tiles, then encoded whole.
     @Test func largeOutputsAreSearchedOnASample() throws {
         let output = try Self.render(try Harness.source("orientation/landscape_1.jpg"), "q_auto,f_jpg")
