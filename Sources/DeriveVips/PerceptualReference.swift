@@ -10,7 +10,8 @@ struct PerceptualReference {
     /// The image the search encodes: `full` itself, or the mosaic.
     let sample: VImage
     let tiles: Int
-    let pixels: PixelBuffer
+    /// The sample's side of the metric, prepared once for all candidates.
+    let metric: Ssimulacra2.Reference
     /// Mean absolute difference of neighbouring luma values (0–255), the search's seed.
     let complexity: Double
     /// Distinct colours in the sample, counted up to `Self.manyColours`.
@@ -35,7 +36,8 @@ struct PerceptualReference {
         } else {
             (sample, tiles) = try Self.mosaic(image)
         }
-        pixels = try Self.metricPixels(sample)
+        let pixels = try Self.metricPixels(sample)
+        metric = try Ssimulacra2.Reference(pixels)
         complexity = Self.complexity(pixels)
         colours = Self.distinctColours(pixels, limit: Self.manyColours)
     }
@@ -90,7 +92,7 @@ struct PerceptualReference {
 
     /// The score of an encoding of `sample`.
     func score(_ data: [UInt8], format: OutputFormat) throws(DeriveError) -> Double {
-        try Ssimulacra2.score(reference: pixels, distorted: try Self.decodedPixels(data, format: format))
+        try Ssimulacra2.score(reference: metric, distorted: try Self.decodedPixels(data, format: format))
     }
 
     static func complexity(_ buffer: PixelBuffer) -> Double {

@@ -14,26 +14,57 @@ public enum Ssimulacra2 {
     /// The score of `distorted` against `reference`: 8-bit sRGB pixels of the same size, grey
     /// or RGB; an alpha band is ignored (flatten both first where it matters).
     public static func score(reference: PixelBuffer, distorted: PixelBuffer) throws(DeriveError) -> Double {
+        try score(reference: try Reference(reference), distorted: distorted)
+    }
+
+    /// The score of `distorted` against a reference prepared once: `q_auto` scores every
+    /// candidate against the same pixels, and the reference's half of the work (its colour
+    /// conversion, scales and blurred moments) is then done only once.
+    public static func score(reference: Reference, distorted: PixelBuffer) throws(DeriveError) -> Double {
         guard reference.width == distorted.width, reference.height == distorted.height else {
             throw DeriveError(.internalError, "ssimulacra2: the images differ in size "
                 + "(\(reference.width)×\(reference.height) and \(distorted.width)×\(distorted.height))")
         }
-        guard reference.width >= 8, reference.height >= 8 else {
-            throw DeriveError(.internalError, "ssimulacra2: the images are smaller than 8×8")
-        }
-        var linear1 = LinearImage(reference)
-        var linear2 = LinearImage(distorted)
+        var linear = LinearImage(distorted)
         var averages: [ScaleAverages] = []
-        for scale in 0..<scales {
-            if linear1.width < 8 || linear1.height < 8 { break }
-            let xyb1 = linear1.xyb(), xyb2 = linear2.xyb()
-            averages.append(ScaleAverages(xyb1, xyb2))
-            if scale < scales - 1 {
-                linear1 = linear1.halved()
-                linear2 = linear2.halved()
-            }
+        for (index, scale) in reference.scales.enumerated() {
+            averages.append(ScaleAverages(scale, linear.xyb()))
+            if index < reference.scales.count - 1 { linear = linear.halved() }
         }
         return combined(averages)
+    }
+
+    /// The reference image at every scale: its XYB planes, their blurred means and blurred
+    /// squares (the parts of SSIM that do not depend on the candidate).
+    public struct Reference: Sendable {
+        public let width: Int
+        public let height: Int
+        let scales: [Scale]
+
+        struct Scale: Sendable {
+            var xyb: LinearImage
+            var mean: [[Float]]
+            var square: [[Float]]
+        }
+
+        public init(_ buffer: PixelBuffer) throws(DeriveError) {
+            guard buffer.width >= 8, buffer.height >= 8 else {
+                throw DeriveError(.internalError, "ssimulacra2: the images are smaller than 8×8")
+            }
+            width = buffer.width
+            height = buffer.height
+            var linear = LinearImage(buffer)
+            var scales: [Scale] = []
+            for scale in 0..<Ssimulacra2.scales {
+                if linear.width < 8 || linear.height < 8 { break }
+                let xyb = linear.xyb()
+                var blur = GaussianBlur(width: xyb.width, height: xyb.height)
+                scales.append(Scale(xyb: xyb, mean: xyb.planes.map { blur.apply($0) },
+                                    square: xyb.planes.map { plane in blur.apply(plane.map { $0 * $0 }) }))
+                if scale < Ssimulacra2.scales - 1 { linear = linear.halved() }
+            }
+            self.scales = scales
+        }
     }
 
     /// The weighted sum of every scale's averages, mapped to the 100-to-below-0 scale.
@@ -164,34 +195,43 @@ public enum Ssimulacra2 {
         var ssim = [Double](repeating: 0, count: 6)
         var edge = [Double](repeating: 0, count: 12)
 
-        init(_ a: LinearImage, _ b: LinearImage) {
-            let count = a.width * a.height
-            let blur = GaussianBlur(width: a.width, height: a.height)
+        init(_ reference: Reference.Scale, _ b: LinearImage) {
+            let count = b.width * b.height
+            var blur = GaussianBlur(width: b.width, height: b.height)
             var product = [Float](repeating: 0, count: count)
             for c in 0..<3 {
-                let p1 = a.planes[c], p2 = b.planes[c]
-                let mu1 = blur.apply(p1), mu2 = blur.apply(p2)
+                let p1 = reference.xyb.planes[c], p2 = b.planes[c]
+                let mu1 = reference.mean[c], s11 = reference.square[c]
+                let mu2 = blur.apply(p2)
                 func blurredProduct(_ u: [Float], _ v: [Float]) -> [Float] {
-                    for i in 0..<count { product[i] = u[i] * v[i] }
+                    product.withUnsafeMutableBufferPointer { out in
+                        u.withUnsafeBufferPointer { u in
+                            v.withUnsafeBufferPointer { v in
+                                for i in 0..<count { out[i] = u[i] * v[i] }
+                            }
+                        }
+                    }
                     return blur.apply(product)
                 }
-                let s11 = blurredProduct(p1, p1), s22 = blurredProduct(p2, p2), s12 = blurredProduct(p1, p2)
+                let s22 = blurredProduct(p2, p2), s12 = blurredProduct(p1, p2)
                 var ssim1 = 0.0, ssim4 = 0.0, art1 = 0.0, art4 = 0.0, lost1 = 0.0, lost4 = 0.0
-                for i in 0..<count {
-                    let m1 = mu1[i], m2 = mu2[i]
-                    let numM = 1 - (m1 - m2) * (m1 - m2)
-                    let numS = 2 * (s12[i] - m1 * m2) + c2
-                    let denS = (s11[i] - m1 * m1) + (s22[i] - m2 * m2) + c2
-                    let d = Double(max(0, 1 - numM * numS / denS))
-                    ssim1 += d
-                    ssim4 += (d * d) * (d * d)
-                    let ratio = Double((1 + abs(p2[i] - m2)) / (1 + abs(p1[i] - m1)) - 1)
-                    if ratio > 0 {
-                        art1 += ratio
-                        art4 += (ratio * ratio) * (ratio * ratio)
-                    } else {
-                        lost1 -= ratio
-                        lost4 += (ratio * ratio) * (ratio * ratio)
+                withPointers(p1, p2, mu1, mu2, s11, s22, s12) { p1, p2, mu1, mu2, s11, s22, s12 in
+                    for i in 0..<count {
+                        let m1 = mu1[i], m2 = mu2[i]
+                        let numM = 1 - (m1 - m2) * (m1 - m2)
+                        let numS = 2 * (s12[i] - m1 * m2) + c2
+                        let denS = (s11[i] - m1 * m1) + (s22[i] - m2 * m2) + c2
+                        let d = Double(max(0, 1 - numM * numS / denS))
+                        ssim1 += d
+                        ssim4 += (d * d) * (d * d)
+                        let ratio = Double((1 + abs(p2[i] - m2)) / (1 + abs(p1[i] - m1)) - 1)
+                        if ratio > 0 {
+                            art1 += ratio
+                            art4 += (ratio * ratio) * (ratio * ratio)
+                        } else {
+                            lost1 -= ratio
+                            lost4 += (ratio * ratio) * (ratio * ratio)
+                        }
                     }
                 }
                 let n = Double(count)
@@ -202,6 +242,20 @@ public enum Ssimulacra2 {
                 edge[c * 4 + 2] = lost1 / n
                 edge[c * 4 + 3] = pow(lost4 / n, 0.25)
             }
+        }
+
+        /// Base addresses of seven planes of the same size (the loop above reads them without
+        /// bounds checks, which keep the compiler from vectorising it).
+        private func withPointers(_ a: [Float], _ b: [Float], _ c: [Float], _ d: [Float], _ e: [Float], _ f: [Float], _ g: [Float],
+                                  _ body: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>,
+                                           UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>) -> Void) {
+            a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in c.withUnsafeBufferPointer { c in
+                d.withUnsafeBufferPointer { d in e.withUnsafeBufferPointer { e in f.withUnsafeBufferPointer { f in
+                    g.withUnsafeBufferPointer { g in
+                        body(a.baseAddress!, b.baseAddress!, c.baseAddress!, d.baseAddress!, e.baseAddress!, f.baseAddress!, g.baseAddress!)
+                    }
+                } } }
+            } } }
         }
     }
 
@@ -224,50 +278,72 @@ public enum Ssimulacra2 {
             y < 0 ? min(count - 1, -y - 1) : (y >= count ? max(0, 2 * count - y - 1) : y)
         }
 
-        func apply(_ input: [Float]) -> [Float] {
-            let r = Self.radius
-            var horizontal = [Float](repeating: 0, count: input.count)
-            var output = [Float](repeating: 0, count: input.count)
-            // Each row copied between zero margins, so the kernel reads contiguous memory and
-            // the compiler can vectorise it.
-            var padded = [Float](repeating: 0, count: width + 2 * r)
+        /// The row pass's output, kept between calls.
+        private var horizontal: [Float]
+        /// One row between zero margins, so the kernel reads contiguous memory.
+        private var padded: [Float]
+
+        init(width: Int, height: Int) {
+            self.width = width
+            self.height = height
+            horizontal = [Float](repeating: 0, count: width * height)
+            padded = [Float](repeating: 0, count: width + 2 * Self.radius)
+        }
+
+        /// Pointer arithmetic throughout: checked index arithmetic keeps the compiler from
+        /// vectorising the loops, and the blur is most of the metric's time.
+        mutating func apply(_ input: [Float]) -> [Float] {
+            let r = Self.radius, width = self.width, height = self.height
             let k = Self.kernel
             let (k0, k1, k2, k3, k4, k5) = (k[5], k[4], k[3], k[2], k[1], k[0])
             input.withUnsafeBufferPointer { src in
                 horizontal.withUnsafeMutableBufferPointer { dst in
                     padded.withUnsafeMutableBufferPointer { row in
+                        let row = row.baseAddress! + r
                         for y in 0..<height {
-                            let base = y * width
-                            for x in 0..<width { row[x + r] = src[base + x] }
+                            let s = src.baseAddress! + y * width, d = dst.baseAddress! + y * width
+                            row.update(from: s, count: width)
                             for x in 0..<width {
-                                let c = x + r
-                                var sum = k0 * row[c]
-                                sum += k1 * (row[c - 1] + row[c + 1])
-                                sum += k2 * (row[c - 2] + row[c + 2])
-                                sum += k3 * (row[c - 3] + row[c + 3])
-                                sum += k4 * (row[c - 4] + row[c + 4])
-                                sum += k5 * (row[c - 5] + row[c + 5])
-                                dst[base + x] = sum
+                                let p = row + x
+                                var sum = k0 * p[0]
+                                sum += k1 * (p[-1] + p[1])
+                                sum += k2 * (p[-2] + p[2])
+                                sum += k3 * (p[-3] + p[3])
+                                sum += k4 * (p[-4] + p[4])
+                                sum += k5 * (p[-5] + p[5])
+                                d[x] = sum
                             }
                         }
                     }
                 }
             }
-            k.withUnsafeBufferPointer { k in
+            // The column pass sums the 11 mirrored rows in the order the kernel lists them.
+            return [Float](unsafeUninitializedCapacity: width * height) { output, initialised in
                 horizontal.withUnsafeBufferPointer { src in
-                    output.withUnsafeMutableBufferPointer { dst in
-                        for y in 0..<height {
-                            let row = y * width
-                            for t in -r...r {
-                                let weight = k[t + r]
-                                let source = Self.mirrored(y + t, height) * width
-                                for x in 0..<width { dst[row + x] += weight * src[source + x] }
-                            }
+                    let base = src.baseAddress!
+                    for y in 0..<height {
+                        func row(_ t: Int) -> UnsafePointer<Float> { base + Self.mirrored(y + t, height) * width }
+                        let (a0, a1, a2, a3, a4, a5) = (row(-5), row(-4), row(-3), row(-2), row(-1), row(0))
+                        let (b1, b2, b3, b4, b5) = (row(1), row(2), row(3), row(4), row(5))
+                        let d = output.baseAddress! + y * width
+                        for x in 0..<width {
+                            var sum = k5 * a0[x]
+                            sum += k4 * a1[x]
+                            sum += k3 * a2[x]
+                            sum += k2 * a3[x]
+                            sum += k1 * a4[x]
+                            sum += k0 * a5[x]
+                            sum += k1 * b1[x]
+                            sum += k2 * b2[x]
+                            sum += k3 * b3[x]
+                            sum += k4 * b4[x]
+                            sum += k5 * b5[x]
+                            d[x] = sum
                         }
                     }
                 }
+                initialised = width * height
             }
-            return output
         }
     }
 
