@@ -1,5 +1,6 @@
 import DeriveCore
 import Foundation
+import Synchronization
 
 /// `q_auto` and `f_auto` by measurement: each candidate encoding is decoded and scored with
 /// SSIMULACRA 2 against the pixels it was made from (`QualitySearch` picks the qualities);
@@ -19,6 +20,17 @@ struct AutoEncoder {
         var encodes: Int
         var lossless: Bool
         var reached: Bool
+        /// The search stopped because an encoding that missed the target was already larger
+        /// than another format's: this format cannot be the smallest.
+        var outclassed = false
+    }
+
+    /// Candidates encoded and scored at once: two when the slot has two or more libvips
+    /// threads (`DERIVE_VIPS_CONCURRENCY`; every core for `derive run`), else one. Each
+    /// encoder runs on one thread, so two keep two cores busy without taking another slot's.
+    var width: Int {
+        let threads = settings.concurrency > 0 ? settings.concurrency : ProcessInfo.processInfo.activeProcessorCount
+        return min(2, max(1, threads))
     }
 
     /// Graphics with at most this many colours also try a lossless encoding.
@@ -31,10 +43,17 @@ struct AutoEncoder {
                 ? "animations are not searched" : "\(encoding.format.rawValue) has no quality to search")
         }
         let reference = try PerceptualReference(image)
-        var best = try searchQuality(reference, encoding: encoding, level: level)
+        var lossless: Outcome?
         if reference.colours <= Self.graphicColours && encoding.format == .webp {
-            let lossless = try losslessOutcome(reference, encoding: encoding)
-            if lossless.sampleBytes < best.sampleBytes { best = lossless }
+            lossless = try losslessOutcome(reference, encoding: encoding)
+        }
+        var best = try searchQuality(reference, encoding: encoding, level: level,
+                                     budget: max(1, settings.qualityMaxEncodes - (lossless?.encodes ?? 0)), beat: lossless?.sampleBytes)
+        if let lossless, best.outclassed || lossless.sampleBytes < best.sampleBytes {
+            best = Outcome(format: lossless.format, quality: nil, score: 100, sampleBytes: lossless.sampleBytes, data: lossless.data,
+                           encodes: lossless.encodes + best.encodes, lossless: true, reached: true)
+        } else {
+            best.encodes += lossless?.encodes ?? 0
         }
         return try finish(best, reference: reference, encoding: encoding, level: level, extra: [])
     }
@@ -59,28 +78,40 @@ struct AutoEncoder {
             if !dropped.isEmpty { notes.append("\(dropped.map(\.rawValue).joined(separator: ", ")) left out: the image has alpha") }
         }
         let reference = try PerceptualReference(image)
+        // Lossless candidates first: one encode each, and for a graphic often the size the
+        // lossy searches must beat, which stops them early.
+        var lossless = allowed.filter { !Self.searchable.contains($0) }
+        if reference.colours <= Self.graphicColours {
+            if allowed.contains(.webp) { lossless.insert(.webp, at: 0) }
+            if !lossless.contains(.png) { lossless.append(.png) }
+        }
         var outcomes: [Outcome] = []
-        for format in allowed {
+        for format in lossless {
+            outcomes.append(try losslessOutcome(reference, encoding: encoding.resolved(to: format)))
+        }
+        // The lossy formats share the output's encode budget in the order allowed (the likely
+        // smallest first): each may spend what is left but one round of two for each after it.
+        let lossy = allowed.filter { Self.searchable.contains($0) }
+        var remaining = settings.qualityMaxEncodes - outcomes.count
+        for (index, format) in lossy.enumerated() {
             let resolved = encoding.resolved(to: format)
-            if case .value(let q)? = encoding.quality, Self.searchable.contains(format) {
+            let smallest = outcomes.filter { !$0.outclassed }.map(\.sampleBytes).min()
+            if case .value(let q)? = encoding.quality {
                 let data = try writeSample(reference, encoding: resolved, quality: q)
                 outcomes.append(Outcome(format: format, quality: q, score: nil, sampleBytes: data.count,
                                         data: reference.isFull ? data : nil, encodes: 1, lossless: false, reached: true))
-            } else if Self.searchable.contains(format) {
-                outcomes.append(try searchQuality(reference, encoding: resolved, level: level))
             } else {
-                outcomes.append(try losslessOutcome(reference, encoding: resolved))
+                let share = max(1, remaining - 2 * (lossy.count - index - 1))
+                outcomes.append(try searchQuality(reference, encoding: resolved, level: level, budget: share, beat: smallest))
             }
+            remaining -= outcomes[outcomes.count - 1].encodes
         }
-        if reference.colours <= Self.graphicColours {
-            if allowed.contains(.webp) { outcomes.append(try losslessOutcome(reference, encoding: encoding.resolved(to: .webp))) }
-            if !allowed.contains(.png) { outcomes.append(try losslessOutcome(reference, encoding: encoding.resolved(to: .png))) }
-        }
-        guard let winner = outcomes.min(by: { $0.sampleBytes < $1.sampleBytes }) else {
+        guard let winner = outcomes.filter({ !$0.outclassed }).min(by: { $0.sampleBytes < $1.sampleBytes }) else {
             throw DeriveError(.internalError, "format auto had no format to choose from")
         }
-        let sizes = outcomes.sorted { $0.sampleBytes < $1.sampleBytes }.map { o in
-            "\(o.format.rawValue) \(o.lossless ? "lossless" : "q\(o.quality ?? 0)") \(Self.kilobytes(o.sampleBytes))"
+        let sizes = outcomes.sorted { ($0.outclassed ? 1 : 0, $0.sampleBytes) < ($1.outclassed ? 1 : 0, $1.sampleBytes) }.map { o in
+            o.outclassed ? "\(o.format.rawValue) stopped: q\(o.quality ?? 0) misses the target at \(Self.kilobytes(o.sampleBytes))"
+                : "\(o.format.rawValue) \(o.lossless ? "lossless" : "q\(o.quality ?? 0)") \(Self.kilobytes(o.sampleBytes))"
         }
         let encodes = outcomes.reduce(0) { $0 + $1.encodes }
         let scope = reference.isFull ? "" : " on a sample of \(reference.tiles) tiles"
@@ -93,17 +124,26 @@ struct AutoEncoder {
 
     static let searchable: Set<OutputFormat> = [.jpeg, .webp, .avif, .jxl]
 
-    /// The bracketed search on the reference's sample.
-    func searchQuality(_ reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality) throws(DeriveError) -> Outcome {
+    /// The bracketed search on the reference's sample, at most `budget` encodes, two
+    /// candidates a round where the slot has the threads. With `beat` (another format's
+    /// size), it stops as soon as an encoding that misses the target is already that large:
+    /// sizes grow with quality, so this format cannot be the smallest.
+    func searchQuality(_ reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality,
+                       budget: Int, beat: Int? = nil) throws(DeriveError) -> Outcome {
         var search = QualitySearch(format: encoding.format, level: level, complexity: reference.complexity,
-                                   maxEncodes: settings.qualityMaxEncodes,
-                                   margin: reference.isFull ? 0 : PerceptualReference.sampleMargin)
+                                   maxEncodes: budget, margin: reference.isFull ? 0 : PerceptualReference.sampleMargin)
         var encoded: [Int: [UInt8]] = [:]
-        while let quality = search.next() {
-            let data = try writeSample(reference, encoding: encoding, quality: quality)
-            let score = try reference.score(data, format: encoding.format)
-            search.record(.init(quality: quality, score: score, bytes: data.count))
-            encoded[quality] = data
+        while true {
+            let qualities = search.next(count: width)
+            if qualities.isEmpty { break }
+            for (trial, data) in try trials(qualities, reference: reference, encoding: encoding) {
+                search.record(trial)
+                encoded[trial.quality] = data
+            }
+            if let beat, let missed = search.trials.filter({ $0.score < search.target && $0.bytes >= beat }).min(by: { $0.bytes < $1.bytes }) {
+                return Outcome(format: encoding.format, quality: missed.quality, score: missed.score, sampleBytes: missed.bytes,
+                               data: nil, encodes: search.trials.count, lossless: false, reached: false, outclassed: true)
+            }
         }
         let quality = search.chosen
         var encodes = search.trials.count
@@ -119,6 +159,39 @@ struct AutoEncoder {
         return Outcome(format: encoding.format, quality: quality, score: trial?.score, sampleBytes: trial?.bytes ?? 0,
                        data: reference.isFull ? data : nil, encodes: encodes, lossless: false,
                        reached: (trial?.score ?? 0) >= search.target)
+    }
+
+    /// Encodes and scores the sample at each quality; several at once, one thread each
+    /// (`concurrentPerform` returns when all are done).
+    func trials(_ qualities: [Int], reference: PerceptualReference,
+                encoding: EncodingSettings) throws(DeriveError) -> [(QualitySearch.Trial, [UInt8])] {
+        if qualities.count == 1 { return [try trial(qualities[0], reference: reference, encoding: encoding)] }
+        let shared = SharedReference(reference: reference)
+        let results = Mutex([Result<(QualitySearch.Trial, [UInt8]), DeriveError>?](repeating: nil, count: qualities.count))
+        DispatchQueue.concurrentPerform(iterations: qualities.count) { index in
+            let result: Result<(QualitySearch.Trial, [UInt8]), DeriveError>
+            do throws(DeriveError) {
+                result = .success(try trial(qualities[index], reference: shared.reference, encoding: encoding))
+            } catch {
+                result = .failure(error)
+            }
+            results.withLock { $0[index] = result }
+        }
+        return try results.withLock { $0 }.map { (result) throws(DeriveError) in try result!.get() }
+    }
+
+    /// One candidate: the sample encoded at `quality`, decoded and scored.
+    func trial(_ quality: Int, reference: PerceptualReference,
+               encoding: EncodingSettings) throws(DeriveError) -> (QualitySearch.Trial, [UInt8]) {
+        let data = try writeSample(reference, encoding: encoding, quality: quality)
+        return (.init(quality: quality, score: try reference.score(data, format: encoding.format), bytes: data.count), data)
+    }
+
+    /// The reference handed to the threads of one round. They only read it: libvips images do
+    /// not change once built and may be read from several threads at once, and the metric's
+    /// side of it is a value; the round ends before the search goes on.
+    struct SharedReference: @unchecked Sendable {
+        let reference: PerceptualReference
     }
 
     func losslessOutcome(_ reference: PerceptualReference, encoding: EncodingSettings) throws(DeriveError) -> Outcome {

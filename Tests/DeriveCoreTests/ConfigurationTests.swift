@@ -72,7 +72,7 @@ import Testing
     /// The q_auto encode budget and the f_auto formats, with their defaults and errors.
     @Test func autoQualityAndFormatSettingsAreRead() throws {
         let defaults = try Configuration.load([:], workingDirectory: cwd).engine
-        #expect(defaults.qualityMaxEncodes == 6 && defaults.autoFormats == [.avif, .webp, .jpeg])
+        #expect(defaults.qualityMaxEncodes == 16 && defaults.autoFormats == [.avif, .webp, .jpeg])
         let c = try Configuration.load(["DERIVE_QUALITY_MAX_ENCODES": "3", "DERIVE_AUTO_FORMATS": "webp, jpg"], workingDirectory: cwd).engine
         #expect(c.qualityMaxEncodes == 3 && c.autoFormats == [.webp, .jpeg])
         #expect(throws: ValidationError([

@@ -50,4 +50,24 @@ import Testing
         let flat = QualitySearch.seed(.good, for: .jpeg, complexity: 1, range: 25...96)
         #expect(busy < flat)
     }
+
+    /// Two at a time: the first round brackets the seed, later rounds the estimate, and the
+    /// search ends in fewer rounds than one at a time, at a quality as good.
+    @Test(arguments: [(0.6, 30.0), (0.4, 50.0), (1.0, 0.0), (0.3, 60.0)])
+    func twoAtATimeFindsTheSameQualityInFewerRounds(slope: Double, offset: Double) {
+        let curve = { (q: Int) in offset + slope * Double(q) }
+        var search = QualitySearch(format: .jpeg, level: .good, complexity: 8, maxEncodes: 12)
+        var rounds = 0
+        while case let qualities = search.next(count: 2), !qualities.isEmpty {
+            #expect(qualities.count <= 2)
+            for q in qualities { search.record(.init(quality: q, score: curve(q), bytes: q * 100)) }
+            rounds += 1
+        }
+        let oneAtATime = Self.run(maxEncodes: 12, curve: curve)
+        let exact = (25...96).first { curve($0) >= search.target } ?? 96
+        #expect(curve(search.chosen) >= search.target)
+        #expect(search.chosen - exact <= QualitySearch.tolerance, "chose \(search.chosen), lowest passing \(exact)")
+        #expect(rounds <= oneAtATime.trials.count, "\(rounds) rounds, \(oneAtATime.trials.count) one at a time")
+        #expect(search.trials.count <= 12)
+    }
 }

@@ -109,6 +109,18 @@ import Testing
         #expect(output.metadata.choices.contains { $0.contains("animated") }, "\(output.metadata.choices)")
     }
 
+    /// `DERIVE_QUALITY_MAX_ENCODES` caps one output's trials, every format of `f_auto`
+    /// together.
+    @Test func theEncodeCapHoldsForAWholeOutput() throws {
+        var settings = Harness.allLoaders
+        settings.qualityMaxEncodes = 5
+        let (_, result) = try Harness.render(try Harness.source("photos/coffee_noexif.png"), "f_auto,q_auto", engine: try VipsEngine(settings: settings))
+        let note = try #require(result.outputs.first?.metadata.choices.first { $0.hasPrefix("format auto →") })
+        let spent = try #require(note.split(separator: ";").last?.split(separator: " ").first.flatMap { Int($0) })
+        // One more only when a search met no target and measured the top of its range.
+        #expect(spent <= 6, "\(note)")
+    }
+
     /// `DERIVE_AUTO_FORMATS` narrows the choice.
     @Test func formatAutoUsesOnlyTheAllowedFormats() throws {
         var settings = Harness.allLoaders

@@ -11,12 +11,13 @@ public struct EngineSettings: Sendable, Hashable {
     /// (BMP and other ImageMagick formats).
     public var allowedLoaders: Set<UntrustedLoader>
     public var sourceLimits: SourceLimits
-    /// Encodes one `q_auto` search may spend per format (each is decoded and scored).
+    /// Trial encodes (each decoded and scored) one output's `q_auto`/`f_auto` search may
+    /// spend, all formats together; the encode of the whole output comes on top.
     public var qualityMaxEncodes: Int
     /// The formats `f_auto` chooses among (the smallest at the quality target wins).
     public var autoFormats: [OutputFormat]
 
-    public static let defaultQualityMaxEncodes = 6
+    public static let defaultQualityMaxEncodes = 16
     public static let defaultAutoFormats: [OutputFormat] = [.avif, .webp, .jpeg]
 
     public init(concurrency: Int = 0, cacheMaxOperations: Int = 0, cacheMaxMemory: Int = 0,

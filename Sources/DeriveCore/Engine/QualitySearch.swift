@@ -103,30 +103,85 @@ public struct QualitySearch: Sendable {
     /// The next quality to encode, or nil when the search is done.
     public func next() -> Int? {
         guard !trials.isEmpty else { return seed }
-        guard trials.count < maxEncodes else { return nil }
+        guard trials.count < maxEncodes, let (estimate, allowed) = estimate() else { return nil }
         let tried = Set(trials.map(\.quality))
         let candidate: Int
+        switch (failing, passing) {
+        case (_?, _?):
+            // Lean up a little: landing just above the target ends the search sooner than
+            // landing just below it.
+            candidate = Self.clamp(estimate + 1, to: allowed)
+        case let (nil, high?):
+            candidate = Self.clamp(min(estimate, high.quality - (Self.tolerance + 1)), to: allowed)
+        case let (low?, nil):
+            candidate = Self.clamp(max(estimate, low.quality + Self.tolerance + 1), to: allowed)
+        case (nil, nil):
+            return nil
+        }
+        return tried.contains(candidate) ? nil : candidate
+    }
+
+    /// The next qualities to encode at once, at most `count` (and never past the budget);
+    /// empty when the search is done. Two at a time, the first round tries the seed `spread`
+    /// either side; a bracket at most three tolerances wide is then split in three, which
+    /// ends the search, and any other round tries its estimate of the lowest passing quality
+    /// a step either side. One round often does what takes two or three one at a time.
+    public func next(count: Int) -> [Int] {
+        guard count > 1 else { return next().map { [$0] } ?? [] }
+        let budget = min(count, maxEncodes - trials.count)
+        guard budget > 0 else { return [] }
+        let centre: Int, allowed: ClosedRange<Int>, offsets: [Int]
+        if trials.isEmpty {
+            (centre, allowed, offsets) = (seed, range, [-Self.spread, Self.spread, 0])
+        } else {
+            guard let (estimate, within) = estimate() else { return [] }
+            (centre, allowed, offsets) = (estimate, within, [-1, 1, 0, -2, 2, -3, 3])
+        }
+        let tried = Set(trials.map(\.quality))
+        var chosen: [Int] = []
+        // A bracket narrow enough to be split into pieces no wider than the tolerance is
+        // split evenly: that ends the search whatever the scores, where interpolation may not.
+        if let low = failing?.quality, let high = passing?.quality, high - low <= (budget + 1) * Self.tolerance {
+            for k in 1...budget {
+                let quality = low + Int((Double(k * (high - low)) / Double(budget + 1)).rounded())
+                if quality > low && quality < high && !tried.contains(quality) && !chosen.contains(quality) { chosen.append(quality) }
+            }
+            return chosen
+        }
+        for offset in offsets where chosen.count < budget {
+            let quality = Self.clamp(centre + offset, to: allowed)
+            if !tried.contains(quality) && !chosen.contains(quality) { chosen.append(quality) }
+        }
+        return chosen.sorted()
+    }
+
+    /// How far either side of the seed the first round of a parallel search goes.
+    static let spread = 3
+
+    /// The estimated lowest passing quality (not yet clamped) and the qualities still worth
+    /// trying, or nil when the bracket is narrow enough or the range is exhausted.
+    func estimate() -> (Int, ClosedRange<Int>)? {
         switch (failing, passing) {
         case let (low?, high?):
             guard high.quality - low.quality > Self.tolerance else { return nil }
             let span = high.score - low.score
             let fraction = span > 0 ? (target - low.score) / span : 0.5
             let estimate = Double(low.quality) + fraction * Double(high.quality - low.quality)
-            // Lean up a little: landing just above the target ends the search sooner than
-            // landing just below it.
-            candidate = Self.clamp(Int(estimate.rounded(.up)) + 1, to: (low.quality + 1)...(high.quality - 1))
+            let allowed = (low.quality + 1)...(high.quality - 1)
+            return (Int(estimate.rounded(.up)), allowed)
         case let (nil, high?):
             guard high.quality > range.lowerBound else { return nil }
             let steps = (high.score - target) / slope()
-            candidate = Self.clamp(high.quality - max(Self.tolerance + 1, Int(steps.rounded())), to: range.lowerBound...(high.quality - 1))
+            let allowed = range.lowerBound...(high.quality - 1)
+            return (high.quality - Int(steps.rounded()), allowed)
         case let (low?, nil):
             guard low.quality < range.upperBound else { return nil }
             let steps = (target - low.score) / slope() + 1
-            candidate = Self.clamp(low.quality + max(Self.tolerance + 1, Int(steps.rounded(.up))), to: (low.quality + 1)...range.upperBound)
+            let allowed = (low.quality + 1)...range.upperBound
+            return (low.quality + Int(steps.rounded(.up)), allowed)
         case (nil, nil):
             return nil
         }
-        return tried.contains(candidate) ? nil : candidate
     }
 
     /// The score's slope measured from the trials so far (score per quality step).
