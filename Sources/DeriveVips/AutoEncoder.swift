@@ -23,6 +23,8 @@ struct AutoEncoder {
         /// The search stopped because an encoding that missed the target was already larger
         /// than another format's: this format cannot be the smallest.
         var outclassed = false
+        /// JPEG chroma: `.full` (4:4:4) when no subsampled quality met the target.
+        var chroma: ChromaSubsampling = .auto
     }
 
     /// Candidates encoded and scored at once: two when the slot has two or more libvips
@@ -47,7 +49,7 @@ struct AutoEncoder {
         if reference.colours <= Self.graphicColours && encoding.format == .webp {
             lossless = try losslessOutcome(reference, encoding: encoding)
         }
-        var best = try searchQuality(reference, encoding: encoding, level: level,
+        var best = try searchQuality(reference, encoding: encoding, level: level, graphic: reference.colours <= Self.graphicColours,
                                      budget: max(1, settings.qualityMaxEncodes - (lossless?.encodes ?? 0)), beat: lossless?.sampleBytes)
         if let lossless, best.outclassed || lossless.sampleBytes < best.sampleBytes {
             best = Outcome(format: lossless.format, quality: nil, score: 100, sampleBytes: lossless.sampleBytes, data: lossless.data,
@@ -102,7 +104,8 @@ struct AutoEncoder {
                                         data: reference.isFull ? data : nil, encodes: 1, lossless: false, reached: true))
             } else {
                 let share = max(1, remaining - 2 * (lossy.count - index - 1))
-                outcomes.append(try searchQuality(reference, encoding: resolved, level: level, budget: share, beat: smallest))
+                outcomes.append(try searchQuality(reference, encoding: resolved, level: level,
+                                                  graphic: reference.colours <= Self.graphicColours, budget: share, beat: smallest))
             }
             remaining -= outcomes[outcomes.count - 1].encodes
         }
@@ -124,14 +127,41 @@ struct AutoEncoder {
 
     static let searchable: Set<OutputFormat> = [.jpeg, .webp, .avif, .jxl]
 
-    /// The bracketed search on the reference's sample, at most `budget` encodes, two
-    /// candidates a round where the slot has the threads. With `beat` (another format's
-    /// size), it stops as soon as an encoding that misses the target is already that large:
-    /// sizes grow with quality, so this format cannot be the smallest.
-    func searchQuality(_ reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality,
+    /// `q_auto` for one format on the reference's sample, at most `budget` encodes.
+    ///
+    /// libvips subsamples JPEG chroma (4:2:0) below quality 90 and keeps it whole above. A
+    /// JPEG search therefore stays below 90 first; when nothing there meets the target
+    /// (saturated colour edges, as in charts and logos), it searches again with whole
+    /// chroma (4:4:4) from the bottom of the range, usually far smaller than 4:2:0 at 90.
+    func searchQuality(_ reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality, graphic: Bool,
                        budget: Int, beat: Int? = nil) throws(DeriveError) -> Outcome {
-        var search = QualitySearch(format: encoding.format, level: level, complexity: reference.complexity,
-                                   maxEncodes: budget, margin: reference.isFull ? 0 : PerceptualReference.sampleMargin)
+        let range = QualitySearch.range(for: encoding.format)
+        guard encoding.format == .jpeg, encoding.chromaSubsampling == .auto else {
+            return try bracketed(reference, encoding: encoding, level: level, graphic: graphic, budget: budget, beat: beat)
+        }
+        let subsampled = try bracketed(reference, encoding: encoding, level: level, graphic: graphic, budget: budget, beat: beat,
+                                       range: range.lowerBound...(Self.jpegFullChroma - 1))
+        guard !subsampled.reached, !subsampled.outclassed, budget - subsampled.encodes >= 1 else { return subsampled }
+        var full = encoding
+        full.chromaSubsampling = .full
+        var whole = try bracketed(reference, encoding: full, level: level, graphic: graphic,
+                                  budget: budget - subsampled.encodes, beat: beat)
+        whole.encodes += subsampled.encodes
+        whole.chroma = .full
+        return whole
+    }
+
+    /// The JPEG quality from which libvips keeps whole chroma (`subsample_mode` auto).
+    static let jpegFullChroma = 90
+
+    /// The bracketed search, two candidates a round where the slot has the threads. With
+    /// `beat` (another format's size), it stops as soon as an encoding that misses the target
+    /// is already that large: sizes grow with quality, so this format cannot be the smallest.
+    func bracketed(_ reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality, graphic: Bool,
+                   budget: Int, beat: Int?, range: ClosedRange<Int>? = nil) throws(DeriveError) -> Outcome {
+        var search = QualitySearch(format: encoding.format, level: level, complexity: reference.complexity, graphic: graphic,
+                                   maxEncodes: budget, margin: reference.isFull ? 0 : PerceptualReference.sampleMargin(for: encoding.format),
+                                   range: range)
         var encoded: [Int: [UInt8]] = [:]
         while true {
             let qualities = search.next(count: width)
@@ -215,6 +245,7 @@ struct AutoEncoder {
         var settings = encoding
         settings.format = outcome.format
         settings.lossless = outcome.lossless && outcome.format != .png
+        settings.chromaSubsampling = outcome.chroma == .full ? .full : encoding.chromaSubsampling
         var choices = extra
         var data = outcome.data
         var encodes = outcome.encodes
@@ -225,14 +256,15 @@ struct AutoEncoder {
             encodes += 1
         }
         let scope = reference.isFull ? ""
-            : " on a sample of \(reference.tiles) \(QualitySearch.tileDescription) tiles (searched at +\(Self.decimal(PerceptualReference.sampleMargin)))"
+            : " on a sample of \(reference.tiles) \(QualitySearch.tileDescription) tiles (searched at +\(Self.decimal(PerceptualReference.sampleMargin(for: outcome.format))))"
         let target = QualitySearch.target(level, for: outcome.format)
         if outcome.lossless {
             choices.append("quality auto:\(level.rawValue) → lossless \(outcome.format.rawValue): smaller than lossy at "
                            + "SSIMULACRA 2 target \(Self.decimal(target))\(scope) (\(reference.colours) colours)")
         } else if let quality = outcome.quality, let score = outcome.score {
             let verdict = outcome.reached ? "reached" : "target not reached within \(self.settings.qualityMaxEncodes) encodes; reached"
-            choices.append("quality auto:\(level.rawValue) → \(quality): SSIMULACRA 2 target \(Self.decimal(target)), "
+            let chroma = outcome.chroma == .full ? " without chroma subsampling" : ""
+            choices.append("quality auto:\(level.rawValue) → \(quality)\(chroma): SSIMULACRA 2 target \(Self.decimal(target)), "
                            + "\(verdict) \(Self.decimal(score))\(scope); \(encodes) encodes")
         }
         return VipsEncoder.Encoded(data: data ?? [], format: outcome.format, quality: outcome.lossless ? nil : outcome.quality,

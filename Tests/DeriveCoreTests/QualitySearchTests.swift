@@ -44,11 +44,17 @@ import Testing
         #expect(targets == targets.sorted(by: >))
     }
 
-    /// Busy images start lower than flat ones.
-    @Test func complexitySeedsTheSearch() {
-        let busy = QualitySearch.seed(.good, for: .jpeg, complexity: 25, range: 25...96)
-        let flat = QualitySearch.seed(.good, for: .jpeg, complexity: 1, range: 25...96)
-        #expect(busy < flat)
+    /// Busy JPEG photographs start higher than smooth ones; graphics start lower in WebP and
+    /// AVIF, whose qualities they keep their score at.
+    @Test func theKindOfImageSeedsTheSearch() {
+        let busy = QualitySearch.seed(.good, for: .jpeg, complexity: 20, graphic: false, range: 25...96)
+        let smooth = QualitySearch.seed(.good, for: .jpeg, complexity: 2, graphic: false, range: 25...96)
+        #expect(busy > smooth)
+        for format in [OutputFormat.webp, .avif] {
+            let range = QualitySearch.range(for: format)
+            #expect(QualitySearch.seed(.good, for: format, complexity: 5, graphic: true, range: range)
+                    < QualitySearch.seed(.good, for: format, complexity: 5, graphic: false, range: range))
+        }
     }
 
     /// Two at a time: the first round brackets the seed, later rounds the estimate, and the

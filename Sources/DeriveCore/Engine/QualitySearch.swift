@@ -1,5 +1,7 @@
+import Foundation
+
 /// The bracketed search behind `q_auto`: the lowest quality whose encoding scores at least the
-/// level's SSIMULACRA 2 target. It starts from a guess made from the image's complexity, steps
+/// level's SSIMULACRA 2 target. It starts from a guess made from the kind of image, steps
 /// by the score's measured slope until the target is bracketed, then interpolates inside the
 /// bracket; it stops when the bracket is `tolerance` wide or the encode budget is spent.
 /// The engine encodes and scores; this decides which quality to try next.
@@ -30,13 +32,15 @@ public struct QualitySearch: Sendable {
 
     /// `margin` raises the target, for searches on a sample that scores a little higher than
     /// the whole image does.
-    public init(format: OutputFormat, level: AutoQuality, complexity: Double, maxEncodes: Int, margin: Double = 0) {
+    /// `range` narrows the qualities searched (the whole of `range(for:)` by default).
+    public init(format: OutputFormat, level: AutoQuality, complexity: Double, graphic: Bool = false, maxEncodes: Int,
+                margin: Double = 0, range: ClosedRange<Int>? = nil) {
         self.format = format
         self.level = level
         self.target = Self.target(level, for: format) + margin
-        self.range = Self.range(for: format)
+        self.range = range ?? Self.range(for: format)
         self.maxEncodes = max(1, maxEncodes)
-        self.seed = Self.seed(level, for: format, complexity: complexity, range: range)
+        self.seed = Self.seed(level, for: format, complexity: complexity, graphic: graphic, range: self.range)
     }
 
     /// SSIMULACRA 2 targets per level (about 90 is visually lossless, 70 high quality, 50
@@ -44,10 +48,10 @@ public struct QualitySearch: Sendable {
     /// damage (JPEG's blocking and ringing, AVIF's smoothing).
     public static func target(_ level: AutoQuality, for format: OutputFormat) -> Double {
         switch level {
-        case .best: 82
-        case .good: 75
-        case .eco: 68
-        case .low: 60
+        case .best: 80
+        case .good: 72
+        case .eco: 65
+        case .low: 58
         }
     }
 
@@ -61,16 +65,24 @@ public struct QualitySearch: Sendable {
         }
     }
 
-    /// Where the search starts. Busy images (fine texture, noise) hide artifacts and need less
-    /// quality; flat, smooth ones show every block and need more. `complexity` is the mean
-    /// absolute difference of neighbouring luma values (0–255), about 2 for flat graphics,
-    /// 5–15 for photographs and above 20 for noise.
-    static func seed(_ level: AutoQuality, for format: OutputFormat, complexity: Double, range: ClosedRange<Int>) -> Int {
+    /// Where the search starts: where `good` ended on the benchmark's images of the same kind
+    /// (Benchmarks/quality.sh), shifted for the other levels. Graphics (few colours: text,
+    /// flat fills) keep their score at far lower WebP and AVIF qualities than photographs.
+    /// For JPEG photographs texture costs quality, not the reverse: smooth photos reach the
+    /// target near 57, busy ones near 80. `complexity` is the mean absolute difference of
+    /// neighbouring luma values (0–255): about 1 for flat graphics, 2–10 for photographs,
+    /// above 20 for noise.
+    static func seed(_ level: AutoQuality, for format: OutputFormat, complexity: Double, graphic: Bool,
+                     range: ClosedRange<Int>) -> Int {
         let base: Double
-        switch format {
-        case .avif: base = 62
-        case .jxl: base = 80
-        default: base = 78
+        switch (format, graphic) {
+        case (.avif, false): base = 56
+        case (.avif, true): base = 30
+        case (.webp, false): base = 80
+        case (.webp, true): base = 38
+        case (.jxl, _): base = 68
+        case (_, true): base = 60
+        default: base = 52 + 10 * log(max(1, min(25, complexity)))
         }
         let levelShift: Double
         switch level {
@@ -79,9 +91,12 @@ public struct QualitySearch: Sendable {
         case .eco: levelShift = -7
         case .low: levelShift = -14
         }
-        let busy = max(-1, min(1, (complexity - 8) / 12))
-        return clamp(Int((base + levelShift - 8 * busy).rounded()), to: range)
+        return clamp(Int((base + levelShift).rounded()), to: range)
     }
+
+    /// The most one extrapolation moves: scores flatten towards the top of the range, where
+    /// the slope is first measured, so a long extrapolation downwards overshoots.
+    static let longestStep = 12
 
     /// Score gained per quality step when only one side of the bracket is known.
     static let defaultSlope = 0.6
@@ -171,12 +186,12 @@ public struct QualitySearch: Sendable {
             return (Int(estimate.rounded(.up)), allowed)
         case let (nil, high?):
             guard high.quality > range.lowerBound else { return nil }
-            let steps = (high.score - target) / slope()
+            let steps = min(Double(Self.longestStep), (high.score - target) / slope())
             let allowed = range.lowerBound...(high.quality - 1)
             return (high.quality - Int(steps.rounded()), allowed)
         case let (low?, nil):
             guard low.quality < range.upperBound else { return nil }
-            let steps = (target - low.score) / slope() + 1
+            let steps = min(Double(Self.longestStep), (target - low.score) / slope() + 1)
             let allowed = (low.quality + 1)...range.upperBound
             return (low.quality + Int(steps.rounded(.up)), allowed)
         case (nil, nil):
