@@ -23,7 +23,7 @@ struct AutoEncoder {
         /// The search stopped because an encoding that missed the target was already larger
         /// than another format's: this format cannot be the smallest.
         var outclassed = false
-        /// JPEG chroma: `.full` (4:4:4) when no subsampled quality met the target.
+        /// JPEG and AVIF chroma: `.full` (4:4:4) when no subsampled quality met the target.
         var chroma: ChromaSubsampling = .auto
     }
 
@@ -50,7 +50,8 @@ struct AutoEncoder {
             lossless = try losslessOutcome(reference, encoding: encoding)
         }
         var best = try searchQuality(reference, encoding: encoding, level: level, graphic: reference.colours <= Self.graphicColours,
-                                     budget: max(1, settings.qualityMaxEncodes - (lossless?.encodes ?? 0)), beat: lossless?.sampleBytes)
+                                     budget: max(1, settings.qualityMaxEncodes - (lossless?.encodes ?? 0)), beat: lossless?.sampleBytes,
+                                     chromaBound: try Self.chromaBound(reference, formats: [encoding.format], encoding: encoding))
         if let lossless, best.outclassed || lossless.sampleBytes < best.sampleBytes {
             best = Outcome(format: lossless.format, quality: nil, score: 100, sampleBytes: lossless.sampleBytes, data: lossless.data,
                            encodes: lossless.encodes + best.encodes, lossless: true, reached: true)
@@ -95,6 +96,10 @@ struct AutoEncoder {
         // smallest first): each may spend what is left but one round of two for each after it.
         let lossy = allowed.filter { Self.searchable.contains($0) }
         var remaining = settings.qualityMaxEncodes - outcomes.count
+        var chromaBound: Double?
+        if case .value? = encoding.quality {} else {
+            chromaBound = try Self.chromaBound(reference, formats: lossy, encoding: encoding)
+        }
         for (index, format) in lossy.enumerated() {
             let resolved = encoding.resolved(to: format)
             let smallest = outcomes.filter { !$0.outclassed }.map(\.sampleBytes).min()
@@ -104,8 +109,8 @@ struct AutoEncoder {
                                         data: reference.isFull ? data : nil, encodes: 1, lossless: false, reached: true))
             } else {
                 let share = max(1, remaining - 2 * (lossy.count - index - 1))
-                outcomes.append(try searchQuality(reference, encoding: resolved, level: level,
-                                                  graphic: reference.colours <= Self.graphicColours, budget: share, beat: smallest))
+                outcomes.append(try searchQuality(reference, encoding: resolved, level: level, graphic: reference.colours <= Self.graphicColours,
+                                                  budget: share, beat: smallest, chromaBound: chromaBound))
             }
             remaining -= outcomes[outcomes.count - 1].encodes
         }
@@ -129,36 +134,57 @@ struct AutoEncoder {
 
     /// `q_auto` for one format on the reference's sample, at most `budget` encodes.
     ///
-    /// libvips subsamples JPEG chroma (4:2:0) below quality 90 and keeps it whole above. A
-    /// JPEG search therefore stays below 90 first; when nothing there meets the target
-    /// (saturated colour edges, as in charts and logos), it searches again with whole
-    /// chroma (4:4:4) from the bottom of the range, usually far smaller than 4:2:0 at 90.
+    /// libvips subsamples JPEG and AVIF chroma (4:2:0) below quality 90 and keeps it whole
+    /// above. Their search therefore stays below 90 first; when nothing there meets the target
+    /// (saturated colour edges, as in charts and logos), it searches again with whole chroma
+    /// (4:4:4) from the bottom of the range, usually far smaller than 4:2:0 at 90. The 4:2:0
+    /// search is skipped when halving the chroma alone (`chromaBound`) already costs nearly
+    /// all the score the target leaves, and ended early when scores stay flat while failing
+    /// (under a point over ten quality steps).
     func searchQuality(_ reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality, graphic: Bool,
-                       budget: Int, beat: Int? = nil) throws(DeriveError) -> Outcome {
+                       budget: Int, beat: Int? = nil, chromaBound: Double? = nil) throws(DeriveError) -> Outcome {
         let range = QualitySearch.range(for: encoding.format)
-        guard encoding.format == .jpeg, encoding.chromaSubsampling == .auto else {
+        guard Self.subsampledBelowFullChroma.contains(encoding.format), encoding.chromaSubsampling == .auto else {
             return try bracketed(reference, encoding: encoding, level: level, graphic: graphic, budget: budget, beat: beat)
         }
-        let subsampled = try bracketed(reference, encoding: encoding, level: level, graphic: graphic, budget: budget, beat: beat,
-                                       range: range.lowerBound...(Self.jpegFullChroma - 1))
-        guard !subsampled.reached, !subsampled.outclassed, budget - subsampled.encodes >= 1 else { return subsampled }
         var full = encoding
         full.chromaSubsampling = .full
-        var whole = try bracketed(reference, encoding: full, level: level, graphic: graphic,
-                                  budget: budget - subsampled.encodes, beat: beat)
-        whole.encodes += subsampled.encodes
+        var spent = 0
+        let margin = reference.isFull ? 0 : PerceptualReference.sampleMargin(for: encoding.format)
+        if (chromaBound ?? 100) >= QualitySearch.target(level, for: encoding.format) + margin + Self.chromaSlack {
+            let subsampled = try bracketed(reference, encoding: encoding, level: level, graphic: graphic, budget: budget, beat: beat,
+                                           range: range.lowerBound...min(range.upperBound, Self.fullChroma - 1), plateau: true)
+            guard !subsampled.reached, !subsampled.outclassed, budget - subsampled.encodes >= 1 else { return subsampled }
+            spent = subsampled.encodes
+        }
+        var whole = try bracketed(reference, encoding: full, level: level, graphic: graphic, budget: budget - spent, beat: beat)
+        whole.encodes += spent
         whole.chroma = .full
         return whole
     }
 
-    /// The JPEG quality from which libvips keeps whole chroma (`subsample_mode` auto).
-    static let jpegFullChroma = 90
+    /// How far above the search's target halved chroma alone must score for a 4:2:0 search:
+    /// on saturated images 4:2:0 at quality 89 scored 3.5–5.5 points below that bound.
+    static let chromaSlack = 4.0
+
+    /// The score of the sample with only its chroma halved, for JPEG and AVIF searches.
+    static func chromaBound(_ reference: PerceptualReference, formats: [OutputFormat],
+                            encoding: EncodingSettings) throws(DeriveError) -> Double? {
+        guard encoding.chromaSubsampling == .auto, formats.contains(where: { subsampledBelowFullChroma.contains($0) }) else { return nil }
+        return try reference.subsampledChromaScore()
+    }
+
+    /// The quality from which libvips keeps whole chroma (`subsample_mode` auto), and the
+    /// formats it applies to.
+    static let fullChroma = 90
+    static let subsampledBelowFullChroma: Set<OutputFormat> = [.jpeg, .avif]
+    static let plateauSteps = 10
 
     /// The bracketed search, two candidates a round where the slot has the threads. With
     /// `beat` (another format's size), it stops as soon as an encoding that misses the target
     /// is already that large: sizes grow with quality, so this format cannot be the smallest.
     func bracketed(_ reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality, graphic: Bool,
-                   budget: Int, beat: Int?, range: ClosedRange<Int>? = nil) throws(DeriveError) -> Outcome {
+                   budget: Int, beat: Int?, range: ClosedRange<Int>? = nil, plateau: Bool = false) throws(DeriveError) -> Outcome {
         var search = QualitySearch(format: encoding.format, level: level, complexity: reference.complexity, graphic: graphic,
                                    maxEncodes: budget, margin: reference.isFull ? 0 : PerceptualReference.sampleMargin(for: encoding.format),
                                    range: range)
@@ -170,9 +196,15 @@ struct AutoEncoder {
                 search.record(trial)
                 encoded[trial.quality] = data
             }
-            if let beat, let missed = search.trials.filter({ $0.score < search.target && $0.bytes >= beat }).min(by: { $0.bytes < $1.bytes }) {
-                return Outcome(format: encoding.format, quality: missed.quality, score: missed.score, sampleBytes: missed.bytes,
+            let missed = search.trials.filter { $0.score < search.target }
+            if let beat, let larger = missed.filter({ $0.bytes >= beat }).min(by: { $0.bytes < $1.bytes }) {
+                return Outcome(format: encoding.format, quality: larger.quality, score: larger.score, sampleBytes: larger.bytes,
                                data: nil, encodes: search.trials.count, lossless: false, reached: false, outclassed: true)
+            }
+            if plateau, search.passing == nil, let high = missed.max(by: { $0.quality < $1.quality }),
+               missed.contains(where: { high.quality - $0.quality >= Self.plateauSteps && high.score - $0.score < 1 }) {
+                return Outcome(format: encoding.format, quality: high.quality, score: high.score, sampleBytes: high.bytes,
+                               data: nil, encodes: search.trials.count, lossless: false, reached: false)
             }
         }
         let quality = search.chosen

@@ -12,6 +12,8 @@ struct PerceptualReference {
     let tiles: Int
     /// The sample's side of the metric, prepared once for all candidates.
     let metric: Ssimulacra2.Reference
+    /// The sample's pixels as the metric reads them.
+    let pixels: PixelBuffer
     /// Mean absolute difference of neighbouring luma values (0–255), the search's seed.
     let complexity: Double
     /// Distinct colours in the sample, counted up to `Self.manyColours`.
@@ -43,7 +45,7 @@ struct PerceptualReference {
         } else {
             (sample, tiles) = try Self.mosaic(image)
         }
-        let pixels = try Self.metricPixels(sample)
+        pixels = try Self.metricPixels(sample)
         metric = try Ssimulacra2.Reference(pixels)
         complexity = Self.complexity(pixels)
         colours = Self.distinctColours(pixels, limit: Self.manyColours)
@@ -100,6 +102,59 @@ struct PerceptualReference {
     /// The score of an encoding of `sample`.
     func score(_ data: [UInt8], format: OutputFormat) throws(DeriveError) -> Double {
         try Ssimulacra2.score(reference: metric, distorted: try Self.decodedPixels(data, format: format))
+    }
+
+    /// The score of the sample with nothing lost but half its chroma resolution (4:2:0, each
+    /// chroma value the mean of a 2×2 block, restored bilinearly as decoders do): no 4:2:0
+    /// encoding of it scores higher. Nil for grey images, which have no chroma to halve.
+    func subsampledChromaScore() throws(DeriveError) -> Double? {
+        guard let halved = Self.chromaHalved(pixels) else { return nil }
+        return try Ssimulacra2.score(reference: metric, distorted: halved)
+    }
+
+    /// JPEG's YCbCr (BT.601, full range) with Cb and Cr averaged over 2×2 blocks.
+    static func chromaHalved(_ buffer: PixelBuffer) -> PixelBuffer? {
+        let w = buffer.width, h = buffer.height, bands = buffer.bands
+        guard bands >= 3, w >= 2, h >= 2 else { return nil }
+        let cw = (w + 1) / 2, ch = (h + 1) / 2
+        var luma = [Float](repeating: 0, count: w * h)
+        var cb = [Float](repeating: 0, count: cw * ch), cr = cb, count = cb
+        buffer.pixels.withUnsafeBufferPointer { p in
+            for y in 0..<h {
+                for x in 0..<w {
+                    let i = (y * w + x) * bands
+                    let r = Float(p[i]), g = Float(p[i + 1]), b = Float(p[i + 2])
+                    luma[y * w + x] = 0.299 * r + 0.587 * g + 0.114 * b
+                    let c = (y / 2) * cw + x / 2
+                    cb[c] += -0.168736 * r - 0.331264 * g + 0.5 * b
+                    cr[c] += 0.5 * r - 0.418688 * g - 0.081312 * b
+                    count[c] += 1
+                }
+            }
+        }
+        for c in 0..<cb.count {
+            cb[c] /= count[c]
+            cr[c] /= count[c]
+        }
+        // Bilinear between block centres, which sit half a pixel inside each 2×2 block.
+        func sample(_ plane: [Float], _ x: Int, _ y: Int) -> Float {
+            let fx = max(0, min(Float(cw - 1), (Float(x) - 0.5) / 2)), fy = max(0, min(Float(ch - 1), (Float(y) - 0.5) / 2))
+            let x0 = Int(fx), y0 = Int(fy), x1 = min(cw - 1, x0 + 1), y1 = min(ch - 1, y0 + 1)
+            let ax = fx - Float(x0), ay = fy - Float(y0)
+            let top = plane[y0 * cw + x0] * (1 - ax) + plane[y0 * cw + x1] * ax
+            let bottom = plane[y1 * cw + x0] * (1 - ax) + plane[y1 * cw + x1] * ax
+            return top * (1 - ay) + bottom * ay
+        }
+        var out = buffer.pixels
+        for y in 0..<h {
+            for x in 0..<w {
+                let i = (y * w + x) * bands
+                let l = luma[y * w + x], u = sample(cb, x, y), v = sample(cr, x, y)
+                let rgb = [l + 1.402 * v, l - 0.344136 * u - 0.714136 * v, l + 1.772 * u]
+                for c in 0..<3 { out[i + c] = UInt8(max(0, min(255, rgb[c].rounded()))) }
+            }
+        }
+        return PixelBuffer(width: w, height: h, bands: bands, pixels: out)
     }
 
     static func complexity(_ buffer: PixelBuffer) -> Double {

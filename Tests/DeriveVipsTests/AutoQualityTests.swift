@@ -25,6 +25,18 @@ import Testing
         return SourceImage(bytes: png, location: "graphic.png")
     }
 
+    /// Saturated red and blue stripes and blocks: colour edges that 4:2:0 smears.
+    static func stripes() throws -> VImage {
+        _ = try Harness.engine()
+        var pixels: [UInt8] = []
+        for y in 0..<240 {
+            for x in 0..<320 {
+                pixels += (x / 10 + y / 30) % 2 == 0 ? [230, 20, 30] : [20, 40, 220]
+            }
+        }
+        return try VImage.fromPixels(pixels, width: 320, height: 240, bands: 3).interpreted(as: "srgb").inMemory()
+    }
+
     /// The first output of rendering `chain`.
     static func render(_ source: SourceImage, _ chain: String) throws -> RenderedOutput {
         try #require(try Harness.render(source, chain).1.outputs.first)
@@ -113,19 +125,31 @@ import Testing
     /// the search goes on with 4:4:4 and lands well below 90, where 4:2:0 at 90 would be
     /// the only way to meet it.
     @Test func saturatedEdgesGetWholeChromaInJPEG() throws {
-        var pixels: [UInt8] = []
-        for y in 0..<240 {
-            for x in 0..<320 {
-                pixels += (x / 10 + y / 30) % 2 == 0 ? [230, 20, 30] : [20, 40, 220]
-            }
-        }
-        let image = try VImage.fromPixels(pixels, width: 320, height: 240, bands: 3).interpreted(as: "srgb")
+        let image = try Self.stripes()
         var choices: [String] = []
         let png = try VipsEncoder.write(image, settings: EncodingSettings(OutputSettings(format: .png)), quality: 100, choices: &choices)
         let output = try Self.render(SourceImage(bytes: png, location: "stripes.png"), "q_auto,f_jpg")
         let note = try #require(output.metadata.choices.first { $0.hasPrefix("quality auto:good") })
         #expect(note.contains("without chroma subsampling"), "\(note)")
         #expect(try Self.quality(output) < 90, "\(note)")
+    }
+
+    /// Halving the chroma alone scores at least what a 4:2:0 JPEG of the same pixels does, so
+    /// the search may skip 4:2:0 when that bound is already near the target.
+    @Test func halvedChromaBoundsWhatSubsampledJPEGReaches() throws {
+        let image = try Self.stripes()
+        let reference = try PerceptualReference(image)
+        let bound = try #require(try reference.subsampledChromaScore())
+        var choices: [String] = []
+        var settings = EncodingSettings(OutputSettings(format: .jpeg))
+        settings.chromaSubsampling = .half
+        let jpeg = try VipsEncoder.write(image, settings: settings, quality: 95, choices: &choices)
+        let score = try reference.score(jpeg, format: .jpeg)
+        #expect(score <= bound + 0.5, "4:2:0 at 95 scored \(score), halved chroma alone \(bound)")
+        #expect(bound < 90, "saturated stripes lose to halved chroma: \(bound)")
+        let grey = try PerceptualReference(try VImage.fromPixels([UInt8](repeating: 128, count: 64 * 64 * 3), width: 64, height: 64, bands: 3)
+            .interpreted(as: "srgb"))
+        #expect(try grey.subsampledChromaScore() == 100)
     }
 
     /// `DERIVE_QUALITY_MAX_ENCODES` caps one output's trials, every format of `f_auto`
