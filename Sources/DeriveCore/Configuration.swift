@@ -39,8 +39,19 @@ public struct Configuration: Sendable {
             env.fail("DERIVE_FACE_DETECTION_SIZE", "must be 200–4000 pixels, got \(faces.shortSide)")
             faces.shortSide = FaceDetectionSettings.defaultShortSide
         }
+        var autoFormats: [OutputFormat] = []
+        for name in env.list("DERIVE_AUTO_FORMATS") {
+            if let format = OutputFormat.parse(name), format.isConcrete {
+                if !autoFormats.contains(format) { autoFormats.append(format) }
+            } else {
+                env.fail("DERIVE_AUTO_FORMATS", "unknown format \(Quoted(name)); allowable: jpeg, png, webp, avif, gif, jxl, tiff")
+            }
+        }
+        let maxEncodes = env.int("DERIVE_QUALITY_MAX_ENCODES", EngineSettings.defaultQualityMaxEncodes)
+        if maxEncodes < 1 { env.fail("DERIVE_QUALITY_MAX_ENCODES", "must be 1 or more, got \(maxEncodes)") }
         let engine = EngineSettings(concurrency: env.int("DERIVE_VIPS_CONCURRENCY", 0), allowedLoaders: loaders, sourceLimits: limits,
-                                    faces: faces)
+                                    faces: faces, qualityMaxEncodes: max(1, maxEncodes),
+                                    autoFormats: autoFormats.isEmpty ? EngineSettings.defaultAutoFormats : autoFormats)
 
         let store = Self.store(env, workingDirectory: workingDirectory)
         var s3 = Self.s3(env)

@@ -9,30 +9,44 @@ enum VipsEncoder {
         var format: OutputFormat
         var quality: Int?
         var choices: [String]
+        /// The SSIMULACRA 2 score reached, when `q_auto` measured it.
+        var score: Double? = nil
+        /// Encodes spent on this output (the `q_auto`/`f_auto` search included).
+        var encodes: Int = 1
     }
 
-    static func encode(_ input: VImage, encoding: EncodingSettings, animated: Bool) throws(DeriveError) -> Encoded {
-        var choices: [String] = []
-        var format = encoding.format
-        if format == .auto || format == .original {
-            format = AutoDefaults.format
-            choices.append("format auto → \(format.rawValue) (the fixed default until the perceptual search exists)")
-        }
-        let resolved = encoding.resolved(to: format)
-        var quality: Int?
-        switch resolved.quality {
-        case .value(let q)?: quality = q
-        case .auto(let level)?:
-            quality = AutoDefaults.quality(level, for: format)
-            choices.append("quality auto:\(level.rawValue) → \(quality!) (the fixed default until the perceptual search exists)")
-        case nil: quality = nil
-        }
-        let effort = resolved.effort ?? format.defaultEffort
+    /// Encodes `input` as the settings say. `auto` quality and format are searched by the
+    /// perceptual metric (`AutoEncoder`); everything else is one encode.
+    static func encode(_ input: VImage, encoding: EncodingSettings, animated: Bool,
+                       settings: EngineSettings = EngineSettings()) throws(DeriveError) -> Encoded {
         var image = try input.standardised()
-        if !format.supportsAlpha { image = try image.flattened(on: .white) }
         if !animated && image.pages > 1 {
             image = try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight))
         }
+        if encoding.format == .auto || encoding.format == .original {
+            return try AutoEncoder(settings: settings).chooseFormat(image, encoding: encoding, animated: animated)
+        }
+        if case .auto(let level)? = encoding.quality, !encoding.lossless {
+            return try AutoEncoder(settings: settings).search(image, encoding: encoding.resolved(to: encoding.format),
+                                                              level: level, animated: animated)
+        }
+        let resolved = encoding.resolved(to: encoding.format)
+        var quality: Int?
+        if case .value(let q)? = resolved.quality { quality = q }
+        if case .auto(let level)? = resolved.quality { quality = AutoDefaults.quality(level, for: resolved.format) }
+        var choices: [String] = []
+        let data = try write(image, settings: resolved, quality: quality, choices: &choices)
+        return Encoded(data: data, format: resolved.format, quality: resolved.lossless ? nil : quality, choices: choices)
+    }
+
+    /// One encode at fixed settings (`settings.format` concrete, `quality` nil for the default).
+    /// The image is 8-bit sRGB or grey, with its animation frames already chosen.
+    static func write(_ input: VImage, settings resolved: EncodingSettings, quality: Int?,
+                      choices: inout [String]) throws(DeriveError) -> [UInt8] {
+        let format = resolved.format
+        let effort = resolved.effort ?? format.defaultEffort
+        var image = input
+        if !format.supportsAlpha { image = try image.flattened(on: .white) }
         let strip = resolved.strip
         let chroma: String
         switch resolved.chromaSubsampling {
@@ -76,7 +90,7 @@ enum VipsEncoder {
         case .auto, .original:
             throw DeriveError(.internalError, "format \(format.rawValue) reached the encoder unresolved")
         }
-        return Encoded(data: data, format: format, quality: resolved.lossless ? nil : quality, choices: choices)
+        return data
     }
 
     static func save(_ call: VipsCall) throws(DeriveError) -> [UInt8] {

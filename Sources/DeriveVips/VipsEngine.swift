@@ -118,7 +118,7 @@ public struct VipsEngine: ImageEngine {
         // Computed once: the encoder and the preview for the metadata read the same pixels.
         let image = try lazy.inMemory()
         let animated = planned.keepsAnimation && image.pages > 1
-        let encoded = try VipsEncoder.encode(image, encoding: planned.encoding, animated: animated)
+        let encoded = try VipsEncoder.encode(image, encoding: planned.encoding, animated: animated, settings: settings)
         let encodeTime = clock.lap()
         let frame = animated ? try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight)).inMemory() : image
         let preview = try frame.standardised().inMemory().withPixels { $0.downsampled(to: Self.previewSize(frame.size)) }
@@ -149,16 +149,21 @@ public struct VipsEngine: ImageEngine {
         // The search needs only each width's encoded size, once; the widths chosen are
         // rendered in full, with their metadata.
         var sizes: [Int: Int] = [:]
+        var probe = planned.encoding
         func bytes(_ width: Int) throws(DeriveError) -> Int {
             if let known = sizes[width] { return known }
             let (operations, _) = try runner.planned([.resize(Resize(mode: .limit, width: .pixels(width)))], on: base.frameSize)
             let image = try applied(operations, to: base, planned: planned, runner: runner).inMemory()
-            let size = try VipsEncoder.encode(image, encoding: planned.encoding, animated: planned.keepsAnimation && image.pages > 1).data.count
+            let size = try VipsEncoder.encode(image, encoding: probe, animated: planned.keepsAnimation && image.pages > 1,
+                                              settings: settings).data.count
             sizes[width] = size
             return size
         }
         let widest = try render(min(search.maxWidth, base.width))
         sizes[widest.breakpointWidth ?? 0] = widest.metadata.bytes
+        // Size probes reuse what the widest's q_auto/f_auto search found instead of searching
+        // again at every width they try; the widths chosen are searched in full.
+        probe = probe.learned(from: widest.metadata)
         var chosen = [widest]
         while chosen.count < search.maxCount {
             let previous = chosen[chosen.count - 1]

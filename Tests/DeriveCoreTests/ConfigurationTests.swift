@@ -69,6 +69,20 @@ import Testing
         #expect(!s3.description.contains("SK") && !s3.description.contains("AK"))
     }
 
+    /// The q_auto encode budget and the f_auto formats, with their defaults and errors.
+    @Test func autoQualityAndFormatSettingsAreRead() throws {
+        let defaults = try Configuration.load([:], workingDirectory: cwd).engine
+        #expect(defaults.qualityMaxEncodes == 16 && defaults.autoFormats == [.avif, .webp, .jpeg])
+        let c = try Configuration.load(["DERIVE_QUALITY_MAX_ENCODES": "3", "DERIVE_AUTO_FORMATS": "webp, jpg"], workingDirectory: cwd).engine
+        #expect(c.qualityMaxEncodes == 3 && c.autoFormats == [.webp, .jpeg])
+        #expect(throws: ValidationError([
+            ValidationIssue(location: "DERIVE_AUTO_FORMATS", reason: #"unknown format "auto"; allowable: jpeg, png, webp, avif, gif, jxl, tiff"#),
+            ValidationIssue(location: "DERIVE_QUALITY_MAX_ENCODES", reason: "must be 1 or more, got 0"),
+        ])) {
+            try Configuration.load(["DERIVE_AUTO_FORMATS": "webp,auto", "DERIVE_QUALITY_MAX_ENCODES": "0"], workingDirectory: cwd)
+        }
+    }
+
     @Test func everyBadValueIsReportedByName() {
         #expect(throws: ValidationError([
             ValidationIssue(location: "DERIVE_MAX_FRAMES", reason: #"must be a whole number of 0 or more, got "many""#),

@@ -167,6 +167,37 @@ struct WorkerEndToEndTests {
     }
 
     /// The embedded default: SQLite and a folder, local files submitted with `derive submit`.
+    /// A format set (`"formats": [...]`) stores every format under its own key, each with
+    /// its row in derive.derivatives, chosen by q_auto from the same pixels.
+    @Test func aFormatSetStoresEveryFormatWithItsRow() throws {
+        let queue = try TestQueue(.postgres)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-formats-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let sql = try queue.sql()
+        let outputs = #"[{"name": "card", "chain": "c_fill,w_320,h_200", "formats": ["avif", "webp", "jpeg"], "quality": "auto:good"}]"#
+        let source = try TestServers.origin() + "/fixture/photos/coffee_noexif.png"
+        let id = JobID(try sql.query("SELECT derive.submit($1, $2::jsonb)", [source, outputs]).scalar!)!
+        let worker = try BackgroundProcess(["work", "--database", queue.location, "--store", folder.path, "--until-idle"],
+                                           environment: ["DERIVE_LOG_FORMAT": "json", "DERIVE_FETCH_ALLOW": "127.0.0.1/32"])
+        #expect(worker.wait(timeout: 300) == 0, "\(worker.logLines.suffix(20).joined(separator: "\n"))")
+        let job = try #require(try queue.store.job(id))
+        #expect(job.state == .completed, "\(job.errors)")
+
+        let rows = try sql.query("""
+            SELECT output_name, format, storage_key, bytes, width, height FROM derive.derivatives WHERE job_id = $1 ORDER BY format
+            """, [String(id)]).rows
+        #expect(rows.map { $0[0] } == ["card", "card", "card"])
+        #expect(rows.map { $0[1] } == ["avif", "jpeg", "webp"])
+        #expect(Set(rows.map { $0[2] }).count == 3)
+        for row in rows {
+            let path = folder.appendingPathComponent(try #require(row[2])).path
+            let bytes = try #require(FileManager.default.contents(atPath: path), "\(path) is missing")
+            let facts = try #require(ImageSniffer.facts(of: [UInt8](bytes)))
+            #expect(facts.format.rawValue == row[1] && String(bytes.count) == row[3])
+            #expect(row[4] == "320" && row[5] == "200")
+        }
+    }
+
     @Test func theSameFlowOnSQLiteAndAFolder() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -88,8 +88,22 @@ public struct JobResolver: Sendable {
             for issue in StepRules.settingsIssues(settings, limits: limits) {
                 issues.append(ValidationIssue(location: "\(location).\(issue.field)", reason: issue.reason))
             }
-            resolved.append(CanonicalOutput(name: output.name, chain: Normalizer.normalize(chain),
-                                            encoding: EncodingSettings(settings), presets: references))
+            if settings.formats != nil && settings.format != nil {
+                issues.append(ValidationIssue(location: "\(location).formats", reason: "cannot be combined with a format (here \(settings.format?.rawValue ?? "")); list every format in formats"))
+            }
+            // A format set becomes one output per format, each the same as the output written
+            // with that one format: its identity, key and derivatives row are that output's.
+            let formats: [OutputFormat?] = settings.formats ?? [settings.format]
+            for format in formats {
+                var single = settings
+                single.formats = nil
+                single.format = format
+                resolved.append(CanonicalOutput(name: output.name, chain: Normalizer.normalize(chain),
+                                                encoding: EncodingSettings(single), presets: references))
+            }
+        }
+        if resolved.count > limits.maxOutputsPerJob && outputs.count <= limits.maxOutputsPerJob {
+            issues.append(ValidationIssue(location: "outputs", reason: "makes \(resolved.count) outputs with its format sets; the limit is \(limits.maxOutputsPerJob)"))
         }
         if !issues.isEmpty { throw ValidationError(issues) }
         return ResolvedJob(source: job.source, outputs: resolved, preset: jobPreset)

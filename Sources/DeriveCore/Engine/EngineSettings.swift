@@ -13,10 +13,21 @@ public struct EngineSettings: Sendable, Hashable {
     public var sourceLimits: SourceLimits
     /// Whether and at what size faces are looked for.
     public var faces: FaceDetectionSettings
+    /// Trial encodes (each decoded and scored) one output's `q_auto`/`f_auto` search may
+    /// spend, all formats together; the encode of the whole output comes on top.
+    public var qualityMaxEncodes: Int
+    /// The formats `f_auto` chooses among (the smallest at the quality target wins).
+    public var autoFormats: [OutputFormat]
+
+    public static let defaultQualityMaxEncodes = 16
+    public static let defaultAutoFormats: [OutputFormat] = [.avif, .webp, .jpeg]
 
     public init(concurrency: Int = 0, cacheMaxOperations: Int = 0, cacheMaxMemory: Int = 0,
                 allowedLoaders: Set<UntrustedLoader> = [], sourceLimits: SourceLimits = .default,
-                faces: FaceDetectionSettings = FaceDetectionSettings()) {
+                faces: FaceDetectionSettings = FaceDetectionSettings(),
+                qualityMaxEncodes: Int = defaultQualityMaxEncodes, autoFormats: [OutputFormat] = defaultAutoFormats) {
+        self.qualityMaxEncodes = qualityMaxEncodes
+        self.autoFormats = autoFormats
         self.concurrency = concurrency
         self.cacheMaxOperations = cacheMaxOperations
         self.cacheMaxMemory = cacheMaxMemory

@@ -26,10 +26,14 @@ public struct OutputSettings: Sendable, Hashable {
     /// 1-based page or frame (`pg_<n>`); without it animations keep every frame.
     public var frame: Int?
     public var breakpoints: Breakpoints?
+    /// A format set (`"formats": ["avif", "webp", "jpeg"]`, for `<picture>`): the output is
+    /// made once per format, from the same pixels, each with its own identity and key.
+    public var formats: [OutputFormat]?
 
     public init(format: OutputFormat? = nil, quality: Quality? = nil, strip: Bool? = nil, progressive: Bool? = nil,
                 lossless: Bool? = nil, effort: Int? = nil, chromaSubsampling: ChromaSubsampling? = nil,
-                autoOrient: Bool? = nil, frame: Int? = nil, breakpoints: Breakpoints? = nil) {
+                autoOrient: Bool? = nil, frame: Int? = nil, breakpoints: Breakpoints? = nil, formats: [OutputFormat]? = nil) {
+        self.formats = formats
         self.format = format
         self.quality = quality
         self.strip = strip
@@ -145,6 +149,7 @@ extension OutputSettings {
         take(\.autoOrient, "autoOrient")
         take(\.frame, "frame")
         take(\.breakpoints, "breakpoints")
+        take(\.formats, "formats")
         return (merged, conflicts)
     }
 }

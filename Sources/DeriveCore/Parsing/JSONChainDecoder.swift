@@ -9,7 +9,7 @@ public struct JSONChainDecoder: Sendable {
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "progressive", "lossless", "effort",
-                                    "chromaSubsampling", "autoOrient", "frame", "breakpoints"]
+                                    "chromaSubsampling", "autoOrient", "frame", "breakpoints", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom"]
@@ -208,7 +208,29 @@ public struct JSONChainDecoder: Sendable {
         if let b = fields["breakpoints"] {
             s.breakpoints = readBreakpoints(b, at: path.appending("breakpoints"), log: log)
         }
+        if let value = fields["formats"] {
+            s.formats = readFormats(value, at: path.appending("formats"), log: log)
+        }
         return s
+    }
+
+    /// A format set: concrete formats, each once.
+    func readFormats(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> [OutputFormat]? {
+        guard let items = log.array(value, at: path) else { return nil }
+        var formats: [OutputFormat] = []
+        for (i, item) in items.enumerated() {
+            guard let format = log.keyword(item, at: path.appending(i), what: "format",
+                                           spellings: OutputFormat.spellings, parse: OutputFormat.parse) else { continue }
+            if !format.isConcrete {
+                log.add(path.appending(i), "a format set lists concrete formats (jpeg, png, webp, avif, gif, jxl, tiff), got \(Quoted(format.rawValue))")
+            } else if formats.contains(format) {
+                log.add(path.appending(i), "\(format.rawValue) is listed twice")
+            } else {
+                formats.append(format)
+            }
+        }
+        if items.isEmpty { log.add(path, "lists no formats; give at least one") }
+        return formats.isEmpty ? nil : formats
     }
 
     func readBreakpoints(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Breakpoints? {

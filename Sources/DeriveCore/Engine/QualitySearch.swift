@@ -1,0 +1,217 @@
+import Foundation
+
+/// The bracketed search behind `q_auto`: the lowest quality whose encoding scores at least the
+/// level's SSIMULACRA 2 target. It starts from a guess made from the kind of image, steps
+/// by the score's measured slope until the target is bracketed, then interpolates inside the
+/// bracket; it stops when the bracket is `tolerance` wide or the encode budget is spent.
+/// The engine encodes and scores; this decides which quality to try next.
+public struct QualitySearch: Sendable {
+    /// One encode: its quality and the score it reached.
+    public struct Trial: Sendable, Hashable {
+        public var quality: Int
+        public var score: Double
+        public var bytes: Int
+
+        public init(quality: Int, score: Double, bytes: Int) {
+            self.quality = quality
+            self.score = score
+            self.bytes = bytes
+        }
+    }
+
+    public let format: OutputFormat
+    public let level: AutoQuality
+    public let target: Double
+    public let range: ClosedRange<Int>
+    public let maxEncodes: Int
+    public private(set) var trials: [Trial] = []
+    let seed: Int
+
+    /// Bracket width at which the search stops: one quality step is below what anyone sees.
+    static let tolerance = 2
+
+    /// `margin` raises the target, for searches on a sample that scores a little higher than
+    /// the whole image does.
+    /// `range` narrows the qualities searched (the whole of `range(for:)` by default).
+    public init(format: OutputFormat, level: AutoQuality, complexity: Double, graphic: Bool = false, maxEncodes: Int,
+                margin: Double = 0, range: ClosedRange<Int>? = nil) {
+        self.format = format
+        self.level = level
+        self.target = Self.target(level, for: format) + margin
+        self.range = range ?? Self.range(for: format)
+        self.maxEncodes = max(1, maxEncodes)
+        self.seed = Self.seed(level, for: format, complexity: complexity, graphic: graphic, range: self.range)
+    }
+
+    /// SSIMULACRA 2 targets per level (about 90 is visually lossless, 70 high quality, 50
+    /// medium). The same for every format: the metric already weighs each format's kind of
+    /// damage (JPEG's blocking and ringing, AVIF's smoothing).
+    public static func target(_ level: AutoQuality, for format: OutputFormat) -> Double {
+        switch level {
+        case .best: 80
+        case .good: 72
+        case .eco: 65
+        case .low: 58
+        }
+    }
+
+    /// The qualities searched: below these every format falls apart, above them files grow
+    /// for no visible gain.
+    public static func range(for format: OutputFormat) -> ClosedRange<Int> {
+        switch format {
+        case .avif: 15...90
+        case .jxl: 20...98
+        default: 25...96
+        }
+    }
+
+    /// Where the search starts: where `good` ended on the benchmark's images of the same kind
+    /// (Benchmarks/quality.sh), shifted for the other levels. Graphics (few colours: text,
+    /// flat fills) keep their score at far lower WebP and AVIF qualities than photographs.
+    /// For JPEG photographs texture costs quality, not the reverse: smooth photos reach the
+    /// target near 57, busy ones near 80. `complexity` is the mean absolute difference of
+    /// neighbouring luma values (0–255): about 1 for flat graphics, 2–10 for photographs,
+    /// above 20 for noise.
+    static func seed(_ level: AutoQuality, for format: OutputFormat, complexity: Double, graphic: Bool,
+                     range: ClosedRange<Int>) -> Int {
+        let base: Double
+        switch (format, graphic) {
+        case (.avif, false): base = 56
+        case (.avif, true): base = 30
+        case (.webp, false): base = 80
+        case (.webp, true): base = 38
+        case (.jxl, _): base = 68
+        case (_, true): base = 60
+        default: base = 52 + 10 * log(max(1, min(25, complexity)))
+        }
+        let levelShift: Double
+        switch level {
+        case .best: levelShift = 8
+        case .good: levelShift = 0
+        case .eco: levelShift = -7
+        case .low: levelShift = -14
+        }
+        return clamp(Int((base + levelShift).rounded()), to: range)
+    }
+
+    /// The most one extrapolation moves: scores flatten towards the top of the range, where
+    /// the slope is first measured, so a long extrapolation downwards overshoots.
+    static let longestStep = 12
+
+    /// Score gained per quality step when only one side of the bracket is known.
+    static let defaultSlope = 0.6
+
+    public mutating func record(_ trial: Trial) {
+        trials.append(trial)
+    }
+
+    /// The lowest quality tried that met the target.
+    public var passing: Trial? {
+        trials.filter { $0.score >= target }.min { $0.quality < $1.quality }
+    }
+
+    /// The highest quality tried that missed it.
+    public var failing: Trial? {
+        trials.filter { $0.score < target }.max { $0.quality < $1.quality }
+    }
+
+    /// The next quality to encode, or nil when the search is done.
+    public func next() -> Int? {
+        guard !trials.isEmpty else { return seed }
+        guard trials.count < maxEncodes, let (estimate, allowed) = estimate() else { return nil }
+        let tried = Set(trials.map(\.quality))
+        let candidate: Int
+        switch (failing, passing) {
+        case (_?, _?):
+            // Lean up a little: landing just above the target ends the search sooner than
+            // landing just below it.
+            candidate = Self.clamp(estimate + 1, to: allowed)
+        case let (nil, high?):
+            candidate = Self.clamp(min(estimate, high.quality - (Self.tolerance + 1)), to: allowed)
+        case let (low?, nil):
+            candidate = Self.clamp(max(estimate, low.quality + Self.tolerance + 1), to: allowed)
+        case (nil, nil):
+            return nil
+        }
+        return tried.contains(candidate) ? nil : candidate
+    }
+
+    /// The next qualities to encode at once, at most `count` (and never past the budget);
+    /// empty when the search is done. Two at a time, the first round tries the seed `spread`
+    /// either side; a bracket at most three tolerances wide is then split in three, which
+    /// ends the search, and any other round tries its estimate of the lowest passing quality
+    /// a step either side. One round often does what takes two or three one at a time.
+    public func next(count: Int) -> [Int] {
+        guard count > 1 else { return next().map { [$0] } ?? [] }
+        let budget = min(count, maxEncodes - trials.count)
+        guard budget > 0 else { return [] }
+        let centre: Int, allowed: ClosedRange<Int>, offsets: [Int]
+        if trials.isEmpty {
+            (centre, allowed, offsets) = (seed, range, [-Self.spread, Self.spread, 0])
+        } else {
+            guard let (estimate, within) = estimate() else { return [] }
+            (centre, allowed, offsets) = (estimate, within, [-1, 1, 0, -2, 2, -3, 3])
+        }
+        let tried = Set(trials.map(\.quality))
+        var chosen: [Int] = []
+        // A bracket narrow enough to be split into pieces no wider than the tolerance is
+        // split evenly: that ends the search whatever the scores, where interpolation may not.
+        if let low = failing?.quality, let high = passing?.quality, high - low <= (budget + 1) * Self.tolerance {
+            for k in 1...budget {
+                let quality = low + Int((Double(k * (high - low)) / Double(budget + 1)).rounded())
+                if quality > low && quality < high && !tried.contains(quality) && !chosen.contains(quality) { chosen.append(quality) }
+            }
+            return chosen
+        }
+        for offset in offsets where chosen.count < budget {
+            let quality = Self.clamp(centre + offset, to: allowed)
+            if !tried.contains(quality) && !chosen.contains(quality) { chosen.append(quality) }
+        }
+        return chosen.sorted()
+    }
+
+    /// How far either side of the seed the first round of a parallel search goes.
+    static let spread = 3
+
+    /// The estimated lowest passing quality (not yet clamped) and the qualities still worth
+    /// trying, or nil when the bracket is narrow enough or the range is exhausted.
+    func estimate() -> (Int, ClosedRange<Int>)? {
+        switch (failing, passing) {
+        case let (low?, high?):
+            guard high.quality - low.quality > Self.tolerance else { return nil }
+            let span = high.score - low.score
+            let fraction = span > 0 ? (target - low.score) / span : 0.5
+            let estimate = Double(low.quality) + fraction * Double(high.quality - low.quality)
+            let allowed = (low.quality + 1)...(high.quality - 1)
+            return (Int(estimate.rounded(.up)), allowed)
+        case let (nil, high?):
+            guard high.quality > range.lowerBound else { return nil }
+            let steps = min(Double(Self.longestStep), (high.score - target) / slope())
+            let allowed = range.lowerBound...(high.quality - 1)
+            return (high.quality - Int(steps.rounded()), allowed)
+        case let (low?, nil):
+            guard low.quality < range.upperBound else { return nil }
+            let steps = min(Double(Self.longestStep), (target - low.score) / slope() + 1)
+            let allowed = (low.quality + 1)...range.upperBound
+            return (low.quality + Int(steps.rounded(.up)), allowed)
+        case (nil, nil):
+            return nil
+        }
+    }
+
+    /// The score's slope measured from the trials so far (score per quality step).
+    func slope() -> Double {
+        let sorted = trials.sorted { $0.quality < $1.quality }
+        guard let first = sorted.first, let last = sorted.last, last.quality > first.quality else { return Self.defaultSlope }
+        let measured = (last.score - first.score) / Double(last.quality - first.quality)
+        return max(0.15, min(3, measured))
+    }
+
+    /// The quality the output gets: the lowest that met the target, or the top of the range
+    /// when none did within the budget.
+    public var chosen: Int { passing?.quality ?? range.upperBound }
+
+    static func clamp(_ value: Int, to range: ClosedRange<Int>) -> Int {
+        min(range.upperBound, max(range.lowerBound, value))
+    }
+}

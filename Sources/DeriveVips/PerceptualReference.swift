@@ -1,0 +1,195 @@
+import DeriveCore
+
+/// What `q_auto` candidates are compared with: the pixels the encoder receives, or for a large
+/// output a mosaic of tiles cut from it at full resolution (encoders see the same blocks and
+/// edges in a tile as in the whole, so the quality found on the mosaic holds for the image,
+/// at a fraction of the cost). Both sides are flattened on white before scoring.
+struct PerceptualReference {
+    /// The image as the encoder receives it.
+    let full: VImage
+    /// The image the search encodes: `full` itself, or the mosaic.
+    let sample: VImage
+    let tiles: Int
+    /// The sample's side of the metric, prepared once for all candidates.
+    let metric: Ssimulacra2.Reference
+    /// The sample's pixels as the metric reads them.
+    let pixels: PixelBuffer
+    /// Mean absolute difference of neighbouring luma values (0–255), the search's seed.
+    let complexity: Double
+    /// Distinct colours in the sample, counted up to `Self.manyColours`.
+    let colours: Int
+
+    /// Outputs up to this many pixels are searched whole.
+    static let samplePixels = 512 * 512
+    static let tileSide = 128
+    static let manyColours = 4096
+    /// How much higher a search on the mosaic aims, per format. Measured on the benchmark's
+    /// photographs and screenshots at the quality chosen (sample score minus whole-image
+    /// score): JPEG +1.0 (standard deviation 1.1), WebP −0.6 (1.7), AVIF +1.4 (1.6). The margin
+    /// is about the mean plus one deviation, so few images land below the target.
+    static func sampleMargin(for format: OutputFormat) -> Double {
+        switch format {
+        case .webp: 1
+        case .avif: 3
+        default: 2
+        }
+    }
+
+    var isFull: Bool { tiles == 0 }
+
+    init(_ image: VImage) throws(DeriveError) {
+        full = image
+        if image.width * image.height <= Self.samplePixels {
+            sample = image
+            tiles = 0
+        } else {
+            (sample, tiles) = try Self.mosaic(image)
+        }
+        pixels = try Self.metricPixels(sample)
+        metric = try Ssimulacra2.Reference(pixels)
+        complexity = Self.complexity(pixels)
+        colours = Self.distinctColours(pixels, limit: Self.manyColours)
+    }
+
+    /// An evenly spread grid of tiles, joined edge to edge, with tile corners on a 16-pixel
+    /// grid so JPEG and WebP blocks line up as they do in the full image.
+    static func mosaic(_ image: VImage) throws(DeriveError) -> (VImage, Int) {
+        let tileWidth = min(tileSide, image.width), tileHeight = min(tileSide, image.height)
+        let wanted = max(1, samplePixels / (tileWidth * tileHeight))
+        var across = min(image.width / tileWidth, 4)
+        let down = min(image.height / tileHeight, max(1, wanted / across))
+        across = min(image.width / tileWidth, max(across, wanted / down))
+        var tiles: [VImage] = []
+        for row in 0..<down {
+            for column in 0..<across {
+                func origin(_ index: Int, _ count: Int, _ extent: Int, _ tile: Int) -> Int {
+                    let centred = Double(extent - tile) * (Double(index) + 0.5) / Double(count)
+                    return min(extent - tile, (Int(centred) / 16) * 16)
+                }
+                let rect = Rect(x: origin(column, across, image.width, tileWidth), y: origin(row, down, image.height, tileHeight),
+                                width: tileWidth, height: tileHeight)
+                tiles.append(try image.extracted(rect))
+            }
+        }
+        let joined = try VipsCall("arrayjoin").images("in", tiles).int("across", across).run().image("out").inMemory()
+        return (joined, tiles.count)
+    }
+
+    /// 8-bit sRGB (or grey) pixels on white, as the metric reads them.
+    static func metricPixels(_ image: VImage) throws(DeriveError) -> PixelBuffer {
+        try image.standardised().flattened(on: .white).cast("uchar").pixelBuffer()
+    }
+
+    /// The pixels of an encoded candidate, decoded as a browser would.
+    static func decodedPixels(_ data: [UInt8], format: OutputFormat) throws(DeriveError) -> PixelBuffer {
+        let loader: String
+        switch format {
+        case .jpeg: loader = "jpegload_buffer"
+        case .webp: loader = "webpload_buffer"
+        case .avif: loader = "heifload_buffer"
+        case .jxl: loader = "jxlload_buffer"
+        case .png: loader = "pngload_buffer"
+        case .gif: loader = "gifload_buffer"
+        case .tiff: loader = "tiffload_buffer"
+        case .auto, .original: throw DeriveError(.internalError, "cannot score an unresolved format")
+        }
+        return try withBytes(data) { (buffer) throws(DeriveError) -> PixelBuffer in
+            let image = try VipsCall(loader).blob("buffer", buffer).run(failing: .encodeFailed).image("out")
+            return try metricPixels(image)
+        }
+    }
+
+    /// The score of an encoding of `sample`.
+    func score(_ data: [UInt8], format: OutputFormat) throws(DeriveError) -> Double {
+        try Ssimulacra2.score(reference: metric, distorted: try Self.decodedPixels(data, format: format))
+    }
+
+    /// The score of the sample with nothing lost but half its chroma resolution (4:2:0, each
+    /// chroma value the mean of a 2×2 block, restored bilinearly as decoders do): no 4:2:0
+    /// encoding of it scores higher. Nil for grey images, which have no chroma to halve.
+    func subsampledChromaScore() throws(DeriveError) -> Double? {
+        guard let halved = Self.chromaHalved(pixels) else { return nil }
+        return try Ssimulacra2.score(reference: metric, distorted: halved)
+    }
+
+    /// JPEG's YCbCr (BT.601, full range) with Cb and Cr averaged over 2×2 blocks.
+    static func chromaHalved(_ buffer: PixelBuffer) -> PixelBuffer? {
+        let w = buffer.width, h = buffer.height, bands = buffer.bands
+        guard bands >= 3, w >= 2, h >= 2 else { return nil }
+        let cw = (w + 1) / 2, ch = (h + 1) / 2
+        var luma = [Float](repeating: 0, count: w * h)
+        var cb = [Float](repeating: 0, count: cw * ch), cr = cb, count = cb
+        buffer.pixels.withUnsafeBufferPointer { p in
+            for y in 0..<h {
+                for x in 0..<w {
+                    let i = (y * w + x) * bands
+                    let r = Float(p[i]), g = Float(p[i + 1]), b = Float(p[i + 2])
+                    luma[y * w + x] = 0.299 * r + 0.587 * g + 0.114 * b
+                    let c = (y / 2) * cw + x / 2
+                    cb[c] += -0.168736 * r - 0.331264 * g + 0.5 * b
+                    cr[c] += 0.5 * r - 0.418688 * g - 0.081312 * b
+                    count[c] += 1
+                }
+            }
+        }
+        for c in 0..<cb.count {
+            cb[c] /= count[c]
+            cr[c] /= count[c]
+        }
+        // Bilinear between block centres, which sit half a pixel inside each 2×2 block.
+        func sample(_ plane: [Float], _ x: Int, _ y: Int) -> Float {
+            let fx = max(0, min(Float(cw - 1), (Float(x) - 0.5) / 2)), fy = max(0, min(Float(ch - 1), (Float(y) - 0.5) / 2))
+            let x0 = Int(fx), y0 = Int(fy), x1 = min(cw - 1, x0 + 1), y1 = min(ch - 1, y0 + 1)
+            let ax = fx - Float(x0), ay = fy - Float(y0)
+            let top = plane[y0 * cw + x0] * (1 - ax) + plane[y0 * cw + x1] * ax
+            let bottom = plane[y1 * cw + x0] * (1 - ax) + plane[y1 * cw + x1] * ax
+            return top * (1 - ay) + bottom * ay
+        }
+        var out = buffer.pixels
+        for y in 0..<h {
+            for x in 0..<w {
+                let i = (y * w + x) * bands
+                let l = luma[y * w + x], u = sample(cb, x, y), v = sample(cr, x, y)
+                let rgb = [l + 1.402 * v, l - 0.344136 * u - 0.714136 * v, l + 1.772 * u]
+                for c in 0..<3 { out[i + c] = UInt8(max(0, min(255, rgb[c].rounded()))) }
+            }
+        }
+        return PixelBuffer(width: w, height: h, bands: bands, pixels: out)
+    }
+
+    static func complexity(_ buffer: PixelBuffer) -> Double {
+        let w = buffer.width, h = buffer.height, bands = buffer.bands
+        guard w > 1, h > 1 else { return 0 }
+        var total = 0
+        buffer.pixels.withUnsafeBufferPointer { p in
+            // Green (or grey) stands in for luma.
+            let channel = bands >= 3 ? 1 : 0
+            for y in 0..<(h - 1) {
+                for x in 0..<(w - 1) {
+                    let i = (y * w + x) * bands + channel
+                    let v = Int(p[i])
+                    total += abs(v - Int(p[i + bands])) + abs(v - Int(p[i + w * bands]))
+                }
+            }
+        }
+        return Double(total) / Double(2 * (w - 1) * (h - 1))
+    }
+
+    static func distinctColours(_ buffer: PixelBuffer, limit: Int) -> Int {
+        var seen = Set<UInt32>()
+        let bands = buffer.bands
+        buffer.pixels.withUnsafeBufferPointer { p in
+            var i = 0
+            while i < p.count {
+                let r = UInt32(p[i]), g = bands >= 3 ? UInt32(p[i + 1]) : r, b = bands >= 3 ? UInt32(p[i + 2]) : r
+                seen.insert(r << 16 | g << 8 | b)
+                if seen.count > limit { break }
+                i += bands
+            }
+        }
+        return seen.count
+    }
+}
+
+@available(*, unavailable)
+extension PerceptualReference: Sendable {}

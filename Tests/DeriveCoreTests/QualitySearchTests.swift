@@ -1,0 +1,79 @@
+@testable import DeriveCore
+import Testing
+
+/// The bracketed search decides well with few encodes, on modelled score curves.
+@Suite struct QualitySearchTests {
+    /// Runs a search against a score curve; returns it and the qualities it tried.
+    static func run(_ format: OutputFormat = .jpeg, level: AutoQuality = .good, complexity: Double = 8, maxEncodes: Int = 6,
+                    curve: (Int) -> Double) -> QualitySearch {
+        var search = QualitySearch(format: format, level: level, complexity: complexity, maxEncodes: maxEncodes)
+        while let q = search.next() { search.record(.init(quality: q, score: curve(q), bytes: q * 100)) }
+        return search
+    }
+
+    /// Linear curves of different steepness and offset, like JPEG's between 40 and 90.
+    @Test(arguments: [(0.6, 30.0), (0.4, 50.0), (1.0, 0.0), (0.3, 60.0)])
+    func findsTheLowestPassingQualityWithinTolerance(slope: Double, offset: Double) {
+        let curve = { (q: Int) in offset + slope * Double(q) }
+        let search = Self.run(curve: curve)
+        let exact = (25...96).first { curve($0) >= search.target } ?? 96
+        #expect(curve(search.chosen) >= search.target)
+        #expect(search.chosen - exact <= QualitySearch.tolerance, "chose \(search.chosen), lowest passing \(exact), tried \(search.trials.map(\.quality))")
+        #expect(search.trials.count <= 6)
+    }
+
+    @Test func neverExceedsItsBudget() {
+        let search = Self.run(maxEncodes: 2) { q in 20 + Double(q) * 0.5 }
+        #expect(search.trials.count == 2)
+    }
+
+    /// An image that never reaches the target gets the top of the range.
+    @Test func unreachableTargetsTakeTheTopOfTheRange() {
+        let search = Self.run { _ in 40 }
+        #expect(search.passing == nil && search.chosen == 96)
+    }
+
+    /// An image that passes everywhere gets the bottom of the range.
+    @Test func easyImagesGoToTheBottom() {
+        let search = Self.run { _ in 99 }
+        #expect(search.chosen == 25)
+    }
+
+    @Test func levelsOrderTheirTargets() {
+        let targets = AutoQuality.allCases.map { QualitySearch.target($0, for: .webp) }
+        #expect(targets == targets.sorted(by: >))
+    }
+
+    /// Busy JPEG photographs start higher than smooth ones; graphics start lower in WebP and
+    /// AVIF, whose qualities they keep their score at.
+    @Test func theKindOfImageSeedsTheSearch() {
+        let busy = QualitySearch.seed(.good, for: .jpeg, complexity: 20, graphic: false, range: 25...96)
+        let smooth = QualitySearch.seed(.good, for: .jpeg, complexity: 2, graphic: false, range: 25...96)
+        #expect(busy > smooth)
+        for format in [OutputFormat.webp, .avif] {
+            let range = QualitySearch.range(for: format)
+            #expect(QualitySearch.seed(.good, for: format, complexity: 5, graphic: true, range: range)
+                    < QualitySearch.seed(.good, for: format, complexity: 5, graphic: false, range: range))
+        }
+    }
+
+    /// Two at a time: the first round brackets the seed, later rounds the estimate, and the
+    /// search ends in fewer rounds than one at a time, at a quality as good.
+    @Test(arguments: [(0.6, 30.0), (0.4, 50.0), (1.0, 0.0), (0.3, 60.0)])
+    func twoAtATimeFindsTheSameQualityInFewerRounds(slope: Double, offset: Double) {
+        let curve = { (q: Int) in offset + slope * Double(q) }
+        var search = QualitySearch(format: .jpeg, level: .good, complexity: 8, maxEncodes: 12)
+        var rounds = 0
+        while case let qualities = search.next(count: 2), !qualities.isEmpty {
+            #expect(qualities.count <= 2)
+            for q in qualities { search.record(.init(quality: q, score: curve(q), bytes: q * 100)) }
+            rounds += 1
+        }
+        let oneAtATime = Self.run(maxEncodes: 12, curve: curve)
+        let exact = (25...96).first { curve($0) >= search.target } ?? 96
+        #expect(curve(search.chosen) >= search.target)
+        #expect(search.chosen - exact <= QualitySearch.tolerance, "chose \(search.chosen), lowest passing \(exact)")
+        #expect(rounds <= oneAtATime.trials.count, "\(rounds) rounds, \(oneAtATime.trials.count) one at a time")
+        #expect(search.trials.count <= 12)
+    }
+}

@@ -1,0 +1,193 @@
+import DeriveCore
+import DeriveTestSupport
+@testable import DeriveVips
+import Testing
+
+/// `q_auto` and `f_auto` measured by SSIMULACRA 2, on real photos and generated graphics.
+@Suite struct AutoQualityTests {
+    /// A flat graphic: a few solid colours, hard edges, a diagonal (a logo or a chart).
+    static func graphic(width: Int = 400, height: Int = 300) throws -> SourceImage {
+        var pixels: [UInt8] = []
+        for y in 0..<height {
+            for x in 0..<width {
+                let colour: [UInt8]
+                if (x - 300) * (x - 300) + (y - 150) * (y - 150) < 60 * 60 { colour = [220, 40, 40] }
+                else if x < 200 && (x / 40 + y / 40) % 2 == 0 { colour = [30, 90, 200] }
+                else if y > x / 2 + 200 { colour = [20, 160, 60] }
+                else { colour = [250, 250, 245] }
+                pixels += colour
+            }
+        }
+        let image = try VImage.fromPixels(pixels, width: width, height: height, bands: 3)
+            .interpreted(as: "srgb")
+        var choices: [String] = []
+        let png = try VipsEncoder.write(image, settings: EncodingSettings(OutputSettings(format: .png)), quality: 100, choices: &choices)
+        return SourceImage(bytes: png, location: "graphic.png")
+    }
+
+    /// Saturated red and blue stripes and blocks: colour edges that 4:2:0 smears.
+    static func stripes() throws -> VImage {
+        _ = try Harness.engine()
+        var pixels: [UInt8] = []
+        for y in 0..<240 {
+            for x in 0..<320 {
+                pixels += (x / 10 + y / 30) % 2 == 0 ? [230, 20, 30] : [20, 40, 220]
+            }
+        }
+        return try VImage.fromPixels(pixels, width: 320, height: 240, bands: 3).interpreted(as: "srgb").inMemory()
+    }
+
+    /// The first output of rendering `chain`.
+    static func render(_ source: SourceImage, _ chain: String) throws -> RenderedOutput {
+        try #require(try Harness.render(source, chain).1.outputs.first)
+    }
+
+    static func quality(_ output: RenderedOutput) throws -> Int {
+        try #require(output.metadata.quality)
+    }
+
+    /// A busy photograph and a flat graphic need different JPEG qualities for the same
+    /// target; each is recorded with its score and encodes.
+    @Test func photoAndGraphicGetDifferentQualities() throws {
+        let photo = try Self.render(try Harness.source("photos/coffee_noexif.png"), "q_auto:good,f_jpg")
+        let graphic = try Self.render(try Self.graphic(), "q_auto:good,f_jpg")
+        #expect(try Self.quality(photo) != Self.quality(graphic))
+        for output in [photo, graphic] {
+            let note = try #require(output.metadata.choices.first { $0.hasPrefix("quality auto:good") })
+            #expect(note.contains("SSIMULACRA 2 target 72.0"), "\(note)")
+            #expect(note.contains("encodes"), "\(note)")
+        }
+    }
+
+    /// The encoding chosen scores at least the level's target against the pixels it was made
+    /// from, for every searched format; a lower level never picks a higher quality.
+    @Test(arguments: [OutputFormat.jpeg, .webp, .avif, .jxl])
+    func chosenEncodingMeetsItsTarget(format: OutputFormat) throws {
+        _ = try Harness.engine()
+        let reference = try Self.photoImage()
+        let encoder = AutoEncoder(settings: EngineSettings(qualityMaxEncodes: 8))
+        var qualities: [Int] = []
+        for level in [AutoQuality.best, .good, .low] {
+            let encoded = try encoder.search(reference, encoding: EncodingSettings(OutputSettings(format: format, quality: .auto(level))),
+                                             level: level, animated: false)
+            let score = try Ssimulacra2.score(reference: try PerceptualReference.metricPixels(reference),
+                                              distorted: try PerceptualReference.decodedPixels(encoded.data, format: format))
+            #expect(score >= QualitySearch.target(level, for: format), "\(format) \(level): \(score), \(encoded.choices)")
+            #expect(encoded.encodes <= 8)
+            qualities.append(try #require(encoded.quality))
+        }
+        #expect(qualities == qualities.sorted(by: >), "\(format): \(qualities)")
+    }
+
+    /// The photo at 400×267: small enough to be searched whole.
+    static func photoImage() throws -> VImage {
+        let source = try Harness.source("photos/coffee_noexif.png")
+        return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> VImage in
+            try VipsDecoder.header(buffer, format: .png).resized(to: Size(400, 267)).standardised().inMemory()
+        }
+    }
+
+    /// Lossless WebP wins on a flat graphic, where it is smaller than any lossy encoding
+    /// that meets the target.
+    @Test func flatGraphicGoesLosslessInWebP() throws {
+        let output = try Self.render(try Self.graphic(), "q_auto:good,f_webp")
+        #expect(output.metadata.quality == nil)
+        #expect(output.metadata.choices.contains { $0.contains("lossless webp") }, "\(output.metadata.choices)")
+    }
+
+    /// `f_auto` picks the smallest allowed format and says why.
+    @Test func formatAutoPicksTheSmallestAndSaysWhy() throws {
+        let output = try Self.render(try Harness.source("photos/coffee_noexif.png"), "f_auto,q_auto")
+        let note = try #require(output.metadata.choices.first { $0.hasPrefix("format auto →") })
+        #expect(note.contains("smallest"), "\(note)")
+        for format in ["avif", "webp", "jpeg"] { #expect(note.contains(format), "\(note)") }
+        #expect([OutputFormat.avif, .webp, .jpeg].contains(output.metadata.format))
+    }
+
+    /// Alpha keeps a format with alpha; JPEG is left out and the note says so.
+    @Test func formatAutoKeepsAlpha() throws {
+        let output = try Self.render(try Harness.source("formats/png-palette-trns.png"), "f_auto,q_auto")
+        #expect(output.metadata.format != .jpeg)
+        #expect(output.metadata.hasAlpha)
+        #expect(output.metadata.choices.contains { $0.contains("jpeg left out: the image has alpha") }, "\(output.metadata.choices)")
+    }
+
+    /// Animation keeps an animated format with every frame.
+    @Test(arguments: ["formats/gif-animated-cogs.gif", "formats/webp-animated-9frames.webp"])
+    func formatAutoKeepsAnimation(fixture: String) throws {
+        let output = try Self.render(try Harness.source(fixture), "f_auto,q_auto")
+        #expect(output.metadata.format.canAnimate)
+        #expect(output.metadata.frames > 1)
+        #expect(output.metadata.choices.contains { $0.contains("animated") }, "\(output.metadata.choices)")
+    }
+
+    /// Saturated colour edges need whole chroma: JPEG 4:2:0 misses the target below 90, so
+    /// the search goes on with 4:4:4 and lands well below 90, where 4:2:0 at 90 would be
+    /// the only way to meet it.
+    @Test func saturatedEdgesGetWholeChromaInJPEG() throws {
+        let image = try Self.stripes()
+        var choices: [String] = []
+        let png = try VipsEncoder.write(image, settings: EncodingSettings(OutputSettings(format: .png)), quality: 100, choices: &choices)
+        let output = try Self.render(SourceImage(bytes: png, location: "stripes.png"), "q_auto,f_jpg")
+        let note = try #require(output.metadata.choices.first { $0.hasPrefix("quality auto:good") })
+        #expect(note.contains("without chroma subsampling"), "\(note)")
+        #expect(try Self.quality(output) < 90, "\(note)")
+    }
+
+    /// Halving the chroma alone scores at least what a 4:2:0 JPEG of the same pixels does, so
+    /// the search may skip 4:2:0 when that bound is already near the target.
+    @Test func halvedChromaBoundsWhatSubsampledJPEGReaches() throws {
+        let image = try Self.stripes()
+        let reference = try PerceptualReference(image)
+        let bound = try #require(try reference.subsampledChromaScore())
+        var choices: [String] = []
+        var settings = EncodingSettings(OutputSettings(format: .jpeg))
+        settings.chromaSubsampling = .half
+        let jpeg = try VipsEncoder.write(image, settings: settings, quality: 95, choices: &choices)
+        let score = try reference.score(jpeg, format: .jpeg)
+        #expect(score <= bound + 0.5, "4:2:0 at 95 scored \(score), halved chroma alone \(bound)")
+        #expect(bound < 90, "saturated stripes lose to halved chroma: \(bound)")
+        let grey = try PerceptualReference(try VImage.fromPixels([UInt8](repeating: 128, count: 64 * 64 * 3), width: 64, height: 64, bands: 3)
+            .interpreted(as: "srgb"))
+        #expect(try grey.subsampledChromaScore() == 100)
+    }
+
+    /// `DERIVE_QUALITY_MAX_ENCODES` caps one output's trials, every format of `f_auto`
+    /// together.
+    @Test func theEncodeCapHoldsForAWholeOutput() throws {
+        var settings = Harness.allLoaders
+        settings.qualityMaxEncodes = 5
+        let (_, result) = try Harness.render(try Harness.source("photos/coffee_noexif.png"), "f_auto,q_auto", engine: try VipsEngine(settings: settings))
+        let note = try #require(result.outputs.first?.metadata.choices.first { $0.hasPrefix("format auto →") })
+        let spent = try #require(note.split(separator: ";").last?.split(separator: " ").first.flatMap { Int($0) })
+        // One more only when a search met no target and measured the top of its range.
+        #expect(spent <= 6, "\(note)")
+    }
+
+    /// `DERIVE_AUTO_FORMATS` narrows the choice.
+    @Test func formatAutoUsesOnlyTheAllowedFormats() throws {
+        var settings = Harness.allLoaders
+        settings.autoFormats = [.jpeg]
+        let (_, result) = try Harness.render(try Harness.source("photos/coffee_noexif.png"), "f_auto,q_auto", engine: try VipsEngine(settings: settings))
+        #expect(result.outputs.first?.metadata.format == .jpeg)
+    }
+
+    /// Byte-spaced breakpoints with q_auto: the size probes reuse the widest's quality; every
+    /// width kept is searched and says so.
+    @Test func breakpointsSearchEachWidthTheyKeep() throws {
+        let (_, result) = try Harness.render("photos/coffee_noexif.png",
+            #"{"chain": [], "format": "webp", "quality": "auto", "breakpoints": {"minWidth": 150, "maxWidth": 600, "bytes": 15000, "maxCount": 4}}"#)
+        #expect(result.outputs.count >= 2)
+        for output in result.outputs {
+            #expect(output.metadata.choices.contains { $0.hasPrefix("quality auto:good →") }, "\(output.metadata.choices)")
+        }
+    }
+
+    /// Outputs larger than the sample are searched on a mosaic of tiles, then encoded whole.
+    @Test func largeOutputsAreSearchedOnASample() throws {
+        let output = try Self.render(try Harness.source("orientation/landscape_1.jpg"), "q_auto,f_jpg")
+        let note = try #require(output.metadata.choices.first { $0.hasPrefix("quality auto:good") })
+        #expect(note.contains("sample of 16"), "\(note)")
+        #expect(output.metadata.width == 1800)
+    }
+}
