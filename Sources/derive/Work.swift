@@ -102,7 +102,7 @@ struct Work: ParsableCommand {
                 configuration.engine.concurrency = max(1, ProcessInfo.processInfo.activeProcessorCount / workerSettings.slots)
             }
 
-            let opened = try openDatabase(configuration.database, role: "derive-worker")
+            guard let opened = try openDatabaseWaiting(configuration.database, logger: logger) else { return }
             let store = try makeStore(configuration)
             let pipeline = try makePipeline(configuration, store: store, naming: .template(configuration.store.keyTemplate),
                                             catalog: DatabasePresetCatalog(store: opened.database), overlays: overlays)
@@ -129,6 +129,34 @@ struct Work: ParsableCommand {
                 ])))
             }
         }
+    }
+}
+
+/// A worker started while its database is down or restarting waits for it, as a running worker
+/// rides out an outage, instead of exiting: failures PostgreSQL calls transient (no connection,
+/// "the database system is shutting down" or "starting up") are retried after 1, 2, 4... up to
+/// 30 seconds, each logged. A database that refuses for good (a wrong password, a schema that
+/// needs `derive migrate`) fails at once. A signal during the wait ends it: nil, exit 0.
+func openDatabaseWaiting(_ location: QueueLocation, logger: Logger) throws -> OpenedDatabase? {
+    let stopped = Mutex(false)
+    let signals = SignalWatcher { _ in stopped.withLock { $0 = true } }
+    defer { signals.cancel() }
+    var delay = 1.0
+    while true {
+        do {
+            return try openDatabase(location, role: "derive-worker")
+        } catch let error as DeriveError where error.code == .databaseUnavailable && error.isRetryable {
+            logger.warning("waiting for the database", metadata: ["error": "\(error.detail)", "retry_in": "\(Int(delay))s"])
+        }
+        let until = Date().addingTimeInterval(delay)
+        while Date() < until {
+            if stopped.withLock({ $0 }) {
+                logger.info("stopping: the database never answered")
+                return nil
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        delay = min(30, delay * 2)
     }
 }
 

@@ -22,6 +22,50 @@ struct WorkerBehaviourTests {
                                      environment: WorkerEndToEndTests.environment(s3).merging(environment) { $1 })
     }
 
+    /// A worker started while PostgreSQL is unreachable waits with backoff and starts working
+    /// when the database appears (a forwarder opens on its port), instead of exiting.
+    @Test func aWorkerStartedWhileTheDatabaseIsDownWaitsForIt() throws {
+        let queue = try TestQueue(.postgres)
+        let origin = try TestServers.origin()
+        let forwarder = Paths.repository.appendingPathComponent("Tests/Servers/forward.py").path
+        let port = try #require(Int(try Python.run("import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+            .output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        var unreachable = try #require(URLComponents(string: queue.location))
+        let target = (host: unreachable.host ?? "127.0.0.1", port: unreachable.port ?? 5432)
+        unreachable.port = port
+        let s3 = try TestServers.s3()
+        let worker = try BackgroundProcess(["work", "--database", unreachable.string!, "--store", "s3://\(s3.bucket)/behaviour"],
+                                           environment: WorkerEndToEndTests.environment(s3))
+        try waitUntil("the worker to say it waits", timeout: 20) { worker.logLines.contains { $0.contains("waiting for the database") } }
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(worker.process.isRunning, "\(worker.logLines.suffix(5).joined(separator: "\n"))")
+
+        let id = try queue.store.submit([Self.job(origin + "/fixture/photos/grace_hopper_noexif.jpg?n=\(UUID().uuidString)")])[0].id
+        let proxy = Process()
+        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        proxy.arguments = ["python3", forwarder, String(port), target.host, String(target.port)]
+        try proxy.run()
+        defer {
+            kill(proxy.processIdentifier, SIGKILL)
+            while proxy.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        try waitUntil("the job to complete once the database answers", timeout: 60) { try queue.store.job(id)?.state == .completed }
+        worker.signal(SIGTERM)
+        #expect(worker.wait(timeout: 30) == 0, "\(worker.logLines.suffix(10).joined(separator: "\n"))")
+    }
+
+    /// Stopped while it waits for a database that never comes, a worker exits at once, cleanly.
+    @Test func aSignalEndsTheWaitForTheDatabase() throws {
+        let port = try #require(Int(try Python.run("import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+            .output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let worker = try BackgroundProcess(["work", "--database", "postgresql://derive@127.0.0.1:\(port)/nowhere", "--store", NSTemporaryDirectory()])
+        try waitUntil("the worker to say it waits", timeout: 20) { worker.logLines.contains { $0.contains("waiting for the database") } }
+        let started = Date()
+        worker.signal(SIGTERM)
+        #expect(worker.wait(timeout: 10) == 0, "\(worker.logLines.suffix(5).joined(separator: "\n"))")
+        #expect(Date().timeIntervalSince(started) < 3)
+    }
+
     @Test func badJobsFailWithClassifiedErrorsAndPassingTroubleIsRetried() throws {
         let queue = try TestQueue(.postgres)
         let origin = try TestServers.origin()
@@ -123,11 +167,13 @@ struct WorkerBehaviourTests {
             try queue.store.job(ids[1])?.state == .completed && queue.store.job(ids[0])?.state == .running
         }
         var status = JSONValue.null
-        try waitUntil("the worker reports its running job") {
+        // The worker reports its status on its heartbeat, so a report may predate the quick
+        // job's completion: wait for one that has both.
+        try waitUntil("the worker reports its running job and the finished one") {
             let result = try DeriveBinary.run(["status", "--database", queue.location, "--json"])
             status = try JSONParser().parse(result.stdout)
             guard case .array(let workers)? = status["workers"], case .array(let running)? = workers.first?["running"] else { return false }
-            return running.contains { $0["id"] == .int(Int(ids[0])) }
+            return running.contains { $0["id"] == .int(Int(ids[0])) } && workers.first?["finished"]?["completed"] == .int(1)
         }
         guard case .array(let workers)? = status["workers"] else { throw Missing() }
         #expect(workers.count == 1 && workers[0]["slots"] == .int(2))
