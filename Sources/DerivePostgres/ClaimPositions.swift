@@ -46,10 +46,13 @@ struct ClaimPositions: Sendable {
         self.rescanInterval = rescanInterval
     }
 
+    /// Seconds between full scans: the configured interval, or 20 times the last full scan's
+    /// time when that was slow.
+    var currentInterval: Double { max(rescanInterval, 20 * fullScanSeconds) }
+
     /// Whether the next claim should scan from the start.
     func fullScanDue(now: UInt64) -> Bool {
-        let interval = max(rescanInterval, 20 * fullScanSeconds)
-        return Double(now &- lastFullScan) / 1e9 >= interval
+        Double(now &- lastFullScan) / 1e9 >= currentInterval
     }
 
     /// The ranges to scan for `queues`, from the positions, or from the start when `full`.

@@ -107,6 +107,10 @@ public final class PostgresJobStore: JobStore {
 
     /// Forgets where this process last claimed, so its next claim scans every queue from the
     /// start: for when jobs may have become available behind those positions.
+    /// Seconds between claims that scan from the start (`rescanInterval`, stretched when full
+    /// scans are slow): the longest a job released behind this process's position waits.
+    public var currentRescanInterval: Double { positions.withLock { $0.currentInterval } }
+
     public func rescanNextClaim() {
         positions.withLock { $0.forget() }
     }
