@@ -1,0 +1,269 @@
+import DeriveCore
+import DerivePostgres
+import DeriveTestSupport
+import Foundation
+import Testing
+
+/// The fault runner: real `derive work` processes on the real PostgreSQL, origin and S3
+/// server, faults injected while they work, and at the end the invariants of the queue
+/// checked over everything that happened (`FaultRun.Invariants`). `Scripts/test.sh` runs it
+/// at CI size; `DERIVE_FAULT_SCALE=10 bash Scripts/test.sh --filter FaultSuiteTests` runs it
+/// ten times larger (more jobs, more kills).
+@Suite(.enabled(if: TestServers.available && TestServers.postgresAvailable, "needs the servers Scripts/test.sh starts"), .serialized)
+struct FaultSuiteTests {
+    static let scale = max(1, Int(ProcessInfo.processInfo.environment["DERIVE_FAULT_SCALE"] ?? "") ?? 1)
+
+    /// Workers SIGKILLed at random and replaced, each kill landing wherever it lands (a fetch,
+    /// an encode, an upload, a completion): nothing is lost, nothing is done twice.
+    @Test func workersKilledAtRandomLoseNothingAndDoNothingTwice() throws {
+        let run = try FaultRun(jobs: 90 * Self.scale, lease: 3)
+        for _ in 0..<3 { try run.startWorker() }
+        var generator = SystemRandomNumberGenerator()
+        let kills = 15 * Self.scale
+        for _ in 0..<kills {
+            Thread.sleep(forTimeInterval: Double.random(in: 0.2...0.6, using: &generator))
+            try run.killAndReplaceRandomWorker(using: &generator)
+        }
+        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
+        run.stopWorkers()
+        let found = try run.invariants()
+        print(run.summary(found))
+        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
+        #expect(run.kills == kills)
+        #expect(found.retried > 0, "no kill landed on a running job: the run proved nothing")
+    }
+
+    /// The runner's own check: a store that lost an object, an object nobody recorded, a row
+    /// whose bytes differ and a job left behind are each reported, so a broken invariant
+    /// fails the suite.
+    @Test func theInvariantsCatchWhatABrokenRunLeaves() throws {
+        let run = try FaultRun(jobs: 4, lease: 3)
+        try run.startWorker()
+        try run.waitUntilFinished(timeout: 60)
+        run.stopWorkers()
+        let clean = try run.invariants()
+        #expect(clean.violations.isEmpty, "\(clean.violations)")
+
+        let keys = try run.objects().keys.sorted()
+        try run.s3Script("s3.delete_object(Bucket=bucket, Key=sys.argv[1]); s3.put_object(Bucket=bucket, Key=sys.argv[2], Body=b'stray')",
+                         keys[0], run.prefix + "/stray.webp")
+        let sql = try run.queue.sql()
+        _ = try sql.query("UPDATE derive.derivatives SET sha256 = 'not-the-hash' WHERE storage_key = (SELECT storage_key FROM derive.derivatives WHERE job_id = $1 ORDER BY id LIMIT 1)",
+                          [String(run.ids[1])])
+        let late = try run.queue.store.submit([NewJob(payload: .object([
+            "version": .int(1), "source": .string(run.origin + "/fixture/photos/grace_hopper_noexif.jpg?n=late"),
+            "outputs": .array([.object(["name": .string("late"), "chain": .string("c_scale,w_32")])]),
+        ]))])[0].id
+        run.ids.append(late)
+
+        let broken = try run.invariants()
+        #expect(broken.violations.contains { $0.hasPrefix("missing object") }, "\(broken.violations)")
+        #expect(broken.violations.contains { $0.hasPrefix("stray object") }, "\(broken.violations)")
+        #expect(broken.violations.contains { $0.hasPrefix("different bytes") }, "\(broken.violations)")
+        #expect(broken.violations.contains { $0.hasPrefix("job \(late) not finished") }, "\(broken.violations)")
+    }
+}
+
+/// One fault run: its jobs, its workers, what was done to them, and the invariants.
+final class FaultRun {
+    let queue: TestQueue
+    let origin: String
+    let s3: TestServers.S3
+    /// The store's prefix in the bucket; every object of the run is under it.
+    let prefix: String
+    var ids: [JobID] = []
+    var workers: [BackgroundProcess] = []
+    var kills = 0
+    let arguments: [String]
+    let environment: [String: String]
+    let started = Date()
+
+    /// Each job fetches one of three photographs (every other one through a 0.2 s delay, so
+    /// kills find jobs mid-fetch too) and writes two outputs named after it.
+    init(jobs: Int, lease: Int) throws {
+        queue = try TestQueue(.postgres)
+        origin = try TestServers.origin()
+        s3 = try TestServers.s3()
+        prefix = "faults-\(UUID().uuidString.prefix(8).lowercased())"
+        var environment = WorkerEndToEndTests.environment(s3)
+        environment["DERIVE_RESCUE_INTERVAL"] = "0.5"
+        self.environment = environment
+        arguments = ["work", "--database", queue.location, "--store", "s3://\(s3.bucket)/\(prefix)", "--slots", "2",
+                     "--lease", String(lease), "--grace", "5"]
+        let sql = try queue.sql()
+        for index in 0..<jobs {
+            let source = index % 2 == 0
+                ? origin + "/slow?delay=0.2&n=\(prefix)-\(index)"
+                : origin + "/fixture/" + WorkerEndToEndTests.photos[index % 3] + "?n=\(prefix)-\(index)"
+            let outputs = #"[{"name": "a\#(index)", "chain": "c_scale,w_\#(40 + index % 60)/f_webp,q_70"}, "#
+                + #"{"name": "b\#(index)", "chain": "c_fill,w_64,h_64,g_auto/f_jpg,q_80"}]"#
+            ids.append(JobID(try sql.query("SELECT derive.submit($1, $2::jsonb)", [source, outputs]).scalar!)!)
+        }
+    }
+
+    func startWorker() throws {
+        workers.append(try BackgroundProcess(arguments, environment: environment))
+    }
+
+    func killAndReplaceRandomWorker(using generator: inout some RandomNumberGenerator) throws {
+        let alive = workers.indices.filter { workers[$0].process.isRunning }
+        guard let index = alive.randomElement(using: &generator) else { return try startWorker() }
+        workers[index].signal(SIGKILL)
+        _ = workers[index].wait(timeout: 10)
+        kills += 1
+        try startWorker()
+    }
+
+    func waitUntilFinished(timeout: Double) throws {
+        let sql = try queue.sql()
+        try waitUntil("every job of the run finished", timeout: timeout) {
+            try sql.query("SELECT count(*) FROM derive.jobs WHERE id = ANY($1::bigint[])", [Self.array(ids)]).scalar == "0"
+        }
+    }
+
+    /// SIGTERM to every worker still running; each must exit 0.
+    func stopWorkers() {
+        let running = workers.filter { $0.process.isRunning }
+        for worker in running { worker.signal(SIGTERM) }
+        for worker in running {
+            let status = worker.wait(timeout: 30)
+            #expect(status == 0, "\(worker.logLines.suffix(10).joined(separator: "\n"))")
+        }
+    }
+
+    /// What the invariants found: every violation in words (empty when all hold) and figures.
+    struct Invariants {
+        var violations: [String] = []
+        var completed = 0
+        var retried = 0
+        var rows = 0
+        var objects = 0
+        var rederived = 0
+    }
+
+    /// Every submitted job finished exactly once, completed; none is left in the queue; one
+    /// derivative row per output; every row's object is in the store with the row's bytes and
+    /// SHA-256; nothing else is under the run's prefix; and the outputs of jobs that ran more
+    /// than once are byte for byte what one clean run makes.
+    func invariants() throws -> Invariants {
+        var found = Invariants()
+        let sql = try queue.sql()
+        let idList = Self.array(ids)
+        for row in try sql.query("SELECT id, state FROM derive.jobs WHERE id = ANY($1::bigint[])", [idList]).rows {
+            found.violations.append("job \(row[0] ?? "?") not finished: still \(row[1] ?? "?")")
+        }
+        var attempts: [JobID: Int] = [:]
+        for row in try sql.query("SELECT id, outcome, attempt FROM derive.job_archive WHERE id = ANY($1::bigint[])", [idList]).rows {
+            let id = JobID(row[0]!)!, attempt = Int(row[2]!)!
+            if attempts[id] != nil { found.violations.append("job \(id) finished twice") }
+            attempts[id] = attempt
+            if row[1] == "completed" { found.completed += 1 } else { found.violations.append("job \(id) \(row[1] ?? "?"), not completed") }
+            if attempt > 1 { found.retried += 1 }
+        }
+
+        let objects = try self.objects()
+        found.objects = objects.count
+        var outputs: [JobID: Set<String>] = [:]
+        var referenced: Set<String> = []
+        let derivatives = try sql.query("SELECT job_id, output_name, storage_key, bytes, sha256 FROM derive.derivatives WHERE job_id = ANY($1::bigint[])",
+                                        [idList]).rows
+        found.rows = derivatives.count
+        for row in derivatives {
+            let id = JobID(row[0]!)!, name = row[1]!, key = prefix + "/" + row[2]!
+            if outputs[id, default: []].insert(name).inserted == false { found.violations.append("job \(id) output \(name) has two rows") }
+            referenced.insert(key)
+            guard let object = objects[key] else {
+                found.violations.append("missing object \(key) (job \(id), output \(name))")
+                continue
+            }
+            if object.bytes != Int(row[3]!) || object.sha256 != row[4] {
+                found.violations.append("different bytes in \(key): row \(row[3]!) bytes \(row[4]!), store \(object.bytes) bytes \(object.sha256)")
+            }
+        }
+        for id in ids where attempts[id] != nil && outputs[id]?.count != 2 {
+            found.violations.append("job \(id) has \(outputs[id]?.count ?? 0) rows for 2 outputs")
+        }
+        for key in objects.keys.sorted() where !referenced.contains(key) {
+            found.violations.append("stray object \(key)")
+        }
+        try compareRetriedWithCleanRuns(attempts.filter { $0.value > 1 }.map(\.key), derivatives, into: &found)
+        return found
+    }
+
+    /// Derives the retried jobs again with `derive run`, in one process, and compares each
+    /// output's SHA-256 with its row's.
+    private func compareRetriedWithCleanRuns(_ retried: [JobID], _ derivatives: [[String?]], into found: inout Invariants) throws {
+        guard !retried.isEmpty else { return }
+        let sql = try queue.sql()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-faults-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for id in retried.sorted() {
+            let payload = try JSONParser().parse(try #require(try sql.query("SELECT payload::text FROM derive.job_archive WHERE id = $1", [String(id)]).scalar))
+            guard case .string(let source)? = payload["source"], let outputs = payload["outputs"] else { throw Missing() }
+            let chain = JSONWriter.compact(.object(["outputs": outputs]))
+            let result = try DeriveBinary.run(["run", source, "--chain", chain, "--out", folder.path], environment: environment)
+            let report = try JSONParser().parse(result.stdout)
+            guard case .array(let reports) = report, case .array(let made)? = reports.first?["outputs"] else {
+                found.violations.append("job \(id) could not be derived again: \(result.stderr.prefix(200))")
+                continue
+            }
+            for output in made {
+                guard case .string(let name)? = output["name"], case .string(let sha)? = output["sha256"] else { continue }
+                let row = derivatives.first { JobID($0[0]!) == id && $0[1] == name }
+                if row?[4] != sha { found.violations.append("job \(id) output \(name) differs from a clean run: \(row?[4] ?? "no row") against \(sha)") }
+            }
+            found.rederived += 1
+        }
+    }
+
+    /// The objects under the run's prefix: key, size and SHA-256, from the S3 server.
+    func objects() throws -> [String: (bytes: Int, sha256: String)] {
+        let listing = try s3Script("""
+            out = {}
+            # (moto checks the signature of a prefix with a slash wrongly; the prefix is unique)
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+                for o in page.get("Contents", []):
+                    body = s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read()
+                    out[o["Key"]] = [len(body), hashlib.sha256(body).hexdigest()]
+            print(json.dumps(out))
+            """)
+        guard case .object(let members) = try JSONParser().parse(listing) else { throw Missing() }
+        var objects: [String: (bytes: Int, sha256: String)] = [:]
+        for member in members {
+            let key = member.key
+            guard case .array(let pair) = member.value, case .number(let bytes) = pair[0], case .string(let sha) = pair[1] else { throw Missing() }
+            objects[key] = (bytes.intValue ?? -1, sha)
+        }
+        return objects
+    }
+
+    /// Runs Python with `s3` (a boto3 client for the test server), `bucket` and `prefix` set.
+    @discardableResult
+    func s3Script(_ body: String, _ arguments: String...) throws -> String {
+        let script = """
+            import sys
+            sys.stderr = sys.stdout  # a failure's traceback comes back with the output
+            import boto3, hashlib, json
+            s3 = boto3.client("s3", endpoint_url=\(Self.quoted(s3.endpoint)), aws_access_key_id=\(Self.quoted(s3.accessKey)),
+                              aws_secret_access_key=\(Self.quoted(s3.secretKey)), region_name="us-east-1")
+            bucket, prefix = \(Self.quoted(s3.bucket)), \(Self.quoted(prefix))
+
+            """ + body
+        let result = try Python.run(script, arguments: arguments)
+        guard result.status == 0 else { throw ScriptFailed(status: result.status, output: result.output) }
+        return result.output
+    }
+
+    /// What happened and what was found, for the test log.
+    func summary(_ found: Invariants) -> String {
+        let seconds = Date().timeIntervalSince(started)
+        return "fault run \(prefix): \(ids.count) jobs, \(workers.count) worker processes, \(kills) SIGKILLs in \(Int(seconds)) s; "
+            + "\(found.completed) completed (\(found.retried) after a lost run), \(found.rows) derivative rows, \(found.objects) objects, "
+            + "\(found.rederived) retried jobs derived again and compared; \(found.violations.count) violations"
+    }
+
+    struct ScriptFailed: Error { var status: Int32, output: String }
+
+    static func array(_ ids: [JobID]) -> String { "{" + ids.map(String.init).joined(separator: ",") + "}" }
+    static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
+}
