@@ -33,6 +33,34 @@ struct FaultSuiteTests {
         #expect(found.retried > 0, "no kill landed on a running job: the run proved nothing")
     }
 
+    /// PostgreSQL restarted under running workers, cleanly (`fast`) and as after a crash
+    /// (`immediate`), and a worker started while it is down: workers ride the outages out,
+    /// the late one waits for the database, and nothing is lost or done twice.
+    @Test func databaseRestartsLoseNothingAndALateWorkerWaits() throws {
+        let database = try PrivatePostgres()
+        let run = try FaultRun(jobs: 80 * Self.scale, lease: 3, delay: 0.4, database: database.url)
+        for _ in 0..<2 { try run.startWorker() }
+        Thread.sleep(forTimeInterval: 1.5)
+        try database.restart(mode: "fast")
+        Thread.sleep(forTimeInterval: 1.5)
+        try database.stop(mode: "immediate")
+        try run.startWorker()
+        let late = run.workers.last!
+        try waitUntil("the worker started while the database is down to wait for it") {
+            late.logLines.contains { $0.contains("waiting for the database") }
+        }
+        try database.start()
+        Thread.sleep(forTimeInterval: 1.5)
+        try database.restart(mode: "immediate")
+        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
+        #expect(late.logLines.contains { $0.contains("job done") }, "the late worker never worked")
+        run.stopWorkers()
+        let found = try run.invariants()
+        print(run.summary(found) + "; PostgreSQL restarted fast, stopped immediate with a worker started meanwhile, restarted immediate")
+        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
+        #expect(run.workers.allSatisfy { !$0.process.isRunning })
+    }
+
     /// The runner's own check: a store that lost an object, an object nobody recorded, a row
     /// whose bytes differ and a job left behind are each reported, so a broken invariant
     /// fails the suite.
@@ -44,13 +72,15 @@ struct FaultSuiteTests {
         let clean = try run.invariants()
         #expect(clean.violations.isEmpty, "\(clean.violations)")
 
-        let keys = try run.objects().keys.sorted()
+        // One job's object lost, another job's row made to disagree with its object.
+        let sql = try run.sql()
+        let lost = try #require(try sql.query("SELECT storage_key FROM derive.derivatives WHERE job_id = $1 ORDER BY id LIMIT 1",
+                                              [String(run.ids[0])]).scalar)
         try run.s3Script("s3.delete_object(Bucket=bucket, Key=sys.argv[1]); s3.put_object(Bucket=bucket, Key=sys.argv[2], Body=b'stray')",
-                         keys[0], run.prefix + "/stray.webp")
-        let sql = try run.queue.sql()
-        _ = try sql.query("UPDATE derive.derivatives SET sha256 = 'not-the-hash' WHERE storage_key = (SELECT storage_key FROM derive.derivatives WHERE job_id = $1 ORDER BY id LIMIT 1)",
-                          [String(run.ids[1])])
-        let late = try run.queue.store.submit([NewJob(payload: .object([
+                         run.prefix + "/" + lost, run.prefix + "/stray.webp")
+        _ = try sql.query("UPDATE derive.derivatives SET sha256 = 'not-the-hash' WHERE id = (SELECT min(id) FROM derive.derivatives WHERE job_id = $1)",
+                          [String(run.ids[2])])
+        let late = try run.store.submit([NewJob(payload: .object([
             "version": .int(1), "source": .string(run.origin + "/fixture/photos/grace_hopper_noexif.jpg?n=late"),
             "outputs": .array([.object(["name": .string("late"), "chain": .string("c_scale,w_32")])]),
         ]))])[0].id
@@ -66,7 +96,10 @@ struct FaultSuiteTests {
 
 /// One fault run: its jobs, its workers, what was done to them, and the invariants.
 final class FaultRun {
-    let queue: TestQueue
+    /// The queue's database: a fresh one in the suite's cluster, or the given one.
+    let location: String
+    let store: any DeriveDatabase
+    private let queue: TestQueue?
     let origin: String
     let s3: TestServers.S3
     /// The store's prefix in the bucket; every object of the run is under it.
@@ -80,26 +113,34 @@ final class FaultRun {
 
     /// Each job fetches one of three photographs (every other one through a 0.2 s delay, so
     /// kills find jobs mid-fetch too) and writes two outputs named after it.
-    init(jobs: Int, lease: Int) throws {
-        queue = try TestQueue(.postgres)
+    init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil) throws {
+        if let database {
+            _ = try Migrator().migrate(url: database)
+            (queue, location, store) = (nil, database, PostgresJobStore(url: database))
+        } else {
+            let queue = try TestQueue(.postgres)
+            (self.queue, location, store) = (queue, queue.location, queue.store)
+        }
         origin = try TestServers.origin()
         s3 = try TestServers.s3()
         prefix = "faults-\(UUID().uuidString.prefix(8).lowercased())"
         var environment = WorkerEndToEndTests.environment(s3)
         environment["DERIVE_RESCUE_INTERVAL"] = "0.5"
         self.environment = environment
-        arguments = ["work", "--database", queue.location, "--store", "s3://\(s3.bucket)/\(prefix)", "--slots", "2",
+        arguments = ["work", "--database", location, "--store", "s3://\(s3.bucket)/\(prefix)", "--slots", "2",
                      "--lease", String(lease), "--grace", "5"]
-        let sql = try queue.sql()
+        let sql = try self.sql()
         for index in 0..<jobs {
             let source = index % 2 == 0
-                ? origin + "/slow?delay=0.2&n=\(prefix)-\(index)"
+                ? origin + "/slow?delay=\(delay)&n=\(prefix)-\(index)"
                 : origin + "/fixture/" + WorkerEndToEndTests.photos[index % 3] + "?n=\(prefix)-\(index)"
             let outputs = #"[{"name": "a\#(index)", "chain": "c_scale,w_\#(40 + index % 60)/f_webp,q_70"}, "#
                 + #"{"name": "b\#(index)", "chain": "c_fill,w_64,h_64,g_auto/f_jpg,q_80"}]"#
             ids.append(JobID(try sql.query("SELECT derive.submit($1, $2::jsonb)", [source, outputs]).scalar!)!)
         }
     }
+
+    func sql() throws -> PostgresConnection { try PostgresConnection(url: location) }
 
     func startWorker() throws {
         workers.append(try BackgroundProcess(arguments, environment: environment))
@@ -115,7 +156,7 @@ final class FaultRun {
     }
 
     func waitUntilFinished(timeout: Double) throws {
-        let sql = try queue.sql()
+        let sql = try self.sql()
         try waitUntil("every job of the run finished", timeout: timeout) {
             try sql.query("SELECT count(*) FROM derive.jobs WHERE id = ANY($1::bigint[])", [Self.array(ids)]).scalar == "0"
         }
@@ -147,7 +188,7 @@ final class FaultRun {
     /// than once are byte for byte what one clean run makes.
     func invariants() throws -> Invariants {
         var found = Invariants()
-        let sql = try queue.sql()
+        let sql = try self.sql()
         let idList = Self.array(ids)
         for row in try sql.query("SELECT id, state FROM derive.jobs WHERE id = ANY($1::bigint[])", [idList]).rows {
             found.violations.append("job \(row[0] ?? "?") not finished: still \(row[1] ?? "?")")
@@ -194,7 +235,7 @@ final class FaultRun {
     /// output's SHA-256 with its row's.
     private func compareRetriedWithCleanRuns(_ retried: [JobID], _ derivatives: [[String?]], into found: inout Invariants) throws {
         guard !retried.isEmpty else { return }
-        let sql = try queue.sql()
+        let sql = try self.sql()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-faults-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         for id in retried.sorted() {

@@ -1,0 +1,68 @@
+import Foundation
+
+/// A PostgreSQL cluster of one test's own, started with the same `Scripts/lib.sh` helpers as
+/// the suite's shared one, for tests that stop and restart the server under running workers
+/// (the shared cluster serves every other test at the same time). Stopped and removed with
+/// the object.
+public final class PrivatePostgres: @unchecked Sendable {
+    public let directory: URL
+    public let port: Int
+    /// `postgresql://postgres@127.0.0.1:<port>/postgres`.
+    public let url: String
+
+    public init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("derive-pg-\(UUID().uuidString.prefix(8))")
+        let found = try Python.run("import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+        guard let port = Int(found.output.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw Failed(what: "no free port") }
+        self.port = port
+        url = "postgresql://postgres@127.0.0.1:\(port)/postgres"
+        try shell("start_postgres '\(directory.path)' \(port) fsync=off full_page_writes=off")
+    }
+
+    deinit {
+        _ = try? shell("stop_postgres '\(directory.path)'")
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// `pg_ctl restart` with a shutdown mode: `fast` (sessions ended, clean) or `immediate`
+    /// (no clean shutdown: crash recovery at the next start).
+    public func restart(mode: String) throws { try pgctl("-m \(mode) restart") }
+
+    public func stop(mode: String) throws { try pgctl("-m \(mode) stop") }
+
+    /// Starts a stopped cluster again with the options it had.
+    public func start() throws {
+        try pgctl("-l '\(directory.path)/server.log' -o \"-p \(port) -k '\(directory.path)' -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off\" start")
+    }
+
+    private func pgctl(_ arguments: String) throws {
+        try shell("as_postgres \"$(postgres_bin)/pg_ctl\" -D '\(directory.path)/data' -w -t 60 \(arguments)")
+    }
+
+    /// Runs `command` with `Scripts/lib.sh` loaded. posix_spawn and waitpid rather than
+    /// Foundation's Process: pg_ctl leaves a daemon behind, and Process then sometimes never
+    /// notices the shell has exited (seen as a zombie the test waited on for ever).
+    private func shell(_ command: String) throws {
+        let errors = directory.deletingLastPathComponent().appendingPathComponent("derive-pg-\(UUID().uuidString).err")
+        defer { try? FileManager.default.removeItem(at: errors) }
+        let script = "set -e; cd '\(Paths.repository.path)'; source Scripts/lib.sh; { \(command); } > /dev/null 2> '\(errors.path)' < /dev/null"
+        let words: [String] = ["/bin/bash", "-c", script]
+        let arguments: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, "/bin/bash", nil, nil, arguments, environ) == 0 else { throw Failed(what: "could not start bash") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { throw Failed(what: "waitpid: \(errno)") }
+        }
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            let message = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+            throw Failed(what: "\(command): exit \(status >> 8): \(message.suffix(400))")
+        }
+    }
+
+    public struct Failed: Error, CustomStringConvertible {
+        public var what: String
+        public var description: String { "PostgreSQL: \(what)" }
+    }
+}
