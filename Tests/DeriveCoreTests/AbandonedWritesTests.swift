@@ -108,4 +108,18 @@ import Testing
         #expect(try FileAssetStore(root: root).removeAbandonedWrites(olderThan: Date()) == AbandonedWriteSweep())
         #expect(!FileManager.default.fileExists(atPath: root.path))
     }
+
+    @Test func theAgeAndTheWorkersSweepsAreSettings() throws {
+        let cwd = URL(fileURLWithPath: "/srv/derive")
+        let defaults = try Configuration.load([:], workingDirectory: cwd)
+        #expect(defaults.store.abandonedAfter == 3600 && defaults.worker.abandonedSweepInterval == 3600)
+        let set = try Configuration.load(["DERIVE_ABANDONED_AFTER": "7200", "DERIVE_ABANDONED_SWEEP_INTERVAL": "0"], workingDirectory: cwd)
+        #expect(set.store.abandonedAfter == 7200 && set.worker.abandonedSweepInterval == 0)
+        do {
+            _ = try Configuration.load(["DERIVE_ABANDONED_AFTER": "0", "DERIVE_ABANDONED_SWEEP_INTERVAL": "hourly"], workingDirectory: cwd)
+            Issue.record("bad settings were accepted")
+        } catch {
+            #expect(Set(error.issues.map(\.location)) == ["DERIVE_ABANDONED_AFTER", "DERIVE_ABANDONED_SWEEP_INTERVAL"], "\(error)")
+        }
+    }
 }

@@ -61,6 +61,29 @@ struct S3AbandonedUploadTests {
         #expect(try Self.uploads(neighbour).isEmpty)
     }
 
+    /// `derive prune` is the operator's entry point: with the default threshold (an hour)
+    /// moto's uploads, begun "in 2010", are abandoned; with a threshold reaching back before
+    /// then they are not.
+    @Test func derivePruneAbortsAbandonedUploads() throws {
+        let store = try S3Tests.store()
+        let abandoned = try Self.begin(store, "originals/big.jpg")
+        let s3 = try TestServers.s3()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-prune-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let environment = ["AWS_ACCESS_KEY_ID": s3.accessKey, "AWS_SECRET_ACCESS_KEY": s3.secretKey, "DERIVE_S3_ENDPOINT": s3.endpoint,
+                           "DERIVE_STORE": "s3://\(store.bucket)/\(store.prefix)",
+                           "DERIVE_DATABASE_URL": "sqlite:" + folder.appendingPathComponent("derive.sqlite").path]
+        let kept = try DeriveBinary.run(["prune", "--abandoned-after", "36500d", "--json"], environment: environment)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(kept.stdout.contains(#""abandonedWritesRemoved":0"#), "\(kept.stdout)")
+        #expect(try Self.uploads(store) == [abandoned])
+        let pruned = try DeriveBinary.run(["prune", "--json"], environment: environment)
+        #expect(pruned.status == 0, "\(pruned.stderr)")
+        #expect(pruned.stdout.contains(#""abandonedWritesRemoved":1"#), "\(pruned.stdout)")
+        #expect(try Self.uploads(store).isEmpty)
+    }
+
     /// With real start times, in one sweep: the upload begun two hours ago is aborted, the one
     /// begun a minute ago stays, the listing is followed to its second page, and uploads
     /// outside the store's prefix (in a folder that merely starts like it, or anywhere a server
