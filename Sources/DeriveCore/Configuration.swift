@@ -114,7 +114,8 @@ public struct Configuration: Sendable {
         let location = env.parse { () throws(ValidationError) in try StoreLocation.parse(env["DERIVE_STORE"] ?? "derived", workingDirectory: workingDirectory) }
             ?? .folder(workingDirectory.appendingPathComponent("derived"))
         return StoreSettings(location: location, publicBaseURL: env["DERIVE_STORE_PUBLIC_URL"],
-                             cacheControl: env["DERIVE_CACHE_CONTROL"] ?? StoreSettings.defaultCacheControl, keyTemplate: template)
+                             cacheControl: env["DERIVE_CACHE_CONTROL"] ?? StoreSettings.defaultCacheControl, keyTemplate: template,
+                             abandonedAfter: env.seconds("DERIVE_ABANDONED_AFTER", AbandonedWrites.defaultAge))
     }
 }
 
@@ -169,6 +170,9 @@ public struct WorkerEnvironment: Sendable, Hashable {
     /// `DERIVE_SCHEDULER_INTERVAL`: seconds between looks at the schedules; 0 turns this
     /// worker's scheduler off.
     public var schedulerInterval: Double = 15
+    /// `DERIVE_ABANDONED_SWEEP_INTERVAL`: seconds between a worker's removals of abandoned
+    /// writes from the store (the first comes within a minute of starting); 0 turns them off.
+    public var abandonedSweepInterval: Double = 3600
     /// `DERIVE_SUPERSEDED_OUTPUTS`: `keep` (marked superseded) or `delete` outputs a newer
     /// preset version replaced.
     public var supersededOutputs = "keep"
@@ -205,6 +209,13 @@ public struct WorkerEnvironment: Sendable, Hashable {
                 schedulerInterval = value
             } else {
                 env.fail("DERIVE_SCHEDULER_INTERVAL", "must be a number of seconds (0 turns the scheduler off), got \(Quoted(text))")
+            }
+        }
+        if let text = env["DERIVE_ABANDONED_SWEEP_INTERVAL"] {
+            if let value = Double(text), value >= 0, value.isFinite {
+                abandonedSweepInterval = value
+            } else {
+                env.fail("DERIVE_ABANDONED_SWEEP_INTERVAL", "must be a number of seconds (0 turns the sweeps off), got \(Quoted(text))")
             }
         }
         supersededOutputs = env["DERIVE_SUPERSEDED_OUTPUTS"]?.lowercased() ?? supersededOutputs
@@ -244,13 +255,17 @@ public struct StoreSettings: Sendable, Hashable {
     /// Sent with every S3 object: keys name content, so objects never change and can be cached forever.
     public var cacheControl: String
     public var keyTemplate: KeyTemplate
+    /// `DERIVE_ABANDONED_AFTER`: seconds after which a temporary file or multipart upload that
+    /// an interrupted write left is removed (by the workers' sweeps and `derive prune`).
+    public var abandonedAfter: Double
 
     public init(location: StoreLocation, publicBaseURL: String? = nil, cacheControl: String = StoreSettings.defaultCacheControl,
-                keyTemplate: KeyTemplate = .default) {
+                keyTemplate: KeyTemplate = .default, abandonedAfter: Double = AbandonedWrites.defaultAge) {
         self.location = location
         self.publicBaseURL = publicBaseURL
         self.cacheControl = cacheControl
         self.keyTemplate = keyTemplate
+        self.abandonedAfter = abandonedAfter
     }
 }
 

@@ -29,6 +29,14 @@ final class S3Client: Sendable {
             .map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? String($0) }.joined(separator: "/")
     }
 
+    /// A query name or value percent-encoded as SigV4's canonical query string has it: `/`
+    /// too (a listing's prefix carries them).
+    static func encodeQueryComponent(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
     func url(bucket: String, key: String, query: [(String, String)] = []) -> String {
         var base: String
         if settings.pathStyle {
@@ -41,7 +49,8 @@ final class S3Client: Sendable {
         }
         guard !query.isEmpty else { return base }
         // Sorted and encoded as SigV4's canonical query string expects.
-        return base + "?" + query.sorted { $0.0 < $1.0 }.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&")
+        return base + "?" + query.sorted { $0.0 < $1.0 }
+            .map { "\(Self.encodeQueryComponent($0.0))=\(Self.encodeQueryComponent($0.1))" }.joined(separator: "&")
     }
 
     func request(_ method: String, bucket: String, key: String, query: [(String, String)] = [], headers: [String] = [],
@@ -101,6 +110,73 @@ final class S3Client: Sendable {
         }
     }
 
+    /// A multipart upload begun and neither completed nor aborted, as ListMultipartUploads
+    /// tells it.
+    struct Upload: Sendable, Equatable {
+        var key: String
+        var id: String
+        /// When it began, by the server's clock; nil when the server's time cannot be read.
+        var initiated: Date?
+    }
+
+    /// One page of a ListMultipartUploadsResult: its uploads, and the markers of the next page
+    /// when it is truncated.
+    static func uploads(in document: String) -> (uploads: [Upload], next: (key: String, id: String)?) {
+        let uploads = XMLText.all("Upload", in: document).compactMap { entry -> Upload? in
+            guard let key = XMLText.first("Key", in: entry), let id = XMLText.first("UploadId", in: entry) else { return nil }
+            return Upload(key: XMLText.unescape(key), id: XMLText.unescape(id), initiated: XMLText.first("Initiated", in: entry).flatMap(Self.date))
+        }
+        guard XMLText.first("IsTruncated", in: document) == "true",
+              let key = XMLText.first("NextKeyMarker", in: document), let id = XMLText.first("NextUploadIdMarker", in: document) else {
+            return (uploads, nil)
+        }
+        return (uploads, (XMLText.unescape(key), XMLText.unescape(id)))
+    }
+
+    /// An S3 timestamp: ISO 8601, with or without fractions of a second.
+    static func date(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)
+    }
+
+    /// Every unfinished multipart upload of keys starting with `prefix`, page by page.
+    ///
+    /// The server is asked only for keys starting with the prefix's first segment, and the
+    /// whole prefix is checked here: a `/` in a signed query value is where S3 servers
+    /// disagree (AWS and MinIO sign it as `%2F`, as it is sent here, moto as `/`), while a
+    /// store's prefix always ends in one. (Page markers can hold one too; moto never pages.)
+    func multipartUploads(bucket: String, prefix: String) throws(DeriveError) -> [Upload] {
+        let asked = String(prefix.prefix { $0 != "/" })
+        var uploads: [Upload] = []
+        var marker: (key: String, id: String)?
+        while true {
+            var query = [("uploads", "")]
+            if !asked.isEmpty { query.append(("prefix", asked)) }
+            if let marker { query += [("key-marker", marker.key), ("upload-id-marker", marker.id)] }
+            let response = try request("GET", bucket: bucket, key: "", query: query)
+            guard response.status == 200 else { throw Self.failure(response, "list multipart uploads in", "s3://\(bucket)/\(prefix)") }
+            let page = Self.uploads(in: String(decoding: response.body, as: UTF8.self))
+            uploads += page.uploads.filter { $0.key.hasPrefix(prefix) }
+            // A server that repeats its marker would page forever.
+            guard let next = page.next, next.key != marker?.key || next.id != marker?.id else { return uploads }
+            marker = next
+        }
+    }
+
+    /// Aborts an unfinished multipart upload, freeing its parts. False when there was no such
+    /// upload (completed or aborted meanwhile).
+    func abortMultipart(bucket: String, key: String, uploadID: String) throws(DeriveError) -> Bool {
+        let response = try request("DELETE", bucket: bucket, key: key, query: [("uploadId", uploadID)])
+        if response.status == 404 { return false }
+        guard response.status == 204 || response.status == 200 else {
+            throw Self.failure(response, "multipart abort", "s3://\(bucket)/\(key)")
+        }
+        return true
+    }
+
     /// A multipart upload: the parts come from `part(n)` (1-based, nil after the last). On any
     /// failure the upload is aborted so no half object and no orphaned parts remain.
     func putMultipart(bucket: String, key: String, headers: [String], part: (Int) throws(DeriveError) -> [UInt8]?) throws(DeriveError) -> Int {
@@ -141,10 +217,25 @@ final class S3Client: Sendable {
 /// Just enough XML for S3's small responses.
 enum XMLText {
     static func first(_ element: String, in text: String) -> String? {
-        guard let open = text.range(of: "<\(element)>"), let close = text.range(of: "</\(element)>", range: open.upperBound..<text.endIndex) else {
-            return nil
+        all(element, in: text).first
+    }
+
+    /// The contents of every `<element>…</element>`, in order (not nested in one another).
+    static func all(_ element: String, in text: String) -> [String] {
+        var found: [String] = []
+        var rest = text.startIndex..<text.endIndex
+        while let open = text.range(of: "<\(element)>", range: rest),
+              let close = text.range(of: "</\(element)>", range: open.upperBound..<text.endIndex) {
+            found.append(String(text[open.upperBound..<close.lowerBound]))
+            rest = close.upperBound..<text.endIndex
         }
-        return String(text[open.upperBound..<close.lowerBound])
+        return found
+    }
+
+    static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&apos;", with: "'")
+            .replacingOccurrences(of: "&amp;", with: "&")
     }
 
     static func escape(_ text: String) -> String {
@@ -233,5 +324,23 @@ public struct S3AssetStore: AssetStore {
 
     public func delete(_ key: StorageKey) throws(DeriveError) {
         try client.delete(bucket: bucket, key: objectKey(key))
+    }
+
+    /// Aborts the multipart uploads under the store's prefix that began before `cutoff` (by
+    /// the server's clock): a writer killed mid-upload leaves one, whose parts are kept, and
+    /// billed, until it is aborted. Uploads elsewhere in the bucket are not looked at.
+    public func removeAbandonedWrites(olderThan cutoff: Date) throws(DeriveError) -> AbandonedWriteSweep {
+        var sweep = AbandonedWriteSweep()
+        for upload in try client.multipartUploads(bucket: bucket, prefix: prefix) {
+            guard let initiated = upload.initiated, initiated < cutoff else { continue }
+            do {
+                if try client.abortMultipart(bucket: bucket, key: upload.key, uploadID: upload.id) {
+                    sweep.removed.append("\(upload.key) (upload \(upload.id))")
+                }
+            } catch {
+                sweep.failures.append("\(upload.key) (upload \(upload.id)): \(error.detail)")
+            }
+        }
+        return sweep
     }
 }

@@ -37,6 +37,7 @@ public final class Metrics: Sendable {
         "derive_database_errors_total": ("counter", "Calls to the database that failed."),
         "derive_schedule_fires_total": ("counter", "Schedule fires this worker added, by schedule."),
         "derive_superseded_deleted_total": ("counter", "Superseded outputs this worker deleted (DERIVE_SUPERSEDED_OUTPUTS=delete)."),
+        "derive_abandoned_writes_removed_total": ("counter", "Temporary files and multipart uploads of interrupted writes this worker removed from the store."),
     ]
 
     public init() {}

@@ -100,6 +100,11 @@ public final class Worker: Sendable {
             thread.name = "derive-slot-\(index)"
             thread.start()
         }
+        if let interval = settings.abandonedSweepInterval {
+            let thread = Thread { [self] in sweepAbandonedWrites(every: interval) }
+            thread.name = "derive-sweeper"
+            thread.start()
+        }
         if let notifier {
             let thread = Thread { [self] in
                 while !state.withLock({ $0.stopping }) {
@@ -310,6 +315,39 @@ public final class Worker: Sendable {
             logger.info("deleted superseded outputs", metadata: ["count": "\(deleted.count)"])
         }
         return found
+    }
+
+    /// Removes, every `interval` seconds, the temporary files and multipart uploads that
+    /// writers killed mid-write left in the store. On a thread of its own: walking a large
+    /// folder store takes a while, and the dispatcher must keep claiming and heartbeating.
+    /// The first sweep comes within a minute of starting (at a random moment, so workers
+    /// started together do not sweep together), so short-lived workers sweep too.
+    private func sweepAbandonedWrites(every interval: Double) {
+        var due = Date().addingTimeInterval(Double.random(in: 0..<min(interval, 60)))
+        while true {
+            while Date() < due {
+                if state.withLock({ $0.stopping }) { return }
+                Thread.sleep(forTimeInterval: min(1, max(0, due.timeIntervalSinceNow)))
+            }
+            if state.withLock({ $0.stopping }) { return }
+            due = Date().addingTimeInterval(interval)
+            do {
+                let sweep = try pipeline.store.removeAbandonedWrites(olderThan: Date().addingTimeInterval(-settings.abandonedAfter))
+                metrics.increment("derive_abandoned_writes_removed_total", by: Double(sweep.removed.count))
+                if !sweep.removed.isEmpty {
+                    logger.info("removed writes that interrupted writers left in the store", metadata: [
+                        "count": "\(sweep.removed.count)", "removed": .array(sweep.removed.prefix(20).map { .string($0) }),
+                    ])
+                }
+                if !sweep.failures.isEmpty {
+                    logger.warning("could not remove some abandoned writes; trying again at the next sweep", metadata: [
+                        "count": "\(sweep.failures.count)", "failures": .array(sweep.failures.prefix(20).map { .string($0) }),
+                    ])
+                }
+            } catch {
+                logger.warning("could not look for abandoned writes in the store", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// Extends the leases of jobs running longer than a third of a lease, and passes on

@@ -29,12 +29,18 @@ public struct WorkerSettings: Sendable {
     /// Delete the objects and rows of outputs a newer preset version replaced (else keep them,
     /// marked superseded).
     public var deleteSuperseded: Bool
+    /// Seconds between removals of abandoned writes from the store (temporary files and
+    /// multipart uploads that killed writers left); nil: none in this worker.
+    public var abandonedSweepInterval: Double?
+    /// Seconds after which such a write counts as abandoned.
+    public var abandonedAfter: Double
 
     public init(id: String = WorkerSettings.defaultID(), queues: [String] = ["default"],
                 slots: Int = ProcessInfo.processInfo.activeProcessorCount, lease: Double = 60, pollInterval: Double = 1,
                 grace: Double = 30, untilIdle: Bool = false, retryPolicy: RetryPolicy = RetryPolicy(), rescueInterval: Double = 5,
                 statusInterval: Double = 5, queueDepthInterval: Double? = nil, schedulerInterval: Double? = 15,
-                deleteSuperseded: Bool = false) {
+                deleteSuperseded: Bool = false, abandonedSweepInterval: Double? = nil,
+                abandonedAfter: Double = AbandonedWrites.defaultAge) {
         self.id = id
         self.queues = queues
         self.slots = max(1, slots)
@@ -48,6 +54,8 @@ public struct WorkerSettings: Sendable {
         self.queueDepthInterval = queueDepthInterval
         self.schedulerInterval = schedulerInterval
         self.deleteSuperseded = deleteSuperseded
+        self.abandonedSweepInterval = abandonedSweepInterval
+        self.abandonedAfter = abandonedAfter
     }
 
     public static func defaultID() -> String {

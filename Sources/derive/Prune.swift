@@ -4,21 +4,72 @@ import Foundation
 
 struct Prune: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Delete finished jobs older than a given age from the archive (assets and derivatives stay)."
+        abstract: "Delete finished jobs older than a given age from the archive (assets and derivatives stay), and remove abandoned writes from the store.",
+        discussion: """
+        Every run also removes what writers killed mid-write left in the store and that is older
+        than --abandoned-after: a folder store's temporary files (.<name>.<UUID>.tmp), an S3
+        store's unfinished multipart uploads under its prefix. Workers do the same every
+        DERIVE_ABANDONED_SWEEP_INTERVAL seconds.
+
+          derive prune --older-than 30d
+          derive prune                      # only the store's abandoned writes
+        """
     )
 
-    @Option(name: .long, help: "Age, such as 30d, 12h, 90m or 3600s.")
-    var olderThan: String
+    @Option(name: .long, help: "Delete finished jobs older than this age, such as 30d, 12h, 90m or 3600s (none when not given).")
+    var olderThan: String?
+
+    @Option(name: .long, help: "Age after which an interrupted write's leftovers are removed. Env: DERIVE_ABANDONED_AFTER (default 1h).")
+    var abandonedAfter: String?
+
+    @Option(name: .long, help: "The store: a folder, file:///path or s3://bucket/prefix. Env: DERIVE_STORE (default ./derived).")
+    var store: String?
 
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var output: OutputOption
 
     func run() throws {
         try reportingFailures("prune") {
-            guard let seconds = parseDuration(olderThan) else { throw CLIError("--older-than must be a duration such as 30d, 12h, 90m or 3600s") }
-            let database = try openDatabase(try databaseOption.configuration().database).database
-            let deleted = try database.prune(finishedBefore: Date().addingTimeInterval(-seconds))
-            print(output.json ? JSONWriter.compact(.object(["deleted": .int(deleted)])) : "deleted \(deleted) finished job\(deleted == 1 ? "" : "s")")
+            let jobAge = try olderThan.map { text in
+                guard let seconds = parseDuration(text) else { throw CLIError("--older-than must be a duration such as 30d, 12h, 90m or 3600s") }
+                return seconds
+            }
+            let configuration = try databaseOption.configuration(store: store)
+            var writeAge = configuration.store.abandonedAfter
+            if let abandonedAfter {
+                guard let seconds = parseDuration(abandonedAfter), seconds > 0 else {
+                    throw CLIError("--abandoned-after must be a duration above 0 such as 1h, 90m or 3600s")
+                }
+                writeAge = seconds
+            }
+            var deleted: Int?
+            if let jobAge {
+                deleted = try openDatabase(configuration.database).database.prune(finishedBefore: Date().addingTimeInterval(-jobAge))
+            }
+            // Jobs already deleted are reported even when the store then fails.
+            var sweep = AbandonedWriteSweep()
+            var storeError: (any Error)?
+            do {
+                sweep = try makeStore(configuration).removeAbandonedWrites(olderThan: Date().addingTimeInterval(-writeAge))
+            } catch {
+                storeError = error
+            }
+            var members: [JSONMember] = []
+            if let deleted { members.append(JSONMember(key: "deleted", value: .int(deleted))) }
+            if storeError == nil { members.append(JSONMember(key: "abandonedWritesRemoved", value: .int(sweep.removed.count))) }
+            if output.json {
+                print(JSONWriter.compact(.object(members)))
+            } else {
+                if let deleted { print("deleted \(deleted) finished job\(deleted == 1 ? "" : "s")") }
+                if storeError == nil {
+                    print("removed \(sweep.removed.count) abandoned write\(sweep.removed.count == 1 ? "" : "s") from the store")
+                }
+            }
+            if let storeError { throw storeError }
+            guard sweep.failures.isEmpty else {
+                throw CLIError("could not remove \(sweep.failures.count) abandoned write\(sweep.failures.count == 1 ? "" : "s"): "
+                               + sweep.failures.prefix(5).joined(separator: "; "))
+            }
         }
     }
 }

@@ -88,6 +88,8 @@ struct Work: ParsableCommand {
             }
             workerSettings.schedulerInterval = environment.schedulerInterval > 0 ? environment.schedulerInterval : nil
             workerSettings.deleteSuperseded = environment.supersededOutputs == "delete"
+            workerSettings.abandonedSweepInterval = environment.abandonedSweepInterval > 0 ? environment.abandonedSweepInterval : nil
+            workerSettings.abandonedAfter = configuration.store.abandonedAfter
             workerSettings.untilIdle = untilIdle
             if case .sqlite = configuration.database {
                 workerSettings.pollInterval = pollInterval ?? environment.pollInterval ?? 0.2

@@ -133,6 +133,8 @@ class Origin(BaseHTTPRequestHandler):
             return self.send(401, b"who are you")
         if route == "text":
             return self.send(200, b"this is not an image, whatever the header says", {"Content-Type": "image/jpeg"})
+        if route == "s3-uploads" and "uploads" in parse_qs(url.query, keep_blank_values=True):
+            return self.multipart_uploads(query)
         if route == "requests":
             prefix = query.get("path", [""])[0]
             with LOCK:
@@ -140,6 +142,35 @@ class Origin(BaseHTTPRequestHandler):
                 big = COUNTERS.get("big-sent")
             return self.send(200, json.dumps({"requests": found, "bigSent": big}).encode(), {"Content-Type": "application/json"})
         self.send(404, b"unknown route")
+
+    def multipart_uploads(self, query):
+        """ListMultipartUploads as S3 answers it, with real times (moto reports one fixed time for
+        every upload): in the folder the prefix names, an upload begun two hours ago and one begun
+        a minute ago, in two pages; beside them an old one in a folder that merely starts with the
+        prefix, and one outside it, as a server ignoring the prefix would send."""
+        prefix = query.get("prefix", [""])[0]
+        folder = prefix.rstrip("/") + "/"
+        now = time.time()
+        uploads = [(folder + "a-old.webp", "upload-old", now - 7200), (folder + "b-recent.webp", "upload-recent", now - 60),
+                   (folder.rstrip("/") + "-other/c-old.webp", "upload-other", now - 7200),
+                   ("elsewhere/d-old.webp", "upload-elsewhere", now - 7200)]
+        first = "key-marker" not in query
+        page = uploads[:1] if first else uploads[1:]
+        entries = "".join(
+            f"<Upload><Key>{key}</Key><UploadId>{upload}</UploadId><StorageClass>STANDARD</StorageClass>"
+            f"<Initiated>{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(started))}.{int(started % 1 * 1000):03d}Z</Initiated></Upload>"
+            for key, upload, started in page)
+        more = f"<IsTruncated>true</IsTruncated><NextKeyMarker>{page[-1][0]}</NextKeyMarker><NextUploadIdMarker>{page[-1][1]}</NextUploadIdMarker>" \
+            if first else "<IsTruncated>false</IsTruncated>"
+        body = f'<?xml version="1.0" encoding="UTF-8"?><ListMultipartUploadsResult><Bucket>s3-uploads</Bucket><Prefix>{prefix}</Prefix>{more}{entries}</ListMultipartUploadsResult>'
+        self.send(200, body.encode(), {"Content-Type": "application/xml"})
+
+    def do_DELETE(self):
+        # /s3-uploads/<key>?uploadId=...: an abort, recorded for the test to read.
+        self.record()
+        if urlparse(self.path).path.startswith("/s3-uploads/"):
+            return self.send(204, b"")
+        self.send(404, b"")
 
     def do_HEAD(self):
         self.do_GET()

@@ -12,6 +12,10 @@ public protocol AssetStore: Sendable {
     /// A source location the fetcher reads the object back from (`file:///…`, `s3://bucket/…`):
     /// what a job names after `derive submit` or `derive upload` stored its original.
     func sourceLocation(of key: StorageKey) -> String
+    /// Removes what writes interrupted by a kill left behind and begun before `cutoff` (a
+    /// folder store's temporary files, an S3 store's unfinished multipart uploads); see
+    /// `AbandonedWrites`. Throws only when the store cannot be looked through at all.
+    func removeAbandonedWrites(olderThan cutoff: Date) throws(DeriveError) -> AbandonedWriteSweep
     /// A description for logs and reports; never carries credentials.
     var description: String { get }
 }

@@ -66,11 +66,53 @@ public struct FileAssetStore: AssetStore {
         }
     }
 
+    /// Deletes the temporary files of writes whose writer died before renaming them: regular
+    /// files named exactly as `write` names them (`AbandonedWrites.isTemporaryName`) and last
+    /// modified before `cutoff`, anywhere under the root. Symbolic links are not followed.
+    public func removeAbandonedWrites(olderThan cutoff: Date) throws(DeriveError) -> AbandonedWriteSweep {
+        let files = FileManager.default
+        var sweep = AbandonedWriteSweep()
+        guard files.fileExists(atPath: root.path) else { return sweep }   // nothing written yet
+        var folders = [root.path]
+        while let folder = folders.popLast() {
+            let names: [String]
+            do {
+                names = try files.contentsOfDirectory(atPath: folder)
+            } catch {
+                if folder == root.path { throw DeriveError(.storageFailed, "cannot list \(folder): \(error.localizedDescription)") }
+                sweep.failures.append("\(relative(folder)): cannot list: \(error.localizedDescription)")
+                continue
+            }
+            for name in names {
+                let path = folder + "/" + name
+                // lstat: a link is neither followed nor removed. Gone meanwhile: nothing to do.
+                guard let attributes = try? files.attributesOfItem(atPath: path) else { continue }
+                let type = attributes[.type] as? FileAttributeType
+                if type == .typeDirectory {
+                    folders.append(path)
+                    continue
+                }
+                guard type == .typeRegular, AbandonedWrites.isTemporaryName(name),
+                      let modified = attributes[.modificationDate] as? Date, modified < cutoff else { continue }
+                if unlink(path) == 0 {
+                    sweep.removed.append(relative(path))
+                } else if errno != ENOENT {   // ENOENT: another sweeper was first
+                    sweep.failures.append("\(relative(path)): \(String(cString: strerror(errno)))")
+                }
+            }
+        }
+        return sweep
+    }
+
+    private func relative(_ path: String) -> String {
+        path.hasPrefix(root.path + "/") ? String(path.dropFirst(root.path.count + 1)) : path
+    }
+
     /// Temporary file, fsync, rename, fsync of the folder: the rename is the commit.
     private func write(_ key: StorageKey, _ body: (FileHandle) throws -> Void) throws(DeriveError) {
         let target = path(key)
         let folder = target.deletingLastPathComponent()
-        let temporary = folder.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
+        let temporary = folder.appendingPathComponent(AbandonedWrites.temporaryName(for: target.lastPathComponent))
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
