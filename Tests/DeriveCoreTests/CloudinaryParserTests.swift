@@ -107,11 +107,11 @@ import Testing
 
     /// Every rejected string says which component and why, in words a user can act on.
     @Test(arguments: [
-        ("c_fill,w_250,h_250,g_auto/r_max/e_sepai", #"chain component 2 ("e_sepai"): unknown effect "sepai"; did you mean "sepia"?"#),
+        ("c_fill,w_250,h_250,g_auto/r_max/e_sepai", #"chain component 2 ("e_sepai"): e_sepai: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#),
         ("c_fill,w_0,h_10", #"chain component 0 ("c_fill,w_0,h_10"): w must be between 1 and 16384, got 0"#),
-        ("c_fil,w_10", #"chain component 0 ("c_fil,w_10"): unknown crop mode "fil"; did you mean "fill"?"#),
-        ("c_fill,w_10,h_10,g_ocr_text", #"chain component 0 ("c_fill,w_10,h_10,g_ocr_text"): gravity "ocr_text" is Cloudinary's, but needs an object, text or body detector (an add-on or AI feature there) that Derive does not have; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
-        ("c_fill,w_10,h_10,g_auto:subject", #"chain component 0 ("c_fill,w_10,h_10,g_auto:subject"): gravity "auto:subject" is Cloudinary's, but needs an object, text or body detector (an add-on or AI feature there) that Derive does not have; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
+        ("c_fil,w_10", #"chain component 0 ("c_fil,w_10"): c_fil: unknown to Cloudinary (no crop mode "fil"); did you mean "fill"?"#),
+        ("c_fill,w_10,h_10,g_ocr_text", #"chain component 0 ("c_fill,w_10,h_10,g_ocr_text"): g_ocr_text: known to Cloudinary, not supported by Derive: object, text and body gravities: a Cloudinary add-on or AI feature that Derive does not have; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
+        ("c_fill,w_10,h_10,g_auto:subject", #"chain component 0 ("c_fill,w_10,h_10,g_auto:subject"): g_auto:subject: known to Cloudinary, not supported by Derive: object, text and body gravities: a Cloudinary add-on or AI feature that Derive does not have; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
         ("c_fill,w_10,h_10,g_faces,z_2", #"chain component 0 ("c_fill,w_10,h_10,g_faces,z_2"): z applies to modes thumb and crop with a face gravity (face, faces and their :center and :auto forms)"#),
         ("c_fill,w_10,h_10,g_face,x_5", #"chain component 0 ("c_fill,w_10,h_10,g_face,x_5"): x offsets move the centre of a face gravity only with modes thumb and crop"#),
         ("c_pad,w_10,h_10,g_faces", #"chain component 0 ("c_pad,w_10,h_10,g_faces"): g faces chooses a crop; the pad modes take a compass gravity"#),
@@ -119,13 +119,13 @@ import Testing
         ("c_fit,w_10,g_north", #"chain component 0 ("c_fit,w_10,g_north"): g does not apply to mode fit, which neither crops nor pads"#),
         ("w_10,h_10,ar_16:9", #"chain component 0 ("w_10,h_10,ar_16:9"): ar cannot be combined with both width and height; give one of them"#),
         ("c_scale", #"chain component 0 ("c_scale"): needs a width, a height or an aspect ratio"#),
-        ("w_auto", #"chain component 0 ("w_auto"): w_auto needs client hints, which a batch worker does not have; use breakpoints"#),
-        ("w_iw_div_2", #"chain component 0 ("w_iw_div_2"): w_iw_div_2: arithmetic expressions are not supported; give pixels or a fraction"#),
+        ("w_auto", #"chain component 0 ("w_auto"): w_auto: known to Cloudinary, not supported by Derive: needs the browser's client hints; its batch form (width variants) is planned in issue 15; meanwhile use breakpoints"#),
+        ("w_iw_div_2", #"chain component 0 ("w_iw_div_2"): w_iw_div_2: known to Cloudinary, not supported by Derive: arithmetic expressions and predefined values (iw, ih, ar, fc...) where a number goes; planned in issue 15"#),
         ("e_blur:5000", #"chain component 0 ("e_blur:5000"): e must be between 1 and 2000, got 5000"#),
         ("e_grayscale:50", #"chain component 0 ("e_grayscale:50"): e_grayscale takes no amount"#),
         ("e_sepia,e_blur", #"chain component 0 ("e_sepia,e_blur"): repeats e_; put each effect in its own component"#),
         ("w_100//h_100", #"chain component 1 (""): is empty; remove the extra '/'"#),
-        ("wx_100", #"chain component 0 ("wx_100"): unknown parameter "wx_"; did you mean "w"?"#),
+        ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
         ("width", #"chain component 0 ("width"): "width" is not a parameter; parameters are key_value, such as w_200"#),
         ("b_reed", #"chain component 0 ("b_reed"): unknown colour "reed" in b_; did you mean "red"?"#),
         ("fl_layer_apply", #"chain component 0 ("fl_layer_apply"): fl_layer_apply has no l_ layer to apply"#),
@@ -141,7 +141,7 @@ import Testing
         ("c_fill,w_10,h_10,g_auto,x_5", #"chain component 0 ("c_fill,w_10,h_10,g_auto,x_5"): x offsets cannot be combined with content-aware gravity auto"#),
         ("e_colorize:50,co_nope", #"chain component 0 ("e_colorize:50,co_nope"): unknown colour "nope" in co_; use a CSS name or rgb:rrggbb[aa]"#),
         ("co_red", #"chain component 0 ("co_red"): co applies to e_colorize and text layers"#),
-        ("fl_progresive", #"chain component 0 ("fl_progresive"): unknown flag "progresive"; did you mean "progressive"?"#),
+        ("fl_progresive", #"chain component 0 ("fl_progresive"): fl_progresive: unknown to Cloudinary (no flag "progresive"); did you mean "progressive"?"#),
     ])
     func rejectsWithAnExactReason(text: String, message: String) {
         let result = CloudinaryParser().parse(text)

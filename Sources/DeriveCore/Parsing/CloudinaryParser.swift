@@ -54,9 +54,15 @@ struct Component {
     var params: [String: String] = [:]
     var flags: [String] = []
 
+    /// A parameter of this component was refused: its other parameters are not read, so the
+    /// refusal is the only complaint about it.
+    var refused = false
+
     var label: String { "component \(index) (\(Quoted(text)))" }
     func has(_ key: String) -> Bool { params[key] != nil }
     var isLayerApply: Bool { flags.contains("layer_apply") }
+    /// Opens a layer that a later `fl_layer_apply` closes (`u_` too, though it is refused).
+    var opensLayer: Bool { has("l") || has("u") }
 }
 
 /// The state of one parse: issues so far, settings found, and which `l_` each `fl_layer_apply` closes.
@@ -66,6 +72,9 @@ private struct Run {
     var issues: [ValidationIssue] = []
     var settings = OutputSettings()
     var closing: [Int: Int] = [:]
+    /// Unsupported features already reported: a second use of one is a consequence of the
+    /// first (`if_else` after `if_`, `w_$w` after `$w_100`), not news.
+    var reported: Set<CloudinaryVocabulary.Unsupported> = []
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -80,6 +89,12 @@ private struct Run {
         fail(component, "\(param) \(reason)")
     }
 
+    /// Refuses what Cloudinary has and Derive does not, once per feature.
+    mutating func refuse(_ component: Component, _ written: String, _ feature: CloudinaryVocabulary.Unsupported) {
+        guard reported.insert(feature).inserted else { return }
+        fail(component, CloudinaryVocabulary.notSupported(written, feature))
+    }
+
     // MARK: - Components
 
     mutating func component(index: Int, text: String) -> Component {
@@ -91,26 +106,50 @@ private struct Run {
         for token in text.split(separator: ",", omittingEmptySubsequences: false) {
             guard let underscore = token.firstIndex(of: "_"), underscore != token.startIndex else {
                 fail(component, "\(Quoted(String(token))) is not a parameter; parameters are key_value, such as w_200")
+                component.refused = true
                 continue
             }
             let key = String(token[..<underscore])
             let value = String(token[token.index(after: underscore)...])
+            if key == "l" || key == "u" {
+                // Kept even when refused, so that its fl_layer_apply still closes it.
+                component.params[key] = value
+            }
+            if key != "fl", key != "l" || value.contains("$"), let feature = CloudinaryVocabulary.unsupported(key: key, value: value) {
+                refuse(component, String(token), feature)
+                component.refused = true
+                continue
+            }
             guard CloudinaryParser.keys.contains(key) else {
-                let supported = "; supported: " + CloudinaryParser.keys.map { $0 + "_" }.joined(separator: ", ")
-                fail(component, "unknown parameter \(Quoted(key + "_"))" + Suggest.hint(for: key, among: CloudinaryParser.keys, else: supported))
+                if CloudinaryVocabulary.cloudinaryParameters.contains(key) {
+                    fail(component, "\(token): known to Cloudinary, not supported by Derive")
+                } else {
+                    fail(component, CloudinaryVocabulary.unknown(String(token), what: "parameter \(Quoted(key + "_"))",
+                                                             hint: Self.parameterHint(key)))
+                }
+                component.refused = true
                 continue
             }
             if key == "fl" {
                 for flag in value.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
                     if CloudinaryParser.flags.contains(flag) {
                         component.flags.append(flag)
+                        continue
+                    }
+                    component.refused = true
+                    if let feature = CloudinaryVocabulary.unsupported(key: "fl", value: flag) {
+                        refuse(component, "fl_" + flag, feature)
+                    } else if CloudinaryVocabulary.cloudinaryFlags.contains(flag) {
+                        fail(component, "fl_\(flag): known to Cloudinary, not supported by Derive; supported flags: " + CloudinaryParser.flags.joined(separator: ", "))
                     } else {
-                        let supported = "; supported: " + CloudinaryParser.flags.joined(separator: ", ")
-                        fail(component, "unknown flag \(Quoted(flag))" + Suggest.hint(for: flag, among: CloudinaryParser.flags, else: supported))
+                        let supported = "; supported flags: " + CloudinaryParser.flags.joined(separator: ", ")
+                        fail(component, CloudinaryVocabulary.unknown("fl_" + flag, what: "flag \(Quoted(flag))",
+                                                                 hint: Suggest.hint(for: flag, among: CloudinaryParser.flags, else: supported)))
                     }
                 }
                 continue
             }
+            if key == "l" || key == "u" { continue }
             if component.params[key] != nil {
                 fail(component, "repeats \(key)_; put each \(key == "e" ? "effect" : "parameter") in its own component")
                 continue
@@ -124,14 +163,25 @@ private struct Run {
         return component
     }
 
+    /// "did you mean" for a parameter Cloudinary does not have, only when it is one edit from one
+    /// Derive reads (`wx` → `w`), never a guess among one-letter names (`if` is not `f`).
+    static func parameterHint(_ key: String) -> String {
+        let supported = "; supported: " + CloudinaryParser.keys.map { $0 + "_" }.joined(separator: ", ")
+        let near = CloudinaryParser.keys.filter { candidate in
+            Suggest.editDistance(Array(key.lowercased()), Array(candidate)) == 1 && (candidate.count > 1 || key.lowercased().hasPrefix(candidate))
+        }
+        guard let best = near.max(by: { $0.count < $1.count }) else { return supported }
+        return "; did you mean \(Quoted(best + "_"))?"
+    }
+
     /// Matches each `fl_layer_apply` with the innermost open `l_` before it. Layers left open
     /// are the single-component form (`l_logo,g_north,x_10`).
     mutating func pairLayers(_ components: [Component]) {
         var open: [Int] = []
         for c in components {
-            if c.has("l") && c.isLayerApply {
+            if c.opensLayer && c.isLayerApply {
                 fail(c, "opens and applies a layer in one component; use l_… and fl_layer_apply in separate components")
-            } else if c.has("l") {
+            } else if c.opensLayer {
                 open.append(c.index)
             } else if c.isLayerApply {
                 if let opener = open.popLast() {
@@ -148,7 +198,16 @@ private struct Run {
         var i = range.lowerBound
         while i < range.upperBound {
             let c = components[i]
-            if c.has("l") {
+            if c.opensLayer && c.refused {
+                // The refusal of the layer says it all: nothing inside it is read.
+                i = closing[i].map { $0 < range.upperBound ? $0 + 1 : i + 1 } ?? i + 1
+                continue
+            }
+            if c.refused {
+                i += 1
+                continue
+            }
+            if c.opensLayer {
                 if depth + 1 > limits.maxOverlayDepth {
                     fail(c, "overlays are nested more than \(limits.maxOverlayDepth) deep")
                     return steps
@@ -217,7 +276,7 @@ private struct Run {
             if let parsed = Gravity.parseToken(g) {
                 gravity = parsed
             } else {
-                fail(c, GravityMessages.unsupported(g))
+                fail(c, GravityMessages.unsupported(g, written: "g_" + g))
             }
         }
         let x = c.params.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) }
@@ -283,6 +342,7 @@ private struct Run {
     // MARK: - Steps of one component
 
     mutating func steps(from c: Component, inLayer: Bool) -> [Step] {
+        let before = issues.count
         var p = c.params
         var steps: [Step] = []
         takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
@@ -364,7 +424,9 @@ private struct Run {
             if let value = Int(o) { steps.append(.opacity(value)) } else { fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))") }
         }
         if let background { steps.append(.background(background)) }
-        return validated(steps, in: c)
+        // A parameter refused while reading leaves its step incomplete; what the step rules
+        // would say of it (`needs a width`) follows from that refusal and is not news.
+        return issues.count > before ? steps : validated(steps, in: c)
     }
 
     /// Applies the shared step rules, reporting each issue under its Cloudinary parameter.
@@ -440,7 +502,14 @@ private struct Run {
         if let mode = p.removeValue(forKey: "c") {
             guard let parsed = ResizeMode(rawValue: mode) else {
                 let modes = ResizeMode.allCases.map(\.rawValue)
-                fail(c, "unknown crop mode \(Quoted(mode))" + Suggest.hint(for: mode, among: modes, else: "; supported: " + modes.joined(separator: ", ")))
+                if let feature = CloudinaryVocabulary.unsupported(key: "c", value: mode) {
+                    refuse(c, "c_" + mode, feature)
+                } else if CloudinaryVocabulary.cloudinaryCropModes.contains(mode) {
+                    fail(c, "c_\(mode): known to Cloudinary, not supported by Derive; supported modes: " + modes.joined(separator: ", "))
+                } else {
+                    fail(c, CloudinaryVocabulary.unknown("c_" + mode, what: "crop mode \(Quoted(mode))",
+                                                     hint: Suggest.hint(for: mode, among: modes, else: "; supported: " + modes.joined(separator: ", "))))
+                }
                 return nil
             }
             r.mode = parsed
@@ -452,8 +521,8 @@ private struct Run {
             if r.aspectRatio == nil { fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))") }
         }
         if let dpr = p.removeValue(forKey: "dpr") {
-            if dpr == "auto" {
-                fail(c, "dpr_auto needs client hints, which a batch worker does not have; give a number")
+            if let feature = CloudinaryVocabulary.unsupported(key: "dpr", value: dpr) {
+                refuse(c, "dpr_" + dpr, feature)
             } else if let value = Double(dpr), value.isFinite, dpr.allSatisfy({ $0.isNumber || $0 == "." }) {
                 r.dpr = Decimal6.quantize(value)
             } else {
@@ -481,7 +550,7 @@ private struct Run {
             if let gravity = Gravity.parseToken(g) {
                 r.gravity = gravity
             } else {
-                fail(c, GravityMessages.unsupported(g))
+                fail(c, GravityMessages.unsupported(g, written: "g_" + g))
             }
         }
         r.x = x
@@ -491,10 +560,10 @@ private struct Run {
 
     mutating func size(_ text: String, param: String, in c: Component) -> Length? {
         if let d = Length.parseCloudinary(text) { return d }
-        if text == "auto" {
-            fail(c, "\(param)_auto needs client hints, which a batch worker does not have; use breakpoints")
-        } else if text.contains("_") {
-            fail(c, "\(param)_\(text): arithmetic expressions are not supported; give pixels or a fraction")
+        if let feature = CloudinaryVocabulary.unsupported(key: param, value: text) {
+            refuse(c, "\(param)_\(text)", feature)
+        } else if CloudinaryVocabulary.isExpression(text) {
+            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
         } else {
             fail(c, param: param, "must be pixels (200) or a fraction (0.5), got \(Quoted(text))")
         }
@@ -596,7 +665,14 @@ private struct Run {
         let name = parts[0]
         guard let kind = Effect.Kind(rawValue: name) else {
             let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
-            fail(c, "unknown effect \(Quoted(name))" + Suggest.hint(for: name, among: CloudinaryParser.effectNames, else: supported))
+            if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {
+                refuse(c, "e_" + text, feature)
+            } else if CloudinaryVocabulary.cloudinaryEffects.contains(name) {
+                fail(c, "e_\(text): known to Cloudinary, not supported by Derive (\(CloudinaryVocabulary.plannedEffects))\(supported)")
+            } else {
+                fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "effect \(Quoted(name))",
+                                                 hint: Suggest.hint(for: name, among: CloudinaryParser.effectNames, else: supported)))
+            }
             return nil
         }
         let args = Array(parts.dropFirst())
