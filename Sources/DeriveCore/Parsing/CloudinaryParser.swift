@@ -384,9 +384,9 @@ private struct Run {
             resize = self.resize(&p, in: c)
         }
 
-        var rotate: Rotate?
+        var rotations: [Rotate] = []
         if let a = p.removeValue(forKey: "a") {
-            rotate = self.rotate(a, in: c)
+            rotations = self.rotations(a, in: c)
         }
         var round: RoundCorners?
         if let r = p.removeValue(forKey: "r") {
@@ -400,8 +400,8 @@ private struct Run {
             if let color = color(b, param: "b", in: c) {
                 if resize?.mode.pads == true {
                     resize?.background = color
-                } else if rotate != nil {
-                    rotate?.background = color
+                } else if !rotations.isEmpty {
+                    for i in rotations.indices { rotations[i].background = color }
                 } else if round != nil {
                     round?.background = color
                 } else {
@@ -412,7 +412,7 @@ private struct Run {
 
         let colorizeColor = p.removeValue(forKey: "co")
         if let resize { steps.append(.resize(resize)) }
-        if let rotate, rotate != Rotate() || rotate.background != nil { steps.append(.rotate(rotate)) }
+        steps += rotations.filter { $0 != Rotate() || $0.background != nil }.map(Step.rotate)
         if let effect, let parsed = self.effect(effect, color: colorizeColor, in: c) {
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
@@ -572,54 +572,51 @@ private struct Run {
 
     mutating func offset(_ text: String, param: String, in c: Component) -> Length? {
         if let d = Length.parseCloudinary(text) { return d }
+        if CloudinaryVocabulary.isExpression(text) {
+            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
+            return nil
+        }
         fail(c, param: param, "must be pixels (10, -10) or a fraction (0.25), got \(Quoted(text))")
         return nil
     }
 
     mutating func color(_ text: String, param: String, in c: Component) -> Color? {
         if let color = Color.parse(text) { return color }
+        if let feature = CloudinaryVocabulary.unsupported(key: param, value: text) {
+            refuse(c, "\(param)_\(text)", feature)
+            return nil
+        }
         fail(c, "unknown colour \(Quoted(text)) in \(param)_" + Suggest.hint(for: text, among: Color.allNames, else: "; use a CSS name or rgb:rrggbb[aa]"))
         return nil
     }
 
-    mutating func rotate(_ text: String, in c: Component) -> Rotate? {
-        var r = Rotate()
-        for token in Self.rotationTokens(text) {
+    /// `a_` values joined by '.' are applied in turn, as Cloudinary does (`a_12.13.14` turns by
+    /// 12, then 13, then 14 degrees; its SDKs write a list of angles that way), so each angle is
+    /// a rotation of its own. Angles are whole degrees; flips come first.
+    mutating func rotations(_ text: String, in c: Component) -> [Rotate] {
+        var first = Rotate()
+        var angles: [Double] = []
+        for token in text.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
             switch token {
-            case "hflip": r.horizontalFlip.toggle()
-            case "vflip": r.verticalFlip.toggle()
+            case "hflip": first.horizontalFlip.toggle()
+            case "vflip": first.verticalFlip.toggle()
             case "auto_right", "auto_left", "auto", "exif":
-                fail(c, "a_\(token) is not supported; rotate by an explicit angle (EXIF orientation is applied automatically)")
-                return nil
+                refuse(c, "a_\(token)", CloudinaryVocabulary.unsupported(key: "a", value: token)!)
+                return []
             default:
-                guard let angle = Double(token), angle.isFinite, token.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) else {
-                    fail(c, param: "a", "must be degrees, hflip, vflip or ignore (joined by '.'), got \(Quoted(token))")
-                    return nil
+                guard let angle = Int(token), token.count <= 12 else {
+                    if CloudinaryVocabulary.isExpression(token) || token.contains("$") {
+                        refuse(c, "a_\(text)", CloudinaryVocabulary.unsupported(key: "a", value: token) ?? CloudinaryVocabulary.feature(.expression))
+                    } else {
+                        fail(c, param: "a", "must be whole degrees, hflip, vflip or ignore, joined by '.' and applied in turn, got \(Quoted(token))")
+                    }
+                    return []
                 }
-                r.angle += Decimal6.quantize(angle)
+                angles.append(Double(angle))
             }
         }
-        return r
-    }
-
-    /// `a_` joins modes with '.', which decimal angles also contain: `hflip.17.5` is
-    /// `hflip` and `17.5`.
-    static func rotationTokens(_ text: String) -> [String] {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        var tokens: [String] = []
-        var i = 0
-        while i < parts.count {
-            let part = parts[i]
-            let isInteger = !part.isEmpty && part.drop(while: { $0 == "-" }).allSatisfy(\.isNumber) && part.contains(where: \.isNumber)
-            if isInteger, i + 1 < parts.count, !parts[i + 1].isEmpty, parts[i + 1].allSatisfy(\.isNumber) {
-                tokens.append(part + "." + parts[i + 1])
-                i += 2
-            } else {
-                tokens.append(part)
-                i += 1
-            }
-        }
-        return tokens
+        first.angle = angles.first ?? 0
+        return [first] + angles.dropFirst().map { Rotate(angle: $0) }
     }
 
     mutating func round(_ text: String, in c: Component) -> RoundCorners? {
