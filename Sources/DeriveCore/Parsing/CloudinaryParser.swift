@@ -231,10 +231,11 @@ private struct Run {
     // MARK: - Layers
 
     mutating func longLayer(_ components: [Component], opener: Component, inner: Range<Int>, apply: Component, depth: Int) -> Overlay? {
-        let source = layerSource(opener)
+        var source = layerSource(opener)
         var first = opener
         first.params["l"] = nil
         first.params["co"] = nil
+        wrapText(&source, taking: &first)
         var placement = apply
         placement.flags.removeAll { $0 == "layer_apply" }
         let inOpener = Self.takeFlag("region_relative", from: &first)
@@ -252,14 +253,34 @@ private struct Run {
     }
 
     mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {
-        let source = layerSource(c)
+        var source = layerSource(c)
         var rest = c
         rest.params["l"] = nil
         rest.params["co"] = nil
+        wrapText(&source, taking: &rest)
         let regionRelative = Self.takeFlag("region_relative", from: &rest)
         let (gravity, x, y) = layerPlacement(&rest)
         let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
         return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
+    }
+
+    /// `c_fit,w_<n>` beside `l_text` is Cloudinary's text wrapping: the text is set in lines no
+    /// wider than w, not rendered on one line and then shrunk. The two parameters leave the
+    /// layer's chain and become the text's width.
+    mutating func wrapText(_ source: inout Overlay.Source?, taking c: inout Component) {
+        guard case .text(var text)? = source, c.params["c"] == "fit", let w = c.params["w"] else { return }
+        if c.params["h"] != nil {
+            fail(c, "h_ with c_fit beside l_text: known to Cloudinary (it cuts the wrapped text at that height), not supported by Derive; give c_fit,w_<pixels> alone to wrap")
+            c.params["h"] = nil
+        }
+        c.params["c"] = nil
+        c.params["w"] = nil
+        guard let width = Int(w), width >= 1 else {
+            fail(c, param: "w", "with c_fit beside l_text is the width to wrap the text to, in whole pixels, got \(Quoted(w))")
+            return
+        }
+        text.width = width
+        source = .text(text)
     }
 
     /// Removes a flag from a component; whether it was there.

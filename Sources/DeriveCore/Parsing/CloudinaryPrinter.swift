@@ -124,6 +124,7 @@ public enum CloudinaryPrinter {
             if t.italic { style.append("italic") }
             opener = "l_text:" + style.joined(separator: "_") + ":" + percentEncode(t.text)
             if t.color != .black { opener += ",co_" + color(t.color) }
+            if let width = t.width { opener += ",c_fit,w_\(width)" }
         }
         var apply = o.regionRelative ? ["fl_layer_apply", "fl_region_relative"] : ["fl_layer_apply"]
         if let g = o.gravity, g != .center, let token = g.token { apply.append("g_" + token) }
