@@ -28,7 +28,7 @@ import Testing
         ("c_scale,w_100/so_2.5", #"chain component 1 ("so_2.5"): so_2.5: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("d_avatar.png", #"chain component 0 ("d_avatar.png"): d_avatar.png: known to Cloudinary, not supported by Derive: default image: a placeholder for a missing public ID; a Derive job names its source and fails when it is missing"#),
         ("fl_attachment", #"chain component 0 ("fl_attachment"): fl_attachment: known to Cloudinary, not supported by Derive; supported flags: layer_apply, progressive, keep_iptc, keep_metadata, lossless, region_relative"#),
-        ("e_cartoonify", #"chain component 0 ("e_cartoonify"): e_cartoonify: known to Cloudinary, not supported by Derive (planned in the next language issue (effects, layers and formats)); supported: blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, blur_faces, pixelate_faces, blur_region, pixelate_region, trim"#),
+        ("e_cartoonify", #"chain component 0 ("e_cartoonify"): e_cartoonify: known to Cloudinary, not supported by Derive: planned in the next language issue (effects, layers and formats); supported: blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, blur_faces, pixelate_faces, blur_region, pixelate_region, trim"#),
         ("a_auto_left", #"chain component 0 ("a_auto_left"): a_auto_left: known to Cloudinary, not supported by Derive: turns by the requested aspect ratio; rotate by an explicit angle (EXIF orientation is applied automatically)"#),
         ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
         ("k_100", #"chain component 0 ("k_100"): k_100: unknown to Cloudinary (no parameter "k_"); supported: c_, w_, h_, ar_, g_, x_, y_, dpr_, z_, a_, r_, e_, co_, b_, bo_, o_, l_, fl_, f_, q_, pg_, t_"#),
@@ -46,6 +46,17 @@ import Testing
             let issues = CloudinaryParser().parse(text).issues.map(\.description)
             #expect(issues.count == 1 && issues.allSatisfy { !$0.contains("did you mean") && $0.contains("known to Cloudinary, not supported by Derive") }, "\(text): \(issues)")
         }
+    }
+
+    /// Parameters are read for every component before steps are built; the first line is still
+    /// about the earliest component at fault.
+    @Test func theFirstLineIsAboutTheFirstComponentAtFault() {
+        let issues = CloudinaryParser().parse("c_fill,w_0,h_10/if_w_gt_1/e_sepai").issues.map(\.description)
+        #expect(issues == [
+            #"chain component 0 ("c_fill,w_0,h_10"): w must be between 1 and 16384, got 0"#,
+            #"chain component 1 ("if_w_gt_1"): if_w_gt_1: known to Cloudinary, not supported by Derive: conditional transformations; planned in issue 15"#,
+            #"chain component 2 ("e_sepai"): e_sepai: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#,
+        ])
     }
 
     /// A literal dollar sign is written %24 and stays text.

@@ -40,10 +40,11 @@ public struct CloudinaryParser: Sendable {
         }
         run.pairLayers(components)
         let steps = run.sequence(components, 0..<components.count, inLayer: false, depth: 0)
+        var issues = run.issuesInOrder
         if steps.count > limits.maxChainLength {
-            run.issues.append(ValidationIssue(location: location, reason: "has \(steps.count) steps; the limit is \(limits.maxChainLength)"))
+            issues.append(ValidationIssue(location: location, reason: "has \(steps.count) steps; the limit is \(limits.maxChainLength)"))
         }
-        return Result(steps: steps, settings: run.settings, issues: run.issues)
+        return Result(steps: steps, settings: run.settings, issues: issues)
     }
 }
 
@@ -70,6 +71,9 @@ private struct Run {
     let limits: ChainLimits
     let location: String
     var issues: [ValidationIssue] = []
+    /// The component of each issue: parameters are read for every component before steps are
+    /// built, so issues are found out of order and sorted before they are returned.
+    var issueComponents: [Int] = []
     var settings = OutputSettings()
     var closing: [Int: Int] = [:]
     /// Unsupported features already reported: a second use of one is a consequence of the
@@ -83,10 +87,16 @@ private struct Run {
 
     mutating func fail(_ component: Component, _ reason: String) {
         issues.append(ValidationIssue(location: "\(location) \(component.label)", reason: reason))
+        issueComponents.append(component.index)
     }
 
     mutating func fail(_ component: Component, param: String, _ reason: String) {
         fail(component, "\(param) \(reason)")
+    }
+
+    /// The issues by component, so the first line is about the earliest component at fault.
+    var issuesInOrder: [ValidationIssue] {
+        zip(issues, issueComponents).enumerated().sorted { ($0.element.1, $0.offset) < ($1.element.1, $1.offset) }.map(\.element.0)
     }
 
     /// Refuses what Cloudinary has and Derive does not, once per feature.
@@ -686,7 +696,7 @@ private struct Run {
             if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {
                 refuse(c, "e_" + text, feature)
             } else if CloudinaryVocabulary.cloudinaryEffects.contains(name) {
-                fail(c, "e_\(text): known to Cloudinary, not supported by Derive (\(CloudinaryVocabulary.plannedEffects))\(supported)")
+                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: \(CloudinaryVocabulary.plannedEffects)\(supported)")
             } else {
                 fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "effect \(Quoted(name))",
                                                  hint: Suggest.hint(for: name, among: CloudinaryParser.effectNames, else: supported)))
