@@ -125,7 +125,7 @@ private struct Run {
                 // Kept even when refused, so that its fl_layer_apply still closes it.
                 component.params[key] = value
             }
-            if key != "fl", key != "l" || value.contains("$"), let feature = CloudinaryVocabulary.unsupported(key: key, value: value) {
+            if key != "fl", let feature = CloudinaryVocabulary.unsupported(key: key, value: value) {
                 refuse(component, String(token), feature)
                 component.refused = true
                 continue

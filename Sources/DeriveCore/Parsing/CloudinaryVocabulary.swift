@@ -97,6 +97,9 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .flag("relative"), spelling: "fl_relative", reason: "overlay sizes relative to the base image; \(plannedLanguage)"),
         Unsupported(match: .flag("ignore_aspect_ratio"), spelling: "fl_ignore_aspect_ratio", reason: "stretching to both w_ and h_ in modes that keep the aspect; \(plannedLanguage)"),
         Unsupported(match: .parameter("u"), spelling: "u_<layer>", reason: "underlays; \(plannedEffects)"),
+        Unsupported(match: .valuePrefix("l", "lut:"), spelling: "l_lut:<file>", reason: "3D LUT layers; \(plannedEffects)"),
+        Unsupported(match: .valuePrefix("l", "private:"), spelling: "l_private:<id>, l_authenticated:<id>", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
+        Unsupported(match: .valuePrefix("l", "authenticated:"), spelling: "", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
         Unsupported(match: .parameter("fn"), spelling: "fn_<function>", reason: "custom functions run user code (WebAssembly or a remote call), which Derive does not"),
         Unsupported(match: .parameter("d"), spelling: "d_<image>", reason: "default image: a placeholder for a missing public ID; a Derive job names its source and fails when it is missing"),
         Unsupported(match: .parameter("bl"), spelling: "bl_<name>", reason: "baseline transformations; \(plannedEffects)"),
@@ -123,6 +126,8 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .value("a", "exif"), spelling: "", reason: "EXIF orientation is applied automatically; a_ignore turns it off"),
     ] + ["ac", "af", "br", "du", "eo", "so", "sp", "vc", "vs", "fps", "ki"].map {
         Unsupported(match: .parameter($0), spelling: $0 == "ac" ? "ac_, af_, br_, du_, eo_, so_, sp_, vc_, vs_, fps_, ki_" : "", reason: video)
+    } + ["video:", "subtitles:", "audio:"].map {
+        Unsupported(match: .valuePrefix("l", $0), spelling: $0 == "video:" ? "l_video:, l_subtitles:, l_audio:" : "", reason: video)
     }
 
     /// The feature a parameter names, when Derive refuses it.
