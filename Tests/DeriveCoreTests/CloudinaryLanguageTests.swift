@@ -93,11 +93,13 @@ import Testing
         #expect(result.steps == expected)
     }
 
+    /// Cloudinary wraps only to a width in pixels; a fractional one resizes the rendered text.
+    /// A height beside the wrap is refused.
     @Test func wrappingTakesWholePixelsAndNoHeight() {
-        #expect(CloudinaryParser().parse("l_text:Arial_40:Hi,c_fit,w_0.5/fl_layer_apply").issues.map(\.description)
-            == [#"chain component 0 ("l_text:Arial_40:Hi,c_fit,w_0.5"): w with c_fit beside l_text is the width to wrap the text to, in whole pixels, got "0.5""#])
-        #expect(CloudinaryParser().parse("l_text:Arial_40:Hi,c_fit,w_100,h_40/fl_layer_apply").issues.first?.reason
-            == "h_ with c_fit beside l_text: known to Cloudinary (it cuts the wrapped text at that height), not supported by Derive; give c_fit,w_<pixels> alone to wrap")
+        #expect(CloudinaryParser().parse("l_text:Arial_40:Hi,c_fit,w_0.5/fl_layer_apply").steps
+            == [.overlay(Overlay(source: .text(TextLayer(text: "Hi", font: "Arial", size: 40)), chain: [.resize(Resize(mode: .fit, width: .fraction(0.5)))]))])
+        #expect(CloudinaryParser().parse("l_text:Arial_40:Hi,c_fit,w_100,h_40/fl_layer_apply").issues.map(\.description)
+            == [#"chain component 0 ("l_text:Arial_40:Hi,c_fit,w_100,h_40"): h_40 with c_fit beside l_text: known to Cloudinary (a height for the wrapped text), not supported by Derive; give c_fit,w_<pixels> alone to wrap"#])
     }
 
     /// `b_<colour>,c_pad,w_1.0` is Cloudinary's documented way to put a transparent image on a

@@ -274,21 +274,18 @@ private struct Run {
         return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
     }
 
-    /// `c_fit,w_<n>` beside `l_text` is Cloudinary's text wrapping: the text is set in lines no
-    /// wider than w, not rendered on one line and then shrunk. The two parameters leave the
-    /// layer's chain and become the text's width.
+    /// `c_fit,w_<pixels>` beside `l_text` is Cloudinary's text wrapping: the text is set in
+    /// lines no wider than w, not rendered on one line and then shrunk. The two parameters leave
+    /// the layer's chain and become the text's width. As in Cloudinary, a fractional width
+    /// does not wrap: it stays a resize of the rendered text.
     mutating func wrapText(_ source: inout Overlay.Source?, taking c: inout Component) {
-        guard case .text(var text)? = source, c.params["c"] == "fit", let w = c.params["w"] else { return }
-        if c.params["h"] != nil {
-            fail(c, "h_ with c_fit beside l_text: known to Cloudinary (it cuts the wrapped text at that height), not supported by Derive; give c_fit,w_<pixels> alone to wrap")
+        guard case .text(var text)? = source, c.params["c"] == "fit", let w = c.params["w"], let width = Int(w) else { return }
+        if let h = c.params["h"] {
+            fail(c, "h_\(h) with c_fit beside l_text: known to Cloudinary (a height for the wrapped text), not supported by Derive; give c_fit,w_<pixels> alone to wrap")
             c.params["h"] = nil
         }
         c.params["c"] = nil
         c.params["w"] = nil
-        guard let width = Int(w), width >= 1 else {
-            fail(c, param: "w", "with c_fit beside l_text is the width to wrap the text to, in whole pixels, got \(Quoted(w))")
-            return
-        }
         text.width = width
         source = .text(text)
     }
