@@ -33,6 +33,7 @@ import Testing
         ("e_cartoonify", #"chain component 0 ("e_cartoonify"): e_cartoonify: known to Cloudinary, not supported by Derive: planned in the next language issue (effects, layers and formats); supported: blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, blur_faces, pixelate_faces, blur_region, pixelate_region, trim"#),
         ("a_auto_left", #"chain component 0 ("a_auto_left"): a_auto_left: known to Cloudinary, not supported by Derive: turns by the requested aspect ratio; rotate by an explicit angle (EXIF orientation is applied automatically)"#),
         ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
+        ("l_a,l_b", #"chain component 0 ("l_a,l_b"): repeats l_; put each layer in its own component"#),
         ("k_100", #"chain component 0 ("k_100"): k_100: unknown to Cloudinary (no parameter "k_"); supported: c_, w_, h_, ar_, g_, x_, y_, dpr_, z_, a_, r_, e_, co_, b_, bo_, o_, l_, fl_, f_, q_, pg_, t_"#),
         ("e_sepai:50", #"chain component 0 ("e_sepai:50"): e_sepai:50: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#),
         ("c_fill,w_10,h_10,g_nrth", #"chain component 0 ("c_fill,w_10,h_10,g_nrth"): g_nrth: unknown to Cloudinary (no gravity "nrth"); did you mean "north"?; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),

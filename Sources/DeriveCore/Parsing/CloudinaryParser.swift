@@ -122,6 +122,14 @@ private struct Run {
             let key = String(token[..<underscore])
             let value = String(token[token.index(after: underscore)...])
             if key == "l" || key == "u" {
+                if component.params[key] != nil {
+                    fail(component, "repeats \(key)_; put each layer in its own component")
+                    continue
+                }
+                if value.isEmpty {
+                    fail(component, "\(key)_ has no value")
+                    continue
+                }
                 // Kept even when refused, so that its fl_layer_apply still closes it.
                 component.params[key] = value
             }
