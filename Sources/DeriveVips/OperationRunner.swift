@@ -198,8 +198,10 @@ final class OperationRunner {
         var font = layer.font
         if layer.bold { font += " Bold" }
         if layer.italic { font += " Italic" }
-        let mask = try VipsCall("text").string("text", escaped).string("font", "\(font) \(layer.size)").int("dpi", 72)
-            .run(failing: .invalidJob).image("out")
+        var call = VipsCall("text").string("text", escaped).string("font", "\(font) \(layer.size)").int("dpi", 72)
+        // Pango breaks lines at word boundaries to keep within the width (Cloudinary's c_fit,w_).
+        if let width = layer.width { call = call.int("width", width) }
+        let mask = try call.run(failing: .invalidJob).image("out")
         let colour = try mask.constant(values: [Double(layer.color.red), Double(layer.color.green), Double(layer.color.blue)])
             .interpreted(as: "srgb")
         let alpha = try mask.linear([Double(layer.color.alpha) / 255], [0])

@@ -117,7 +117,9 @@ struct ChainGenerator {
         switch Int.random(in: 0..<(jsonOnly ? 12 : 11), using: &random) {
         case 0, 1, 2: return .resize(resize())
         case 3:
-            return .rotate(Rotate(angle: Decimal6.quantize(Double.random(in: -720...720, using: &random)),
+            // Strings take whole degrees; fractional angles exist only in JSON.
+            let angle = jsonOnly ? Decimal6.quantize(Double.random(in: -720...720, using: &random)) : Double(Int.random(in: -720...720, using: &random))
+            return .rotate(Rotate(angle: angle,
                                   horizontalFlip: random.chance(0.3), verticalFlip: random.chance(0.3),
                                   background: random.chance(0.3) ? color() : nil))
         case 4:

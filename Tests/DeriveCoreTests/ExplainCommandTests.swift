@@ -46,7 +46,7 @@ import Testing
         let result = try Self.derive(["explain", "--chain", "c_fill,w_250,h_250,g_auto/r_max/e_sepai", "--source-size", "100x100"])
         #expect(result.status != 0)
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr.contains(#"chain component 2 ("e_sepai"): unknown effect "sepai"; did you mean "sepia"?"#))
+        #expect(result.stderr.contains(#"chain component 2 ("e_sepai"): e_sepai: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#))
 
         let unreadable = try Self.derive(["explain", "--chain", "w_10", Paths.fixture("hostile/crafted_text-file-named.jpg").path])
         #expect(unreadable.status != 0)

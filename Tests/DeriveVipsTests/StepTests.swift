@@ -130,6 +130,33 @@ import Testing
         #expect(magenta > 40)
     }
 
+    /// `c_fit,w_<n>` beside `l_text` sets the text in lines no wider than n, as Cloudinary does,
+    /// instead of rendering one line and shrinking it.
+    @Test func textBesideCFitWrapsToTheWidth() throws {
+        _ = Self.plain
+        let words = "one two three four five six seven"
+        let line = try OperationRunner.text(TextLayer(text: words, font: "DejaVu Sans", size: 24))
+        let wrapped = try OperationRunner.text(TextLayer(text: words, font: "DejaVu Sans", size: 24, width: 120))
+        #expect(line.width > 120)
+        #expect(wrapped.width <= 120 && wrapped.height >= 2 * line.height, "\(wrapped.width)x\(wrapped.height) vs \(line.width)x\(line.height)")
+        // Through the whole pipeline the glyphs keep their size: the tallest letters are as tall
+        // as unwrapped ones, so the overlay covers more rows than one line would.
+        let chain = "l_text:DejaVu%20Sans_24:one%20two%20three%20four%20five%20six%20seven,co_rgb:ff00ff,c_fit,w_90/fl_layer_apply,g_north"
+        let text = try Self.pixels(chain)
+        let rows = (0..<text.height).filter { y in (0..<text.width).contains { x in
+            let p = Harness.pixel(text, x, y)
+            return p[0] > 200 && p[1] < 60 && p[2] > 200
+        } }
+        #expect((rows.max() ?? 0) > line.height, "magenta rows \(rows.min() ?? -1)...\(rows.max() ?? -1)")
+    }
+
+    /// `b_<colour>,c_pad,w_1.0` puts a transparent image on the colour, though it cannot pad.
+    @Test func aOneDimensionPadKeepsItsColour() throws {
+        let flattened = try Self.pixels("r_max/b_yellow,c_pad,w_1.0")
+        #expect(flattened.bands == 3 && Harness.pixel(flattened, 0, 0) == [255, 255, 0])
+        #expect(flattened.width == Self.plain.width && flattened.height == Self.plain.height)
+    }
+
     @Test func validateStepsFailTheJobPermanently() throws {
         #expect(throws: ValidationError.self) {
             _ = try Harness.render(Self.photo, #"[{"validate": {"minWidth": 4000}}]"#)

@@ -121,10 +121,14 @@ public enum ChainEncoder {
             switch o.source {
             case .image(let source): add("image", .string(source))
             case .text(let t):
-                add("text", .object([
-                    "text": .string(t.text), "font": .string(t.font), "size": .int(t.size),
-                    "bold": .bool(t.bold), "italic": .bool(t.italic), "color": .string(t.color.hex),
-                ]))
+                var members: [JSONMember] = [
+                    JSONMember(key: "text", value: .string(t.text)), JSONMember(key: "font", value: .string(t.font)),
+                    JSONMember(key: "size", value: .int(t.size)), JSONMember(key: "bold", value: .bool(t.bold)),
+                    JSONMember(key: "italic", value: .bool(t.italic)), JSONMember(key: "color", value: .string(t.color.hex)),
+                ]
+                // Only when given, so text without wrapping keeps the identity it always had.
+                if let width = t.width { members.append(JSONMember(key: "width", value: .int(width))) }
+                add("text", .object(members))
             }
             add("chain", json(o.chain))
             add("gravity", o.gravity.map(json))

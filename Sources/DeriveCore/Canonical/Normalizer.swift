@@ -3,7 +3,16 @@
 /// normalise to equal values; the identity hash is computed over the result.
 enum Normalizer {
     static func normalize(_ steps: [Step]) -> [Step] {
-        steps.compactMap(normalize)
+        steps.flatMap { step -> [Step] in
+            // A pad that cannot pad (one dimension) still puts the image on its colour, as
+            // Cloudinary's `b_<colour>,c_pad,w_1.0` is documented to: it becomes a scale and a
+            // flatten, so the colour is not lost when the mode reduces.
+            if case .resize(let r) = step, r.mode.pads, let colour = r.background, colour != .transparent,
+               case .resize(let reduced) = normalize(step), !reduced.mode.pads {
+                return [.resize(reduced), .background(colour)]
+            }
+            return normalize(step).map { [$0] } ?? []
+        }
     }
 
     /// The canonical form of one step, or nil when the step changes nothing.

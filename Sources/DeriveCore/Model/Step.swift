@@ -300,15 +300,19 @@ public struct TextLayer: Sendable, Hashable {
     public var bold: Bool
     public var italic: Bool
     public var color: Color
+    /// Wraps the text into lines no wider than this many pixels (`c_fit,w_<n>` beside `l_text`);
+    /// nil keeps it on one line (or the lines its `%0A` breaks make).
+    public var width: Int?
 
     public init(text: String, font: String = "sans", size: Int = 32, bold: Bool = false, italic: Bool = false,
-                color: Color = .black) {
+                color: Color = .black, width: Int? = nil) {
         self.text = text
         self.font = font
         self.size = size
         self.bold = bold
         self.italic = italic
         self.color = color
+        self.width = width
     }
 }
 

@@ -40,10 +40,11 @@ public struct CloudinaryParser: Sendable {
         }
         run.pairLayers(components)
         let steps = run.sequence(components, 0..<components.count, inLayer: false, depth: 0)
+        var issues = run.issuesInOrder
         if steps.count > limits.maxChainLength {
-            run.issues.append(ValidationIssue(location: location, reason: "has \(steps.count) steps; the limit is \(limits.maxChainLength)"))
+            issues.append(ValidationIssue(location: location, reason: "has \(steps.count) steps; the limit is \(limits.maxChainLength)"))
         }
-        return Result(steps: steps, settings: run.settings, issues: run.issues)
+        return Result(steps: steps, settings: run.settings, issues: issues)
     }
 }
 
@@ -54,9 +55,15 @@ struct Component {
     var params: [String: String] = [:]
     var flags: [String] = []
 
+    /// A parameter of this component was refused: its other parameters are not read, so the
+    /// refusal is the only complaint about it.
+    var refused = false
+
     var label: String { "component \(index) (\(Quoted(text)))" }
     func has(_ key: String) -> Bool { params[key] != nil }
     var isLayerApply: Bool { flags.contains("layer_apply") }
+    /// Opens a layer that a later `fl_layer_apply` closes (`u_` too, though it is refused).
+    var opensLayer: Bool { has("l") || has("u") }
 }
 
 /// The state of one parse: issues so far, settings found, and which `l_` each `fl_layer_apply` closes.
@@ -64,8 +71,14 @@ private struct Run {
     let limits: ChainLimits
     let location: String
     var issues: [ValidationIssue] = []
+    /// The component of each issue: parameters are read for every component before steps are
+    /// built, so issues are found out of order and sorted before they are returned.
+    var issueComponents: [Int] = []
     var settings = OutputSettings()
     var closing: [Int: Int] = [:]
+    /// Unsupported features already reported: a second use of one is a consequence of the
+    /// first (`if_else` after `if_`, `w_$w` after `$w_100`), not news.
+    var reported: Set<CloudinaryVocabulary.Unsupported> = []
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -74,10 +87,22 @@ private struct Run {
 
     mutating func fail(_ component: Component, _ reason: String) {
         issues.append(ValidationIssue(location: "\(location) \(component.label)", reason: reason))
+        issueComponents.append(component.index)
     }
 
     mutating func fail(_ component: Component, param: String, _ reason: String) {
         fail(component, "\(param) \(reason)")
+    }
+
+    /// The issues by component, so the first line is about the earliest component at fault.
+    var issuesInOrder: [ValidationIssue] {
+        zip(issues, issueComponents).enumerated().sorted { ($0.element.1, $0.offset) < ($1.element.1, $1.offset) }.map(\.element.0)
+    }
+
+    /// Refuses what Cloudinary has and Derive does not, once per feature.
+    mutating func refuse(_ component: Component, _ written: String, _ feature: CloudinaryVocabulary.Unsupported) {
+        guard reported.insert(feature).inserted else { return }
+        fail(component, CloudinaryVocabulary.notSupported(written, feature))
     }
 
     // MARK: - Components
@@ -91,26 +116,58 @@ private struct Run {
         for token in text.split(separator: ",", omittingEmptySubsequences: false) {
             guard let underscore = token.firstIndex(of: "_"), underscore != token.startIndex else {
                 fail(component, "\(Quoted(String(token))) is not a parameter; parameters are key_value, such as w_200")
+                component.refused = true
                 continue
             }
             let key = String(token[..<underscore])
             let value = String(token[token.index(after: underscore)...])
+            if key == "l" || key == "u" {
+                if component.params[key] != nil {
+                    fail(component, "repeats \(key)_; put each layer in its own component")
+                    continue
+                }
+                if value.isEmpty {
+                    fail(component, "\(key)_ has no value")
+                    continue
+                }
+                // Kept even when refused, so that its fl_layer_apply still closes it.
+                component.params[key] = value
+            }
+            if key != "fl", let feature = CloudinaryVocabulary.unsupported(key: key, value: value) {
+                refuse(component, String(token), feature)
+                component.refused = true
+                continue
+            }
             guard CloudinaryParser.keys.contains(key) else {
-                let supported = "; supported: " + CloudinaryParser.keys.map { $0 + "_" }.joined(separator: ", ")
-                fail(component, "unknown parameter \(Quoted(key + "_"))" + Suggest.hint(for: key, among: CloudinaryParser.keys, else: supported))
+                if CloudinaryVocabulary.cloudinaryParameters.contains(key) {
+                    fail(component, "\(token): known to Cloudinary, not supported by Derive")
+                } else {
+                    fail(component, CloudinaryVocabulary.unknown(String(token), what: "parameter \(Quoted(key + "_"))",
+                                                             hint: Self.parameterHint(key)))
+                }
+                component.refused = true
                 continue
             }
             if key == "fl" {
                 for flag in value.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
                     if CloudinaryParser.flags.contains(flag) {
                         component.flags.append(flag)
+                        continue
+                    }
+                    component.refused = true
+                    if let feature = CloudinaryVocabulary.unsupported(key: "fl", value: flag) {
+                        refuse(component, "fl_" + flag, feature)
+                    } else if CloudinaryVocabulary.cloudinaryFlags.contains(flag) {
+                        fail(component, "fl_\(flag): known to Cloudinary, not supported by Derive; supported flags: " + CloudinaryParser.flags.joined(separator: ", "))
                     } else {
-                        let supported = "; supported: " + CloudinaryParser.flags.joined(separator: ", ")
-                        fail(component, "unknown flag \(Quoted(flag))" + Suggest.hint(for: flag, among: CloudinaryParser.flags, else: supported))
+                        let supported = "; supported flags: " + CloudinaryParser.flags.joined(separator: ", ")
+                        fail(component, CloudinaryVocabulary.unknown("fl_" + flag, what: "flag \(Quoted(flag))",
+                                                                 hint: Suggest.hint(for: flag, among: CloudinaryParser.flags, else: supported)))
                     }
                 }
                 continue
             }
+            if key == "l" || key == "u" { continue }
             if component.params[key] != nil {
                 fail(component, "repeats \(key)_; put each \(key == "e" ? "effect" : "parameter") in its own component")
                 continue
@@ -124,14 +181,25 @@ private struct Run {
         return component
     }
 
+    /// "did you mean" for a parameter Cloudinary does not have, only when it is one edit from one
+    /// Derive reads (`wx` → `w`), never a guess among one-letter names (`if` is not `f`).
+    static func parameterHint(_ key: String) -> String {
+        let supported = "; supported: " + CloudinaryParser.keys.map { $0 + "_" }.joined(separator: ", ")
+        let near = CloudinaryParser.keys.filter { candidate in
+            Suggest.editDistance(Array(key.lowercased()), Array(candidate)) == 1 && (candidate.count > 1 || key.lowercased().hasPrefix(candidate))
+        }
+        guard let best = near.max(by: { $0.count < $1.count }) else { return supported }
+        return "; did you mean \(Quoted(best + "_"))?"
+    }
+
     /// Matches each `fl_layer_apply` with the innermost open `l_` before it. Layers left open
     /// are the single-component form (`l_logo,g_north,x_10`).
     mutating func pairLayers(_ components: [Component]) {
         var open: [Int] = []
         for c in components {
-            if c.has("l") && c.isLayerApply {
+            if c.opensLayer && c.isLayerApply {
                 fail(c, "opens and applies a layer in one component; use l_… and fl_layer_apply in separate components")
-            } else if c.has("l") {
+            } else if c.opensLayer {
                 open.append(c.index)
             } else if c.isLayerApply {
                 if let opener = open.popLast() {
@@ -148,7 +216,16 @@ private struct Run {
         var i = range.lowerBound
         while i < range.upperBound {
             let c = components[i]
-            if c.has("l") {
+            if c.opensLayer && c.refused {
+                // The refusal of the layer says it all: nothing inside it is read.
+                i = closing[i].map { $0 < range.upperBound ? $0 + 1 : i + 1 } ?? i + 1
+                continue
+            }
+            if c.refused {
+                i += 1
+                continue
+            }
+            if c.opensLayer {
                 if depth + 1 > limits.maxOverlayDepth {
                     fail(c, "overlays are nested more than \(limits.maxOverlayDepth) deep")
                     return steps
@@ -172,10 +249,11 @@ private struct Run {
     // MARK: - Layers
 
     mutating func longLayer(_ components: [Component], opener: Component, inner: Range<Int>, apply: Component, depth: Int) -> Overlay? {
-        let source = layerSource(opener)
+        var source = layerSource(opener)
         var first = opener
         first.params["l"] = nil
         first.params["co"] = nil
+        wrapText(&source, taking: &first)
         var placement = apply
         placement.flags.removeAll { $0 == "layer_apply" }
         let inOpener = Self.takeFlag("region_relative", from: &first)
@@ -193,14 +271,31 @@ private struct Run {
     }
 
     mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {
-        let source = layerSource(c)
+        var source = layerSource(c)
         var rest = c
         rest.params["l"] = nil
         rest.params["co"] = nil
+        wrapText(&source, taking: &rest)
         let regionRelative = Self.takeFlag("region_relative", from: &rest)
         let (gravity, x, y) = layerPlacement(&rest)
         let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
         return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
+    }
+
+    /// `c_fit,w_<pixels>` beside `l_text` is Cloudinary's text wrapping: the text is set in
+    /// lines no wider than w, not rendered on one line and then shrunk. The two parameters leave
+    /// the layer's chain and become the text's width. As in Cloudinary, a fractional width
+    /// does not wrap: it stays a resize of the rendered text.
+    mutating func wrapText(_ source: inout Overlay.Source?, taking c: inout Component) {
+        guard case .text(var text)? = source, c.params["c"] == "fit", let w = c.params["w"], let width = Int(w) else { return }
+        if let h = c.params["h"] {
+            fail(c, "h_\(h) with c_fit beside l_text: known to Cloudinary (a height for the wrapped text), not supported by Derive; give c_fit,w_<pixels> alone to wrap")
+            c.params["h"] = nil
+        }
+        c.params["c"] = nil
+        c.params["w"] = nil
+        text.width = width
+        source = .text(text)
     }
 
     /// Removes a flag from a component; whether it was there.
@@ -217,7 +312,7 @@ private struct Run {
             if let parsed = Gravity.parseToken(g) {
                 gravity = parsed
             } else {
-                fail(c, GravityMessages.unsupported(g))
+                fail(c, GravityMessages.unsupported(g, written: "g_" + g))
             }
         }
         let x = c.params.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) }
@@ -283,6 +378,7 @@ private struct Run {
     // MARK: - Steps of one component
 
     mutating func steps(from c: Component, inLayer: Bool) -> [Step] {
+        let before = issues.count
         var p = c.params
         var steps: [Step] = []
         takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
@@ -324,9 +420,9 @@ private struct Run {
             resize = self.resize(&p, in: c)
         }
 
-        var rotate: Rotate?
+        var rotations: [Rotate] = []
         if let a = p.removeValue(forKey: "a") {
-            rotate = self.rotate(a, in: c)
+            rotations = self.rotations(a, in: c)
         }
         var round: RoundCorners?
         if let r = p.removeValue(forKey: "r") {
@@ -340,8 +436,8 @@ private struct Run {
             if let color = color(b, param: "b", in: c) {
                 if resize?.mode.pads == true {
                     resize?.background = color
-                } else if rotate != nil {
-                    rotate?.background = color
+                } else if !rotations.isEmpty {
+                    for i in rotations.indices { rotations[i].background = color }
                 } else if round != nil {
                     round?.background = color
                 } else {
@@ -352,7 +448,7 @@ private struct Run {
 
         let colorizeColor = p.removeValue(forKey: "co")
         if let resize { steps.append(.resize(resize)) }
-        if let rotate, rotate != Rotate() || rotate.background != nil { steps.append(.rotate(rotate)) }
+        steps += rotations.filter { $0 != Rotate() || $0.background != nil }.map(Step.rotate)
         if let effect, let parsed = self.effect(effect, color: colorizeColor, in: c) {
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
@@ -364,7 +460,9 @@ private struct Run {
             if let value = Int(o) { steps.append(.opacity(value)) } else { fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))") }
         }
         if let background { steps.append(.background(background)) }
-        return validated(steps, in: c)
+        // A parameter refused while reading leaves its step incomplete; what the step rules
+        // would say of it (`needs a width`) follows from that refusal and is not news.
+        return issues.count > before ? steps : validated(steps, in: c)
     }
 
     /// Applies the shared step rules, reporting each issue under its Cloudinary parameter.
@@ -440,7 +538,14 @@ private struct Run {
         if let mode = p.removeValue(forKey: "c") {
             guard let parsed = ResizeMode(rawValue: mode) else {
                 let modes = ResizeMode.allCases.map(\.rawValue)
-                fail(c, "unknown crop mode \(Quoted(mode))" + Suggest.hint(for: mode, among: modes, else: "; supported: " + modes.joined(separator: ", ")))
+                if let feature = CloudinaryVocabulary.unsupported(key: "c", value: mode) {
+                    refuse(c, "c_" + mode, feature)
+                } else if CloudinaryVocabulary.cloudinaryCropModes.contains(mode) {
+                    fail(c, "c_\(mode): known to Cloudinary, not supported by Derive; supported modes: " + modes.joined(separator: ", "))
+                } else {
+                    fail(c, CloudinaryVocabulary.unknown("c_" + mode, what: "crop mode \(Quoted(mode))",
+                                                     hint: Suggest.hint(for: mode, among: modes, else: "; supported: " + modes.joined(separator: ", "))))
+                }
                 return nil
             }
             r.mode = parsed
@@ -452,8 +557,8 @@ private struct Run {
             if r.aspectRatio == nil { fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))") }
         }
         if let dpr = p.removeValue(forKey: "dpr") {
-            if dpr == "auto" {
-                fail(c, "dpr_auto needs client hints, which a batch worker does not have; give a number")
+            if let feature = CloudinaryVocabulary.unsupported(key: "dpr", value: dpr) {
+                refuse(c, "dpr_" + dpr, feature)
             } else if let value = Double(dpr), value.isFinite, dpr.allSatisfy({ $0.isNumber || $0 == "." }) {
                 r.dpr = Decimal6.quantize(value)
             } else {
@@ -481,7 +586,7 @@ private struct Run {
             if let gravity = Gravity.parseToken(g) {
                 r.gravity = gravity
             } else {
-                fail(c, GravityMessages.unsupported(g))
+                fail(c, GravityMessages.unsupported(g, written: "g_" + g))
             }
         }
         r.x = x
@@ -491,10 +596,10 @@ private struct Run {
 
     mutating func size(_ text: String, param: String, in c: Component) -> Length? {
         if let d = Length.parseCloudinary(text) { return d }
-        if text == "auto" {
-            fail(c, "\(param)_auto needs client hints, which a batch worker does not have; use breakpoints")
-        } else if text.contains("_") {
-            fail(c, "\(param)_\(text): arithmetic expressions are not supported; give pixels or a fraction")
+        if let feature = CloudinaryVocabulary.unsupported(key: param, value: text) {
+            refuse(c, "\(param)_\(text)", feature)
+        } else if CloudinaryVocabulary.isExpression(text) {
+            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
         } else {
             fail(c, param: param, "must be pixels (200) or a fraction (0.5), got \(Quoted(text))")
         }
@@ -503,54 +608,51 @@ private struct Run {
 
     mutating func offset(_ text: String, param: String, in c: Component) -> Length? {
         if let d = Length.parseCloudinary(text) { return d }
+        if CloudinaryVocabulary.isExpression(text) {
+            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
+            return nil
+        }
         fail(c, param: param, "must be pixels (10, -10) or a fraction (0.25), got \(Quoted(text))")
         return nil
     }
 
     mutating func color(_ text: String, param: String, in c: Component) -> Color? {
         if let color = Color.parse(text) { return color }
+        if let feature = CloudinaryVocabulary.unsupported(key: param, value: text) {
+            refuse(c, "\(param)_\(text)", feature)
+            return nil
+        }
         fail(c, "unknown colour \(Quoted(text)) in \(param)_" + Suggest.hint(for: text, among: Color.allNames, else: "; use a CSS name or rgb:rrggbb[aa]"))
         return nil
     }
 
-    mutating func rotate(_ text: String, in c: Component) -> Rotate? {
-        var r = Rotate()
-        for token in Self.rotationTokens(text) {
+    /// `a_` values joined by '.' are applied in turn, as Cloudinary does (`a_12.13.14` turns by
+    /// 12, then 13, then 14 degrees; its SDKs write a list of angles that way), so each angle is
+    /// a rotation of its own. Angles are whole degrees; flips come first.
+    mutating func rotations(_ text: String, in c: Component) -> [Rotate] {
+        var first = Rotate()
+        var angles: [Double] = []
+        for token in text.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
             switch token {
-            case "hflip": r.horizontalFlip.toggle()
-            case "vflip": r.verticalFlip.toggle()
+            case "hflip": first.horizontalFlip.toggle()
+            case "vflip": first.verticalFlip.toggle()
             case "auto_right", "auto_left", "auto", "exif":
-                fail(c, "a_\(token) is not supported; rotate by an explicit angle (EXIF orientation is applied automatically)")
-                return nil
+                refuse(c, "a_\(token)", CloudinaryVocabulary.unsupported(key: "a", value: token)!)
+                return []
             default:
-                guard let angle = Double(token), angle.isFinite, token.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) else {
-                    fail(c, param: "a", "must be degrees, hflip, vflip or ignore (joined by '.'), got \(Quoted(token))")
-                    return nil
+                guard let angle = Int(token), token.count <= 12 else {
+                    if CloudinaryVocabulary.isExpression(token) || token.contains("$") {
+                        refuse(c, "a_\(text)", CloudinaryVocabulary.unsupported(key: "a", value: token) ?? CloudinaryVocabulary.feature(.expression))
+                    } else {
+                        fail(c, param: "a", "must be whole degrees, hflip, vflip or ignore, joined by '.' and applied in turn, got \(Quoted(token))")
+                    }
+                    return []
                 }
-                r.angle += Decimal6.quantize(angle)
+                angles.append(Double(angle))
             }
         }
-        return r
-    }
-
-    /// `a_` joins modes with '.', which decimal angles also contain: `hflip.17.5` is
-    /// `hflip` and `17.5`.
-    static func rotationTokens(_ text: String) -> [String] {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        var tokens: [String] = []
-        var i = 0
-        while i < parts.count {
-            let part = parts[i]
-            let isInteger = !part.isEmpty && part.drop(while: { $0 == "-" }).allSatisfy(\.isNumber) && part.contains(where: \.isNumber)
-            if isInteger, i + 1 < parts.count, !parts[i + 1].isEmpty, parts[i + 1].allSatisfy(\.isNumber) {
-                tokens.append(part + "." + parts[i + 1])
-                i += 2
-            } else {
-                tokens.append(part)
-                i += 1
-            }
-        }
-        return tokens
+        first.angle = angles.first ?? 0
+        return [first] + angles.dropFirst().map { Rotate(angle: $0) }
     }
 
     mutating func round(_ text: String, in c: Component) -> RoundCorners? {
@@ -596,7 +698,14 @@ private struct Run {
         let name = parts[0]
         guard let kind = Effect.Kind(rawValue: name) else {
             let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
-            fail(c, "unknown effect \(Quoted(name))" + Suggest.hint(for: name, among: CloudinaryParser.effectNames, else: supported))
+            if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {
+                refuse(c, "e_" + text, feature)
+            } else if CloudinaryVocabulary.cloudinaryEffects.contains(name) {
+                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: \(CloudinaryVocabulary.plannedEffects)\(supported)")
+            } else {
+                fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "effect \(Quoted(name))",
+                                                 hint: Suggest.hint(for: name, among: CloudinaryParser.effectNames, else: supported)))
+            }
             return nil
         }
         let args = Array(parts.dropFirst())

@@ -33,7 +33,11 @@ public enum CloudinaryPrinter {
             var tokens: [String] = []
             if r.horizontalFlip { tokens.append("hflip") }
             if r.verticalFlip { tokens.append("vflip") }
-            if r.angle != 0 || tokens.isEmpty { tokens.append(Decimal6.string(r.angle)) }
+            if r.angle != 0 || tokens.isEmpty {
+                // a_ takes whole degrees: Cloudinary reads a_12.5 as 12 then 5 degrees.
+                guard r.angle == r.angle.rounded() else { throw Unprintable(reason: "a fractional angle (\(Decimal6.string(r.angle))) exists only in JSON; a_ takes whole degrees") }
+                tokens.append(Decimal6.string(r.angle))
+            }
             var params = ["a_" + tokens.joined(separator: ".")]
             if let b = r.background, b != .transparent { params.append("b_" + color(b)) }
             return [params.joined(separator: ",")]
@@ -120,6 +124,7 @@ public enum CloudinaryPrinter {
             if t.italic { style.append("italic") }
             opener = "l_text:" + style.joined(separator: "_") + ":" + percentEncode(t.text)
             if t.color != .black { opener += ",co_" + color(t.color) }
+            if let width = t.width { opener += ",c_fit,w_\(width)" }
         }
         var apply = o.regionRelative ? ["fl_layer_apply", "fl_region_relative"] : ["fl_layer_apply"]
         if let g = o.gravity, g != .center, let token = g.token { apply.append("g_" + token) }

@@ -141,13 +141,15 @@ final class IssueCollector {
 }
 
 enum GravityMessages {
-    static func unsupported(_ token: String) -> String {
+    /// `written` is how the input spelled it: `g_ocr_text` in a string, `gravity "ocr_text"` in JSON.
+    static func unsupported(_ token: String, written: String? = nil) -> String {
+        let written = written ?? "gravity \(Quoted(token))"
         let supported = "supported: \(Gravity.supportedTokens.joined(separator: ", ")) and a focal point"
         if Gravity.isDetectorGravity(token) {
-            return "gravity \(Quoted(token)) is Cloudinary's, but needs an object, text or body detector (an add-on or AI feature there) that Derive does not have; \(supported)"
+            return CloudinaryVocabulary.notSupported(written, CloudinaryVocabulary.feature(.detectorGravity)) + "; \(supported)"
         }
         let hint = Suggest.hint(for: token, among: Gravity.supportedTokens)
-        return "unknown gravity \(Quoted(token))\(hint); \(supported)"
+        return CloudinaryVocabulary.unknown(written, what: "gravity \(Quoted(token))", hint: hint) + "; \(supported)"
     }
 }
 

@@ -15,7 +15,7 @@ public struct JSONChainDecoder: Sendable {
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative"]
-    static let textKeys = ["text", "font", "size", "bold", "italic", "color"]
+    static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width"]
     static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
 
     /// Parses and decodes a job document (`{"source": ..., "outputs": [...]}`).
@@ -505,6 +505,7 @@ public struct JSONChainDecoder: Sendable {
         if let bold = log.bool(fields["bold"], at: path.appending("bold")) { layer.bold = bold }
         if let italic = log.bool(fields["italic"], at: path.appending("italic")) { layer.italic = italic }
         if let color = log.color(fields["color"], at: path.appending("color")) { layer.color = color }
+        if let width = log.int(fields["width"], at: path.appending("width")) { layer.width = width }
         return layer
     }
 

@@ -245,6 +245,7 @@ enum StepRules {
                 issues.append(FieldIssue(field: "text.text", reason: "must be 1 to \(limits.maxTextLength) characters, got \(t.text.count)"))
             }
             issues += check(t.size, in: 1...1000, field: "text.size")
+            if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width") }
             if !(1...64).contains(t.font.count) || !t.font.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) {
                 issues.append(FieldIssue(field: "text.font", reason: "font names are 1–64 letters, digits, spaces or hyphens, got \(Quoted(t.font))"))
             }

@@ -1,0 +1,165 @@
+/// Cloudinary's transformation vocabulary as far as Derive knows it: every parameter Cloudinary
+/// has, and the one list of what Derive does not support, with why or which issue will add it.
+/// Refusals of strings are worded from here, and the README's list mirrors `unsupported`.
+public enum CloudinaryVocabulary {
+    /// Every parameter prefix of Cloudinary's transformation reference (images and video).
+    static let cloudinaryParameters = [
+        "a", "ac", "af", "ar", "b", "bl", "bo", "br", "c", "co", "cs", "d", "dl", "dn", "dpr", "du", "e", "eo",
+        "f", "fl", "fn", "fps", "g", "h", "if", "ki", "l", "o", "p", "pg", "q", "r", "so", "sp", "t", "u", "vc",
+        "vs", "w", "x", "y", "z",
+    ]
+
+    /// Cloudinary's flags (`fl_<name>`).
+    static let cloudinaryFlags = [
+        "alternate", "animated", "any_format", "apng", "attachment", "awebp", "c2pa", "clip", "clip_evenodd", "cutter",
+        "draco", "force_icc", "force_strip", "getinfo", "group4", "hlsv3", "ignore_aspect_ratio", "ignore_mask_channels",
+        "immutable_cache", "keep_attribution", "keep_dar", "keep_iptc", "keep_metadata", "layer_apply", "lossless", "lossy",
+        "mono", "no_overflow", "no_stream", "png8", "png24", "png32", "preserve_transparency", "progressive",
+        "rasterize", "region_relative", "relative", "replace_image", "sanitize", "splice", "streaming_attachment",
+        "strip_profile", "text_disallow_overflow", "text_no_trim", "tiff8_lzw", "tiled", "truncate_ts", "waveform",
+    ]
+
+    /// Cloudinary's image and video effects (`e_<name>`).
+    static let cloudinaryEffects = [
+        "accelerate", "adv_redeye", "anti_removal", "art", "assist_colorblind", "auto_brightness", "auto_color",
+        "auto_contrast", "auto_enhance", "background_removal", "bgremoval", "blackwhite", "blue", "blur", "blur_faces",
+        "blur_region", "boomerang", "brightness", "brightness_hsb", "camera", "cartoonify", "colorize", "contrast",
+        "cut_out", "deshake", "displace", "distort", "dropshadow", "enhance", "extract", "fade", "fill_light", "gamma",
+        "gradient_fade", "grayscale", "green", "hue", "improve", "light", "loop", "make_transparent", "mask",
+        "morphology", "multiply", "negate", "noise", "oil_paint", "opacity_threshold", "ordered_dither", "outline",
+        "overlay", "pixelate", "pixelate_faces", "pixelate_region", "preview", "progressbar", "recolor", "red",
+        "redeye", "remove_background", "replace_color", "reverse", "saturation", "screen", "sepia", "shadow",
+        "sharpen", "shear", "simulate_colorblind", "style_transfer", "swap_image", "theme", "tint", "transition",
+        "trim", "unsharp_mask", "upscale", "vectorize", "vibrance", "viesus_correct", "vignette", "volume", "zoompan",
+    ]
+
+    /// Cloudinary's crop and resize modes (`c_<mode>`).
+    static let cloudinaryCropModes = [
+        "auto", "auto_pad", "crop", "fill", "fill_pad", "fit", "imagga_crop", "imagga_scale", "lfill", "limit", "lpad",
+        "mfit", "mpad", "pad", "scale", "thumb",
+    ]
+
+    /// Cloudinary's arithmetic operators and the predefined values an expression may name.
+    static let expressionWords: Set<String> = [
+        "add", "sub", "mul", "div", "mod", "pow",
+        "iw", "ih", "iar", "w", "h", "ar", "pc", "cp", "fc", "faces", "idu", "du", "ils", "dpr", "tags", "ctx", "md",
+        "initial_width", "initial_height", "initial_aspect_ratio", "width", "height", "aspect_ratio",
+        "current_page", "page_count", "face_count", "initial_duration", "duration", "illustration_score",
+    ]
+
+    /// Whether a value is an arithmetic expression or names a predefined value (`iw_div_2`, `iw`).
+    static func isExpression(_ text: String) -> Bool {
+        let words = text.lowercased().split(separator: "_").map(String.init)
+        return words.contains { expressionWords.contains($0) } || words.contains { $0.hasPrefix("initial") || $0.hasPrefix("current") }
+    }
+
+    /// One Cloudinary feature Derive refuses, found by where it appears in a string.
+    public struct Unsupported: Sendable, Hashable {
+        public enum Match: Sendable, Hashable {
+            /// The whole parameter (`if_...`, `u_...`).
+            case parameter(String)
+            /// A parameter with exactly this value (`dpr_auto`).
+            case value(String, String)
+            /// A parameter whose value starts with this (`e_gen_`, `w_auto:`).
+            case valuePrefix(String, String)
+            /// A flag (`fl_relative`).
+            case flag(String)
+            /// A user-defined variable (`$name_...` or `$name` in a value).
+            case variable
+            /// An arithmetic expression or predefined value where a number goes (`w_iw_div_2`).
+            case expression
+            /// A gravity that needs a detector Derive does not have (`g_ocr_text`, `g_auto:subject`).
+            case detectorGravity
+        }
+
+        public var match: Match
+        /// How the README and messages write it: `if_<condition>`.
+        public var spelling: String
+        /// What it is and why Derive refuses it, or which issue will add it.
+        public var reason: String
+    }
+
+    static let plannedLanguage = "planned in issue 15"
+    static let plannedEffects = "planned in the next language issue (effects, layers and formats)"
+    static let generative = "generative AI, which Derive does not run"
+    static let addOn = "a Cloudinary add-on or AI feature that Derive does not have"
+    static let video = "video and audio only; Derive makes images"
+
+    /// The one list of Cloudinary features Derive does not support.
+    public static let unsupported: [Unsupported] = [
+        Unsupported(match: .parameter("if"), spelling: "if_<condition>, if_else, if_end", reason: "conditional transformations; \(plannedLanguage)"),
+        Unsupported(match: .variable, spelling: "$<name>_<value>", reason: "user-defined variables (also $<name> in a value and $(name) in l_text); \(plannedLanguage)"),
+        Unsupported(match: .expression, spelling: "w_iw_div_2", reason: "arithmetic expressions and predefined values (iw, ih, ar, fc...) where a number goes; \(plannedLanguage)"),
+        Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),
+        Unsupported(match: .value("w", "auto"), spelling: "w_auto, w_auto:<step>:<fallback>, w_auto:breakpoints...", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
+        Unsupported(match: .valuePrefix("w", "auto:"), spelling: "", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
+        Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
+        Unsupported(match: .flag("relative"), spelling: "fl_relative", reason: "overlay sizes relative to the base image; \(plannedLanguage)"),
+        Unsupported(match: .flag("ignore_aspect_ratio"), spelling: "fl_ignore_aspect_ratio", reason: "stretching to both w_ and h_ in modes that keep the aspect; \(plannedLanguage)"),
+        Unsupported(match: .parameter("u"), spelling: "u_<layer>", reason: "underlays; \(plannedEffects)"),
+        Unsupported(match: .valuePrefix("l", "lut:"), spelling: "l_lut:<file>", reason: "3D LUT layers; \(plannedEffects)"),
+        Unsupported(match: .valuePrefix("l", "private:"), spelling: "l_private:<id>, l_authenticated:<id>", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
+        Unsupported(match: .valuePrefix("l", "authenticated:"), spelling: "", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
+        Unsupported(match: .parameter("fn"), spelling: "fn_<function>", reason: "custom functions run user code (WebAssembly or a remote call), which Derive does not"),
+        Unsupported(match: .parameter("d"), spelling: "d_<image>", reason: "default image: a placeholder for a missing public ID; a Derive job names its source and fails when it is missing"),
+        Unsupported(match: .parameter("bl"), spelling: "bl_<name>", reason: "baseline transformations; \(plannedEffects)"),
+        Unsupported(match: .parameter("cs"), spelling: "cs_<colour space>", reason: "Derive converts to sRGB and keeps the profile only where needed; \(plannedEffects)"),
+        Unsupported(match: .parameter("dn"), spelling: "dn_<density>", reason: "rasterisation density of PDF and vector sources; \(plannedEffects)"),
+        Unsupported(match: .parameter("p"), spelling: "p_<prefix>", reason: "CSS sprite prefixes, which Derive does not make"),
+        Unsupported(match: .parameter("dl"), spelling: "dl_<delay>", reason: "animation frame delay; \(plannedEffects)"),
+        Unsupported(match: .valuePrefix("e", "gen_"), spelling: "e_gen_*", reason: generative),
+        Unsupported(match: .valuePrefix("b", "gen_fill"), spelling: "b_gen_fill", reason: generative),
+        Unsupported(match: .valuePrefix("e", "background_removal"), spelling: "e_background_removal, e_bgremoval, e_remove_background", reason: addOn),
+        Unsupported(match: .valuePrefix("e", "bgremoval"), spelling: "", reason: addOn),
+        Unsupported(match: .valuePrefix("e", "remove_background"), spelling: "", reason: addOn),
+        Unsupported(match: .valuePrefix("e", "style_transfer"), spelling: "e_style_transfer", reason: addOn),
+        Unsupported(match: .valuePrefix("e", "upscale"), spelling: "e_upscale, e_enhance", reason: addOn),
+        Unsupported(match: .valuePrefix("e", "enhance"), spelling: "", reason: addOn),
+        Unsupported(match: .valuePrefix("e", "viesus_correct"), spelling: "e_viesus_correct", reason: addOn),
+        Unsupported(match: .valuePrefix("c", "imagga_"), spelling: "c_imagga_crop, c_imagga_scale", reason: addOn),
+        Unsupported(match: .value("c", "auto_pad"), spelling: "c_auto_pad, c_fill_pad", reason: "content-aware padding; \(plannedEffects)"),
+        Unsupported(match: .value("c", "fill_pad"), spelling: "", reason: "content-aware padding; \(plannedEffects)"),
+        Unsupported(match: .detectorGravity, spelling: "g_auto:subject, g_ocr_text, g_body, g_adv_*, g_custom", reason: "object, text and body gravities: \(addOn)"),
+        Unsupported(match: .valuePrefix("b", "auto"), spelling: "b_auto[:<mode>]", reason: "content-aware pad colours; \(plannedEffects)"),
+        Unsupported(match: .valuePrefix("b", "blurred"), spelling: "b_blurred", reason: "blurred padding; \(plannedEffects)"),
+        Unsupported(match: .valuePrefix("a", "auto"), spelling: "a_auto_right, a_auto_left", reason: "turns by the requested aspect ratio; rotate by an explicit angle (EXIF orientation is applied automatically)"),
+        Unsupported(match: .value("a", "exif"), spelling: "", reason: "EXIF orientation is applied automatically; a_ignore turns it off"),
+    ] + ["ac", "af", "br", "du", "eo", "so", "sp", "vc", "vs", "fps", "ki"].map {
+        Unsupported(match: .parameter($0), spelling: $0 == "ac" ? "ac_, af_, br_, du_, eo_, so_, sp_, vc_, vs_, fps_, ki_" : "", reason: video)
+    } + ["video:", "subtitles:", "audio:"].map {
+        Unsupported(match: .valuePrefix("l", $0), spelling: $0 == "video:" ? "l_video:, l_subtitles:, l_audio:" : "", reason: video)
+    }
+
+    /// The feature a parameter names, when Derive refuses it.
+    static func unsupported(key: String, value: String) -> Unsupported? {
+        if key.hasPrefix("$") || value.contains("$") { return unsupported.first { $0.match == .variable } }
+        return unsupported.first { feature in
+            switch feature.match {
+            case .parameter(let k): return k == key
+            case .value(let k, let v): return k == key && v == value
+            case .valuePrefix(let k, let prefix): return k == key && value.hasPrefix(prefix)
+            case .flag(let f): return key == "fl" && value == f
+            case .variable, .expression, .detectorGravity: return false
+            }
+        }
+    }
+
+    static func feature(_ match: Unsupported.Match) -> Unsupported {
+        unsupported.first { $0.match == match }!
+    }
+
+    /// The first line of a refusal of something Cloudinary has and Derive does not.
+    static func notSupported(_ written: String, _ feature: Unsupported) -> String {
+        "\(written): known to Cloudinary, not supported by Derive: \(feature.reason)"
+    }
+
+    /// The first line of a refusal of something Cloudinary does not have either.
+    static func unknown(_ written: String, what: String, hint: String) -> String {
+        "\(written): unknown to Cloudinary (no \(what))\(hint)"
+    }
+
+    /// The README's list: one line per feature that has a spelling.
+    public static var readmeList: [String] {
+        unsupported.filter { !$0.spelling.isEmpty }.map { "- `\($0.spelling)`: \($0.reason)" }
+    }
+}
