@@ -61,6 +61,29 @@ struct FaultSuiteTests {
         #expect(run.workers.allSatisfy { !$0.process.isRunning })
     }
 
+    /// The store unreachable for seconds mid-run (the workers reach S3 through a forwarder
+    /// that is stopped and started again): uploads fail as retryable, the jobs are retried
+    /// after their backoff, and every one completes once with nothing partial left behind.
+    @Test func aStoreOutageDelaysJobsAndLosesNothing() throws {
+        let s3 = try TestServers.s3()
+        let target = try #require(URLComponents(string: s3.endpoint))
+        let forwarder = try Forwarder(to: target.host ?? "127.0.0.1", port: target.port ?? 80)
+        let run = try FaultRun(jobs: 40 * Self.scale, lease: 3, delay: 0.3, storeEndpoint: "http://127.0.0.1:\(forwarder.port)")
+        for _ in 0..<2 { try run.startWorker() }
+        Thread.sleep(forTimeInterval: 1.5)
+        forwarder.stop()
+        Thread.sleep(forTimeInterval: 4)
+        try forwarder.start()
+        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
+        run.stopWorkers()
+        let found = try run.invariants()
+        print(run.summary(found) + "; the store unreachable for 4 s")
+        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
+        let failedUploads = try run.sql().query("SELECT count(*) FROM derive.job_archive WHERE id = ANY($1::bigint[]) AND jsonb_array_length(errors) > 0",
+                                                [FaultRun.array(run.ids)]).scalar
+        #expect((Int(failedUploads ?? "0") ?? 0) > 0, "no job met the outage: the run proved nothing")
+    }
+
     /// The runner's own check: a store that lost an object, an object nobody recorded, a row
     /// whose bytes differ and a job left behind are each reported, so a broken invariant
     /// fails the suite.
@@ -113,7 +136,7 @@ final class FaultRun {
 
     /// Each job fetches one of three photographs (every other one through a 0.2 s delay, so
     /// kills find jobs mid-fetch too) and writes two outputs named after it.
-    init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil) throws {
+    init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil, storeEndpoint: String? = nil) throws {
         if let database {
             _ = try Migrator().migrate(url: database)
             (queue, location, store) = (nil, database, PostgresJobStore(url: database))
@@ -126,6 +149,7 @@ final class FaultRun {
         prefix = "faults-\(UUID().uuidString.prefix(8).lowercased())"
         var environment = WorkerEndToEndTests.environment(s3)
         environment["DERIVE_RESCUE_INTERVAL"] = "0.5"
+        if let storeEndpoint { environment["DERIVE_S3_ENDPOINT"] = storeEndpoint }
         self.environment = environment
         arguments = ["work", "--database", location, "--store", "s3://\(s3.bucket)/\(prefix)", "--slots", "2",
                      "--lease", String(lease), "--grace", "5"]
@@ -299,7 +323,7 @@ final class FaultRun {
     func summary(_ found: Invariants) -> String {
         let seconds = Date().timeIntervalSince(started)
         return "fault run \(prefix): \(ids.count) jobs, \(workers.count) worker processes, \(kills) SIGKILLs in \(Int(seconds)) s; "
-            + "\(found.completed) completed (\(found.retried) after a lost run), \(found.rows) derivative rows, \(found.objects) objects, "
+            + "\(found.completed) completed (\(found.retried) ran more than once), \(found.rows) derivative rows, \(found.objects) objects, "
             + "\(found.rederived) retried jobs derived again and compared; \(found.violations.count) violations"
     }
 
@@ -307,4 +331,42 @@ final class FaultRun {
 
     static func array(_ ids: [JobID]) -> String { "{" + ids.map(String.init).joined(separator: ",") + "}" }
     static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
+}
+
+/// `Tests/Servers/forward.py` on a loopback port of its own, in front of a server: stopping it
+/// makes the server unreachable for whoever connects through it, starting it again on the same
+/// port brings it back.
+final class Forwarder {
+    let port: Int
+    let host: String
+    let targetPort: Int
+    private var process: Process?
+
+    init(to host: String, port targetPort: Int) throws {
+        let found = try Python.run("import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+        port = try #require(Int(found.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        self.host = host
+        self.targetPort = targetPort
+        try start()
+    }
+
+    deinit { stop() }
+
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Paths.repository.appendingPathComponent("Tests/Servers/forward.py").path, String(port), host, String(targetPort)]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        try waitUntil("the forwarder listens") { (try? Python.run("import socket; socket.create_connection(('127.0.0.1', \(port)), 1)").status) == 0 }
+    }
+
+    /// SIGKILL: open connections through it break too, as when a host goes away.
+    func stop() {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGKILL)
+        while process.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+        self.process = nil
+    }
 }
