@@ -1,5 +1,6 @@
 import DeriveCore
 import DerivePostgres
+import DeriveSQLite
 import DeriveTestSupport
 import Foundation
 import Testing
@@ -84,6 +85,25 @@ struct FaultSuiteTests {
         #expect((Int(failedUploads ?? "0") ?? 0) > 0, "no job met the outage: the run proved nothing")
     }
 
+    /// The embedded default: two worker processes on one SQLite file, SIGKILLed at random and
+    /// replaced; the same invariants.
+    @Test func workersOnOneSQLiteFileKilledAtRandomLoseNothing() throws {
+        let run = try FaultRun(jobs: 50 * Self.scale, lease: 3, sqlite: true)
+        for _ in 0..<2 { try run.startWorker() }
+        var generator = SystemRandomNumberGenerator()
+        let kills = 8 * Self.scale
+        for _ in 0..<kills {
+            Thread.sleep(forTimeInterval: Double.random(in: 0.3...0.8, using: &generator))
+            try run.killAndReplaceRandomWorker(using: &generator)
+        }
+        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
+        run.stopWorkers()
+        let found = try run.invariants()
+        print(run.summary(found) + "; SQLite")
+        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
+        #expect(found.retried > 0, "no kill landed on a running job: the run proved nothing")
+    }
+
     /// The runner's own check: a store that lost an object, an object nobody recorded, a row
     /// whose bytes differ and a job left behind are each reported, so a broken invariant
     /// fails the suite.
@@ -136,12 +156,12 @@ final class FaultRun {
 
     /// Each job fetches one of three photographs (every other one through a 0.2 s delay, so
     /// kills find jobs mid-fetch too) and writes two outputs named after it.
-    init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil, storeEndpoint: String? = nil) throws {
+    init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil, sqlite: Bool = false, storeEndpoint: String? = nil) throws {
         if let database {
             _ = try Migrator().migrate(url: database)
             (queue, location, store) = (nil, database, PostgresJobStore(url: database))
         } else {
-            let queue = try TestQueue(.postgres)
+            let queue = try TestQueue(sqlite ? .sqlite : .postgres)
             (self.queue, location, store) = (queue, queue.location, queue.store)
         }
         origin = try TestServers.origin()
@@ -153,18 +173,33 @@ final class FaultRun {
         self.environment = environment
         arguments = ["work", "--database", location, "--store", "s3://\(s3.bucket)/\(prefix)", "--slots", "2",
                      "--lease", String(lease), "--grace", "5"]
-        let sql = try self.sql()
         for index in 0..<jobs {
             let source = index % 2 == 0
                 ? origin + "/slow?delay=\(delay)&n=\(prefix)-\(index)"
                 : origin + "/fixture/" + WorkerEndToEndTests.photos[index % 3] + "?n=\(prefix)-\(index)"
             let outputs = #"[{"name": "a\#(index)", "chain": "c_scale,w_\#(40 + index % 60)/f_webp,q_70"}, "#
                 + #"{"name": "b\#(index)", "chain": "c_fill,w_64,h_64,g_auto/f_jpg,q_80"}]"#
-            ids.append(JobID(try sql.query("SELECT derive.submit($1, $2::jsonb)", [source, outputs]).scalar!)!)
+            let document = #"{"version": 1, "source": "\#(source)", "outputs": \#(outputs)}"#
+            ids.append(try store.submit([NewJob(payload: try JSONParser().parse(document))])[0].id)
         }
     }
 
+    /// A connection to the run's PostgreSQL database, for checks only PostgreSQL can make.
     func sql() throws -> PostgresConnection { try PostgresConnection(url: location) }
+
+    /// Rows of a query on the run's database, PostgreSQL or SQLite, as text. The database is
+    /// the run's alone, so the queries need no filter; `derive.` names PostgreSQL's schema.
+    func rows(_ query: String, _ parameters: [String] = []) throws -> [[String?]] {
+        switch try QueueLocation.parse(location) {
+        case .postgres(let url):
+            return try PostgresConnection(url: url).query(query, parameters).rows
+        case .sqlite(let path):
+            let text = query.replacingOccurrences(of: "derive.", with: "").replacingOccurrences(of: "::text", with: "")
+            return try SQLiteConnection(path: path).query(text, parameters.map { SQLiteValue($0) }).map { row in
+                row.map { value in value.string ?? value.int.map { String($0) } ?? value.double.map { String($0) } }
+            }
+        }
+    }
 
     func startWorker() throws {
         workers.append(try BackgroundProcess(arguments, environment: environment))
@@ -180,9 +215,8 @@ final class FaultRun {
     }
 
     func waitUntilFinished(timeout: Double) throws {
-        let sql = try self.sql()
         try waitUntil("every job of the run finished", timeout: timeout) {
-            try sql.query("SELECT count(*) FROM derive.jobs WHERE id = ANY($1::bigint[])", [Self.array(ids)]).scalar == "0"
+            try rows("SELECT count(*) FROM derive.jobs").first?.first == "0"
         }
     }
 
@@ -212,13 +246,11 @@ final class FaultRun {
     /// than once are byte for byte what one clean run makes.
     func invariants() throws -> Invariants {
         var found = Invariants()
-        let sql = try self.sql()
-        let idList = Self.array(ids)
-        for row in try sql.query("SELECT id, state FROM derive.jobs WHERE id = ANY($1::bigint[])", [idList]).rows {
+        for row in try rows("SELECT id, state FROM derive.jobs") {
             found.violations.append("job \(row[0] ?? "?") not finished: still \(row[1] ?? "?")")
         }
         var attempts: [JobID: Int] = [:]
-        for row in try sql.query("SELECT id, outcome, attempt FROM derive.job_archive WHERE id = ANY($1::bigint[])", [idList]).rows {
+        for row in try rows("SELECT id, outcome, attempt FROM derive.job_archive") {
             let id = JobID(row[0]!)!, attempt = Int(row[2]!)!
             if attempts[id] != nil { found.violations.append("job \(id) finished twice") }
             attempts[id] = attempt
@@ -230,8 +262,7 @@ final class FaultRun {
         found.objects = objects.count
         var outputs: [JobID: Set<String>] = [:]
         var referenced: Set<String> = []
-        let derivatives = try sql.query("SELECT job_id, output_name, storage_key, bytes, sha256 FROM derive.derivatives WHERE job_id = ANY($1::bigint[])",
-                                        [idList]).rows
+        let derivatives = try rows("SELECT job_id, output_name, storage_key, bytes, sha256 FROM derive.derivatives")
         found.rows = derivatives.count
         for row in derivatives {
             let id = JobID(row[0]!)!, name = row[1]!, key = prefix + "/" + row[2]!
@@ -259,11 +290,10 @@ final class FaultRun {
     /// output's SHA-256 with its row's.
     private func compareRetriedWithCleanRuns(_ retried: [JobID], _ derivatives: [[String?]], into found: inout Invariants) throws {
         guard !retried.isEmpty else { return }
-        let sql = try self.sql()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-faults-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         for id in retried.sorted() {
-            let payload = try JSONParser().parse(try #require(try sql.query("SELECT payload::text FROM derive.job_archive WHERE id = $1", [String(id)]).scalar))
+            let payload = try JSONParser().parse(try #require(try rows("SELECT payload::text FROM derive.job_archive WHERE id = $1", [String(id)]).first?.first ?? nil))
             guard case .string(let source)? = payload["source"], let outputs = payload["outputs"] else { throw Missing() }
             let chain = JSONWriter.compact(.object(["outputs": outputs]))
             let result = try DeriveBinary.run(["run", source, "--chain", chain, "--out", folder.path], environment: environment)
