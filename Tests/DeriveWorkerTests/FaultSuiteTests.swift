@@ -17,18 +17,22 @@ struct FaultSuiteTests {
     /// Workers SIGKILLed at random and replaced, each kill landing wherever it lands (a fetch,
     /// an encode, an upload, a completion): nothing is lost, nothing is done twice.
     @Test func workersKilledAtRandomLoseNothingAndDoNothingTwice() throws {
-        let run = try FaultRun(jobs: 90 * Self.scale, lease: 3)
-        for _ in 0..<3 { try run.startWorker() }
+        try Self.killingRun(FaultRun(jobs: 90 * Self.scale, lease: 3), workers: 3, kills: 15 * Self.scale, pause: 0.2...0.6, label: "PostgreSQL")
+    }
+
+    /// Starts `workers`, SIGKILLs a random one `kills` times (replacing it each time, `pause`
+    /// seconds apart), lets the rest finish and checks the invariants.
+    static func killingRun(_ run: FaultRun, workers: Int, kills: Int, pause: ClosedRange<Double>, label: String) throws {
+        for _ in 0..<workers { try run.startWorker() }
         var generator = SystemRandomNumberGenerator()
-        let kills = 15 * Self.scale
         for _ in 0..<kills {
-            Thread.sleep(forTimeInterval: Double.random(in: 0.2...0.6, using: &generator))
+            Thread.sleep(forTimeInterval: Double.random(in: pause, using: &generator))
             try run.killAndReplaceRandomWorker(using: &generator)
         }
-        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
+        try run.waitUntilFinished(timeout: 120 * Double(scale))
         run.stopWorkers()
         let found = try run.invariants()
-        print(run.summary(found))
+        print(run.summary(found) + "; " + label)
         #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
         #expect(run.kills == kills)
         #expect(found.retried > 0, "no kill landed on a running job: the run proved nothing")
@@ -88,20 +92,7 @@ struct FaultSuiteTests {
     /// The embedded default: two worker processes on one SQLite file, SIGKILLed at random and
     /// replaced; the same invariants.
     @Test func workersOnOneSQLiteFileKilledAtRandomLoseNothing() throws {
-        let run = try FaultRun(jobs: 50 * Self.scale, lease: 3, sqlite: true)
-        for _ in 0..<2 { try run.startWorker() }
-        var generator = SystemRandomNumberGenerator()
-        let kills = 8 * Self.scale
-        for _ in 0..<kills {
-            Thread.sleep(forTimeInterval: Double.random(in: 0.3...0.8, using: &generator))
-            try run.killAndReplaceRandomWorker(using: &generator)
-        }
-        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
-        run.stopWorkers()
-        let found = try run.invariants()
-        print(run.summary(found) + "; SQLite")
-        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
-        #expect(found.retried > 0, "no kill landed on a running job: the run proved nothing")
+        try Self.killingRun(FaultRun(jobs: 50 * Self.scale, lease: 3, sqlite: true), workers: 2, kills: 8 * Self.scale, pause: 0.3...0.8, label: "SQLite")
     }
 
     /// The runner's own check: a store that lost an object, an object nobody recorded, a row
