@@ -1,4 +1,5 @@
 import DeriveCore
+import DeriveDigest
 import DerivePostgres
 import DeriveSQLite
 import DeriveTestSupport
@@ -31,8 +32,16 @@ struct FaultSuiteTests {
         }
         try run.waitUntilFinished(timeout: 120 * Double(scale))
         run.stopWorkers()
+        var swept = ""
+        if run.folder != nil {
+            // A kill between writing an output and renaming it leaves a temporary file; the
+            // sweep must remove exactly those (the invariants then find nothing stray).
+            let left = try run.temporaryFiles()
+            #expect(try run.sweepAbandoned() == left.count)
+            swept = "; \(left.count) temporary files left by kills, all swept by derive prune"
+        }
         let found = try run.invariants()
-        print(run.summary(found) + "; " + label)
+        print(run.summary(found) + "; " + label + swept)
         #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
         #expect(run.kills == kills)
         #expect(found.retried > 0, "no kill landed on a running job: the run proved nothing")
@@ -95,6 +104,13 @@ struct FaultSuiteTests {
         try Self.killingRun(FaultRun(jobs: 50 * Self.scale, lease: 3, sqlite: true), workers: 2, kills: 8 * Self.scale, pause: 0.3...0.8, label: "SQLite")
     }
 
+    /// Workers writing to a folder store SIGKILLed at random: outputs land by rename, so a
+    /// kill leaves at most a temporary file, which the abandoned-write sweep removes.
+    @Test func workersWritingToAFolderKilledAtRandomLeaveNothingBehind() throws {
+        try Self.killingRun(FaultRun(jobs: 60 * Self.scale, lease: 3, toFolder: true), workers: 2, kills: 10 * Self.scale,
+                            pause: 0.2...0.6, label: "PostgreSQL and a folder store")
+    }
+
     /// The runner's own check: a store that lost an object, an object nobody recorded, a row
     /// whose bytes differ and a job left behind are each reported, so a broken invariant
     /// fails the suite.
@@ -147,7 +163,11 @@ final class FaultRun {
 
     /// Each job fetches one of three photographs (every other one through a 0.2 s delay, so
     /// kills find jobs mid-fetch too) and writes two outputs named after it.
-    init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil, sqlite: Bool = false, storeEndpoint: String? = nil) throws {
+    /// The folder store's root, when the run writes to a folder rather than to S3.
+    let folder: URL?
+
+    init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil, sqlite: Bool = false, storeEndpoint: String? = nil,
+         toFolder: Bool = false) throws {
         if let database {
             _ = try Migrator().migrate(url: database)
             (queue, location, store) = (nil, database, PostgresJobStore(url: database))
@@ -162,7 +182,8 @@ final class FaultRun {
         environment["DERIVE_RESCUE_INTERVAL"] = "0.5"
         if let storeEndpoint { environment["DERIVE_S3_ENDPOINT"] = storeEndpoint }
         self.environment = environment
-        arguments = ["work", "--database", location, "--store", "s3://\(s3.bucket)/\(prefix)", "--slots", "2",
+        folder = toFolder ? FileManager.default.temporaryDirectory.appendingPathComponent("derive-\(prefix)") : nil
+        arguments = ["work", "--database", location, "--store", folder?.path ?? "s3://\(s3.bucket)/\(prefix)", "--slots", "2",
                      "--lease", String(lease), "--grace", "5"]
         for index in 0..<jobs {
             let source = index % 2 == 0
@@ -190,6 +211,10 @@ final class FaultRun {
                 row.map { value in value.string ?? value.int.map { String($0) } ?? value.double.map { String($0) } }
             }
         }
+    }
+
+    deinit {
+        if let folder { try? FileManager.default.removeItem(at: folder) }
     }
 
     func startWorker() throws {
@@ -256,7 +281,7 @@ final class FaultRun {
         let derivatives = try rows("SELECT job_id, output_name, storage_key, bytes, sha256 FROM derive.derivatives")
         found.rows = derivatives.count
         for row in derivatives {
-            let id = JobID(row[0]!)!, name = row[1]!, key = prefix + "/" + row[2]!
+            let id = JobID(row[0]!)!, name = row[1]!, key = folder == nil ? prefix + "/" + row[2]! : row[2]!
             if outputs[id, default: []].insert(name).inserted == false { found.violations.append("job \(id) output \(name) has two rows") }
             referenced.insert(key)
             guard let object = objects[key] else {
@@ -302,8 +327,19 @@ final class FaultRun {
         }
     }
 
-    /// The objects under the run's prefix: key, size and SHA-256, from the S3 server.
+    /// The objects of the run's store: key, size and SHA-256, from the folder (every file,
+    /// temporary ones included) or from the S3 server (everything under the run's prefix).
     func objects() throws -> [String: (bytes: Int, sha256: String)] {
+        if let folder {
+            var objects: [String: (bytes: Int, sha256: String)] = [:]
+            let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])
+            while let file = files?.nextObject() as? URL {
+                guard (try file.resourceValues(forKeys: [.isRegularFileKey])).isRegularFile == true else { continue }
+                let bytes = [UInt8](try Data(contentsOf: file))
+                objects[String(file.standardizedFileURL.path.dropFirst(folder.standardizedFileURL.path.count + 1))] = (bytes.count, ContentHash.sha256(bytes))
+            }
+            return objects
+        }
         let listing = try s3Script("""
             out = {}
             # (moto checks the signature of a prefix with a slash wrongly; the prefix is unique)
@@ -321,6 +357,23 @@ final class FaultRun {
             objects[key] = (bytes.intValue ?? -1, sha)
         }
         return objects
+    }
+
+    /// Temporary files a killed writer left in the folder store (`.<name>.<UUID>.tmp`).
+    func temporaryFiles() throws -> [String] {
+        try objects().keys.filter { ($0 as NSString).lastPathComponent.hasPrefix(".") && $0.hasSuffix(".tmp") }.sorted()
+    }
+
+    /// `derive prune` removing abandoned writes older than a second: what an operator (or a
+    /// worker, after `DERIVE_ABANDONED_AFTER`) does. Returns how many it removed.
+    func sweepAbandoned() throws -> Int {
+        Thread.sleep(forTimeInterval: 1.2)
+        let result = try DeriveBinary.run(["prune", "--database", location, "--store", folder?.path ?? "s3://\(s3.bucket)/\(prefix)",
+                                           "--abandoned-after", "1s", "--json"], environment: environment)
+        guard result.status == 0, case .number(let removed)? = try JSONParser().parse(result.stdout)["abandonedWritesRemoved"] else {
+            throw ScriptFailed(status: result.status, output: result.stderr)
+        }
+        return removed.intValue ?? -1
     }
 
     /// Runs Python with `s3` (a boto3 client for the test server), `bucket` and `prefix` set.
