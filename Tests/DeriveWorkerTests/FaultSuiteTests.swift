@@ -111,6 +111,26 @@ struct FaultSuiteTests {
                             pause: 0.2...0.6, label: "PostgreSQL and a folder store")
     }
 
+    /// The origin cut off for seconds mid-run (sources come through a forwarder that is
+    /// killed, resetting transfers in flight and refusing new ones, then started again):
+    /// fetches fail as retryable and every job completes once.
+    @Test func anOriginThatResetsAndRefusesConnectionsLosesNothing() throws {
+        let target = try #require(URLComponents(string: try TestServers.origin()))
+        let forwarder = try Forwarder(to: target.host ?? "127.0.0.1", port: target.port ?? 80)
+        let run = try FaultRun(jobs: 40 * Self.scale, lease: 3, delay: 0.5, sourceOrigin: "http://127.0.0.1:\(forwarder.port)")
+        for _ in 0..<2 { try run.startWorker() }
+        Thread.sleep(forTimeInterval: 1.5)
+        forwarder.stop()
+        Thread.sleep(forTimeInterval: 3)
+        try forwarder.start()
+        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
+        run.stopWorkers()
+        let found = try run.invariants()
+        print(run.summary(found) + "; the origin cut off for 3 s")
+        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
+        #expect(found.retried > 0, "no job met the cut: the run proved nothing")
+    }
+
     /// The runner's own check: a store that lost an object, an object nobody recorded, a row
     /// whose bytes differ and a job left behind are each reported, so a broken invariant
     /// fails the suite.
@@ -167,7 +187,7 @@ final class FaultRun {
     let folder: URL?
 
     init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil, sqlite: Bool = false, storeEndpoint: String? = nil,
-         toFolder: Bool = false) throws {
+         toFolder: Bool = false, sourceOrigin: String? = nil) throws {
         if let database {
             _ = try Migrator().migrate(url: database)
             (queue, location, store) = (nil, database, PostgresJobStore(url: database))
@@ -175,7 +195,7 @@ final class FaultRun {
             let queue = try TestQueue(sqlite ? .sqlite : .postgres)
             (self.queue, location, store) = (queue, queue.location, queue.store)
         }
-        origin = try TestServers.origin()
+        origin = try sourceOrigin ?? TestServers.origin()
         s3 = try TestServers.s3()
         prefix = "faults-\(UUID().uuidString.prefix(8).lowercased())"
         var environment = WorkerEndToEndTests.environment(s3)
