@@ -50,4 +50,14 @@ export DERIVE_TEST_S3_BUCKET=derive-test
 read -r DERIVE_TEST_S3_ACCESS_KEY DERIVE_TEST_S3_SECRET_KEY < <(python3 Tests/Servers/s3_setup.py "$DERIVE_TEST_S3_ENDPOINT" "$DERIVE_TEST_S3_BUCKET")
 export DERIVE_TEST_S3_ACCESS_KEY DERIVE_TEST_S3_SECRET_KEY
 
-swift test "$@"
+# Every test must run here: this script installs every tool and starts every server the tests
+# need, so a skipped test means the set-up is broken, not that the test does not apply.
+set +e
+swift test "$@" 2>&1 | tee "$work/swift-test.log"
+status=${PIPESTATUS[0]}
+set -e
+if grep -E '^➜ (Test|Suite) .* skipped' "$work/swift-test.log" >&2; then
+    echo "test.sh: the tests above were skipped although this script provides what they need" >&2
+    exit 1
+fi
+exit "$status"

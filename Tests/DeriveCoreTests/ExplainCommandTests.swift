@@ -37,7 +37,7 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         let plan = try JSONParser().parse(result.stdout)
         #expect(plan["decode"]?["width"] == .int(2048) && plan["decode"]?["height"] == .int(2731))
-        guard case .array(let outputs)? = plan["outputs"] else { return }
+        guard case .array(let outputs)? = plan["outputs"] else { Issue.record("the plan has no outputs: \(result.stdout)"); return }
         #expect(outputs.map { $0["name"] } == [.string("thumb"), .string("full")])
         #expect(outputs[1]["width"] == .int(2048) && outputs[1]["height"] == .int(2731))
     }

@@ -134,11 +134,14 @@ func rect(_ x: Int, _ y: Int, _ w: Int, _ h: Int) -> Rect { Rect(x: x, y: y, wid
     func compassGravities(gravity: String, plain: Rect, offset: Rect) throws {
         let source = Size(1000, 800)
         for (chain, expected) in [("c_crop,w_200,h_100,g_\(gravity)", plain), ("c_crop,w_200,h_100,g_\(gravity),x_10,y_20", offset)] {
-            guard case .resize(let r)? = try canonical(string: chain).chain.first else { return }
+            guard case .resize(let r)? = try canonical(string: chain).chain.first else { Issue.record("\(chain) is not a resize"); continue }
             #expect(ResizeGeometry.layout(r, input: source).window == .rect(expected), "\(chain)")
         }
         // Fractional offsets are fractions of the image being cut.
-        guard case .resize(let r)? = try canonical(string: "c_crop,w_200,h_100,g_\(gravity),x_0.01,y_0.025").chain.first else { return }
+        guard case .resize(let r)? = try canonical(string: "c_crop,w_200,h_100,g_\(gravity),x_0.01,y_0.025").chain.first else {
+            Issue.record("not a resize")
+            return
+        }
         #expect(ResizeGeometry.layout(r, input: source).window == .rect(offset))
     }
 
@@ -151,7 +154,7 @@ func rect(_ x: Int, _ y: Int, _ w: Int, _ h: Int) -> Rect { Rect(x: x, y: y, wid
         ("c_fill,w_100,h_100,g_xy_center,x_900,y_400", rect(25, 0, 100, 100)),
     ])
     func focalPoints(chain: String, expected: Rect) throws {
-        guard case .resize(let r)? = try canonical(string: chain).chain.first else { return }
+        guard case .resize(let r)? = try canonical(string: chain).chain.first else { Issue.record("\(chain) is not a resize"); return }
         #expect(ResizeGeometry.layout(r, input: Size(1000, 800)).window == .rect(expected))
     }
 

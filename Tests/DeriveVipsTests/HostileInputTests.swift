@@ -67,7 +67,7 @@ import Testing
         }
         let (_, result) = try Harness.render("hostile/crafted_svg-external-refs-ssrf.svg", "c_scale,w_100/f_png")
         #expect(result.outputs.count == 1)
-        guard bound == 0, listen(listener, 4) == 0 else { return }
+        try #require(bound == 0 && listen(listener, 4) == 0, "could not listen on 127.0.0.1:9 to watch for the SVG's request")
         _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
         _ = try Harness.render("hostile/crafted_svg-external-refs-ssrf.svg", "c_scale,w_120/f_png")
         #expect(accept(listener, nil, nil) < 0, "the SVG renderer connected to a URL the SVG named")

@@ -21,7 +21,7 @@ import Testing
         let first = reports[0]
         #expect(first["source"]?["width"] == .int(1800) && first["source"]?["height"] == .int(1200))
         #expect(first["source"]?["orientation"] == .int(6))
-        guard case .array(let outputs)? = first["outputs"] else { return }
+        guard case .array(let outputs)? = first["outputs"] else { Issue.record("the report has no outputs: \(first)"); return }
         #expect(outputs.map { $0["name"] } == [.string("thumb"), .string("card"), .string("full")])
         for output in outputs {
             guard case .string(let location)? = output["location"], case .number(let size)? = output["bytes"], let bytes = size.intValue else {
@@ -43,7 +43,7 @@ import Testing
                                            "--chain", "c_thumb,w_64,h_64/f_webp", "--out", out.path])
         #expect(result.status != 0)
         #expect(result.stderr.contains("unsupported_format"))
-        guard case .array(let reports) = try JSONParser().parse(result.stdout) else { return }
+        guard case .array(let reports) = try JSONParser().parse(result.stdout) else { Issue.record("not a list of reports: \(result.stdout)"); return }
         #expect(reports[0]["error"]?["code"] == .string("unsupported_format"))
         #expect(reports[1]["outputs"] != nil)
     }

@@ -29,9 +29,13 @@ import Testing
 
     /// A tool the test command installs: missing there is a failure, elsewhere a skip.
     static func has(_ tool: String) -> Bool {
-        let found = (try? run(["sh", "-c", "command -v \(tool)"]).status) == 0
-        if !found && Python.required { Issue.record("\(tool) is not installed; Scripts/test.sh installs it") }
-        return found
+        (try? run(["sh", "-c", "command -v \(tool)"]).status) == 0
+    }
+
+    /// Whether a test that needs `tools` runs: always under the test command, which installs
+    /// them (a missing one then fails the test), otherwise only where they are installed.
+    static func runs(with tools: String...) -> Bool {
+        Python.required || tools.allSatisfy(has)
     }
 
     /// YAML documents as JSON.
@@ -72,16 +76,18 @@ import Testing
         #expect(!runtime.contains { $0.hasPrefix("USER root") || $0 == "USER 0" })
     }
 
-    @Test func theImageInstallsEveryLibraryDeriveLinks() throws {
-        guard Self.has("readelf"), Self.has("dpkg") else { return }
+    @Test(.enabled(if: DeployTests.runs(with: "readelf", "dpkg"), "needs readelf and dpkg (Scripts/test.sh installs it)"))
+    func theImageInstallsEveryLibraryDeriveLinks() throws {
+        try #require(Self.has("readelf") && Self.has("dpkg"), "Scripts/test.sh installs readelf and dpkg")
         let result = try Self.run(["python3", Self.tools.appendingPathComponent("check_runtime_libraries.py").path, DeriveBinary.url.path,
                                    Self.deploy.appendingPathComponent("Dockerfile").path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("libvips.so.42: libvips42") && result.output.contains("libpq.so.5: libpq5"), "\(result.output)")
     }
 
-    @Test func theComposeFileFollowsTheSpecificationAndScalesItsWorkers() throws {
-        guard Self.has("check-jsonschema") else { return }
+    @Test(.enabled(if: DeployTests.runs(with: "check-jsonschema"), "needs check-jsonschema (Scripts/test.sh installs it)"))
+    func theComposeFileFollowsTheSpecificationAndScalesItsWorkers() throws {
+        try #require(Self.has("check-jsonschema"), "Scripts/test.sh installs check-jsonschema")
         let check = try Self.run(["check-jsonschema", "--builtin-schema", "vendor.compose-spec", Self.deploy.appendingPathComponent("compose.yaml").path])
         #expect(check.status == 0, "\(check.output)")
         let compose = try #require(try Self.documents("compose.yaml").first)
@@ -99,8 +105,9 @@ import Testing
         #expect(worker["environment"]?["DERIVE_GRACE"] == .string(String(Self.grace)))
     }
 
-    @Test func systemdAcceptsTheUnit() throws {
-        guard Self.has("systemd-analyze") else { return }
+    @Test(.enabled(if: DeployTests.runs(with: "systemd-analyze"), "needs systemd-analyze (Scripts/test.sh installs it)"))
+    func systemdAcceptsTheUnit() throws {
+        try #require(Self.has("systemd-analyze"), "Scripts/test.sh installs systemd-analyze")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-unit-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -122,8 +129,9 @@ import Testing
         #expect(unit.contains("KillSignal=SIGTERM") && unit.contains("NoNewPrivileges=yes") && unit.contains("ProtectSystem=strict"))
     }
 
-    @Test func theKubernetesManifestsValidateAndAgree() throws {
-        guard Self.has("kubernetes-validate") else { return }
+    @Test(.enabled(if: DeployTests.runs(with: "kubernetes-validate"), "needs kubernetes-validate (Scripts/test.sh installs it)"))
+    func theKubernetesManifestsValidateAndAgree() throws {
+        try #require(Self.has("kubernetes-validate"), "Scripts/test.sh installs kubernetes-validate")
         let folder = Self.deploy.appendingPathComponent("kubernetes")
         for file in ["configmap.yaml", "secret.example.yaml", "migrate-job.yaml", "deployment.yaml", "pdb.yaml"] {
             let result = try Self.run(["kubernetes-validate", "--strict", "--quiet", folder.appendingPathComponent(file).path])
