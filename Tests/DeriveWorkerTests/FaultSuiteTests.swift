@@ -79,23 +79,29 @@ struct FaultSuiteTests {
     /// that is stopped and started again): uploads fail as retryable, the jobs are retried
     /// after their backoff, and every one completes once with nothing partial left behind.
     @Test func aStoreOutageDelaysJobsAndLosesNothing() throws {
-        let s3 = try TestServers.s3()
-        let target = try #require(URLComponents(string: s3.endpoint))
+        try Self.outageRun(cutting: try TestServers.s3().endpoint, seconds: 4, label: "the store") {
+            try FaultRun(jobs: 40 * Self.scale, lease: 3, delay: 0.3, storeEndpoint: $0)
+        }
+    }
+
+    /// Starts two workers of a run that reaches `server` through a forwarder, cuts the
+    /// forwarder for `seconds` mid-run, lets the run finish and checks the invariants; the run
+    /// must have retried jobs, or the cut proved nothing.
+    static func outageRun(cutting server: String, seconds: Double, label: String, _ makeRun: (String) throws -> FaultRun) throws {
+        let target = try #require(URLComponents(string: server))
         let forwarder = try Forwarder(to: target.host ?? "127.0.0.1", port: target.port ?? 80)
-        let run = try FaultRun(jobs: 40 * Self.scale, lease: 3, delay: 0.3, storeEndpoint: "http://127.0.0.1:\(forwarder.port)")
+        let run = try makeRun("http://127.0.0.1:\(forwarder.port)")
         for _ in 0..<2 { try run.startWorker() }
         Thread.sleep(forTimeInterval: 1.5)
         forwarder.stop()
-        Thread.sleep(forTimeInterval: 4)
+        Thread.sleep(forTimeInterval: seconds)
         try forwarder.start()
-        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
+        try run.waitUntilFinished(timeout: 120 * Double(scale))
         run.stopWorkers()
         let found = try run.invariants()
-        print(run.summary(found) + "; the store unreachable for 4 s")
+        print(run.summary(found) + "; \(label) unreachable for \(Int(seconds)) s")
         #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
-        let failedUploads = try run.sql().query("SELECT count(*) FROM derive.job_archive WHERE id = ANY($1::bigint[]) AND jsonb_array_length(errors) > 0",
-                                                [FaultRun.array(run.ids)]).scalar
-        #expect((Int(failedUploads ?? "0") ?? 0) > 0, "no job met the outage: the run proved nothing")
+        #expect(found.retried > 0, "no job met the outage: the run proved nothing")
     }
 
     /// The embedded default: two worker processes on one SQLite file, SIGKILLed at random and
@@ -115,20 +121,9 @@ struct FaultSuiteTests {
     /// killed, resetting transfers in flight and refusing new ones, then started again):
     /// fetches fail as retryable and every job completes once.
     @Test func anOriginThatResetsAndRefusesConnectionsLosesNothing() throws {
-        let target = try #require(URLComponents(string: try TestServers.origin()))
-        let forwarder = try Forwarder(to: target.host ?? "127.0.0.1", port: target.port ?? 80)
-        let run = try FaultRun(jobs: 40 * Self.scale, lease: 3, delay: 0.5, sourceOrigin: "http://127.0.0.1:\(forwarder.port)")
-        for _ in 0..<2 { try run.startWorker() }
-        Thread.sleep(forTimeInterval: 1.5)
-        forwarder.stop()
-        Thread.sleep(forTimeInterval: 3)
-        try forwarder.start()
-        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
-        run.stopWorkers()
-        let found = try run.invariants()
-        print(run.summary(found) + "; the origin cut off for 3 s")
-        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
-        #expect(found.retried > 0, "no job met the cut: the run proved nothing")
+        try Self.outageRun(cutting: try TestServers.origin(), seconds: 3, label: "the origin") {
+            try FaultRun(jobs: 40 * Self.scale, lease: 3, delay: 0.5, sourceOrigin: $0)
+        }
     }
 
     /// The runner's own check: a store that lost an object, an object nobody recorded, a row
@@ -325,7 +320,6 @@ final class FaultRun {
     /// Derives the retried jobs again with `derive run`, in one process, and compares each
     /// output's SHA-256 with its row's.
     private func compareRetriedWithCleanRuns(_ retried: [JobID], _ derivatives: [[String?]], into found: inout Invariants) throws {
-        guard !retried.isEmpty else { return }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-faults-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         for id in retried.sorted() {
@@ -423,7 +417,6 @@ final class FaultRun {
 
     struct ScriptFailed: Error { var status: Int32, output: String }
 
-    static func array(_ ids: [JobID]) -> String { "{" + ids.map(String.init).joined(separator: ",") + "}" }
     static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
 }
 
@@ -458,9 +451,10 @@ final class Forwarder {
 
     /// SIGKILL: open connections through it break too, as when a host goes away.
     func stop() {
-        guard let process else { return }
-        kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { Thread.sleep(forTimeInterval: 0.05) }
-        self.process = nil
+        if let process {
+            kill(process.processIdentifier, SIGKILL)
+            while process.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        process = nil
     }
 }
