@@ -301,14 +301,22 @@ public struct S3AssetStore: AssetStore {
         defer { try? input.close() }
         let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
         if size <= client.settings.multipartThreshold {
-            let data = [UInt8](input.readDataToEndOfFile())
+            let data: [UInt8]
+            do { data = [UInt8](try input.readToEnd() ?? Data()) } catch {
+                throw DeriveError(.storageFailed, "cannot read \(file.lastPathComponent) to upload it: \(error.localizedDescription)")
+            }
             try client.put(bucket: bucket, key: objectKey(key), body: data, headers: headers(contentType))
             return stored(key, bytes: data.count)
         }
         let partSize = client.settings.partSize
-        let total = try client.putMultipart(bucket: bucket, key: objectKey(key), headers: headers(contentType)) { _ in
-            let chunk = input.readData(ofLength: partSize)
-            return chunk.isEmpty ? nil : [UInt8](chunk)
+        let total = try client.putMultipart(bucket: bucket, key: objectKey(key), headers: headers(contentType)) { _ throws(DeriveError) in
+            // The throwing read: Foundation's readData(ofLength:) traps on an I/O error.
+            let chunk: Data?
+            do { chunk = try input.read(upToCount: partSize) } catch {
+                throw DeriveError(.storageFailed, "cannot read \(file.lastPathComponent) to upload it: \(error.localizedDescription)")
+            }
+            guard let chunk, !chunk.isEmpty else { return nil }
+            return [UInt8](chunk)
         }
         return stored(key, bytes: total)
     }

@@ -24,7 +24,7 @@ public struct LogOutput: LogHandler {
     }
 
     public static let standardError: @Sendable (String) -> Void = { line in
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {

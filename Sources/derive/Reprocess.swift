@@ -69,9 +69,9 @@ func runPlan(_ plan: ReprocessPlan, database: any DeriveDatabase, dryRun: Bool, 
     let summary = try reprocessor.enqueue(plan) { progress in
         guard terminal else { return }
         let seconds = max(0.001, Date().timeIntervalSince(started))
-        FileHandle.standardError.write(Data("\r\(progress.matched) \(noun), \(progress.enqueued) queued, \(progress.deduplicated) already waiting, \(Int(Double(progress.matched) / seconds))/s".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("\r\(progress.matched) \(noun), \(progress.enqueued) queued, \(progress.deduplicated) already waiting, \(Int(Double(progress.matched) / seconds))/s".utf8))
     }
-    if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    if terminal { try? FileHandle.standardError.write(contentsOf: Data("\n".utf8)) }
     if json {
         print(JSONWriter.compact(summary.json))
     } else {

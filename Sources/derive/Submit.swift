@@ -161,7 +161,7 @@ final class Progress {
         guard visible else { return }
         let width = 30, filled = total == 0 ? width : width * done / total
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) \(label), \(rate) jobs/s".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("\r[\(bar)] \(done)/\(total) \(label), \(rate) jobs/s".utf8))
     }
 
     var rate: Int {
@@ -170,7 +170,7 @@ final class Progress {
     }
 
     func finish() {
-        if visible { FileHandle.standardError.write(Data("\n".utf8)) }
+        if visible { try? FileHandle.standardError.write(contentsOf: Data("\n".utf8)) }
         if total > 1 {
             let seconds = Date().timeIntervalSince(started)
             printError("\(label) \(done) jobs in \(String(format: "%.1f", seconds)) s (\(rate) jobs/s)")

@@ -9,11 +9,19 @@ public final class BackgroundProcess: @unchecked Sendable {
     private var output = Data()
     private let reader: Thread
 
-    public init(_ arguments: [String], environment: [String: String] = [:], executable: String = "derive") throws {
+    /// `launcher` runs it through another program that execs it in place (`ip netns exec NAME`),
+    /// so the process's pid is still the product's.
+    public init(_ arguments: [String], environment: [String: String] = [:], executable: String = "derive", launcher: [String] = []) throws {
         log = FileManager.default.temporaryDirectory.appendingPathComponent("derive-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.executableURL = DeriveBinary.url.deletingLastPathComponent().appendingPathComponent(executable)
-        process.arguments = arguments
+        let product = DeriveBinary.url.deletingLastPathComponent().appendingPathComponent(executable)
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [product.path] + arguments
+        } else {
+            process.executableURL = product
+            process.arguments = arguments
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardError = try FileHandle(forWritingTo: log)
         process.standardOutput = stdout

@@ -39,25 +39,11 @@ public final class PrivatePostgres: @unchecked Sendable {
         try shell("as_postgres \"$(postgres_bin)/pg_ctl\" -D '\(directory.path)/data' -w -t 60 \(arguments)")
     }
 
-    /// Runs `command` with `Scripts/lib.sh` loaded. posix_spawn and waitpid rather than
-    /// Foundation's Process: pg_ctl leaves a daemon behind, and Process then sometimes never
-    /// notices the shell has exited (seen as a zombie the test waited on for ever).
     private func shell(_ command: String) throws {
-        let errors = directory.deletingLastPathComponent().appendingPathComponent("derive-pg-\(UUID().uuidString).err")
-        defer { try? FileManager.default.removeItem(at: errors) }
-        let script = "set -e; cd '\(Paths.repository.path)'; source Scripts/lib.sh; { \(command); } > /dev/null 2> '\(errors.path)' < /dev/null"
-        let words: [String] = ["/bin/bash", "-c", script]
-        let arguments: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, "/bin/bash", nil, nil, arguments, environ) == 0 else { throw Failed(what: "could not start bash") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { throw Failed(what: "waitpid: \(errno)") }
-        }
-        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
-            let message = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-            throw Failed(what: "\(command): exit \(status >> 8): \(message.suffix(400))")
+        do {
+            try Shell.run("source Scripts/lib.sh; " + command)
+        } catch let failure as Shell.Failed {
+            throw Failed(what: failure.description)
         }
     }
 

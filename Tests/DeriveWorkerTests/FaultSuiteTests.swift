@@ -117,6 +117,35 @@ struct FaultSuiteTests {
                             pause: 0.2...0.6, label: "PostgreSQL and a folder store")
     }
 
+    /// The disk under a folder store full mid-run (a tmpfs of 64 KiB the test mounts, grown to
+    /// 64 MiB a few seconds after the first write fails): writes fail as retryable, a failed
+    /// write leaves no partial or temporary file, and every job completes once room returns.
+    @Test(.enabled(if: SmallDisk.available, "needs root to mount a small filesystem"))
+    func aFullDiskUnderAFolderStoreLosesNothing() throws {
+        let disk = try SmallDisk(bytes: 64 * 1024)
+        let run = try FaultRun(jobs: 40 * Self.scale, lease: 3, storeFolder: disk.root.appendingPathComponent("store"))
+        for _ in 0..<2 { try run.startWorker() }
+        do {
+            try waitUntil("a write meets the full disk", timeout: 60) {
+                run.workers.contains { $0.logLines.contains { $0.contains("storage_failed") } }
+            }
+        } catch {
+            // What the workers said instead (a worker that crashed on the full disk, once).
+            Issue.record("\(error): \(run.workers.flatMap { $0.logLines.filter { !$0.contains("0x0000") }.suffix(15) }.joined(separator: "\n"))")
+            throw error
+        }
+        Thread.sleep(forTimeInterval: 3)
+        try disk.grow(to: 64 << 20)
+        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
+        run.stopWorkers()
+        let full = run.workers.map { $0.logLines.filter { $0.contains("storage_failed") }.count }.reduce(0, +)
+        #expect(try run.temporaryFiles().isEmpty, "a failed write left its temporary file")
+        let found = try run.invariants()
+        print(run.summary(found) + "; the folder store's disk full for 3 s after the first failed write; \(full) writes refused")
+        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
+        #expect(found.retried > 0, "no job met the full disk: the run proved nothing")
+    }
+
     /// The origin cut off for seconds mid-run (sources come through a forwarder that is
     /// killed, resetting transfers in flight and refusing new ones, then started again):
     /// fetches fail as retryable and every job completes once.
@@ -124,6 +153,45 @@ struct FaultSuiteTests {
         try Self.outageRun(cutting: try TestServers.origin(), seconds: 3, label: "the origin") {
             try FaultRun(jobs: 40 * Self.scale, lease: 3, delay: 0.5, sourceOrigin: $0)
         }
+    }
+
+    /// A worker host cut off from the database mid-job: the worker runs in a network
+    /// namespace the test creates (`NetworkNamespaceHost`), reaching PostgreSQL over one link
+    /// and the origin and S3 over another, and the database link is taken down as soon as it
+    /// holds jobs. Its leases expire, workers on this machine rescue and finish its jobs, and
+    /// when the link comes back its late results are refused and its writes leave nothing
+    /// visible (same bytes under the same keys, nothing stray).
+    @Test(.enabled(if: NetworkNamespaceHost.available, "needs root and ip(8) to create a network namespace"))
+    func aWorkerHostCutOffFromTheDatabaseIsRescuedAndItsLateResultRefused() throws {
+        let lease = 3.0
+        let run = try FaultRun(jobs: 30 * Self.scale, lease: Int(lease), delay: 1)
+        let host = try NetworkNamespaceHost(links: ["database", "services"])
+        try host.mirror(port: try #require(URLComponents(string: run.location)?.port), over: "database")
+        for server in [run.origin, run.s3.endpoint] {
+            try host.mirror(port: try #require(URLComponents(string: server)?.port), over: "services")
+        }
+        try run.startWorker(launcher: host.launcher)
+        let remote = run.workers[0]
+        try waitUntil("the worker on the other host holds jobs") {
+            try run.rows("SELECT count(*) FROM derive.jobs WHERE state = 'running'").first?.first != "0"
+        }
+        try host.cut("database")
+        let cut = Date()
+        for _ in 0..<2 { try run.startWorker() }
+        // Three leases: long enough for its jobs to be rescued and finished here.
+        Thread.sleep(until: cut.addingTimeInterval(3 * lease))
+        try host.heal("database")
+        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
+        let refusals = ["completion refused", "lost the lease", "failed after its lease was lost"]
+        try waitUntil("the cut-off worker learns its results are refused", timeout: 60) {
+            remote.logLines.contains { line in refusals.contains { line.contains($0) } }
+        }
+        let late = remote.logLines.filter { line in refusals.contains { line.contains($0) } }
+        run.stopWorkers()
+        let found = try run.invariants()
+        print(run.summary(found) + "; a worker host cut off from the database for \(Int(3 * lease)) s; its late results refused: \(late.count)")
+        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
+        #expect(found.retried > 0, "no job was rescued from the cut-off host: the run proved nothing")
     }
 
     /// The runner's own check: a store that lost an object, an object nobody recorded, a row
@@ -182,7 +250,7 @@ final class FaultRun {
     let folder: URL?
 
     init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil, sqlite: Bool = false, storeEndpoint: String? = nil,
-         toFolder: Bool = false, sourceOrigin: String? = nil) throws {
+         toFolder: Bool = false, storeFolder: URL? = nil, sourceOrigin: String? = nil) throws {
         if let database {
             _ = try Migrator().migrate(url: database)
             (queue, location, store) = (nil, database, PostgresJobStore(url: database))
@@ -197,7 +265,7 @@ final class FaultRun {
         environment["DERIVE_RESCUE_INTERVAL"] = "0.5"
         if let storeEndpoint { environment["DERIVE_S3_ENDPOINT"] = storeEndpoint }
         self.environment = environment
-        folder = toFolder ? FileManager.default.temporaryDirectory.appendingPathComponent("derive-\(prefix)") : nil
+        folder = storeFolder ?? (toFolder ? FileManager.default.temporaryDirectory.appendingPathComponent("derive-\(prefix)") : nil)
         arguments = ["work", "--database", location, "--store", folder?.path ?? "s3://\(s3.bucket)/\(prefix)", "--slots", "2",
                      "--lease", String(lease), "--grace", "5"]
         for index in 0..<jobs {
@@ -232,8 +300,9 @@ final class FaultRun {
         if let folder { try? FileManager.default.removeItem(at: folder) }
     }
 
-    func startWorker() throws {
-        workers.append(try BackgroundProcess(arguments, environment: environment))
+    /// Starts a `derive work` process, through `launcher` when it runs on another host.
+    func startWorker(launcher: [String] = []) throws {
+        workers.append(try BackgroundProcess(arguments, environment: environment, launcher: launcher))
     }
 
     func killAndReplaceRandomWorker(using generator: inout some RandomNumberGenerator) throws {

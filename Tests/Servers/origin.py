@@ -3,7 +3,7 @@ and misbehaves on request, and it records every request so tests can count what 
 
     python3 Tests/Servers/origin.py --port 8080 --fixtures ../shared/fixtures
 """
-import argparse, hashlib, json, os, threading, time
+import argparse, hashlib, json, os, socket, struct, threading, time
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
@@ -124,6 +124,29 @@ class Origin(BaseHTTPRequestHandler):
             if current is None:
                 return self.send(404, b"nothing here yet")
             return self.fixture(current, query)
+        if route == "moody":
+            # An origin having a bad day, per URL: the first request stalls mid-body for
+            # ?stall= seconds, the second is reset mid-body, and every later one is served
+            # whole but with a different photograph each time (a source changing between
+            # attempts).
+            with LOCK:
+                COUNTERS[self.path] = COUNTERS.get(self.path, 0) + 1
+                count = COUNTERS[self.path]
+            photos = ["photos/grace_hopper_noexif.jpg", "photos/nikon-coolpix-p6000_gps.jpg", "photos/coffee_noexif.png"]
+            body = open(os.path.join(self.server.fixtures, photos[count % 3]), "rb").read()
+            if count > 2:
+                return self.send(200, body, {"Content-Type": "image/jpeg"})
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[:len(body) // 3])
+            self.wfile.flush()
+            if count == 1:
+                time.sleep(float(query.get("stall", ["3"])[0]))
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return
         if route == "slow":
             time.sleep(float(query.get("delay", ["0.5"])[0]))
             return self.fixture("photos/grace_hopper_noexif.jpg", query)

@@ -26,7 +26,7 @@ public struct FileAssetStore: AssetStore {
     }
 
     public func put(_ data: [UInt8], key: StorageKey, contentType: String) throws(DeriveError) -> StoredObject {
-        try write(key) { handle in handle.write(Data(data)) }
+        try write(key) { handle in try handle.write(contentsOf: data) }
         return StoredObject(key: key, url: url(key), bytes: data.count)
     }
 
@@ -38,9 +38,8 @@ public struct FileAssetStore: AssetStore {
         var total = 0
         try write(key) { handle in
             while true {
-                let chunk = input.readData(ofLength: 1 << 20)
-                if chunk.isEmpty { break }
-                handle.write(chunk)
+                guard let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty else { break }
+                try handle.write(contentsOf: chunk)
                 total += chunk.count
             }
         }
@@ -108,7 +107,9 @@ public struct FileAssetStore: AssetStore {
         path.hasPrefix(root.path + "/") ? String(path.dropFirst(root.path.count + 1)) : path
     }
 
-    /// Temporary file, fsync, rename, fsync of the folder: the rename is the commit.
+    /// Temporary file, fsync, rename, fsync of the folder: the rename is the commit. Writes
+    /// go through FileHandle's throwing calls: its older `write(_:)` traps on ENOSPC, which
+    /// took the whole worker down on a full disk.
     private func write(_ key: StorageKey, _ body: (FileHandle) throws -> Void) throws(DeriveError) {
         let target = path(key)
         let folder = target.deletingLastPathComponent()
