@@ -217,6 +217,59 @@ struct FaultSuiteTests {
         #expect(fetches.count == run.ids.count && fetches.values.allSatisfy { $0 >= 3 }, "\(fetches)")
     }
 
+    /// A soak: one long-running worker takes a few hundred jobs (`DERIVE_FAULT_SCALE` times
+    /// more by hand) over every fixture photograph, with face crops, `q_auto` searches and
+    /// AVIF, while its resident memory is sampled four times a second. After the first tenth
+    /// (caches and pools filling) its memory must level off: the second half's median at most
+    /// 16 MiB + 10% above the first half's. The curve goes to the log.
+    @Test func aLongRunningWorkerLevelsOffInMemory() throws {
+        let photos = try FaultRun.photos()
+        let run = try FaultRun(jobs: 100 * Self.scale, lease: 10, source: { origin, tag, index in
+            origin + "/fixture/" + photos[index % photos.count] + "?n=" + tag
+        }, chains: { index in
+            let width = 120 + index % 7 * 40
+            // q_auto's searches (the metric is slow in a debug build) on one job in six.
+            let quality = index % 6 == 0 ? "q_auto" : "f_webp,q_70"
+            return index % 3 == 0 ? ("c_fill,w_\(width),h_\(width),g_face/\(quality)", "c_scale,w_\(width)/f_avif,q_50")
+                : ("c_fill,w_\(width),h_\(width / 2),g_auto/f_webp,q_75", "e_blur_faces/c_limit,w_\(width * 2)/f_jpg,q_80")
+        })
+        try run.startWorker()
+        let worker = run.workers[0]
+        var samples: [(done: Int, megabytes: Double)] = []
+        let total = run.ids.count
+        while true {
+            let done = Int((try run.rows("SELECT count(*) FROM derive.job_archive").first?.first ?? nil) ?? "0") ?? 0
+            if let megabytes = Self.residentMegabytes(of: worker.pid) { samples.append((done, megabytes)) }
+            if done == total { break }
+            #expect(worker.process.isRunning, "the worker died: \(worker.logLines.suffix(5))")
+            if !worker.process.isRunning { return }
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        run.stopWorkers()
+        let found = try run.invariants()
+        let settled = samples.filter { $0.done >= total / 10 }
+        // Medians: one large image beside an AVIF encode makes a spike that is returned at once.
+        func median(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.sorted()[values.count / 2] }
+        let firstHalf = median(settled.filter { $0.done < total / 2 }.map(\.megabytes))
+        let secondHalf = median(settled.filter { $0.done >= total / 2 }.map(\.megabytes))
+        let peak = samples.map(\.megabytes).max() ?? 0
+        let curve = stride(from: 0, through: 100, by: 10).compactMap { percent in
+            samples.last { $0.done <= total * percent / 100 }.map { String(format: "%.0f", $0.megabytes) }
+        }
+        print(run.summary(found) + "; one worker's resident MiB at 0, 10 … 100% of the jobs: " + curve.joined(separator: " ")
+            + String(format: "; median %.0f MiB in the first half, %.0f in the second, peak %.0f", firstHalf, secondHalf, peak))
+        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
+        #expect(secondHalf <= firstHalf * 1.1 + 16, "resident memory still growing: \(curve)")
+    }
+
+    /// VmRSS of a process, in MiB, from /proc.
+    static func residentMegabytes(of pid: Int32) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        return kilobytes / 1024
+    }
+
     /// The runner's own check: a store that lost an object, an object nobody recorded, a row
     /// whose bytes differ and a job left behind are each reported, so a broken invariant
     /// fails the suite.
@@ -272,10 +325,11 @@ final class FaultRun {
 
     /// Each job fetches one of three photographs (every other one through a `delay`, so
     /// kills find jobs mid-fetch too; `source` chooses other URLs, tagged to be unique) and
-    /// writes two outputs named after it. `settings` are the workers' extra environment.
+    /// writes two outputs named after it (`chains` chooses theirs). `settings` are the
+    /// workers' extra environment.
     init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil, sqlite: Bool = false, storeEndpoint: String? = nil,
          toFolder: Bool = false, storeFolder: URL? = nil, sourceOrigin: String? = nil, settings: [String: String] = [:],
-         source: ((_ origin: String, _ tag: String, _ index: Int) -> String)? = nil) throws {
+         source: ((_ origin: String, _ tag: String, _ index: Int) -> String)? = nil, chains: ((Int) -> (String, String))? = nil) throws {
         if let database {
             _ = try Migrator().migrate(url: database)
             (queue, location, store) = (nil, database, PostgresJobStore(url: database))
@@ -298,8 +352,8 @@ final class FaultRun {
             let source = source?(origin, "\(prefix)-\(index)", index) ?? (index % 2 == 0
                 ? origin + "/slow?delay=\(delay)&n=\(prefix)-\(index)"
                 : origin + "/fixture/" + WorkerEndToEndTests.photos[index % 3] + "?n=\(prefix)-\(index)")
-            let outputs = #"[{"name": "a\#(index)", "chain": "c_scale,w_\#(40 + index % 60)/f_webp,q_70"}, "#
-                + #"{"name": "b\#(index)", "chain": "c_fill,w_64,h_64,g_auto/f_jpg,q_80"}]"#
+            let (a, b) = chains?(index) ?? ("c_scale,w_\(40 + index % 60)/f_webp,q_70", "c_fill,w_64,h_64,g_auto/f_jpg,q_80")
+            let outputs = #"[{"name": "a\#(index)", "chain": "\#(a)"}, {"name": "b\#(index)", "chain": "\#(b)"}]"#
             let document = #"{"version": 1, "source": "\#(source)", "outputs": \#(outputs)}"#
             ids.append(try store.submit([NewJob(payload: try JSONParser().parse(document))])[0].id)
         }
@@ -426,7 +480,7 @@ final class FaultRun {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-faults-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         var photos: [String: String] = [:]
-        for photo in WorkerEndToEndTests.photos {
+        for photo in try Self.photos() {
             photos[ContentHash.sha256([UInt8](try Data(contentsOf: Paths.fixture(photo))))] = origin + "/fixture/" + photo
         }
         for id in retried.sorted() {
@@ -450,6 +504,11 @@ final class FaultRun {
             }
             found.rederived += 1
         }
+    }
+
+    /// Every photograph of the shared fixtures (`photos/…`), in name order.
+    static func photos() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: Paths.fixture("photos").path).sorted().map { "photos/" + $0 }
     }
 
     /// The objects of the run's store: key, size and SHA-256, from the folder (every file,
