@@ -265,6 +265,9 @@ public struct S3AssetStore: AssetStore {
 
     public var description: String { "s3://\(bucket)/\(prefix) at \(client.settings.endpoint)" }
 
+    /// Without the endpoint: workers may reach one bucket through different addresses.
+    public var identity: String { "s3://\(bucket)/\(prefix)" }
+
     func objectKey(_ key: StorageKey) -> String { prefix + key.value }
 
     public func sourceLocation(of key: StorageKey) -> String { "s3://\(bucket)/\(objectKey(key))" }

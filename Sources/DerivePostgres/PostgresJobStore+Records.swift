@@ -9,8 +9,12 @@ extension PostgresJobStore {
         var derivatives: [String: JSONValue] = [:]
         var sources: [String: JSONValue] = [:]
         var replaced: [JSONValue] = []
+        var recorded: [JSONValue] = []
         for completion in completions {
             guard let record = completion.record else { continue }
+            for derivative in record.derivatives {
+                recorded.append(.object(["job_id": .int(Int(completion.run.id)), "storage_key": .string(derivative.storageKey)]))
+            }
             assets[record.asset.sha256] = record.asset.row
             if let source = record.source {
                 sources[source.url] = .object(["url": .string(source.url), "sha256": .string(record.asset.sha256),
@@ -29,6 +33,8 @@ extension PostgresJobStore {
             }
         }
         guard !assets.isEmpty else { return }
+        // What is recorded is no longer pending (WriteLedger).
+        try connection.query(RecordSQL.forgetRecorded, [JSONWriter.compact(.array(recorded))])
         try connection.query(RecordSQL.assets, [JSONWriter.compact(.array(Array(assets.values)))])
         if !derivatives.isEmpty {
             try connection.query(RecordSQL.derivatives, [JSONWriter.compact(.array(Array(derivatives.values)))])
@@ -43,6 +49,12 @@ extension PostgresJobStore {
 }
 
 enum RecordSQL {
+    static let forgetRecorded = """
+        DELETE FROM derive.pending_writes p
+        USING jsonb_to_recordset($1::jsonb) AS r(job_id bigint, storage_key text)
+        WHERE p.job_id = r.job_id AND p.storage_key = r.storage_key
+        """
+
     static let assets = """
         INSERT INTO derive.assets (sha256, source_url, bytes, format, width, height, pages, has_alpha, orientation, colour_space,
                                    icc_description, exif, has_location, perceptual_hash, faces)

@@ -12,6 +12,9 @@ extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
                                                        SQLiteValue(Int(job)), SQLiteValue(now)])
         }
         let keys = JSONWriter.compact(.array(record.derivatives.map { .string($0.storageKey) }))
+        // What is recorded is no longer pending (WriteLedger).
+        try connection.query("DELETE FROM pending_writes WHERE job_id = ? AND storage_key IN (SELECT value FROM json_each(?))",
+                             [SQLiteValue(Int(job)), SQLiteValue(keys)])
         for (preset, version) in record.presetVersions {
             try connection.query(ScheduleSQL.supersede, [SQLiteValue(now), SQLiteValue(record.asset.sha256), SQLiteValue(preset),
                                                          SQLiteValue(version), SQLiteValue(keys)])

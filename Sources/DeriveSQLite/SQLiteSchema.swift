@@ -152,6 +152,19 @@ enum SQLiteSchema {
         """
         ALTER TABLE assets ADD COLUMN faces TEXT;
         """,
+        // The write ledger (Migrations/0006_pending_writes.sql says why).
+        """
+        CREATE TABLE pending_writes (
+            store       TEXT    NOT NULL,
+            storage_key TEXT    NOT NULL,
+            job_id      INTEGER NOT NULL,
+            noted_at    REAL    NOT NULL,
+            PRIMARY KEY (store, storage_key, job_id)
+        );
+        CREATE INDEX pending_writes_job ON pending_writes (job_id);
+        CREATE INDEX pending_writes_noted_at ON pending_writes (noted_at);
+        CREATE INDEX derivatives_storage_key ON derivatives (storage_key);
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

@@ -71,8 +71,11 @@ public struct JobPipeline: Sendable {
 
     /// Runs a resolved job on `source`. `stage` hears each stage as it starts; `isCancelled`
     /// is asked between stages, and a cancelled job stops with an `interrupted` error.
+    /// `beforeStoring` hears every key the run is about to write, before the first write (the
+    /// worker notes them in the write ledger).
     public func run(_ job: ResolvedJob, source: String, stage: (Stage) -> Void = { _ in },
-                    isCancelled: () -> Bool = { false }) throws(DeriveError) -> Outcome {
+                    isCancelled: () -> Bool = { false },
+                    beforeStoring: ([StorageKey]) throws(DeriveError) -> Void = { _ in }) throws(DeriveError) -> Outcome {
         func checkCancelled() throws(DeriveError) {
             if isCancelled() { throw DeriveError(.interrupted, "cancelled while running") }
         }
@@ -102,9 +105,11 @@ public struct JobPipeline: Sendable {
 
         stage(.store)
         mark = DispatchTime.now().uptimeNanoseconds
+        var keys: [StorageKey] = []
+        for output in result.outputs { keys.append(try self.key(for: output, source: result.source)) }
+        try beforeStoring(keys)
         var stored: [StoredObject] = []
-        for output in result.outputs {
-            let key = try self.key(for: output, source: result.source)
+        for (output, key) in zip(result.outputs, keys) {
             stored.append(try store.put(output.data, key: key, contentType: output.metadata.format.mediaType))
         }
         timings.store = milliseconds(since: mark)

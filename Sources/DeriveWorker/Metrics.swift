@@ -38,6 +38,7 @@ public final class Metrics: Sendable {
         "derive_schedule_fires_total": ("counter", "Schedule fires this worker added, by schedule."),
         "derive_superseded_deleted_total": ("counter", "Superseded outputs this worker deleted (DERIVE_SUPERSEDED_OUTPUTS=delete)."),
         "derive_abandoned_writes_removed_total": ("counter", "Temporary files and multipart uploads of interrupted writes this worker removed from the store."),
+        "derive_unrecorded_writes_removed_total": ("counter", "Objects runs wrote and never recorded (the write ledger's leftovers) this worker removed from the store."),
     ]
 
     public init() {}

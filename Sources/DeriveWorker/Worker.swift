@@ -331,22 +331,36 @@ public final class Worker: Sendable {
             }
             if state.withLock({ $0.stopping }) { return }
             due = Date().addingTimeInterval(interval)
-            do {
-                let sweep = try pipeline.store.removeAbandonedWrites(olderThan: Date().addingTimeInterval(-settings.abandonedAfter))
-                metrics.increment("derive_abandoned_writes_removed_total", by: Double(sweep.removed.count))
-                if !sweep.removed.isEmpty {
-                    logger.info("removed writes that interrupted writers left in the store", metadata: [
-                        "count": "\(sweep.removed.count)", "removed": .array(sweep.removed.prefix(20).map { .string($0) }),
-                    ])
-                }
-                if !sweep.failures.isEmpty {
-                    logger.warning("could not remove some abandoned writes; trying again at the next sweep", metadata: [
-                        "count": "\(sweep.failures.count)", "failures": .array(sweep.failures.prefix(20).map { .string($0) }),
-                    ])
-                }
-            } catch {
-                logger.warning("could not look for abandoned writes in the store", metadata: ["error": "\(error)"])
+            let cutoff = Date().addingTimeInterval(-settings.abandonedAfter)
+            report(sweeping: "abandoned writes", counting: "derive_abandoned_writes_removed_total",
+                   "removed writes that interrupted writers left in the store") { () throws(DeriveError) in
+                try pipeline.store.removeAbandonedWrites(olderThan: cutoff)
             }
+            report(sweeping: "unrecorded writes", counting: "derive_unrecorded_writes_removed_total",
+                   "removed objects that runs wrote and never recorded (their source changed before the retry)") {
+                () throws(DeriveError) in try database.sweepUnrecordedWrites(in: pipeline.store, olderThan: cutoff)
+            }
+        }
+    }
+
+    /// Runs one sweep, counts what it removed and logs what it removed and what it could not.
+    private func report(sweeping what: String, counting metric: String, _ removedMessage: Logger.Message,
+                        _ sweep: () throws(DeriveError) -> AbandonedWriteSweep) {
+        do {
+            let sweep = try sweep()
+            metrics.increment(metric, by: Double(sweep.removed.count))
+            if !sweep.removed.isEmpty {
+                logger.info(removedMessage, metadata: [
+                    "count": "\(sweep.removed.count)", "removed": .array(sweep.removed.prefix(20).map { .string($0) }),
+                ])
+            }
+            if !sweep.failures.isEmpty {
+                logger.warning("could not remove some \(what); trying again at the next sweep", metadata: [
+                    "count": "\(sweep.failures.count)", "failures": .array(sweep.failures.prefix(20).map { .string($0) }),
+                ])
+            }
+        } catch {
+            logger.warning("could not look for \(what)", metadata: ["error": "\(error)"])
         }
     }
 
@@ -443,6 +457,8 @@ public final class Worker: Sendable {
                 state.withLock { $0.running[run.id]?.stage = stage.rawValue }
             }, isCancelled: { [self] in
                 state.withLock { $0.running[run.id]?.cancelRequested ?? false }
+            }, beforeStoring: { [self] keys throws(DeriveError) in
+                try database.noteWrites(keys.map(\.value), store: pipeline.store.identity, job: run.id)
             })
             observe(outcome.report, started: started)
             completions.add(Completion(run: run, result: outcome.report.json, record: outcome.record))

@@ -8,7 +8,10 @@ struct Prune: ParsableCommand {
         discussion: """
         Every run also removes what writers killed mid-write left in the store and that is older
         than --abandoned-after: a folder store's temporary files (.<name>.<UUID>.tmp), an S3
-        store's unfinished multipart uploads under its prefix. Workers do the same every
+        store's unfinished multipart uploads under its prefix; and objects that runs wrote and
+        never recorded, which the write ledger names (a run that died between writing and
+        recording, when the source changed before the retry), once their job has finished and
+        no row or running job names the key. Workers do the same every
         DERIVE_ABANDONED_SWEEP_INTERVAL seconds.
 
           derive prune --older-than 30d
@@ -42,27 +45,45 @@ struct Prune: ParsableCommand {
                 }
                 writeAge = seconds
             }
+            // An embedded queue that does not exist has noted nothing: it is not created here.
+            var database: (any DeriveDatabase)?
+            if case .sqlite(let path) = configuration.database, !FileManager.default.fileExists(atPath: path) {
+                database = nil
+            } else {
+                database = try openDatabase(configuration.database).database
+            }
             var deleted: Int?
-            if let jobAge {
-                deleted = try openDatabase(configuration.database).database.prune(finishedBefore: Date().addingTimeInterval(-jobAge))
+            if let jobAge, let database {
+                deleted = try database.prune(finishedBefore: Date().addingTimeInterval(-jobAge))
+            } else if jobAge != nil {
+                deleted = 0
             }
             // Jobs already deleted are reported even when the store then fails.
             var sweep = AbandonedWriteSweep()
+            var unrecorded = AbandonedWriteSweep()
             var storeError: (any Error)?
             do {
-                sweep = try makeStore(configuration).removeAbandonedWrites(olderThan: Date().addingTimeInterval(-writeAge))
+                let assets = try makeStore(configuration)
+                let cutoff = Date().addingTimeInterval(-writeAge)
+                sweep = try assets.removeAbandonedWrites(olderThan: cutoff)
+                if let database { unrecorded = try database.sweepUnrecordedWrites(in: assets, olderThan: cutoff) }
+                sweep.failures += unrecorded.failures
             } catch {
                 storeError = error
             }
             var members: [JSONMember] = []
             if let deleted { members.append(JSONMember(key: "deleted", value: .int(deleted))) }
-            if storeError == nil { members.append(JSONMember(key: "abandonedWritesRemoved", value: .int(sweep.removed.count))) }
+            if storeError == nil {
+                members.append(JSONMember(key: "abandonedWritesRemoved", value: .int(sweep.removed.count)))
+                members.append(JSONMember(key: "unrecordedWritesRemoved", value: .int(unrecorded.removed.count)))
+            }
             if output.json {
                 print(JSONWriter.compact(.object(members)))
             } else {
                 if let deleted { print("deleted \(deleted) finished job\(deleted == 1 ? "" : "s")") }
                 if storeError == nil {
                     print("removed \(sweep.removed.count) abandoned write\(sweep.removed.count == 1 ? "" : "s") from the store")
+                    print("removed \(unrecorded.removed.count) unrecorded write\(unrecorded.removed.count == 1 ? "" : "s") from the store")
                 }
             }
             if let storeError { throw storeError }

@@ -36,14 +36,14 @@ import Testing
         let files = try Leftovers(store: URL(fileURLWithPath: workspace.store))
         // Two hours is not old enough when the threshold is three.
         let kept = try workspace.json(["prune", "--abandoned-after", "3h"])
-        #expect(kept == .object(["abandonedWritesRemoved": .int(0)]), "\(kept)")
+        #expect(kept == .object(["abandonedWritesRemoved": .int(0), "unrecordedWritesRemoved": .int(0)]), "\(kept)")
         #expect(files.exists(files.old))
         // The default threshold is an hour; jobs are pruned in the same run.
         let pruned = try workspace.json(["prune", "--older-than", "30d"])
-        #expect(pruned == .object(["deleted": .int(0), "abandonedWritesRemoved": .int(1)]), "\(pruned)")
+        #expect(pruned == .object(["deleted": .int(0), "abandonedWritesRemoved": .int(1), "unrecordedWritesRemoved": .int(0)]), "\(pruned)")
         #expect(!files.exists(files.old))
         #expect(files.exists(files.fresh) && files.exists(files.lookalike) && files.exists(files.output))
-        #expect(try workspace.derive(["prune"]).stdout == "removed 0 abandoned writes from the store\n")
+        #expect(try workspace.derive(["prune"]).stdout == "removed 0 abandoned writes from the store\nremoved 0 unrecorded writes from the store\n")
         let bad = try workspace.derive(["prune", "--abandoned-after", "0s"], expectFailure: true)
         #expect(bad.stderr.contains("--abandoned-after"), "\(bad.stderr)")
     }

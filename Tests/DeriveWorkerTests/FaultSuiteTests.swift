@@ -23,7 +23,8 @@ struct FaultSuiteTests {
 
     /// Starts `workers`, SIGKILLs a random one `kills` times (replacing it each time, `pause`
     /// seconds apart), lets the rest finish and checks the invariants.
-    static func killingRun(_ run: FaultRun, workers: Int, kills: Int, pause: ClosedRange<Double>, label: String) throws {
+    static func killingRun(_ run: FaultRun, workers: Int, kills: Int, pause: ClosedRange<Double>, label: String,
+                           rederivingAll: Bool = false) throws {
         for _ in 0..<workers { try run.startWorker() }
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<kills {
@@ -32,15 +33,16 @@ struct FaultSuiteTests {
         }
         try run.waitUntilFinished(timeout: 120 * Double(scale))
         run.stopWorkers()
-        var swept = ""
-        if run.folder != nil {
-            // A kill between writing an output and renaming it leaves a temporary file; the
-            // sweep must remove exactly those (the invariants then find nothing stray).
-            let left = try run.temporaryFiles()
-            #expect(try run.sweepAbandoned() == left.count)
-            swept = "; \(left.count) temporary files left by kills, all swept by derive prune"
-        }
-        let found = try run.invariants()
+        // A kill between writing an output and renaming it leaves a temporary file in a folder
+        // store; a kill between writing and recording, when the source changes before the
+        // retry, leaves objects no row will name. The sweep must remove exactly those (the
+        // invariants then find nothing stray).
+        let temporary = try run.temporaryFiles().count
+        let unrecorded = try run.unrecordedObjects().count
+        let sweep = try run.sweepAbandoned()
+        #expect(sweep.abandoned == temporary && sweep.unrecorded == unrecorded, "\(sweep), \(temporary) temporary, \(unrecorded) unrecorded")
+        let swept = "; derive prune swept \(sweep.abandoned) temporary files and \(sweep.unrecorded) unrecorded objects left by kills"
+        let found = try run.invariants(rederivingAll: rederivingAll)
         print(run.summary(found) + "; " + label + swept)
         #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
         #expect(run.kills == kills)
@@ -134,10 +136,15 @@ struct FaultSuiteTests {
             Issue.record("\(error): \(run.workers.flatMap { $0.logLines.filter { !$0.contains("0x0000") }.suffix(15) }.joined(separator: "\n"))")
             throw error
         }
+        // A run notes its keys before writing (the write ledger): the failed writes' notes are there.
+        let noted = try run.rows("SELECT count(*) FROM derive.pending_writes").first?.first ?? nil
+        #expect(noted != "0", "no run noted what it was about to write")
         Thread.sleep(forTimeInterval: 3)
         try disk.grow(to: 64 << 20)
         try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
         run.stopWorkers()
+        // The retries wrote the same keys and recorded them, which forgot every note.
+        #expect(try run.rows("SELECT count(*) FROM derive.pending_writes").first?.first == "0")
         let full = run.workers.map { $0.logLines.filter { $0.contains("storage_failed") }.count }.reduce(0, +)
         #expect(try run.temporaryFiles().isEmpty, "a failed write left its temporary file")
         let found = try run.invariants()
@@ -164,7 +171,12 @@ struct FaultSuiteTests {
     @Test(.enabled(if: NetworkNamespaceHost.available, "needs root and ip(8) to create a network namespace"))
     func aWorkerHostCutOffFromTheDatabaseIsRescuedAndItsLateResultRefused() throws {
         let lease = 3.0
-        let run = try FaultRun(jobs: 30 * Self.scale, lease: Int(lease), delay: 1)
+        // Every fetch of a source gets a different photograph (after a second's delay, so the
+        // cut finds jobs mid-fetch): what the cut-off worker writes after the link returns is
+        // under other keys than what the rescuers recorded, and only the write ledger knows.
+        let run = try FaultRun(jobs: 20 * Self.scale, lease: Int(lease)) { origin, tag, index in
+            origin + (index % 2 == 0 ? "/moody/photo?calm=1&delay=1&n=\(tag)" : "/slow?delay=1&n=\(tag)")
+        }
         let host = try NetworkNamespaceHost(links: ["database", "services"])
         try host.mirror(port: try #require(URLComponents(string: run.location)?.port), over: "database")
         for server in [run.origin, run.s3.endpoint] {
@@ -188,32 +200,30 @@ struct FaultSuiteTests {
         }
         let late = remote.logLines.filter { line in refusals.contains { line.contains($0) } }
         run.stopWorkers()
+        let unrecorded = try run.unrecordedObjects()
+        let sweep = try run.sweepAbandoned()
+        #expect(sweep.unrecorded == unrecorded.count, "\(sweep) for \(unrecorded)")
         let found = try run.invariants()
-        print(run.summary(found) + "; a worker host cut off from the database for \(Int(3 * lease)) s; its late results refused: \(late.count)")
+        print(run.summary(found) + "; a worker host cut off from the database for \(Int(3 * lease)) s; its late results refused: \(late.count); "
+              + "objects it wrote from bodies the rescuers did not see, removed by derive prune: \(sweep.unrecorded)")
         #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
         #expect(found.retried > 0, "no job was rescued from the cut-off host: the run proved nothing")
     }
 
-    /// An origin having a bad day: each source's first request stalls mid-body, its second is
-    /// reset mid-body, and every later one serves a different photograph (a source changing
-    /// between fetches). Stalls and resets are retried (within the attempt, then by the
-    /// queue); every job completes once with all its outputs made from the one body its asset
-    /// row records.
-    ///
-    /// Not combined with kills: a run killed (or failing in the store) after uploading and
-    /// before recording leaves objects under the old body's keys that nothing removes. The
-    /// runner found that; the redesign issue (#13) carries it.
+    /// An origin having a bad day while workers are SIGKILLed: each source's first request
+    /// stalls mid-body, its second is reset mid-body, and every later one serves a different
+    /// photograph (a source changing between fetches and between attempts). Stalls and resets
+    /// are retried; every job completes once with all its outputs made from the one body its
+    /// asset row records (compared with a clean run of that body); and the objects a killed
+    /// run wrote from an earlier body, which no row will ever name, are found through the
+    /// write ledger and removed by the sweep.
     @Test func anOriginThatStallsResetsAndChangesBodiesLosesNothing() throws {
-        let run = try FaultRun(jobs: 20 * Self.scale, lease: 3, settings: ["DERIVE_FETCH_STALL_TIMEOUT": "1"]) { origin, tag, _ in
+        let run = try FaultRun(jobs: 24 * Self.scale, lease: 3, settings: ["DERIVE_FETCH_STALL_TIMEOUT": "1"]) { origin, tag, _ in
             origin + "/moody/photo?n=\(tag)&stall=3"
         }
-        for _ in 0..<2 { try run.startWorker() }
-        try run.waitUntilFinished(timeout: 120 * Double(Self.scale))
-        run.stopWorkers()
-        let found = try run.invariants(rederivingAll: true)
+        try Self.killingRun(run, workers: 2, kills: 8 * Self.scale, pause: 1...2.5, label: "the origin stalling, then resetting, then changing the body",
+                            rederivingAll: true)
         let fetches = Dictionary(grouping: try TestServers.requests("/moody/photo?n=\(run.prefix)-").requests) { $0[":path"] ?? "" }.mapValues(\.count)
-        print(run.summary(found) + "; the origin stalling, then resetting, then changing the body; fetches per source \(fetches.values.min() ?? 0)-\(fetches.values.max() ?? 0)")
-        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
         #expect(fetches.count == run.ids.count && fetches.values.allSatisfy { $0 >= 3 }, "\(fetches)")
     }
 
@@ -548,16 +558,26 @@ final class FaultRun {
         try objects().keys.filter { ($0 as NSString).lastPathComponent.hasPrefix(".") && $0.hasSuffix(".tmp") }.sorted()
     }
 
-    /// `derive prune` removing abandoned writes older than a second: what an operator (or a
-    /// worker, after `DERIVE_ABANDONED_AFTER`) does. Returns how many it removed.
-    func sweepAbandoned() throws -> Int {
+    /// The objects of the store that no derivative row names and that are not temporary
+    /// files: what runs wrote and never recorded (before the sweep, the only strays allowed).
+    func unrecordedObjects() throws -> [String] {
+        let named = Set(try rows("SELECT storage_key FROM derive.derivatives").compactMap { row in row[0].map { folder == nil ? prefix + "/" + $0 : $0 } })
+        let temporary = Set(try temporaryFiles())
+        return try objects().keys.filter { !named.contains($0) && !temporary.contains($0) }.sorted()
+    }
+
+    /// `derive prune` removing abandoned and unrecorded writes older than a second: what an
+    /// operator (or a worker, after `DERIVE_ABANDONED_AFTER`) does. Returns how many of each
+    /// it removed.
+    func sweepAbandoned() throws -> (abandoned: Int, unrecorded: Int) {
         Thread.sleep(forTimeInterval: 1.2)
         let result = try DeriveBinary.run(["prune", "--database", location, "--store", folder?.path ?? "s3://\(s3.bucket)/\(prefix)",
                                            "--abandoned-after", "1s", "--json"], environment: environment)
-        guard result.status == 0, case .number(let removed)? = try JSONParser().parse(result.stdout)["abandonedWritesRemoved"] else {
+        let report = result.status == 0 ? try JSONParser().parse(result.stdout) : .null
+        guard case .number(let abandoned)? = report["abandonedWritesRemoved"], case .number(let unrecorded)? = report["unrecordedWritesRemoved"] else {
             throw ScriptFailed(status: result.status, output: result.stderr)
         }
-        return removed.intValue ?? -1
+        return (abandoned.intValue ?? -1, unrecorded.intValue ?? -1)
     }
 
     /// Runs Python with `s3` (a boto3 client for the test server), `bucket` and `prefix` set.

@@ -128,13 +128,14 @@ class Origin(BaseHTTPRequestHandler):
             # An origin having a bad day, per URL: the first request stalls mid-body for
             # ?stall= seconds, the second is reset mid-body, and every later one is served
             # whole but with a different photograph each time (a source changing between
-            # attempts).
+            # attempts). With ?calm=1 every request is served whole, each with a different photograph; ?delay= waits first.
             with LOCK:
                 COUNTERS[self.path] = COUNTERS.get(self.path, 0) + 1
                 count = COUNTERS[self.path]
             photos = ["photos/grace_hopper_noexif.jpg", "photos/nikon-coolpix-p6000_gps.jpg", "photos/coffee_noexif.png"]
             body = open(os.path.join(self.server.fixtures, photos[count % 3]), "rb").read()
-            if count > 2:
+            time.sleep(float(query.get("delay", ["0"])[0]))
+            if count > 2 or "calm" in query:
                 return self.send(200, body, {"Content-Type": "image/jpeg"})
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))

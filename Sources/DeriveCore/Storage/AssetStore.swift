@@ -18,6 +18,13 @@ public protocol AssetStore: Sendable {
     func removeAbandonedWrites(olderThan cutoff: Date) throws(DeriveError) -> AbandonedWriteSweep
     /// A description for logs and reports; never carries credentials.
     var description: String { get }
+    /// The same store whichever way a worker reaches it (`s3://bucket/prefix/`, `folder
+    /// /path`): the write ledger's notes are kept, and swept, per store.
+    var identity: String { get }
+}
+
+extension AssetStore {
+    public var identity: String { description }
 }
 
 public struct StoredObject: Sendable, Hashable {

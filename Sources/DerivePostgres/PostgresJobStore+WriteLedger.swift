@@ -1,0 +1,78 @@
+import DeriveCore
+import Foundation
+
+/// The write ledger on PostgreSQL. A key's notes and its removal take turns on a transaction
+/// advisory lock on the store and key: a run noting the key holds it shared, the sweep
+/// exclusively across its check and the store's delete, so a run cannot note (and then
+/// write) a key between the sweep's check and its delete.
+extension PostgresJobStore: WriteLedger {
+    public func noteWrites(_ keys: [String], store: String, job: JobID) throws(DeriveError) {
+        guard !keys.isEmpty else { return }
+        let list = JSONWriter.compact(.array(keys.map(JSONValue.string)))
+        try withConnection { connection throws(PostgresError) in
+            try connection.transaction { () throws(PostgresError) in
+                try connection.query(LedgerSQL.lockShared, [store, list])
+                try connection.query(LedgerSQL.note, [store, list, String(job)])
+            }
+        }
+    }
+
+    public func unrecordedWrites(store: String, notedBefore cutoff: Date, limit: Int) throws(DeriveError) -> [String] {
+        try withConnection { connection throws(PostgresError) in
+            try connection.query(LedgerSQL.unrecorded, [store, String(cutoff.timeIntervalSince1970), String(limit)]).rows.compactMap { $0[0] }
+        }
+    }
+
+    public func removeUnrecordedWrite(_ key: String, store: String, delete: (String) throws(DeriveError) -> Void) throws(DeriveError) -> Bool {
+        var storeError: DeriveError?
+        do {
+            return try withConnection { connection throws(PostgresError) in
+                try connection.transaction { () throws(PostgresError) in
+                    try connection.query(LedgerSQL.lockExclusive, [store, key])
+                    let uses = try connection.query(LedgerSQL.uses, [store, key]).rows.first
+                    let recorded = uses?[0] == "t", running = uses?[1] == "t"
+                    guard !recorded, !running else {
+                        if !running { try connection.query(LedgerSQL.forget, [store, key]) }
+                        return false
+                    }
+                    do throws(DeriveError) { try delete(key) } catch {
+                        storeError = error
+                        throw PostgresError(sqlState: nil, message: "the store refused the delete")
+                    }
+                    try connection.query(LedgerSQL.forget, [store, key])
+                    return true
+                }
+            }
+        } catch {
+            throw storeError ?? error
+        }
+    }
+}
+
+enum LedgerSQL {
+    static let lockShared = """
+        SELECT pg_advisory_xact_lock_shared(hashtextextended($1 || E'\\n' || key, 0)) FROM jsonb_array_elements_text($2::jsonb) AS key
+        """
+    static let lockExclusive = "SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))"
+    static let note = """
+        INSERT INTO derive.pending_writes (store, storage_key, job_id)
+        SELECT $1, key, $3::bigint FROM jsonb_array_elements_text($2::jsonb) AS key
+        ON CONFLICT (store, storage_key, job_id) DO UPDATE SET noted_at = now()
+        """
+    /// Notes of finished jobs only: a job still in the queue may yet record the key.
+    static let unrecorded = """
+        SELECT DISTINCT p.storage_key FROM derive.pending_writes p
+        WHERE p.store = $1 AND p.noted_at < to_timestamp($2::double precision)
+          AND NOT EXISTS (SELECT 1 FROM derive.jobs j WHERE j.id = p.job_id)
+        LIMIT $3::int
+        """
+    static let uses = """
+        SELECT EXISTS (SELECT 1 FROM derive.derivatives WHERE storage_key = $2),
+               EXISTS (SELECT 1 FROM derive.pending_writes p JOIN derive.jobs j ON j.id = p.job_id WHERE p.store = $1 AND p.storage_key = $2)
+        """
+    /// The notes of finished jobs (a running job's note stays: it may still write).
+    static let forget = """
+        DELETE FROM derive.pending_writes p
+        WHERE p.store = $1 AND p.storage_key = $2 AND NOT EXISTS (SELECT 1 FROM derive.jobs j WHERE j.id = p.job_id)
+        """
+}
