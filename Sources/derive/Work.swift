@@ -63,6 +63,10 @@ struct Work: ParsableCommand {
     @OptionGroup var output: OutputOption
 
     func run() throws {
+        // From its first line SIGTERM and SIGINT stop the worker, whether they come while it
+        // reads its settings, waits for the database, starts (a signal then once went unheard:
+        // the database wait's watcher had left them ignored), or works.
+        let stops = StopRequests()
         try reportingFailures("work") {
             var configuration = try databaseOption.configuration(settings, store: store)
             let environment = configuration.worker
@@ -73,6 +77,7 @@ struct Work: ParsableCommand {
             }
             LoggingSystem.bootstrap { label in LogOutput(label: label, format: format, level: level) }
             let logger = Logger(label: "derive.worker")
+            if stops.requested { return }
 
             var workerSettings = WorkerSettings(queues: queues.isEmpty ? environment.queues : queues)
             for queue in workerSettings.queues where !QueueName.isValid(queue) {
@@ -104,7 +109,7 @@ struct Work: ParsableCommand {
                 configuration.engine.concurrency = max(1, ProcessInfo.processInfo.activeProcessorCount / workerSettings.slots)
             }
 
-            guard let opened = try openDatabaseWaiting(configuration.database, logger: logger) else { return }
+            guard let opened = try openDatabaseWaiting(configuration.database, logger: logger, stopRequested: { stops.requested }) else { return }
             let store = try makeStore(configuration)
             let pipeline = try makePipeline(configuration, store: store, naming: .template(configuration.store.keyTemplate),
                                             catalog: DatabasePresetCatalog(store: opened.database), overlays: overlays)
@@ -117,12 +122,13 @@ struct Work: ParsableCommand {
             logger.info("using", metadata: ["database": "\(opened.location)", "store": "\(store.description)"])
             let worker = Worker(database: opened.database, pipeline: pipeline, settings: workerSettings, notifier: opened.notifier,
                                 metrics: metrics, health: health, logger: logger)
-            let signals = SignalWatcher { count in
-                logger.info(count == 1 ? "stopping: finishing jobs in flight (signal again to release them at once)" : "stopping now")
-                worker.stop(immediately: count > 1)
+            guard stops.attach(worker, logger: logger) else {
+                logger.info("stopping: asked to before the first job")
+                server?.stop()
+                return
             }
             let summary = worker.run()
-            signals.cancel()
+            stops.cancel()
             server?.stop()
             if output.json {
                 print(JSONWriter.compact(.object([
@@ -134,15 +140,50 @@ struct Work: ParsableCommand {
     }
 }
 
+/// The stop signals of one `derive work`, from its first line to its end: before the worker
+/// exists they are remembered (the settings, the wait for the database and the start-up look
+/// at `requested`); once it is attached they stop it, the second releasing jobs in flight at once.
+final class StopRequests: @unchecked Sendable {  // the watcher is only created and cancelled
+    private final class State: Sendable {
+        let value = Mutex<(count: Int, worker: Worker?, logger: Logger?)>((0, nil, nil))
+    }
+    private let state = State()
+    private let watcher: SignalWatcher
+
+    init() {
+        let state = self.state
+        watcher = SignalWatcher { count in
+            let (worker, logger) = state.value.withLock { value in
+                value.count = count
+                return (value.worker, value.logger)
+            }
+            guard let worker else { return }
+            logger?.info(count == 1 ? "stopping: finishing jobs in flight (signal again to release them at once)" : "stopping now")
+            worker.stop(immediately: count > 1)
+        }
+    }
+
+    var requested: Bool { state.value.withLock { $0.count > 0 } }
+
+    /// Hands later signals to `worker`; false when one already came (then it should not run).
+    func attach(_ worker: Worker, logger: Logger) -> Bool {
+        state.value.withLock { value in
+            guard value.count == 0 else { return false }
+            value.worker = worker
+            value.logger = logger
+            return true
+        }
+    }
+
+    func cancel() { watcher.cancel() }
+}
+
 /// A worker started while its database is down or restarting waits for it, as a running worker
 /// rides out an outage, instead of exiting: failures PostgreSQL calls transient (no connection,
 /// "the database system is shutting down" or "starting up") are retried after 1, 2, 4... up to
 /// 30 seconds, each logged. A database that refuses for good (a wrong password, a schema that
-/// needs `derive migrate`) fails at once. A signal during the wait ends it: nil, exit 0.
-func openDatabaseWaiting(_ location: QueueLocation, logger: Logger) throws -> OpenedDatabase? {
-    let stopped = Mutex(false)
-    let signals = SignalWatcher { _ in stopped.withLock { $0 = true } }
-    defer { signals.cancel() }
+/// needs `derive migrate`) fails at once. A stop requested during the wait ends it: nil, exit 0.
+func openDatabaseWaiting(_ location: QueueLocation, logger: Logger, stopRequested: () -> Bool) throws -> OpenedDatabase? {
     var delay = 1.0
     while true {
         do {
@@ -152,7 +193,7 @@ func openDatabaseWaiting(_ location: QueueLocation, logger: Logger) throws -> Op
         }
         let until = Date().addingTimeInterval(delay)
         while Date() < until {
-            if stopped.withLock({ $0 }) {
+            if stopRequested() {
                 logger.info("stopping: the database never answered")
                 return nil
             }

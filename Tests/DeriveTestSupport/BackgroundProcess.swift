@@ -15,13 +15,13 @@ public final class BackgroundProcess: @unchecked Sendable {
         log = FileManager.default.temporaryDirectory.appendingPathComponent("derive-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let product = DeriveBinary.url.deletingLastPathComponent().appendingPathComponent(executable)
-        if let program = launcher.first {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = launcher.dropFirst() + [product.path] + arguments
-        } else {
-            process.executableURL = product
-            process.arguments = arguments
-        }
+        // Through env(1), which execs it in place with SIGTERM and SIGINT at their defaults: the
+        // test process ignores them, children inherit that, and a signal sent before the
+        // product watches for them would be lost (a worker's start-up never looks like that in
+        // production, where nothing ignores them).
+        let words = launcher + ["/usr/bin/env", "--default-signal=TERM,INT", product.path] + arguments
+        process.executableURL = URL(fileURLWithPath: words[0])
+        process.arguments = Array(words.dropFirst())
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardError = try FileHandle(forWritingTo: log)
         process.standardOutput = stdout

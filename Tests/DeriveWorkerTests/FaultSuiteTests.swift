@@ -40,8 +40,9 @@ struct FaultSuiteTests {
         let temporary = try run.temporaryFiles().count
         let unrecorded = try run.unrecordedObjects().count
         let sweep = try run.sweepAbandoned()
-        #expect(sweep.abandoned == temporary && sweep.unrecorded == unrecorded, "\(sweep), \(temporary) temporary, \(unrecorded) unrecorded")
-        let swept = "; derive prune swept \(sweep.abandoned) temporary files and \(sweep.unrecorded) unrecorded objects left by kills"
+        // (A key noted by a run killed before it wrote counts as removed too: there is no object.)
+        #expect(sweep.abandoned == temporary && sweep.unrecorded >= unrecorded, "\(sweep), \(temporary) temporary, \(unrecorded) unrecorded")
+        let swept = "; derive prune swept \(sweep.abandoned) temporary files and \(sweep.unrecorded) unrecorded keys left by kills (\(unrecorded) objects)"
         let found = try run.invariants(rederivingAll: rederivingAll)
         print(run.summary(found) + "; " + label + swept)
         #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
@@ -202,7 +203,7 @@ struct FaultSuiteTests {
         run.stopWorkers()
         let unrecorded = try run.unrecordedObjects()
         let sweep = try run.sweepAbandoned()
-        #expect(sweep.unrecorded == unrecorded.count, "\(sweep) for \(unrecorded)")
+        #expect(sweep.unrecorded >= unrecorded.count, "\(sweep) for \(unrecorded)")
         let found = try run.invariants()
         print(run.summary(found) + "; a worker host cut off from the database for \(Int(3 * lease)) s; its late results refused: \(late.count); "
               + "objects it wrote from bodies the rescuers did not see, removed by derive prune: \(sweep.unrecorded)")

@@ -22,6 +22,22 @@ struct WorkerBehaviourTests {
                                      environment: WorkerEndToEndTests.environment(s3).merging(environment) { $1 })
     }
 
+    /// SIGTERM at any moment of a worker's start-up stops it with exit 0: while it opens the
+    /// database, while it builds its pipeline, as it starts working. A signal between the
+    /// database wait and the worker's start used to go unheard (the wait's watcher had left
+    /// SIGTERM ignored), and the worker then ran until killed.
+    @Test(arguments: [0.05, 0.15, 0.3, 0.5, 0.8, 1.2])
+    func aSignalDuringStartUpStopsTheWorker(after delay: Double) throws {
+        let queue = try TestQueue(.postgres)
+        let worker = try Self.worker(queue)
+        Thread.sleep(forTimeInterval: delay)
+        worker.signal(SIGTERM)
+        // Exit 0; or, for a signal before the process has set anything up, SIGTERM's own end.
+        let status = worker.wait(timeout: 15)
+        #expect(status == 0 || (status == SIGTERM && worker.process.terminationReason == .uncaughtSignal),
+                "exit \(String(describing: status)): \(worker.logLines.suffix(5))")
+    }
+
     /// A worker started while PostgreSQL is unreachable waits with backoff and starts working
     /// when the database appears (a forwarder opens on its port), instead of exiting.
     @Test func aWorkerStartedWhileTheDatabaseIsDownWaitsForIt() throws {
