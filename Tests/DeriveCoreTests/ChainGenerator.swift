@@ -56,13 +56,34 @@ struct ChainGenerator {
     }
 
     mutating func dimension() -> Length {
-        random.chance(0.75) ? .pixels(Int.random(in: 1...3000, using: &random))
+        if random.chance(0.1) { return expression() }
+        return random.chance(0.75) ? .pixels(Int.random(in: 1...3000, using: &random))
             : .fraction(Decimal6.quantize(Double.random(in: 0.01...3, using: &random)))
     }
 
     mutating func offset() -> Length {
-        random.chance(0.75) ? .pixels(Int.random(in: -200...200, using: &random))
+        if random.chance(0.1) { return expression() }
+        return random.chance(0.75) ? .pixels(Int.random(in: -200...200, using: &random))
             : .fraction(Decimal6.quantize(Double.random(in: -1...1, using: &random)))
+    }
+
+    /// A random expression as the parser would read it (values and operators in turn), so
+    /// that it prints back to itself.
+    mutating func expression() -> Length {
+        func operand(valueOnly: Bool) -> String {
+            if valueOnly || random.chance(0.6) { return random.pick(PredefinedValue.allCases).rawValue }
+            return random.chance(0.7) ? String(Int.random(in: 1...500, using: &random))
+                : Decimal6.string(Decimal6.quantize(Double.random(in: 0.05...4, using: &random)))
+        }
+        let operations = Int.random(in: 0...3, using: &random)
+        var words = [operand(valueOnly: operations == 0)]
+        for _ in 0..<operations {
+            words += [random.pick(ArithmeticOperator.allCases).rawValue, operand(valueOnly: false)]
+        }
+        guard case .success(let e) = ExpressionParser.parse(words.joined(separator: "_")) else {
+            preconditionFailure("generated an expression the parser refuses: \(words)")
+        }
+        return .expression(e)
     }
 
     mutating func color() -> Color {

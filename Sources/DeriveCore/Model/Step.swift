@@ -231,6 +231,7 @@ public struct Region: Sendable, Hashable {
             switch d {
             case .pixels(let p): p
             case .fraction(let f): Int((f * Double(length)).rounded())
+            case .expression: Length.unevaluated()
             }
         }
         return FaceGeometry.clipped(Rect(x: px(x, size.width), y: px(y, size.height), width: px(width, size.width),

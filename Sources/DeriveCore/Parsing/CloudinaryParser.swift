@@ -457,7 +457,11 @@ private struct Run {
         if let round { steps.append(.round(round)) }
         if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
         if let o = p.removeValue(forKey: "o") {
-            if let value = Int(o) { steps.append(.opacity(value)) } else { fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))") }
+            if let value = Int(o) {
+                steps.append(.opacity(value))
+            } else if !refusedExpression(o, param: "o", in: c) {
+                fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))")
+            }
         }
         if let background { steps.append(.background(background)) }
         // A parameter refused while reading leaves its step incomplete; what the step rules
@@ -494,7 +498,7 @@ private struct Run {
             } else {
                 found.quality = QualityText.parse(q)
             }
-            if found.quality == nil {
+            if found.quality == nil && !refusedExpression(q, param: "q", in: c) {
                 fail(c, param: "q", "must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got \(Quoted(q))")
             }
         }
@@ -554,21 +558,21 @@ private struct Run {
         r.height = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
         if let ar = p.removeValue(forKey: "ar") {
             r.aspectRatio = AspectRatio.parse(ar)
-            if r.aspectRatio == nil { fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))") }
+            if r.aspectRatio == nil && !refusedExpression(ar, param: "ar", in: c) { fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))") }
         }
         if let dpr = p.removeValue(forKey: "dpr") {
             if let feature = CloudinaryVocabulary.unsupported(key: "dpr", value: dpr) {
                 refuse(c, "dpr_" + dpr, feature)
             } else if let value = Double(dpr), value.isFinite, dpr.allSatisfy({ $0.isNumber || $0 == "." }) {
                 r.dpr = Decimal6.quantize(value)
-            } else {
+            } else if !refusedExpression(dpr, param: "dpr", in: c) {
                 fail(c, param: "dpr", "must be a number such as 2.0, got \(Quoted(dpr))")
             }
         }
         if let z = p.removeValue(forKey: "z") {
             if let zoom = Double(z), zoom.isFinite, z.allSatisfy({ $0.isNumber || $0 == "." }) {
                 r.zoom = Decimal6.quantize(zoom)
-            } else {
+            } else if !refusedExpression(z, param: "z", in: c) {
                 fail(c, param: "z", "must be a zoom factor such as 1.5, got \(Quoted(z))")
             }
         }
@@ -598,22 +602,39 @@ private struct Run {
         if let d = Length.parseCloudinary(text) { return d }
         if let feature = CloudinaryVocabulary.unsupported(key: param, value: text) {
             refuse(c, "\(param)_\(text)", feature)
-        } else if CloudinaryVocabulary.isExpression(text) {
-            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
-        } else {
-            fail(c, param: param, "must be pixels (200) or a fraction (0.5), got \(Quoted(text))")
+            return nil
         }
-        return nil
+        return expression(text, param: param, in: c)
     }
 
     mutating func offset(_ text: String, param: String, in c: Component) -> Length? {
         if let d = Length.parseCloudinary(text) { return d }
-        if CloudinaryVocabulary.isExpression(text) {
-            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
-            return nil
+        return expression(text, param: param, in: c)
+    }
+
+    /// `iw_div_2` where a length goes; the planner evaluates it on each source.
+    mutating func expression(_ text: String, param: String, in c: Component) -> Length? {
+        switch ExpressionParser.parse(text) {
+        case .success(let expression):
+            return .expression(expression)
+        case .failure(.variable):
+            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.variable))
+        case .failure(let problem):
+            fail(c, problem.message("\(param)_\(text)", param: param + "_"))
         }
-        fail(c, param: param, "must be pixels (10, -10) or a fraction (0.25), got \(Quoted(text))")
         return nil
+    }
+
+    /// Refuses an expression where Derive does not evaluate one yet (`r_w_mul_2`), so that it
+    /// is not called a malformed number. Whether it refused.
+    mutating func refusedExpression(_ text: String, param: String, in c: Component) -> Bool {
+        guard ExpressionParser.looksLikeExpression(text) else { return false }
+        if case .failure(.notComputable(let name, let reason)) = ExpressionParser.parse(text) {
+            fail(c, CloudinaryVocabulary.notSupported("\(param)_\(text)", CloudinaryVocabulary.feature(.uncomputableValue)) + "; \(name) is \(reason)")
+        } else {
+            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
+        }
+        return true
     }
 
     mutating func color(_ text: String, param: String, in c: Component) -> Color? {
@@ -641,8 +662,8 @@ private struct Run {
                 return []
             default:
                 guard let angle = Int(token), token.count <= 12 else {
-                    if CloudinaryVocabulary.isExpression(token) || token.contains("$") {
-                        refuse(c, "a_\(text)", CloudinaryVocabulary.unsupported(key: "a", value: token) ?? CloudinaryVocabulary.feature(.expression))
+                    if refusedExpression(text, param: "a", in: c) {
+                        // Said.
                     } else {
                         fail(c, param: "a", "must be whole degrees, hflip, vflip or ignore, joined by '.' and applied in turn, got \(Quoted(token))")
                     }
@@ -660,6 +681,7 @@ private struct Run {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         let radii = parts.compactMap { Int($0) }
         guard radii.count == parts.count, (1...4).contains(radii.count) else {
+            if refusedExpression(text, param: "r", in: c) { return nil }
             fail(c, param: "r", "must be max or 1–4 radii in pixels joined by ':', got \(Quoted(text))")
             return nil
         }
@@ -669,6 +691,7 @@ private struct Run {
     mutating func border(_ text: String, in c: Component) -> Border? {
         let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, parts[0].hasSuffix("px"), let width = Int(parts[0].dropLast(2)), parts[1] == "solid" else {
+            if refusedExpression(text, param: "bo", in: c) { return nil }
             fail(c, param: "bo", "must be <width>px_solid_<color>, such as bo_4px_solid_black, got \(Quoted(text))")
             return nil
         }
@@ -717,6 +740,7 @@ private struct Run {
         var amount: Int?
         if let first = args.first {
             guard let n = Int(first) else {
+                if refusedExpression(text, param: "e", in: c) { return nil }
                 fail(c, "e_\(name) takes a whole-number amount, got \(Quoted(first))")
                 return nil
             }

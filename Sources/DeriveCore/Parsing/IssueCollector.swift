@@ -98,10 +98,17 @@ final class IssueCollector {
             }
         case .string(let s):
             if let d = Length.parsePercent(s) ?? Length.parseCloudinary(s) { return d }
+            // Any other string is an expression (`"iw / 2"`, `"iw_div_2"`).
+            switch ExpressionParser.parse(s) {
+            case .success(let expression): return .expression(expression)
+            case .failure(let problem):
+                add(path, problem.message("expression \(Quoted(s))", param: "a length"))
+                return nil
+            }
         default:
             break
         }
-        add(path, "expected pixels (an integer), a fraction (0.5) or a percentage (\"50%\"), got \(value.typeDescription)")
+        add(path, "expected pixels (an integer), a fraction (0.5), a percentage (\"50%\") or an expression (\"iw / 2\"), got \(value.typeDescription)")
         return nil
     }
 

@@ -134,6 +134,7 @@ enum StepRules {
         case .fraction(let f):
             return f > 0 && f <= maxFraction ? []
                 : [FieldIssue(field: field, reason: "must be a fraction above 0 and at most \(Decimal6.string(maxFraction)), got \(Decimal6.string(f))")]
+        case .expression: return []  // checked by the planner once evaluated
         }
     }
 
@@ -143,6 +144,7 @@ enum StepRules {
         case .pixels(let n): return check(n, in: -limits.maxOutputDimension...limits.maxOutputDimension, field: field)
         case .fraction(let f):
             return abs(f) <= 1 ? [] : [FieldIssue(field: field, reason: "must be a fraction between -1 and 1, got \(Decimal6.string(f))")]
+        case .expression: return []
         }
     }
 
@@ -151,6 +153,7 @@ enum StepRules {
         case .pixels(let n): return check(n, in: 0...limits.maxOutputDimension, field: field)
         case .fraction(let f):
             return (0...1).contains(f) ? [] : [FieldIssue(field: field, reason: "must be a fraction between 0 and 1, got \(Decimal6.string(f))")]
+        case .expression: return []
         }
     }
 
