@@ -53,6 +53,12 @@ SDISTS = [
         [],
     ),
     (
+        "django-gamma-cloudinary", "0.2.3", "django-gamma-cloudinary-0.2.3.tar.gz",
+        "1b2cd885d31861d6a8521e59bcef1c0e2b0071bfd9a86ea2acced8e48f8e16c1",
+        ["tests/*.py"],
+        [],
+    ),
+    (
         "cloudinary-cli", "1.17.0", "cloudinary_cli-1.17.0.tar.gz",
         "f1c68b7764169d02fa1b2225b429d74490579540ed89b806b46ab5ba20263e04",
         ["test/*.py", "test/*/*.py", "README.md"],

@@ -16,9 +16,9 @@ import Testing
 struct LanguageCorpusTests {
     /// The figures at the last measurement (Benchmarks/RESULTS.md). Raise them as the language
     /// grows; the test fails if fewer strings are accepted or more are refused unclearly.
-    static let acceptedAtLeast = 74
-    static let unclearAtMost = 22
-    static let corpusSize = 162
+    static let acceptedAtLeast = 77
+    static let unclearAtMost = 21
+    static let corpusSize = 165
 
     @Test func theAcceptedShareOnlyGrowsAndNoMessageGetsLessClear() throws {
         let measurement = try CorpusMeasurement.run(corpus: try #require(CorpusMeasurement.corpus))
