@@ -10,7 +10,7 @@ public enum Step: Sendable, Hashable {
     case background(Color)
     case border(Border)
     /// 0 (invisible) to 100 (unchanged).
-    case opacity(Int)
+    case opacity(WholeNumber)
     case overlay(Overlay)
     case validate(ImageConstraints)
     /// A named preset's chain, expanded in place before anything else looks at the chain.
@@ -117,8 +117,9 @@ public struct RoundCorners: Sendable, Hashable {
     public enum Radius: Sendable, Hashable {
         /// An ellipse touching all four edges (a circle on a square image).
         case max
-        /// Top-left, top-right, bottom-right, bottom-left, in pixels.
-        case corners([Int])
+        /// Top-left, top-right, bottom-right, bottom-left, in pixels (or expressions of them,
+        /// until planned).
+        case corners([WholeNumber])
     }
 
     public var radius: Radius

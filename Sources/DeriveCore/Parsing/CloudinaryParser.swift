@@ -458,9 +458,11 @@ private struct Run {
         if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
         if let o = p.removeValue(forKey: "o") {
             if let value = Int(o) {
-                steps.append(.opacity(value))
-            } else if !refusedExpression(o, param: "o", in: c) {
+                steps.append(.opacity(.value(value)))
+            } else if Double(o) != nil {
                 fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))")
+            } else if let value = wholeNumberExpression(o, param: "o", accepts: "an integer 0–100", in: c) {
+                steps.append(.opacity(value))
             }
         }
         if let background { steps.append(.background(background)) }
@@ -625,6 +627,23 @@ private struct Run {
         return nil
     }
 
+    /// An expression where a whole number goes (`o_w_div_10`, a radius of `r_`); the planner
+    /// evaluates it on each source. `accepts` says what else the parameter takes.
+    /// `written` is the parameter as written, when `text` is a part of it (one radius).
+    mutating func wholeNumberExpression(_ text: String, param: String, written: String? = nil, accepts: String,
+                                        in c: Component) -> WholeNumber? {
+        let written = written ?? "\(param)_\(text)"
+        switch ExpressionParser.parse(text) {
+        case .success(let expression):
+            return .expression(expression)
+        case .failure(.variable):
+            refuse(c, written, CloudinaryVocabulary.feature(.variable))
+        case .failure(let problem):
+            fail(c, problem.message(written, param: param + "_", accepts: accepts))
+        }
+        return nil
+    }
+
     /// Refuses an expression where Derive does not evaluate one yet (`r_w_mul_2`), so that it
     /// is not called a malformed number. Whether it refused.
     mutating func refusedExpression(_ text: String, param: String, in c: Component) -> Bool {
@@ -678,12 +697,20 @@ private struct Run {
 
     mutating func round(_ text: String, in c: Component) -> RoundCorners? {
         if text == "max" { return RoundCorners(radius: .max) }
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        let radii = parts.compactMap { Int($0) }
-        guard radii.count == parts.count, (1...4).contains(radii.count) else {
-            if refusedExpression(text, param: "r", in: c) { return nil }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard (1...4).contains(parts.count), !parts.contains(where: { Int($0) == nil && Double($0) != nil }) else {
             fail(c, param: "r", "must be max or 1–4 radii in pixels joined by ':', got \(Quoted(text))")
             return nil
+        }
+        var radii: [WholeNumber] = []
+        for part in parts {
+            if let n = Int(part) {
+                radii.append(.value(n))
+            } else if let e = wholeNumberExpression(part, param: "r", written: "r_" + text, accepts: "max, or 1–4 radii joined by ':', each pixels (20)", in: c) {
+                radii.append(e)
+            } else {
+                return nil
+            }
         }
         return RoundCorners(radius: .corners(radii))
     }

@@ -46,7 +46,7 @@ public enum CloudinaryPrinter {
             switch r.radius {
             case .max: params = ["r_max"]
             case .corners(let radii):
-                params = [Set(radii).count == 1 ? "r_\(radii[0])" : "r_" + radii.map(String.init).joined(separator: ":")]
+                params = [Set(radii).count == 1 ? "r_\(radii[0].cloudinaryText)" : "r_" + radii.map(\.cloudinaryText).joined(separator: ":")]
             }
             if let b = r.background, b != .transparent { params.append("b_" + color(b)) }
             return [params.joined(separator: ",")]
@@ -58,7 +58,7 @@ public enum CloudinaryPrinter {
             return [text]
         case .background(let c): return ["b_" + color(c)]
         case .border(let b): return ["bo_\(b.width)px_solid_" + color(b.color)]
-        case .opacity(let o): return ["o_\(o)"]
+        case .opacity(let o): return ["o_\(o.cloudinaryText)"]
         case .overlay(let o): return try overlay(o)
         case .preset(let name): return ["t_" + name]
         case .validate:

@@ -161,9 +161,10 @@ enum ExpressionParser {
 
 extension ExpressionParser.Problem {
     /// The first line of a refusal of `written` (`w_iw_div`, `width "iw /"`), which a parameter
-    /// `param` took: whether Cloudinary has it, and what the parameter takes.
-    func message(_ written: String, param: String) -> String {
-        let takes = "; \(param) takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 (values: "
+    /// `param` took: whether Cloudinary has it, and what the parameter takes besides an
+    /// expression (`accepts`).
+    func message(_ written: String, param: String, accepts: String = "pixels (200), a fraction (0.5)") -> String {
+        let takes = "; \(param) takes \(accepts) or an expression such as iw_div_2 (values: "
             + PredefinedValue.allCases.map(\.rawValue).joined(separator: ", ") + "; operators: "
             + ArithmeticOperator.allCases.map(\.rawValue).joined(separator: ", ") + ")"
         switch self {

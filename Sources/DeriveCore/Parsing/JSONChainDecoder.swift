@@ -318,13 +318,16 @@ public struct JSONChainDecoder: Sendable {
             let color = fields["color"] == nil ? .black : log.color(fields["color"], at: bodyPath.appending("color"))
             return color.map { .border(Border(width: width, color: $0)) }
         case "opacity":
-            if case .number = body { return log.int(body, at: bodyPath.appending("percent")).map(Step.opacity) }
+            switch body {
+            case .number, .string: return log.wholeNumber(body, at: bodyPath.appending("percent")).map(Step.opacity)
+            default: break
+            }
             guard let fields = log.object(body, at: bodyPath, allowed: ["percent"]) else { return nil }
             guard fields["percent"] != nil else {
                 log.add(bodyPath.appending("percent"), "is required")
                 return nil
             }
-            return log.int(fields["percent"], at: bodyPath.appending("percent")).map(Step.opacity)
+            return log.wholeNumber(fields["percent"], at: bodyPath.appending("percent")).map(Step.opacity)
         case "overlay":
             return readOverlay(body, at: bodyPath, log: log, depth: depth).map(Step.overlay)
         case "validate":
@@ -397,10 +400,10 @@ public struct JSONChainDecoder: Sendable {
         switch radiusValue {
         case .string("max")?:
             return RoundCorners(radius: .max, background: background)
-        case .number?:
-            return log.int(radiusValue, at: radiusPath).map { RoundCorners(radius: .corners([$0]), background: background) }
+        case .number?, .string?:
+            return log.wholeNumber(radiusValue, at: radiusPath).map { RoundCorners(radius: .corners([$0]), background: background) }
         case .array(let list)?:
-            let radii = list.enumerated().compactMap { i, v in log.int(v, at: radiusPath.appending(i)) }
+            let radii = list.enumerated().compactMap { i, v in log.wholeNumber(v, at: radiusPath.appending(i)) }
             guard radii.count == list.count else { return nil }
             return RoundCorners(radius: .corners(radii), background: background)
         default:

@@ -34,7 +34,7 @@ public struct EvaluatedExpression: Sendable, Hashable {
     public var parameter: String
     /// The canonical text (`iw_div_2`).
     public var expression: String
-    /// Pixels, as the step uses them.
+    /// Pixels (or the whole number of `o_` and `r_`), as the step uses them.
     public var value: Int
 }
 
@@ -68,25 +68,48 @@ extension Step {
         }
     }
 
-    /// The step with its expressions evaluated to pixels, what each came to, and why any has
-    /// no value.
+    /// The step with every whole number (`o_`, the radii of `r_`) given by `transform`, which
+    /// receives the Cloudinary parameter it is written as.
+    func mappingWholeNumbers(_ transform: (WholeNumber, String) -> WholeNumber) -> Step {
+        switch self {
+        case .opacity(let o):
+            return .opacity(transform(o, "o"))
+        case .round(var r):
+            if case .corners(let radii) = r.radius { r.radius = .corners(radii.map { transform($0, "r") }) }
+            return .round(r)
+        default:
+            return self
+        }
+    }
+
+    /// The step with its expressions evaluated to pixels (or whole numbers), what each came to,
+    /// and why any has no value.
     func evaluatingExpressions(_ facts: ExpressionFacts, step index: Int) -> (step: Step, evaluated: [EvaluatedExpression], failures: [String]) {
         var evaluated: [EvaluatedExpression] = []
         var failures: [String] = []
-        let bound = mappingLengths { d, parameter in
-            guard case .expression(let expression) = d else { return d }
-            let written = "\(parameter)_\(expression.canonicalText)"
+        func value(of expression: ArithmeticExpression, parameter: String) -> Int? {
             switch expression.evaluate(facts.value) {
             case .success(let value):
-                // Lengths are at most 16384; far beyond that a value only needs to fail the
-                // step's rules, not overflow an Int.
-                let pixels = Int(max(-1e9, min(1e9, value)).rounded())
-                evaluated.append(EvaluatedExpression(step: index, parameter: parameter, expression: expression.canonicalText, value: pixels))
-                return .pixels(pixels)
+                // Numbers here are at most 16384; far beyond that a value only needs to fail
+                // the step's rules, not overflow an Int.
+                let whole = Int(max(-1e9, min(1e9, value)).rounded())
+                let entry = EvaluatedExpression(step: index, parameter: parameter, expression: expression.canonicalText, value: whole)
+                // `r_h_div_2` is one radius written for four corners: listed once.
+                if !evaluated.contains(entry) { evaluated.append(entry) }
+                return whole
             case .failure(let failure):
-                failures.append("\(written): \(failure)")
-                return d
+                let failure = "\(parameter)_\(expression.canonicalText): \(failure)"
+                if !failures.contains(failure) { failures.append(failure) }
+                return nil
             }
+        }
+        let numbered = mappingWholeNumbers { n, parameter in
+            guard case .expression(let expression) = n else { return n }
+            return value(of: expression, parameter: parameter).map(WholeNumber.value) ?? n
+        }
+        let bound = numbered.mappingLengths { d, parameter in
+            guard case .expression(let expression) = d else { return d }
+            return value(of: expression, parameter: parameter).map(Length.pixels) ?? d
         }
         return (bound, evaluated, failures)
     }
@@ -94,7 +117,10 @@ extension Step {
     /// The step with the source's values written into its expressions, for steps the engine
     /// plans later against an image that is no longer the source (after a trim).
     func substitutingSourceFacts(_ facts: ExpressionFacts) -> Step {
-        mappingLengths { d, _ in
+        mappingWholeNumbers { n, _ in
+            guard case .expression(let expression) = n else { return n }
+            return .expression(expression.substituting(facts.sourceValue))
+        }.mappingLengths { d, _ in
             guard case .expression(let expression) = d else { return d }
             return .expression(expression.substituting(facts.sourceValue))
         }

@@ -235,7 +235,7 @@ public struct Planner: Sendable {
                 walk.operations.append(.border(b))
                 walk.size = Size(size.width + 2 * b.width, size.height + 2 * b.width)
             case .opacity(let o):
-                walk.operations.append(.opacity(o))
+                walk.operations.append(.opacity(o.planned))
             case .overlay(let o):
                 walk.operations.append(.overlay(o))
             case .validate(let c):

@@ -117,6 +117,12 @@ enum StepRules {
         range.contains(value) ? [] : [FieldIssue(field: field, reason: "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")]
     }
 
+    /// An expression is checked by the planner once evaluated on a source.
+    static func check(_ value: WholeNumber, in range: ClosedRange<Int>, field: String) -> [FieldIssue] {
+        guard case .value(let n) = value else { return [] }
+        return check(n, in: range, field: field)
+    }
+
     static func presetNameIssues(_ name: String, field: String) -> [FieldIssue] {
         isSafeName(name) ? [] : [FieldIssue(field: field, reason: "preset names are 1–64 characters of A-Z a-z 0-9 . _ -, got \(Quoted(name))")]
     }
@@ -231,8 +237,10 @@ enum StepRules {
         guard (1...4).contains(radii.count) else {
             return [FieldIssue(field: "radius", reason: "takes 1 to 4 radii, got \(radii.count)")]
         }
+        // One radius for every corner (`r_20`, normalised to four) is one problem, not four.
+        if Set(radii).count == 1 { return check(radii[0], in: 0...limits.maxOutputDimension, field: "radius") }
         return radii.enumerated().flatMap { i, value in
-            check(value, in: 0...limits.maxOutputDimension, field: radii.count == 1 ? "radius" : "radius[\(i)]")
+            check(value, in: 0...limits.maxOutputDimension, field: "radius[\(i)]")
         }
     }
 
