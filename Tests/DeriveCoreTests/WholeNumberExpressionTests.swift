@@ -3,7 +3,8 @@ import DeriveTestSupport
 import Foundation
 import Testing
 
-/// Arithmetic expressions in the opacity `o_` and the corner radii of `r_` (issue 15, item 1):
+/// Arithmetic expressions in the opacity `o_`, the corner radii of `r_` and effect amounts
+/// (`e_blur:w_div_10`) (issue 15, item 1):
 /// what they come to in a plan, how they are spelled, hashed and written in JSON, and how a bad
 /// one is refused.
 @Suite struct WholeNumberExpressionTests {
@@ -23,6 +24,13 @@ import Testing
         ("r_iw_div_100:ih_div_100:20:cp", .round(.corners([12, 8, 20, 1]), background: .transparent), [12, 8, 1]),
         ("r_ih_div_10,b_black", .round(.corners([80, 80, 80, 80]), background: .black), [80]),
         ("r_h_div_3", .round(.corners([267, 267, 267, 267]), background: .transparent), [267]),
+        ("e_pixelate:w_div_40", .effect(.pixelate(30)), [30]),
+        ("e_blur:iw_div_4", .effect(.blur(300)), [300]),
+        ("e_brightness:cp_mul_-10,pg_4", .effect(.brightness(-40)), [-40]),
+        ("e_tint:pc_mul_10:red", .effect(.tint(amount: 50, color: Color(red: 255, green: 0, blue: 0))), [50]),
+        ("e_colorize:iar_mul_20,co_black", .effect(.colorize(amount: 30, color: .black)), [30]),
+        ("e_blur_region:ih_div_2,x_0,y_0,w_100,h_100", .effect(.blurRegion(400, Region(x: .pixels(0), y: .pixels(0), width: .pixels(100), height: .pixels(100)))), [400]),
+        ("e_blur_faces:w_div_4", .effect(.blurFaces(300)), [300]),
     ] as [(String, ImageOperation, [Int])])
     func evaluatesOnTheSource(text: String, operation: ImageOperation, values: [Int]) throws {
         let planned = try plan([text], Self.source).outputs[0]
@@ -83,6 +91,10 @@ import Testing
         ("r_10:iw_div_100:30", "r_10:iw_div_100:30:iw_div_100"),
         ("r_ih_div_10,b_black", "r_ih_div_10,b_black"),
         ("c_fill,w_400,h_300/r_h_div_2/o_cp_mul_50", "c_fill,w_400,h_300/r_h_div_2/o_cp_mul_50"),
+        ("e_pixelate:width_div_40", "e_pixelate:w_div_40"),
+        ("e_tint:pc_mul_10:blue", "e_tint:pc_mul_10:blue"),
+        ("e_colorize:ar_mul_20,co_red", "e_colorize:ar_mul_20,co_red"),
+        ("e_pixelate_region:h_div_20,x_w_div_4,y_0,w_w_div_2,h_50", "e_pixelate_region:h_div_20,x_w_div_4,y_0,w_w_div_2,h_50"),
     ])
     func roundTrips(text: String, printed: String) throws {
         let model = try canonical(string: text)
@@ -100,6 +112,8 @@ import Testing
         ("o_iw_div_0", "opacity", "o_iw_div_0: iw_div_0 divides by zero on this source"),
         ("r_0_sub_iw", "round", "radius must be between 0 and 16384, got -1200 (on this source r_0_sub_iw is -1200)"),
         ("r_10:ih_mod_0", "round", "r_ih_mod_0: ih_mod_0 divides by zero on this source"),
+        ("e_blur:iw_mul_2", "blur", "strength must be between 1 and 2000, got 2400 (on this source e_blur:iw_mul_2 is 2400)"),
+        ("e_pixelate:w_div_0", "pixelate", "e_pixelate:w_div_0: w_div_0 divides by zero on this source"),
     ])
     func refusesWhatTheSourceDecides(text: String, key: String, reason: String) throws {
         #expect(CloudinaryParser().parse(text).issues.isEmpty)
@@ -112,8 +126,9 @@ import Testing
         }
     }
 
-    /// JSON says what is wrong with an expression the way strings do.
-    @Test func jsonRefusesABadExpression() {
+    /// JSON takes expressions for the opacity, radii and amounts, and says what is wrong with
+    /// one the way strings do.
+    @Test func jsonRefusesABadExpression() throws {
         do {
             _ = try TransformationInput.parse(#"[{"opacity": "w /"}]"#)
             Issue.record("planned")
@@ -121,5 +136,18 @@ import Testing
             #expect(error.issues.first?.description == #"[0].opacity.percent: expression "w /": unknown to Cloudinary (an expression ends with a value, not the operator "/"); it takes an integer or an expression such as iw_div_2 (values: iw, ih, iar, w, h, ar, cp, pc; operators: add, sub, mul, div, mod, pow)"#)
         }
         #expect(throws: ValidationError.self) { try TransformationInput.parse(#"[{"round": {"radius": ["fc", 10]}}]"#) }
+        #expect(try canonical(json: #"[{"pixelate": "w / 40"}]"#).identity == canonical(string: "e_pixelate:w_div_40").identity)
+        #expect(try canonical(json: #"[{"blur": {"strength": "iw_div_4"}}]"#).identity == canonical(string: "e_blur:iw_div_4").identity)
+    }
+
+    /// A bad amount is refused naming the effect as written.
+    @Test(arguments: [
+        ("e_blur:w_div", #"e_blur:w_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); e_blur: takes a whole-number amount or an expression such as iw_div_2 (values: iw, ih, iar, w, h, ar, cp, pc; operators: add, sub, mul, div, mod, pow)"#),
+        ("e_sepia:fc_mul_10", "e_sepia:fc_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; fc is the face count, which the face detector finds while the job runs, after expressions are evaluated"),
+        ("e_blur:$b", "e_blur:$b: known to Cloudinary, not supported by Derive: user-defined variables (also $<name> in a value and $(name) in l_text); planned in issue 15"),
+        ("e_blur:12.5", #"e_blur takes a whole-number amount, got "12.5""#),
+    ])
+    func refusesABadAmount(text: String, reason: String) {
+        #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
     }
 }

@@ -97,7 +97,7 @@ public enum ChainEncoder {
             }
             add("background", r.background.map { .string($0.hex) })
         case .effect(let e):
-            if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, .int(amount)) }
+            if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, amount.json) }
             switch e {
             case .tint(_, let color), .colorize(_, let color): add("color", .string(color.hex))
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):

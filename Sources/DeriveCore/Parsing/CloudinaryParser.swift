@@ -459,7 +459,7 @@ private struct Run {
         if let o = p.removeValue(forKey: "o") {
             if let value = Int(o) {
                 steps.append(.opacity(.value(value)))
-            } else if Double(o) != nil {
+            } else if Self.looksNumeric(o) {
                 fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))")
             } else if let value = wholeNumberExpression(o, param: "o", accepts: "an integer 0–100", in: c) {
                 steps.append(.opacity(value))
@@ -627,11 +627,18 @@ private struct Run {
         return nil
     }
 
+    /// A number that is not a whole one (`12.5`, `5.`, `-`), or nothing: refused as a bad number,
+    /// not read as an expression.
+    static func looksNumeric(_ text: String) -> Bool {
+        text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-") }
+    }
+
     /// An expression where a whole number goes (`o_w_div_10`, a radius of `r_`); the planner
     /// evaluates it on each source. `accepts` says what else the parameter takes.
     /// `written` is the parameter as written, when `text` is a part of it (one radius).
-    mutating func wholeNumberExpression(_ text: String, param: String, written: String? = nil, accepts: String,
-                                        in c: Component) -> WholeNumber? {
+    /// `label` names the parameter in the hint (`e_blur:`), when not `<param>_`.
+    mutating func wholeNumberExpression(_ text: String, param: String, written: String? = nil, label: String? = nil,
+                                        accepts: String, in c: Component) -> WholeNumber? {
         let written = written ?? "\(param)_\(text)"
         switch ExpressionParser.parse(text) {
         case .success(let expression):
@@ -639,7 +646,7 @@ private struct Run {
         case .failure(.variable):
             refuse(c, written, CloudinaryVocabulary.feature(.variable))
         case .failure(let problem):
-            fail(c, problem.message(written, param: param + "_", accepts: accepts))
+            fail(c, problem.message(written, param: label ?? param + "_", accepts: accepts))
         }
         return nil
     }
@@ -698,7 +705,7 @@ private struct Run {
     mutating func round(_ text: String, in c: Component) -> RoundCorners? {
         if text == "max" { return RoundCorners(radius: .max) }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard (1...4).contains(parts.count), !parts.contains(where: { Int($0) == nil && Double($0) != nil }) else {
+        guard (1...4).contains(parts.count), !parts.contains(where: { Int($0) == nil && Self.looksNumeric($0) }) else {
             fail(c, param: "r", "must be max or 1–4 radii in pixels joined by ':', got \(Quoted(text))")
             return nil
         }
@@ -764,14 +771,18 @@ private struct Run {
             if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
             return EffectRules.make(kind, amount: nil, color: nil)
         }
-        var amount: Int?
+        var amount: WholeNumber?
         if let first = args.first {
-            guard let n = Int(first) else {
-                if refusedExpression(text, param: "e", in: c) { return nil }
+            if let n = Int(first) {
+                amount = .value(n)
+            } else if Self.looksNumeric(first) {
                 fail(c, "e_\(name) takes a whole-number amount, got \(Quoted(first))")
                 return nil
+            } else {
+                guard let n = wholeNumberExpression(first, param: "e", written: "e_" + text, label: "e_\(name):",
+                                                    accepts: "a whole-number amount", in: c) else { return nil }
+                amount = n
             }
-            amount = n
         }
         var effectColor: Color?
         switch kind {

@@ -98,13 +98,13 @@ public enum CloudinaryPrinter {
         case .tint(let amount, let c):
             return "\(name):\(amount):" + color(c)
         case .colorize(let amount, let c):
-            let amountText = amount == EffectRules.defaultAmount(of: .colorize) ? "" : ":\(amount)"
+            let amountText = amount == EffectRules.defaultAmount(of: .colorize).map(WholeNumber.value) ? "" : ":\(amount)"
             return name + amountText + ",co_" + color(c)
         case .blurRegion(let amount, let region?), .pixelateRegion(let amount, let region?):
-            let amountText = amount == EffectRules.defaultAmount(of: e.kind) ? "" : ":\(amount)"
+            let amountText = amount == EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) ? "" : ":\(amount)"
             return name + amountText + ",x_\(region.x.cloudinaryText),y_\(region.y.cloudinaryText),w_\(region.width.cloudinaryText),h_\(region.height.cloudinaryText)"
         default:
-            guard let amount = e.amount, amount != EffectRules.defaultAmount(of: e.kind) else { return name }
+            guard let amount = e.amount, amount != EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) else { return name }
             return "\(name):\(amount)"
         }
     }

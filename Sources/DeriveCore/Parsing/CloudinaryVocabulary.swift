@@ -104,7 +104,7 @@ public enum CloudinaryVocabulary {
     public static let unsupported: [Unsupported] = [
         Unsupported(match: .parameter("if"), spelling: "if_<condition>, if_else, if_end", reason: "conditional transformations; \(plannedLanguage)"),
         Unsupported(match: .variable, spelling: "$<name>_<value>", reason: "user-defined variables (also $<name> in a value and $(name) in l_text); \(plannedLanguage)"),
-        Unsupported(match: .expression, spelling: "a_w_div_2, ar_, e_<effect>:<value>, q_, dpr_, z_, bo_ with an expression", reason: "arithmetic expressions outside w_, h_, x_, y_, o_ and r_ (which evaluate them); \(plannedLanguage)"),
+        Unsupported(match: .expression, spelling: "a_w_div_2, ar_, q_, dpr_, z_, bo_ with an expression", reason: "arithmetic expressions outside w_, h_, x_, y_, o_, r_ and effect amounts (which evaluate them); \(plannedLanguage)"),
         Unsupported(match: .uncomputableValue, spelling: "fc, ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),
         Unsupported(match: .value("w", "auto"), spelling: "w_auto, w_auto:<step>:<fallback>, w_auto:breakpoints...", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),

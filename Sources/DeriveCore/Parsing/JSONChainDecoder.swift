@@ -417,17 +417,17 @@ public struct JSONChainDecoder: Sendable {
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))
-        case .number where amountField != nil:
-            return log.int(value, at: path.appending(amountField!)).map { .effect(EffectRules.make(kind, amount: $0, color: nil)) }
+        case .number where amountField != nil, .string where amountField != nil:
+            return log.wholeNumber(value, at: path.appending(amountField!)).map { .effect(EffectRules.make(kind, amount: $0, color: nil)) }
         default:
             var allowed: [String] = []
             if let amountField { allowed.append(amountField) }
             if EffectRules.takesColor(kind) { allowed.append("color") }
             if EffectRules.takesRegion(kind) { allowed += ["x", "y", "width", "height"] }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
-            var amount: Int?
+            var amount: WholeNumber?
             if let amountField, let v = fields[amountField] {
-                guard let n = log.int(v, at: path.appending(amountField)) else { return nil }
+                guard let n = log.wholeNumber(v, at: path.appending(amountField)) else { return nil }
                 amount = n
             }
             var color: Color?

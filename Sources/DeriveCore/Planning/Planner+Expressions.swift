@@ -30,12 +30,19 @@ struct ExpressionFacts: Sendable {
 public struct EvaluatedExpression: Sendable, Hashable {
     /// The step of the canonical chain it belongs to.
     public var step: Int
-    /// The Cloudinary parameter (`w`, `x`).
+    /// The Cloudinary parameter (`w`, `x`, `o`, `r`, or `e_blur` for an effect's amount).
     public var parameter: String
     /// The canonical text (`iw_div_2`).
     public var expression: String
-    /// Pixels (or the whole number of `o_` and `r_`), as the step uses them.
+    /// Pixels (or the whole number of `o_`, `r_` and an effect), as the step uses them.
     public var value: Int
+
+    /// As written in a string: `w_iw_div_2`, `e_blur:w_div_10`.
+    public var written: String { EvaluatedExpression.written(parameter: parameter, expression: expression) }
+
+    static func written(parameter: String, expression: String) -> String {
+        parameter.hasPrefix("e_") ? "\(parameter):\(expression)" : "\(parameter)_\(expression)"
+    }
 }
 
 extension Step {
@@ -68,10 +75,20 @@ extension Step {
         }
     }
 
-    /// The step with every whole number (`o_`, the radii of `r_`) given by `transform`, which
-    /// receives the Cloudinary parameter it is written as.
+    /// The step with every whole number (`o_`, the radii of `r_`, an effect's amount) given by
+    /// `transform`, which receives the Cloudinary parameter it is written as.
     func mappingWholeNumbers(_ transform: (WholeNumber, String) -> WholeNumber) -> Step {
         switch self {
+        case .effect(let e):
+            guard let amount = e.amount else { return self }
+            let mapped = transform(amount, "e_" + e.kind.rawValue)
+            switch e {
+            case .tint(_, let color): return .effect(.tint(amount: mapped, color: color))
+            case .colorize(_, let color): return .effect(.colorize(amount: mapped, color: color))
+            case .blurRegion(_, let region): return .effect(.blurRegion(mapped, region))
+            case .pixelateRegion(_, let region): return .effect(.pixelateRegion(mapped, region))
+            default: return .effect(EffectRules.make(e.kind, amount: mapped, color: nil))
+            }
         case .opacity(let o):
             return .opacity(transform(o, "o"))
         case .round(var r):
@@ -98,7 +115,7 @@ extension Step {
                 if !evaluated.contains(entry) { evaluated.append(entry) }
                 return whole
             case .failure(let failure):
-                let failure = "\(parameter)_\(expression.canonicalText): \(failure)"
+                let failure = "\(EvaluatedExpression.written(parameter: parameter, expression: expression.canonicalText)): \(failure)"
                 if !failures.contains(failure) { failures.append(failure) }
                 return nil
             }

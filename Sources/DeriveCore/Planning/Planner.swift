@@ -175,7 +175,7 @@ public struct Planner: Sendable {
             }
             let step = evaluation.step
             if !evaluation.evaluated.isEmpty {
-                let values = evaluation.evaluated.map { "\($0.parameter)_\($0.expression) is \($0.value)" }.joined(separator: ", ")
+                let values = evaluation.evaluated.map { "\($0.written) is \($0.value)" }.joined(separator: ", ")
                 let problems = StepRules.issues(in: step, limits: limits)
                 if !problems.isEmpty {
                     issues += problems.map { ValidationIssue(location: here, reason: "\($0.field.isEmpty ? "" : $0.field + " ")\($0.reason) (on this source \(values))") }

@@ -30,8 +30,8 @@ public enum EffectRules {
     }
 
     /// Builds an effect from its kind, amount and colour, using defaults for what is missing.
-    static func make(_ kind: Effect.Kind, amount: Int?, color: Color?) -> Effect {
-        let n = amount ?? defaultAmount(of: kind) ?? 0
+    static func make(_ kind: Effect.Kind, amount: WholeNumber?, color: Color?) -> Effect {
+        let n = amount ?? .value(defaultAmount(of: kind) ?? 0)
         switch kind {
         case .blur: return .blur(n)
         case .pixelate: return .pixelate(n)
