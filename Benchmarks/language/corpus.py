@@ -43,7 +43,8 @@ SDISTS = [
         "cloudinary", "1.46.3", "cloudinary-1.46.3.tar.gz",
         "abc5fdf7f2e3d55b81d520d3ea63242f9e1f35e0106957f1bb479d997a224e08",
         ["test/*.py", "cloudinary/docs/*.md", "README.md"],
-        # Expressions alone (`w_mul_2`, `$initial_ar`), not transformations.
+        # Video tests; and expressions alone (`w_mul_2`, `$initial_ar`), which are not
+        # transformations.
         ["test/test_video.py", "test/test_expression_normalization.py"],
     ),
     (
