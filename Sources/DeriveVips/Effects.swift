@@ -1,49 +1,51 @@
 import DeriveCore
 
-/// The colour and filter effects. Amounts follow Cloudinary's ranges; how each maps to libvips
-/// is written beside it, and alpha is left as it was unless the effect is spatial.
+/// The colour and filter effects. Amounts follow Cloudinary's ranges (evaluated by the planner
+/// when written as expressions); how each maps to libvips is written beside it, and alpha is
+/// left as it was unless the effect is spatial.
 enum Effects {
     static func apply(_ effect: Effect, to image: VImage) throws(DeriveError) -> VImage {
         switch effect {
         case .blur(let strength):
             // 100 (the default) is a sigma of 5 pixels; 2000 is 100.
-            return try image.gaussianBlurred(sigma: max(0.3, Double(strength) / 20))
-        case .pixelate(let size):
+            return try image.gaussianBlurred(sigma: max(0.3, Double(strength.planned) / 20))
+        case .pixelate(let amount):
+            let size = amount.planned
             guard size > 1 else { return image }
             return try image.shrunk(by: size).zoomed(by: size).fitted(to: image.size)
         case .sharpen(let strength):
             // 100 is libvips' own default slope (m2 = 3) at a one-pixel radius.
             return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().sharpened(sigma: 1, slope: 3 * Double(strength) / 100).standardised()
+                try colour.rgb().sharpened(sigma: 1, slope: 3 * Double(strength.planned) / 100).standardised()
             }
         case .grayscale:
             return try image.changingColour { (colour) throws(DeriveError) in try colour.colourspace("b-w").colourspace("srgb") }
         case .sepia(let strength):
-            let s = Double(strength) / 100
+            let s = Double(strength.planned) / 100
             let sepia = [[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]]
             let matrix = (0..<3).map { r in (0..<3).map { c in (1 - s) * (r == c ? 1 : 0) + s * sepia[r][c] } }
             return try image.changingColour { (colour) throws(DeriveError) in try colour.rgb().recombined(matrix) }
         case .negate:
             return try image.changingColour { (colour) throws(DeriveError) in try colour.inverted() }
         case .brightness(let level):
-            let a = 1 + Double(level) / 100
+            let a = 1 + Double(level.planned) / 100
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.linear(Array(repeating: a, count: colour.bands), Array(repeating: 0, count: colour.bands))
             }
         case .contrast(let level):
-            let a = 1 + Double(level) / 100
+            let a = 1 + Double(level.planned) / 100
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.linear(Array(repeating: a, count: colour.bands), Array(repeating: 128 * (1 - a), count: colour.bands))
             }
         case .saturation(let level):
             // Chroma in LCh scales; -100 leaves only lightness.
             return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().colourspace("lch").linear([1, 1 + Double(level) / 100, 1], [0, 0, 0], uchar: false)
+                try colour.rgb().colourspace("lch").linear([1, 1 + Double(level.planned) / 100, 1], [0, 0, 0], uchar: false)
                     .colourspace("srgb").cast("uchar")
             }
         case .tint(let amount, let color):
             // Lightness carried by the tint colour, mixed in by `amount` percent.
-            let t = Double(amount) / 100
+            let t = Double(amount.planned) / 100
             return try image.changingColour { (colour) throws(DeriveError) in
                 let rgb = try colour.rgb()
                 let tinted = try rgb.colourspace("b-w").linear([Double(color.red) / 255 * t, Double(color.green) / 255 * t, Double(color.blue) / 255 * t],
@@ -51,7 +53,7 @@ enum Effects {
                 return try rgb.linear([1 - t, 1 - t, 1 - t], [0, 0, 0], uchar: false).added(tinted).cast("uchar").interpreted(as: "srgb")
             }
         case .colorize(let amount, let color):
-            let t = Double(amount) / 100
+            let t = Double(amount.planned) / 100
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.rgb().linear([1 - t, 1 - t, 1 - t], [t * Double(color.red), t * Double(color.green), t * Double(color.blue)])
             }
@@ -64,7 +66,7 @@ enum Effects {
             guard let rect = region.rect(in: image.frameSize) else { return image }
             return try image.inserted(try apply(cover, to: try image.extracted(rect).inMemory()), at: (rect.x, rect.y))
         case .vignette(let strength):
-            let mask = try VImage.fromPixels(Masks.vignette(width: image.width, height: image.height, strength: strength),
+            let mask = try VImage.fromPixels(Masks.vignette(width: image.width, height: image.height, strength: strength.planned),
                                              width: image.width, height: image.height, bands: 1)
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.multiplied(by: mask).linear(Array(repeating: 1.0 / 255, count: colour.bands),

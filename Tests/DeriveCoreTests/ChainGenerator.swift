@@ -56,13 +56,41 @@ struct ChainGenerator {
     }
 
     mutating func dimension() -> Length {
-        random.chance(0.75) ? .pixels(Int.random(in: 1...3000, using: &random))
+        if random.chance(0.1) { return expression() }
+        return random.chance(0.75) ? .pixels(Int.random(in: 1...3000, using: &random))
             : .fraction(Decimal6.quantize(Double.random(in: 0.01...3, using: &random)))
     }
 
     mutating func offset() -> Length {
-        random.chance(0.75) ? .pixels(Int.random(in: -200...200, using: &random))
+        if random.chance(0.1) { return expression() }
+        return random.chance(0.75) ? .pixels(Int.random(in: -200...200, using: &random))
             : .fraction(Decimal6.quantize(Double.random(in: -1...1, using: &random)))
+    }
+
+    /// A random expression as the parser would read it (values and operators in turn), so
+    /// that it prints back to itself.
+    mutating func expression() -> Length { .expression(arithmetic()) }
+
+    /// A whole number (`o_`, a radius of `r_`), sometimes an expression.
+    mutating func wholeNumber(_ range: ClosedRange<Int>) -> WholeNumber {
+        random.chance(0.1) ? .expression(arithmetic()) : .value(Int.random(in: range, using: &random))
+    }
+
+    mutating func arithmetic() -> ArithmeticExpression {
+        func operand(valueOnly: Bool) -> String {
+            if valueOnly || random.chance(0.6) { return random.pick(PredefinedValue.allCases).rawValue }
+            return random.chance(0.7) ? String(Int.random(in: 1...500, using: &random))
+                : Decimal6.string(Decimal6.quantize(Double.random(in: 0.05...4, using: &random)))
+        }
+        let operations = Int.random(in: 0...3, using: &random)
+        var words = [operand(valueOnly: operations == 0)]
+        for _ in 0..<operations {
+            words += [random.pick(ArithmeticOperator.allCases).rawValue, operand(valueOnly: false)]
+        }
+        guard case .success(let e) = ExpressionParser.parse(words.joined(separator: "_")) else {
+            preconditionFailure("generated an expression the parser refuses: \(words)")
+        }
+        return e
     }
 
     mutating func color() -> Color {
@@ -109,7 +137,7 @@ struct ChainGenerator {
 
     mutating func effect() -> Effect {
         let kind = random.pick(Effect.Kind.allCases)
-        let amount = EffectRules.range(of: kind).map { Int.random(in: $0, using: &random) }
+        let amount = EffectRules.range(of: kind).map { wholeNumber($0) }
         return EffectRules.make(kind, amount: amount, color: EffectRules.takesColor(kind) ? color() : nil)
     }
 
@@ -124,7 +152,7 @@ struct ChainGenerator {
                                   background: random.chance(0.3) ? color() : nil))
         case 4:
             let radius: RoundCorners.Radius = random.chance(0.3) ? .max
-                : .corners((0..<Int.random(in: 1...4, using: &random)).map { _ in Int.random(in: 0...300, using: &random) })
+                : .corners((0..<Int.random(in: 1...4, using: &random)).map { _ in wholeNumber(0...300) })
             return .round(RoundCorners(radius: radius, background: random.chance(0.3) ? color() : nil))
         case 5, 6: return .effect(effect())
         case 7: return .trim(Trim(tolerance: Int.random(in: 0...100, using: &random), color: random.chance(0.3) ? color() : nil))
@@ -132,7 +160,7 @@ struct ChainGenerator {
             switch Int.random(in: 0..<3, using: &random) {
             case 0: return .background(color())
             case 1: return .border(Border(width: Int.random(in: 1...50, using: &random), color: color()))
-            default: return .opacity(Int.random(in: 0...100, using: &random))
+            default: return .opacity(wholeNumber(0...100))
             }
         case 9, 10:
             if depth >= 2 { return .effect(.grayscale) }

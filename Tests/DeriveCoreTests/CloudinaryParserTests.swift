@@ -120,7 +120,7 @@ import Testing
         ("w_10,h_10,ar_16:9", #"chain component 0 ("w_10,h_10,ar_16:9"): ar cannot be combined with both width and height; give one of them"#),
         ("c_scale", #"chain component 0 ("c_scale"): needs a width, a height or an aspect ratio"#),
         ("w_auto", #"chain component 0 ("w_auto"): w_auto: known to Cloudinary, not supported by Derive: needs the browser's client hints; its batch form (width variants) is planned in issue 15; meanwhile use breakpoints"#),
-        ("w_iw_div_2", #"chain component 0 ("w_iw_div_2"): w_iw_div_2: known to Cloudinary, not supported by Derive: arithmetic expressions and predefined values (iw, ih, ar, fc...) where a number goes; planned in issue 15"#),
+        ("w_ils_mul_100", #"chain component 0 ("w_ils_mul_100"): w_ils_mul_100: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
         ("e_blur:5000", #"chain component 0 ("e_blur:5000"): e must be between 1 and 2000, got 5000"#),
         ("e_grayscale:50", #"chain component 0 ("e_grayscale:50"): e_grayscale takes no amount"#),
         ("e_sepia,e_blur", #"chain component 0 ("e_sepia,e_blur"): repeats e_; put each effect in its own component"#),

@@ -93,11 +93,11 @@ public enum ChainEncoder {
         case .round(let r):
             switch r.radius {
             case .max: add("radius", .string("max"))
-            case .corners(let radii): add("radius", .array(radii.map(JSONValue.int)))
+            case .corners(let radii): add("radius", .array(radii.map(\.json)))
             }
             add("background", r.background.map { .string($0.hex) })
         case .effect(let e):
-            if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, .int(amount)) }
+            if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, amount.json) }
             switch e {
             case .tint(_, let color), .colorize(_, let color): add("color", .string(color.hex))
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
@@ -116,7 +116,7 @@ public enum ChainEncoder {
             add("width", .int(b.width))
             add("color", .string(b.color.hex))
         case .opacity(let o):
-            add("percent", .int(o))
+            add("percent", o.json)
         case .overlay(let o):
             switch o.source {
             case .image(let source): add("image", .string(source))

@@ -93,7 +93,7 @@ enum Normalizer {
     static func normalize(_ input: RoundCorners) -> RoundCorners? {
         var r = input
         if case .corners(let radii) = r.radius {
-            let four: [Int]
+            let four: [WholeNumber]
             switch radii.count {
             case 1: four = [radii[0], radii[0], radii[0], radii[0]]
             case 2: four = [radii[0], radii[1], radii[0], radii[1]]

@@ -289,6 +289,7 @@ public enum FaceGeometry {
         switch offset {
         case .pixels(let p)?: Double(p)
         case .fraction(let f)?: f * Double(length)
+        case .expression?: Length.unevaluated()
         case nil: 0
         }
     }

@@ -21,7 +21,7 @@ public enum Masks {
             }
         case .corners(let radii):
             let limit = Double(min(width, height)) / 2
-            let r = radii.map { min(Double($0), limit) }
+            let r = radii.map { min(Double($0.planned), limit) }
             // Corner centres: top-left, top-right, bottom-right, bottom-left.
             let corners: [(Double, Double, Double, Range<Int>, Range<Int>)] = [
                 (r[0], r[0], r[0], 0..<Int(r[0].rounded(.up)), 0..<Int(r[0].rounded(.up))),

@@ -40,8 +40,10 @@ public enum Gravity: Sendable, Hashable {
     /// Derive does not have. Faces it has.
     static func isDetectorGravity(_ token: String) -> Bool {
         let lower = token.lowercased()
+        let object = lower.split(separator: ":").first.map(String.init) ?? lower
         return lower.hasPrefix("auto:") || lower.hasPrefix("adv_") || lower.hasPrefix("ocr") || lower == "custom"
             || lower.hasPrefix("custom:") || lower.contains("face") || lower == "body" || lower == "subject" || lower == "liquid"
+            || CloudinaryVocabulary.objectGravities.contains(object)
     }
 }
 

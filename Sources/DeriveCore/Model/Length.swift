@@ -1,18 +1,30 @@
-/// A length in a step: whole pixels, or a fraction of the image the step receives.
+/// A length in a step: whole pixels, a fraction of the image the step receives, or an
+/// expression of the source's and the image's sizes.
 ///
 /// The spelling decides which: `200` is pixels, `0.5` and `1.0` are fractions (as in
-/// Cloudinary, where a decimal point means "relative"). Fractions are quantised to six decimal
-/// places when parsed so that the canonical text and the computed value agree exactly.
+/// Cloudinary, where a decimal point means "relative"), `iw_div_2` is an expression. Fractions
+/// are quantised to six decimal places when parsed so that the canonical text and the computed
+/// value agree exactly. An expression stays one in the model and the canonical form; the
+/// planner evaluates it to pixels before any geometry is done.
 public enum Length: Sendable, Hashable {
     case pixels(Int)
     case fraction(Double)
+    case expression(ArithmeticExpression)
 
     /// Resolves against the length of the image the step receives.
     public func resolve(against length: Int) -> Double {
         switch self {
         case .pixels(let n): Double(n)
         case .fraction(let f): f * Double(length)
+        case .expression: Length.unevaluated()
         }
+    }
+
+    /// Geometry sees pixels and fractions only: the planner evaluates every expression of a
+    /// step before it lays the step out (`Step.evaluatingExpressions`), and the engine receives
+    /// planned operations. Reaching geometry with an expression is a bug in that order.
+    static func unevaluated() -> Never {
+        preconditionFailure("an expression reached geometry unevaluated; the planner evaluates expressions first")
     }
 
     /// Cloudinary spelling: `200`, `0.5`, `1.0`, `-10`.
@@ -22,6 +34,7 @@ public enum Length: Sendable, Hashable {
         case .fraction(let f):
             let text = Decimal6.string(f)
             return text.contains(".") ? text : text + ".0"
+        case .expression(let e): return e.canonicalText
         }
     }
 
@@ -32,6 +45,7 @@ public enum Length: Sendable, Hashable {
         case .pixels(let n): .int(n)
         case .fraction(let f):
             Decimal6.string(f).contains(".") ? .decimal(f) : .string(Decimal6.string(f * 100) + "%")
+        case .expression(let e): .string(e.canonicalText)
         }
     }
 

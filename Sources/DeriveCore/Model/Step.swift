@@ -10,7 +10,7 @@ public enum Step: Sendable, Hashable {
     case background(Color)
     case border(Border)
     /// 0 (invisible) to 100 (unchanged).
-    case opacity(Int)
+    case opacity(WholeNumber)
     case overlay(Overlay)
     case validate(ImageConstraints)
     /// A named preset's chain, expanded in place before anything else looks at the chain.
@@ -117,8 +117,9 @@ public struct RoundCorners: Sendable, Hashable {
     public enum Radius: Sendable, Hashable {
         /// An ellipse touching all four edges (a circle on a square image).
         case max
-        /// Top-left, top-right, bottom-right, bottom-left, in pixels.
-        case corners([Int])
+        /// Top-left, top-right, bottom-right, bottom-left, in pixels (or expressions of them,
+        /// until planned).
+        case corners([WholeNumber])
     }
 
     public var radius: Radius
@@ -130,28 +131,29 @@ public struct RoundCorners: Sendable, Hashable {
     }
 }
 
-/// Colour and filter effects (`e_<name>[:<amount>]`).
+/// Colour and filter effects (`e_<name>[:<amount>]`); an amount may be an expression
+/// (`e_blur:w_div_10`), which the planner evaluates like a length.
 public enum Effect: Sendable, Hashable {
-    case blur(Int)
-    case pixelate(Int)
-    case sharpen(Int)
+    case blur(WholeNumber)
+    case pixelate(WholeNumber)
+    case sharpen(WholeNumber)
     case grayscale
-    case sepia(Int)
+    case sepia(WholeNumber)
     case negate
-    case brightness(Int)
-    case contrast(Int)
-    case saturation(Int)
-    case tint(amount: Int, color: Color)
-    case colorize(amount: Int, color: Color)
-    case vignette(Int)
+    case brightness(WholeNumber)
+    case contrast(WholeNumber)
+    case saturation(WholeNumber)
+    case tint(amount: WholeNumber, color: Color)
+    case colorize(amount: WholeNumber, color: Color)
+    case vignette(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
-    case blurFaces(Int)
+    case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
-    case pixelateFaces(Int)
+    case pixelateFaces(WholeNumber)
     /// Blurs a given rectangle (`x_,y_,w_,h_`), or the whole image without one.
-    case blurRegion(Int, Region?)
+    case blurRegion(WholeNumber, Region?)
     /// Pixelates a given rectangle, or the whole image without one.
-    case pixelateRegion(Int, Region?)
+    case pixelateRegion(WholeNumber, Region?)
 
     public enum Kind: String, Sendable, CaseIterable {
         case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette
@@ -182,8 +184,8 @@ public enum Effect: Sendable, Hashable {
         }
     }
 
-    /// The effect's one number, if it has one.
-    public var amount: Int? {
+    /// The effect's one number, if it has one (an expression until planned).
+    public var amount: WholeNumber? {
         switch self {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
              .contrast(let n), .saturation(let n), .vignette(let n), .blurFaces(let n), .pixelateFaces(let n),
@@ -231,6 +233,7 @@ public struct Region: Sendable, Hashable {
             switch d {
             case .pixels(let p): p
             case .fraction(let f): Int((f * Double(length)).rounded())
+            case .expression: Length.unevaluated()
             }
         }
         return FaceGeometry.clipped(Rect(x: px(x, size.width), y: px(y, size.height), width: px(width, size.width),

@@ -457,7 +457,13 @@ private struct Run {
         if let round { steps.append(.round(round)) }
         if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
         if let o = p.removeValue(forKey: "o") {
-            if let value = Int(o) { steps.append(.opacity(value)) } else { fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))") }
+            if let value = Int(o) {
+                steps.append(.opacity(.value(value)))
+            } else if Self.looksNumeric(o) {
+                fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))")
+            } else if let value = wholeNumberExpression(o, param: "o", accepts: "an integer 0–100", in: c) {
+                steps.append(.opacity(value))
+            }
         }
         if let background { steps.append(.background(background)) }
         // A parameter refused while reading leaves its step incomplete; what the step rules
@@ -494,7 +500,7 @@ private struct Run {
             } else {
                 found.quality = QualityText.parse(q)
             }
-            if found.quality == nil {
+            if found.quality == nil && !refusedExpression(q, param: "q", in: c) {
                 fail(c, param: "q", "must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got \(Quoted(q))")
             }
         }
@@ -554,21 +560,21 @@ private struct Run {
         r.height = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
         if let ar = p.removeValue(forKey: "ar") {
             r.aspectRatio = AspectRatio.parse(ar)
-            if r.aspectRatio == nil { fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))") }
+            if r.aspectRatio == nil && !refusedExpression(ar, param: "ar", in: c) { fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))") }
         }
         if let dpr = p.removeValue(forKey: "dpr") {
             if let feature = CloudinaryVocabulary.unsupported(key: "dpr", value: dpr) {
                 refuse(c, "dpr_" + dpr, feature)
             } else if let value = Double(dpr), value.isFinite, dpr.allSatisfy({ $0.isNumber || $0 == "." }) {
                 r.dpr = Decimal6.quantize(value)
-            } else {
+            } else if !refusedExpression(dpr, param: "dpr", in: c) {
                 fail(c, param: "dpr", "must be a number such as 2.0, got \(Quoted(dpr))")
             }
         }
         if let z = p.removeValue(forKey: "z") {
             if let zoom = Double(z), zoom.isFinite, z.allSatisfy({ $0.isNumber || $0 == "." }) {
                 r.zoom = Decimal6.quantize(zoom)
-            } else {
+            } else if !refusedExpression(z, param: "z", in: c) {
                 fail(c, param: "z", "must be a zoom factor such as 1.5, got \(Quoted(z))")
             }
         }
@@ -598,22 +604,63 @@ private struct Run {
         if let d = Length.parseCloudinary(text) { return d }
         if let feature = CloudinaryVocabulary.unsupported(key: param, value: text) {
             refuse(c, "\(param)_\(text)", feature)
-        } else if CloudinaryVocabulary.isExpression(text) {
-            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
-        } else {
-            fail(c, param: param, "must be pixels (200) or a fraction (0.5), got \(Quoted(text))")
+            return nil
         }
-        return nil
+        return expression(text, param: param, in: c)
     }
 
     mutating func offset(_ text: String, param: String, in c: Component) -> Length? {
         if let d = Length.parseCloudinary(text) { return d }
-        if CloudinaryVocabulary.isExpression(text) {
-            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
-            return nil
+        return expression(text, param: param, in: c)
+    }
+
+    /// `iw_div_2` where a length goes; the planner evaluates it on each source.
+    mutating func expression(_ text: String, param: String, in c: Component) -> Length? {
+        switch ExpressionParser.parse(text) {
+        case .success(let expression):
+            return .expression(expression)
+        case .failure(.variable):
+            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.variable))
+        case .failure(let problem):
+            fail(c, problem.message("\(param)_\(text)", param: param + "_"))
         }
-        fail(c, param: param, "must be pixels (10, -10) or a fraction (0.25), got \(Quoted(text))")
         return nil
+    }
+
+    /// A number that is not a whole one (`12.5`, `5.`, `-`), or nothing: refused as a bad number,
+    /// not read as an expression.
+    static func looksNumeric(_ text: String) -> Bool {
+        text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-") }
+    }
+
+    /// An expression where a whole number goes (`o_w_div_10`, a radius of `r_`); the planner
+    /// evaluates it on each source. `accepts` says what else the parameter takes.
+    /// `written` is the parameter as written, when `text` is a part of it (one radius).
+    /// `label` names the parameter in the hint (`e_blur:`), when not `<param>_`.
+    mutating func wholeNumberExpression(_ text: String, param: String, written: String? = nil, label: String? = nil,
+                                        accepts: String, in c: Component) -> WholeNumber? {
+        let written = written ?? "\(param)_\(text)"
+        switch ExpressionParser.parse(text) {
+        case .success(let expression):
+            return .expression(expression)
+        case .failure(.variable):
+            refuse(c, written, CloudinaryVocabulary.feature(.variable))
+        case .failure(let problem):
+            fail(c, problem.message(written, param: label ?? param + "_", accepts: accepts))
+        }
+        return nil
+    }
+
+    /// Refuses an expression where Derive does not evaluate one yet (`r_w_mul_2`), so that it
+    /// is not called a malformed number. Whether it refused.
+    mutating func refusedExpression(_ text: String, param: String, in c: Component) -> Bool {
+        guard ExpressionParser.looksLikeExpression(text) else { return false }
+        if case .failure(.notComputable(let name, let reason)) = ExpressionParser.parse(text) {
+            fail(c, CloudinaryVocabulary.notSupported("\(param)_\(text)", CloudinaryVocabulary.feature(.uncomputableValue)) + "; \(name) is \(reason)")
+        } else {
+            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
+        }
+        return true
     }
 
     mutating func color(_ text: String, param: String, in c: Component) -> Color? {
@@ -641,8 +688,8 @@ private struct Run {
                 return []
             default:
                 guard let angle = Int(token), token.count <= 12 else {
-                    if CloudinaryVocabulary.isExpression(token) || token.contains("$") {
-                        refuse(c, "a_\(text)", CloudinaryVocabulary.unsupported(key: "a", value: token) ?? CloudinaryVocabulary.feature(.expression))
+                    if refusedExpression(text, param: "a", in: c) {
+                        // Said.
                     } else {
                         fail(c, param: "a", "must be whole degrees, hflip, vflip or ignore, joined by '.' and applied in turn, got \(Quoted(token))")
                     }
@@ -657,11 +704,20 @@ private struct Run {
 
     mutating func round(_ text: String, in c: Component) -> RoundCorners? {
         if text == "max" { return RoundCorners(radius: .max) }
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        let radii = parts.compactMap { Int($0) }
-        guard radii.count == parts.count, (1...4).contains(radii.count) else {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard (1...4).contains(parts.count), !parts.contains(where: { Int($0) == nil && Self.looksNumeric($0) }) else {
             fail(c, param: "r", "must be max or 1–4 radii in pixels joined by ':', got \(Quoted(text))")
             return nil
+        }
+        var radii: [WholeNumber] = []
+        for part in parts {
+            if let n = Int(part) {
+                radii.append(.value(n))
+            } else if let e = wholeNumberExpression(part, param: "r", written: "r_" + text, accepts: "max, or 1–4 radii joined by ':', each pixels (20)", in: c) {
+                radii.append(e)
+            } else {
+                return nil
+            }
         }
         return RoundCorners(radius: .corners(radii))
     }
@@ -669,6 +725,7 @@ private struct Run {
     mutating func border(_ text: String, in c: Component) -> Border? {
         let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, parts[0].hasSuffix("px"), let width = Int(parts[0].dropLast(2)), parts[1] == "solid" else {
+            if refusedExpression(text, param: "bo", in: c) { return nil }
             fail(c, param: "bo", "must be <width>px_solid_<color>, such as bo_4px_solid_black, got \(Quoted(text))")
             return nil
         }
@@ -714,13 +771,18 @@ private struct Run {
             if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
             return EffectRules.make(kind, amount: nil, color: nil)
         }
-        var amount: Int?
+        var amount: WholeNumber?
         if let first = args.first {
-            guard let n = Int(first) else {
+            if let n = Int(first) {
+                amount = .value(n)
+            } else if Self.looksNumeric(first) {
                 fail(c, "e_\(name) takes a whole-number amount, got \(Quoted(first))")
                 return nil
+            } else {
+                guard let n = wholeNumberExpression(first, param: "e", written: "e_" + text, label: "e_\(name):",
+                                                    accepts: "a whole-number amount", in: c) else { return nil }
+                amount = n
             }
-            amount = n
         }
         var effectColor: Color?
         switch kind {

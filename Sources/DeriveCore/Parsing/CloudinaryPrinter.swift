@@ -46,7 +46,7 @@ public enum CloudinaryPrinter {
             switch r.radius {
             case .max: params = ["r_max"]
             case .corners(let radii):
-                params = [Set(radii).count == 1 ? "r_\(radii[0])" : "r_" + radii.map(String.init).joined(separator: ":")]
+                params = [Set(radii).count == 1 ? "r_\(radii[0].cloudinaryText)" : "r_" + radii.map(\.cloudinaryText).joined(separator: ":")]
             }
             if let b = r.background, b != .transparent { params.append("b_" + color(b)) }
             return [params.joined(separator: ",")]
@@ -58,7 +58,7 @@ public enum CloudinaryPrinter {
             return [text]
         case .background(let c): return ["b_" + color(c)]
         case .border(let b): return ["bo_\(b.width)px_solid_" + color(b.color)]
-        case .opacity(let o): return ["o_\(o)"]
+        case .opacity(let o): return ["o_\(o.cloudinaryText)"]
         case .overlay(let o): return try overlay(o)
         case .preset(let name): return ["t_" + name]
         case .validate:
@@ -98,13 +98,13 @@ public enum CloudinaryPrinter {
         case .tint(let amount, let c):
             return "\(name):\(amount):" + color(c)
         case .colorize(let amount, let c):
-            let amountText = amount == EffectRules.defaultAmount(of: .colorize) ? "" : ":\(amount)"
+            let amountText = amount == EffectRules.defaultAmount(of: .colorize).map(WholeNumber.value) ? "" : ":\(amount)"
             return name + amountText + ",co_" + color(c)
         case .blurRegion(let amount, let region?), .pixelateRegion(let amount, let region?):
-            let amountText = amount == EffectRules.defaultAmount(of: e.kind) ? "" : ":\(amount)"
+            let amountText = amount == EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) ? "" : ":\(amount)"
             return name + amountText + ",x_\(region.x.cloudinaryText),y_\(region.y.cloudinaryText),w_\(region.width.cloudinaryText),h_\(region.height.cloudinaryText)"
         default:
-            guard let amount = e.amount, amount != EffectRules.defaultAmount(of: e.kind) else { return name }
+            guard let amount = e.amount, amount != EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) else { return name }
             return "\(name):\(amount)"
         }
     }

@@ -39,19 +39,32 @@ public enum CloudinaryVocabulary {
         "mfit", "mpad", "pad", "scale", "thumb",
     ]
 
-    /// Cloudinary's arithmetic operators and the predefined values an expression may name.
-    static let expressionWords: Set<String> = [
-        "add", "sub", "mul", "div", "mod", "pow",
-        "iw", "ih", "iar", "w", "h", "ar", "pc", "cp", "fc", "faces", "idu", "du", "ils", "dpr", "tags", "ctx", "md",
-        "initial_width", "initial_height", "initial_aspect_ratio", "width", "height", "aspect_ratio",
-        "current_page", "page_count", "face_count", "initial_duration", "duration", "illustration_score",
+    /// Objects Cloudinary's object-aware cropping finds (`g_dog`, `g_cat:dog`; the COCO
+    /// categories of its detection add-on), so that they are called known to Cloudinary, not
+    /// unknown.
+    static let objectGravities: Set<String> = [
+        "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "traffic_light",
+        "fire_hydrant", "stop_sign", "parking_meter", "bench", "bird", "cat", "dog", "horse", "sheep", "cow",
+        "elephant", "bear", "zebra", "giraffe", "backpack", "umbrella", "handbag", "tie", "suitcase", "frisbee",
+        "skis", "snowboard", "sports_ball", "kite", "baseball_bat", "baseball_glove", "skateboard", "surfboard",
+        "tennis_racket", "bottle", "wine_glass", "cup", "fork", "knife", "spoon", "bowl", "banana", "apple",
+        "sandwich", "orange", "broccoli", "carrot", "hot_dog", "pizza", "donut", "cake", "chair", "couch",
+        "potted_plant", "bed", "dining_table", "toilet", "tv", "laptop", "mouse", "remote", "keyboard",
+        "cell_phone", "microwave", "oven", "toaster", "sink", "refrigerator", "book", "clock", "vase",
+        "scissors", "teddy_bear", "hair_drier", "toothbrush",
     ]
 
-    /// Whether a value is an arithmetic expression or names a predefined value (`iw_div_2`, `iw`).
-    static func isExpression(_ text: String) -> Bool {
-        let words = text.lowercased().split(separator: "_").map(String.init)
-        return words.contains { expressionWords.contains($0) } || words.contains { $0.hasPrefix("initial") || $0.hasPrefix("current") }
-    }
+    /// Predefined values of Cloudinary's expressions that Derive cannot compute when it plans,
+    /// by every name they have, with why.
+    static let uncomputableValues: [(names: [String], reason: String)] = [
+        (["fc", "face_count", "faceCount", "faces"], "the face count, which the face detector finds while the job runs, after expressions are evaluated"),
+        (["ils", "illustration_score", "illustrationScore"], "the illustration score, which Derive does not compute"),
+        (["idu", "initial_duration", "initialDuration", "du", "duration"], "a duration, which Derive does not read from a source's header"),
+        (["tar", "trimmed_aspect_ratio", "trimmedAspectRatio"], "the aspect ratio after a trim, which depends on the pixels"),
+        (["px", "page_x", "pageX", "py", "page_y", "pageY"], "the offset of a layer in a PSD file, which Derive does not read"),
+        (["ctx", "context", "tags", "md", "metadata"], "metadata Cloudinary stores with an asset; a Derive source has none"),
+        (["dpr"], "the browser's device pixel ratio, which a batch job has no browser to ask"),
+    ]
 
     /// One Cloudinary feature Derive refuses, found by where it appears in a string.
     public struct Unsupported: Sendable, Hashable {
@@ -66,8 +79,10 @@ public enum CloudinaryVocabulary {
             case flag(String)
             /// A user-defined variable (`$name_...` or `$name` in a value).
             case variable
-            /// An arithmetic expression or predefined value where a number goes (`w_iw_div_2`).
+            /// An arithmetic expression where Derive does not evaluate one yet (`r_w_mul_2`).
             case expression
+            /// A predefined value Derive cannot compute when planning (`fc`, `ils`, `du`).
+            case uncomputableValue
             /// A gravity that needs a detector Derive does not have (`g_ocr_text`, `g_auto:subject`).
             case detectorGravity
         }
@@ -89,7 +104,8 @@ public enum CloudinaryVocabulary {
     public static let unsupported: [Unsupported] = [
         Unsupported(match: .parameter("if"), spelling: "if_<condition>, if_else, if_end", reason: "conditional transformations; \(plannedLanguage)"),
         Unsupported(match: .variable, spelling: "$<name>_<value>", reason: "user-defined variables (also $<name> in a value and $(name) in l_text); \(plannedLanguage)"),
-        Unsupported(match: .expression, spelling: "w_iw_div_2", reason: "arithmetic expressions and predefined values (iw, ih, ar, fc...) where a number goes; \(plannedLanguage)"),
+        Unsupported(match: .expression, spelling: "a_w_div_2, ar_, q_, dpr_, z_, bo_ with an expression", reason: "arithmetic expressions outside w_, h_, x_, y_, o_, r_ and effect amounts (which evaluate them); \(plannedLanguage)"),
+        Unsupported(match: .uncomputableValue, spelling: "fc, ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),
         Unsupported(match: .value("w", "auto"), spelling: "w_auto, w_auto:<step>:<fallback>, w_auto:breakpoints...", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
         Unsupported(match: .valuePrefix("w", "auto:"), spelling: "", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
@@ -119,7 +135,7 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("c", "imagga_"), spelling: "c_imagga_crop, c_imagga_scale", reason: addOn),
         Unsupported(match: .value("c", "auto_pad"), spelling: "c_auto_pad, c_fill_pad", reason: "content-aware padding; \(plannedEffects)"),
         Unsupported(match: .value("c", "fill_pad"), spelling: "", reason: "content-aware padding; \(plannedEffects)"),
-        Unsupported(match: .detectorGravity, spelling: "g_auto:subject, g_ocr_text, g_body, g_adv_*, g_custom", reason: "object, text and body gravities: \(addOn)"),
+        Unsupported(match: .detectorGravity, spelling: "g_auto:subject, g_<object> (g_dog, g_bottle:cup), g_ocr_text, g_body, g_adv_*, g_custom", reason: "object, text and body gravities: \(addOn)"),
         Unsupported(match: .valuePrefix("b", "auto"), spelling: "b_auto[:<mode>]", reason: "content-aware pad colours; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("b", "blurred"), spelling: "b_blurred", reason: "blurred padding; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("a", "auto"), spelling: "a_auto_right, a_auto_left", reason: "turns by the requested aspect ratio; rotate by an explicit angle (EXIF orientation is applied automatically)"),
@@ -139,7 +155,7 @@ public enum CloudinaryVocabulary {
             case .value(let k, let v): return k == key && v == value
             case .valuePrefix(let k, let prefix): return k == key && value.hasPrefix(prefix)
             case .flag(let f): return key == "fl" && value == f
-            case .variable, .expression, .detectorGravity: return false
+            case .variable, .expression, .uncomputableValue, .detectorGravity: return false
             }
         }
     }
@@ -156,6 +172,11 @@ public enum CloudinaryVocabulary {
     /// The first line of a refusal of something Cloudinary does not have either.
     static func unknown(_ written: String, what: String, hint: String) -> String {
         "\(written): unknown to Cloudinary (no \(what))\(hint)"
+    }
+
+    /// The first line of a refusal of something Cloudinary would refuse too, saying why.
+    static func malformed(_ written: String, _ reason: String, hint: String) -> String {
+        "\(written): unknown to Cloudinary (\(reason))\(hint)"
     }
 
     /// The README's list: one line per feature that has a spelling.

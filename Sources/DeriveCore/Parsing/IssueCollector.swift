@@ -48,6 +48,18 @@ final class IssueCollector {
         return nil
     }
 
+    /// An integer, or an expression as a string (`"w / 10"`, `"w_div_10"`).
+    func wholeNumber(_ value: JSONValue?, at path: JSONPath) -> WholeNumber? {
+        guard let value else { return nil }
+        guard case .string(let s) = value else { return int(value, at: path).map(WholeNumber.value) }
+        switch ExpressionParser.parse(s) {
+        case .success(let expression): return .expression(expression)
+        case .failure(let problem):
+            add(path, problem.message("expression \(Quoted(s))", param: "it", accepts: "an integer"))
+            return nil
+        }
+    }
+
     func double(_ value: JSONValue?, at path: JSONPath) -> Double? {
         guard let value else { return nil }
         if case .number(let n) = value, n.doubleValue.isFinite { return Decimal6.quantize(n.doubleValue) }
@@ -98,10 +110,17 @@ final class IssueCollector {
             }
         case .string(let s):
             if let d = Length.parsePercent(s) ?? Length.parseCloudinary(s) { return d }
+            // Any other string is an expression (`"iw / 2"`, `"iw_div_2"`).
+            switch ExpressionParser.parse(s) {
+            case .success(let expression): return .expression(expression)
+            case .failure(let problem):
+                add(path, problem.message("expression \(Quoted(s))", param: "a length"))
+                return nil
+            }
         default:
             break
         }
-        add(path, "expected pixels (an integer), a fraction (0.5) or a percentage (\"50%\"), got \(value.typeDescription)")
+        add(path, "expected pixels (an integer), a fraction (0.5), a percentage (\"50%\") or an expression (\"iw / 2\"), got \(value.typeDescription)")
         return nil
     }
 

@@ -318,13 +318,16 @@ public struct JSONChainDecoder: Sendable {
             let color = fields["color"] == nil ? .black : log.color(fields["color"], at: bodyPath.appending("color"))
             return color.map { .border(Border(width: width, color: $0)) }
         case "opacity":
-            if case .number = body { return log.int(body, at: bodyPath.appending("percent")).map(Step.opacity) }
+            switch body {
+            case .number, .string: return log.wholeNumber(body, at: bodyPath.appending("percent")).map(Step.opacity)
+            default: break
+            }
             guard let fields = log.object(body, at: bodyPath, allowed: ["percent"]) else { return nil }
             guard fields["percent"] != nil else {
                 log.add(bodyPath.appending("percent"), "is required")
                 return nil
             }
-            return log.int(fields["percent"], at: bodyPath.appending("percent")).map(Step.opacity)
+            return log.wholeNumber(fields["percent"], at: bodyPath.appending("percent")).map(Step.opacity)
         case "overlay":
             return readOverlay(body, at: bodyPath, log: log, depth: depth).map(Step.overlay)
         case "validate":
@@ -397,10 +400,10 @@ public struct JSONChainDecoder: Sendable {
         switch radiusValue {
         case .string("max")?:
             return RoundCorners(radius: .max, background: background)
-        case .number?:
-            return log.int(radiusValue, at: radiusPath).map { RoundCorners(radius: .corners([$0]), background: background) }
+        case .number?, .string?:
+            return log.wholeNumber(radiusValue, at: radiusPath).map { RoundCorners(radius: .corners([$0]), background: background) }
         case .array(let list)?:
-            let radii = list.enumerated().compactMap { i, v in log.int(v, at: radiusPath.appending(i)) }
+            let radii = list.enumerated().compactMap { i, v in log.wholeNumber(v, at: radiusPath.appending(i)) }
             guard radii.count == list.count else { return nil }
             return RoundCorners(radius: .corners(radii), background: background)
         default:
@@ -414,17 +417,17 @@ public struct JSONChainDecoder: Sendable {
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))
-        case .number where amountField != nil:
-            return log.int(value, at: path.appending(amountField!)).map { .effect(EffectRules.make(kind, amount: $0, color: nil)) }
+        case .number where amountField != nil, .string where amountField != nil:
+            return log.wholeNumber(value, at: path.appending(amountField!)).map { .effect(EffectRules.make(kind, amount: $0, color: nil)) }
         default:
             var allowed: [String] = []
             if let amountField { allowed.append(amountField) }
             if EffectRules.takesColor(kind) { allowed.append("color") }
             if EffectRules.takesRegion(kind) { allowed += ["x", "y", "width", "height"] }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
-            var amount: Int?
+            var amount: WholeNumber?
             if let amountField, let v = fields[amountField] {
-                guard let n = log.int(v, at: path.appending(amountField)) else { return nil }
+                guard let n = log.wholeNumber(v, at: path.appending(amountField)) else { return nil }
                 amount = n
             }
             var color: Color?

@@ -195,6 +195,7 @@ public enum ResizeGeometry {
         switch d {
         case .fraction(let f): f * Double(length)
         case .pixels(let p): Double(p) * scale
+        case .expression: Length.unevaluated()
         }
     }
 
@@ -240,6 +241,7 @@ public enum Placement {
         switch offset {
         case .pixels(let p)?: shift = p
         case .fraction(let f)?: shift = Int((f * Double(outer)).rounded())
+        case .expression?: Length.unevaluated()
         case nil: shift = 0
         }
         let position = anchor == 1 ? base - shift : base + shift

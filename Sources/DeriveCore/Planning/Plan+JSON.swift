@@ -49,6 +49,11 @@ extension PlannedOutput {
             JSONMember(key: "transformation", value: (try? CloudinaryPrinter.string(for: canonical)).map(JSONValue.string) ?? .null),
             JSONMember(key: "operations", value: .array(operations.map(\.json))),
         ]
+        if !expressions.isEmpty {
+            members.append(JSONMember(key: "expressions", value: .array(expressions.map { e in
+                .object(["step": .int(e.step), "parameter": .string(e.parameter), "expression": .string(e.expression), "value": .int(e.value)])
+            })))
+        }
         if let search = breakpointSearch {
             members.append(JSONMember(key: "breakpointSearch", value: .object([
                 "minWidth": .int(search.minWidth), "maxWidth": .int(search.maxWidth),

@@ -127,6 +127,9 @@ public struct PlannedOutput: Sendable, Hashable {
     public var breakpointSearch: BreakpointSearch?
     /// The canonical chain, for reports and storage.
     public var canonical: CanonicalOutput
+    /// The expressions of the chain with their values on this source (those of an overlay's
+    /// own chain and of steps after a trim are evaluated by the engine).
+    public var expressions: [EvaluatedExpression] = []
 }
 
 /// Byte-spaced breakpoints are found by encoding, so the plan gives the engine the range.

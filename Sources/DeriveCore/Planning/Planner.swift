@@ -64,7 +64,10 @@ public struct Planner: Sendable {
     public func operations(for steps: [Step], input: Size, sourceFormat: ImageFormat? = nil,
                            location: String = "chain") throws(ValidationError) -> (operations: [ImageOperation], size: Size?) {
         var issues: [ValidationIssue] = []
-        let walk = self.walk(steps, from: input, sourceFormat: sourceFormat, location: location, issues: &issues)
+        // The source's values of expressions were written in when the plan deferred these
+        // steps; an overlay's chain starts from the overlay, which is its own source.
+        let facts = ExpressionFacts(initial: input, current: input, page: 1, pageCount: 1)
+        let walk = self.walk(steps, from: input, facts: facts, sourceFormat: sourceFormat, location: location, issues: &issues)
         if !issues.isEmpty { throw ValidationError(issues) }
         return (walk.operations, walk.size)
     }
@@ -96,13 +99,14 @@ public struct Planner: Sendable {
         // A hash of the canonical output, the same for every breakpoint width.
         let identity = output.identity
 
+        let facts = ExpressionFacts(initial: start, current: start, page: page, pageCount: source.pages)
         func planned(_ steps: [Step], breakpoint: Int?) -> PlannedOutput? {
             let before = issues.count
-            let walk = self.walk(steps, from: start, sourceFormat: source.format, location: label, issues: &issues)
+            let walk = self.walk(steps, from: start, facts: facts, sourceFormat: source.format, location: label, issues: &issues)
             guard issues.count == before else { return nil }
             return PlannedOutput(name: output.name, identity: identity, breakpointWidth: breakpoint, size: walk.size,
                                  operations: prefix + walk.operations, encoding: encoding, keepsAnimation: keepsAnimation,
-                                 breakpointSearch: nil, canonical: output)
+                                 breakpointSearch: nil, canonical: output, expressions: walk.expressions)
         }
 
         guard let base = planned(output.chain, breakpoint: nil) else { return [] }
@@ -150,22 +154,48 @@ public struct Planner: Sendable {
         var operations: [ImageOperation] = []
         /// Nil once the size depends on the content.
         var size: Size?
+        var expressions: [EvaluatedExpression] = []
     }
 
-    func walk(_ steps: [Step], from start: Size, sourceFormat: ImageFormat?, location: String,
+    func walk(_ steps: [Step], from start: Size, facts: ExpressionFacts, sourceFormat: ImageFormat?, location: String,
               issues: inout [ValidationIssue]) -> Walk {
         var walk = Walk(operations: [], size: start)
-        for (j, step) in steps.enumerated() {
+        for (j, written) in steps.enumerated() {
             guard let size = walk.size else { break }
-            let here = "\(location) step \(j) (\(step.key))"
+            let here = "\(location) step \(j) (\(written.key))"
+            // Expressions are evaluated on the image this step receives, then the step is
+            // checked as if it had been written with their values.
+            var stepFacts = facts
+            stepFacts.current = size
+            let evaluation = written.evaluatingExpressions(stepFacts, step: j)
+            if !evaluation.failures.isEmpty {
+                issues += evaluation.failures.map { ValidationIssue(location: here, reason: $0) }
+                walk.size = nil
+                break
+            }
+            let step = evaluation.step
+            if !evaluation.evaluated.isEmpty {
+                let values = evaluation.evaluated.map { "\($0.written) is \($0.value)" }.joined(separator: ", ")
+                let problems = StepRules.issues(in: step, limits: limits)
+                if !problems.isEmpty {
+                    issues += problems.map { ValidationIssue(location: here, reason: "\($0.field.isEmpty ? "" : $0.field + " ")\($0.reason) (on this source \(values))") }
+                    walk.size = nil
+                    break
+                }
+                walk.expressions += evaluation.evaluated
+            }
+            // Steps the engine plans later see the source's values as they are here.
+            func deferred(_ rest: ArraySlice<Step>) -> ImageOperation {
+                .deferred(rest.map { $0.substitutingSourceFacts(stepFacts) })
+            }
             switch step {
             case .resize(let r) where FaceGeometry.cutsAroundFaces(r):
                 walk.operations.append(.faceCrop(r))
                 walk.size = FaceGeometry.plannedSize(for: r, input: size)
                 if walk.size == nil {
                     // The region is the face's: the rest waits for its size, as after a trim.
-                    let rest = Array(steps[(j + 1)...])
-                    if !rest.isEmpty { walk.operations.append(.deferred(rest)) }
+                    let rest = steps[(j + 1)...]
+                    if !rest.isEmpty { walk.operations.append(deferred(rest)) }
                 }
             case .resize(let r):
                 let layout = ResizeGeometry.layout(r, input: size)
@@ -196,8 +226,8 @@ public struct Planner: Sendable {
                 walk.operations.append(.effect(e))
             case .trim(let t):
                 walk.operations.append(.trim(t))
-                let rest = Array(steps[(j + 1)...])
-                if !rest.isEmpty { walk.operations.append(.deferred(rest)) }
+                let rest = steps[(j + 1)...]
+                if !rest.isEmpty { walk.operations.append(deferred(rest)) }
                 walk.size = nil
             case .background(let color):
                 walk.operations.append(.flatten(color))
@@ -205,7 +235,7 @@ public struct Planner: Sendable {
                 walk.operations.append(.border(b))
                 walk.size = Size(size.width + 2 * b.width, size.height + 2 * b.width)
             case .opacity(let o):
-                walk.operations.append(.opacity(o))
+                walk.operations.append(.opacity(o.planned))
             case .overlay(let o):
                 walk.operations.append(.overlay(o))
             case .validate(let c):

@@ -30,8 +30,8 @@ public enum EffectRules {
     }
 
     /// Builds an effect from its kind, amount and colour, using defaults for what is missing.
-    static func make(_ kind: Effect.Kind, amount: Int?, color: Color?) -> Effect {
-        let n = amount ?? defaultAmount(of: kind) ?? 0
+    static func make(_ kind: Effect.Kind, amount: WholeNumber?, color: Color?) -> Effect {
+        let n = amount ?? .value(defaultAmount(of: kind) ?? 0)
         switch kind {
         case .blur: return .blur(n)
         case .pixelate: return .pixelate(n)
@@ -117,6 +117,12 @@ enum StepRules {
         range.contains(value) ? [] : [FieldIssue(field: field, reason: "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")]
     }
 
+    /// An expression is checked by the planner once evaluated on a source.
+    static func check(_ value: WholeNumber, in range: ClosedRange<Int>, field: String) -> [FieldIssue] {
+        guard case .value(let n) = value else { return [] }
+        return check(n, in: range, field: field)
+    }
+
     static func presetNameIssues(_ name: String, field: String) -> [FieldIssue] {
         isSafeName(name) ? [] : [FieldIssue(field: field, reason: "preset names are 1–64 characters of A-Z a-z 0-9 . _ -, got \(Quoted(name))")]
     }
@@ -134,6 +140,7 @@ enum StepRules {
         case .fraction(let f):
             return f > 0 && f <= maxFraction ? []
                 : [FieldIssue(field: field, reason: "must be a fraction above 0 and at most \(Decimal6.string(maxFraction)), got \(Decimal6.string(f))")]
+        case .expression: return []  // checked by the planner once evaluated
         }
     }
 
@@ -143,6 +150,7 @@ enum StepRules {
         case .pixels(let n): return check(n, in: -limits.maxOutputDimension...limits.maxOutputDimension, field: field)
         case .fraction(let f):
             return abs(f) <= 1 ? [] : [FieldIssue(field: field, reason: "must be a fraction between -1 and 1, got \(Decimal6.string(f))")]
+        case .expression: return []
         }
     }
 
@@ -151,6 +159,7 @@ enum StepRules {
         case .pixels(let n): return check(n, in: 0...limits.maxOutputDimension, field: field)
         case .fraction(let f):
             return (0...1).contains(f) ? [] : [FieldIssue(field: field, reason: "must be a fraction between 0 and 1, got \(Decimal6.string(f))")]
+        case .expression: return []
         }
     }
 
@@ -228,8 +237,10 @@ enum StepRules {
         guard (1...4).contains(radii.count) else {
             return [FieldIssue(field: "radius", reason: "takes 1 to 4 radii, got \(radii.count)")]
         }
+        // One radius for every corner (`r_20`, normalised to four) is one problem, not four.
+        if Set(radii).count == 1 { return check(radii[0], in: 0...limits.maxOutputDimension, field: "radius") }
         return radii.enumerated().flatMap { i, value in
-            check(value, in: 0...limits.maxOutputDimension, field: radii.count == 1 ? "radius" : "radius[\(i)]")
+            check(value, in: 0...limits.maxOutputDimension, field: "radius[\(i)]")
         }
     }
 
