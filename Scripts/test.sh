@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 source Scripts/lib.sh
 
 ensure_swift
-ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip systemd binutils
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip systemd binutils iproute2
+# iproute2: the fault runner's partitioned host (a network namespace and veth links).
 # Reference implementations the tests compare against (Python's JSON Schema validator, Pillow
 # with LittleCMS, the BlurHash and SSIMULACRA 2 references), the S3-compatible test server, and the validators
 # for the deploy manifests (the compose specification, Kubernetes' schemas).
