@@ -170,8 +170,9 @@ public struct WorkerEnvironment: Sendable, Hashable {
     /// `DERIVE_SCHEDULER_INTERVAL`: seconds between looks at the schedules; 0 turns this
     /// worker's scheduler off.
     public var schedulerInterval: Double = 15
-    /// `DERIVE_ABANDONED_SWEEP_INTERVAL`: seconds between a worker's removals of abandoned
-    /// writes from the store (the first comes within a minute of starting); 0 turns them off.
+    /// `DERIVE_ABANDONED_SWEEP_INTERVAL`: seconds between a worker's removals of abandoned and
+    /// unrecorded writes from the store (the first comes within a minute of starting); 0
+    /// turns them off.
     public var abandonedSweepInterval: Double = 3600
     /// `DERIVE_SUPERSEDED_OUTPUTS`: `keep` (marked superseded) or `delete` outputs a newer
     /// preset version replaced.
@@ -256,7 +257,8 @@ public struct StoreSettings: Sendable, Hashable {
     public var cacheControl: String
     public var keyTemplate: KeyTemplate
     /// `DERIVE_ABANDONED_AFTER`: seconds after which a temporary file or multipart upload that
-    /// an interrupted write left is removed (by the workers' sweeps and `derive prune`).
+    /// an interrupted write left, or an object a finished job wrote and never recorded, is
+    /// removed (by the workers' sweeps and `derive prune`).
     public var abandonedAfter: Double
 
     public init(location: StoreLocation, publicBaseURL: String? = nil, cacheControl: String = StoreSettings.defaultCacheControl,

@@ -10,10 +10,7 @@ extension PostgresJobStore: WriteLedger {
         guard !keys.isEmpty else { return }
         let list = JSONWriter.compact(.array(keys.map(JSONValue.string)))
         try withConnection { connection throws(PostgresError) in
-            try connection.transaction { () throws(PostgresError) in
-                try connection.query(LedgerSQL.lockShared, [store, list])
-                try connection.query(LedgerSQL.note, [store, list, String(job)])
-            }
+            try connection.query(LedgerSQL.note, [store, list, String(job)])
         }
     }
 
@@ -50,13 +47,15 @@ extension PostgresJobStore: WriteLedger {
 }
 
 enum LedgerSQL {
-    static let lockShared = """
-        SELECT pg_advisory_xact_lock_shared(hashtextextended($1 || E'\\n' || key, 0)) FROM jsonb_array_elements_text($2::jsonb) AS key
-        """
     static let lockExclusive = "SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))"
+    /// One statement, on the hot path of every job: the shared locks (held to the end of the
+    /// statement's transaction) are taken before any row is inserted, as the insert's
+    /// condition reads their count.
     static let note = """
+        WITH keys AS (SELECT key FROM jsonb_array_elements_text($2::jsonb) AS key),
+             locked AS (SELECT count(pg_advisory_xact_lock_shared(hashtextextended($1 || E'\\n' || key, 0))) AS n FROM keys)
         INSERT INTO derive.pending_writes (store, storage_key, job_id)
-        SELECT $1, key, $3::bigint FROM jsonb_array_elements_text($2::jsonb) AS key
+        SELECT $1, key, $3::bigint FROM keys WHERE (SELECT n FROM locked) = (SELECT count(*) FROM keys)
         ON CONFLICT (store, storage_key, job_id) DO UPDATE SET noted_at = now()
         """
     /// Notes of finished jobs only: a job still in the queue may yet record the key.

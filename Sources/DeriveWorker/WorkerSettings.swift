@@ -30,7 +30,8 @@ public struct WorkerSettings: Sendable {
     /// marked superseded).
     public var deleteSuperseded: Bool
     /// Seconds between removals of abandoned writes from the store (temporary files and
-    /// multipart uploads that killed writers left); nil: none in this worker.
+    /// multipart uploads that killed writers left) and of unrecorded ones (what the write
+    /// ledger names); nil: none in this worker.
     public var abandonedSweepInterval: Double?
     /// Seconds after which such a write counts as abandoned.
     public var abandonedAfter: Double

@@ -15,7 +15,7 @@ struct Prune: ParsableCommand {
         DERIVE_ABANDONED_SWEEP_INTERVAL seconds.
 
           derive prune --older-than 30d
-          derive prune                      # only the store's abandoned writes
+          derive prune                      # only the store's abandoned and unrecorded writes
         """
     )
 
@@ -46,7 +46,7 @@ struct Prune: ParsableCommand {
                 writeAge = seconds
             }
             // An embedded queue that does not exist has noted nothing: it is not created here.
-            var database: (any DeriveDatabase)?
+            let database: (any DeriveDatabase)?
             if case .sqlite(let path) = configuration.database, !FileManager.default.fileExists(atPath: path) {
                 database = nil
             } else {
@@ -67,7 +67,6 @@ struct Prune: ParsableCommand {
                 let cutoff = Date().addingTimeInterval(-writeAge)
                 sweep = try assets.removeAbandonedWrites(olderThan: cutoff)
                 if let database { unrecorded = try database.sweepUnrecordedWrites(in: assets, olderThan: cutoff) }
-                sweep.failures += unrecorded.failures
             } catch {
                 storeError = error
             }
@@ -87,9 +86,10 @@ struct Prune: ParsableCommand {
                 }
             }
             if let storeError { throw storeError }
-            guard sweep.failures.isEmpty else {
-                throw CLIError("could not remove \(sweep.failures.count) abandoned write\(sweep.failures.count == 1 ? "" : "s"): "
-                               + sweep.failures.prefix(5).joined(separator: "; "))
+            let failures = sweep.failures + unrecorded.failures
+            guard failures.isEmpty else {
+                throw CLIError("could not remove \(sweep.failures.count) abandoned and \(unrecorded.failures.count) unrecorded "
+                               + "write\(failures.count == 1 ? "" : "s"): " + failures.prefix(5).joined(separator: "; "))
             }
         }
     }

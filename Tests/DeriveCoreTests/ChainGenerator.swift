@@ -1,6 +1,7 @@
 @testable import DeriveCore
 import DeriveTestSupport
 import Foundation
+import Testing
 
 /// Resolves and canonicalises outputs the way a worker does.
 func canonical(_ outputs: [OutputSpec], presets: [Preset] = []) throws -> [CanonicalOutput] {
@@ -14,6 +15,17 @@ func canonical(string: String) throws -> CanonicalOutput {
 func canonical(json: String) throws -> CanonicalOutput {
     let job = try TransformationInput.parse(json)
     return try canonical(job.outputs)[0]
+}
+
+/// string → model → string → model, and the model through JSON: the printed string is
+/// `printed` (the canonical spelling), means the same, and JSON keeps the model whole.
+func expectRoundTrip(_ text: String, printed: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let model = try canonical(string: text)
+    let string = try CloudinaryPrinter.string(for: model)
+    #expect(string == printed, sourceLocation: sourceLocation)
+    #expect(try canonical(string: string).identity == model.identity, sourceLocation: sourceLocation)
+    let json = JSONWriter.canonical(model.json)
+    #expect(try canonical(json: json) == model, "\(json)", sourceLocation: sourceLocation)
 }
 
 /// Builds random chains that are valid by construction, to test properties (round trips,

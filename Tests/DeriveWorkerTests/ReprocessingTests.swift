@@ -50,7 +50,9 @@ struct ReprocessingTests {
         Thread.sleep(forTimeInterval: 7)
         let restarted = Date()
         let late = try BackgroundProcess(arguments, environment: environment)
-        Thread.sleep(forTimeInterval: 0.8)
+        // Until its first fire (the catch-up): a worker signalled while it starts stops before
+        // working, so a fixed pause would race its start-up.
+        try waitUntil("the late worker fires", timeout: 30) { late.logLines.contains { $0.contains("\"schedule fired\"") } }
         late.signal(SIGTERM)
         #expect(late.wait(timeout: 30) == 0)
         let missed = try fires().filter { $0.time > stopped.timeIntervalSince1970 && $0.time <= restarted.timeIntervalSince1970 }

@@ -30,10 +30,10 @@ public enum AbandonedWrites {
     }
 }
 
-/// What one removal of abandoned writes did.
+/// What one removal of abandoned (or unrecorded) writes did.
 public struct AbandonedWriteSweep: Sendable, Equatable {
     /// What was removed: a folder store's files (relative to its root), an S3 store's uploads
-    /// (`key (upload ID)`).
+    /// (`key (upload ID)`), or the keys of unrecorded writes.
     public var removed: [String] = []
     /// What could not be removed, with the reason; tried again at the next sweep.
     public var failures: [String] = []
