@@ -8,6 +8,9 @@ import Synchronization
 /// output's choices: quality, score, encodes, and why a format won.
 struct AutoEncoder {
     let settings: EngineSettings
+    /// Qualities searches of the same output found at a wider breakpoint, by format: each
+    /// narrower width starts its search there.
+    var hints: [OutputFormat: Int] = [:]
 
     /// One format's search: the quality chosen, its score and bytes on the sample, and the
     /// encoded output when the sample was the whole image.
@@ -25,6 +28,9 @@ struct AutoEncoder {
         var outclassed = false
         /// JPEG and AVIF chroma: `.full` (4:4:4) when no subsampled quality met the target.
         var chroma: ChromaSubsampling = .auto
+        /// The measured qualities the chosen one was interpolated between (its score and bytes
+        /// are then estimates), or nil when the chosen quality was encoded and scored.
+        var interpolatedFrom: (QualitySearch.Trial, QualitySearch.Trial)?
     }
 
     /// Candidates encoded and scored at once: two when the slot has two or more libvips
@@ -44,7 +50,7 @@ struct AutoEncoder {
             return try fixed(image, encoding: encoding, level: level, why: animated
                 ? "animations are not searched" : "\(encoding.format.rawValue) has no quality to search")
         }
-        let reference = try PerceptualReference(image)
+        let reference = try PerceptualReference(image, sampling: encoding.format == .jpeg ? .jpeg : .standard)
         var lossless: Outcome?
         if reference.colours <= Self.graphicColours && encoding.format == .webp {
             lossless = try losslessOutcome(reference, encoding: encoding)
@@ -150,7 +156,7 @@ struct AutoEncoder {
         var full = encoding
         full.chromaSubsampling = .full
         var spent = 0
-        let margin = reference.isFull ? 0 : PerceptualReference.sampleMargin(for: encoding.format)
+        let margin = reference.margin(for: encoding.format)
         if (chromaBound ?? 100) >= QualitySearch.target(level, for: encoding.format) + margin + Self.chromaSlack {
             let subsampled = try bracketed(reference, encoding: encoding, level: level, graphic: graphic, budget: budget, beat: beat,
                                            range: range.lowerBound...min(range.upperBound, Self.fullChroma - 1), plateau: true)
@@ -167,10 +173,14 @@ struct AutoEncoder {
     /// on saturated images 4:2:0 at quality 89 scored 3.5–5.5 points below that bound.
     static let chromaSlack = 4.0
 
-    /// The score of the sample with only its chroma halved, for JPEG and AVIF searches.
+    /// The score of the sample with only its chroma halved, for JPEG and AVIF searches of
+    /// graphics. Photographs rarely have the saturated edges that 4:2:0 cannot keep, and when
+    /// they do the 4:2:0 search ends on its plateau; a score of their own would cost more
+    /// than it saves.
     static func chromaBound(_ reference: PerceptualReference, formats: [OutputFormat],
                             encoding: EncodingSettings) throws(DeriveError) -> Double? {
-        guard encoding.chromaSubsampling == .auto, formats.contains(where: { subsampledBelowFullChroma.contains($0) }) else { return nil }
+        guard encoding.chromaSubsampling == .auto, reference.colours <= graphicColours,
+              formats.contains(where: { subsampledBelowFullChroma.contains($0) }) else { return nil }
         return try reference.subsampledChromaScore()
     }
 
@@ -186,8 +196,8 @@ struct AutoEncoder {
     func bracketed(_ reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality, graphic: Bool,
                    budget: Int, beat: Int?, range: ClosedRange<Int>? = nil, plateau: Bool = false) throws(DeriveError) -> Outcome {
         var search = QualitySearch(format: encoding.format, level: level, complexity: reference.complexity, graphic: graphic,
-                                   maxEncodes: budget, margin: reference.isFull ? 0 : PerceptualReference.sampleMargin(for: encoding.format),
-                                   range: range)
+                                   maxEncodes: budget, margin: reference.margin(for: encoding.format),
+                                   range: range, hint: hints[encoding.format])
         var encoded: [Int: [UInt8]] = [:]
         while true {
             let qualities = search.next(count: width)
@@ -207,20 +217,38 @@ struct AutoEncoder {
                                data: nil, encodes: search.trials.count, lossless: false, reached: false)
             }
         }
-        let quality = search.chosen
         var encodes = search.trials.count
+        var quality = search.chosen
         var data = encoded[quality]
         var trial = search.trials.first { $0.quality == quality }
-        if trial == nil {
+        var estimated = search.interpolated
+        if let guess = estimated, reference.isFull {
+            // Searched whole, the interpolated quality's encode is the output itself: scored
+            // too, it is kept only if it meets the target, else the bracket's passing end is.
+            let (measured, bytes) = try self.trial(guess.quality, reference: reference, encoding: encoding)
+            encodes += 1
+            estimated = nil
+            if measured.score >= search.target {
+                (trial, data) = (measured, bytes)
+            } else if let passing = search.passing {
+                (quality, trial, data) = (passing.quality, passing, encoded[passing.quality])
+            }
+        } else if let estimated {
+            // Between two measured qualities on the sample: the encode of the whole image is
+            // the only one.
+            trial = estimated
+            data = nil
+        } else if trial == nil {
             // Nothing met the target within the budget: the top of the range, measured too.
             let top = try writeSample(reference, encoding: encoding, quality: quality)
             trial = .init(quality: quality, score: try reference.score(top, format: encoding.format), bytes: top.count)
             data = top
             encodes += 1
         }
+        let bracket = estimated == nil ? nil : search.failing.flatMap { low in search.passing.map { (low, $0) } }
         return Outcome(format: encoding.format, quality: quality, score: trial?.score, sampleBytes: trial?.bytes ?? 0,
                        data: reference.isFull ? data : nil, encodes: encodes, lossless: false,
-                       reached: (trial?.score ?? 0) >= search.target)
+                       reached: (trial?.score ?? 0) >= search.target, interpolatedFrom: bracket)
     }
 
     /// Encodes and scores the sample at each quality; several at once, one thread each
@@ -288,16 +316,23 @@ struct AutoEncoder {
             encodes += 1
         }
         let scope = reference.isFull ? ""
-            : " on a sample of \(reference.tiles) \(QualitySearch.tileDescription) tiles (searched at +\(Self.decimal(PerceptualReference.sampleMargin(for: outcome.format))))"
+            : " on a sample of \(reference.tiles) \(PerceptualReference.Sampling.tileSide)×\(PerceptualReference.Sampling.tileSide) tiles (searched at +\(Self.decimal(reference.margin(for: outcome.format))))"
         let target = QualitySearch.target(level, for: outcome.format)
         if outcome.lossless {
             choices.append("quality auto:\(level.rawValue) → lossless \(outcome.format.rawValue): smaller than lossy at "
                            + "SSIMULACRA 2 target \(Self.decimal(target))\(scope) (\(reference.colours) colours)")
         } else if let quality = outcome.quality, let score = outcome.score {
-            let verdict = outcome.reached ? "reached" : "target not reached within \(self.settings.qualityMaxEncodes) encodes; reached"
+            var verdict = outcome.reached ? "reached" : "target not reached within \(self.settings.qualityMaxEncodes) encodes; reached"
+            if let (low, high) = outcome.interpolatedFrom {
+                verdict = "estimated \(Self.decimal(score)) between q\(low.quality) (\(Self.decimal(low.score))) "
+                    + "and q\(high.quality) (\(Self.decimal(high.score)))"
+            } else {
+                verdict += " \(Self.decimal(score))"
+            }
             let chroma = outcome.chroma == .full ? " without chroma subsampling" : ""
+            let start = hints[outcome.format].map { "; started at q\($0), a wider breakpoint's" } ?? ""
             choices.append("quality auto:\(level.rawValue) → \(quality)\(chroma): SSIMULACRA 2 target \(Self.decimal(target)), "
-                           + "\(verdict) \(Self.decimal(score))\(scope); \(encodes) encodes")
+                           + "\(verdict)\(scope); \(encodes) encodes\(start)")
         }
         return VipsEncoder.Encoded(data: data ?? [], format: outcome.format, quality: outcome.lossless ? nil : outcome.quality,
                                    choices: choices, score: outcome.score, encodes: encodes)
@@ -326,10 +361,6 @@ struct AutoEncoder {
     static func kilobytes(_ bytes: Int) -> String { "\(decimal(Double(bytes) / 1000)) kB" }
 
     static func decimal(_ value: Double) -> String { String(format: "%.1f", value) }
-}
-
-extension QualitySearch {
-    static let tileDescription = "\(PerceptualReference.tileSide)×\(PerceptualReference.tileSide)"
 }
 
 extension EncodingSettings {

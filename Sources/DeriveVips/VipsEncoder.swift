@@ -16,18 +16,19 @@ enum VipsEncoder {
     }
 
     /// Encodes `input` as the settings say. `auto` quality and format are searched by the
-    /// perceptual metric (`AutoEncoder`); everything else is one encode.
+    /// perceptual metric (`AutoEncoder`, starting from `hints` when a wider breakpoint of the
+    /// same output was searched); everything else is one encode.
     static func encode(_ input: VImage, encoding: EncodingSettings, animated: Bool,
-                       settings: EngineSettings = EngineSettings()) throws(DeriveError) -> Encoded {
+                       settings: EngineSettings = EngineSettings(), hints: [OutputFormat: Int] = [:]) throws(DeriveError) -> Encoded {
         var image = try input.standardised()
         if !animated && image.pages > 1 {
             image = try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight))
         }
         if encoding.format == .auto || encoding.format == .original {
-            return try AutoEncoder(settings: settings).chooseFormat(image, encoding: encoding, animated: animated)
+            return try AutoEncoder(settings: settings, hints: hints).chooseFormat(image, encoding: encoding, animated: animated)
         }
         if case .auto(let level)? = encoding.quality, !encoding.lossless {
-            return try AutoEncoder(settings: settings).search(image, encoding: encoding.resolved(to: encoding.format),
+            return try AutoEncoder(settings: settings, hints: hints).search(image, encoding: encoding.resolved(to: encoding.format),
                                                               level: level, animated: animated)
         }
         let resolved = encoding.resolved(to: encoding.format)

@@ -113,12 +113,13 @@ public struct VipsEngine: ImageEngine {
         return try runner.run(operations, on: decoded).0
     }
 
-    func encoded(_ lazy: VImage, planned: PlannedOutput, breakpointWidth: Int?, applyMilliseconds: Double) throws(DeriveError) -> RenderedOutput {
+    func encoded(_ lazy: VImage, planned: PlannedOutput, breakpointWidth: Int?, applyMilliseconds: Double,
+                 hints: [OutputFormat: Int] = [:]) throws(DeriveError) -> RenderedOutput {
         var clock = Clock()
         // Computed once: the encoder and the preview for the metadata read the same pixels.
         let image = try lazy.inMemory()
         let animated = planned.keepsAnimation && image.pages > 1
-        let encoded = try VipsEncoder.encode(image, encoding: planned.encoding, animated: animated, settings: settings)
+        let encoded = try VipsEncoder.encode(image, encoding: planned.encoding, animated: animated, settings: settings, hints: hints)
         let encodeTime = clock.lap()
         let frame = animated ? try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight)).inMemory() : image
         let preview = try frame.standardised().inMemory().withPixels { $0.downsampled(to: Self.previewSize(frame.size)) }
@@ -140,11 +141,13 @@ public struct VipsEngine: ImageEngine {
         let base = try applied(planned.operations, to: decoded, planned: planned, runner: runner).inMemory()
         let baseTime = clock.lap()
         let crops = runner.takeDecisions()
+        // Each width's q_auto search starts where the widest one's ended.
+        var hints: [OutputFormat: Int] = [:]
         func render(_ width: Int) throws(DeriveError) -> RenderedOutput {
             var clock = Clock()
             let (operations, _) = try runner.planned([.resize(Resize(mode: .limit, width: .pixels(width)))], on: base.frameSize)
             let image = try applied(operations, to: base, planned: planned, runner: runner)
-            return try encoded(image, planned: planned, breakpointWidth: width, applyMilliseconds: baseTime + clock.lap())
+            return try encoded(image, planned: planned, breakpointWidth: width, applyMilliseconds: baseTime + clock.lap(), hints: hints)
         }
         // The search needs only each width's encoded size, once; the widths chosen are
         // rendered in full, with their metadata.
@@ -161,6 +164,7 @@ public struct VipsEngine: ImageEngine {
         }
         let widest = try render(min(search.maxWidth, base.width))
         sizes[widest.breakpointWidth ?? 0] = widest.metadata.bytes
+        if let quality = widest.metadata.quality { hints[widest.metadata.format] = quality }
         // Size probes reuse what the widest's q_auto/f_auto search found instead of searching
         // again at every width they try; the widths chosen are searched in full.
         probe = probe.learned(from: widest.metadata)

@@ -76,4 +76,44 @@ import Testing
         #expect(rounds <= oneAtATime.trials.count, "\(rounds) rounds, \(oneAtATime.trials.count) one at a time")
         #expect(search.trials.count <= 12)
     }
+
+    /// Two at a time, a first round that brackets the target ends the search: the quality is
+    /// interpolated between the two, with its estimated score and bytes, and not encoded.
+    @Test func aNarrowBracketIsInterpolatedNotEncoded() {
+        var search = QualitySearch(format: .webp, level: .good, complexity: 5, maxEncodes: 12)
+        let first = search.next(count: 2)
+        #expect(first == [76, 84], "the seed 80, \(QualitySearch.spread) either side")
+        let curve = { (q: Int) in 30 + 0.55 * Double(q) }  // meets 72 at 76.4
+        for q in first { search.record(.init(quality: q, score: curve(q), bytes: q * 100)) }
+        #expect(search.next(count: 2).isEmpty)
+        let estimate = try? #require(search.interpolated)
+        #expect(search.chosen == 77 && estimate?.quality == 77)
+        #expect(abs((estimate?.score ?? 0) - curve(77)) < 0.01 && estimate?.bytes == 7700)
+        #expect(curve(search.chosen) >= search.target)
+    }
+
+    /// A bracket wider than the span is split evenly (two at a time: in three), or, when
+    /// even that leaves pieces wider than the span, narrowed around its estimate first; one
+    /// no wider than the span is not split again.
+    @Test func aWideBracketIsNarrowedBeforeInterpolating() {
+        var search = QualitySearch(format: .jpeg, level: .good, complexity: 8, maxEncodes: 12)
+        search.record(.init(quality: 50, score: 60, bytes: 5000))
+        search.record(.init(quality: 66, score: 75, bytes: 6600))
+        #expect(search.next(count: 2) == [55, 61])
+        var wide = QualitySearch(format: .jpeg, level: .good, complexity: 8, maxEncodes: 12)
+        wide.record(.init(quality: 50, score: 60, bytes: 5000))
+        wide.record(.init(quality: 80, score: 80, bytes: 8000))
+        #expect(wide.next(count: 2) == [66, 70], "around the estimate 68")
+        wide.record(.init(quality: 66, score: 70.9, bytes: 6600))
+        wide.record(.init(quality: 70, score: 73.5, bytes: 7000))
+        #expect(wide.next(count: 2).isEmpty)
+        #expect(wide.chosen == 68)
+    }
+
+    /// A wider breakpoint's quality replaces the seed.
+    @Test func aHintReplacesTheSeed() {
+        let hinted = QualitySearch(format: .jpeg, level: .good, complexity: 2, maxEncodes: 8, hint: 83)
+        #expect(hinted.next(count: 2) == [79, 87])
+        #expect(QualitySearch(format: .avif, level: .good, complexity: 2, maxEncodes: 8, hint: 99).next() == 90)
+    }
 }

@@ -181,13 +181,23 @@ import Testing
         for output in result.outputs {
             #expect(output.metadata.choices.contains { $0.hasPrefix("quality auto:good →") }, "\(output.metadata.choices)")
         }
+        // The narrower widths start where the widest one's search ended.
+        let widest = try #require(result.outputs.max { ($0.breakpointWidth ?? 0) < ($1.breakpointWidth ?? 0) })
+        for output in result.outputs where output.breakpointWidth != widest.breakpointWidth {
+            #expect(output.metadata.choices.contains { $0.contains("started at q\(widest.metadata.quality ?? 0), a wider breakpoint's") },
+                    "\(output.metadata.choices)")
+        }
     }
 
-    /// Outputs larger than the sample are searched on a mosaic of tiles, then encoded whole.
+    /// Outputs larger than the sample are searched on a mosaic of tiles, then encoded whole:
+    /// 16 tiles, or 8 for JPEG, whose encoder costs less than the metric.
     @Test func largeOutputsAreSearchedOnASample() throws {
-        let output = try Self.render(try Harness.source("orientation/landscape_1.jpg"), "q_auto,f_jpg")
-        let note = try #require(output.metadata.choices.first { $0.hasPrefix("quality auto:good") })
-        #expect(note.contains("sample of 16"), "\(note)")
-        #expect(output.metadata.width == 1800)
+        let source = try Harness.source("orientation/landscape_1.jpg")
+        for (format, tiles) in [("jpg", 8), ("webp", 16)] {
+            let output = try Self.render(source, "q_auto,f_\(format)")
+            let note = try #require(output.metadata.choices.first { $0.hasPrefix("quality auto:good") })
+            #expect(note.contains("sample of \(tiles) 128×128 tiles"), "\(note)")
+            #expect(output.metadata.width == 1800)
+        }
     }
 }

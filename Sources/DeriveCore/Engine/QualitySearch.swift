@@ -3,7 +3,8 @@ import Foundation
 /// The bracketed search behind `q_auto`: the lowest quality whose encoding scores at least the
 /// level's SSIMULACRA 2 target. It starts from a guess made from the kind of image, steps
 /// by the score's measured slope until the target is bracketed, then interpolates inside the
-/// bracket; it stops when the bracket is `tolerance` wide or the encode budget is spent.
+/// bracket; it stops when the bracket is `tolerance` wide (one encode at a time) or
+/// `interpolationSpan` wide (two at a time), or when the encode budget is spent.
 /// The engine encodes and scores; this decides which quality to try next.
 public struct QualitySearch: Sendable {
     /// One encode: its quality and the score it reached.
@@ -33,14 +34,18 @@ public struct QualitySearch: Sendable {
     /// `margin` raises the target, for searches on a sample that scores a little higher than
     /// the whole image does.
     /// `range` narrows the qualities searched (the whole of `range(for:)` by default).
+    /// `hint`, the quality a search of the same image found at another size (a wider
+    /// breakpoint of the same output), replaces the seed: it is usually within a round.
     public init(format: OutputFormat, level: AutoQuality, complexity: Double, graphic: Bool = false, maxEncodes: Int,
-                margin: Double = 0, range: ClosedRange<Int>? = nil) {
+                margin: Double = 0, range: ClosedRange<Int>? = nil, hint: Int? = nil) {
         self.format = format
         self.level = level
         self.target = Self.target(level, for: format) + margin
         self.range = range ?? Self.range(for: format)
         self.maxEncodes = max(1, maxEncodes)
-        self.seed = Self.seed(level, for: format, complexity: complexity, graphic: graphic, range: self.range)
+        let range = self.range
+        self.seed = hint.map { Self.clamp($0, to: range) }
+            ?? Self.seed(level, for: format, complexity: complexity, graphic: graphic, range: range)
     }
 
     /// SSIMULACRA 2 targets per level (about 90 is visually lossless, 70 high quality, 50
@@ -138,30 +143,34 @@ public struct QualitySearch: Sendable {
 
     /// The next qualities to encode at once, at most `count` (and never past the budget);
     /// empty when the search is done. Two at a time, the first round tries the seed `spread`
-    /// either side; a bracket at most three tolerances wide is then split in three, which
-    /// ends the search, and any other round tries its estimate of the lowest passing quality
-    /// a step either side. One round often does what takes two or three one at a time.
+    /// either side; once the target is bracketed no wider than `interpolationSpan`, the search
+    /// ends and the quality is interpolated inside the bracket (`chosen`); a wider bracket is
+    /// split evenly, and any other round tries its estimate of the lowest passing quality a
+    /// step either side. A good seed ends the search in one round.
     public func next(count: Int) -> [Int] {
         guard count > 1 else { return next().map { [$0] } ?? [] }
         let budget = min(count, maxEncodes - trials.count)
         guard budget > 0 else { return [] }
+        let tried = Set(trials.map(\.quality))
+        var chosen: [Int] = []
+        if let low = failing?.quality, let high = passing?.quality, low < high {
+            guard high - low > Self.interpolationSpan else { return [] }
+            // Split evenly when that leaves pieces no wider than the span; a wider bracket is
+            // first narrowed around its estimate.
+            if high - low <= (budget + 1) * Self.interpolationSpan {
+                for k in 1...budget {
+                    let quality = low + Int((Double(k * (high - low)) / Double(budget + 1)).rounded())
+                    if quality > low && quality < high && !tried.contains(quality) && !chosen.contains(quality) { chosen.append(quality) }
+                }
+                return chosen
+            }
+        }
         let centre: Int, allowed: ClosedRange<Int>, offsets: [Int]
         if trials.isEmpty {
             (centre, allowed, offsets) = (seed, range, [-Self.spread, Self.spread, 0])
         } else {
             guard let (estimate, within) = estimate() else { return [] }
-            (centre, allowed, offsets) = (estimate, within, [-1, 1, 0, -2, 2, -3, 3])
-        }
-        let tried = Set(trials.map(\.quality))
-        var chosen: [Int] = []
-        // A bracket narrow enough to be split into pieces no wider than the tolerance is
-        // split evenly: that ends the search whatever the scores, where interpolation may not.
-        if let low = failing?.quality, let high = passing?.quality, high - low <= (budget + 1) * Self.tolerance {
-            for k in 1...budget {
-                let quality = low + Int((Double(k * (high - low)) / Double(budget + 1)).rounded())
-                if quality > low && quality < high && !tried.contains(quality) && !chosen.contains(quality) { chosen.append(quality) }
-            }
-            return chosen
+            (centre, allowed, offsets) = (estimate, within, [-2, 2, 0, -3, 3])
         }
         for offset in offsets where chosen.count < budget {
             let quality = Self.clamp(centre + offset, to: allowed)
@@ -171,7 +180,12 @@ public struct QualitySearch: Sendable {
     }
 
     /// How far either side of the seed the first round of a parallel search goes.
-    static let spread = 3
+    static let spread = 4
+
+    /// The widest bracket a parallel search ends in, interpolating rather than encoding inside
+    /// it: between two measured qualities this close the score is near enough to a straight
+    /// line (and JPEG's curve bends the safe way: a little above the line).
+    static let interpolationSpan = 8
 
     /// The estimated lowest passing quality (not yet clamped) and the qualities still worth
     /// trying, or nil when the bracket is narrow enough or the range is exhausted.
@@ -207,9 +221,24 @@ public struct QualitySearch: Sendable {
         return max(0.15, min(3, measured))
     }
 
-    /// The quality the output gets: the lowest that met the target, or the top of the range
-    /// when none did within the budget.
-    public var chosen: Int { passing?.quality ?? range.upperBound }
+    /// The quality the output gets: inside a bracket no wider than `interpolationSpan`, the
+    /// quality where the line between its ends meets the target (rounded up); otherwise the
+    /// lowest that met it, or the top of the range when none did within the budget.
+    public var chosen: Int { interpolated?.quality ?? passing?.quality ?? range.upperBound }
+
+    /// The interpolated choice and its estimated score and bytes, when it was not itself
+    /// encoded (nil when the choice was measured).
+    public var interpolated: Trial? {
+        guard let low = failing, let high = passing, low.quality < high.quality,
+              high.quality - low.quality <= Self.interpolationSpan else { return nil }
+        let span = high.score - low.score
+        let fraction = span > 0 ? (target - low.score) / span : 1
+        let quality = min(high.quality, max(low.quality + 1, low.quality + Int((fraction * Double(high.quality - low.quality)).rounded(.up))))
+        guard !trials.contains(where: { $0.quality == quality }) else { return nil }
+        let along = Double(quality - low.quality) / Double(high.quality - low.quality)
+        return Trial(quality: quality, score: low.score + along * span,
+                     bytes: low.bytes + Int((along * Double(high.bytes - low.bytes)).rounded()))
+    }
 
     static func clamp(_ value: Int, to range: ClosedRange<Int>) -> Int {
         min(range.upperBound, max(range.lowerBound, value))
