@@ -121,8 +121,15 @@ public enum ChainEncoder {
             switch o.source {
             case .image(let source): add("image", .string(source))
             case .text(let t):
+                // A text without variables is a string, as it always was (and keeps its identity).
+                let text: JSONValue = t.variableNames.isEmpty ? .string(t.text) : .array(t.parts.map { part in
+                    switch part {
+                    case .literal(let s): .string(s)
+                    case .variable(let name): .object([JSONMember(key: "variable", value: .string(name))])
+                    }
+                })
                 var members: [JSONMember] = [
-                    JSONMember(key: "text", value: .string(t.text)), JSONMember(key: "font", value: .string(t.font)),
+                    JSONMember(key: "text", value: text), JSONMember(key: "font", value: .string(t.font)),
                     JSONMember(key: "size", value: .int(t.size)), JSONMember(key: "bold", value: .bool(t.bold)),
                     JSONMember(key: "italic", value: .bool(t.italic)), JSONMember(key: "color", value: .string(t.color.hex)),
                 ]
@@ -144,6 +151,18 @@ public enum ChainEncoder {
             add("formats", c.formats.map { .array($0.map { .string($0.rawValue) }) })
         case .preset(let name):
             return .string(name)
+        case .assign(let a):
+            add("name", .string(a.name))
+            switch a.value {
+            case .number(.number(let n)): add("value", n == n.rounded() && abs(n) < 1e15 ? .int(Int(n)) : .decimal(n))
+            case .number(let e): add("value", .string(e.canonicalText))
+            case .text(let t): add("text", .string(t))
+            }
+            if a.isDefault { add("default", .bool(true)) }
+        case .conditional(let c):
+            add("condition", .string(c.condition.canonicalText))
+            add("then", json(c.then))
+            if !c.otherwise.isEmpty { add("else", json(c.otherwise)) }
         }
         return .object(m)
     }

@@ -32,8 +32,13 @@ enum Normalizer {
         case .validate(var c):
             if let formats = c.formats { c.formats = Array(Set(formats)).sorted { $0.rawValue < $1.rawValue } }
             return .validate(c)
-        case .trim, .background, .border, .preset:
+        case .trim, .background, .border, .preset, .assign:
             return step
+        case .conditional(var c):
+            c.then = normalize(c.then)
+            c.otherwise = normalize(c.otherwise)
+            // A condition with nothing to apply either way changes nothing.
+            return c.then.isEmpty && c.otherwise.isEmpty ? nil : .conditional(c)
         }
     }
 

@@ -15,6 +15,10 @@ public enum Step: Sendable, Hashable {
     case validate(ImageConstraints)
     /// A named preset's chain, expanded in place before anything else looks at the chain.
     case preset(String)
+    /// `$name_<value>`: sets a variable for the steps after it; changes no pixels.
+    case assign(VariableAssignment)
+    /// `if_<condition>/…/if_else/…/if_end`: one branch or the other, decided when planning.
+    case conditional(Conditional)
 
     /// The JSON key of the step object (`{"resize": {...}}`).
     public var key: String {
@@ -30,6 +34,8 @@ public enum Step: Sendable, Hashable {
         case .overlay: "overlay"
         case .validate: "validate"
         case .preset: "preset"
+        case .assign: "variable"
+        case .conditional: "if"
         }
     }
 }
@@ -41,6 +47,7 @@ extension Step {
         case .resize(let r): r.gravity?.needsFaces == true
         case .effect(let e): e.needsFaces
         case .overlay(let o): o.gravity?.needsFaces == true || o.chain.contains { $0.needsFaces }
+        case .conditional(let c): (c.then + c.otherwise).contains { $0.needsFaces }
         default: false
         }
     }
@@ -297,7 +304,11 @@ public struct Overlay: Sendable, Hashable {
 
 /// `l_text:<font>_<size>[_bold][_italic]:<text>` with `co_<color>`.
 public struct TextLayer: Sendable, Hashable {
-    public var text: String
+    /// Literal text and `$(name)` variables, which the planner writes in before the engine
+    /// renders the text. Adjacent literals are always joined, so one text has one spelling.
+    public var parts: [TextPart] {
+        didSet { parts = TextPart.joined(parts) }
+    }
     public var font: String
     public var size: Int
     public var bold: Bool
@@ -309,13 +320,55 @@ public struct TextLayer: Sendable, Hashable {
 
     public init(text: String, font: String = "sans", size: Int = 32, bold: Bool = false, italic: Bool = false,
                 color: Color = .black, width: Int? = nil) {
-        self.text = text
+        self.parts = TextPart.joined([.literal(text)])
         self.font = font
         self.size = size
         self.bold = bold
         self.italic = italic
         self.color = color
         self.width = width
+    }
+}
+
+extension TextLayer {
+    /// The text as the engine renders it: the literal parts, with any variable not yet written
+    /// in shown as `$(name)`.
+    public var text: String {
+        get { parts.map { part in
+            switch part {
+            case .literal(let t): t
+            case .variable(let name): "$(\(name))"
+            }
+        }.joined() }
+        set { parts = TextPart.joined([.literal(newValue)]) }
+    }
+
+    /// The variables the text names.
+    public var variableNames: [String] {
+        parts.compactMap { if case .variable(let name) = $0 { name } else { nil } }
+    }
+}
+
+/// A piece of a text layer's text.
+public enum TextPart: Sendable, Hashable {
+    case literal(String)
+    /// `$(name)` in `l_text`: the variable's value, as text.
+    case variable(String)
+
+    /// Adjacent literals joined, empty ones dropped.
+    static func joined(_ parts: [TextPart]) -> [TextPart] {
+        var out: [TextPart] = []
+        for part in parts {
+            if case .literal(let t) = part {
+                if t.isEmpty { continue }
+                if case .literal(let previous)? = out.last {
+                    out[out.count - 1] = .literal(previous + t)
+                    continue
+                }
+            }
+            out.append(part)
+        }
+        return out
     }
 }
 

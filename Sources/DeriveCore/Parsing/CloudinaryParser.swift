@@ -25,7 +25,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
     public func parse(_ text: String, location: String = "chain") -> Result {
-        var run = Run(limits: limits, location: location)
+        var run = ParseRun(limits: limits, location: location)
         if text.utf8.count > limits.maxTransformationLength {
             run.issues.append(ValidationIssue(location: location, reason: "is \(text.utf8.count) bytes; the limit is \(limits.maxTransformationLength)"))
             return Result(steps: [], settings: OutputSettings(), issues: run.issues)
@@ -39,6 +39,7 @@ public struct CloudinaryParser: Sendable {
             return Result(steps: [], settings: OutputSettings(), issues: run.issues)
         }
         run.pairLayers(components)
+        run.pairBlocks(components)
         let steps = run.sequence(components, 0..<components.count, inLayer: false, depth: 0)
         var issues = run.issuesInOrder
         if steps.count > limits.maxChainLength {
@@ -54,6 +55,18 @@ struct Component {
     var text: String
     var params: [String: String] = [:]
     var flags: [String] = []
+    /// `$name_<value>` in the order written; they apply before the component's other parameters.
+    var assignments: [VariableAssignment] = []
+    /// `if_<condition>`, `if_else` or `if_end`.
+    var branch: Branch?
+    /// An `if_<condition>` was written here, whether or not it could be read.
+    var hasCondition = false
+
+    enum Branch: Equatable {
+        case condition(Condition)
+        case otherwise
+        case end
+    }
 
     /// A parameter of this component was refused: its other parameters are not read, so the
     /// refusal is the only complaint about it.
@@ -64,10 +77,13 @@ struct Component {
     var isLayerApply: Bool { flags.contains("layer_apply") }
     /// Opens a layer that a later `fl_layer_apply` closes (`u_` too, though it is refused).
     var opensLayer: Bool { has("l") || has("u") }
+    /// Nothing but the branch parameter: an `if_` like this opens a block up to its `if_end`.
+    var isBranchAlone: Bool { params.isEmpty && flags.isEmpty && assignments.isEmpty }
+    var opensBlock: Bool { hasCondition && isBranchAlone }
 }
 
 /// The state of one parse: issues so far, settings found, and which `l_` each `fl_layer_apply` closes.
-private struct Run {
+struct ParseRun {
     let limits: ChainLimits
     let location: String
     var issues: [ValidationIssue] = []
@@ -76,6 +92,11 @@ private struct Run {
     var issueComponents: [Int] = []
     var settings = OutputSettings()
     var closing: [Int: Int] = [:]
+    /// The `if_else` and `if_end` of each block-opening `if_`.
+    var blockElse: [Int: Int] = [:]
+    var blockEnd: [Int: Int] = [:]
+    /// Inside an `if_` block (or a one-component conditional) while building steps.
+    var conditionDepth = 0
     /// Unsupported features already reported: a second use of one is a consequence of the
     /// first (`if_else` after `if_`, `w_$w` after `$w_100`), not news.
     var reported: Set<CloudinaryVocabulary.Unsupported> = []
@@ -121,6 +142,25 @@ private struct Run {
             }
             let key = String(token[..<underscore])
             let value = String(token[token.index(after: underscore)...])
+            if key.hasPrefix("$") {
+                if let assignment = assignment(name: String(key.dropFirst()), value: value, written: String(token), in: component) {
+                    component.assignments.append(assignment)
+                } else {
+                    component.refused = true
+                }
+                continue
+            }
+            if key == "if" {
+                if component.branch != nil {
+                    fail(component, "repeats if_; a component holds one condition (join conditions with _and_ or _or_)")
+                    component.refused = true
+                } else if let branch = branch(value, written: String(token), in: &component) {
+                    component.branch = branch
+                } else {
+                    component.refused = true
+                }
+                continue
+            }
             if key == "l" || key == "u" {
                 if component.params[key] != nil {
                     fail(component, "repeats \(key)_; put each layer in its own component")
@@ -215,7 +255,20 @@ private struct Run {
         var steps: [Step] = []
         var i = range.lowerBound
         while i < range.upperBound {
-            let c = components[i]
+            var c = components[i]
+            if c.opensBlock {
+                i = block(components, at: i, range: range, inLayer: inLayer, depth: depth, into: &steps)
+                continue
+            }
+            if c.branch == .otherwise || c.branch == .end {
+                // Matched by pairBlocks (or reported there); an if_else's other parameters
+                // open its branch.
+                c.branch = nil
+                if c.isBranchAlone || !c.params.isEmpty && components[i].branch == .end {
+                    i += 1
+                    continue
+                }
+            }
             if c.opensLayer && c.refused {
                 // The refusal of the layer says it all: nothing inside it is read.
                 i = closing[i].map { $0 < range.upperBound ? $0 + 1 : i + 1 } ?? i + 1
@@ -230,6 +283,10 @@ private struct Run {
                     fail(c, "overlays are nested more than \(limits.maxOverlayDepth) deep")
                     return steps
                 }
+                if let close = closing[i], close >= range.upperBound {
+                    fail(c, "a layer opened inside if_ … if_end is applied (fl_layer_apply) before the block's if_else or if_end")
+                    return steps
+                }
                 if let close = closing[i], close < range.upperBound {
                     if let overlay = longLayer(components, opener: c, inner: (i + 1)..<close, apply: components[close], depth: depth) {
                         steps.append(.overlay(overlay))
@@ -239,7 +296,11 @@ private struct Run {
                 }
                 if let overlay = shortLayer(c, depth: depth) { steps.append(.overlay(overlay)) }
             } else if !c.isLayerApply {
-                steps += self.steps(from: c, inLayer: inLayer)
+                if case .condition(let condition)? = c.branch {
+                    steps += singleConditional(c, condition: condition, inLayer: inLayer)
+                } else {
+                    steps += self.steps(from: c, inLayer: inLayer)
+                }
             }
             i += 1
         }
@@ -335,6 +396,10 @@ private struct Run {
             }
             return .image(uri)
         }
+        if value.contains("$") {
+            refuse(c, "l_" + value, CloudinaryVocabulary.feature(.variable))
+            return nil
+        }
         let allowed = value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }
         guard allowed, !value.split(separator: ":", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
             fail(c, "l_ expects a name such as l_logo or l_folder:logo, l_fetch:<base64url URL> or l_text:<font>_<size>:<text>, got \(Quoted(value))")
@@ -351,15 +416,17 @@ private struct Run {
         }
         let style = value[..<colon].split(separator: "_", omittingEmptySubsequences: false).map(String.init)
         let encoded = String(value[value.index(after: colon)...])
-        guard let decoded = encoded.removingPercentEncoding else {
-            fail(c, "the text of l_text is not valid percent-encoding")
+        if value[..<colon].contains("$") {
+            refuse(c, "l_text:" + value[..<colon], CloudinaryVocabulary.feature(.variable))
             return nil
         }
+        guard let parts = textParts(encoded, in: c) else { return nil }
         guard style.count >= 2, let font = style[0].removingPercentEncoding, let size = Int(style[1]) else {
             fail(c, "l_text style is <font>_<size>[_bold][_italic], got \(Quoted(String(value[..<colon])))")
             return nil
         }
-        var layer = TextLayer(text: decoded, font: font, size: size)
+        var layer = TextLayer(text: "", font: font, size: size)
+        layer.parts = parts
         for token in style.dropFirst(2) {
             switch token {
             case "bold": layer.bold = true
@@ -380,7 +447,8 @@ private struct Run {
     mutating func steps(from c: Component, inLayer: Bool) -> [Step] {
         let before = issues.count
         var p = c.params
-        var steps: [Step] = []
+        // Assignments apply before the component's other parameters, which may use them.
+        var steps: [Step] = c.assignments.map(Step.assign)
         takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
         if c.flags.contains("region_relative") {
             fail(c, "fl_region_relative applies to a layer: put it beside l_ or fl_layer_apply")
@@ -390,7 +458,7 @@ private struct Run {
             if !p.isEmpty {
                 fail(c, param: "t", "must be alone in its component (with output settings at most)")
             }
-            return validated([.preset(name)], in: c)
+            return validated(steps + [.preset(name)], in: c)
         }
 
         var effect: String?
@@ -524,6 +592,10 @@ private struct Run {
             }
         }
         guard found != OutputSettings() else { return }
+        if conditionDepth > 0 {
+            fail(c, "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) apply to the whole output; Derive does not set them inside if_ … if_end")
+            return
+        }
         if inLayer {
             fail(c, "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) apply to the whole output, not inside a layer")
             return
@@ -619,8 +691,6 @@ private struct Run {
         switch ExpressionParser.parse(text) {
         case .success(let expression):
             return .expression(expression)
-        case .failure(.variable):
-            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.variable))
         case .failure(let problem):
             fail(c, problem.message("\(param)_\(text)", param: param + "_"))
         }
@@ -643,8 +713,6 @@ private struct Run {
         switch ExpressionParser.parse(text) {
         case .success(let expression):
             return .expression(expression)
-        case .failure(.variable):
-            refuse(c, written, CloudinaryVocabulary.feature(.variable))
         case .failure(let problem):
             fail(c, problem.message(written, param: label ?? param + "_", accepts: accepts))
         }
@@ -753,6 +821,10 @@ private struct Run {
     mutating func effect(_ text: String, color: String?, in c: Component) -> Effect? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         let name = parts[0]
+        if name.contains("$") {
+            refuse(c, "e_" + text, CloudinaryVocabulary.feature(.variable))
+            return nil
+        }
         guard let kind = Effect.Kind(rawValue: name) else {
             let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
             if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {
@@ -837,6 +909,8 @@ enum CloudinaryNames {
             default: return "l"
             }
         case .preset: return "t"
+        case .assign(let a): return "$" + a.name
+        case .conditional: return "if"
         case .validate: return ""
         }
     }

@@ -61,6 +61,12 @@ public enum CloudinaryPrinter {
         case .opacity(let o): return ["o_\(o.cloudinaryText)"]
         case .overlay(let o): return try overlay(o)
         case .preset(let name): return ["t_" + name]
+        case .assign(let a):
+            if a.isDefault { throw Unprintable(reason: "a named transformation's default for $\(a.name) exists only in the expanded chain") }
+            return ["$\(a.name)_\(a.value.cloudinaryText)"]
+        case .conditional(let c):
+            return ["if_" + c.condition.canonicalText] + (try components(c.then))
+                + (c.otherwise.isEmpty ? [] : ["if_else"] + (try components(c.otherwise))) + ["if_end"]
         case .validate:
             throw Unprintable(reason: "validate steps exist only in JSON")
         }
@@ -122,7 +128,12 @@ public enum CloudinaryPrinter {
             var style = [percentEncode(t.font), String(t.size)]
             if t.bold { style.append("bold") }
             if t.italic { style.append("italic") }
-            opener = "l_text:" + style.joined(separator: "_") + ":" + percentEncode(t.text)
+            opener = "l_text:" + style.joined(separator: "_") + ":" + t.parts.map { part in
+                switch part {
+                case .literal(let s): percentEncode(s)
+                case .variable(let name): "$(\(name))"
+                }
+            }.joined()
             if t.color != .black { opener += ",co_" + color(t.color) }
             if let width = t.width { opener += ",c_fit,w_\(width)" }
         }

@@ -102,8 +102,7 @@ public enum CloudinaryVocabulary {
 
     /// The one list of Cloudinary features Derive does not support.
     public static let unsupported: [Unsupported] = [
-        Unsupported(match: .parameter("if"), spelling: "if_<condition>, if_else, if_end", reason: "conditional transformations; \(plannedLanguage)"),
-        Unsupported(match: .variable, spelling: "$<name>_<value>", reason: "user-defined variables (also $<name> in a value and $(name) in l_text); \(plannedLanguage)"),
+        Unsupported(match: .variable, spelling: "$<name> in c_, g_, b_, co_, bo_, f_, pg_, t_, fl_, an effect's name (e_$name) or a layer's name or text style (l_$name, l_text:$style:...)", reason: "user-defined variables where Derive takes no expression; they work in numbers (w_$w, e_blur:$amount) and as $(name) in l_text; \(plannedLanguage)"),
         Unsupported(match: .expression, spelling: "a_w_div_2, ar_, q_, dpr_, z_, bo_ with an expression", reason: "arithmetic expressions outside w_, h_, x_, y_, o_, r_ and effect amounts (which evaluate them); \(plannedLanguage)"),
         Unsupported(match: .uncomputableValue, spelling: "fc, ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),
@@ -146,9 +145,12 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("l", $0), spelling: $0 == "video:" ? "l_video:, l_subtitles:, l_audio:" : "", reason: video)
     }
 
+    /// Parameters that take names, not numbers: a variable there is refused as such.
+    static let variableKeys: Set<String> = ["c", "g", "b", "co", "bo", "f", "pg", "t", "fl"]
+
     /// The feature a parameter names, when Derive refuses it.
     static func unsupported(key: String, value: String) -> Unsupported? {
-        if key.hasPrefix("$") || value.contains("$") { return unsupported.first { $0.match == .variable } }
+        if variableKeys.contains(key) && value.contains("$") { return unsupported.first { $0.match == .variable } }
         return unsupported.first { feature in
             switch feature.match {
             case .parameter(let k): return k == key

@@ -11,7 +11,7 @@ public struct JSONChainDecoder: Sendable {
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "breakpoints", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
-                                  "validate", "preset"] + Effect.Kind.allCases.map(\.rawValue)
+                                  "validate", "preset", "variable", "if"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative"]
@@ -334,6 +334,10 @@ public struct JSONChainDecoder: Sendable {
             return readConstraints(body, at: bodyPath, log: log).map(Step.validate)
         case "preset":
             return log.string(body, at: bodyPath).map(Step.preset)
+        case "variable":
+            return readAssignment(body, at: bodyPath, log: log).map(Step.assign)
+        case "if":
+            return readConditional(body, at: bodyPath, log: log, depth: depth).map(Step.conditional)
         default:
             let expected = "; expected one of " + Self.stepKeys.joined(separator: ", ")
             log.add(bodyPath, "unknown step" + Suggest.hint(for: key, among: Self.stepKeys, else: expected))
@@ -498,11 +502,12 @@ public struct JSONChainDecoder: Sendable {
     func readText(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> TextLayer? {
         if case .string(let s) = value { return TextLayer(text: s) }
         guard let fields = log.object(value, at: path, allowed: Self.textKeys) else { return nil }
-        guard let text = log.string(fields["text"], at: path.appending("text")) else {
+        guard let textValue = fields["text"], let parts = readTextParts(textValue, at: path.appending("text"), log: log) else {
             if fields["text"] == nil { log.add(path.appending("text"), "is required") }
             return nil
         }
-        var layer = TextLayer(text: text)
+        var layer = TextLayer(text: "")
+        layer.parts = parts
         if let font = log.string(fields["font"], at: path.appending("font")) { layer.font = font }
         if let size = log.int(fields["size"], at: path.appending("size")) { layer.size = size }
         if let bold = log.bool(fields["bold"], at: path.appending("bold")) { layer.bold = bold }

@@ -5,6 +5,8 @@ struct ExpressionFacts: Sendable {
     var current: Size
     var page: Int
     var pageCount: Int
+    /// User variables set by the steps so far.
+    var variables: [String: VariableBinding] = [:]
 
     func value(_ value: PredefinedValue) -> Double? {
         switch value {
@@ -105,7 +107,7 @@ extension Step {
         var evaluated: [EvaluatedExpression] = []
         var failures: [String] = []
         func value(of expression: ArithmeticExpression, parameter: String) -> Int? {
-            switch expression.evaluate(facts.value) {
+            switch facts.evaluate(expression) {
             case .success(let value):
                 // Numbers here are at most 16384; far beyond that a value only needs to fail
                 // the step's rules, not overflow an Int.
@@ -134,12 +136,6 @@ extension Step {
     /// The step with the source's values written into its expressions, for steps the engine
     /// plans later against an image that is no longer the source (after a trim).
     func substitutingSourceFacts(_ facts: ExpressionFacts) -> Step {
-        mappingWholeNumbers { n, _ in
-            guard case .expression(let expression) = n else { return n }
-            return .expression(expression.substituting(facts.sourceValue))
-        }.mappingLengths { d, _ in
-            guard case .expression(let expression) = d else { return d }
-            return .expression(expression.substituting(facts.sourceValue))
-        }
+        mappingAllExpressions { $0.substituting(facts.sourceValue) }
     }
 }

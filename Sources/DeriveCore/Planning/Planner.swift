@@ -106,7 +106,8 @@ public struct Planner: Sendable {
             guard issues.count == before else { return nil }
             return PlannedOutput(name: output.name, identity: identity, breakpointWidth: breakpoint, size: walk.size,
                                  operations: prefix + walk.operations, encoding: encoding, keepsAnimation: keepsAnimation,
-                                 breakpointSearch: nil, canonical: output, expressions: walk.expressions)
+                                 breakpointSearch: nil, canonical: output, expressions: walk.expressions,
+                                 variables: walk.variables, conditions: walk.conditions)
         }
 
         guard let base = planned(output.chain, breakpoint: nil) else { return [] }
@@ -155,18 +156,54 @@ public struct Planner: Sendable {
         /// Nil once the size depends on the content.
         var size: Size?
         var expressions: [EvaluatedExpression] = []
+        var variables: [EvaluatedVariable] = []
+        var conditions: [DecidedCondition] = []
     }
 
     func walk(_ steps: [Step], from start: Size, facts: ExpressionFacts, sourceFormat: ImageFormat?, location: String,
               issues: inout [ValidationIssue]) -> Walk {
         var walk = Walk(operations: [], size: start)
-        for (j, written) in steps.enumerated() {
+        var facts = facts
+        // The steps to walk, with the top-level step each belongs to and its label: the
+        // branch a conditional takes is spliced in after it.
+        var pending: [(step: Step, index: Int, label: String)] = steps.enumerated().map { ($1, $0, "step \($0)") }
+        var k = -1
+        while k + 1 < pending.count {
+            k += 1
+            let (written, j, label) = pending[k]
             guard let size = walk.size else { break }
-            let here = "\(location) step \(j) (\(written.key))"
+            let here = "\(location) \(label) (\(written.key))"
             // Expressions are evaluated on the image this step receives, then the step is
             // checked as if it had been written with their values.
             var stepFacts = facts
             stepFacts.current = size
+            switch written {
+            case .assign(let a):
+                if a.isDefault && facts.variables[a.name] != nil { continue }
+                switch stepFacts.binding(of: a.value) {
+                case .success(let value):
+                    facts.variables[a.name] = value
+                    walk.variables.append(EvaluatedVariable(step: j, name: a.name, assigned: a.value.cloudinaryText, value: value))
+                case .failure(let failure):
+                    issues.append(ValidationIssue(location: here, reason: "$\(a.name)_\(a.value.cloudinaryText): \(failure)"))
+                    walk.size = nil
+                }
+                continue
+            case .conditional(let c):
+                switch stepFacts.decide(c.condition) {
+                case .success(let holds):
+                    walk.conditions.append(DecidedCondition(step: j, condition: c.condition.canonicalText, holds: holds))
+                    let branch = holds ? c.then : c.otherwise
+                    let name = holds ? "then" : "else"
+                    pending.insert(contentsOf: branch.enumerated().map { ($1, j, "\(label) (if) \(name) step \($0)") }, at: k + 1)
+                case .failure(let reason):
+                    issues.append(ValidationIssue(location: here, reason: "if_\(c.condition.canonicalText): \(reason.description)"))
+                    walk.size = nil
+                }
+                continue
+            default:
+                break
+            }
             let evaluation = written.evaluatingExpressions(stepFacts, step: j)
             if !evaluation.failures.isEmpty {
                 issues += evaluation.failures.map { ValidationIssue(location: here, reason: $0) }
@@ -185,16 +222,16 @@ public struct Planner: Sendable {
                 walk.expressions += evaluation.evaluated
             }
             // Steps the engine plans later see the source's values as they are here.
-            func deferred(_ rest: ArraySlice<Step>) -> ImageOperation {
-                .deferred(rest.map { $0.substitutingSourceFacts(stepFacts) })
+            func deferred(_ rest: [Step]) -> ImageOperation {
+                .deferred(stepFacts.assignments + rest.map { $0.substitutingSourceFacts(stepFacts) })
             }
+            let rest = pending[(k + 1)...].map(\.step)
             switch step {
             case .resize(let r) where FaceGeometry.cutsAroundFaces(r):
                 walk.operations.append(.faceCrop(r))
                 walk.size = FaceGeometry.plannedSize(for: r, input: size)
                 if walk.size == nil {
                     // The region is the face's: the rest waits for its size, as after a trim.
-                    let rest = steps[(j + 1)...]
                     if !rest.isEmpty { walk.operations.append(deferred(rest)) }
                 }
             case .resize(let r):
@@ -226,7 +263,6 @@ public struct Planner: Sendable {
                 walk.operations.append(.effect(e))
             case .trim(let t):
                 walk.operations.append(.trim(t))
-                let rest = steps[(j + 1)...]
                 if !rest.isEmpty { walk.operations.append(deferred(rest)) }
                 walk.size = nil
             case .background(let color):
@@ -236,7 +272,19 @@ public struct Planner: Sendable {
                 walk.size = Size(size.width + 2 * b.width, size.height + 2 * b.width)
             case .opacity(let o):
                 walk.operations.append(.opacity(o.planned))
-            case .overlay(let o):
+            case .overlay(var o):
+                // The overlay's chain is planned when it is loaded: it starts with the
+                // variables set here, and its text is written with their values.
+                if !o.chain.isEmpty && !facts.variables.isEmpty { o.chain = stepFacts.assignments + o.chain }
+                if case .text(let layer) = o.source {
+                    switch stepFacts.resolving(layer) {
+                    case .success(let resolved): o.source = .text(resolved)
+                    case .failure(let reason):
+                        issues.append(ValidationIssue(location: here, reason: reason.description))
+                        walk.size = nil
+                        continue
+                    }
+                }
                 walk.operations.append(.overlay(o))
             case .validate(let c):
                 for reason in Self.violations(of: c, size: size, format: sourceFormat) {
@@ -244,6 +292,8 @@ public struct Planner: Sendable {
                 }
             case .preset(let name):
                 issues.append(ValidationIssue(location: here, reason: "preset \(Quoted(name)) was not expanded; resolve the job before planning"))
+            case .assign, .conditional:
+                break
             }
             if let size = walk.size, size.width > limits.maxOutputDimension || size.height > limits.maxOutputDimension
                 || size.pixels > limits.maxOutputPixels {

@@ -110,6 +110,11 @@ enum StepRules {
         case .overlay(let o): return overlayIssues(o, limits: limits)
         case .validate(let c): return constraintIssues(c)
         case .preset(let name): return presetNameIssues(name, field: "")
+        case .assign(let a):
+            if case .text(let t) = a.value, t.utf8.count > 1000 { return [FieldIssue(field: "text", reason: "is \(t.utf8.count) bytes; the limit is 1000")] }
+            return []
+        // Each branch's steps are checked as they are read.
+        case .conditional: return []
         }
     }
 
