@@ -83,6 +83,32 @@ import Testing
         #expect(try Planner().operations(for: steps, input: Size(600, 400)).size == Size(50, 33))
     }
 
+    /// The face count is the engine's: the plan defers the step that names it (asking for
+    /// faces), and the engine decides with the same evaluator once it has found them.
+    @Test(arguments: [
+        ("if_fc_gt_0/c_scale,w_100/if_else/c_scale,w_50/if_end", 2, Size(100, 67)),
+        ("if_fc_gt_0/c_scale,w_100/if_else/c_scale,w_50/if_end", 0, Size(50, 33)),
+        ("if_fc_gt_2,$z_5,$foo_$z_mul_2,c_scale,w_$foo_mul_20", 3, Size(200, 133)),
+        ("if_fc_gt_2,$z_5,$foo_$z_mul_2,c_scale,w_$foo_mul_20", 2, Size(1200, 800)),
+        ("$foo_10/if_fc_gt_2/c_scale,w_$foo_mul_200_div_fc/if_end", 4, Size(500, 333)),
+        ("c_scale,w_600/if_faces_gte_1/c_scale,w_w_div_2/if_end", 1, Size(300, 200)),
+    ] as [(String, Int, Size)])
+    func theFaceCountIsDecidedByTheEngine(text: String, faces: Int, size: Size) throws {
+        let planned = try plan([text], Self.source).outputs[0]
+        #expect(planned.size == nil)
+        #expect(planned.operations.contains { $0.needsFaces })
+        guard case .deferred(let steps)? = planned.operations.last else {
+            Issue.record("no deferred steps in \(planned.operations)")
+            return
+        }
+        let input = planned.operations.contains { if case .resize = $0 { true } else { false } } ? Size(600, 400) : Size(1200, 800)
+        #expect(try Planner().operations(for: steps, input: input, faceCount: faces).size == size)
+        // Planned whole with the count known, it comes to the same.
+        #expect(try Planner().operations(for: try canonical(string: text).chain, input: Size(1200, 800), faceCount: faces).size == size)
+        // Without detection the engine says why.
+        #expect(throws: ValidationError.self) { try Planner().operations(for: steps, input: input) }
+    }
+
     /// string → model → string → model; the one-component form prints as a block.
     @Test(arguments: [
         ("if_w_gt_1000,c_scale,w_500", "if_w_gt_1000/c_scale,w_500/if_end"),

@@ -130,7 +130,7 @@ import Testing
     /// Refused while reading, with the parameter as written.
     @Test(arguments: [
         ("$1x_10", #"$1x_10: unknown to Cloudinary ("$1x" is not a variable: a name is a letter, then letters and digits)"#),
-        ("$x_iw_div", #"$x_iw_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); $x_ takes comparisons such as w_gt_200, joined by _and_ or _or_, of numbers, texts (!text!) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc; operators: add, sub, mul, div, mod, pow)"#),
+        ("$x_iw_div", #"$x_iw_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); $x_ takes comparisons such as w_gt_200, joined by _and_ or _or_, of numbers, texts (!text!) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
         ("c_scale,w_$1", #"w_$1: unknown to Cloudinary ("$1" is not a variable: a name is a letter, then letters and digits)"#),
         ("$ef_!blur!,e_$ef:100", "e_$ef:100: known to Cloudinary, not supported by Derive: user-defined variables where Derive takes no expression; they work in numbers (w_$w, e_blur:$amount) and as $(name) in l_text; planned in issue 15"),
         ("$style_!Arial_12!/l_text:$style:hello-world", "l_text:$style: known to Cloudinary, not supported by Derive: user-defined variables where Derive takes no expression; they work in numbers (w_$w, e_blur:$amount) and as $(name) in l_text; planned in issue 15"),

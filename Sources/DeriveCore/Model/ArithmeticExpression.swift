@@ -145,9 +145,9 @@ public enum ArithmeticOperator: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// The values of Cloudinary's expressions that Derive knows before decoding: the source's size
+/// The values of Cloudinary's expressions that Derive knows: before decoding, the source's size
 /// as decoded (after EXIF orientation) and the size of the image a step receives, with their
-/// aspect ratios, and the page.
+/// aspect ratios, and the page; once faces are found, their number.
 public enum PredefinedValue: String, Sendable, Hashable, CaseIterable {
     case initialWidth = "iw"
     case initialHeight = "ih"
@@ -157,6 +157,9 @@ public enum PredefinedValue: String, Sendable, Hashable, CaseIterable {
     case aspectRatio = "ar"
     case currentPage = "cp"
     case pageCount = "pc"
+    /// The faces the detector finds in the job's image. The planner cannot know it from the
+    /// header: steps that name it are planned by the engine once faces are found.
+    case faceCount = "fc"
 
     /// The names Cloudinary and its SDKs use besides the short one (`initial_width`,
     /// `initialWidth`), and the `current_*` forms of the current values.
@@ -170,6 +173,7 @@ public enum PredefinedValue: String, Sendable, Hashable, CaseIterable {
         case .aspectRatio: ["aspect_ratio", "aspectRatio", "current_aspect_ratio", "currentAspectRatio"]
         case .currentPage: ["current_page", "currentPage"]
         case .pageCount: ["page_count", "pageCount"]
+        case .faceCount: ["face_count", "faceCount", "faces"]
         }
     }
 

@@ -41,9 +41,11 @@ public enum Step: Sendable, Hashable {
 }
 
 extension Step {
-    /// Whether the engine must find faces to run this step.
+    /// Whether the engine must find faces to run this step (to place or hide something on
+    /// them, or to know how many there are).
     public var needsFaces: Bool {
-        switch self {
+        if namesFaceCount { return true }
+        return switch self {
         case .resize(let r): r.gravity?.needsFaces == true
         case .effect(let e): e.needsFaces
         case .overlay(let o): o.gravity?.needsFaces == true || o.chain.contains { $0.needsFaces }

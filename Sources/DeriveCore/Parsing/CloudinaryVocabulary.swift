@@ -57,7 +57,6 @@ public enum CloudinaryVocabulary {
     /// Predefined values of Cloudinary's expressions that Derive cannot compute when it plans,
     /// by every name they have, with why.
     static let uncomputableValues: [(names: [String], reason: String)] = [
-        (["fc", "face_count", "faceCount", "faces"], "the face count, which the face detector finds while the job runs, after expressions are evaluated"),
         (["ils", "illustration_score", "illustrationScore"], "the illustration score, which Derive does not compute"),
         (["idu", "initial_duration", "initialDuration", "du", "duration"], "a duration, which Derive does not read from a source's header"),
         (["tar", "trimmed_aspect_ratio", "trimmedAspectRatio"], "the aspect ratio after a trim, which depends on the pixels"),
@@ -104,7 +103,7 @@ public enum CloudinaryVocabulary {
     public static let unsupported: [Unsupported] = [
         Unsupported(match: .variable, spelling: "$<name> in c_, g_, b_, co_, bo_, f_, pg_, t_, fl_, an effect's name (e_$name) or a layer's name or text style (l_$name, l_text:$style:...)", reason: "user-defined variables where Derive takes no expression; they work in numbers (w_$w, e_blur:$amount) and as $(name) in l_text; \(plannedLanguage)"),
         Unsupported(match: .expression, spelling: "a_w_div_2, ar_, q_, dpr_, z_, bo_ with an expression", reason: "arithmetic expressions outside w_, h_, x_, y_, o_, r_ and effect amounts (which evaluate them); \(plannedLanguage)"),
-        Unsupported(match: .uncomputableValue, spelling: "fc, ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
+        Unsupported(match: .uncomputableValue, spelling: "ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),
         Unsupported(match: .value("w", "auto"), spelling: "w_auto, w_auto:<step>:<fallback>, w_auto:breakpoints...", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
         Unsupported(match: .valuePrefix("w", "auto:"), spelling: "", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),

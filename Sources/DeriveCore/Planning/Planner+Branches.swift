@@ -125,6 +125,17 @@ extension ExpressionFacts {
 }
 
 extension Step {
+    /// Whether an expression of the step (its condition, an assignment, a number) names the
+    /// face count, which only the engine knows.
+    var namesFaceCount: Bool {
+        var names = false
+        _ = mappingAllExpressions { e in
+            if e.values.contains(.faceCount) { names = true }
+            return e
+        }
+        return names
+    }
+
     /// The step with `transform` applied to every expression in it, branches and assignments
     /// included (an overlay's own chain is left alone, as in `mappingLengths`).
     func mappingAllExpressions(_ transform: (ArithmeticExpression) -> ArithmeticExpression) -> Step {

@@ -7,6 +7,11 @@ struct ExpressionFacts: Sendable {
     var pageCount: Int
     /// User variables set by the steps so far.
     var variables: [String: VariableBinding] = [:]
+    /// The faces found in the job's image: nil when planning from the header (steps that need
+    /// it are deferred to the engine) and when the engine found none because detection is off.
+    var faceCount: Int?
+    /// Whether the engine plans these steps, so that an unknown face count is final.
+    var atRunTime = false
 
     func value(_ value: PredefinedValue) -> Double? {
         switch value {
@@ -18,6 +23,7 @@ struct ExpressionFacts: Sendable {
         case .aspectRatio: Double(current.width) / Double(current.height)
         case .currentPage: Double(page)
         case .pageCount: Double(pageCount)
+        case .faceCount: faceCount.map(Double.init)
         }
     }
 

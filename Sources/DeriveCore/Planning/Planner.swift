@@ -61,12 +61,16 @@ public struct Planner: Sendable {
 
     /// Plans steps on an image of a known size. The engine calls this for what the plan
     /// deferred (after a trim) and for an overlay's own chain.
-    public func operations(for steps: [Step], input: Size, sourceFormat: ImageFormat? = nil,
+    /// `faceCount` is the number of faces the engine found in the job's image, nil when it did
+    /// not look (`fc` is then refused).
+    public func operations(for steps: [Step], input: Size, sourceFormat: ImageFormat? = nil, faceCount: Int? = nil,
                            location: String = "chain") throws(ValidationError) -> (operations: [ImageOperation], size: Size?) {
         var issues: [ValidationIssue] = []
         // The source's values of expressions were written in when the plan deferred these
         // steps; an overlay's chain starts from the overlay, which is its own source.
-        let facts = ExpressionFacts(initial: input, current: input, page: 1, pageCount: 1)
+        var facts = ExpressionFacts(initial: input, current: input, page: 1, pageCount: 1)
+        facts.faceCount = faceCount
+        facts.atRunTime = true
         let walk = self.walk(steps, from: input, facts: facts, sourceFormat: sourceFormat, location: location, issues: &issues)
         if !issues.isEmpty { throw ValidationError(issues) }
         return (walk.operations, walk.size)
@@ -177,6 +181,17 @@ public struct Planner: Sendable {
             // checked as if it had been written with their values.
             var stepFacts = facts
             stepFacts.current = size
+            if facts.faceCount == nil && written.namesFaceCount {
+                if facts.atRunTime {
+                    issues.append(ValidationIssue(location: here, reason: "fc (the face count) is not known: no faces were looked for (face detection is off; see DERIVE_FACE_DETECTION)"))
+                } else {
+                    // Only the engine knows the faces: it plans this step and the rest once
+                    // it has found them, with the same evaluator.
+                    walk.operations.append(.deferred(stepFacts.assignments + pending[k...].map { $0.step.substitutingSourceFacts(stepFacts) }))
+                }
+                walk.size = nil
+                break
+            }
             switch written {
             case .assign(let a):
                 if a.isDefault && facts.variables[a.name] != nil { continue }
