@@ -88,6 +88,14 @@ public struct Resize: Sendable, Hashable {
     /// `z_`: with `c_thumb` or `c_crop` and a face gravity, above 1 zooms in on the face and
     /// below 1 takes in more of its surroundings.
     public var zoom: Double?
+    /// `ar_`, `dpr_` and `z_` written as expressions (`ar_iar`, `dpr_$density`); the planner
+    /// evaluates each into the field above before the step is checked and laid out.
+    public var aspectRatioExpression: ArithmeticExpression?
+    public var dprExpression: ArithmeticExpression?
+    public var zoomExpression: ArithmeticExpression?
+
+    /// Whether an aspect ratio is given, as a number or as an expression.
+    public var hasAspectRatio: Bool { aspectRatio != nil || aspectRatioExpression != nil }
 
     public init(mode: ResizeMode = .scale, width: Length? = nil, height: Length? = nil,
                 aspectRatio: Double? = nil, gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil,
@@ -112,8 +120,13 @@ public struct Rotate: Sendable, Hashable {
     public var horizontalFlip: Bool
     public var verticalFlip: Bool
     public var background: Color?
+    /// `a_<expression>` (`a_$angle`, `a_iar_mul_10`): whole degrees the planner evaluates into
+    /// `angle` (which is 0 until then).
+    public var angleExpression: ArithmeticExpression?
 
-    public init(angle: Double = 0, horizontalFlip: Bool = false, verticalFlip: Bool = false, background: Color? = nil) {
+    public init(angle: Double = 0, horizontalFlip: Bool = false, verticalFlip: Bool = false, background: Color? = nil,
+                angleExpression: ArithmeticExpression? = nil) {
+        self.angleExpression = angleExpression
         self.angle = angle
         self.horizontalFlip = horizontalFlip
         self.verticalFlip = verticalFlip

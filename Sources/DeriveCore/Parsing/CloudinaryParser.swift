@@ -632,21 +632,31 @@ struct ParseRun {
         r.height = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
         if let ar = p.removeValue(forKey: "ar") {
             r.aspectRatio = AspectRatio.parse(ar)
-            if r.aspectRatio == nil && !refusedExpression(ar, param: "ar", in: c) { fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))") }
+            if r.aspectRatio == nil {
+                if ExpressionParser.looksLikeExpression(ar) {
+                    r.aspectRatioExpression = decimalExpression(ar, param: "ar", accepts: "a ratio (16:9, 1.78)", in: c)
+                } else {
+                    fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))")
+                }
+            }
         }
         if let dpr = p.removeValue(forKey: "dpr") {
             if let feature = CloudinaryVocabulary.unsupported(key: "dpr", value: dpr) {
                 refuse(c, "dpr_" + dpr, feature)
             } else if let value = Double(dpr), value.isFinite, dpr.allSatisfy({ $0.isNumber || $0 == "." }) {
                 r.dpr = Decimal6.quantize(value)
-            } else if !refusedExpression(dpr, param: "dpr", in: c) {
+            } else if ExpressionParser.looksLikeExpression(dpr) {
+                r.dprExpression = decimalExpression(dpr, param: "dpr", accepts: "a number (2.0)", in: c)
+            } else {
                 fail(c, param: "dpr", "must be a number such as 2.0, got \(Quoted(dpr))")
             }
         }
         if let z = p.removeValue(forKey: "z") {
             if let zoom = Double(z), zoom.isFinite, z.allSatisfy({ $0.isNumber || $0 == "." }) {
                 r.zoom = Decimal6.quantize(zoom)
-            } else if !refusedExpression(z, param: "z", in: c) {
+            } else if ExpressionParser.looksLikeExpression(z) {
+                r.zoomExpression = decimalExpression(z, param: "z", accepts: "a zoom factor (1.5)", in: c)
+            } else {
                 fail(c, param: "z", "must be a zoom factor such as 1.5, got \(Quoted(z))")
             }
         }
@@ -719,6 +729,16 @@ struct ParseRun {
         return nil
     }
 
+    /// An expression where a decimal goes (`ar_iar`, `dpr_$d`, `z_$z`, an angle).
+    mutating func decimalExpression(_ text: String, param: String, accepts: String, in c: Component) -> ArithmeticExpression? {
+        switch ExpressionParser.parse(text) {
+        case .success(let expression): return expression
+        case .failure(let problem):
+            fail(c, problem.message("\(param)_\(text)", param: param + "_", accepts: accepts))
+            return nil
+        }
+    }
+
     /// Refuses an expression where Derive does not evaluate one yet (`r_w_mul_2`), so that it
     /// is not called a malformed number. Whether it refused.
     mutating func refusedExpression(_ text: String, param: String, in c: Component) -> Bool {
@@ -745,6 +765,11 @@ struct ParseRun {
     /// 12, then 13, then 14 degrees; its SDKs write a list of angles that way), so each angle is
     /// a rotation of its own. Angles are whole degrees; flips come first.
     mutating func rotations(_ text: String, in c: Component) -> [Rotate] {
+        // A whole expression (`a_$angle`, `a_iar_mul_10`) is one rotation; its decimals are
+        // not a list of angles.
+        if ExpressionParser.looksLikeExpression(text) {
+            return decimalExpression(text, param: "a", accepts: "whole degrees, hflip, vflip or ignore", in: c).map { [Rotate(angleExpression: $0)] } ?? []
+        }
         var first = Rotate()
         var angles: [Double] = []
         for token in text.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {

@@ -33,7 +33,10 @@ public enum CloudinaryPrinter {
             var tokens: [String] = []
             if r.horizontalFlip { tokens.append("hflip") }
             if r.verticalFlip { tokens.append("vflip") }
-            if r.angle != 0 || tokens.isEmpty {
+            if let e = r.angleExpression {
+                guard tokens.isEmpty else { throw Unprintable(reason: "a flip with an angle expression exists only in JSON; write the flip in a component of its own") }
+                tokens.append(e.canonicalText)
+            } else if r.angle != 0 || tokens.isEmpty {
                 // a_ takes whole degrees: Cloudinary reads a_12.5 as 12 then 5 degrees.
                 guard r.angle == r.angle.rounded() else { throw Unprintable(reason: "a fractional angle (\(Decimal6.string(r.angle))) exists only in JSON; a_ takes whole degrees") }
                 tokens.append(Decimal6.string(r.angle))
@@ -77,6 +80,7 @@ public enum CloudinaryPrinter {
         if let w = r.width { p.append("w_" + w.cloudinaryText) }
         if let h = r.height { p.append("h_" + h.cloudinaryText) }
         if let ar = r.aspectRatio { p.append("ar_" + Decimal6.string(ar)) }
+        if let ar = r.aspectRatioExpression { p.append("ar_" + ar.canonicalText) }
         switch r.gravity {
         case .focus(let x, let y)?:
             p += ["g_xy_center", "x_" + x.cloudinaryText, "y_" + y.cloudinaryText]
@@ -93,8 +97,10 @@ public enum CloudinaryPrinter {
             if let y = r.y { p.append("y_" + y.cloudinaryText) }
         }
         if let dpr = r.dpr, dpr != 1 { p.append("dpr_" + Decimal6.string(dpr)) }
+        if let dpr = r.dprExpression { p.append("dpr_" + dpr.canonicalText) }
         if let b = r.background, b != .transparent { p.append("b_" + color(b)) }
         if let zoom = r.zoom { p.append("z_" + Decimal6.string(zoom)) }
+        if let zoom = r.zoomExpression { p.append("z_" + zoom.canonicalText) }
         return p.joined(separator: ",")
     }
 

@@ -77,6 +77,7 @@ enum ExpressionParser {
     /// Whether a text was meant as an expression: it names an operator or a value Cloudinary
     /// has. Parameters that take no expressions use this to refuse one as such.
     static func looksLikeExpression(_ text: String) -> Bool {
+        if text.contains("$") { return true }
         let words = text.split(whereSeparator: { $0 == "_" || $0 == " " || $0 == ":" }).map(String.init)
         return words.contains { word in
             ArithmeticOperator(rawValue: word) != nil || valueNames[word] != nil || notComputableReason(word) != nil

@@ -356,13 +356,19 @@ public struct JSONChainDecoder: Sendable {
         }
         r.width = log.dimension(fields["width"], at: path.appending("width"))
         r.height = log.dimension(fields["height"], at: path.appending("height"))
-        r.aspectRatio = log.aspectRatio(fields["aspectRatio"], at: path.appending("aspectRatio"))
+        if let e = log.decimalExpression(fields["aspectRatio"], at: path.appending("aspectRatio")) { r.aspectRatioExpression = e } else {
+            r.aspectRatio = log.aspectRatio(fields["aspectRatio"], at: path.appending("aspectRatio"))
+        }
         r.gravity = log.gravity(fields["gravity"], at: path.appending("gravity"))
         r.x = log.dimension(fields["x"], at: path.appending("x"))
         r.y = log.dimension(fields["y"], at: path.appending("y"))
-        r.dpr = log.double(fields["dpr"], at: path.appending("dpr"))
+        if let e = log.decimalExpression(fields["dpr"], at: path.appending("dpr")) { r.dprExpression = e } else {
+            r.dpr = log.double(fields["dpr"], at: path.appending("dpr"))
+        }
         r.background = log.color(fields["background"], at: path.appending("background"))
-        r.zoom = log.double(fields["zoom"], at: path.appending("zoom"))
+        if let e = log.decimalExpression(fields["zoom"], at: path.appending("zoom")) { r.zoomExpression = e } else {
+            r.zoom = log.double(fields["zoom"], at: path.appending("zoom"))
+        }
         return r
     }
 
@@ -372,7 +378,7 @@ public struct JSONChainDecoder: Sendable {
         }
         guard let fields = log.object(value, at: path, allowed: ["angle", "flip", "background"]) else { return nil }
         var r = Rotate()
-        if let angle = log.double(fields["angle"], at: path.appending("angle")) { r.angle = angle }
+        if let e = log.decimalExpression(fields["angle"], at: path.appending("angle")) { r.angleExpression = e } else if let angle = log.double(fields["angle"], at: path.appending("angle")) { r.angle = angle }
         if let flip = log.keyword(fields["flip"], at: path.appending("flip"), what: "flip",
                                   spellings: ["horizontal", "vertical", "both"], parse: { ["horizontal", "vertical", "both"].contains($0) ? $0 : nil }) {
             r.horizontalFlip = flip != "vertical"

@@ -51,7 +51,7 @@ extension PlannedOutput {
         ]
         if !expressions.isEmpty {
             members.append(JSONMember(key: "expressions", value: .array(expressions.map { e in
-                .object(["step": .int(e.step), "parameter": .string(e.parameter), "expression": .string(e.expression), "value": .int(e.value)])
+                .object(["step": .int(e.step), "parameter": .string(e.parameter), "expression": .string(e.expression), "value": e.exact.map(JSONValue.decimal) ?? .int(e.value)])
             })))
         }
         if !variables.isEmpty {

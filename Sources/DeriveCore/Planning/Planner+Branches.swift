@@ -148,14 +148,26 @@ extension Step {
             c.then = c.then.map { $0.mappingAllExpressions(transform) }
             c.otherwise = c.otherwise.map { $0.mappingAllExpressions(transform) }
             return .conditional(c)
+        case .resize(var r):
+            r.aspectRatioExpression = r.aspectRatioExpression.map(transform)
+            r.dprExpression = r.dprExpression.map(transform)
+            r.zoomExpression = r.zoomExpression.map(transform)
+            return Step.resize(r).mappingNumbers(transform)
+        case .rotate(var r):
+            r.angleExpression = r.angleExpression.map(transform)
+            return .rotate(r)
         default:
-            return mappingWholeNumbers { n, _ in
-                guard case .expression(let e) = n else { return n }
-                return .expression(transform(e))
-            }.mappingLengths { d, _ in
-                guard case .expression(let e) = d else { return d }
-                return .expression(transform(e))
-            }
+            return mappingNumbers(transform)
+        }
+    }
+
+    private func mappingNumbers(_ transform: (ArithmeticExpression) -> ArithmeticExpression) -> Step {
+        mappingWholeNumbers { n, _ in
+            guard case .expression(let e) = n else { return n }
+            return .expression(transform(e))
+        }.mappingLengths { d, _ in
+            guard case .expression(let e) = d else { return d }
+            return .expression(transform(e))
         }
     }
 }

@@ -174,8 +174,8 @@ enum StepRules {
         issues += offsetIssues(r.x, field: "x", limits: limits)
         issues += offsetIssues(r.y, field: "y", limits: limits)
         let mode = r.mode.rawValue
-        if let ar = r.aspectRatio {
-            if !(ar >= 0.001 && ar <= 1000) {
+        if r.hasAspectRatio {
+            if let ar = r.aspectRatio, !(ar >= 0.001 && ar <= 1000) {
                 issues.append(FieldIssue(field: "aspectRatio", reason: "must be between 0.001 and 1000, got \(Decimal6.string(ar))"))
             }
             if r.width != nil && r.height != nil {
@@ -187,8 +187,8 @@ enum StepRules {
         } else if r.width == nil && r.height == nil && !(r.mode == .crop && FaceGeometry.cutsAroundFaces(r)) {
             issues.append(FieldIssue(field: "", reason: "needs a width, a height or an aspect ratio"))
         }
-        if let zoom = r.zoom {
-            if !(zoom >= 0.1 && zoom <= 10) {
+        if r.zoom != nil || r.zoomExpression != nil {
+            if let zoom = r.zoom, !(zoom >= 0.1 && zoom <= 10) {
                 issues.append(FieldIssue(field: "zoom", reason: "must be between 0.1 and 10, got \(Decimal6.string(zoom))"))
             }
             if !FaceGeometry.cutsAroundFaces(r) {
