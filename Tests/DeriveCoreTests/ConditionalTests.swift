@@ -176,6 +176,21 @@ import Testing
         #expect(o.gravity == .compass(.north))
     }
 
+    /// The README's examples of variables and conditionals plan (on a 4000x3000 photo; `fc`
+    /// steps are deferred to the engine).
+    @Test(arguments: [
+        "$w_300/c_scale,w_$w", "$half_iw_div_2,c_crop,w_$half,h_$half", "$v_20,r_10:$v:30",
+        "$m_w_div_50/l_logo/fl_layer_apply,g_south_east,x_$m,y_$m", "$name_!Ann!/l_text:Arial_40:Hello%20$(name)/fl_layer_apply",
+        "$n_iw/l_text:Arial_20:$(n)%20px%20wide/fl_layer_apply",
+        "if_w_gt_1000/c_scale,w_1000/if_end", "if_ar_gt_1/c_fill,w_400,h_300/if_else/c_fill,w_300,h_400/if_end",
+        "if_iw_lt_400_or_ih_lt_400/e_blur:300/if_end", "if_pc_gt_1/l_text:Arial_20:more%20pages/fl_layer_apply,g_south/if_end",
+        "if_fc_gte_1/c_thumb,g_face,w_200,h_200/if_else/c_fill,w_200,h_200/if_end",
+        "c_fill,w_600,ar_iar", "a_pc_mul_90",
+    ])
+    func theReadmeExamplesPlan(text: String) throws {
+        #expect(try !plan([text], SourceFacts(format: .jpeg, width: 4000, height: 3000)).outputs.isEmpty)
+    }
+
     /// Refused when planning, naming the condition.
     @Test(arguments: [
         ("if_!a!_lt_!b!/e_sepia/if_end", "if_!a!_lt_!b!: !a!_lt_!b!: lt compares numbers; texts take eq, ne, in and nin"),

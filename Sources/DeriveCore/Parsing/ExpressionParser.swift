@@ -32,7 +32,8 @@ enum ExpressionParser {
         // doubled, leading or trailing '_', which Cloudinary does not read either.
         let spaced = text.split(whereSeparator: \.isWhitespace).joined(separator: "_")
         if spaced.isEmpty { return .failure(.empty) }
-        let words = spaced.split(separator: "_", omittingEmptySubsequences: false).map(String.init)
+        // `!text!` stays one word even with `_` inside (`ctx:!x_pos!`), so a refusal names it whole.
+        let words = ConditionParser.words(spaced)
         if words.contains(where: \.isEmpty) {
             return .failure(.malformed("values and operators are separated by one '_'"))
         }
