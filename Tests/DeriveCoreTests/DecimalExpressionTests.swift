@@ -56,6 +56,38 @@ import Testing
         #expect(try canonical(json: #"[{"resize": {"width": 100, "dpr": "pc / 2"}}]"#).identity == canonical(string: "w_100,dpr_pc_div_2").identity)
     }
 
+    /// `q_` is an output setting: evaluated on the output as the chain leaves it (the source's
+    /// values, the final size as `w` and `h`, the variables as last set).
+    @Test(arguments: [
+        ("q_iw_div_20", 60),
+        ("c_scale,w_500/q_w_div_10", 50),
+        ("$q_70/f_webp,q_$q", 70),
+        ("$q_70/c_scale,w_100/$q_40/q_$q_add_pc", 45),
+    ])
+    func qualityFromAnExpression(text: String, quality: Int) throws {
+        let planned = try plan([text], Self.source).outputs[0]
+        #expect(planned.encoding.quality == .value(quality))
+        #expect(planned.canonical.encoding.quality.map { if case .expression = $0 { true } else { false } } == true)
+    }
+
+    @Test func qualityRoundTripsAndRefusals() throws {
+        try expectRoundTrip("q_iw_div_20", printed: "q_iw_div_20")
+        try expectRoundTrip("$q_70/f_webp,q_$q", printed: "$q_70/f_webp,q_$q")
+        #expect(try canonical(json: #"{"chain": [], "quality": "iw / 20"}"#).identity == canonical(string: "q_iw_div_20").identity)
+        do {
+            _ = try plan(["q_iw"], Self.source)
+            Issue.record("planned")
+        } catch let error as ValidationError {
+            #expect(error.issues.map(\.reason) == ["must be between 1 and 100, got 1200 (on this source q_iw is 1200)"])
+        }
+        do {
+            _ = try plan(["e_trim/q_w_div_10"], Self.source)
+            Issue.record("planned")
+        } catch let error as ValidationError {
+            #expect(error.issues.map(\.reason) == ["q_w_div_10: w, h and ar are not known when the output's size depends on the content (after a trim)"])
+        }
+    }
+
     /// Out of range once evaluated, or not an expression: refused naming the parameter.
     @Test func refusals() throws {
         #expect(CloudinaryParser().parse("c_fill,w_100,ar_iar_div").issues.map(\.reason).first?.hasPrefix("ar_iar_div: unknown to Cloudinary") == true)

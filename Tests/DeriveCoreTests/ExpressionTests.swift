@@ -163,7 +163,6 @@ import Testing
         ("o_wide", #"o_wide: unknown to Cloudinary (no value "wide"); o_ takes an integer 0–100 or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
         ("r_10:w_div", #"r_10:w_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); r_ takes max, or 1–4 radii joined by ':', each pixels (20) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
         ("r_w_div_2:ils", "r_w_div_2:ils: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"),
-        ("q_w_div_10", "q_w_div_10: known to Cloudinary, not supported by Derive: arithmetic expressions in the output setting q_ (chosen before the source is read) and in bo_ widths; every other number takes them; planned in issue 15"),
     ])
     func refusesWithAClassifiedReason(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues

@@ -46,6 +46,7 @@ public enum ChainEncoder {
         switch quality {
         case .value(let q): .int(q)
         case .auto(let level): .string("auto:\(level.rawValue)")
+        case .expression(let e): .string(e.canonicalText)
         }
     }
 

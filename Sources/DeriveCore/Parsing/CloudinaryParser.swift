@@ -568,7 +568,9 @@ struct ParseRun {
             } else {
                 found.quality = QualityText.parse(q)
             }
-            if found.quality == nil && !refusedExpression(q, param: "q", in: c) {
+            if found.quality == nil && ExpressionParser.looksLikeExpression(q) {
+                found.quality = decimalExpression(q, param: "q", accepts: "1–100, auto[:level]", in: c).map(Quality.expression)
+            } else if found.quality == nil {
                 fail(c, param: "q", "must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got \(Quoted(q))")
             }
         }

@@ -102,7 +102,7 @@ public enum CloudinaryVocabulary {
     /// The one list of Cloudinary features Derive does not support.
     public static let unsupported: [Unsupported] = [
         Unsupported(match: .variable, spelling: "$<name> in c_, g_, b_, co_, bo_, f_, pg_, t_, fl_, an effect's name (e_$name) or a layer's name or text style (l_$name, l_text:$style:...)", reason: "user-defined variables where Derive takes no expression; they work in numbers (w_$w, e_blur:$amount) and as $(name) in l_text; \(plannedLanguage)"),
-        Unsupported(match: .expression, spelling: "q_w_div_10, bo_ with an expression", reason: "arithmetic expressions in the output setting q_ (chosen before the source is read) and in bo_ widths; every other number takes them; \(plannedLanguage)"),
+        Unsupported(match: .expression, spelling: "bo_w_div_100px_solid_black, bo_ with an expression", reason: "arithmetic expressions in a border's width (bo_<n>px_solid_<colour>); every other number takes them; \(plannedLanguage)"),
         Unsupported(match: .uncomputableValue, spelling: "ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),
         Unsupported(match: .value("w", "auto"), spelling: "w_auto, w_auto:<step>:<fallback>, w_auto:breakpoints...", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),

@@ -191,6 +191,11 @@ public struct JSONChainDecoder: Sendable {
                 s.quality = log.int(q, at: qPath).map(Quality.value)
             case .string(let text) where QualityText.parse(text) != nil:
                 s.quality = QualityText.parse(text)
+            case .string(let text) where ExpressionParser.looksLikeExpression(text):
+                switch ExpressionParser.parse(text) {
+                case .success(let e): s.quality = .expression(e)
+                case .failure(let problem): log.add(qPath, problem.message("expression \(Quoted(text))", param: "it", accepts: "an integer 1–100, auto"))
+                }
             default:
                 log.add(qPath, "expected an integer 1–100, \"auto\" or \"auto:best|good|eco|low\", got \(q.typeDescription)")
             }

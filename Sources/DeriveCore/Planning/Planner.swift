@@ -108,6 +108,11 @@ public struct Planner: Sendable {
             let before = issues.count
             let walk = self.walk(steps, from: start, facts: facts, sourceFormat: source.format, location: label, issues: &issues)
             guard issues.count == before else { return nil }
+            var encoding = encoding
+            if case .expression(let e)? = encoding.quality {
+                guard let q = quality(e, walk: walk, facts: facts, label: label, issues: &issues) else { return nil }
+                encoding.quality = .value(q)
+            }
             return PlannedOutput(name: output.name, identity: identity, breakpointWidth: breakpoint, size: walk.size,
                                  operations: prefix + walk.operations, encoding: encoding, keepsAnimation: keepsAnimation,
                                  breakpointSearch: nil, canonical: output, expressions: walk.expressions,
@@ -131,6 +136,31 @@ public struct Planner: Sendable {
                 planned(output.chain + [.resize(Resize(mode: .limit, width: .pixels(width)))], breakpoint: width)
                     .map { Draft(output: $0, page: page) }
             }
+        }
+    }
+
+    /// `q_<expression>` on the output as the chain leaves it: the source's values, the final
+    /// size as `w` and `h`, the variables as last set.
+    func quality(_ e: ArithmeticExpression, walk: Walk, facts: ExpressionFacts, label: String, issues: inout [ValidationIssue]) -> Int? {
+        var final = facts
+        final.variables = walk.bindings
+        final.current = walk.size ?? facts.initial
+        let here = "\(label).quality"
+        if walk.size == nil, e.values.contains(where: { !$0.isSourceFact }) {
+            issues.append(ValidationIssue(location: here, reason: "q_\(e.canonicalText): w, h and ar are not known when the output's size depends on the content (after a trim)"))
+            return nil
+        }
+        switch final.evaluate(e) {
+        case .success(let value):
+            let q = Int(max(-1e9, min(1e9, value)).rounded())
+            guard (1...100).contains(q) else {
+                issues.append(ValidationIssue(location: here, reason: "must be between 1 and 100, got \(q) (on this source q_\(e.canonicalText) is \(q))"))
+                return nil
+            }
+            return q
+        case .failure(let failure):
+            issues.append(ValidationIssue(location: here, reason: "q_\(e.canonicalText): \(failure)"))
+            return nil
         }
     }
 
@@ -162,6 +192,8 @@ public struct Planner: Sendable {
         var expressions: [EvaluatedExpression] = []
         var variables: [EvaluatedVariable] = []
         var conditions: [DecidedCondition] = []
+        /// The variables as the chain leaves them, for `q_$q`.
+        var bindings: [String: VariableBinding] = [:]
     }
 
     func walk(_ steps: [Step], from start: Size, facts: ExpressionFacts, sourceFormat: ImageFormat?, location: String,
@@ -317,6 +349,7 @@ public struct Planner: Sendable {
                 break
             }
         }
+        walk.bindings = facts.variables
         return walk
     }
 

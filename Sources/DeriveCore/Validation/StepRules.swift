@@ -314,7 +314,7 @@ enum StepRules {
                 let why = format == .jpeg ? "jpeg has no lossless mode" : "\(format.rawValue) is always lossless"
                 issues.append(FieldIssue(field: "lossless", reason: "\(why); lossless applies to webp, avif and jxl"))
             }
-            if case .value? = s.quality {
+            if let q = s.quality, !q.isAuto {
                 issues.append(FieldIssue(field: "quality", reason: "cannot be combined with lossless"))
             }
             if let chroma = s.chromaSubsampling, chroma != .auto {
