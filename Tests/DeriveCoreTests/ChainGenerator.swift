@@ -227,6 +227,9 @@ struct ChainGenerator {
             return .overlay(Overlay(source: source, chain: inner,
                                     gravity: random.chance(0.7) ? .compass(random.pick(Compass.allCases)) : nil,
                                     x: random.chance(0.4) ? offset() : nil, y: random.chance(0.4) ? offset() : nil))
+        case 11 where random.chance(0.2):
+            // A layer named in one component would take a surrounding layer's fl_layer_apply.
+            return .template(random.pick(["e_$Tag:50", "c_$v,w_100", "b_$Tag", "c_fill,w_10,h_10,g_$n2"] + (depth == 0 ? ["l_text:$Tag:Hi"] : [])))
         case 11:
             return .assign(assignment())
         case 12:

@@ -10,7 +10,7 @@ import Testing
     /// is the only line, because everything after it would follow from it.
     @Test(arguments: [
         ("if_du_gt_30,c_scale,w_100", #"chain component 0 ("if_du_gt_30,c_scale,w_100"): if_du_gt_30: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; du is a duration, which Derive does not read from a source's header"#),
-        ("$efname_!blur!,e_$efname:100", #"chain component 0 ("$efname_!blur!,e_$efname:100"): e_$efname:100: known to Cloudinary, not supported by Derive: user-defined variables where Derive takes no expression; they work in numbers (w_$w, e_blur:$amount) and as $(name) in l_text; planned in issue 15"#),
+        ("$f_!png!/f_$f", #"chain component 1 ("f_$f"): f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a layer's name or style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_text:$style:...) and as $(name) in l_text; planned in issue 15"#),
         ("bo_w_div_100px_solid_black", #"chain component 0 ("bo_w_div_100px_solid_black"): bo_w_div_100px_solid_black: known to Cloudinary, not supported by Derive: arithmetic expressions in a border's width (bo_<n>px_solid_<colour>); every other number takes them; planned in issue 15"#),
         ("c_crop,w_100,h_100,x_ils_mul_10", #"chain component 0 ("c_crop,w_100,h_100,x_ils_mul_10"): x_ils_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
         ("dpr_auto", #"chain component 0 ("dpr_auto"): dpr_auto: known to Cloudinary, not supported by Derive: needs the browser's client hints; its batch form (density variants) is planned in issue 15"#),
@@ -43,7 +43,7 @@ import Testing
 
     /// Parameters Cloudinary has get no "did you mean" guessing a one-letter parameter.
     @Test func noGuessesForParametersCloudinaryHas() {
-        for text in ["if_du_gt_1,e_sepia", "e_$name", "u_logo", "fn_wasm:blur.wasm", "so_2"] {
+        for text in ["if_du_gt_1,e_sepia", "f_$name", "u_logo", "fn_wasm:blur.wasm", "so_2"] {
             let issues = CloudinaryParser().parse(text).issues.map(\.description)
             #expect(issues.count == 1 && issues.allSatisfy { !$0.contains("did you mean") && $0.contains("known to Cloudinary, not supported by Derive") }, "\(text): \(issues)")
         }

@@ -132,14 +132,38 @@ import Testing
         ("$1x_10", #"$1x_10: unknown to Cloudinary ("$1x" is not a variable: a name is a letter, then letters and digits)"#),
         ("$x_iw_div", #"$x_iw_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); $x_ takes comparisons such as w_gt_200, joined by _and_ or _or_, of numbers, texts (!text!) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
         ("c_scale,w_$1", #"w_$1: unknown to Cloudinary ("$1" is not a variable: a name is a letter, then letters and digits)"#),
-        ("$ef_!blur!,e_$ef:100", "e_$ef:100: known to Cloudinary, not supported by Derive: user-defined variables where Derive takes no expression; they work in numbers (w_$w, e_blur:$amount) and as $(name) in l_text; planned in issue 15"),
-        ("$style_!Arial_12!/l_text:$style:hello-world", "l_text:$style: known to Cloudinary, not supported by Derive: user-defined variables where Derive takes no expression; they work in numbers (w_$w, e_blur:$amount) and as $(name) in l_text; planned in issue 15"),
+        ("$f_!png!/f_$f", "f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a layer's name or style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_text:$style:...) and as $(name) in l_text; planned in issue 15"),
+        ("$logo_!brand!/l_$logo/c_scale,w_10/fl_layer_apply", "l_$logo: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a layer's name or style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_text:$style:...) and as $(name) in l_text; planned in issue 15"),
         ("l_text:Arial_20:5$/fl_layer_apply", "l_text:…$: a $ in text starts a variable, written $(name) with a name of letters and digits; write a literal dollar sign as %24"),
-        ("$c_!red!/b_$c", "b_$c: known to Cloudinary, not supported by Derive: user-defined variables where Derive takes no expression; they work in numbers (w_$w, e_blur:$amount) and as $(name) in l_text; planned in issue 15"),
     ])
     func refusesWhatCannotBeRead(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues
         #expect(issues.map(\.reason) == [reason], "\(issues)")
+    }
+
+    /// Names from text variables (a mode, gravity, colour, effect, layer or text style): the
+    /// component is kept as written and read when planning, with the texts written in.
+    @Test(arguments: [
+        ("$efname_!blur!,e_$efname:100", [ImageOperation.effect(.blur(100))]),
+        ("$c_!red!/b_$c", [.flatten(Color(red: 255, green: 0, blue: 0))]),
+        ("$mode_!crop!,$g_!north_west!/c_$mode,w_100,h_50,g_$g", [.crop(Rect(x: 0, y: 0, width: 100, height: 50))]),
+        ("$e_!grayscale!/if_w_gt_10,e_$e", [.effect(.grayscale)]),
+    ])
+    func namesFromVariables(text: String, operations: [ImageOperation]) throws {
+        #expect(try plan([text], Self.source).outputs[0].operations == operations)
+    }
+
+    @Test func aTextStyleFromAVariable() throws {
+        guard case .overlay(let o)? = try plan(["$style_!Arial_12!/l_text:$style:hello-world"], Self.source).outputs[0].operations.first,
+              case .text(let layer) = o.source else {
+            Issue.record("no text overlay")
+            return
+        }
+        #expect(layer.font == "Arial" && layer.size == 12 && layer.text == "hello-world")
+        try expectRoundTrip("$efname_!blur!,e_$efname:100", printed: "$efname_!blur!/e_$efname:100")
+        try expectRoundTrip("$style_!Arial_12_bold!/l_text:$style:Hi,co_red", printed: "$style_!Arial_12_bold!/l_text:$style:Hi,co_red")
+        #expect(try canonical(json: #"[{"variable": {"name": "efname", "text": "blur"}}, {"template": "e_$efname:100"}]"#).identity
+            == canonical(string: "$efname_!blur!/e_$efname:100").identity)
     }
 
     /// Refused when planning: a variable used before it is set, or a text used as a number.
@@ -148,9 +172,12 @@ import Testing
         ("$s_!abc!/c_scale,w_$s", "w_$s: $s holds a text, not a number"),
         ("$a_$b", "$a_$b: $b is not set before it is used; assign it first ($b_<value>)"),
         ("l_text:Arial_20:$(who)/fl_layer_apply", "l_text $(who): $who is not set before it is used; assign it first ($who_<value>)"),
+        ("c_$mode,w_100", "c_$mode: a name from a variable needs a text variable set before it ($name_!text!)"),
+        ("$m_!fil!/c_$m,w_100", #"c_fil: unknown to Cloudinary (no crop mode "fil"); did you mean "fill"? ($m is "fil")"#),
+        (#"[{"variable": {"name": "m", "text": "fill,w_5"}}, {"template": "c_$m"}]"#, #"c_$m: $m holds "fill,w_5", and a name cannot hold ',' or '/'"#),
     ])
     func refusesWhatThePlanCannotEvaluate(text: String, reason: String) throws {
-        #expect(CloudinaryParser().parse(text).issues.isEmpty)
+        if !text.hasPrefix("[") { #expect(CloudinaryParser().parse(text).issues.isEmpty) }
         #expect(throws: ValidationError.self) { try plan([text], Self.source) }
         do {
             _ = try plan([text], Self.source)

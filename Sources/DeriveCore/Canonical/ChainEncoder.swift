@@ -160,6 +160,8 @@ public enum ChainEncoder {
             case .text(let t): add("text", .string(t))
             }
             if a.isDefault { add("default", .bool(true)) }
+        case .template(let text):
+            return .string(text)
         case .conditional(let c):
             add("condition", .string(c.condition.canonicalText))
             add("then", json(c.then))

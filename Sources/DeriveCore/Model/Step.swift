@@ -19,6 +19,9 @@ public enum Step: Sendable, Hashable {
     case assign(VariableAssignment)
     /// `if_<condition>/…/if_else/…/if_end`: one branch or the other, decided when planning.
     case conditional(Conditional)
+    /// A component whose names come from text variables (`e_$effect:100`,
+    /// `l_text:$style:Hi`), kept as written: the planner writes the variables in and reads it.
+    case template(String)
 
     /// The JSON key of the step object (`{"resize": {...}}`).
     public var key: String {
@@ -36,6 +39,7 @@ public enum Step: Sendable, Hashable {
         case .preset: "preset"
         case .assign: "variable"
         case .conditional: "if"
+        case .template: "template"
         }
     }
 }

@@ -61,6 +61,9 @@ struct Component {
     var branch: Branch?
     /// An `if_<condition>` was written here, whether or not it could be read.
     var hasCondition = false
+    /// The parameters (all but assignments and `if_`), when a name among them comes from a
+    /// variable (`e_$effect:100`): the planner writes the variables in and reads them then.
+    var template: String?
 
     enum Branch: Equatable {
         case condition(Condition)
@@ -78,7 +81,7 @@ struct Component {
     /// Opens a layer that a later `fl_layer_apply` closes (`u_` too, though it is refused).
     var opensLayer: Bool { has("l") || has("u") }
     /// Nothing but the branch parameter: an `if_` like this opens a block up to its `if_end`.
-    var isBranchAlone: Bool { params.isEmpty && flags.isEmpty && assignments.isEmpty }
+    var isBranchAlone: Bool { params.isEmpty && flags.isEmpty && assignments.isEmpty && template == nil }
     var opensBlock: Bool { hasCondition && isBranchAlone }
 }
 
@@ -134,7 +137,15 @@ struct ParseRun {
             fail(component, "is empty; remove the extra '/'")
             return component
         }
-        for token in text.split(separator: ",", omittingEmptySubsequences: false) {
+        let tokens = text.split(separator: ",", omittingEmptySubsequences: false)
+        if tokens.contains(where: { Self.namesFromVariable(String($0)) }) {
+            let rest = tokens.filter { !$0.hasPrefix("$") && !$0.hasPrefix("if_") }
+            component.template = rest.joined(separator: ",")
+            // The layer is recorded, so that a fl_layer_apply after it is known to close it.
+            for token in rest where token.hasPrefix("l_") || token.hasPrefix("u_") { component.params[String(token.prefix(1))] = String(token.dropFirst(2)) }
+        }
+        for token in tokens {
+            if component.template != nil && !token.hasPrefix("$") && !token.hasPrefix("if_") { continue }
             guard let underscore = token.firstIndex(of: "_"), underscore != token.startIndex else {
                 fail(component, "\(Quoted(String(token))) is not a parameter; parameters are key_value, such as w_200")
                 component.refused = true
@@ -221,6 +232,22 @@ struct ParseRun {
         return component
     }
 
+    /// Whether a parameter takes a name (a mode, gravity, colour, effect, layer or text style)
+    /// from a variable: `c_$mode`, `e_$effect:100`, `l_text:$style:Hi`. Output settings, flags
+    /// and presets (`f_$f`, `t_$t`) are not among them: they are fixed before the chain runs.
+    static func namesFromVariable(_ token: String) -> Bool {
+        guard let underscore = token.firstIndex(of: "_"), !token.hasPrefix("$") else { return false }
+        let key = token[..<underscore], value = token[token.index(after: underscore)...]
+        switch key {
+        case "c", "g", "b", "co", "bo": return value.contains("$")
+        case "e": return value.prefix { $0 != ":" }.contains("$")
+        case "l":
+            guard value.hasPrefix("text:") else { return value.contains("$") }
+            return value.dropFirst(5).prefix { $0 != ":" }.contains("$")
+        default: return false
+        }
+    }
+
     /// "did you mean" for a parameter Cloudinary does not have, only when it is one edit from one
     /// Derive reads (`wx` → `w`), never a guess among one-letter names (`if` is not `f`).
     static func parameterHint(_ key: String) -> String {
@@ -282,6 +309,15 @@ struct ParseRun {
                 if depth + 1 > limits.maxOverlayDepth {
                     fail(c, "overlays are nested more than \(limits.maxOverlayDepth) deep")
                     return steps
+                }
+                if c.template != nil {
+                    if closing[i] != nil {
+                        fail(c, CloudinaryVocabulary.notSupported(c.template!, CloudinaryVocabulary.feature(.variable)))
+                        return steps
+                    }
+                    steps += self.steps(from: c, inLayer: inLayer)
+                    i += 1
+                    continue
                 }
                 if let close = closing[i], close >= range.upperBound {
                     fail(c, "a layer opened inside if_ … if_end is applied (fl_layer_apply) before the block's if_else or if_end")
@@ -449,6 +485,8 @@ struct ParseRun {
         var p = c.params
         // Assignments apply before the component's other parameters, which may use them.
         var steps: [Step] = c.assignments.map(Step.assign)
+        // Read when planning (an overlay's chain starts with the variables set before it).
+        if let template = c.template { return steps + [.template(template)] }
         takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
         if c.flags.contains("region_relative") {
             fail(c, "fl_region_relative applies to a layer: put it beside l_ or fl_layer_apply")
@@ -938,6 +976,7 @@ enum CloudinaryNames {
         case .preset: return "t"
         case .assign(let a): return "$" + a.name
         case .conditional: return "if"
+        case .template: return ""
         case .validate: return ""
         }
     }

@@ -64,6 +64,7 @@ public enum CloudinaryPrinter {
         case .opacity(let o): return ["o_\(o.cloudinaryText)"]
         case .overlay(let o): return try overlay(o)
         case .preset(let name): return ["t_" + name]
+        case .template(let text): return [text]
         case .assign(let a):
             if a.isDefault { throw Unprintable(reason: "a named transformation's default for $\(a.name) exists only in the expanded chain") }
             return ["$\(a.name)_\(a.value.cloudinaryText)"]

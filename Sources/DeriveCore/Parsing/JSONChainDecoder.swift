@@ -11,7 +11,7 @@ public struct JSONChainDecoder: Sendable {
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "breakpoints", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
-                                  "validate", "preset", "variable", "if"] + Effect.Kind.allCases.map(\.rawValue)
+                                  "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative"]
@@ -343,6 +343,13 @@ public struct JSONChainDecoder: Sendable {
             return readAssignment(body, at: bodyPath, log: log).map(Step.assign)
         case "if":
             return readConditional(body, at: bodyPath, log: log, depth: depth).map(Step.conditional)
+        case "template":
+            guard let text = log.string(body, at: bodyPath) else { return nil }
+            guard text.split(separator: ",").contains(where: { ParseRun.namesFromVariable(String($0)) }), !text.contains("/") else {
+                log.add(bodyPath, "is one Cloudinary component whose names come from variables (\"e_$effect:100\"); without one, write the step itself")
+                return nil
+            }
+            return .template(text)
         default:
             let expected = "; expected one of " + Self.stepKeys.joined(separator: ", ")
             log.add(bodyPath, "unknown step" + Suggest.hint(for: key, among: Self.stepKeys, else: expected))

@@ -105,6 +105,42 @@ extension ExpressionFacts {
         }
     }
 
+    /// A component whose names come from variables, read with their texts written in
+    /// (`e_$effect:100` with `$effect_!blur!` is `e_blur:100`).
+    func expanding(_ template: String, limits: ChainLimits) -> Result<[Step], PlanningFailure> {
+        var text = ""
+        var rest = Substring(template)
+        var written: [String] = []
+        while let dollar = rest.firstIndex(of: "$") {
+            text += rest[..<dollar]
+            let after = rest[rest.index(after: dollar)...]
+            let name = after.prefix { $0.isASCII && ($0.isLetter || $0.isNumber) }
+            if case .text(let value)? = variables[String(name)], !after.hasPrefix("(") {
+                guard !value.contains(","), !value.contains("/") else {
+                    return .failure(PlanningFailure("\(template): $\(name) holds \(Quoted(value)), and a name cannot hold ',' or '/'"))
+                }
+                text += value
+                written.append("$\(name) is \(Quoted(value))")
+            } else {
+                text += "$" + name
+            }
+            rest = after[name.endIndex...]
+        }
+        text += rest
+        if let left = text.split(separator: ",").first(where: { ParseRun.namesFromVariable(String($0)) }) {
+            return .failure(PlanningFailure("\(left): a name from a variable needs a text variable set before it ($name_!text!)"))
+        }
+        let parsed = CloudinaryParser(limits: limits).parse(text)
+        let context = written.isEmpty ? "" : " (\(written.joined(separator: ", ")))"
+        if let first = parsed.issues.first {
+            return .failure(PlanningFailure(first.reason + context))
+        }
+        if parsed.settings != OutputSettings() {
+            return .failure(PlanningFailure("\(template): output settings cannot come from variables\(context)"))
+        }
+        return .success(Normalizer.normalize(parsed.steps))
+    }
+
     /// A text layer with its `$(name)` parts written in.
     func resolving(_ layer: TextLayer) -> Result<TextLayer, PlanningFailure> {
         var resolved = layer

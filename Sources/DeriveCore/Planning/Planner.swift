@@ -248,6 +248,15 @@ public struct Planner: Sendable {
                     walk.size = nil
                 }
                 continue
+            case .template(let text):
+                switch stepFacts.expanding(text, limits: limits) {
+                case .success(let expanded):
+                    pending.insert(contentsOf: expanded.enumerated().map { ($1, j, "\(label) (template) step \($0)") }, at: k + 1)
+                case .failure(let reason):
+                    issues.append(ValidationIssue(location: here, reason: reason.description))
+                    walk.size = nil
+                }
+                continue
             default:
                 break
             }
@@ -339,7 +348,7 @@ public struct Planner: Sendable {
                 }
             case .preset(let name):
                 issues.append(ValidationIssue(location: here, reason: "preset \(Quoted(name)) was not expanded; resolve the job before planning"))
-            case .assign, .conditional:
+            case .assign, .conditional, .template:
                 break
             }
             if let size = walk.size, size.width > limits.maxOutputDimension || size.height > limits.maxOutputDimension

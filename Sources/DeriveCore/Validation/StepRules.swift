@@ -115,6 +115,8 @@ enum StepRules {
             return []
         // Each branch's steps are checked as they are read.
         case .conditional: return []
+        // Read, and checked, once the planner has written the variables in.
+        case .template(let t): return t.utf8.count > 1000 ? [FieldIssue(field: "", reason: "is \(t.utf8.count) bytes; the limit is 1000")] : []
         }
     }
 
