@@ -191,6 +191,47 @@ import Testing
         #expect(try !plan([text], SourceFacts(format: .jpeg, width: 4000, height: 3000)).outputs.isEmpty)
     }
 
+    /// Random sequences of the conditions' and assignments' words, and of junk, never crash:
+    /// each parses (and then plans or fails with a validation error) or is refused with a
+    /// first line that names the parameter and says whether Cloudinary has it.
+    @Test func randomConditionsAndAssignmentsParseOrAreClassified() throws {
+        var random = SeededRandom(seed: 315)
+        let words = ComparisonOperator.allCases.map(\.rawValue) + ["=", "!=", "<", ">", "<=", ">=", "==", "and", "or", "&&", "||"]
+            + ["w", "h", "iw", "ar", "pc", "fc", "faces", "ils", "du", "tags", "ctx:!k!", "$v", "$w2", "$1x", "$", "!sale!", "!a:b!",
+               "!x", "y!", "!", "!!", "1", "0.5", "-3", "1e9", "mul", "div", "add", "+", "*", "^", "abc", "", "else", "end", "😀"]
+        var planned = 0
+        for _ in 0..<3000 {
+            let text = (0..<Int.random(in: 1...9, using: &random)).map { _ in random.pick(words) }.joined(separator: "_")
+            let string = random.chance(0.5) ? "$v_3/if_\(text)/c_scale,w_100/if_end" : "$v_\(text)/c_scale,w_$v_add_100"
+            let result = CloudinaryParser().parse(string)
+            if let first = result.issues.first {
+                let param = string.hasPrefix("$v_3/") ? "if_" : "$v_"
+                #expect(first.reason.hasPrefix(param) || first.reason.hasPrefix("if_end has no if_") || first.reason.hasPrefix("if_else has no if_")
+                        || first.reason.hasPrefix("repeats if_else"), "\(string): \(first)")
+                // Unmatched blocks (`if_else`, `if_end` as the condition) are structural, and say so.
+                if first.reason.hasPrefix(param) && !first.reason.contains("has no if_") && !first.reason.hasPrefix("repeats if_else") {
+                    #expect(first.reason.contains(" Cloudinary") || first.reason.contains("an expression has at most"), "\(string): \(first)")
+                }
+                continue
+            }
+            do {
+                _ = try plan([string], Self.source)
+                planned += 1
+            } catch is ValidationError {}
+        }
+        #expect(planned > 10)
+    }
+
+    /// Branches count toward the chain's length, so nesting cannot multiply the work.
+    @Test func branchesCountTowardTheChainLength() throws {
+        let limits = ChainLimits(maxChainLength: 4)
+        let branch = Array(repeating: #"{"sepia": true}"#, count: 3).joined(separator: ",")
+        let json = #"[{"if": {"condition": "w > 1", "then": [\#(branch)], "else": [\#(branch)]}}]"#
+        #expect(throws: ValidationError.self) { try JSONChainDecoder(limits: limits).decodeDocument(JSONChainDecoder.parse(json)) }
+        #expect(CloudinaryParser(limits: limits).parse("if_w_gt_1/e_sepia/e_sepia/if_else/e_sepia/e_sepia/if_end").issues.map(\.reason)
+            == ["has 5 steps; the limit is 4"])
+    }
+
     /// Refused when planning, naming the condition.
     @Test(arguments: [
         ("if_!a!_lt_!b!/e_sepia/if_end", "if_!a!_lt_!b!: !a!_lt_!b!: lt compares numbers; texts take eq, ne, in and nin"),

@@ -82,8 +82,8 @@ public struct JobResolver: Sendable {
             var references: [PresetReference] = jobPreset.map { [$0] } ?? []
             let chain = try expand(output.chain, settings: &settings, references: &references,
                                    trail: job.preset.map { [$0] } ?? [], location: location, issues: &issues)
-            if chain.count > limits.maxChainLength {
-                issues.append(ValidationIssue(location: "\(location).chain", reason: "has \(chain.count) steps after expanding presets; the limit is \(limits.maxChainLength)"))
+            if chain.length > limits.maxChainLength {
+                issues.append(ValidationIssue(location: "\(location).chain", reason: "has \(chain.length) steps after expanding presets; the limit is \(limits.maxChainLength)"))
             }
             for issue in StepRules.settingsIssues(settings, limits: limits) {
                 issues.append(ValidationIssue(location: "\(location).\(issue.field)", reason: issue.reason))

@@ -18,6 +18,18 @@ public struct Conditional: Sendable, Hashable {
     public static let maxDepth = 4
 }
 
+extension Array where Element == Step {
+    /// Steps counted for `ChainLimits.maxChainLength`: a conditional's branches count with
+    /// the chain they are in (an overlay's chain counts separately), so nesting cannot
+    /// multiply the work a chain asks for.
+    public var length: Int {
+        reduce(0) { total, step in
+            if case .conditional(let c) = step { return total + 1 + c.then.length + c.otherwise.length }
+            return total + 1
+        }
+    }
+}
+
 /// A condition: comparisons joined by `and` and `or` (`and` binding tighter, as Cloudinary
 /// evaluates them; there are no parentheses).
 public indirect enum Condition: Sendable, Hashable {

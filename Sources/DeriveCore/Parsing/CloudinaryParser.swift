@@ -42,8 +42,8 @@ public struct CloudinaryParser: Sendable {
         run.pairBlocks(components)
         let steps = run.sequence(components, 0..<components.count, inLayer: false, depth: 0)
         var issues = run.issuesInOrder
-        if steps.count > limits.maxChainLength {
-            issues.append(ValidationIssue(location: location, reason: "has \(steps.count) steps; the limit is \(limits.maxChainLength)"))
+        if steps.length > limits.maxChainLength {
+            issues.append(ValidationIssue(location: location, reason: "has \(steps.length) steps; the limit is \(limits.maxChainLength)"))
         }
         return Result(steps: steps, settings: run.settings, issues: issues)
     }

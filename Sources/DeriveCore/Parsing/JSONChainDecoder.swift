@@ -278,6 +278,10 @@ public struct JSONChainDecoder: Sendable {
                 steps.append(step)
             }
         }
+        if steps.length > limits.maxChainLength {
+            log.add(path, "has \(steps.length) steps with those of its if branches; the limit is \(limits.maxChainLength)")
+            return []
+        }
         return steps
     }
 
