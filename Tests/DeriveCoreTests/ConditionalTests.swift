@@ -166,6 +166,18 @@ import Testing
         #expect(issues == [message])
     }
 
+    /// The face count is the main image's: inside an overlay's own chain it is refused, and
+    /// the condition goes around the layer instead.
+    @Test func theFaceCountIsTheMainImages() throws {
+        do {
+            _ = try plan(["l_logo/if_fc_gt_0,e_grayscale/fl_layer_apply"], Self.source)
+            Issue.record("planned")
+        } catch let error as ValidationError {
+            #expect(error.issues.first?.reason.hasPrefix("fc in an overlay's own chain: known to Cloudinary, not supported by Derive") == true)
+        }
+        #expect(try plan(["if_fc_gt_0/l_logo/e_grayscale/fl_layer_apply/if_end"], Self.source).outputs[0].operations.contains { $0.needsFaces })
+    }
+
     /// A layer inside a block is fine when it is applied inside it.
     @Test func layersInsideBlocks() throws {
         let planned = try plan(["if_w_gt_1/l_logo/c_scale,w_10/fl_layer_apply,g_north/if_end"], Self.source).outputs[0]

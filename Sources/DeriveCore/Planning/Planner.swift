@@ -329,8 +329,14 @@ public struct Planner: Sendable {
             case .opacity(let o):
                 walk.operations.append(.opacity(o.planned))
             case .overlay(var o):
-                // The overlay's chain is planned when it is loaded: it starts with the
-                // variables set here, and its text is written with their values.
+                // The overlay's chain is planned when it is loaded, against the overlay alone:
+                // the job's faces are not the overlay's.
+                if o.chain.contains(where: \.namesFaceCount) {
+                    issues.append(ValidationIssue(location: here, reason: "fc in an overlay's own chain: known to Cloudinary, not supported by Derive (the engine counts the faces of the main image only); decide with if_fc_… around the layer"))
+                    walk.size = nil
+                    break
+                }
+                // It starts with the variables set here, and its text is written with their values.
                 if !o.chain.isEmpty && !facts.variables.isEmpty { o.chain = stepFacts.assignments + o.chain }
                 if case .text(let layer) = o.source {
                     switch stepFacts.resolving(layer) {
