@@ -49,6 +49,18 @@ import Testing
         ("if_w_gt_100/if_h_gt_100/c_scale,w_50/if_end/if_end", Size(50, 33), [true, true]),
         ("if_w_gt_100/if_h_gt_1000/c_scale,w_50/if_else/c_scale,w_60/if_end/if_end", Size(60, 40), [true, false]),
         ("if_w_gt_5000/c_scale,w_10/c_fit,h_200,if_else,w_200/if_end", Size(200, 133), [false]),
+        // An aspect ratio compared with a ratio.
+        ("if_ar_gt_3:4/c_scale,w_100/if_end", Size(100, 67), [true]),
+        ("if_ar_lt_3:4/c_scale,w_100/if_end", Size(1200, 800), [false]),
+        // if_end beside parameters: its component is the block's last.
+        ("if_w_gt_1000/c_scale,w_600,if_end", Size(600, 400), [true]),
+        ("if_w_lt_1000/c_scale,w_600,if_end", Size(1200, 800), [false]),
+        // Without an if_end, if_else ends the block; its own parameters are the other branch.
+        ("if_iw_lte_400/c_fill,h_120,w_240/if_else,c_fill,h_240,w_400", Size(400, 240), [false]),
+        ("if_iw_gt_400/c_fill,h_120,w_240/if_else,c_fill,h_240,w_400/e_sepia", Size(240, 120), [true]),
+        // After a one-component conditional, an if_else component is its other branch.
+        ("if_ar_gt_1,c_scale,w_100/if_else,c_scale,w_50", Size(100, 67), [true]),
+        ("if_ar_lt_1,c_scale,w_100/if_else,c_scale,w_50/c_scale,w_2.0", Size(100, 66), [false]),
         // The branch not taken is not decided.
         ("if_w_lt_10/if_ih_div_0_gt_1/c_scale,w_1/if_end/if_end", Size(1200, 800), [false]),
     ] as [(String, Size, [Bool])])
@@ -118,6 +130,10 @@ import Testing
         ("if_w_gt_5000/c_scale,w_10/c_fit,h_200,if_else,w_200/if_end", "if_w_gt_5000/c_scale,w_10/if_else/c_fit,w_200,h_200/if_end"),
         ("$t_!a!/if_$t_in_!a:b!/if_h_lt_10/e_grayscale/if_end/if_end", "$t_!a!/if_$t_in_!a:b!/if_h_lt_10/e_grayscale/if_end/if_end"),
         ("if_w_lt_10/if_else/e_negate/if_end", "if_w_lt_10/if_else/e_negate/if_end"),
+        ("if_ar_gt_3:4/e_sepia/if_end", "if_ar_gt_0.75/e_sepia/if_end"),
+        ("if_w_gt_1000/c_scale,w_600,if_end", "if_w_gt_1000/c_scale,w_600/if_end"),
+        ("if_ar_gt_1,c_scale,w_100/if_else,c_scale,w_50", "if_ar_gt_1/c_scale,w_100/if_else/c_scale,w_50/if_end"),
+        ("if_iw_lte_400/c_fill,h_120,w_240/if_else,c_fill,h_240,w_400/e_sepia", "if_iw_lte_400/c_fill,w_240,h_120/if_else/c_fill,w_400,h_240/if_end/e_sepia"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)

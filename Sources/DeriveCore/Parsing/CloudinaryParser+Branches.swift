@@ -46,12 +46,17 @@ extension ParseRun {
                 open.append(c.index)
             } else if c.branch == .otherwise {
                 guard let opener = open.last else {
-                    fail(c, "if_else has no if_ before it")
+                    // Right after a one-component conditional, it gives that one's else branch.
+                    if c.index > 0, case .condition? = components[c.index - 1].branch, !components[c.index - 1].opensBlock {
+                        singleElse[c.index - 1] = c.index
+                    } else if c.index == 0 || !components[c.index - 1].hasCondition {
+                        fail(c, "if_else has no if_ before it")
+                    }
                     continue
                 }
                 if blockElse[opener] != nil { fail(c, "repeats if_else in one if_ block") } else { blockElse[opener] = c.index }
             } else if c.branch == .end {
-                if !c.isBranchAlone { fail(c, "if_end closes a block; put the other parameters in a component of their own") }
+                // Beside other parameters, if_end makes its component the block's last.
                 guard let opener = open.popLast() else {
                     fail(c, "if_end has no if_ before it")
                     continue
@@ -59,7 +64,8 @@ extension ParseRun {
                 blockEnd[opener] = c.index
             }
         }
-        for opener in open where !components[opener].refused {
+        // Without an if_end, an if_else ends the block: its own parameters are the other branch.
+        for opener in open where !components[opener].refused && blockElse[opener] == nil {
             fail(components[opener], "if_ has no if_end; close the block with a component if_end")
         }
     }
@@ -68,32 +74,51 @@ extension ParseRun {
     mutating func block(_ components: [Component], at i: Int, range: Range<Int>, inLayer: Bool, depth: Int,
                         into steps: inout [Step]) -> Int {
         let c = components[i]
+        // An if_else without an if_end ends the block, its own parameters being the other branch.
+        if blockEnd[i] == nil, let e = blockElse[i], e < range.upperBound {
+            guard !c.refused, case .condition(let condition)? = c.branch else { return e + 1 }
+            conditionDepth += 1
+            let then = sequence(components, (i + 1)..<e, inLayer: inLayer, depth: depth)
+            let otherwise = sequence(components, e..<(e + 1), inLayer: inLayer, depth: depth)
+            conditionDepth -= 1
+            steps.append(.conditional(Conditional(condition: condition, then: then, otherwise: otherwise)))
+            return e + 1
+        }
         // Unclosed: reported when pairing (unless its if_ was refused); what follows is read
         // as if unconditional, for its own complaints.
-        guard let end = blockEnd[i] else { return i + 1 }
+        guard var end = blockEnd[i] else { return i + 1 }
         guard end < range.upperBound else {
             fail(c, "if_ inside a layer must end (if_end) before the layer's fl_layer_apply")
             return range.upperBound
         }
         guard !c.refused, case .condition(let condition)? = c.branch else { return end + 1 }
         let elseIndex = blockElse[i]
+        let next = end + 1
+        // An if_end beside other parameters: they are the block's last component.
+        if !components[end].isBranchAlone { end += 1 }
         conditionDepth += 1
         let then = sequence(components, (i + 1)..<(elseIndex ?? end), inLayer: inLayer, depth: depth)
         // The if_else component's own parameters, if any, open the other branch.
         let otherwise = elseIndex.map { sequence(components, $0..<end, inLayer: inLayer, depth: depth) } ?? []
         conditionDepth -= 1
         steps.append(.conditional(Conditional(condition: condition, then: then, otherwise: otherwise)))
-        return end + 1
+        return next
     }
 
-    /// `if_<condition>` beside other parameters: the condition applies to that component alone.
-    mutating func singleConditional(_ c: Component, condition: Condition, inLayer: Bool) -> [Step] {
+    /// `if_<condition>` beside other parameters: the condition applies to that component alone,
+    /// and an `if_else` component right after it (`…/if_else,c_fit,w_200`) is the other branch.
+    mutating func singleConditional(_ c: Component, condition: Condition, otherwise: Component?, inLayer: Bool) -> [Step] {
         var inner = c
         inner.branch = nil
         conditionDepth += 1
         let then = steps(from: inner, inLayer: inLayer)
+        var other: [Step] = []
+        if var otherwise, !otherwise.refused {
+            otherwise.branch = nil
+            if !otherwise.isBranchAlone { other = steps(from: otherwise, inLayer: inLayer) }
+        }
         conditionDepth -= 1
-        return [.conditional(Conditional(condition: condition, then: then))]
+        return [.conditional(Conditional(condition: condition, then: then, otherwise: other))]
     }
 
     /// The text of `l_text` as written (percent-encoded): literal text and `$(name)`

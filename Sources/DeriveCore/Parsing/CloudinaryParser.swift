@@ -98,6 +98,8 @@ struct ParseRun {
     /// The `if_else` and `if_end` of each block-opening `if_`.
     var blockElse: [Int: Int] = [:]
     var blockEnd: [Int: Int] = [:]
+    /// The `if_else` component right after a one-component conditional (`if_ar_gt_1,c_fill,…/if_else,c_fit,…`).
+    var singleElse: [Int: Int] = [:]
     /// Inside an `if_` block (or a one-component conditional) while building steps.
     var conditionDepth = 0
     /// Unsupported features already reported: a second use of one is a consequence of the
@@ -291,7 +293,7 @@ struct ParseRun {
                 // Matched by pairBlocks (or reported there); an if_else's other parameters
                 // open its branch.
                 c.branch = nil
-                if c.isBranchAlone || !c.params.isEmpty && components[i].branch == .end {
+                if c.isBranchAlone {
                     i += 1
                     continue
                 }
@@ -333,7 +335,9 @@ struct ParseRun {
                 if let overlay = shortLayer(c, depth: depth) { steps.append(.overlay(overlay)) }
             } else if !c.isLayerApply {
                 if case .condition(let condition)? = c.branch {
-                    steps += singleConditional(c, condition: condition, inLayer: inLayer)
+                    let otherwise = singleElse[i].flatMap { $0 < range.upperBound ? $0 : nil }
+                    steps += singleConditional(c, condition: condition, otherwise: otherwise.map { components[$0] }, inLayer: inLayer)
+                    if let otherwise { i = otherwise }
                 } else {
                     steps += self.steps(from: c, inLayer: inLayer)
                 }

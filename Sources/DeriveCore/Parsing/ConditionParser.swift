@@ -32,6 +32,8 @@ enum ConditionParser {
     static func value(_ text: String) -> Result<VariableValue, Problem> {
         if let inner = textLiteral(text) { return .success(.text(inner)) }
         if let number = ExpressionParser.number(text) { return .success(.number(.number(number))) }
+        // An aspect ratio may be compared with a ratio (`if_ar_gt_3:4`), which is its quotient.
+        if text.contains(":"), let ratio = AspectRatio.parse(text) { return .success(.number(.number(ratio))) }
         return ExpressionParser.parse(text).map(VariableValue.number).mapError(Problem.expression)
     }
 
