@@ -132,8 +132,8 @@ import Testing
         ("$1x_10", #"$1x_10: unknown to Cloudinary ("$1x" is not a variable: a name is a letter, then letters and digits)"#),
         ("$x_iw_div", #"$x_iw_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); $x_ takes comparisons such as w_gt_200, joined by _and_ or _or_, of numbers, texts (!text!) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
         ("c_scale,w_$1", #"w_$1: unknown to Cloudinary ("$1" is not a variable: a name is a letter, then letters and digits)"#),
-        ("$f_!png!/f_$f", "f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a layer's name or style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_text:$style:...) and as $(name) in l_text; planned in issue 15"),
-        ("$logo_!brand!/l_$logo/c_scale,w_10/fl_layer_apply", "l_$logo: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a layer's name or style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_text:$style:...) and as $(name) in l_text; planned in issue 15"),
+        ("$f_!png!/f_$f", "f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text; planned in issue 15"),
+        ("$s_!Arial_12!/l_text:$s:Hi/c_scale,w_10/fl_layer_apply", "l_text:$s:Hi: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text; planned in issue 15"),
         ("l_text:Arial_20:5$/fl_layer_apply", "l_text:…$: a $ in text starts a variable, written $(name) with a name of letters and digits; write a literal dollar sign as %24"),
     ])
     func refusesWhatCannotBeRead(text: String, reason: String) {
@@ -151,6 +151,19 @@ import Testing
     ])
     func namesFromVariables(text: String, operations: [ImageOperation]) throws {
         #expect(try plan([text], Self.source).outputs[0].operations == operations)
+    }
+
+    /// An image layer's name takes variables in either form; ':' is a folder, as in l_.
+    @Test(arguments: ["$logo_!brand:logo!/l_$logo/c_scale,w_10/fl_layer_apply,g_north", "$logo_!brand:logo!/l_$logo,g_north"])
+    func aLayerNamedFromAVariable(text: String) throws {
+        guard case .overlay(let o)? = try plan([text], Self.source).outputs[0].operations.first else {
+            Issue.record("no overlay")
+            return
+        }
+        #expect(o.source == .image("brand/logo") && o.gravity == .compass(.north))
+        let model = try canonical(string: text)
+        #expect(try canonical(string: CloudinaryPrinter.string(for: model)).identity == model.identity)
+        #expect(throws: ValidationError.self) { try plan(["l_$logo/fl_layer_apply"], Self.source) }
     }
 
     @Test func aTextStyleFromAVariable() throws {

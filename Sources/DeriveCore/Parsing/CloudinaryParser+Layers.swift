@@ -89,11 +89,9 @@ extension ParseRun {
             }
             return .image(uri)
         }
-        if value.contains("$") {
-            refuse(c, "l_" + value, CloudinaryVocabulary.feature(.variable))
-            return nil
-        }
-        let allowed = value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }
+        // `$name` in a layer's name is a text variable, written in when planning.
+        let allowed = value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:$".contains($0)) }
+            && value.split(separator: "$", omittingEmptySubsequences: false).dropFirst().allSatisfy { $0.first?.isLetter == true }
         guard allowed, !value.split(separator: ":", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
             fail(c, "l_ expects a name such as l_logo or l_folder:logo, l_fetch:<base64url URL> or l_text:<font>_<size>:<text>, got \(Quoted(value))")
             return nil

@@ -244,7 +244,8 @@ struct ParseRun {
         case "c", "g", "b", "co", "bo": return value.contains("$")
         case "e": return value.prefix { $0 != ":" }.contains("$")
         case "l":
-            guard value.hasPrefix("text:") else { return value.contains("$") }
+            // An image layer's name takes variables itself (`l_$logo`), across components too.
+            guard value.hasPrefix("text:") else { return false }
             return value.dropFirst(5).prefix { $0 != ":" }.contains("$")
         default: return false
         }

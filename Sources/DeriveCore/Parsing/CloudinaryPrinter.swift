@@ -128,7 +128,7 @@ public enum CloudinaryPrinter {
         case .image(let source):
             let isName = !source.contains("://") && !source.hasPrefix("data:") && !source.hasPrefix("/")
                 && source.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { part in
-                    !part.isEmpty && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }
+                    !part.isEmpty && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.$".contains($0)) }
                 }
             opener = isName ? "l_" + source.replacingOccurrences(of: "/", with: ":") : "l_fetch:" + Base64URL.encode(source)
         case .text(let t):

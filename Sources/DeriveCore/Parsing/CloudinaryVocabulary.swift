@@ -101,7 +101,7 @@ public enum CloudinaryVocabulary {
 
     /// The one list of Cloudinary features Derive does not support.
     public static let unsupported: [Unsupported] = [
-        Unsupported(match: .variable, spelling: "$<name> in f_, pg_, t_, fl_, or naming a layer applied with fl_layer_apply", reason: "user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a layer's name or style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_text:$style:...) and as $(name) in l_text; \(plannedLanguage)"),
+        Unsupported(match: .variable, spelling: "$<name> in f_, pg_, t_, fl_, or in the style of a text layer applied with fl_layer_apply", reason: "user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text; \(plannedLanguage)"),
         Unsupported(match: .expression, spelling: "bo_w_div_100px_solid_black, bo_ with an expression", reason: "arithmetic expressions in a border's width (bo_<n>px_solid_<colour>); every other number takes them; \(plannedLanguage)"),
         Unsupported(match: .uncomputableValue, spelling: "ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),

@@ -141,6 +141,24 @@ extension ExpressionFacts {
         return .success(Normalizer.normalize(parsed.steps))
     }
 
+    /// An image layer's name with its `$name` text variables written in (`l_$logo` with
+    /// `$logo_!brand:logo!` is `brand/logo`: a ':' is a folder separator, as in `l_`).
+    func naming(_ name: String) -> Result<String, PlanningFailure> {
+        var out = ""
+        var rest = Substring(name)
+        while let dollar = rest.firstIndex(of: "$") {
+            out += rest[..<dollar]
+            let after = rest[rest.index(after: dollar)...]
+            let variable = String(after.prefix { $0.isASCII && ($0.isLetter || $0.isNumber) })
+            guard case .text(let value)? = variables[variable], !value.isEmpty else {
+                return .failure(PlanningFailure("l_\(name.replacingOccurrences(of: "/", with: ":")): $\(variable) is not set to a text before it is used; assign it first ($\(variable)_!name!)"))
+            }
+            out += value.contains("://") ? value : value.replacingOccurrences(of: ":", with: "/")
+            rest = after[after.index(after.startIndex, offsetBy: variable.count)...]
+        }
+        return .success(out + rest)
+    }
+
     /// A text layer with its `$(name)` parts written in.
     func resolving(_ layer: TextLayer) -> Result<TextLayer, PlanningFailure> {
         var resolved = layer

@@ -338,6 +338,15 @@ public struct Planner: Sendable {
                 }
                 // It starts with the variables set here, and its text is written with their values.
                 if !o.chain.isEmpty && !facts.variables.isEmpty { o.chain = stepFacts.assignments + o.chain }
+                if case .image(let name) = o.source, name.contains("$") {
+                    switch stepFacts.naming(name) {
+                    case .success(let resolved): o.source = .image(resolved)
+                    case .failure(let reason):
+                        issues.append(ValidationIssue(location: here, reason: reason.description))
+                        walk.size = nil
+                        continue
+                    }
+                }
                 if case .text(let layer) = o.source {
                     switch stepFacts.resolving(layer) {
                     case .success(let resolved): o.source = .text(resolved)
