@@ -96,7 +96,8 @@ final class OperationRunner {
 
     func planned(_ steps: [Step], on size: Size) throws(DeriveError) -> ([ImageOperation], Size?) {
         do {
-            let result = try planner.operations(for: steps, input: size, sourceFormat: sourceFormat)
+            // The job's faces, as the source had them: what `fc` counts.
+            let result = try planner.operations(for: steps, input: size, sourceFormat: sourceFormat, faceCount: faces?.count)
             return (result.operations, result.size)
         } catch {
             throw DeriveError(error)

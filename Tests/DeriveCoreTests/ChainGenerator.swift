@@ -90,6 +90,7 @@ struct ChainGenerator {
 
     mutating func arithmetic() -> ArithmeticExpression {
         func operand(valueOnly: Bool) -> String {
+            if random.chance(0.1) { return "$" + random.pick(Self.variableNames) }
             if valueOnly || random.chance(0.6) { return random.pick(PredefinedValue.allCases).rawValue }
             return random.chance(0.7) ? String(Int.random(in: 1...500, using: &random))
                 : Decimal6.string(Decimal6.quantize(Double.random(in: 0.05...4, using: &random)))
@@ -103,6 +104,36 @@ struct ChainGenerator {
             preconditionFailure("generated an expression the parser refuses: \(words)")
         }
         return e
+    }
+
+    static let variableNames = ["v", "size", "n2", "Tag"]
+
+    /// `$name_<value>`: a number, an expression or a text.
+    mutating func assignment() -> VariableAssignment {
+        let name = random.pick(Self.variableNames)
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0: return VariableAssignment(name: name, value: .number(.number(Double(Int.random(in: -50...500, using: &random)))))
+        case 1: return VariableAssignment(name: name, value: .number(arithmetic()))
+        default: return VariableAssignment(name: name, value: .text(random.pick(["sale", "Arial_12", "a:b:c", "x y"])))
+        }
+    }
+
+    /// A condition as the parser reads it: comparisons of expressions, variables and texts,
+    /// joined by and/or.
+    mutating func condition() -> Condition {
+        var words: [String] = []
+        for i in 0..<Int.random(in: 1...3, using: &random) {
+            if i > 0 { words.append(random.pick(["and", "or"])) }
+            if random.chance(0.2) {
+                words += ["$" + random.pick(Self.variableNames), random.pick(["eq", "ne", "in", "nin"]), "!" + random.pick(["sale", "a:b", "new"]) + "!"]
+            } else {
+                words += [arithmetic().canonicalText, random.pick(ComparisonOperator.allCases.filter { $0.symbol != nil }).rawValue, arithmetic().canonicalText]
+            }
+        }
+        guard case .success(let c) = ConditionParser.parse(words.joined(separator: "_")) else {
+            preconditionFailure("generated a condition the parser refuses: \(words)")
+        }
+        return c
     }
 
     mutating func color() -> Color {
@@ -127,7 +158,9 @@ struct ChainGenerator {
                 r.height = dimension()
             }
         }
+        if r.aspectRatio != nil && random.chance(0.15) { (r.aspectRatio, r.aspectRatioExpression) = (nil, arithmetic()) }
         if random.chance(0.2) { r.dpr = Decimal6.quantize(Double.random(in: 0.5...4, using: &random)) }
+        if random.chance(0.05) { (r.dpr, r.dprExpression) = (nil, arithmetic()) }
         if r.mode.takesGravity {
             let kind = Int.random(in: 0..<4, using: &random)
             if kind == 1 && r.mode != .auto {
@@ -154,8 +187,10 @@ struct ChainGenerator {
     }
 
     mutating func step(depth: Int) -> Step {
-        switch Int.random(in: 0..<(jsonOnly ? 12 : 11), using: &random) {
+        switch Int.random(in: 0..<(jsonOnly ? 14 : 13), using: &random) {
         case 0, 1, 2: return .resize(resize())
+        case 3 where random.chance(0.15):
+            return .rotate(Rotate(background: random.chance(0.3) ? color() : nil, angleExpression: arithmetic()))
         case 3:
             // Strings take whole degrees; fractional angles exist only in JSON.
             let angle = jsonOnly ? Decimal6.quantize(Double.random(in: -720...720, using: &random)) : Double(Int.random(in: -720...720, using: &random))
@@ -181,15 +216,27 @@ struct ChainGenerator {
             case 0: source = .image(random.pick(["logo", "brand/logo.png", "https://cdn.example.com/a%20b/l,o/g:o.png?x=1&y=2", "s3://bucket/key"]))
             case 1: source = .image("https://example.com/w\(Int.random(in: 0...99, using: &random)).png")
             default:
-                source = .text(TextLayer(text: random.pick(["Hello, world/100%: ok", "Ünïcødé ✓", "a"]),
+                var layer = TextLayer(text: random.pick(["Hello, world/100%: ok", "Ünïcødé ✓", "a", "$5"]),
                                          font: random.pick(["Arial", "Open Sans", "DejaVu-Sans"]),
                                          size: Int.random(in: 1...200, using: &random), bold: random.chance(0.5),
-                                         italic: random.chance(0.5), color: color()))
+                                         italic: random.chance(0.5), color: color())
+                if random.chance(0.3) { layer.parts = [.variable(random.pick(Self.variableNames))] + layer.parts + [.literal(" $(x)")] }
+                source = .text(layer)
             }
             let inner = (0..<Int.random(in: 0...2, using: &random)).map { _ in step(depth: depth + 1) }
             return .overlay(Overlay(source: source, chain: inner,
                                     gravity: random.chance(0.7) ? .compass(random.pick(Compass.allCases)) : nil,
                                     x: random.chance(0.4) ? offset() : nil, y: random.chance(0.4) ? offset() : nil))
+        case 11 where random.chance(0.2):
+            // A layer named in one component would take a surrounding layer's fl_layer_apply.
+            return .template(random.pick(["e_$Tag:50", "c_$v,w_100", "b_$Tag", "c_fill,w_10,h_10,g_$n2"] + (depth == 0 ? ["l_text:$Tag:Hi"] : [])))
+        case 11:
+            return .assign(assignment())
+        case 12:
+            if depth >= 2 { return .effect(.negate) }
+            let then = (0..<Int.random(in: 0...2, using: &random)).map { _ in step(depth: depth + 1) }
+            let otherwise = random.chance(0.5) ? (0..<Int.random(in: 1...2, using: &random)).map { _ in step(depth: depth + 1) } : []
+            return .conditional(Conditional(condition: condition(), then: then, otherwise: otherwise))
         default:
             return .validate(ImageConstraints(minWidth: random.chance(0.5) ? Int.random(in: 1...100, using: &random) : nil,
                                               maxWidth: random.chance(0.5) ? Int.random(in: 100...20000, using: &random) : nil,

@@ -9,13 +9,10 @@ import Testing
     /// The first line names the parameter and its value and says whether Cloudinary has it; it
     /// is the only line, because everything after it would follow from it.
     @Test(arguments: [
-        ("if_w_gt_100/c_scale,w_50/if_end", #"chain component 0 ("if_w_gt_100"): if_w_gt_100: known to Cloudinary, not supported by Derive: conditional transformations; planned in issue 15"#),
-        ("if_w_gt_100,c_scale,w_50/if_else/c_fill,w_10,h_10/if_end", #"chain component 0 ("if_w_gt_100,c_scale,w_50"): if_w_gt_100: known to Cloudinary, not supported by Derive: conditional transformations; planned in issue 15"#),
-        ("$w_100/c_scale,w_$w", #"chain component 0 ("$w_100"): $w_100: known to Cloudinary, not supported by Derive: user-defined variables (also $<name> in a value and $(name) in l_text); planned in issue 15"#),
-        ("c_scale,w_$w", #"chain component 0 ("c_scale,w_$w"): w_$w: known to Cloudinary, not supported by Derive: user-defined variables (also $<name> in a value and $(name) in l_text); planned in issue 15"#),
-        ("l_text:Arial_40:Hello%20$(name)/fl_layer_apply,g_south", #"chain component 0 ("l_text:Arial_40:Hello%20$(name)"): l_text:Arial_40:Hello%20$(name): known to Cloudinary, not supported by Derive: user-defined variables (also $<name> in a value and $(name) in l_text); planned in issue 15"#),
-        ("a_w_mul_2", #"chain component 0 ("a_w_mul_2"): a_w_mul_2: known to Cloudinary, not supported by Derive: arithmetic expressions outside w_, h_, x_, y_, o_, r_ and effect amounts (which evaluate them); planned in issue 15"#),
-        ("c_crop,w_100,h_100,x_fc_mul_10", #"chain component 0 ("c_crop,w_100,h_100,x_fc_mul_10"): x_fc_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; fc is the face count, which the face detector finds while the job runs, after expressions are evaluated"#),
+        ("if_du_gt_30,c_scale,w_100", #"chain component 0 ("if_du_gt_30,c_scale,w_100"): if_du_gt_30: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; du is a duration, which Derive does not read from a source's header"#),
+        ("$f_!png!/f_$f", #"chain component 1 ("f_$f"): f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text; planned in issue 15"#),
+        ("bo_w_div_100px_solid_black", #"chain component 0 ("bo_w_div_100px_solid_black"): bo_w_div_100px_solid_black: known to Cloudinary, not supported by Derive: arithmetic expressions in a border's width (bo_<n>px_solid_<colour>); every other number takes them; planned in issue 15"#),
+        ("c_crop,w_100,h_100,x_ils_mul_10", #"chain component 0 ("c_crop,w_100,h_100,x_ils_mul_10"): x_ils_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
         ("dpr_auto", #"chain component 0 ("dpr_auto"): dpr_auto: known to Cloudinary, not supported by Derive: needs the browser's client hints; its batch form (density variants) is planned in issue 15"#),
         ("c_limit,w_auto:100:400", #"chain component 0 ("c_limit,w_auto:100:400"): w_auto:100:400: known to Cloudinary, not supported by Derive: needs the browser's client hints; its batch form (width variants) is planned in issue 15; meanwhile use breakpoints"#),
         ("l_logo,fl_relative,w_0.5", #"chain component 0 ("l_logo,fl_relative,w_0.5"): fl_relative: known to Cloudinary, not supported by Derive: overlay sizes relative to the base image; planned in issue 15"#),
@@ -44,9 +41,9 @@ import Testing
         #expect(issues == [message])
     }
 
-    /// `if_` is Cloudinary's, so no "did you mean" guesses a one-letter parameter for it.
+    /// Parameters Cloudinary has get no "did you mean" guessing a one-letter parameter.
     @Test func noGuessesForParametersCloudinaryHas() {
-        for text in ["if_w_gt_100", "if_else", "$width_100", "u_logo", "fn_wasm:blur.wasm", "so_2"] {
+        for text in ["if_du_gt_1,e_sepia", "f_$name", "u_logo", "fn_wasm:blur.wasm", "so_2"] {
             let issues = CloudinaryParser().parse(text).issues.map(\.description)
             #expect(issues.count == 1 && issues.allSatisfy { !$0.contains("did you mean") && $0.contains("known to Cloudinary, not supported by Derive") }, "\(text): \(issues)")
         }
@@ -55,10 +52,10 @@ import Testing
     /// Parameters are read for every component before steps are built; the first line is still
     /// about the earliest component at fault.
     @Test func theFirstLineIsAboutTheFirstComponentAtFault() {
-        let issues = CloudinaryParser().parse("c_fill,w_0,h_10/if_w_gt_1/e_sepai").issues.map(\.description)
+        let issues = CloudinaryParser().parse("c_fill,w_0,h_10/if_ils_gt_1/e_sepai").issues.map(\.description)
         #expect(issues == [
             #"chain component 0 ("c_fill,w_0,h_10"): w must be between 1 and 16384, got 0"#,
-            #"chain component 1 ("if_w_gt_1"): if_w_gt_1: known to Cloudinary, not supported by Derive: conditional transformations; planned in issue 15"#,
+            #"chain component 1 ("if_ils_gt_1"): if_ils_gt_1: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#,
             #"chain component 2 ("e_sepai"): e_sepai: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#,
         ])
     }

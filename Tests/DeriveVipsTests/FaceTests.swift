@@ -46,6 +46,22 @@ import Testing
         try Self.engine().faces(in: SourceImage(bytes: output.data, location: output.name)).faces
     }
 
+    /// `fc` is the engine's: the plan defers the steps that name it, the job finds faces once,
+    /// and the engine decides with the count (six in the group, one in the portrait).
+    @Test func conditionsOnTheFaceCount() throws {
+        let chain = "if_fc_gt_5/c_scale,w_60/if_else/c_scale,w_30/if_end/f_png"
+        #expect(try Self.render(Self.group, chain).1.outputs[0].metadata.width == 60)
+        #expect(try Self.render(Self.portrait, chain).1.outputs[0].metadata.width == 30)
+        #expect(try Self.render(Self.group, "c_scale,w_fc_mul_10/f_png").1.outputs[0].metadata.width == 60)
+        // Without detection the step says why it cannot run.
+        do {
+            _ = try Self.render(Self.group, chain, engine: Self.engine(enabled: false))
+            Issue.record("planned without faces")
+        } catch {
+            #expect("\(error)".contains("fc (the face count) is not known"), "\(error)")
+        }
+    }
+
     @Test func findsEveryFaceOfTheGroupAndThePortrait() throws {
         let engine = try Self.engine()
         #expect(try engine.faces(in: Self.repositoryFile(Self.group)).faces.count == 6)

@@ -46,6 +46,7 @@ public enum ChainEncoder {
         switch quality {
         case .value(let q): .int(q)
         case .auto(let level): .string("auto:\(level.rawValue)")
+        case .expression(let e): .string(e.canonicalText)
         }
     }
 
@@ -74,15 +75,15 @@ public enum ChainEncoder {
             add("mode", .string(r.mode.rawValue))
             add("width", r.width?.json)
             add("height", r.height?.json)
-            add("aspectRatio", r.aspectRatio.map(JSONValue.decimal))
+            add("aspectRatio", r.aspectRatio.map(JSONValue.decimal) ?? r.aspectRatioExpression.map { .string($0.canonicalText) })
             add("gravity", r.gravity.map(json))
             add("x", r.x?.json)
             add("y", r.y?.json)
-            add("dpr", r.dpr.map(JSONValue.decimal))
+            add("dpr", r.dpr.map(JSONValue.decimal) ?? r.dprExpression.map { .string($0.canonicalText) })
             add("background", r.background.map { .string($0.hex) })
-            add("zoom", r.zoom.map(JSONValue.decimal))
+            add("zoom", r.zoom.map(JSONValue.decimal) ?? r.zoomExpression.map { .string($0.canonicalText) })
         case .rotate(let r):
-            add("angle", .decimal(r.angle))
+            add("angle", r.angleExpression.map { .string($0.canonicalText) } ?? .decimal(r.angle))
             switch (r.horizontalFlip, r.verticalFlip) {
             case (true, true): add("flip", .string("both"))
             case (true, false): add("flip", .string("horizontal"))
@@ -121,8 +122,15 @@ public enum ChainEncoder {
             switch o.source {
             case .image(let source): add("image", .string(source))
             case .text(let t):
+                // A text without variables is a string, as it always was (and keeps its identity).
+                let text: JSONValue = t.variableNames.isEmpty ? .string(t.text) : .array(t.parts.map { part in
+                    switch part {
+                    case .literal(let s): .string(s)
+                    case .variable(let name): .object([JSONMember(key: "variable", value: .string(name))])
+                    }
+                })
                 var members: [JSONMember] = [
-                    JSONMember(key: "text", value: .string(t.text)), JSONMember(key: "font", value: .string(t.font)),
+                    JSONMember(key: "text", value: text), JSONMember(key: "font", value: .string(t.font)),
                     JSONMember(key: "size", value: .int(t.size)), JSONMember(key: "bold", value: .bool(t.bold)),
                     JSONMember(key: "italic", value: .bool(t.italic)), JSONMember(key: "color", value: .string(t.color.hex)),
                 ]
@@ -144,6 +152,20 @@ public enum ChainEncoder {
             add("formats", c.formats.map { .array($0.map { .string($0.rawValue) }) })
         case .preset(let name):
             return .string(name)
+        case .assign(let a):
+            add("name", .string(a.name))
+            switch a.value {
+            case .number(.number(let n)): add("value", n == n.rounded() && abs(n) < 1e15 ? .int(Int(n)) : .decimal(n))
+            case .number(let e): add("value", .string(e.canonicalText))
+            case .text(let t): add("text", .string(t))
+            }
+            if a.isDefault { add("default", .bool(true)) }
+        case .template(let text):
+            return .string(text)
+        case .conditional(let c):
+            add("condition", .string(c.condition.canonicalText))
+            add("then", json(c.then))
+            if !c.otherwise.isEmpty { add("else", json(c.otherwise)) }
         }
         return .object(m)
     }

@@ -32,8 +32,13 @@ enum Normalizer {
         case .validate(var c):
             if let formats = c.formats { c.formats = Array(Set(formats)).sorted { $0.rawValue < $1.rawValue } }
             return .validate(c)
-        case .trim, .background, .border, .preset:
+        case .trim, .background, .border, .preset, .assign, .template:
             return step
+        case .conditional(var c):
+            c.then = normalize(c.then)
+            c.otherwise = normalize(c.otherwise)
+            // A condition with nothing to apply either way changes nothing.
+            return c.then.isEmpty && c.otherwise.isEmpty ? nil : .conditional(c)
         }
     }
 
@@ -41,7 +46,7 @@ enum Normalizer {
     /// scaling, as the geometry table says; gravity, offsets and background then mean nothing.
     static func normalize(_ input: Resize) -> Resize {
         var r = input
-        let oneDimension = (r.width == nil) != (r.height == nil) && r.aspectRatio == nil
+        let oneDimension = (r.width == nil) != (r.height == nil) && !r.hasAspectRatio
         if r.zoom == 1 { r.zoom = nil }
         if oneDimension && !FaceGeometry.cutsAroundFaces(r) {
             switch r.mode {
@@ -68,12 +73,18 @@ enum Normalizer {
         } else {
             r.background = nil
         }
-        r.dpr = r.dpr ?? 1
+        r.dpr = r.dprExpression == nil ? r.dpr ?? 1 : nil
         return r
     }
 
     static func normalize(_ input: Rotate) -> Rotate? {
         var r = input
+        if r.angleExpression != nil {
+            // Its angle is known per source: the corner colour stays, in case it is not square.
+            r.angle = 0
+            r.background = r.background ?? .transparent
+            return r
+        }
         if r.horizontalFlip && r.verticalFlip {
             // Flipping both ways is a half turn.
             r.horizontalFlip = false

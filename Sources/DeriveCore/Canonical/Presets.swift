@@ -82,8 +82,8 @@ public struct JobResolver: Sendable {
             var references: [PresetReference] = jobPreset.map { [$0] } ?? []
             let chain = try expand(output.chain, settings: &settings, references: &references,
                                    trail: job.preset.map { [$0] } ?? [], location: location, issues: &issues)
-            if chain.count > limits.maxChainLength {
-                issues.append(ValidationIssue(location: "\(location).chain", reason: "has \(chain.count) steps after expanding presets; the limit is \(limits.maxChainLength)"))
+            if chain.length > limits.maxChainLength {
+                issues.append(ValidationIssue(location: "\(location).chain", reason: "has \(chain.length) steps after expanding presets; the limit is \(limits.maxChainLength)"))
             }
             for issue in StepRules.settingsIssues(settings, limits: limits) {
                 issues.append(ValidationIssue(location: "\(location).\(issue.field)", reason: issue.reason))
@@ -138,7 +138,15 @@ public struct JobResolver: Sendable {
                 for field in conflicts {
                     issues.append(ValidationIssue(location: "\(location).\(field)", reason: "contradicts preset \(Quoted(name)), which sets \(field) differently"))
                 }
-                result += try expand(inner.chain, settings: &settings, references: &references, trail: trail + [name],
+                // The preset's first assignment of each variable is a default: a value the
+                // chain set before `t_` overrides it, as Cloudinary lets a caller do.
+                var seen: Set<String> = []
+                let defaults = inner.chain.map { step -> Step in
+                    guard case .assign(var a) = step, seen.insert(a.name).inserted else { return step }
+                    a.isDefault = true
+                    return .assign(a)
+                }
+                result += try expand(defaults, settings: &settings, references: &references, trail: trail + [name],
                                      location: location, issues: &issues)
             case .overlay(var overlay):
                 var ignored = OutputSettings()

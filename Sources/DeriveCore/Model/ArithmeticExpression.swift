@@ -8,6 +8,9 @@ import Foundation
 public indirect enum ArithmeticExpression: Sendable, Hashable {
     case number(Double)
     case value(PredefinedValue)
+    /// A user-defined variable (`$name`), whose value the planner knows from an earlier
+    /// assignment in the chain.
+    case variable(String)
     case operation(ArithmeticOperator, ArithmeticExpression, ArithmeticExpression)
 
     /// Cloudinary's URL spelling with short names and word operators (`iw_mul_2_add_ih_mul_2`).
@@ -16,6 +19,7 @@ public indirect enum ArithmeticExpression: Sendable, Hashable {
         switch self {
         case .number(let n): Decimal6.string(n)
         case .value(let v): v.rawValue
+        case .variable(let name): "$" + name
         case .operation(let op, let left, let right): "\(left.canonicalText)_\(op.rawValue)_\(right.canonicalText)"
         }
     }
@@ -23,9 +27,18 @@ public indirect enum ArithmeticExpression: Sendable, Hashable {
     /// The predefined values the expression names, in order of appearance.
     public var values: [PredefinedValue] {
         switch self {
-        case .number: []
+        case .number, .variable: []
         case .value(let v): [v]
         case .operation(_, let left, let right): left.values + right.values
+        }
+    }
+
+    /// The user-defined variables the expression names, in order of appearance.
+    public var variables: [String] {
+        switch self {
+        case .number, .value: []
+        case .variable(let name): [name]
+        case .operation(_, let left, let right): left.variables + right.variables
         }
     }
 
@@ -33,7 +46,7 @@ public indirect enum ArithmeticExpression: Sendable, Hashable {
     /// values (`iw`, `pc`) of steps that run after a content-dependent size is known.
     public func substituting(_ known: (PredefinedValue) -> Double?) -> ArithmeticExpression {
         switch self {
-        case .number: self
+        case .number, .variable: self
         case .value(let v): known(v).map(ArithmeticExpression.number) ?? self
         case .operation(let op, let left, let right): .operation(op, left.substituting(known), right.substituting(known))
         }
@@ -47,31 +60,41 @@ public indirect enum ArithmeticExpression: Sendable, Hashable {
         case notFinite(String)
         /// A value the caller could not give (the current size after a trim, before it runs).
         case unknownValue(PredefinedValue)
+        /// A variable no earlier step assigned.
+        case unsetVariable(String)
+        /// A variable that holds a text (`$name_!text!`) where a number is needed.
+        case textVariable(String)
 
         public var description: String {
             switch self {
             case .divisionByZero(let text): "\(text) divides by zero on this source"
             case .notFinite(let text): "\(text) has no finite value on this source"
             case .unknownValue(let v): "\(v.rawValue) is not known at this point"
+            case .unsetVariable(let name): "$\(name) is not set before it is used; assign it first ($\(name)_<value>)"
+            case .textVariable(let name): "$\(name) holds a text, not a number"
             }
         }
     }
 
-    /// The value, with `facts` answering for the predefined values.
-    public func evaluate(_ facts: (PredefinedValue) -> Double?) -> Result<Double, EvaluationFailure> {
+    /// The value, with `facts` answering for the predefined values and `variables` for the
+    /// user-defined ones.
+    public func evaluate(_ facts: (PredefinedValue) -> Double?,
+                         variables: (String) -> Result<Double, EvaluationFailure> = { .failure(.unsetVariable($0)) }) -> Result<Double, EvaluationFailure> {
         switch self {
         case .number(let n):
             return .success(n)
         case .value(let v):
             guard let value = facts(v) else { return .failure(.unknownValue(v)) }
             return .success(value)
+        case .variable(let name):
+            return variables(name)
         case .operation(let op, let leftExpression, let rightExpression):
             let left: Double, right: Double
-            switch leftExpression.evaluate(facts) {
+            switch leftExpression.evaluate(facts, variables: variables) {
             case .success(let value): left = value
             case .failure(let failure): return .failure(failure)
             }
-            switch rightExpression.evaluate(facts) {
+            switch rightExpression.evaluate(facts, variables: variables) {
             case .success(let value): right = value
             case .failure(let failure): return .failure(failure)
             }
@@ -122,9 +145,9 @@ public enum ArithmeticOperator: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// The values of Cloudinary's expressions that Derive knows before decoding: the source's size
+/// The values of Cloudinary's expressions that Derive knows: before decoding, the source's size
 /// as decoded (after EXIF orientation) and the size of the image a step receives, with their
-/// aspect ratios, and the page.
+/// aspect ratios, and the page; once faces are found, their number.
 public enum PredefinedValue: String, Sendable, Hashable, CaseIterable {
     case initialWidth = "iw"
     case initialHeight = "ih"
@@ -134,6 +157,9 @@ public enum PredefinedValue: String, Sendable, Hashable, CaseIterable {
     case aspectRatio = "ar"
     case currentPage = "cp"
     case pageCount = "pc"
+    /// The faces the detector finds in the job's image. The planner cannot know it from the
+    /// header: steps that name it are planned by the engine once faces are found.
+    case faceCount = "fc"
 
     /// The names Cloudinary and its SDKs use besides the short one (`initial_width`,
     /// `initialWidth`), and the `current_*` forms of the current values.
@@ -147,6 +173,7 @@ public enum PredefinedValue: String, Sendable, Hashable, CaseIterable {
         case .aspectRatio: ["aspect_ratio", "aspectRatio", "current_aspect_ratio", "currentAspectRatio"]
         case .currentPage: ["current_page", "currentPage"]
         case .pageCount: ["page_count", "pageCount"]
+        case .faceCount: ["face_count", "faceCount", "faces"]
         }
     }
 

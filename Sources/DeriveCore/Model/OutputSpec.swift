@@ -51,12 +51,21 @@ public enum Quality: Sendable, Hashable {
     case value(Int)
     /// Perceptual search for the lowest quality within a difference target (`q_auto[:level]`).
     case auto(AutoQuality)
+    /// `q_<expression>` (`q_$q`, `q_100_sub_pc_mul_5`): the planner evaluates it on the source
+    /// into a value, so the engine never sees one.
+    case expression(ArithmeticExpression)
 
     public var text: String {
         switch self {
         case .value(let q): String(q)
         case .auto(let level): "auto:\(level.rawValue)"
+        case .expression(let e): e.canonicalText
         }
+    }
+
+    var isAuto: Bool {
+        if case .auto = self { return true }
+        return false
     }
 }
 

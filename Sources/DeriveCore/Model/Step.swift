@@ -15,6 +15,13 @@ public enum Step: Sendable, Hashable {
     case validate(ImageConstraints)
     /// A named preset's chain, expanded in place before anything else looks at the chain.
     case preset(String)
+    /// `$name_<value>`: sets a variable for the steps after it; changes no pixels.
+    case assign(VariableAssignment)
+    /// `if_<condition>/…/if_else/…/if_end`: one branch or the other, decided when planning.
+    case conditional(Conditional)
+    /// A component whose names come from text variables (`e_$effect:100`,
+    /// `l_text:$style:Hi`), kept as written: the planner writes the variables in and reads it.
+    case template(String)
 
     /// The JSON key of the step object (`{"resize": {...}}`).
     public var key: String {
@@ -30,17 +37,23 @@ public enum Step: Sendable, Hashable {
         case .overlay: "overlay"
         case .validate: "validate"
         case .preset: "preset"
+        case .assign: "variable"
+        case .conditional: "if"
+        case .template: "template"
         }
     }
 }
 
 extension Step {
-    /// Whether the engine must find faces to run this step.
+    /// Whether the engine must find faces to run this step (to place or hide something on
+    /// them, or to know how many there are).
     public var needsFaces: Bool {
-        switch self {
+        if namesFaceCount { return true }
+        return switch self {
         case .resize(let r): r.gravity?.needsFaces == true
         case .effect(let e): e.needsFaces
         case .overlay(let o): o.gravity?.needsFaces == true || o.chain.contains { $0.needsFaces }
+        case .conditional(let c): (c.then + c.otherwise).contains { $0.needsFaces }
         default: false
         }
     }
@@ -79,6 +92,14 @@ public struct Resize: Sendable, Hashable {
     /// `z_`: with `c_thumb` or `c_crop` and a face gravity, above 1 zooms in on the face and
     /// below 1 takes in more of its surroundings.
     public var zoom: Double?
+    /// `ar_`, `dpr_` and `z_` written as expressions (`ar_iar`, `dpr_$density`); the planner
+    /// evaluates each into the field above before the step is checked and laid out.
+    public var aspectRatioExpression: ArithmeticExpression?
+    public var dprExpression: ArithmeticExpression?
+    public var zoomExpression: ArithmeticExpression?
+
+    /// Whether an aspect ratio is given, as a number or as an expression.
+    public var hasAspectRatio: Bool { aspectRatio != nil || aspectRatioExpression != nil }
 
     public init(mode: ResizeMode = .scale, width: Length? = nil, height: Length? = nil,
                 aspectRatio: Double? = nil, gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil,
@@ -103,8 +124,13 @@ public struct Rotate: Sendable, Hashable {
     public var horizontalFlip: Bool
     public var verticalFlip: Bool
     public var background: Color?
+    /// `a_<expression>` (`a_$angle`, `a_iar_mul_10`): whole degrees the planner evaluates into
+    /// `angle` (which is 0 until then).
+    public var angleExpression: ArithmeticExpression?
 
-    public init(angle: Double = 0, horizontalFlip: Bool = false, verticalFlip: Bool = false, background: Color? = nil) {
+    public init(angle: Double = 0, horizontalFlip: Bool = false, verticalFlip: Bool = false, background: Color? = nil,
+                angleExpression: ArithmeticExpression? = nil) {
+        self.angleExpression = angleExpression
         self.angle = angle
         self.horizontalFlip = horizontalFlip
         self.verticalFlip = verticalFlip
@@ -292,30 +318,6 @@ public struct Overlay: Sendable, Hashable {
         self.x = x
         self.y = y
         self.regionRelative = regionRelative
-    }
-}
-
-/// `l_text:<font>_<size>[_bold][_italic]:<text>` with `co_<color>`.
-public struct TextLayer: Sendable, Hashable {
-    public var text: String
-    public var font: String
-    public var size: Int
-    public var bold: Bool
-    public var italic: Bool
-    public var color: Color
-    /// Wraps the text into lines no wider than this many pixels (`c_fit,w_<n>` beside `l_text`);
-    /// nil keeps it on one line (or the lines its `%0A` breaks make).
-    public var width: Int?
-
-    public init(text: String, font: String = "sans", size: Int = 32, bold: Bool = false, italic: Bool = false,
-                color: Color = .black, width: Int? = nil) {
-        self.text = text
-        self.font = font
-        self.size = size
-        self.bold = bold
-        self.italic = italic
-        self.color = color
-        self.width = width
     }
 }
 

@@ -25,7 +25,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
     public func parse(_ text: String, location: String = "chain") -> Result {
-        var run = Run(limits: limits, location: location)
+        var run = ParseRun(limits: limits, location: location)
         if text.utf8.count > limits.maxTransformationLength {
             run.issues.append(ValidationIssue(location: location, reason: "is \(text.utf8.count) bytes; the limit is \(limits.maxTransformationLength)"))
             return Result(steps: [], settings: OutputSettings(), issues: run.issues)
@@ -39,10 +39,11 @@ public struct CloudinaryParser: Sendable {
             return Result(steps: [], settings: OutputSettings(), issues: run.issues)
         }
         run.pairLayers(components)
+        run.pairBlocks(components)
         let steps = run.sequence(components, 0..<components.count, inLayer: false, depth: 0)
         var issues = run.issuesInOrder
-        if steps.count > limits.maxChainLength {
-            issues.append(ValidationIssue(location: location, reason: "has \(steps.count) steps; the limit is \(limits.maxChainLength)"))
+        if steps.length > limits.maxChainLength {
+            issues.append(ValidationIssue(location: location, reason: "has \(steps.length) steps; the limit is \(limits.maxChainLength)"))
         }
         return Result(steps: steps, settings: run.settings, issues: issues)
     }
@@ -54,6 +55,21 @@ struct Component {
     var text: String
     var params: [String: String] = [:]
     var flags: [String] = []
+    /// `$name_<value>` in the order written; they apply before the component's other parameters.
+    var assignments: [VariableAssignment] = []
+    /// `if_<condition>`, `if_else` or `if_end`.
+    var branch: Branch?
+    /// An `if_<condition>` was written here, whether or not it could be read.
+    var hasCondition = false
+    /// The parameters (all but assignments and `if_`), when a name among them comes from a
+    /// variable (`e_$effect:100`): the planner writes the variables in and reads them then.
+    var template: String?
+
+    enum Branch: Equatable {
+        case condition(Condition)
+        case otherwise
+        case end
+    }
 
     /// A parameter of this component was refused: its other parameters are not read, so the
     /// refusal is the only complaint about it.
@@ -64,10 +80,13 @@ struct Component {
     var isLayerApply: Bool { flags.contains("layer_apply") }
     /// Opens a layer that a later `fl_layer_apply` closes (`u_` too, though it is refused).
     var opensLayer: Bool { has("l") || has("u") }
+    /// Nothing but the branch parameter: an `if_` like this opens a block up to its `if_end`.
+    var isBranchAlone: Bool { params.isEmpty && flags.isEmpty && assignments.isEmpty && template == nil }
+    var opensBlock: Bool { hasCondition && isBranchAlone }
 }
 
 /// The state of one parse: issues so far, settings found, and which `l_` each `fl_layer_apply` closes.
-private struct Run {
+struct ParseRun {
     let limits: ChainLimits
     let location: String
     var issues: [ValidationIssue] = []
@@ -76,6 +95,13 @@ private struct Run {
     var issueComponents: [Int] = []
     var settings = OutputSettings()
     var closing: [Int: Int] = [:]
+    /// The `if_else` and `if_end` of each block-opening `if_`.
+    var blockElse: [Int: Int] = [:]
+    var blockEnd: [Int: Int] = [:]
+    /// The `if_else` component right after a one-component conditional (`if_ar_gt_1,c_fill,…/if_else,c_fit,…`).
+    var singleElse: [Int: Int] = [:]
+    /// Inside an `if_` block (or a one-component conditional) while building steps.
+    var conditionDepth = 0
     /// Unsupported features already reported: a second use of one is a consequence of the
     /// first (`if_else` after `if_`, `w_$w` after `$w_100`), not news.
     var reported: Set<CloudinaryVocabulary.Unsupported> = []
@@ -113,7 +139,15 @@ private struct Run {
             fail(component, "is empty; remove the extra '/'")
             return component
         }
-        for token in text.split(separator: ",", omittingEmptySubsequences: false) {
+        let tokens = text.split(separator: ",", omittingEmptySubsequences: false)
+        if tokens.contains(where: { Self.namesFromVariable(String($0)) }) {
+            let rest = tokens.filter { !$0.hasPrefix("$") && !$0.hasPrefix("if_") }
+            component.template = rest.joined(separator: ",")
+            // The layer is recorded, so that a fl_layer_apply after it is known to close it.
+            for token in rest where token.hasPrefix("l_") || token.hasPrefix("u_") { component.params[String(token.prefix(1))] = String(token.dropFirst(2)) }
+        }
+        for token in tokens {
+            if component.template != nil && !token.hasPrefix("$") && !token.hasPrefix("if_") { continue }
             guard let underscore = token.firstIndex(of: "_"), underscore != token.startIndex else {
                 fail(component, "\(Quoted(String(token))) is not a parameter; parameters are key_value, such as w_200")
                 component.refused = true
@@ -121,6 +155,25 @@ private struct Run {
             }
             let key = String(token[..<underscore])
             let value = String(token[token.index(after: underscore)...])
+            if key.hasPrefix("$") {
+                if let assignment = assignment(name: String(key.dropFirst()), value: value, written: String(token), in: component) {
+                    component.assignments.append(assignment)
+                } else {
+                    component.refused = true
+                }
+                continue
+            }
+            if key == "if" {
+                if component.branch != nil {
+                    fail(component, "repeats if_; a component holds one condition (join conditions with _and_ or _or_)")
+                    component.refused = true
+                } else if let branch = branch(value, written: String(token), in: &component) {
+                    component.branch = branch
+                } else {
+                    component.refused = true
+                }
+                continue
+            }
             if key == "l" || key == "u" {
                 if component.params[key] != nil {
                     fail(component, "repeats \(key)_; put each layer in its own component")
@@ -181,6 +234,23 @@ private struct Run {
         return component
     }
 
+    /// Whether a parameter takes a name (a mode, gravity, colour, effect, layer or text style)
+    /// from a variable: `c_$mode`, `e_$effect:100`, `l_text:$style:Hi`. Output settings, flags
+    /// and presets (`f_$f`, `t_$t`) are not among them: they are fixed before the chain runs.
+    static func namesFromVariable(_ token: String) -> Bool {
+        guard let underscore = token.firstIndex(of: "_"), !token.hasPrefix("$") else { return false }
+        let key = token[..<underscore], value = token[token.index(after: underscore)...]
+        switch key {
+        case "c", "g", "b", "co", "bo": return value.contains("$")
+        case "e": return value.prefix { $0 != ":" }.contains("$")
+        case "l":
+            // An image layer's name takes variables itself (`l_$logo`), across components too.
+            guard value.hasPrefix("text:") else { return false }
+            return value.dropFirst(5).prefix { $0 != ":" }.contains("$")
+        default: return false
+        }
+    }
+
     /// "did you mean" for a parameter Cloudinary does not have, only when it is one edit from one
     /// Derive reads (`wx` → `w`), never a guess among one-letter names (`if` is not `f`).
     static func parameterHint(_ key: String) -> String {
@@ -215,7 +285,20 @@ private struct Run {
         var steps: [Step] = []
         var i = range.lowerBound
         while i < range.upperBound {
-            let c = components[i]
+            var c = components[i]
+            if c.opensBlock {
+                i = block(components, at: i, range: range, inLayer: inLayer, depth: depth, into: &steps)
+                continue
+            }
+            if c.branch == .otherwise || c.branch == .end {
+                // Matched by pairBlocks (or reported there); an if_else's other parameters
+                // open its branch.
+                c.branch = nil
+                if c.isBranchAlone {
+                    i += 1
+                    continue
+                }
+            }
             if c.opensLayer && c.refused {
                 // The refusal of the layer says it all: nothing inside it is read.
                 i = closing[i].map { $0 < range.upperBound ? $0 + 1 : i + 1 } ?? i + 1
@@ -230,6 +313,19 @@ private struct Run {
                     fail(c, "overlays are nested more than \(limits.maxOverlayDepth) deep")
                     return steps
                 }
+                if c.template != nil {
+                    if closing[i] != nil {
+                        fail(c, CloudinaryVocabulary.notSupported(c.template!, CloudinaryVocabulary.feature(.variable)))
+                        return steps
+                    }
+                    steps += self.steps(from: c, inLayer: inLayer)
+                    i += 1
+                    continue
+                }
+                if let close = closing[i], close >= range.upperBound {
+                    fail(c, "a layer opened inside if_ … if_end is applied (fl_layer_apply) before the block's if_else or if_end")
+                    return steps
+                }
                 if let close = closing[i], close < range.upperBound {
                     if let overlay = longLayer(components, opener: c, inner: (i + 1)..<close, apply: components[close], depth: depth) {
                         steps.append(.overlay(overlay))
@@ -239,140 +335,17 @@ private struct Run {
                 }
                 if let overlay = shortLayer(c, depth: depth) { steps.append(.overlay(overlay)) }
             } else if !c.isLayerApply {
-                steps += self.steps(from: c, inLayer: inLayer)
+                if case .condition(let condition)? = c.branch {
+                    let otherwise = singleElse[i].flatMap { $0 < range.upperBound ? $0 : nil }
+                    steps += singleConditional(c, condition: condition, otherwise: otherwise.map { components[$0] }, inLayer: inLayer)
+                    if let otherwise { i = otherwise }
+                } else {
+                    steps += self.steps(from: c, inLayer: inLayer)
+                }
             }
             i += 1
         }
         return steps
-    }
-
-    // MARK: - Layers
-
-    mutating func longLayer(_ components: [Component], opener: Component, inner: Range<Int>, apply: Component, depth: Int) -> Overlay? {
-        var source = layerSource(opener)
-        var first = opener
-        first.params["l"] = nil
-        first.params["co"] = nil
-        wrapText(&source, taking: &first)
-        var placement = apply
-        placement.flags.removeAll { $0 == "layer_apply" }
-        let inOpener = Self.takeFlag("region_relative", from: &first)
-        let regionRelative = Self.takeFlag("region_relative", from: &placement) || inOpener
-        // Placement belongs to fl_layer_apply, but Cloudinary's own examples also put it beside
-        // l_ (`l_mask,g_faces,w_1.1/fl_layer_apply`): there it places the layer too.
-        let placedInOpener = ["g", "x", "y"].contains { placement.params[$0] == nil && first.params[$0] != nil }
-        let (gravity, x, y) = placedInOpener ? layerPlacement(&first) : layerPlacement(&placement)
-        var chain = first.params.isEmpty && first.flags.isEmpty ? [] : steps(from: first, inLayer: true)
-        chain += sequence(components, inner, inLayer: true, depth: depth + 1)
-        if !placement.params.isEmpty || !placement.flags.isEmpty {
-            fail(apply, "fl_layer_apply takes only g_, x_, y_ and fl_region_relative")
-        }
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
-    }
-
-    mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {
-        var source = layerSource(c)
-        var rest = c
-        rest.params["l"] = nil
-        rest.params["co"] = nil
-        wrapText(&source, taking: &rest)
-        let regionRelative = Self.takeFlag("region_relative", from: &rest)
-        let (gravity, x, y) = layerPlacement(&rest)
-        let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
-    }
-
-    /// `c_fit,w_<pixels>` beside `l_text` is Cloudinary's text wrapping: the text is set in
-    /// lines no wider than w, not rendered on one line and then shrunk. The two parameters leave
-    /// the layer's chain and become the text's width. As in Cloudinary, a fractional width
-    /// does not wrap: it stays a resize of the rendered text.
-    mutating func wrapText(_ source: inout Overlay.Source?, taking c: inout Component) {
-        guard case .text(var text)? = source, c.params["c"] == "fit", let w = c.params["w"], let width = Int(w) else { return }
-        if let h = c.params["h"] {
-            fail(c, "h_\(h) with c_fit beside l_text: known to Cloudinary (a height for the wrapped text), not supported by Derive; give c_fit,w_<pixels> alone to wrap")
-            c.params["h"] = nil
-        }
-        c.params["c"] = nil
-        c.params["w"] = nil
-        text.width = width
-        source = .text(text)
-    }
-
-    /// Removes a flag from a component; whether it was there.
-    static func takeFlag(_ flag: String, from c: inout Component) -> Bool {
-        let had = c.flags.contains(flag)
-        c.flags.removeAll { $0 == flag }
-        return had
-    }
-
-    /// Takes g_, x_ and y_ out of a component as an overlay's placement.
-    mutating func layerPlacement(_ c: inout Component) -> (Gravity?, Length?, Length?) {
-        var gravity: Gravity?
-        if let g = c.params.removeValue(forKey: "g") {
-            if let parsed = Gravity.parseToken(g) {
-                gravity = parsed
-            } else {
-                fail(c, GravityMessages.unsupported(g, written: "g_" + g))
-            }
-        }
-        let x = c.params.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) }
-        let y = c.params.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) }
-        return (gravity, x, y)
-    }
-
-    mutating func layerSource(_ c: Component) -> Overlay.Source? {
-        guard let value = c.params["l"] else { return nil }
-        if value.hasPrefix("text:") {
-            return text(String(value.dropFirst(5)), color: c.params["co"], in: c).map(Overlay.Source.text)
-        }
-        if c.params["co"] != nil {
-            fail(c, param: "co", "applies to text layers and e_colorize, not image layers")
-        }
-        if value.hasPrefix("fetch:") {
-            guard let uri = Base64URL.decode(String(value.dropFirst(6))), !uri.isEmpty else {
-                fail(c, "l_fetch: needs the source URL in base64url")
-                return nil
-            }
-            return .image(uri)
-        }
-        let allowed = value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }
-        guard allowed, !value.split(separator: ":", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
-            fail(c, "l_ expects a name such as l_logo or l_folder:logo, l_fetch:<base64url URL> or l_text:<font>_<size>:<text>, got \(Quoted(value))")
-            return nil
-        }
-        return .image(value.replacingOccurrences(of: ":", with: "/"))
-    }
-
-    /// `<font>_<size>[_bold][_italic]:<percent-encoded text>`.
-    mutating func text(_ value: String, color: String?, in c: Component) -> TextLayer? {
-        guard let colon = value.firstIndex(of: ":") else {
-            fail(c, "l_text needs a style and a text: l_text:<font>_<size>:<text>")
-            return nil
-        }
-        let style = value[..<colon].split(separator: "_", omittingEmptySubsequences: false).map(String.init)
-        let encoded = String(value[value.index(after: colon)...])
-        guard let decoded = encoded.removingPercentEncoding else {
-            fail(c, "the text of l_text is not valid percent-encoding")
-            return nil
-        }
-        guard style.count >= 2, let font = style[0].removingPercentEncoding, let size = Int(style[1]) else {
-            fail(c, "l_text style is <font>_<size>[_bold][_italic], got \(Quoted(String(value[..<colon])))")
-            return nil
-        }
-        var layer = TextLayer(text: decoded, font: font, size: size)
-        for token in style.dropFirst(2) {
-            switch token {
-            case "bold": layer.bold = true
-            case "italic": layer.italic = true
-            case "normal": break
-            default: fail(c, "unknown text style \(Quoted(token)); supported: bold, italic, normal")
-            }
-        }
-        if let color {
-            guard let parsed = self.color(color, param: "co", in: c) else { return nil }
-            layer.color = parsed
-        }
-        return layer
     }
 
     // MARK: - Steps of one component
@@ -380,7 +353,10 @@ private struct Run {
     mutating func steps(from c: Component, inLayer: Bool) -> [Step] {
         let before = issues.count
         var p = c.params
-        var steps: [Step] = []
+        // Assignments apply before the component's other parameters, which may use them.
+        var steps: [Step] = c.assignments.map(Step.assign)
+        // Read when planning (an overlay's chain starts with the variables set before it).
+        if let template = c.template { return steps + [.template(template)] }
         takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
         if c.flags.contains("region_relative") {
             fail(c, "fl_region_relative applies to a layer: put it beside l_ or fl_layer_apply")
@@ -390,7 +366,7 @@ private struct Run {
             if !p.isEmpty {
                 fail(c, param: "t", "must be alone in its component (with output settings at most)")
             }
-            return validated([.preset(name)], in: c)
+            return validated(steps + [.preset(name)], in: c)
         }
 
         var effect: String?
@@ -500,7 +476,9 @@ private struct Run {
             } else {
                 found.quality = QualityText.parse(q)
             }
-            if found.quality == nil && !refusedExpression(q, param: "q", in: c) {
+            if found.quality == nil && ExpressionParser.looksLikeExpression(q) {
+                found.quality = decimalExpression(q, param: "q", accepts: "1–100, auto[:level]", in: c).map(Quality.expression)
+            } else if found.quality == nil {
                 fail(c, param: "q", "must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got \(Quoted(q))")
             }
         }
@@ -524,6 +502,10 @@ private struct Run {
             }
         }
         guard found != OutputSettings() else { return }
+        if conditionDepth > 0 {
+            fail(c, "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) apply to the whole output; Derive does not set them inside if_ … if_end")
+            return
+        }
         if inLayer {
             fail(c, "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) apply to the whole output, not inside a layer")
             return
@@ -560,21 +542,31 @@ private struct Run {
         r.height = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
         if let ar = p.removeValue(forKey: "ar") {
             r.aspectRatio = AspectRatio.parse(ar)
-            if r.aspectRatio == nil && !refusedExpression(ar, param: "ar", in: c) { fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))") }
+            if r.aspectRatio == nil {
+                if ExpressionParser.looksLikeExpression(ar) {
+                    r.aspectRatioExpression = decimalExpression(ar, param: "ar", accepts: "a ratio (16:9, 1.78)", in: c)
+                } else {
+                    fail(c, param: "ar", "must be a ratio such as 16:9 or 1.78, got \(Quoted(ar))")
+                }
+            }
         }
         if let dpr = p.removeValue(forKey: "dpr") {
             if let feature = CloudinaryVocabulary.unsupported(key: "dpr", value: dpr) {
                 refuse(c, "dpr_" + dpr, feature)
             } else if let value = Double(dpr), value.isFinite, dpr.allSatisfy({ $0.isNumber || $0 == "." }) {
                 r.dpr = Decimal6.quantize(value)
-            } else if !refusedExpression(dpr, param: "dpr", in: c) {
+            } else if ExpressionParser.looksLikeExpression(dpr) {
+                r.dprExpression = decimalExpression(dpr, param: "dpr", accepts: "a number (2.0)", in: c)
+            } else {
                 fail(c, param: "dpr", "must be a number such as 2.0, got \(Quoted(dpr))")
             }
         }
         if let z = p.removeValue(forKey: "z") {
             if let zoom = Double(z), zoom.isFinite, z.allSatisfy({ $0.isNumber || $0 == "." }) {
                 r.zoom = Decimal6.quantize(zoom)
-            } else if !refusedExpression(z, param: "z", in: c) {
+            } else if ExpressionParser.looksLikeExpression(z) {
+                r.zoomExpression = decimalExpression(z, param: "z", accepts: "a zoom factor (1.5)", in: c)
+            } else {
                 fail(c, param: "z", "must be a zoom factor such as 1.5, got \(Quoted(z))")
             }
         }
@@ -619,8 +611,6 @@ private struct Run {
         switch ExpressionParser.parse(text) {
         case .success(let expression):
             return .expression(expression)
-        case .failure(.variable):
-            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.variable))
         case .failure(let problem):
             fail(c, problem.message("\(param)_\(text)", param: param + "_"))
         }
@@ -643,12 +633,20 @@ private struct Run {
         switch ExpressionParser.parse(text) {
         case .success(let expression):
             return .expression(expression)
-        case .failure(.variable):
-            refuse(c, written, CloudinaryVocabulary.feature(.variable))
         case .failure(let problem):
             fail(c, problem.message(written, param: label ?? param + "_", accepts: accepts))
         }
         return nil
+    }
+
+    /// An expression where a decimal goes (`ar_iar`, `dpr_$d`, `z_$z`, an angle).
+    mutating func decimalExpression(_ text: String, param: String, accepts: String, in c: Component) -> ArithmeticExpression? {
+        switch ExpressionParser.parse(text) {
+        case .success(let expression): return expression
+        case .failure(let problem):
+            fail(c, problem.message("\(param)_\(text)", param: param + "_", accepts: accepts))
+            return nil
+        }
     }
 
     /// Refuses an expression where Derive does not evaluate one yet (`r_w_mul_2`), so that it
@@ -677,6 +675,11 @@ private struct Run {
     /// 12, then 13, then 14 degrees; its SDKs write a list of angles that way), so each angle is
     /// a rotation of its own. Angles are whole degrees; flips come first.
     mutating func rotations(_ text: String, in c: Component) -> [Rotate] {
+        // A whole expression (`a_$angle`, `a_iar_mul_10`) is one rotation; its decimals are
+        // not a list of angles.
+        if ExpressionParser.looksLikeExpression(text) {
+            return decimalExpression(text, param: "a", accepts: "whole degrees, hflip, vflip or ignore", in: c).map { [Rotate(angleExpression: $0)] } ?? []
+        }
         var first = Rotate()
         var angles: [Double] = []
         for token in text.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
@@ -753,6 +756,10 @@ private struct Run {
     mutating func effect(_ text: String, color: String?, in c: Component) -> Effect? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         let name = parts[0]
+        if name.contains("$") {
+            refuse(c, "e_" + text, CloudinaryVocabulary.feature(.variable))
+            return nil
+        }
         guard let kind = Effect.Kind(rawValue: name) else {
             let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
             if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {
@@ -837,6 +844,9 @@ enum CloudinaryNames {
             default: return "l"
             }
         case .preset: return "t"
+        case .assign(let a): return "$" + a.name
+        case .conditional: return "if"
+        case .template: return ""
         case .validate: return ""
         }
     }

@@ -33,7 +33,10 @@ public enum CloudinaryPrinter {
             var tokens: [String] = []
             if r.horizontalFlip { tokens.append("hflip") }
             if r.verticalFlip { tokens.append("vflip") }
-            if r.angle != 0 || tokens.isEmpty {
+            if let e = r.angleExpression {
+                guard tokens.isEmpty else { throw Unprintable(reason: "a flip with an angle expression exists only in JSON; write the flip in a component of its own") }
+                tokens.append(e.canonicalText)
+            } else if r.angle != 0 || tokens.isEmpty {
                 // a_ takes whole degrees: Cloudinary reads a_12.5 as 12 then 5 degrees.
                 guard r.angle == r.angle.rounded() else { throw Unprintable(reason: "a fractional angle (\(Decimal6.string(r.angle))) exists only in JSON; a_ takes whole degrees") }
                 tokens.append(Decimal6.string(r.angle))
@@ -61,6 +64,13 @@ public enum CloudinaryPrinter {
         case .opacity(let o): return ["o_\(o.cloudinaryText)"]
         case .overlay(let o): return try overlay(o)
         case .preset(let name): return ["t_" + name]
+        case .template(let text): return [text]
+        case .assign(let a):
+            if a.isDefault { throw Unprintable(reason: "a named transformation's default for $\(a.name) exists only in the expanded chain") }
+            return ["$\(a.name)_\(a.value.cloudinaryText)"]
+        case .conditional(let c):
+            return ["if_" + c.condition.canonicalText] + (try components(c.then))
+                + (c.otherwise.isEmpty ? [] : ["if_else"] + (try components(c.otherwise))) + ["if_end"]
         case .validate:
             throw Unprintable(reason: "validate steps exist only in JSON")
         }
@@ -71,6 +81,7 @@ public enum CloudinaryPrinter {
         if let w = r.width { p.append("w_" + w.cloudinaryText) }
         if let h = r.height { p.append("h_" + h.cloudinaryText) }
         if let ar = r.aspectRatio { p.append("ar_" + Decimal6.string(ar)) }
+        if let ar = r.aspectRatioExpression { p.append("ar_" + ar.canonicalText) }
         switch r.gravity {
         case .focus(let x, let y)?:
             p += ["g_xy_center", "x_" + x.cloudinaryText, "y_" + y.cloudinaryText]
@@ -87,8 +98,10 @@ public enum CloudinaryPrinter {
             if let y = r.y { p.append("y_" + y.cloudinaryText) }
         }
         if let dpr = r.dpr, dpr != 1 { p.append("dpr_" + Decimal6.string(dpr)) }
+        if let dpr = r.dprExpression { p.append("dpr_" + dpr.canonicalText) }
         if let b = r.background, b != .transparent { p.append("b_" + color(b)) }
         if let zoom = r.zoom { p.append("z_" + Decimal6.string(zoom)) }
+        if let zoom = r.zoomExpression { p.append("z_" + zoom.canonicalText) }
         return p.joined(separator: ",")
     }
 
@@ -115,14 +128,19 @@ public enum CloudinaryPrinter {
         case .image(let source):
             let isName = !source.contains("://") && !source.hasPrefix("data:") && !source.hasPrefix("/")
                 && source.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { part in
-                    !part.isEmpty && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }
+                    !part.isEmpty && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.$".contains($0)) }
                 }
             opener = isName ? "l_" + source.replacingOccurrences(of: "/", with: ":") : "l_fetch:" + Base64URL.encode(source)
         case .text(let t):
             var style = [percentEncode(t.font), String(t.size)]
             if t.bold { style.append("bold") }
             if t.italic { style.append("italic") }
-            opener = "l_text:" + style.joined(separator: "_") + ":" + percentEncode(t.text)
+            opener = "l_text:" + style.joined(separator: "_") + ":" + t.parts.map { part in
+                switch part {
+                case .literal(let s): percentEncode(s)
+                case .variable(let name): "$(\(name))"
+                }
+            }.joined()
             if t.color != .black { opener += ",co_" + color(t.color) }
             if let width = t.width { opener += ",c_fit,w_\(width)" }
         }

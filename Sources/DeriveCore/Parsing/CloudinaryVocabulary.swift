@@ -57,7 +57,6 @@ public enum CloudinaryVocabulary {
     /// Predefined values of Cloudinary's expressions that Derive cannot compute when it plans,
     /// by every name they have, with why.
     static let uncomputableValues: [(names: [String], reason: String)] = [
-        (["fc", "face_count", "faceCount", "faces"], "the face count, which the face detector finds while the job runs, after expressions are evaluated"),
         (["ils", "illustration_score", "illustrationScore"], "the illustration score, which Derive does not compute"),
         (["idu", "initial_duration", "initialDuration", "du", "duration"], "a duration, which Derive does not read from a source's header"),
         (["tar", "trimmed_aspect_ratio", "trimmedAspectRatio"], "the aspect ratio after a trim, which depends on the pixels"),
@@ -102,10 +101,9 @@ public enum CloudinaryVocabulary {
 
     /// The one list of Cloudinary features Derive does not support.
     public static let unsupported: [Unsupported] = [
-        Unsupported(match: .parameter("if"), spelling: "if_<condition>, if_else, if_end", reason: "conditional transformations; \(plannedLanguage)"),
-        Unsupported(match: .variable, spelling: "$<name>_<value>", reason: "user-defined variables (also $<name> in a value and $(name) in l_text); \(plannedLanguage)"),
-        Unsupported(match: .expression, spelling: "a_w_div_2, ar_, q_, dpr_, z_, bo_ with an expression", reason: "arithmetic expressions outside w_, h_, x_, y_, o_, r_ and effect amounts (which evaluate them); \(plannedLanguage)"),
-        Unsupported(match: .uncomputableValue, spelling: "fc, ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
+        Unsupported(match: .variable, spelling: "$<name> in f_, pg_, t_, fl_, or in the style of a text layer applied with fl_layer_apply", reason: "user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text; \(plannedLanguage)"),
+        Unsupported(match: .expression, spelling: "bo_w_div_100px_solid_black, bo_ with an expression", reason: "arithmetic expressions in a border's width (bo_<n>px_solid_<colour>); every other number takes them; \(plannedLanguage)"),
+        Unsupported(match: .uncomputableValue, spelling: "ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),
         Unsupported(match: .value("w", "auto"), spelling: "w_auto, w_auto:<step>:<fallback>, w_auto:breakpoints...", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
         Unsupported(match: .valuePrefix("w", "auto:"), spelling: "", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
@@ -146,9 +144,12 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("l", $0), spelling: $0 == "video:" ? "l_video:, l_subtitles:, l_audio:" : "", reason: video)
     }
 
+    /// Parameters that take names, not numbers: a variable there is refused as such.
+    static let variableKeys: Set<String> = ["f", "pg", "t", "fl"]
+
     /// The feature a parameter names, when Derive refuses it.
     static func unsupported(key: String, value: String) -> Unsupported? {
-        if key.hasPrefix("$") || value.contains("$") { return unsupported.first { $0.match == .variable } }
+        if variableKeys.contains(key) && value.contains("$") { return unsupported.first { $0.match == .variable } }
         return unsupported.first { feature in
             switch feature.match {
             case .parameter(let k): return k == key

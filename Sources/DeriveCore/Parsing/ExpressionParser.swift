@@ -7,8 +7,8 @@ enum ExpressionParser {
     /// Why a text is not an expression Derive evaluates.
     enum Problem: Error, Sendable, Hashable {
         case empty
-        /// `$name`: user-defined variables are refused on their own terms.
-        case variable
+        /// `$` not followed by a variable's name (a letter, then letters and digits).
+        case badVariableName(String)
         /// A value Cloudinary has that Derive cannot compute when planning, with why.
         case notComputable(name: String, reason: String)
         case unknownWord(String)
@@ -23,16 +23,17 @@ enum ExpressionParser {
     enum Token: Hashable {
         case number(Double)
         case value(PredefinedValue)
+        case variable(String)
         case op(ArithmeticOperator, written: String)
     }
 
     static func parse(_ text: String) -> Result<ArithmeticExpression, Problem> {
-        if text.contains("$") { return .failure(.variable) }
         // Spaces (as the SDKs write) separate like '_' (as URLs do); an empty word is a
         // doubled, leading or trailing '_', which Cloudinary does not read either.
         let spaced = text.split(whereSeparator: \.isWhitespace).joined(separator: "_")
         if spaced.isEmpty { return .failure(.empty) }
-        let words = spaced.split(separator: "_", omittingEmptySubsequences: false).map(String.init)
+        // `!text!` stays one word even with `_` inside (`ctx:!x_pos!`), so a refusal names it whole.
+        let words = ConditionParser.words(spaced)
         if words.contains(where: \.isEmpty) {
             return .failure(.malformed("values and operators are separated by one '_'"))
         }
@@ -49,6 +50,14 @@ enum ExpressionParser {
                     break
                 }
                 if let reason = notComputableReason(name, exactly: length > 1) { return .failure(.notComputable(name: name, reason: reason)) }
+            }
+            if words[i].hasPrefix("$") {
+                let name = String(words[i].dropFirst())
+                guard VariableAssignment.isValidName(name) else { return .failure(.badVariableName(words[i])) }
+                tokens.append((.variable(name), words[i]))
+                i += 1
+                if tokens.count > maxTokens { return .failure(.tooLong) }
+                continue
             }
             guard let found else {
                 if words[i].allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-") }) && words[i].contains(where: \.isNumber) {
@@ -69,6 +78,7 @@ enum ExpressionParser {
     /// Whether a text was meant as an expression: it names an operator or a value Cloudinary
     /// has. Parameters that take no expressions use this to refuse one as such.
     static func looksLikeExpression(_ text: String) -> Bool {
+        if text.contains("$") { return true }
         let words = text.split(whereSeparator: { $0 == "_" || $0 == " " || $0 == ":" }).map(String.init)
         return words.contains { word in
             ArithmeticOperator(rawValue: word) != nil || valueNames[word] != nil || notComputableReason(word) != nil
@@ -143,6 +153,7 @@ enum ExpressionParser {
             switch tokens[position] {
             case .number(let n): return .number(n)
             case .value(let v): return .value(v)
+            case .variable(let name): return .variable(name)
             case .op: preconditionFailure("shape() lets only values stand here")
             }
         }
@@ -164,14 +175,14 @@ extension ExpressionParser.Problem {
     /// `param` took: whether Cloudinary has it, and what the parameter takes besides an
     /// expression (`accepts`).
     func message(_ written: String, param: String, accepts: String = "pixels (200), a fraction (0.5)") -> String {
-        let takes = "; \(param) takes \(accepts) or an expression such as iw_div_2 (values: "
+        let takes = "; \(param) takes \(accepts) or an expression such as iw_div_2 or $name (values: "
             + PredefinedValue.allCases.map(\.rawValue).joined(separator: ", ") + "; operators: "
             + ArithmeticOperator.allCases.map(\.rawValue).joined(separator: ", ") + ")"
         switch self {
         case .empty:
             return CloudinaryVocabulary.malformed(written, "the value is empty", hint: takes)
-        case .variable:
-            return CloudinaryVocabulary.notSupported(written, CloudinaryVocabulary.feature(.variable))
+        case .badVariableName(let word):
+            return CloudinaryVocabulary.malformed(written, "\(Quoted(word)) is not a variable: a name is a letter, then letters and digits", hint: "")
         case .notComputable(let name, let reason):
             return CloudinaryVocabulary.notSupported(written, CloudinaryVocabulary.feature(.uncomputableValue)) + "; \(name) is \(reason)"
         case .unknownWord(let word):

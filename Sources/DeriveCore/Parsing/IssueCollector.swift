@@ -150,6 +150,18 @@ final class IssueCollector {
         return nil
     }
 
+    /// An expression string (`"iar * 2"`, `"$d"`) where a decimal goes; nil for anything else,
+    /// which the caller reads as a number.
+    func decimalExpression(_ value: JSONValue?, at path: JSONPath) -> ArithmeticExpression?? {
+        guard case .string(let s)? = value, AspectRatio.parse(s) == nil else { return nil }
+        switch ExpressionParser.parse(s) {
+        case .success(let expression): return .some(expression)
+        case .failure(let problem):
+            add(path, problem.message("expression \(Quoted(s))", param: "it", accepts: "a number"))
+            return .some(nil)
+        }
+    }
+
     func aspectRatio(_ value: JSONValue?, at path: JSONPath) -> Double? {
         guard let value else { return nil }
         if case .string(let s) = value, let ratio = AspectRatio.parse(s) { return ratio }

@@ -11,7 +11,7 @@ public struct JSONChainDecoder: Sendable {
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "breakpoints", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
-                                  "validate", "preset"] + Effect.Kind.allCases.map(\.rawValue)
+                                  "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative"]
@@ -191,6 +191,11 @@ public struct JSONChainDecoder: Sendable {
                 s.quality = log.int(q, at: qPath).map(Quality.value)
             case .string(let text) where QualityText.parse(text) != nil:
                 s.quality = QualityText.parse(text)
+            case .string(let text) where ExpressionParser.looksLikeExpression(text):
+                switch ExpressionParser.parse(text) {
+                case .success(let e): s.quality = .expression(e)
+                case .failure(let problem): log.add(qPath, problem.message("expression \(Quoted(text))", param: "it", accepts: "an integer 1–100, auto"))
+                }
             default:
                 log.add(qPath, "expected an integer 1–100, \"auto\" or \"auto:best|good|eco|low\", got \(q.typeDescription)")
             }
@@ -273,6 +278,10 @@ public struct JSONChainDecoder: Sendable {
                 steps.append(step)
             }
         }
+        if steps.length > limits.maxChainLength {
+            log.add(path, "has \(steps.length) steps with those of its if branches; the limit is \(limits.maxChainLength)")
+            return []
+        }
         return steps
     }
 
@@ -334,6 +343,17 @@ public struct JSONChainDecoder: Sendable {
             return readConstraints(body, at: bodyPath, log: log).map(Step.validate)
         case "preset":
             return log.string(body, at: bodyPath).map(Step.preset)
+        case "variable":
+            return readAssignment(body, at: bodyPath, log: log).map(Step.assign)
+        case "if":
+            return readConditional(body, at: bodyPath, log: log, depth: depth).map(Step.conditional)
+        case "template":
+            guard let text = log.string(body, at: bodyPath) else { return nil }
+            guard text.split(separator: ",").contains(where: { ParseRun.namesFromVariable(String($0)) }), !text.contains("/") else {
+                log.add(bodyPath, "is one Cloudinary component whose names come from variables (\"e_$effect:100\"); without one, write the step itself")
+                return nil
+            }
+            return .template(text)
         default:
             let expected = "; expected one of " + Self.stepKeys.joined(separator: ", ")
             log.add(bodyPath, "unknown step" + Suggest.hint(for: key, among: Self.stepKeys, else: expected))
@@ -352,13 +372,19 @@ public struct JSONChainDecoder: Sendable {
         }
         r.width = log.dimension(fields["width"], at: path.appending("width"))
         r.height = log.dimension(fields["height"], at: path.appending("height"))
-        r.aspectRatio = log.aspectRatio(fields["aspectRatio"], at: path.appending("aspectRatio"))
+        if let e = log.decimalExpression(fields["aspectRatio"], at: path.appending("aspectRatio")) { r.aspectRatioExpression = e } else {
+            r.aspectRatio = log.aspectRatio(fields["aspectRatio"], at: path.appending("aspectRatio"))
+        }
         r.gravity = log.gravity(fields["gravity"], at: path.appending("gravity"))
         r.x = log.dimension(fields["x"], at: path.appending("x"))
         r.y = log.dimension(fields["y"], at: path.appending("y"))
-        r.dpr = log.double(fields["dpr"], at: path.appending("dpr"))
+        if let e = log.decimalExpression(fields["dpr"], at: path.appending("dpr")) { r.dprExpression = e } else {
+            r.dpr = log.double(fields["dpr"], at: path.appending("dpr"))
+        }
         r.background = log.color(fields["background"], at: path.appending("background"))
-        r.zoom = log.double(fields["zoom"], at: path.appending("zoom"))
+        if let e = log.decimalExpression(fields["zoom"], at: path.appending("zoom")) { r.zoomExpression = e } else {
+            r.zoom = log.double(fields["zoom"], at: path.appending("zoom"))
+        }
         return r
     }
 
@@ -368,7 +394,7 @@ public struct JSONChainDecoder: Sendable {
         }
         guard let fields = log.object(value, at: path, allowed: ["angle", "flip", "background"]) else { return nil }
         var r = Rotate()
-        if let angle = log.double(fields["angle"], at: path.appending("angle")) { r.angle = angle }
+        if let e = log.decimalExpression(fields["angle"], at: path.appending("angle")) { r.angleExpression = e } else if let angle = log.double(fields["angle"], at: path.appending("angle")) { r.angle = angle }
         if let flip = log.keyword(fields["flip"], at: path.appending("flip"), what: "flip",
                                   spellings: ["horizontal", "vertical", "both"], parse: { ["horizontal", "vertical", "both"].contains($0) ? $0 : nil }) {
             r.horizontalFlip = flip != "vertical"
@@ -498,11 +524,12 @@ public struct JSONChainDecoder: Sendable {
     func readText(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> TextLayer? {
         if case .string(let s) = value { return TextLayer(text: s) }
         guard let fields = log.object(value, at: path, allowed: Self.textKeys) else { return nil }
-        guard let text = log.string(fields["text"], at: path.appending("text")) else {
+        guard let textValue = fields["text"], let parts = readTextParts(textValue, at: path.appending("text"), log: log) else {
             if fields["text"] == nil { log.add(path.appending("text"), "is required") }
             return nil
         }
-        var layer = TextLayer(text: text)
+        var layer = TextLayer(text: "")
+        layer.parts = parts
         if let font = log.string(fields["font"], at: path.appending("font")) { layer.font = font }
         if let size = log.int(fields["size"], at: path.appending("size")) { layer.size = size }
         if let bold = log.bool(fields["bold"], at: path.appending("bold")) { layer.bold = bold }

@@ -51,7 +51,21 @@ extension PlannedOutput {
         ]
         if !expressions.isEmpty {
             members.append(JSONMember(key: "expressions", value: .array(expressions.map { e in
-                .object(["step": .int(e.step), "parameter": .string(e.parameter), "expression": .string(e.expression), "value": .int(e.value)])
+                .object(["step": .int(e.step), "parameter": .string(e.parameter), "expression": .string(e.expression), "value": e.exact.map(JSONValue.decimal) ?? .int(e.value)])
+            })))
+        }
+        if !variables.isEmpty {
+            members.append(JSONMember(key: "variables", value: .array(variables.map { v in
+                let value: JSONValue = switch v.value {
+                case .number(let n): .decimal(n)
+                case .text(let t): .string(t)
+                }
+                return .object(["step": .int(v.step), "name": .string(v.name), "assigned": .string(v.assigned), "value": value])
+            })))
+        }
+        if !conditions.isEmpty {
+            members.append(JSONMember(key: "conditions", value: .array(conditions.map { c in
+                .object(["step": .int(c.step), "condition": .string(c.condition), "holds": .bool(c.holds)])
             })))
         }
         if let search = breakpointSearch {

@@ -130,6 +130,10 @@ public struct PlannedOutput: Sendable, Hashable {
     /// The expressions of the chain with their values on this source (those of an overlay's
     /// own chain and of steps after a trim are evaluated by the engine).
     public var expressions: [EvaluatedExpression] = []
+    /// The user variables the chain set, with their values on this source.
+    public var variables: [EvaluatedVariable] = []
+    /// The conditionals decided on this source and the branch each took.
+    public var conditions: [DecidedCondition] = []
 }
 
 /// Byte-spaced breakpoints are found by encoding, so the plan gives the engine the range.

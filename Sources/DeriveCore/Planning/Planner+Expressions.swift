@@ -5,6 +5,13 @@ struct ExpressionFacts: Sendable {
     var current: Size
     var page: Int
     var pageCount: Int
+    /// User variables set by the steps so far.
+    var variables: [String: VariableBinding] = [:]
+    /// The faces found in the job's image: nil when planning from the header (steps that need
+    /// it are deferred to the engine) and when the engine found none because detection is off.
+    var faceCount: Int?
+    /// Whether the engine plans these steps, so that an unknown face count is final.
+    var atRunTime = false
 
     func value(_ value: PredefinedValue) -> Double? {
         switch value {
@@ -16,6 +23,7 @@ struct ExpressionFacts: Sendable {
         case .aspectRatio: Double(current.width) / Double(current.height)
         case .currentPage: Double(page)
         case .pageCount: Double(pageCount)
+        case .faceCount: faceCount.map(Double.init)
         }
     }
 
@@ -34,8 +42,10 @@ public struct EvaluatedExpression: Sendable, Hashable {
     public var parameter: String
     /// The canonical text (`iw_div_2`).
     public var expression: String
-    /// Pixels (or the whole number of `o_`, `r_` and an effect), as the step uses them.
+    /// Pixels (or the whole number of `o_`, `r_`, `a_` and an effect), as the step uses them.
     public var value: Int
+    /// The unrounded value of `ar_`, `dpr_` and `z_`, which take decimals.
+    public var exact: Double?
 
     /// As written in a string: `w_iw_div_2`, `e_blur:w_div_10`.
     public var written: String { EvaluatedExpression.written(parameter: parameter, expression: expression) }
@@ -104,13 +114,21 @@ extension Step {
     func evaluatingExpressions(_ facts: ExpressionFacts, step index: Int) -> (step: Step, evaluated: [EvaluatedExpression], failures: [String]) {
         var evaluated: [EvaluatedExpression] = []
         var failures: [String] = []
-        func value(of expression: ArithmeticExpression, parameter: String) -> Int? {
-            switch expression.evaluate(facts.value) {
+        func exactValue(of expression: ArithmeticExpression, parameter: String) -> Double? {
+            value(of: expression, parameter: parameter, exact: true).map { _ in evaluated.last!.exact! }
+        }
+        func value(of expression: ArithmeticExpression, parameter: String, exact: Bool = false) -> Int? {
+            switch facts.evaluate(expression) {
             case .success(let value):
                 // Numbers here are at most 16384; far beyond that a value only needs to fail
                 // the step's rules, not overflow an Int.
                 let whole = Int(max(-1e9, min(1e9, value)).rounded())
-                let entry = EvaluatedExpression(step: index, parameter: parameter, expression: expression.canonicalText, value: whole)
+                var entry = EvaluatedExpression(step: index, parameter: parameter, expression: expression.canonicalText, value: whole)
+                if exact {
+                    entry.exact = Decimal6.quantize(max(-1e9, min(1e9, value)))
+                    evaluated.append(entry)
+                    return whole
+                }
                 // `r_h_div_2` is one radius written for four corners: listed once.
                 if !evaluated.contains(entry) { evaluated.append(entry) }
                 return whole
@@ -124,9 +142,25 @@ extension Step {
             guard case .expression(let expression) = n else { return n }
             return value(of: expression, parameter: parameter).map(WholeNumber.value) ?? n
         }
-        let bound = numbered.mappingLengths { d, parameter in
+        var bound = numbered.mappingLengths { d, parameter in
             guard case .expression(let expression) = d else { return d }
             return value(of: expression, parameter: parameter).map(Length.pixels) ?? d
+        }
+        // Decimals: the resize's aspect ratio, density and zoom; a rotation's angle.
+        switch bound {
+        case .resize(var r):
+            if let e = r.aspectRatioExpression, let v = exactValue(of: e, parameter: "ar") { (r.aspectRatio, r.aspectRatioExpression) = (v, nil) }
+            if let e = r.dprExpression, let v = exactValue(of: e, parameter: "dpr") { (r.dpr, r.dprExpression) = (v, nil) }
+            if let e = r.zoomExpression, let v = exactValue(of: e, parameter: "z") { (r.zoom, r.zoomExpression) = (v, nil) }
+            bound = .resize(r)
+        case .rotate(var r):
+            if let e = r.angleExpression, let v = value(of: e, parameter: "a") {
+                (r.angle, r.angleExpression) = (Double(v), nil)
+                if ResizeGeometry.isRightAngle(r.angle) { r.background = nil }
+            }
+            bound = .rotate(r)
+        default:
+            break
         }
         return (bound, evaluated, failures)
     }
@@ -134,12 +168,6 @@ extension Step {
     /// The step with the source's values written into its expressions, for steps the engine
     /// plans later against an image that is no longer the source (after a trim).
     func substitutingSourceFacts(_ facts: ExpressionFacts) -> Step {
-        mappingWholeNumbers { n, _ in
-            guard case .expression(let expression) = n else { return n }
-            return .expression(expression.substituting(facts.sourceValue))
-        }.mappingLengths { d, _ in
-            guard case .expression(let expression) = d else { return d }
-            return .expression(expression.substituting(facts.sourceValue))
-        }
+        mappingAllExpressions { $0.substituting(facts.sourceValue) }
     }
 }

@@ -61,12 +61,16 @@ public struct Planner: Sendable {
 
     /// Plans steps on an image of a known size. The engine calls this for what the plan
     /// deferred (after a trim) and for an overlay's own chain.
-    public func operations(for steps: [Step], input: Size, sourceFormat: ImageFormat? = nil,
+    /// `faceCount` is the number of faces the engine found in the job's image, nil when it did
+    /// not look (`fc` is then refused).
+    public func operations(for steps: [Step], input: Size, sourceFormat: ImageFormat? = nil, faceCount: Int? = nil,
                            location: String = "chain") throws(ValidationError) -> (operations: [ImageOperation], size: Size?) {
         var issues: [ValidationIssue] = []
         // The source's values of expressions were written in when the plan deferred these
         // steps; an overlay's chain starts from the overlay, which is its own source.
-        let facts = ExpressionFacts(initial: input, current: input, page: 1, pageCount: 1)
+        var facts = ExpressionFacts(initial: input, current: input, page: 1, pageCount: 1)
+        facts.faceCount = faceCount
+        facts.atRunTime = true
         let walk = self.walk(steps, from: input, facts: facts, sourceFormat: sourceFormat, location: location, issues: &issues)
         if !issues.isEmpty { throw ValidationError(issues) }
         return (walk.operations, walk.size)
@@ -104,9 +108,15 @@ public struct Planner: Sendable {
             let before = issues.count
             let walk = self.walk(steps, from: start, facts: facts, sourceFormat: source.format, location: label, issues: &issues)
             guard issues.count == before else { return nil }
+            var encoding = encoding
+            if case .expression(let e)? = encoding.quality {
+                guard let q = quality(e, walk: walk, facts: facts, label: label, issues: &issues) else { return nil }
+                encoding.quality = .value(q)
+            }
             return PlannedOutput(name: output.name, identity: identity, breakpointWidth: breakpoint, size: walk.size,
                                  operations: prefix + walk.operations, encoding: encoding, keepsAnimation: keepsAnimation,
-                                 breakpointSearch: nil, canonical: output, expressions: walk.expressions)
+                                 breakpointSearch: nil, canonical: output, expressions: walk.expressions,
+                                 variables: walk.variables, conditions: walk.conditions)
         }
 
         guard let base = planned(output.chain, breakpoint: nil) else { return [] }
@@ -126,6 +136,31 @@ public struct Planner: Sendable {
                 planned(output.chain + [.resize(Resize(mode: .limit, width: .pixels(width)))], breakpoint: width)
                     .map { Draft(output: $0, page: page) }
             }
+        }
+    }
+
+    /// `q_<expression>` on the output as the chain leaves it: the source's values, the final
+    /// size as `w` and `h`, the variables as last set.
+    func quality(_ e: ArithmeticExpression, walk: Walk, facts: ExpressionFacts, label: String, issues: inout [ValidationIssue]) -> Int? {
+        var final = facts
+        final.variables = walk.bindings
+        final.current = walk.size ?? facts.initial
+        let here = "\(label).quality"
+        if walk.size == nil, e.values.contains(where: { !$0.isSourceFact }) {
+            issues.append(ValidationIssue(location: here, reason: "q_\(e.canonicalText): w, h and ar are not known when the output's size depends on the content (after a trim)"))
+            return nil
+        }
+        switch final.evaluate(e) {
+        case .success(let value):
+            let q = Int(max(-1e9, min(1e9, value)).rounded())
+            guard (1...100).contains(q) else {
+                issues.append(ValidationIssue(location: here, reason: "must be between 1 and 100, got \(q) (on this source q_\(e.canonicalText) is \(q))"))
+                return nil
+            }
+            return q
+        case .failure(let failure):
+            issues.append(ValidationIssue(location: here, reason: "q_\(e.canonicalText): \(failure)"))
+            return nil
         }
     }
 
@@ -155,18 +190,76 @@ public struct Planner: Sendable {
         /// Nil once the size depends on the content.
         var size: Size?
         var expressions: [EvaluatedExpression] = []
+        var variables: [EvaluatedVariable] = []
+        var conditions: [DecidedCondition] = []
+        /// The variables as the chain leaves them, for `q_$q`.
+        var bindings: [String: VariableBinding] = [:]
     }
 
     func walk(_ steps: [Step], from start: Size, facts: ExpressionFacts, sourceFormat: ImageFormat?, location: String,
               issues: inout [ValidationIssue]) -> Walk {
         var walk = Walk(operations: [], size: start)
-        for (j, written) in steps.enumerated() {
+        var facts = facts
+        // The steps to walk, with the top-level step each belongs to and its label: the
+        // branch a conditional takes is spliced in after it.
+        var pending: [(step: Step, index: Int, label: String)] = steps.enumerated().map { ($1, $0, "step \($0)") }
+        var k = -1
+        while k + 1 < pending.count {
+            k += 1
+            let (written, j, label) = pending[k]
             guard let size = walk.size else { break }
-            let here = "\(location) step \(j) (\(written.key))"
+            let here = "\(location) \(label) (\(written.key))"
             // Expressions are evaluated on the image this step receives, then the step is
             // checked as if it had been written with their values.
             var stepFacts = facts
             stepFacts.current = size
+            if facts.faceCount == nil && written.namesFaceCount {
+                if facts.atRunTime {
+                    issues.append(ValidationIssue(location: here, reason: "fc (the face count) is not known: no faces were looked for (face detection is off; see DERIVE_FACE_DETECTION)"))
+                } else {
+                    // Only the engine knows the faces: it plans this step and the rest once
+                    // it has found them, with the same evaluator.
+                    walk.operations.append(.deferred(stepFacts.assignments + pending[k...].map { $0.step.substitutingSourceFacts(stepFacts) }))
+                }
+                walk.size = nil
+                break
+            }
+            switch written {
+            case .assign(let a):
+                if a.isDefault && facts.variables[a.name] != nil { continue }
+                switch stepFacts.binding(of: a.value) {
+                case .success(let value):
+                    facts.variables[a.name] = value
+                    walk.variables.append(EvaluatedVariable(step: j, name: a.name, assigned: a.value.cloudinaryText, value: value))
+                case .failure(let failure):
+                    issues.append(ValidationIssue(location: here, reason: "$\(a.name)_\(a.value.cloudinaryText): \(failure)"))
+                    walk.size = nil
+                }
+                continue
+            case .conditional(let c):
+                switch stepFacts.decide(c.condition) {
+                case .success(let holds):
+                    walk.conditions.append(DecidedCondition(step: j, condition: c.condition.canonicalText, holds: holds))
+                    let branch = holds ? c.then : c.otherwise
+                    let name = holds ? "then" : "else"
+                    pending.insert(contentsOf: branch.enumerated().map { ($1, j, "\(label) (if) \(name) step \($0)") }, at: k + 1)
+                case .failure(let reason):
+                    issues.append(ValidationIssue(location: here, reason: "if_\(c.condition.canonicalText): \(reason.description)"))
+                    walk.size = nil
+                }
+                continue
+            case .template(let text):
+                switch stepFacts.expanding(text, limits: limits) {
+                case .success(let expanded):
+                    pending.insert(contentsOf: expanded.enumerated().map { ($1, j, "\(label) (template) step \($0)") }, at: k + 1)
+                case .failure(let reason):
+                    issues.append(ValidationIssue(location: here, reason: reason.description))
+                    walk.size = nil
+                }
+                continue
+            default:
+                break
+            }
             let evaluation = written.evaluatingExpressions(stepFacts, step: j)
             if !evaluation.failures.isEmpty {
                 issues += evaluation.failures.map { ValidationIssue(location: here, reason: $0) }
@@ -185,16 +278,16 @@ public struct Planner: Sendable {
                 walk.expressions += evaluation.evaluated
             }
             // Steps the engine plans later see the source's values as they are here.
-            func deferred(_ rest: ArraySlice<Step>) -> ImageOperation {
-                .deferred(rest.map { $0.substitutingSourceFacts(stepFacts) })
+            func deferred(_ rest: [Step]) -> ImageOperation {
+                .deferred(stepFacts.assignments + rest.map { $0.substitutingSourceFacts(stepFacts) })
             }
+            let rest = pending[(k + 1)...].map(\.step)
             switch step {
             case .resize(let r) where FaceGeometry.cutsAroundFaces(r):
                 walk.operations.append(.faceCrop(r))
                 walk.size = FaceGeometry.plannedSize(for: r, input: size)
                 if walk.size == nil {
                     // The region is the face's: the rest waits for its size, as after a trim.
-                    let rest = steps[(j + 1)...]
                     if !rest.isEmpty { walk.operations.append(deferred(rest)) }
                 }
             case .resize(let r):
@@ -226,7 +319,6 @@ public struct Planner: Sendable {
                 walk.operations.append(.effect(e))
             case .trim(let t):
                 walk.operations.append(.trim(t))
-                let rest = steps[(j + 1)...]
                 if !rest.isEmpty { walk.operations.append(deferred(rest)) }
                 walk.size = nil
             case .background(let color):
@@ -236,7 +328,34 @@ public struct Planner: Sendable {
                 walk.size = Size(size.width + 2 * b.width, size.height + 2 * b.width)
             case .opacity(let o):
                 walk.operations.append(.opacity(o.planned))
-            case .overlay(let o):
+            case .overlay(var o):
+                // The overlay's chain is planned when it is loaded, against the overlay alone:
+                // the job's faces are not the overlay's.
+                if o.chain.contains(where: \.namesFaceCount) {
+                    issues.append(ValidationIssue(location: here, reason: "fc in an overlay's own chain: known to Cloudinary, not supported by Derive (the engine counts the faces of the main image only); decide with if_fc_… around the layer"))
+                    walk.size = nil
+                    break
+                }
+                // It starts with the variables set here, and its text is written with their values.
+                if !o.chain.isEmpty && !facts.variables.isEmpty { o.chain = stepFacts.assignments + o.chain }
+                if case .image(let name) = o.source, name.contains("$") {
+                    switch stepFacts.naming(name) {
+                    case .success(let resolved): o.source = .image(resolved)
+                    case .failure(let reason):
+                        issues.append(ValidationIssue(location: here, reason: reason.description))
+                        walk.size = nil
+                        continue
+                    }
+                }
+                if case .text(let layer) = o.source {
+                    switch stepFacts.resolving(layer) {
+                    case .success(let resolved): o.source = .text(resolved)
+                    case .failure(let reason):
+                        issues.append(ValidationIssue(location: here, reason: reason.description))
+                        walk.size = nil
+                        continue
+                    }
+                }
                 walk.operations.append(.overlay(o))
             case .validate(let c):
                 for reason in Self.violations(of: c, size: size, format: sourceFormat) {
@@ -244,6 +363,8 @@ public struct Planner: Sendable {
                 }
             case .preset(let name):
                 issues.append(ValidationIssue(location: here, reason: "preset \(Quoted(name)) was not expanded; resolve the job before planning"))
+            case .assign, .conditional, .template:
+                break
             }
             if let size = walk.size, size.width > limits.maxOutputDimension || size.height > limits.maxOutputDimension
                 || size.pixels > limits.maxOutputPixels {
@@ -252,6 +373,7 @@ public struct Planner: Sendable {
                 break
             }
         }
+        walk.bindings = facts.variables
         return walk
     }
 

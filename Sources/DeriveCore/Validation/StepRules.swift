@@ -110,6 +110,13 @@ enum StepRules {
         case .overlay(let o): return overlayIssues(o, limits: limits)
         case .validate(let c): return constraintIssues(c)
         case .preset(let name): return presetNameIssues(name, field: "")
+        case .assign(let a):
+            if case .text(let t) = a.value, t.utf8.count > 1000 { return [FieldIssue(field: "text", reason: "is \(t.utf8.count) bytes; the limit is 1000")] }
+            return []
+        // Each branch's steps are checked as they are read.
+        case .conditional: return []
+        // Read, and checked, once the planner has written the variables in.
+        case .template(let t): return t.utf8.count > 1000 ? [FieldIssue(field: "", reason: "is \(t.utf8.count) bytes; the limit is 1000")] : []
         }
     }
 
@@ -169,8 +176,8 @@ enum StepRules {
         issues += offsetIssues(r.x, field: "x", limits: limits)
         issues += offsetIssues(r.y, field: "y", limits: limits)
         let mode = r.mode.rawValue
-        if let ar = r.aspectRatio {
-            if !(ar >= 0.001 && ar <= 1000) {
+        if r.hasAspectRatio {
+            if let ar = r.aspectRatio, !(ar >= 0.001 && ar <= 1000) {
                 issues.append(FieldIssue(field: "aspectRatio", reason: "must be between 0.001 and 1000, got \(Decimal6.string(ar))"))
             }
             if r.width != nil && r.height != nil {
@@ -182,8 +189,8 @@ enum StepRules {
         } else if r.width == nil && r.height == nil && !(r.mode == .crop && FaceGeometry.cutsAroundFaces(r)) {
             issues.append(FieldIssue(field: "", reason: "needs a width, a height or an aspect ratio"))
         }
-        if let zoom = r.zoom {
-            if !(zoom >= 0.1 && zoom <= 10) {
+        if r.zoom != nil || r.zoomExpression != nil {
+            if let zoom = r.zoom, !(zoom >= 0.1 && zoom <= 10) {
                 issues.append(FieldIssue(field: "zoom", reason: "must be between 0.1 and 10, got \(Decimal6.string(zoom))"))
             }
             if !FaceGeometry.cutsAroundFaces(r) {
@@ -309,7 +316,7 @@ enum StepRules {
                 let why = format == .jpeg ? "jpeg has no lossless mode" : "\(format.rawValue) is always lossless"
                 issues.append(FieldIssue(field: "lossless", reason: "\(why); lossless applies to webp, avif and jxl"))
             }
-            if case .value? = s.quality {
+            if let q = s.quality, !q.isAuto {
                 issues.append(FieldIssue(field: "quality", reason: "cannot be combined with lossless"))
             }
             if let chroma = s.chromaSubsampling, chroma != .auto {

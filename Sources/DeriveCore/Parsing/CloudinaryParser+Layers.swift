@@ -1,0 +1,135 @@
+/// Layers in strings: `l_<source>` … `fl_layer_apply` (the long form, with the layer's own
+/// chain between them) and `l_<source>,g_…` in one component, text wrapping beside `l_text`, and
+/// the layer's source and placement.
+extension ParseRun {
+    mutating func longLayer(_ components: [Component], opener: Component, inner: Range<Int>, apply: Component, depth: Int) -> Overlay? {
+        var source = layerSource(opener)
+        var first = opener
+        first.params["l"] = nil
+        first.params["co"] = nil
+        wrapText(&source, taking: &first)
+        var placement = apply
+        placement.flags.removeAll { $0 == "layer_apply" }
+        let inOpener = Self.takeFlag("region_relative", from: &first)
+        let regionRelative = Self.takeFlag("region_relative", from: &placement) || inOpener
+        // Placement belongs to fl_layer_apply, but Cloudinary's own examples also put it beside
+        // l_ (`l_mask,g_faces,w_1.1/fl_layer_apply`): there it places the layer too.
+        let placedInOpener = ["g", "x", "y"].contains { placement.params[$0] == nil && first.params[$0] != nil }
+        let (gravity, x, y) = placedInOpener ? layerPlacement(&first) : layerPlacement(&placement)
+        var chain = first.params.isEmpty && first.flags.isEmpty ? [] : steps(from: first, inLayer: true)
+        chain += sequence(components, inner, inLayer: true, depth: depth + 1)
+        if !placement.params.isEmpty || !placement.flags.isEmpty {
+            fail(apply, "fl_layer_apply takes only g_, x_, y_ and fl_region_relative")
+        }
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
+    }
+
+    mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {
+        var source = layerSource(c)
+        var rest = c
+        rest.params["l"] = nil
+        rest.params["co"] = nil
+        wrapText(&source, taking: &rest)
+        let regionRelative = Self.takeFlag("region_relative", from: &rest)
+        let (gravity, x, y) = layerPlacement(&rest)
+        let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
+    }
+
+    /// `c_fit,w_<pixels>` beside `l_text` is Cloudinary's text wrapping: the text is set in
+    /// lines no wider than w, not rendered on one line and then shrunk. The two parameters leave
+    /// the layer's chain and become the text's width. As in Cloudinary, a fractional width
+    /// does not wrap: it stays a resize of the rendered text.
+    mutating func wrapText(_ source: inout Overlay.Source?, taking c: inout Component) {
+        guard case .text(var text)? = source, c.params["c"] == "fit", let w = c.params["w"], let width = Int(w) else { return }
+        if let h = c.params["h"] {
+            fail(c, "h_\(h) with c_fit beside l_text: known to Cloudinary (a height for the wrapped text), not supported by Derive; give c_fit,w_<pixels> alone to wrap")
+            c.params["h"] = nil
+        }
+        c.params["c"] = nil
+        c.params["w"] = nil
+        text.width = width
+        source = .text(text)
+    }
+
+    /// Removes a flag from a component; whether it was there.
+    static func takeFlag(_ flag: String, from c: inout Component) -> Bool {
+        let had = c.flags.contains(flag)
+        c.flags.removeAll { $0 == flag }
+        return had
+    }
+
+    /// Takes g_, x_ and y_ out of a component as an overlay's placement.
+    mutating func layerPlacement(_ c: inout Component) -> (Gravity?, Length?, Length?) {
+        var gravity: Gravity?
+        if let g = c.params.removeValue(forKey: "g") {
+            if let parsed = Gravity.parseToken(g) {
+                gravity = parsed
+            } else {
+                fail(c, GravityMessages.unsupported(g, written: "g_" + g))
+            }
+        }
+        let x = c.params.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) }
+        let y = c.params.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) }
+        return (gravity, x, y)
+    }
+
+    mutating func layerSource(_ c: Component) -> Overlay.Source? {
+        guard let value = c.params["l"] else { return nil }
+        if value.hasPrefix("text:") {
+            return text(String(value.dropFirst(5)), color: c.params["co"], in: c).map(Overlay.Source.text)
+        }
+        if c.params["co"] != nil {
+            fail(c, param: "co", "applies to text layers and e_colorize, not image layers")
+        }
+        if value.hasPrefix("fetch:") {
+            guard let uri = Base64URL.decode(String(value.dropFirst(6))), !uri.isEmpty else {
+                fail(c, "l_fetch: needs the source URL in base64url")
+                return nil
+            }
+            return .image(uri)
+        }
+        // `$name` in a layer's name is a text variable, written in when planning.
+        let allowed = value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:$".contains($0)) }
+            && value.split(separator: "$", omittingEmptySubsequences: false).dropFirst().allSatisfy { $0.first?.isLetter == true }
+        guard allowed, !value.split(separator: ":", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+            fail(c, "l_ expects a name such as l_logo or l_folder:logo, l_fetch:<base64url URL> or l_text:<font>_<size>:<text>, got \(Quoted(value))")
+            return nil
+        }
+        return .image(value.replacingOccurrences(of: ":", with: "/"))
+    }
+
+    /// `<font>_<size>[_bold][_italic]:<percent-encoded text>`.
+    mutating func text(_ value: String, color: String?, in c: Component) -> TextLayer? {
+        guard let colon = value.firstIndex(of: ":") else {
+            fail(c, "l_text needs a style and a text: l_text:<font>_<size>:<text>")
+            return nil
+        }
+        let style = value[..<colon].split(separator: "_", omittingEmptySubsequences: false).map(String.init)
+        let encoded = String(value[value.index(after: colon)...])
+        if value[..<colon].contains("$") {
+            refuse(c, "l_text:" + value[..<colon], CloudinaryVocabulary.feature(.variable))
+            return nil
+        }
+        guard let parts = textParts(encoded, in: c) else { return nil }
+        guard style.count >= 2, let font = style[0].removingPercentEncoding, let size = Int(style[1]) else {
+            fail(c, "l_text style is <font>_<size>[_bold][_italic], got \(Quoted(String(value[..<colon])))")
+            return nil
+        }
+        var layer = TextLayer(text: "", font: font, size: size)
+        layer.parts = parts
+        for token in style.dropFirst(2) {
+            switch token {
+            case "bold": layer.bold = true
+            case "italic": layer.italic = true
+            case "normal": break
+            default: fail(c, "unknown text style \(Quoted(token)); supported: bold, italic, normal")
+            }
+        }
+        if let color {
+            guard let parsed = self.color(color, param: "co", in: c) else { return nil }
+            layer.color = parsed
+        }
+        return layer
+    }
+}

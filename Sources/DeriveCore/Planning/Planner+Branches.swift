@@ -1,0 +1,227 @@
+/// Variables and conditionals when planning: assignments are evaluated where they stand,
+/// conditions on the image the `if_` receives, with the same evaluator as every expression.
+
+/// A variable's value as the planner set it, for `derive explain`.
+public struct EvaluatedVariable: Sendable, Hashable {
+    /// The step of the canonical chain (the top-level step, for one inside a conditional).
+    public var step: Int
+    public var name: String
+    /// The canonical text of what was assigned (`iw_div_2`, `!Arial_12!`).
+    public var assigned: String
+    public var value: VariableBinding
+}
+
+/// The branch a conditional took on a source, for `derive explain`.
+public struct DecidedCondition: Sendable, Hashable {
+    public var step: Int
+    public var condition: String
+    /// Whether the condition held (the `if_` branch ran) or not (the `if_else` branch, if any).
+    public var holds: Bool
+}
+
+/// Why a step cannot be planned on this source, as a refusal's reason.
+struct PlanningFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension ExpressionFacts {
+    /// A user variable's number, as arithmetic needs it.
+    func number(ofVariable name: String) -> Result<Double, ArithmeticExpression.EvaluationFailure> {
+        switch variables[name] {
+        case .number(let n)?: .success(n)
+        case .text?: .failure(.textVariable(name))
+        case nil: .failure(.unsetVariable(name))
+        }
+    }
+
+    func evaluate(_ expression: ArithmeticExpression) -> Result<Double, ArithmeticExpression.EvaluationFailure> {
+        expression.evaluate(value, variables: number(ofVariable:))
+    }
+
+    /// What an assignment sets the variable to here; a lone `$other` copies a text too.
+    func binding(of value: VariableValue) -> Result<VariableBinding, ArithmeticExpression.EvaluationFailure> {
+        switch value {
+        case .text(let t): return .success(.text(t))
+        case .number(.variable(let name)):
+            guard let bound = variables[name] else { return .failure(.unsetVariable(name)) }
+            return .success(bound)
+        case .number(let e): return evaluate(e).map { .number(Decimal6.quantize($0)) }
+        }
+    }
+
+    /// Whether the condition holds here, or why it cannot be decided.
+    func decide(_ condition: Condition) -> Result<Bool, PlanningFailure> {
+        switch condition {
+        case .and(let a, let b):
+            return decide(a).flatMap { $0 ? decide(b) : .success(false) }
+        case .or(let a, let b):
+            return decide(a).flatMap { $0 ? .success(true) : decide(b) }
+        case .compare(let left, let op, let right):
+            let l: VariableBinding, r: VariableBinding
+            switch (operand(left), operand(right)) {
+            case (.success(let a), .success(let b)): (l, r) = (a, b)
+            case (.failure(let f), _), (_, .failure(let f)): return .failure(PlanningFailure(f.description))
+            }
+            let clause = "\(left.canonicalText)_\(op.rawValue)_\(right.canonicalText)"
+            switch (l, r, op) {
+            case (.number(let a), .number(let b), _):
+                let (x, y) = (Decimal6.quantize(a), Decimal6.quantize(b))
+                switch op {
+                case .eq: return .success(x == y)
+                case .ne: return .success(x != y)
+                case .lt: return .success(x < y)
+                case .gt: return .success(x > y)
+                case .lte: return .success(x <= y)
+                case .gte: return .success(x >= y)
+                case .inList, .notInList: return .failure(PlanningFailure("\(clause): \(op.rawValue) takes a list on its right (!a:b:c!)"))
+                }
+            case (_, .text(let list), .inList), (_, .text(let list), .notInList):
+                let found = list.split(separator: ":", omittingEmptySubsequences: false).map(String.init).contains(l.description)
+                return .success(op == .inList ? found : !found)
+            case (_, _, .eq): return .success(l.description == r.description)
+            case (_, _, .ne): return .success(l.description != r.description)
+            default:
+                return .failure(PlanningFailure("\(clause): \(op.rawValue) compares numbers; texts take eq, ne, in and nin"))
+            }
+        }
+    }
+
+    func operand(_ o: ConditionOperand) -> Result<VariableBinding, ArithmeticExpression.EvaluationFailure> {
+        switch o {
+        case .text(let t): .success(.text(t))
+        case .expression(let e): binding(of: .number(e))
+        }
+    }
+
+    /// The variables as assignments, so steps planned later (after a trim, in an overlay's
+    /// chain) start with the values set here.
+    var assignments: [Step] {
+        variables.keys.sorted().map { name in
+            switch variables[name]! {
+            case .number(let n): .assign(VariableAssignment(name: name, value: .number(.number(n))))
+            case .text(let t): .assign(VariableAssignment(name: name, value: .text(t)))
+            }
+        }
+    }
+
+    /// A component whose names come from variables, read with their texts written in
+    /// (`e_$effect:100` with `$effect_!blur!` is `e_blur:100`).
+    func expanding(_ template: String, limits: ChainLimits) -> Result<[Step], PlanningFailure> {
+        var text = ""
+        var rest = Substring(template)
+        var written: [String] = []
+        while let dollar = rest.firstIndex(of: "$") {
+            text += rest[..<dollar]
+            let after = rest[rest.index(after: dollar)...]
+            let name = after.prefix { $0.isASCII && ($0.isLetter || $0.isNumber) }
+            if case .text(let value)? = variables[String(name)], !after.hasPrefix("(") {
+                guard !value.contains(","), !value.contains("/") else {
+                    return .failure(PlanningFailure("\(template): $\(name) holds \(Quoted(value)), and a name cannot hold ',' or '/'"))
+                }
+                text += value
+                written.append("$\(name) is \(Quoted(value))")
+            } else {
+                text += "$" + name
+            }
+            rest = after[name.endIndex...]
+        }
+        text += rest
+        if let left = text.split(separator: ",").first(where: { ParseRun.namesFromVariable(String($0)) }) {
+            return .failure(PlanningFailure("\(left): a name from a variable needs a text variable set before it ($name_!text!)"))
+        }
+        let parsed = CloudinaryParser(limits: limits).parse(text)
+        let context = written.isEmpty ? "" : " (\(written.joined(separator: ", ")))"
+        if let first = parsed.issues.first {
+            return .failure(PlanningFailure(first.reason + context))
+        }
+        if parsed.settings != OutputSettings() {
+            return .failure(PlanningFailure("\(template): output settings cannot come from variables\(context)"))
+        }
+        return .success(Normalizer.normalize(parsed.steps))
+    }
+
+    /// An image layer's name with its `$name` text variables written in (`l_$logo` with
+    /// `$logo_!brand:logo!` is `brand/logo`: a ':' is a folder separator, as in `l_`).
+    func naming(_ name: String) -> Result<String, PlanningFailure> {
+        var out = ""
+        var rest = Substring(name)
+        while let dollar = rest.firstIndex(of: "$") {
+            out += rest[..<dollar]
+            let after = rest[rest.index(after: dollar)...]
+            let variable = String(after.prefix { $0.isASCII && ($0.isLetter || $0.isNumber) })
+            guard case .text(let value)? = variables[variable], !value.isEmpty else {
+                return .failure(PlanningFailure("l_\(name.replacingOccurrences(of: "/", with: ":")): $\(variable) is not set to a text before it is used; assign it first ($\(variable)_!name!)"))
+            }
+            out += value.contains("://") ? value : value.replacingOccurrences(of: ":", with: "/")
+            rest = after[after.index(after.startIndex, offsetBy: variable.count)...]
+        }
+        return .success(out + rest)
+    }
+
+    /// A text layer with its `$(name)` parts written in.
+    func resolving(_ layer: TextLayer) -> Result<TextLayer, PlanningFailure> {
+        var resolved = layer
+        var parts: [TextPart] = []
+        for part in layer.parts {
+            guard case .variable(let name) = part else {
+                parts.append(part)
+                continue
+            }
+            guard let value = variables[name] else {
+                return .failure(PlanningFailure("l_text $(\(name)): $\(name) is not set before it is used; assign it first ($\(name)_<value>)"))
+            }
+            parts.append(.literal(value.description))
+        }
+        resolved.parts = parts
+        return .success(resolved)
+    }
+}
+
+extension Step {
+    /// Whether an expression of the step (its condition, an assignment, a number) names the
+    /// face count, which only the engine knows.
+    var namesFaceCount: Bool {
+        var names = false
+        _ = mappingAllExpressions { e in
+            if e.values.contains(.faceCount) { names = true }
+            return e
+        }
+        return names
+    }
+
+    /// The step with `transform` applied to every expression in it, branches and assignments
+    /// included (an overlay's own chain is left alone, as in `mappingLengths`).
+    func mappingAllExpressions(_ transform: (ArithmeticExpression) -> ArithmeticExpression) -> Step {
+        switch self {
+        case .assign(var a):
+            if case .number(let e) = a.value { a.value = .number(transform(e)) }
+            return .assign(a)
+        case .conditional(var c):
+            c.condition = c.condition.mappingExpressions(transform)
+            c.then = c.then.map { $0.mappingAllExpressions(transform) }
+            c.otherwise = c.otherwise.map { $0.mappingAllExpressions(transform) }
+            return .conditional(c)
+        case .resize(var r):
+            r.aspectRatioExpression = r.aspectRatioExpression.map(transform)
+            r.dprExpression = r.dprExpression.map(transform)
+            r.zoomExpression = r.zoomExpression.map(transform)
+            return Step.resize(r).mappingNumbers(transform)
+        case .rotate(var r):
+            r.angleExpression = r.angleExpression.map(transform)
+            return .rotate(r)
+        default:
+            return mappingNumbers(transform)
+        }
+    }
+
+    private func mappingNumbers(_ transform: (ArithmeticExpression) -> ArithmeticExpression) -> Step {
+        mappingWholeNumbers { n, _ in
+            guard case .expression(let e) = n else { return n }
+            return .expression(transform(e))
+        }.mappingLengths { d, _ in
+            guard case .expression(let e) = d else { return d }
+            return .expression(transform(e))
+        }
+    }
+}
