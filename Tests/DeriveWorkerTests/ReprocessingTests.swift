@@ -53,10 +53,14 @@ struct ReprocessingTests {
         // Until its first fire (the catch-up): a worker signalled while it starts stops before
         // working, so a fixed pause would race its start-up.
         try waitUntil("the late worker fires", timeout: 30) { late.logLines.contains { $0.contains("\"schedule fired\"") } }
+        let firstFire = Date()
         late.signal(SIGTERM)
         #expect(late.wait(timeout: 30) == 0)
-        let missed = try fires().filter { $0.time > stopped.timeIntervalSince1970 && $0.time <= restarted.timeIntervalSince1970 }
-        #expect(missed.count == 1, "missed fires caught up: \(missed)")
+        // The fires missed while both were down come as one, at the latest fire time due when
+        // the late worker's scheduler first ran: before `restarted`, or after it when start-up
+        // took longer than the three-second period (a loaded machine).
+        let missed = try fires().filter { $0.time > stopped.timeIntervalSince1970 && $0.time <= firstFire.timeIntervalSince1970 }
+        #expect(missed.count == 1, "missed fires caught up once: \(missed), restarted at \(restarted.timeIntervalSince1970)")
     }
 
     /// Thousands of assets: enqueued in batches, spread in time, below new submissions; the
