@@ -237,6 +237,17 @@ def main():
     print()
     for text, met, figure in checks:
         print(f"{'met   ' if met else 'missed'}  {text}: {figure}")
+    # The search costs about the same whatever the output's size; a fixed encode does not.
+    print("\nq_auto:good time vs one fixed encode, by how long that fixed encode took:")
+    for name, fixed, label in [("jpegauto", "jpeg80", "JPEG"), ("webpauto", "webp80", "WebP"), ("avifauto", "avif50", "AVIF")]:
+        ordered = sorted(rows, key=lambda r: r[fixed]["ms"])
+        middle = ordered[len(ordered) // 2][fixed]["ms"]
+        parts = []
+        for part, group in [("faster", [r for r in ordered if r[fixed]["ms"] < middle]),
+                            ("slower", [r for r in ordered if r[fixed]["ms"] >= middle])]:
+            if group:
+                parts.append(f"{len(group)} {part} than {middle:.1f} ms: {sum(r[name]['ms'] for r in group) / sum(r[fixed]['ms'] for r in group):.1f}x")
+        print(f"  {label}: " + "; ".join(parts))
     formats = {}
     for r in rows:
         formats[r["fauto"]["format"]] = formats.get(r["fauto"]["format"], 0) + 1
