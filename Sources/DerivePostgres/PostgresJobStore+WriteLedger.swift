@@ -6,11 +6,22 @@ import Foundation
 /// exclusively across its check and the store's delete, so a run cannot note (and then
 /// write) a key between the sweep's check and its delete.
 extension PostgresJobStore: WriteLedger {
+    /// The note is the one database call in the middle of a job's run. A pooled connection the
+    /// server dropped while it sat idle fails on its first use, and the job would fail with it
+    /// (found by `aWorkerSurvivesItsDatabaseConnectionsDropping`: one job of 40 retried after the
+    /// worker had gone idle); the note is an idempotent upsert, so it is sent once more, on the
+    /// fresh connection the pool then opens, before the failure counts.
     public func noteWrites(_ keys: [String], store: String, job: JobID) throws(DeriveError) {
         guard !keys.isEmpty else { return }
         let list = JSONWriter.compact(.array(keys.map(JSONValue.string)))
-        try withConnection { connection throws(PostgresError) in
-            try connection.query(LedgerSQL.note, [store, list, String(job)])
+        do {
+            try withConnection { connection throws(PostgresError) in
+                try connection.query(LedgerSQL.note, [store, list, String(job)])
+            }
+        } catch where error.code == .databaseUnavailable && error.isRetryable {
+            try withConnection { connection throws(PostgresError) in
+                try connection.query(LedgerSQL.note, [store, list, String(job)])
+            }
         }
     }
 
