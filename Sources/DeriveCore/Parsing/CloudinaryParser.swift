@@ -16,6 +16,9 @@ public struct CloudinaryParser: Sendable {
         public var steps: [Step]
         public var settings: OutputSettings
         public var issues: [ValidationIssue]
+        /// Parameters read as Cloudinary does and left out (`c_fill` without a size), each
+        /// saying why: accepted, but the user should know.
+        public var notes: [String] = []
     }
 
     /// Every parameter prefix the language knows.
@@ -45,7 +48,7 @@ public struct CloudinaryParser: Sendable {
         if steps.length > limits.maxChainLength {
             issues.append(ValidationIssue(location: location, reason: "has \(steps.length) steps; the limit is \(limits.maxChainLength)"))
         }
-        return Result(steps: steps, settings: run.settings, issues: issues)
+        return Result(steps: steps, settings: run.settings, issues: issues, notes: run.notes)
     }
 }
 
@@ -105,6 +108,8 @@ struct ParseRun {
     /// Unsupported features already reported: a second use of one is a consequence of the
     /// first (`if_else` after `if_`, `w_$w` after `$w_100`), not news.
     var reported: Set<CloudinaryVocabulary.Unsupported> = []
+    /// Parameters left out as Cloudinary ignores them, each with its component and reason.
+    var notes: [String] = []
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -393,7 +398,7 @@ struct ParseRun {
         let resizeKeys = ["c", "w", "h", "ar", "dpr", "g", "x", "y", "z"]
         var resize: Resize?
         if resizeKeys.contains(where: { p[$0] != nil }) {
-            resize = self.resize(&p, in: c)
+            resize = self.resize(&p, in: c).flatMap { ignoringQualifiers($0, in: c) }
         }
 
         var rotations: [Rotate] = []

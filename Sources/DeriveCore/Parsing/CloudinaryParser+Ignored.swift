@@ -1,0 +1,38 @@
+/// Crop modes and gravities that Cloudinary accepts and ignores.
+///
+/// Cloudinary's transformation reference (https://cloudinary.com/documentation/transformation_reference,
+/// "Parameter types") calls `c_`, `g_`, `x_` and `y_` qualifiers: they "do not perform an action
+/// on their own" but adjust the resize that `w_`, `h_` or `ar_` asks for. Without a size there is
+/// no resize to adjust, and Cloudinary delivers the image unresized (`c_fill,e_grayscale`,
+/// `g_north_west`, `c_scale,l_text:…`, as its SDKs' tests write them). A gravity chooses "which
+/// part of an image to keep when cropping" (https://cloudinary.com/documentation/image_gravity), so
+/// with a mode that neither crops nor pads (`w_100,g_north_west`, scale by default) it is ignored
+/// too. Derive reads such strings the same way and says so in the plan's notes, rather than
+/// refusing them; JSON, which Derive defines, still refuses the contradiction.
+extension ParseRun {
+    /// The resize as Cloudinary applies it: nil when nothing in it resizes, else without a
+    /// gravity that the mode ignores. Each left-out parameter gets a note.
+    mutating func ignoringQualifiers(_ r: Resize, in c: Component) -> Resize? {
+        let sized = r.width != nil || r.height != nil || r.hasAspectRatio
+        let scaled = r.dpr != nil || r.dprExpression != nil || r.zoom != nil || r.zoomExpression != nil
+        let qualifiers = ["c", "g", "x", "y"].filter { c.params[$0] != nil }
+        if !sized && !scaled && (c.has("c") || c.has("g")) && !FaceGeometry.cutsAroundFaces(r)
+            // c_crop,x_10,y_10 might cut from the offset to the edges: not known to be ignored.
+            && !(r.mode == .crop && (r.x != nil || r.y != nil)) {
+            let written = qualifiers.map { "\($0)_\(c.params[$0] ?? "")" }.joined(separator: ",")
+            note(c, "\(written): Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized")
+            return nil
+        }
+        if sized, !r.mode.takesGravity, r.gravity != nil, let g = c.params["g"], r.x == nil, r.y == nil {
+            var kept = r
+            kept.gravity = nil
+            note(c, "g_\(g): Cloudinary ignores a gravity with mode \(r.mode.rawValue), which neither crops nor pads")
+            return kept
+        }
+        return r
+    }
+
+    mutating func note(_ component: Component, _ text: String) {
+        notes.append("\(location) \(component.label): \(text)")
+    }
+}
