@@ -75,4 +75,27 @@ import Testing
         #expect(throws: ValidationError.self) { try TransformationInput.parse(#"[{"resize": {"mode": "fill"}}]"#) }
         #expect(throws: ValidationError.self) { try TransformationInput.parse(#"[{"resize": {"width": 100, "gravity": "north"}}]"#) }
     }
+
+    /// fl_ignore_aspect_ratio with c_scale: the side not given stays as it is.
+    @Test(arguments: [
+        ("c_scale,w_200,fl_ignore_aspect_ratio", "c_scale,w_200,h_1.0", Size(200, 3000)),
+        ("h_100,fl_ignore_aspect_ratio", "w_1.0,h_100", Size(4000, 100)),
+        ("w_200,h_100,fl_ignore_aspect_ratio", "w_200,h_100", Size(200, 100)),
+        ("l_logo,w_50,fl_ignore_aspect_ratio/fl_layer_apply", "l_logo/w_50,h_1.0/fl_layer_apply", nil),
+    ])
+    func ignoreAspectRatio(text: String, meaning: String, size: Size?) throws {
+        let model = try canonical(string: text)
+        #expect(model == (try canonical(string: meaning)))
+        #expect(try canonical(string: CloudinaryPrinter.string(for: model)).identity == model.identity)
+        if let size { #expect(try plan([text], Self.source).outputs[0].size == size) }
+    }
+
+    @Test(arguments: [
+        ("c_fill,w_200,fl_ignore_aspect_ratio", #"chain component 0 ("c_fill,w_200,fl_ignore_aspect_ratio"): fl_ignore_aspect_ratio with c_fill: known to Cloudinary, not supported by Derive; Derive reads the flag with c_scale and w_ or h_ (the other side stays as it is)"#),
+        ("w_200,ar_1.0,fl_ignore_aspect_ratio", #"chain component 0 ("w_200,ar_1.0,fl_ignore_aspect_ratio"): fl_ignore_aspect_ratio with ar_: known to Cloudinary, not supported by Derive; Derive reads the flag with c_scale and w_ or h_ (the other side stays as it is)"#),
+        ("e_sepia,fl_ignore_aspect_ratio", #"chain component 0 ("e_sepia,fl_ignore_aspect_ratio"): fl_ignore_aspect_ratio applies to a resize: put it beside c_scale with w_ or h_"#),
+    ])
+    func ignoreAspectRatioRefused(text: String, message: String) {
+        #expect(CloudinaryParser().parse(text).issues.map(\.description) == [message])
+    }
 }

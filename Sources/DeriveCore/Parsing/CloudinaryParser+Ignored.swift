@@ -32,6 +32,27 @@ extension ParseRun {
         return r
     }
 
+    /// `fl_ignore_aspect_ratio` "allows you to specify only width or height so the value of the
+    /// second axis remains as is and is not recalculated to maintain the aspect ratio"
+    /// (https://cloudinary.com/documentation/transformation_flags): with c_scale and one side,
+    /// the other side is the image's own (`w_200` becomes `w_200,h_1.0`); with both sides c_scale
+    /// already stretches, so the flag changes nothing. Other modes are refused: their reading of
+    /// the flag is not documented.
+    mutating func ignoringAspectRatio(_ r: Resize?, in c: Component) -> Resize? {
+        guard var r else {
+            fail(c, "fl_ignore_aspect_ratio applies to a resize: put it beside c_scale with w_ or h_")
+            return nil
+        }
+        guard r.mode == .scale, !r.hasAspectRatio else {
+            let written = r.hasAspectRatio ? "ar_" : "c_\(r.mode.rawValue)"
+            fail(c, "fl_ignore_aspect_ratio with \(written): known to Cloudinary, not supported by Derive; Derive reads the flag with c_scale and w_ or h_ (the other side stays as it is)")
+            return nil
+        }
+        if r.width == nil && r.height != nil { r.width = .fraction(1) }
+        if r.height == nil && r.width != nil { r.height = .fraction(1) }
+        return r
+    }
+
     mutating func note(_ component: Component, _ text: String) {
         notes.append("\(location) \(component.label): \(text)")
     }

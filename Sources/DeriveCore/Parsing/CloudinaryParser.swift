@@ -23,7 +23,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative", "ignore_aspect_ratio"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -400,6 +400,7 @@ struct ParseRun {
         if resizeKeys.contains(where: { p[$0] != nil }) {
             resize = self.resize(&p, in: c).flatMap { ignoringQualifiers($0, in: c) }
         }
+        if c.flags.contains("ignore_aspect_ratio") { resize = ignoringAspectRatio(resize, in: c) }
 
         var rotations: [Rotate] = []
         if let a = p.removeValue(forKey: "a") {

@@ -109,7 +109,6 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("w", "auto:"), spelling: "", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
         Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
         Unsupported(match: .flag("relative"), spelling: "fl_relative", reason: "overlay sizes relative to the base image; \(plannedLanguage)"),
-        Unsupported(match: .flag("ignore_aspect_ratio"), spelling: "fl_ignore_aspect_ratio", reason: "stretching to both w_ and h_ in modes that keep the aspect; \(plannedLanguage)"),
         Unsupported(match: .parameter("u"), spelling: "u_<layer>", reason: "underlays; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("l", "lut:"), spelling: "l_lut:<file>", reason: "3D LUT layers; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("l", "private:"), spelling: "l_private:<id>, l_authenticated:<id>", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
