@@ -558,7 +558,7 @@ struct ParseRun {
         }
         if r.hasAspectRatio && r.width != nil && r.height != nil, let ar = c.params["ar"] {
             // No Cloudinary page says whether ar_ or h_ wins; guessing would make a different image.
-            fail(c, "ar_\(ar) with both w_ and h_: not supported by Derive, as Cloudinary does not document which of them wins; give ar_ with one of w_ and h_, or w_ and h_ without ar_")
+            fail(c, "ar_\(ar) with both w_ and h_: known to Cloudinary, not supported by Derive: Cloudinary does not document which of them wins; give ar_ with one of w_ and h_, or w_ and h_ without ar_")
             return nil
         }
         if let dpr = p.removeValue(forKey: "dpr") {
