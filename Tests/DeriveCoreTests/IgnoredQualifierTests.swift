@@ -107,4 +107,14 @@ import Testing
         ])
         #expect(CloudinaryParser().parse("pg_3").issues.isEmpty)
     }
+
+    /// A ratio alone with a mode that neither crops nor pads is refused naming it; with a crop
+    /// mode it picks the largest box of that shape, as before.
+    @Test func aRatioAloneNeedsACropOrPadMode() throws {
+        #expect(CloudinaryParser().parse("ar_3:2").issues.map(\.description) == [
+            #"chain component 0 ("ar_3:2"): ar_3:2 without w_ or h_: known to Cloudinary, not supported by Derive with c_scale (the default): Cloudinary does not document what a mode that neither crops nor pads makes of a ratio alone; give w_ or h_, or a crop or pad mode (c_fill,ar_3:2 keeps the largest box of that shape)"#,
+        ])
+        #expect(CloudinaryParser().parse("c_fit,ar_1.0").issues.first?.description.contains("not supported by Derive with c_fit:") == true)
+        #expect(try plan(["c_fill,ar_1.0"], Self.source).outputs[0].size == Size(3000, 3000))
+    }
 }
