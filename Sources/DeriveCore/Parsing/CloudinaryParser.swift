@@ -556,16 +556,7 @@ struct ParseRun {
                 }
             }
         }
-        if r.hasAspectRatio && r.width != nil && r.height != nil, let ar = c.params["ar"] {
-            // No Cloudinary page says whether ar_ or h_ wins; guessing would make a different image.
-            fail(c, "ar_\(ar) with both w_ and h_: known to Cloudinary, not supported by Derive: Cloudinary does not document which of them wins; give ar_ with one of w_ and h_, or w_ and h_ without ar_")
-            return nil
-        }
-        if r.hasAspectRatio && r.width == nil && r.height == nil && !r.mode.takesGravity, let ar = c.params["ar"] {
-            // A ratio alone picks a box only by cropping or padding; what scale makes of it is undocumented.
-            fail(c, "ar_\(ar) without w_ or h_: known to Cloudinary, not supported by Derive with c_\(r.mode.rawValue)\(c.has("c") ? "" : " (the default)"): Cloudinary does not document what a mode that neither crops nor pads makes of a ratio alone; give w_ or h_, or a crop or pad mode (c_fill,ar_\(ar) keeps the largest box of that shape)")
-            return nil
-        }
+        if refusesAspectRatio(r, in: c) { return nil }
         if let dpr = p.removeValue(forKey: "dpr") {
             if let feature = CloudinaryVocabulary.unsupported(key: "dpr", value: dpr) {
                 refuse(c, "dpr_" + dpr, feature)

@@ -1,4 +1,5 @@
-/// Crop modes and gravities that Cloudinary accepts and ignores.
+/// Resize qualifiers read as Cloudinary reads them: crop modes and gravities it ignores,
+/// `fl_ignore_aspect_ratio`, and the `ar_` combinations it does not document.
 ///
 /// Cloudinary's transformation reference (https://cloudinary.com/documentation/transformation_reference,
 /// "Parameter types") calls `c_`, `g_`, `x_` and `y_` qualifiers: they "do not perform an action
@@ -51,6 +52,22 @@ extension ParseRun {
         if r.width == nil && r.height != nil { r.width = .fraction(1) }
         if r.height == nil && r.width != nil { r.height = .fraction(1) }
         return r
+    }
+
+    /// Refuses `ar_` where Cloudinary does not document the result, naming it: beside both
+    /// `w_` and `h_` (which wins?), and alone with a mode that neither crops nor pads.
+    mutating func refusesAspectRatio(_ r: Resize, in c: Component) -> Bool {
+        guard r.hasAspectRatio, let ar = c.params["ar"] else { return false }
+        if r.width != nil && r.height != nil {
+            fail(c, "ar_\(ar) with both w_ and h_: known to Cloudinary, not supported by Derive: Cloudinary does not document which of them wins; give ar_ with one of w_ and h_, or w_ and h_ without ar_")
+            return true
+        }
+        if r.width == nil && r.height == nil && !r.mode.takesGravity {
+            let mode = "c_\(r.mode.rawValue)" + (c.has("c") ? "" : " (the default)")
+            fail(c, "ar_\(ar) without w_ or h_: known to Cloudinary, not supported by Derive with \(mode): Cloudinary does not document what a mode that neither crops nor pads makes of a ratio alone; give w_ or h_, or a crop or pad mode (c_fill,ar_\(ar) keeps the largest box of that shape)")
+            return true
+        }
+        return false
     }
 
     mutating func note(_ component: Component, _ text: String) {
