@@ -28,6 +28,19 @@ import Testing
         #expect(outputs[0]["transformation"] == .string("c_fill,w_250,h_250,g_auto/r_max/e_sepia"))
     }
 
+    /// A crop mode Cloudinary ignores is accepted, and `explain` says it was left out.
+    @Test func explainSaysWhatItLeftOut() throws {
+        let result = try Self.derive(["explain", "--chain", "c_fill,e_grayscale", "--source-size", "4000x3000"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let plan = try JSONParser().parse(result.stdout)
+        guard case .array(let outputs)? = plan["outputs"], case .array(let notes)? = outputs[0]["notes"] else {
+            Issue.record("no notes in \(result.stdout)")
+            return
+        }
+        #expect(notes == [.string(#"chain component 0 ("c_fill,e_grayscale"): c_fill: Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized"#)])
+        #expect(outputs[0]["width"] == .int(4000) && outputs[0]["transformation"] == .string("e_grayscale"))
+    }
+
     @Test func explainsAJobFileWithAGivenSourceSize() throws {
         let job = FileManager.default.temporaryDirectory.appendingPathComponent("derive-explain-\(UUID().uuidString).json")
         try #"{"source": "https://example.com/a.jpg", "outputs": [{"name": "thumb", "chain": "c_thumb,w_64,h_64", "format": "webp"}, {"name": "full", "chain": [{"resize": {"mode": "limit", "width": 2048}}]}]}"#

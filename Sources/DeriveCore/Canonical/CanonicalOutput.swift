@@ -7,12 +7,28 @@ public struct CanonicalOutput: Sendable, Hashable {
     public var encoding: EncodingSettings
     /// Presets this output was expanded from, for staleness tracking.
     public var presets: [PresetReference]
+    /// The notes of the output as written (`OutputSpec.notes`); not part of the identity.
+    public var notes: [String]
 
-    public init(name: String, chain: [Step], encoding: EncodingSettings, presets: [PresetReference] = []) {
+    public init(name: String, chain: [Step], encoding: EncodingSettings, presets: [PresetReference] = [], notes: [String] = []) {
         self.name = name
         self.chain = chain
         self.encoding = encoding
         self.presets = presets
+        self.notes = notes
+    }
+
+    /// Two outputs are the same when they mean the same: notes say how a spelling was read
+    /// (`c_fill,e_grayscale` is `e_grayscale`), not what the output is.
+    public static func == (a: CanonicalOutput, b: CanonicalOutput) -> Bool {
+        a.name == b.name && a.chain == b.chain && a.encoding == b.encoding && a.presets == b.presets
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(chain)
+        hasher.combine(encoding)
+        hasher.combine(presets)
     }
 
     /// The canonical output object (same schema as input, every default explicit).

@@ -99,7 +99,7 @@ public struct JobResolver: Sendable {
                 single.formats = nil
                 single.format = format
                 resolved.append(CanonicalOutput(name: output.name, chain: Normalizer.normalize(chain),
-                                                encoding: EncodingSettings(single), presets: references))
+                                                encoding: EncodingSettings(single), presets: references, notes: output.notes))
             }
         }
         if resolved.count > limits.maxOutputsPerJob && outputs.count <= limits.maxOutputsPerJob {

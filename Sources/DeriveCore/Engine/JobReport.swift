@@ -71,6 +71,9 @@ public struct JobReport: Sendable {
                 JSONMember(key: "transformation", value: (planned.flatMap { try? CloudinaryPrinter.string(for: $0.canonical) }).map(JSONValue.string) ?? .null),
                 JSONMember(key: "timings", value: .object(["apply": .decimal(rounded(m.applyMilliseconds)), "encode": .decimal(rounded(m.encodeMilliseconds))])),
             ]
+            if let notes = planned?.notes, !notes.isEmpty {
+                members.append(JSONMember(key: "notes", value: .array(notes.map(JSONValue.string))))
+            }
             return .object(members)
         }
         return .object([

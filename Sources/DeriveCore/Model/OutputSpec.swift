@@ -4,11 +4,15 @@ public struct OutputSpec: Sendable, Hashable {
     public var name: String
     public var chain: [Step]
     public var settings: OutputSettings
+    /// What a Cloudinary string said that Derive read as Cloudinary does and left out
+    /// (`c_fill` without a size); shown in the plan, not part of the identity.
+    public var notes: [String]
 
-    public init(name: String, chain: [Step], settings: OutputSettings = OutputSettings()) {
+    public init(name: String, chain: [Step], settings: OutputSettings = OutputSettings(), notes: [String] = []) {
         self.name = name
         self.chain = chain
         self.settings = settings
+        self.notes = notes
     }
 }
 

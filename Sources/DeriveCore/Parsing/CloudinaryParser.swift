@@ -16,11 +16,14 @@ public struct CloudinaryParser: Sendable {
         public var steps: [Step]
         public var settings: OutputSettings
         public var issues: [ValidationIssue]
+        /// Parameters read as Cloudinary does and left out (`c_fill` without a size), each
+        /// saying why: accepted, but the user should know.
+        public var notes: [String] = []
     }
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative", "ignore_aspect_ratio"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -45,7 +48,7 @@ public struct CloudinaryParser: Sendable {
         if steps.length > limits.maxChainLength {
             issues.append(ValidationIssue(location: location, reason: "has \(steps.length) steps; the limit is \(limits.maxChainLength)"))
         }
-        return Result(steps: steps, settings: run.settings, issues: issues)
+        return Result(steps: steps, settings: run.settings, issues: issues, notes: run.notes)
     }
 }
 
@@ -105,6 +108,8 @@ struct ParseRun {
     /// Unsupported features already reported: a second use of one is a consequence of the
     /// first (`if_else` after `if_`, `w_$w` after `$w_100`), not news.
     var reported: Set<CloudinaryVocabulary.Unsupported> = []
+    /// Parameters left out as Cloudinary ignores them, each with its component and reason.
+    var notes: [String] = []
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -393,8 +398,9 @@ struct ParseRun {
         let resizeKeys = ["c", "w", "h", "ar", "dpr", "g", "x", "y", "z"]
         var resize: Resize?
         if resizeKeys.contains(where: { p[$0] != nil }) {
-            resize = self.resize(&p, in: c)
+            resize = self.resize(&p, in: c).flatMap { ignoringQualifiers($0, in: c) }
         }
+        if c.flags.contains("ignore_aspect_ratio") { resize = ignoringAspectRatio(resize, in: c) }
 
         var rotations: [Rotate] = []
         if let a = p.removeValue(forKey: "a") {
@@ -550,6 +556,7 @@ struct ParseRun {
                 }
             }
         }
+        if refusesAspectRatio(r, in: c) { return nil }
         if let dpr = p.removeValue(forKey: "dpr") {
             if let feature = CloudinaryVocabulary.unsupported(key: "dpr", value: dpr) {
                 refuse(c, "dpr_" + dpr, feature)

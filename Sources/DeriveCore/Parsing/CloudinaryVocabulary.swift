@@ -84,6 +84,8 @@ public enum CloudinaryVocabulary {
             case uncomputableValue
             /// A gravity that needs a detector Derive does not have (`g_ocr_text`, `g_auto:subject`).
             case detectorGravity
+            /// Several pages (`pg_2-4`, `pg_1;3;5`, `pg_5-`), which make a document or animation of them.
+            case pageRange
         }
 
         public var match: Match
@@ -109,7 +111,7 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("w", "auto:"), spelling: "", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
         Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
         Unsupported(match: .flag("relative"), spelling: "fl_relative", reason: "overlay sizes relative to the base image; \(plannedLanguage)"),
-        Unsupported(match: .flag("ignore_aspect_ratio"), spelling: "fl_ignore_aspect_ratio", reason: "stretching to both w_ and h_ in modes that keep the aspect; \(plannedLanguage)"),
+        Unsupported(match: .pageRange, spelling: "pg_2-4, pg_1;3;5, pg_5-", reason: "page ranges and lists make a PDF or an animation of those pages, and Derive's page selection takes one page (pg_<n>) or every frame; select one page, or make one output per page"),
         Unsupported(match: .parameter("u"), spelling: "u_<layer>", reason: "underlays; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("l", "lut:"), spelling: "l_lut:<file>", reason: "3D LUT layers; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("l", "private:"), spelling: "l_private:<id>, l_authenticated:<id>", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
@@ -156,6 +158,7 @@ public enum CloudinaryVocabulary {
             case .value(let k, let v): return k == key && v == value
             case .valuePrefix(let k, let prefix): return k == key && value.hasPrefix(prefix)
             case .flag(let f): return key == "fl" && value == f
+            case .pageRange: return key == "pg" && value.first?.isNumber == true && (value.contains("-") || value.contains(";"))
             case .variable, .expression, .uncomputableValue, .detectorGravity: return false
             }
         }

@@ -155,6 +155,7 @@ public struct JSONChainDecoder: Sendable {
         var chain: [Step] = []
         let chainPath = path.appending("chain")
         var chainIsString = false
+        var notes: [String] = []
         switch fields["chain"] {
         case nil:
             log.add(chainPath, "is required: a list of steps or a transformation string (use [] to only re-encode)")
@@ -162,6 +163,7 @@ public struct JSONChainDecoder: Sendable {
             let parsed = CloudinaryParser(limits: limits).parse(text, location: chainPath.description)
             log.append(parsed.issues)
             chain = parsed.steps
+            notes = parsed.notes
             chainIsString = true
             settings = merge(settings, parsed.settings, at: path, log: log)
         case let value?:
@@ -177,7 +179,7 @@ public struct JSONChainDecoder: Sendable {
                 log.add(path.appending(field: issue.field), issue.reason)
             }
         }
-        return name.map { OutputSpec(name: $0, chain: chain, settings: settings) }
+        return name.map { OutputSpec(name: $0, chain: chain, settings: settings, notes: notes) }
     }
 
     func readSettings(_ fields: [String: JSONValue], at path: JSONPath, log: IssueCollector) -> OutputSettings {

@@ -15,6 +15,6 @@ public enum TransformationInput {
         let parsed = CloudinaryParser(limits: limits).parse(transformation)
         let issues = parsed.issues + StepRules.settingsIssues(parsed.settings, limits: limits).map { $0.inString(at: "chain") }
         if !issues.isEmpty { throw ValidationError(issues) }
-        return OutputSpec(name: name, chain: parsed.steps, settings: parsed.settings)
+        return OutputSpec(name: name, chain: parsed.steps, settings: parsed.settings, notes: parsed.notes)
     }
 }

@@ -68,6 +68,9 @@ extension PlannedOutput {
                 .object(["step": .int(c.step), "condition": .string(c.condition), "holds": .bool(c.holds)])
             })))
         }
+        if !notes.isEmpty {
+            members.append(JSONMember(key: "notes", value: .array(notes.map(JSONValue.string))))
+        }
         if let search = breakpointSearch {
             members.append(JSONMember(key: "breakpointSearch", value: .object([
                 "minWidth": .int(search.minWidth), "maxWidth": .int(search.maxWidth),

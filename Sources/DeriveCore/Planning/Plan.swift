@@ -134,6 +134,8 @@ public struct PlannedOutput: Sendable, Hashable {
     public var variables: [EvaluatedVariable] = []
     /// The conditionals decided on this source and the branch each took.
     public var conditions: [DecidedCondition] = []
+    /// What Derive read as Cloudinary does and left out, for the user to see (`explain`, reports).
+    public var notes: [String] = []
 }
 
 /// Byte-spaced breakpoints are found by encoding, so the plan gives the engine the range.

@@ -116,7 +116,7 @@ public struct Planner: Sendable {
             return PlannedOutput(name: output.name, identity: identity, breakpointWidth: breakpoint, size: walk.size,
                                  operations: prefix + walk.operations, encoding: encoding, keepsAnimation: keepsAnimation,
                                  breakpointSearch: nil, canonical: output, expressions: walk.expressions,
-                                 variables: walk.variables, conditions: walk.conditions)
+                                 variables: walk.variables, conditions: walk.conditions, notes: output.notes)
         }
 
         guard let base = planned(output.chain, breakpoint: nil) else { return [] }
