@@ -1,6 +1,23 @@
 @testable import DeriveCore
 import Testing
 
+/// The issues planning `text` on `facts` is refused with, for a string that parses cleanly but
+/// that this source cannot plan (a failure is recorded when it plans).
+func planRefusal(_ text: String, _ facts: SourceFacts, sourceLocation: SourceLocation = #_sourceLocation) -> [ValidationIssue] {
+    if !text.hasPrefix("[") && !text.hasPrefix("{") {
+        #expect(CloudinaryParser().parse(text).issues.isEmpty, sourceLocation: sourceLocation)
+    }
+    do {
+        _ = try plan([text], facts)
+        Issue.record("\(text) planned", sourceLocation: sourceLocation)
+    } catch let error as ValidationError {
+        return error.issues
+    } catch {
+        Issue.record("\(text): \(error)", sourceLocation: sourceLocation)
+    }
+    return []
+}
+
 func plan(_ outputs: [String], _ facts: SourceFacts, limits: ChainLimits = .default) throws -> Plan {
     let specs = try outputs.enumerated().map { i, text -> OutputSpec in
         let first = text.first
