@@ -50,4 +50,16 @@ import Testing
     func refusesNamingIt(text: String, message: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.description) == [message])
     }
+
+    /// No browser sends a Width hint to a batch job: `w_auto:<step>:<fallback>` is the fallback.
+    @Test func automaticWidthIsItsFallback() throws {
+        let planned = try plan(["c_limit,w_auto:100:400"], Self.source).outputs[0]
+        #expect(planned.size == Size(400, 300))
+        #expect(planned.notes == [#"chain component 0 ("c_limit,w_auto:100:400"): w_auto:100:400: a batch job has no browser to send a Width client hint, so the width is the fallback, 400 px, as Cloudinary delivers without one"#])
+        try expectRoundTrip("c_limit,w_auto:100:400", printed: "c_limit,w_400")
+        #expect(try plan(["c_fill,w_auto:20:350,h_100/dpr_2"], Self.source).outputs[0].size == Size(700, 200))
+        for refused in ["w_auto", "c_fill,w_auto:20", "w_auto:breakpoints", "w_auto:0:400", "w_auto:100:-4"] {
+            #expect(CloudinaryParser().parse(refused).issues.count == 1, "\(refused)")
+        }
+    }
 }

@@ -91,3 +91,26 @@ extension ParseRun {
         }
     }
 }
+
+/// `w_auto:<step>:<fallback>` in a batch job. Cloudinary takes the width from the browser's
+/// Width client hint, rounded up to the step, and uses the fallback width when the browser sends
+/// no hint (https://cloudinary.com/documentation/responsive_server_side_client_hints). A batch job
+/// has no browser, so no hint ever comes: the width is the fallback, and the plan's notes say so.
+/// `w_auto` without a fallback and `w_auto:breakpoints` stay refused (CloudinaryVocabulary).
+extension ParseRun {
+    mutating func automaticWidthFallback(_ text: String, in c: Component) -> Length? {
+        guard let fallback = CloudinaryVocabulary.automaticWidthFallback(text) else { return nil }
+        note(c, "w_\(text): a batch job has no browser to send a Width client hint, so the width is the fallback, \(fallback) px, as Cloudinary delivers without one")
+        return .pixels(fallback)
+    }
+}
+
+extension CloudinaryVocabulary {
+    /// The fallback of `auto:<step>:<fallback>` (both positive whole numbers), else nil.
+    static func automaticWidthFallback(_ text: String) -> Int? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "auto", parts[1].allSatisfy(\.isNumber), parts[2].allSatisfy(\.isNumber),
+              let step = Int(parts[1]), let fallback = Int(parts[2]), step > 0, fallback > 0 else { return nil }
+        return fallback
+    }
+}

@@ -551,7 +551,7 @@ struct ParseRun {
             }
             r.mode = parsed
         }
-        r.width = p.removeValue(forKey: "w").flatMap { size($0, param: "w", in: c) }
+        r.width = p.removeValue(forKey: "w").flatMap { automaticWidthFallback($0, in: c) ?? size($0, param: "w", in: c) }
         r.height = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
         if let ar = p.removeValue(forKey: "ar") {
             r.aspectRatio = AspectRatio.parse(ar)
