@@ -28,7 +28,7 @@ extension ParseRun {
             return
         }
         guard let dpr = r.dpr, r.dprExpression == nil else {
-            fail(c, "\(written) in its own component takes a number (dpr_2.0); an expression goes beside the w_ or h_ it multiplies")
+            fail(c, "\(written) in its own component: known to Cloudinary, not supported by Derive: a density of its own is a number (dpr_2.0); put an expression beside the w_ or h_ it multiplies")
             return
         }
         if !(dpr > 0 && dpr <= 8) {
@@ -44,7 +44,7 @@ extension ParseRun {
         let written = "dpr_" + (c.params["dpr"] ?? "")
         if densities.count > 1 {
             let all = densities.map { "dpr_" + ($0.0.params["dpr"] ?? "") }.joined(separator: ", ")
-            fail(densities[1].0, "dpr_ is given in more than one component of its own (\(all)); give it once")
+            fail(densities[1].0, "\(all) in components of their own: known to Cloudinary, not supported by Derive: Cloudinary does not document which density wins; give it once")
             return steps
         }
         if steps.contains(where: { Self.contains($0) { if case .overlay = $0 { true } else { false } } }) {
@@ -58,11 +58,11 @@ extension ParseRun {
         var resizes = 0, ownDensity = false
         let scaled = steps.map { Self.withDensity($0, dpr, resizes: &resizes, ownDensity: &ownDensity) }
         if ownDensity {
-            fail(c, "\(written) in its own component and dpr_ beside a w_ or h_: give the density once")
+            fail(c, "\(written) in its own component and dpr_ beside a w_ or h_: known to Cloudinary, not supported by Derive: Cloudinary does not document which density wins; give it once")
             return steps
         }
         if resizes == 0 {
-            fail(c, "\(written) needs a w_ or h_ in the chain to multiply, as Cloudinary's reference asks (a resize with a width or height); add one (c_scale,w_400/\(written))")
+            fail(c, "\(written) without a w_ or h_ in the chain: known to Cloudinary, not supported by Derive: the density multiplies the sizes a chain asks for, and Cloudinary's reference asks for a resize with a width or height beside it; add one (c_scale,w_400/\(written))")
             return steps
         }
         return scaled
