@@ -43,7 +43,7 @@ public struct CloudinaryParser: Sendable {
         }
         run.pairLayers(components)
         run.pairBlocks(components)
-        let steps = run.sequence(components, 0..<components.count, inLayer: false, depth: 0)
+        let steps = run.applyingDensity(to: run.sequence(components, 0..<components.count, inLayer: false, depth: 0))
         var issues = run.issuesInOrder
         if steps.length > limits.maxChainLength {
             issues.append(ValidationIssue(location: location, reason: "has \(steps.length) steps; the limit is \(limits.maxChainLength)"))
@@ -110,6 +110,8 @@ struct ParseRun {
     var reported: Set<CloudinaryVocabulary.Unsupported> = []
     /// Parameters left out as Cloudinary ignores them, each with its component and reason.
     var notes: [String] = []
+    /// `dpr_` components of their own, applied to the chain's resizes once it is read.
+    var densities: [(Component, Double)] = []
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -310,6 +312,11 @@ struct ParseRun {
                 continue
             }
             if c.refused {
+                i += 1
+                continue
+            }
+            if c.isDensityAlone {
+                takeDensity(c, topLevel: !inLayer && depth == 0 && conditionDepth == 0)
                 i += 1
                 continue
             }
@@ -544,7 +551,7 @@ struct ParseRun {
             }
             r.mode = parsed
         }
-        r.width = p.removeValue(forKey: "w").flatMap { size($0, param: "w", in: c) }
+        r.width = p.removeValue(forKey: "w").flatMap { automaticWidthFallback($0, in: c) ?? size($0, param: "w", in: c) }
         r.height = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
         if let ar = p.removeValue(forKey: "ar") {
             r.aspectRatio = AspectRatio.parse(ar)

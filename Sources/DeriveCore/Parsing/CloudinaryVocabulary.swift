@@ -107,8 +107,8 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .expression, spelling: "bo_w_div_100px_solid_black, bo_ with an expression", reason: "arithmetic expressions in a border's width (bo_<n>px_solid_<colour>); every other number takes them; \(plannedLanguage)"),
         Unsupported(match: .uncomputableValue, spelling: "ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),
-        Unsupported(match: .value("w", "auto"), spelling: "w_auto, w_auto:<step>:<fallback>, w_auto:breakpoints...", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
-        Unsupported(match: .valuePrefix("w", "auto:"), spelling: "", reason: "needs the browser's client hints; its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
+        Unsupported(match: .value("w", "auto"), spelling: "w_auto, w_auto:<step>, w_auto:breakpoints...", reason: "needs the browser's client hints (w_auto:<step>:<fallback> is read as its fallback width); its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
+        Unsupported(match: .valuePrefix("w", "auto:"), spelling: "", reason: "needs the browser's client hints (w_auto:<step>:<fallback> is read as its fallback width); its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
         Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
         Unsupported(match: .flag("relative"), spelling: "fl_relative", reason: "overlay sizes relative to the base image; \(plannedLanguage)"),
         Unsupported(match: .pageRange, spelling: "pg_2-4, pg_1;3;5, pg_5-", reason: "page ranges and lists make a PDF or an animation of those pages, and Derive's page selection takes one page (pg_<n>) or every frame; select one page, or make one output per page"),
@@ -156,7 +156,8 @@ public enum CloudinaryVocabulary {
             switch feature.match {
             case .parameter(let k): return k == key
             case .value(let k, let v): return k == key && v == value
-            case .valuePrefix(let k, let prefix): return k == key && value.hasPrefix(prefix)
+            case .valuePrefix(let k, let prefix):
+                return k == key && value.hasPrefix(prefix) && !(key == "w" && automaticWidthFallback(value) != nil)
             case .flag(let f): return key == "fl" && value == f
             case .pageRange: return key == "pg" && value.first?.isNumber == true && (value.contains("-") || value.contains(";"))
             case .variable, .expression, .uncomputableValue, .detectorGravity: return false
