@@ -5,9 +5,11 @@
 //
 //   queue-drain submit --database URL --jobs N [--queue Q] [--batch 1000]
 //   queue-drain drain  --database URL [--claimers 5] [--batch 10] [--queue Q] [--lease 60] [--record FILE]
+//                      [--start-at UNIX_SECONDS]
 //
 // Prints one JSON line. --record writes every claimed job as "id attempt" lines, so a test can
-// check that no job was claimed twice and none was lost.
+// check that no job was claimed twice and none was lost. --start-at holds the claimers until
+// then, so processes launched one after another (slowly, on a loaded machine) drain together.
 
 import DeriveCore
 import DerivePostgres
@@ -24,6 +26,7 @@ struct Options {
     var queue = "default"
     var lease = 60.0
     var record: String?
+    var startAt: Int?
 
     init(_ arguments: [String]) throws {
         var rest = arguments.makeIterator()
@@ -38,6 +41,7 @@ struct Options {
             case "--queue": queue = value
             case "--lease": lease = Double(try Self.number(flag, value))
             case "--record": record = value
+            case "--start-at": startAt = try Self.number(flag, value)
             default: throw Usage("unknown option \(flag)")
             }
         }
@@ -111,6 +115,10 @@ func drain(_ options: Options, from store: any JobStore) throws -> JSONValue {
         }
     }
     let owner = "queue-drain-\(ProcessInfo.processInfo.processIdentifier)"
+    if let startAt = options.startAt {
+        let wait = Double(startAt) - Date().timeIntervalSince1970
+        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+    }
     let start = Date()
     let threads = (0..<options.claimers).map { index in
         Thread {

@@ -29,9 +29,12 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let processes = 4
+        // All four start claiming at the same moment: launched one after another on a loaded
+        // machine, the first once drained every job before the others had started.
+        let startAt = String(Int(Date().timeIntervalSince1970) + 3)
         let results = DeriveBinary.runConcurrently((0..<processes).map { index in
             ["drain", "--database", queue.location, "--claimers", "3", "--batch", "7",
-             "--record", folder.appendingPathComponent("claimed-\(index)").path]
+             "--record", folder.appendingPathComponent("claimed-\(index)").path, "--start-at", startAt]
         }, executable: "queue-drain")
         for result in results {
             #expect(result.status == 0, "\(result.stderr)")
