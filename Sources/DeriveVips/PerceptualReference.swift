@@ -36,7 +36,6 @@ struct PerceptualReference {
         static let jpeg = Sampling(tiles: 8)
     }
 
-    let sampling: Sampling
     static let manyColours = 4096
 
     /// How much higher a search on the mosaic aims, per format. Measured on the benchmark's
@@ -56,7 +55,6 @@ struct PerceptualReference {
 
     init(_ image: VImage, sampling: Sampling = .standard) throws(DeriveError) {
         full = image
-        self.sampling = sampling
         if image.width * image.height <= sampling.pixels {
             sample = image
             tiles = 0
