@@ -266,6 +266,7 @@ public final class PostgresJobStore: JobStore {
             if let oldest = row[3].flatMap({ Double($0) }) {
                 byQueue[queue]?.oldestAvailable = Date(timeIntervalSince1970: oldest)
             }
+            byQueue[queue]?.retrying += row[4].flatMap { Int($0) } ?? 0
         }
         return byQueue.values.sorted { $0.queue < $1.queue }
     }
@@ -443,7 +444,8 @@ public final class PostgresJobStore: JobStore {
             """
 
         static let counts = """
-            SELECT queue, state, count(*), extract(epoch FROM min(run_at) FILTER (WHERE state = 'available'))
+            SELECT queue, state, count(*), extract(epoch FROM min(run_at) FILTER (WHERE state = 'available')),
+                   count(*) FILTER (WHERE state = 'scheduled' AND attempt > 0)
             FROM derive.jobs GROUP BY queue, state
             """
 

@@ -234,6 +234,7 @@ public final class SQLiteJobStore: JobStore {
             guard let queue = row[0].string, let state = row[1].string.flatMap(JobState.init(rawValue:)), let count = row[2].int else { continue }
             byQueue[queue, default: QueueCounts(queue: queue, states: [:], oldestAvailable: nil)].states[state] = count
             if let oldest = row[3].double { byQueue[queue]?.oldestAvailable = Date(timeIntervalSince1970: oldest) }
+            byQueue[queue]?.retrying += row[4].int ?? 0
         }
         return byQueue.values.sorted { $0.queue < $1.queue }
     }
@@ -404,7 +405,9 @@ public final class SQLiteJobStore: JobStore {
             """
 
         static let counts = """
-            SELECT queue, state, count(*), min(CASE WHEN state = 'available' THEN run_at END) FROM jobs GROUP BY queue, state
+            SELECT queue, state, count(*), min(CASE WHEN state = 'available' THEN run_at END),
+                   sum(state = 'scheduled' AND attempt > 0)
+            FROM jobs GROUP BY queue, state
             """
 
         static let prune = """

@@ -165,11 +165,14 @@ public final class Worker: Sendable {
         }
     }
 
-    /// No job available or running in the worker's queues (scheduled ones wait for later).
+    /// No job available, running or waiting to be retried in the worker's queues. A retry is
+    /// work begun (its claim's answer may have been lost with a connection, and its lease
+    /// rescued): stopping before it would leave a batch unfinished. Jobs submitted to run
+    /// later wait for a later worker.
     private func queuesAreIdle() throws(DeriveError) -> Bool {
         _ = try database.promoteScheduled(limit: 1000)
         let counts = try database.counts().filter { settings.queues.contains($0.queue) }
-        return counts.allSatisfy { ($0.states[.available] ?? 0) == 0 && ($0.states[.running] ?? 0) == 0 }
+        return counts.allSatisfy { ($0.states[.available] ?? 0) == 0 && ($0.states[.running] ?? 0) == 0 && $0.retrying == 0 }
     }
 
     // MARK: Housekeeping

@@ -40,9 +40,9 @@ struct Status: ParsableCommand {
                 print(JSONWriter.pretty(document))
                 return
             }
-            var table = [["queue", "available", "scheduled", "running", "oldest waiting"]]
+            var table = [["queue", "available", "scheduled (retries)", "running", "oldest waiting"]]
             for queue in counts {
-                table.append([queue.queue, "\(queue.states[.available] ?? 0)", "\(queue.states[.scheduled] ?? 0)",
+                table.append([queue.queue, "\(queue.states[.available] ?? 0)", "\(queue.states[.scheduled] ?? 0) (\(queue.retrying))",
                               "\(queue.states[.running] ?? 0)", queue.oldestAvailable.map { duration(now.timeIntervalSince($0)) } ?? "-"])
             }
             if counts.isEmpty { print("No jobs waiting or running.") } else { printTable(table) }
@@ -69,7 +69,8 @@ extension Status {
     static func json(_ queue: QueueCounts, now: Date) -> JSONValue {
         .object([
             "queue": .string(queue.queue), "available": .int(queue.states[.available] ?? 0),
-            "scheduled": .int(queue.states[.scheduled] ?? 0), "running": .int(queue.states[.running] ?? 0),
+            "scheduled": .int(queue.states[.scheduled] ?? 0), "retrying": .int(queue.retrying),
+            "running": .int(queue.states[.running] ?? 0),
             "oldestAvailableSeconds": queue.oldestAvailable.map { .decimal(now.timeIntervalSince($0)) } ?? .null,
         ])
     }

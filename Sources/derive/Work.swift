@@ -37,7 +37,7 @@ struct Work: ParsableCommand {
     @Option(name: .long, help: "Seconds between claims when idle. Env: DERIVE_POLL_INTERVAL (default 1 with PostgreSQL, 0.2 with SQLite).")
     var pollInterval: Double?
 
-    @Flag(name: .long, help: "Exit once no job is available or running in the queues.")
+    @Flag(name: .long, help: "Exit once no job is available, running or waiting to be retried in the queues (jobs submitted to run later are left).")
     var untilIdle = false
 
     @Option(name: .long, help: "Serve Prometheus metrics on this port at /metrics. Env: DERIVE_METRICS_PORT.")

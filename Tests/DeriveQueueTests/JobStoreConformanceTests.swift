@@ -316,12 +316,15 @@ import Testing
         let queue = try TestQueue(kind)
         _ = try queue.store.submit([NewJob(payload: document(), queue: "a"), NewJob(payload: document(), queue: "a"),
                                     NewJob(payload: document(), queue: "a", runAt: Date().addingTimeInterval(3600)),
-                                    NewJob(payload: document(), queue: "b")])
+                                    NewJob(payload: document(), queue: "b"), NewJob(payload: document(), queue: "b")])
         _ = try queue.store.claim(queues: ["a"], limit: 1, owner: "w", lease: 30)
+        // A retry waiting for its backoff is scheduled too, and counted apart from jobs set to run later.
+        let run = try #require(try queue.store.claim(queues: ["b"], limit: 1, owner: "w", lease: 30).first).run
+        _ = try queue.store.fail([Failure(run: run, error: passing)], policy: retryMuchLater)
         let counts = try queue.store.counts()
         #expect(counts.map(\.queue) == ["a", "b"])
-        #expect(counts[0].states == [.available: 1, .running: 1, .scheduled: 1])
-        #expect(counts[1].states == [.available: 1])
+        #expect(counts[0].states == [.available: 1, .running: 1, .scheduled: 1] && counts[0].retrying == 0)
+        #expect(counts[1].states == [.available: 1, .scheduled: 1] && counts[1].retrying == 1)
         let oldest = try #require(counts[1].oldestAvailable)
         #expect(abs(oldest.timeIntervalSinceNow) < 60)
     }

@@ -411,9 +411,15 @@ final class FaultRun {
         }
     }
 
-    /// SIGTERM to every worker still running; each must exit 0.
+    /// SIGTERM to every worker still running; each must exit 0. A worker started a moment ago
+    /// (a replacement for a killed one) is first given time to reach its first log line: it
+    /// watches for SIGTERM from then on, while one signalled as the process is still loading
+    /// ends by the signal's default (CI once saw status 15 from a worker that had logged nothing).
     func stopWorkers() {
         let running = workers.filter { $0.process.isRunning }
+        for worker in running {
+            try? waitUntil("a replacement worker has started", timeout: 30) { worker.logLines.count > 0 || !worker.process.isRunning }
+        }
         for worker in running { worker.signal(SIGTERM) }
         for worker in running {
             let status = worker.wait(timeout: 30)

@@ -206,11 +206,15 @@ public struct QueueCounts: Sendable, Hashable {
     public var queue: String
     public var states: [JobState: Int]
     public var oldestAvailable: Date?
+    /// Scheduled jobs that have run before and wait to run again (a retry's backoff, a
+    /// rescued lease): work begun and not finished, unlike a job submitted to run later.
+    public var retrying: Int
 
-    public init(queue: String, states: [JobState: Int], oldestAvailable: Date?) {
+    public init(queue: String, states: [JobState: Int], oldestAvailable: Date?, retrying: Int = 0) {
         self.queue = queue
         self.states = states
         self.oldestAvailable = oldestAvailable
+        self.retrying = retrying
     }
 }
 
