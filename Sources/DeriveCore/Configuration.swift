@@ -177,6 +177,9 @@ public struct WorkerEnvironment: Sendable, Hashable {
     /// `DERIVE_SUPERSEDED_OUTPUTS`: `keep` (marked superseded) or `delete` outputs a newer
     /// preset version replaced.
     public var supersededOutputs = "keep"
+    /// `DERIVE_REUSE`: `on` (outputs an earlier run recorded for the same content and chain,
+    /// still in the store, are reused without decoding) or `off` (every job derives everything).
+    public var reuse = true
     /// `DERIVE_POLL_INTERVAL`: seconds between claims when idle; nil means 1 with PostgreSQL
     /// (notifications wake it sooner) and 0.2 with SQLite (which has none).
     public var pollInterval: Double?
@@ -222,6 +225,9 @@ public struct WorkerEnvironment: Sendable, Hashable {
         supersededOutputs = env["DERIVE_SUPERSEDED_OUTPUTS"]?.lowercased() ?? supersededOutputs
         if !["keep", "delete"].contains(supersededOutputs) {
             env.fail("DERIVE_SUPERSEDED_OUTPUTS", "must be keep or delete, got \(Quoted(supersededOutputs))")
+        }
+        if let text = env["DERIVE_REUSE"]?.lowercased() {
+            if ["on", "off"].contains(text) { reuse = text == "on" } else { env.fail("DERIVE_REUSE", "must be on or off, got \(Quoted(text))") }
         }
         if env["DERIVE_POLL_INTERVAL"] != nil { pollInterval = env.seconds("DERIVE_POLL_INTERVAL", 1) }
         if env["DERIVE_METRICS_PORT"] != nil {

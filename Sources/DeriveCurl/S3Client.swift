@@ -103,6 +103,13 @@ final class S3Client: Sendable {
         guard response.status == 200 else { throw Self.failure(response, "put", "s3://\(bucket)/\(key)") }
     }
 
+    func exists(bucket: String, key: String) throws(DeriveError) -> Bool {
+        let response = try request("HEAD", bucket: bucket, key: key)
+        if response.status == 404 { return false }
+        guard response.status == 200 else { throw Self.failure(response, "head", "s3://\(bucket)/\(key)") }
+        return true
+    }
+
     func delete(bucket: String, key: String) throws(DeriveError) {
         let response = try request("DELETE", bucket: bucket, key: key)
         guard response.status == 204 || response.status == 200 || response.status == 404 else {
@@ -331,6 +338,10 @@ public struct S3AssetStore: AssetStore {
             // The same request as a source's, but here the store is at fault.
             throw DeriveError(.storageFailed, error.detail, retryable: error.isRetryable, retryAfter: error.retryAfter)
         }
+    }
+
+    public func exists(_ key: StorageKey) throws(DeriveError) -> Bool {
+        try client.exists(bucket: bucket, key: objectKey(key))
     }
 
     public func delete(_ key: StorageKey) throws(DeriveError) {

@@ -53,9 +53,11 @@ public struct VipsEngine: ImageEngine {
             timings.decode = clock.lap()
 
             // 2. Source metadata.
-            var hash = ContentHash()
-            hash.update(buffer)
-            let sourceHash = hash.finalizeHex()
+            let sourceHash = source.sha256 ?? {
+                var hash = ContentHash()
+                hash.update(buffer)
+                return hash.finalizeHex()
+            }()
             let perceptual = try DifferenceHash.hash(gray: decoded.withPixels { view in
                 view.downsampled(to: Size(DifferenceHash.width, DifferenceHash.height), grey: true).pixels
             })

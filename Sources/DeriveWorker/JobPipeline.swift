@@ -1,9 +1,11 @@
 import DeriveCore
+import DeriveDigest
 import Foundation
 
-/// One job from document to stored outputs: resolve, fetch, read the header, plan, decode once
-/// at size, apply and encode every output, store each. The worker runs it in a slot; `derive
-/// run` runs it without a queue. It throws a classified `DeriveError` and never anything else.
+/// One job from document to stored outputs: resolve, fetch and hash, read the header, plan,
+/// reuse what an earlier run recorded for the same content and outputs, decode once at size
+/// for the rest, apply and encode each, store each. The worker runs it in a slot; `derive run`
+/// runs it without a queue. It throws a classified `DeriveError` and never anything else.
 public struct JobPipeline: Sendable {
     public var engine: any ImageEngine
     public var planner: Planner
@@ -13,6 +15,9 @@ public struct JobPipeline: Sendable {
     public var naming: OutputNaming
     public var catalog: any PresetCatalog
     public var limits: ChainLimits
+    /// Where recorded work is looked up before decoding (the worker's database); nil derives
+    /// every output (`derive run`, `DERIVE_REUSE=off`).
+    public var recordedWork: (any RecordedWork)?
 
     /// Where each output goes in the store.
     public enum OutputNaming: Sendable {
@@ -85,48 +90,98 @@ public struct JobPipeline: Sendable {
 
         stage(.fetch)
         let fetched = try fetcher.fetch(source)
+        var image = fetched.image
+        // Hashed once, before anything parses it: the content's hash finds recorded work.
+        let sourceHash = ContentHash.sha256(image.bytes)
+        image.sha256 = sourceHash
         timings.fetch = milliseconds(since: started)
         try checkCancelled()
 
         stage(.decode)
         var mark = DispatchTime.now().uptimeNanoseconds
-        let inspection = try engine.inspect(fetched.image)
+        let inspection = try engine.inspect(image)
         timings.header = milliseconds(since: mark)
         mark = DispatchTime.now().uptimeNanoseconds
-        let plan: Plan
-        do {
-            plan = try planner.plan(job, source: inspection.facts)
-        } catch {
-            throw DeriveError(error)
-        }
+        let plan = try self.plan(job, facts: inspection.facts)
         timings.plan = milliseconds(since: mark)
-        let result = try engine.render(plan, source: fetched.image, inspection: inspection, overlays: overlays)
+        let reusable = try reusableOutputs(plan, sourceHash: sourceHash)
+        let missing = plan.outputs.filter { reusable.outputs[$0.name] == nil }
+        let result: RenderResult
+        if missing.isEmpty, let asset = reusable.asset {
+            result = RenderResult(source: SourceMetadata(recorded: asset, inspection: inspection, image: image), outputs: [],
+                                  timings: StageTimings())
+        } else {
+            let names = Set(missing.map(\.name))
+            let toRender = missing.count == plan.outputs.count
+                ? plan : try self.plan(ResolvedJob(source: job.source, outputs: job.outputs.filter { names.contains($0.name) }, preset: job.preset),
+                                       facts: inspection.facts)
+            result = try engine.render(toRender, source: image, inspection: inspection, overlays: overlays)
+        }
         try checkCancelled()
 
         stage(.store)
         mark = DispatchTime.now().uptimeNanoseconds
         var keys: [StorageKey] = []
-        for output in result.outputs { keys.append(try self.key(for: output, source: result.source)) }
-        try beforeStoring(keys)
-        var stored: [StoredObject] = []
+        for output in result.outputs { keys.append(try self.key(for: output, sourceHash: result.source.sha256, location: result.source.location)) }
+        if !keys.isEmpty { try beforeStoring(keys) }
+        var stored: [String: [(RenderedOutput, StoredObject)]] = [:]
         for (output, key) in zip(result.outputs, keys) {
-            stored.append(try store.put(output.data, key: key, contentType: output.metadata.format.mediaType))
+            stored[output.name, default: []].append((output, try store.put(output.data, key: key, contentType: output.metadata.format.mediaType)))
+        }
+        // Every output in the plan's order, the reused ones where they were recorded.
+        var outputs: [RenderedOutput] = [], objects: [StoredObject] = []
+        for planned in plan.outputs {
+            for (output, object) in reusable.outputs[planned.name] ?? stored[planned.name] ?? [] {
+                outputs.append(output)
+                objects.append(object)
+            }
         }
         timings.store = milliseconds(since: mark)
-        let report = JobReport(plan: plan, result: result, locations: stored.map(\.url), timings: timings,
-                               totalMilliseconds: milliseconds(since: started), fetched: fetched.origin == .file ? nil : fetched)
-        return Outcome(report: report, record: DerivationRecord(report: report, resolved: job, stored: stored, sourceURL: source))
+        let report = JobReport(plan: plan, result: RenderResult(source: result.source, outputs: outputs, timings: result.timings),
+                               locations: objects.map(\.url), timings: timings, totalMilliseconds: milliseconds(since: started),
+                               fetched: fetched.origin == .file ? nil : fetched, decoded: !missing.isEmpty)
+        return Outcome(report: report, record: DerivationRecord(report: report, resolved: job, stored: objects, sourceURL: source))
     }
 
-    func key(for output: RenderedOutput, source: SourceMetadata) throws(DeriveError) -> StorageKey {
+    private func plan(_ job: ResolvedJob, facts: SourceFacts) throws(DeriveError) -> Plan {
+        do {
+            return try planner.plan(job, source: facts)
+        } catch {
+            throw DeriveError(error)
+        }
+    }
+
+    /// What an earlier run recorded for this content, by output name: each output whose rows
+    /// are current, whose keys are the ones this pipeline would write, and whose objects are
+    /// in the store. An output with any of that missing is derived again, whole.
+    func reusableOutputs(_ plan: Plan, sourceHash: String) throws(DeriveError) -> (asset: AssetRecord?, outputs: [String: [(RenderedOutput, StoredObject)]]) {
+        guard let recordedWork, case .template = naming else { return (nil, [:]) }
+        let identities = plan.outputs.map { OutputIdentity(name: $0.name, identity: $0.identity) }
+        guard let recorded = try recordedWork.recorded(sourceSHA256: sourceHash, outputs: identities) else { return (nil, [:]) }
+        var outputs: [String: [(RenderedOutput, StoredObject)]] = [:]
+        outputs: for identity in identities {
+            let rows = recorded.derivatives(of: identity)
+            guard !rows.isEmpty else { continue }
+            var reused: [(RenderedOutput, StoredObject)] = []
+            for row in rows {
+                guard let output = RenderedOutput(reusing: row), let key = try? StorageKey(row.storageKey),
+                      (try? self.key(for: output, sourceHash: sourceHash, location: "")) == key, try store.exists(key) else { continue outputs }
+                reused.append((output, StoredObject(key: key, url: row.url, bytes: row.bytes)))
+            }
+            outputs[identity.name] = reused
+        }
+        return (recorded.asset, outputs)
+    }
+
+    func key(for output: RenderedOutput, sourceHash: String, location: String) throws(DeriveError) -> StorageKey {
         switch naming {
         case .template(let template):
             return try template.key(KeyTemplate.Values(
-                sourceHash: source.sha256, name: output.name, identity: output.identity, breakpointWidth: output.breakpointWidth,
+                sourceHash: sourceHash, name: output.name, identity: output.identity, breakpointWidth: output.breakpointWidth,
                 width: output.metadata.width, height: output.metadata.height, format: output.metadata.format))
         case .readable:
             let suffix = output.breakpointWidth.map { "-\($0)w" } ?? ""
-            return try StorageKey("\(Self.readableStem(source.location))/\(output.name)\(suffix).\(output.metadata.format.fileExtension)")
+            return try StorageKey("\(Self.readableStem(location))/\(output.name)\(suffix).\(output.metadata.format.fileExtension)")
         }
     }
 

@@ -28,6 +28,7 @@ public final class Metrics: Sendable {
         "derive_jobs_total": ("counter", "Jobs this worker finished, by outcome (completed, retried, failed, cancelled, stale, released)."),
         "derive_stage_seconds": ("histogram", "Time per job stage: fetch, header, plan, decode, metadata, apply, encode, store."),
         "derive_job_seconds": ("histogram", "Time per job, from claim to stored outputs."),
+        "derive_outputs_total": ("counter", "Outputs of completed jobs: derived, or reused from an earlier run's record (DERIVE_REUSE)."),
         "derive_queue_depth": ("gauge", "Jobs in the queue by queue and state, as last read."),
         "derive_oldest_available_seconds": ("gauge", "Age of the oldest available job, by queue."),
         "derive_fetch_bytes_total": ("counter", "Source bytes transferred over the network."),

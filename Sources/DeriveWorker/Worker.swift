@@ -466,7 +466,8 @@ public final class Worker: Sendable {
             observe(outcome.report, started: started)
             completions.add(Completion(run: run, result: outcome.report.json, record: outcome.record))
             log.info("job done", metadata: [
-                "outputs": "\(outcome.report.result.outputs.count)", "ms": "\(Int(outcome.report.totalMilliseconds))",
+                "outputs": "\(outcome.report.result.outputs.count)", "reused": "\(outcome.report.reusedOutputs)",
+                "ms": "\(Int(outcome.report.totalMilliseconds))",
                 "asset": "\(outcome.record.asset.sha256.prefix(16))",
             ])
         } catch {
@@ -545,11 +546,17 @@ public final class Worker: Sendable {
 
     private func observe(_ report: JobReport, started: UInt64) {
         let t = report.timings, r = report.result.timings
-        for (stage, milliseconds) in [("fetch", t.fetch), ("header", t.header), ("plan", t.plan), ("decode", r.decode),
-                                      ("metadata", r.metadata), ("store", t.store)] {
+        var stages = [("fetch", t.fetch), ("header", t.header), ("plan", t.plan), ("store", t.store)]
+        if report.decoded { stages += [("decode", r.decode), ("metadata", r.metadata)] }
+        for (stage, milliseconds) in stages {
             metrics.observe("derive_stage_seconds", ["stage": stage], seconds: milliseconds / 1000)
         }
-        for output in report.result.outputs {
+        let reused = report.reusedOutputs
+        if reused > 0 { metrics.increment("derive_outputs_total", ["outcome": "reused"], by: Double(reused)) }
+        if report.result.outputs.count > reused {
+            metrics.increment("derive_outputs_total", ["outcome": "derived"], by: Double(report.result.outputs.count - reused))
+        }
+        for output in report.result.outputs where !output.reused {
             metrics.observe("derive_stage_seconds", ["stage": "apply"], seconds: output.metadata.applyMilliseconds / 1000)
             metrics.observe("derive_stage_seconds", ["stage": "encode"], seconds: output.metadata.encodeMilliseconds / 1000)
         }

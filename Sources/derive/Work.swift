@@ -111,8 +111,9 @@ struct Work: ParsableCommand {
 
             guard let opened = try openDatabaseWaiting(configuration.database, logger: logger, stopRequested: { stops.requested }) else { return }
             let store = try makeStore(configuration)
-            let pipeline = try makePipeline(configuration, store: store, naming: .template(configuration.store.keyTemplate),
+            var pipeline = try makePipeline(configuration, store: store, naming: .template(configuration.store.keyTemplate),
                                             catalog: DatabasePresetCatalog(store: opened.database), overlays: overlays)
+            if environment.reuse { pipeline.recordedWork = opened.database }
             let metrics = Metrics(), health = Health()
             var server: MetricsServer?
             if let port = metricsPort ?? environment.metricsPort {

@@ -3,10 +3,14 @@ public struct SourceImage: Sendable {
     public var bytes: [UInt8]
     /// URL or path, for messages and the report.
     public var location: String
+    /// The bytes' SHA-256 (hex), when whoever read them hashed them already (the pipeline
+    /// does, to look for recorded work before decoding); the engine hashes them otherwise.
+    public var sha256: String?
 
-    public init(bytes: [UInt8], location: String) {
+    public init(bytes: [UInt8], location: String, sha256: String? = nil) {
         self.bytes = bytes
         self.location = location
+        self.sha256 = sha256
     }
 }
 
@@ -115,6 +119,9 @@ public struct RenderedOutput: Sendable {
     public var identity: String
     public var data: [UInt8]
     public var metadata: OutputMetadata
+    /// Recorded by an earlier run and found in the store: not derived, not written (`data` is
+    /// empty).
+    public var reused = false
 
     public init(name: String, breakpointWidth: Int?, identity: String, data: [UInt8], metadata: OutputMetadata) {
         self.name = name

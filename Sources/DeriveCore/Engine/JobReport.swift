@@ -9,16 +9,22 @@ public struct JobReport: Sendable {
     public var totalMilliseconds: Double
     /// How the source was fetched, when it was (not for local files).
     public var fetched: FetchedSource?
+    /// False when every output was reused from an earlier run and nothing was decoded.
+    public var decoded: Bool
 
     public init(plan: Plan, result: RenderResult, locations: [String], timings: StageTimings, totalMilliseconds: Double,
-                fetched: FetchedSource? = nil) {
+                fetched: FetchedSource? = nil, decoded: Bool = true) {
         self.plan = plan
         self.result = result
         self.locations = locations
         self.timings = timings
         self.totalMilliseconds = totalMilliseconds
         self.fetched = fetched
+        self.decoded = decoded
     }
+
+    /// How many outputs were reused rather than derived.
+    public var reusedOutputs: Int { result.outputs.count { $0.reused } }
 
     public var json: JSONValue {
         let source = result.source
@@ -39,7 +45,7 @@ public struct JobReport: Sendable {
             JSONMember(key: "hasLocation", value: .bool(inspection.hasLocation)),
             JSONMember(key: "perceptualHash", value: .string(source.perceptualHash)),
         ]
-        sourceMembers.append(JSONMember(key: "decode", value: plan.decode.json))
+        sourceMembers.append(JSONMember(key: "decode", value: decoded ? plan.decode.json : .null))
         if let faces = source.faces { sourceMembers.append(JSONMember(key: "faces", value: faces.json)) }
         if let fetched {
             sourceMembers.append(JSONMember(key: "fetch", value: .object([
@@ -53,6 +59,7 @@ public struct JobReport: Sendable {
             let planned = plan.outputs.first { $0.name == output.name }
             var members: [JSONMember] = [JSONMember(key: "name", value: .string(output.name))]
             if let width = output.breakpointWidth { members.append(JSONMember(key: "breakpointWidth", value: .int(width))) }
+            if output.reused { members.append(JSONMember(key: "reused", value: .bool(true))) }
             members += [
                 JSONMember(key: "location", value: .string(location)),
                 JSONMember(key: "format", value: .string(m.format.rawValue)),

@@ -8,6 +8,9 @@ public protocol AssetStore: Sendable {
     func put(file: URL, key: StorageKey, contentType: String) throws(DeriveError) -> StoredObject
     /// The object's bytes, or nil when there is none.
     func get(_ key: StorageKey) throws(DeriveError) -> [UInt8]?
+    /// Whether the object is there, without reading it: a worker checks before it reuses what
+    /// an earlier run recorded.
+    func exists(_ key: StorageKey) throws(DeriveError) -> Bool
     func delete(_ key: StorageKey) throws(DeriveError)
     /// A source location the fetcher reads the object back from (`file:///…`, `s3://bucket/…`):
     /// what a job names after `derive submit` or `derive upload` stored its original.

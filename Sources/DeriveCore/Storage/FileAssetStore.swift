@@ -55,6 +55,10 @@ public struct FileAssetStore: AssetStore {
         return [UInt8](data)
     }
 
+    public func exists(_ key: StorageKey) throws(DeriveError) -> Bool {
+        FileManager.default.fileExists(atPath: path(key).path)
+    }
+
     public func delete(_ key: StorageKey) throws(DeriveError) {
         let target = path(key)
         guard FileManager.default.fileExists(atPath: target.path) else { return }

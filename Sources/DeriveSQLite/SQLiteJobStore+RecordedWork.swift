@@ -1,0 +1,39 @@
+import DeriveCore
+
+extension SQLiteJobStore: RecordedWork {
+    public func recorded(sourceSHA256 sha256: String, outputs: [OutputIdentity]) throws(DeriveError) -> RecordedAsset? {
+        let wanted = JSONValue.array(outputs.map { .object(["name": .string($0.name), "identity": .string($0.identity)]) })
+        let rows = try read { connection throws(SQLiteError) in
+            try connection.query(Self.recordedSQL, [SQLiteValue(sha256), SQLiteValue(JSONWriter.compact(wanted))]).map { row throws(SQLiteError) in
+                (try Self.json(row, 0), try Self.json(row, 1))
+            }
+        }
+        guard let (asset, derivatives) = rows.first else { return nil }
+        guard case .array(let list) = derivatives else {
+            throw DeriveError(.internalError, "derivatives of asset \(sha256.prefix(16)) did not come back as a list", retryable: false)
+        }
+        var records: [DerivativeRecord] = []
+        for derivative in list { records.append(try DerivativeRecord(row: derivative)) }
+        return RecordedAsset(asset: try AssetRecord(row: asset), derivatives: records)
+    }
+
+    /// The asset and its current rows for the outputs asked about, each as JSON with the
+    /// table's column names (booleans as SQLite's 0 and 1).
+    static let recordedSQL = """
+        SELECT json_object('sha256', sha256, 'source_url', source_url, 'bytes', bytes, 'format', format, 'width', width,
+                           'height', height, 'pages', pages, 'has_alpha', has_alpha, 'orientation', orientation,
+                           'colour_space', colour_space, 'icc_description', icc_description, 'exif', json(exif),
+                           'has_location', has_location, 'perceptual_hash', perceptual_hash),
+               (SELECT json_group_array(json_object(
+                           'output_name', d.output_name, 'breakpoint_width', d.breakpoint_width, 'chain', json(d.chain),
+                           'chain_hash', d.chain_hash, 'preset_name', d.preset_name, 'preset_version', d.preset_version,
+                           'storage_key', d.storage_key, 'url', d.url, 'format', d.format, 'width', d.width, 'height', d.height,
+                           'bytes', d.bytes, 'sha256', d.sha256, 'quality', d.quality, 'frames', d.frames, 'has_alpha', d.has_alpha,
+                           'blurhash', d.blurhash, 'dominant_color', d.dominant_color, 'timings', json(d.timings)))
+                FROM derivatives d
+                WHERE d.asset_id = a.id AND d.superseded_at IS NULL
+                  AND EXISTS (SELECT 1 FROM json_each(?2) o
+                              WHERE o.value ->> 'name' = d.output_name AND o.value ->> 'identity' = d.chain_hash))
+        FROM assets a WHERE a.sha256 = ?1
+        """
+}
