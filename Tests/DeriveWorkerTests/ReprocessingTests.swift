@@ -144,6 +144,48 @@ struct ReprocessingTests {
             try sql.query("SELECT storage_key FROM derive.derivatives WHERE preset_name = 'cards'").rows.map { prefix + "/" + $0[0]! }))
     }
 
+    /// A new version that changes one output of a preset: the reprocess derives that output
+    /// again and reuses the unchanged one (no decode for it, the same key and bytes).
+    @Test func aReprocessDerivesOnlyTheOutputsAPresetChangeChanged() throws {
+        let queue = try TestQueue(.postgres)
+        let origin = try TestServers.origin(), s3 = try TestServers.s3()
+        let prefix = "partial-\(UUID().uuidString.prefix(8).lowercased())"
+        func derive(_ arguments: [String]) throws -> String {
+            let result = try DeriveBinary.run(arguments + ["--database", queue.location], environment: WorkerEndToEndTests.environment(s3))
+            #expect(result.status == 0, "derive \(arguments.joined(separator: " ")): \(result.stderr)")
+            return result.stdout
+        }
+        func gallery(large: Int) -> String {
+            #"{"outputs": [{"name": "thumb", "chain": "c_thumb,w_48,h_48/f_webp"}, {"name": "large", "chain": "c_limit,w_\#(large)/f_webp"}]}"#
+        }
+        _ = try derive(["presets", "add", "gallery", "--chain", gallery(large: 400)])
+        let photos = WorkerEndToEndTests.photos.prefix(2).map { origin + "/fixture/" + $0 + "?partial=\(prefix)" }
+        _ = try derive(["submit"] + photos + ["--preset", "gallery"])
+        let work = ["work", "--until-idle", "--store", "s3://\(s3.bucket)/\(prefix)"]
+        _ = try derive(work)
+        let sql = try queue.sql()
+        let before = Dictionary(uniqueKeysWithValues: try sql.query("SELECT storage_key, sha256 FROM derive.derivatives").rows.map { ($0[0]!, $0[1]!) })
+
+        _ = try derive(["presets", "add", "gallery", "--chain", gallery(large: 300)])
+        let reprocess = try JSONParser().parse(try derive(["reprocess", "--preset", "gallery", "--stale", "--json"]))
+        #expect(reprocess["enqueued"] == .int(2))
+        _ = try derive(work)
+        let jobs = try queue.store.jobs(state: .completed, queue: nil, limit: 10).filter { $0.payload["preset"] == .string("gallery") && $0.id > 2 }
+        #expect(jobs.count == 2)
+        for job in jobs {
+            guard case .array(let outputs)? = job.result?["outputs"] else { throw Missing() }
+            let reused = outputs.filter { $0["reused"] == .bool(true) }.compactMap { output -> String? in
+                if case .string(let name)? = output["name"] { name } else { nil }
+            }
+            #expect(reused == ["thumb"], "job \(job.id): \(reused)")
+        }
+        // The thumbnails keep their keys and bytes, now under version 2; the large outputs are new.
+        let rows = try sql.query("SELECT output_name, storage_key, sha256, preset_version FROM derive.derivatives WHERE superseded_at IS NULL").rows
+        #expect(rows.count == 4 && rows.allSatisfy { $0[3] == "2" })
+        for row in rows where row[0] == "thumb" { #expect(before[row[1]!] == row[2]!) }
+        for row in rows where row[0] == "large" { #expect(before[row[1]!] == nil) }
+    }
+
     /// Revalidation: an unchanged source costs one conditional request and no work; a changed
     /// one is recorded as a new asset version and derived again.
     @Test func aChangedSourceIsDetectedAndDerivedAgain() throws {
