@@ -10,7 +10,8 @@ import Synchronization
 ///
 /// Threads: the caller's thread runs the dispatcher (`run()`); each slot is a thread of its
 /// own, because decoding and encoding block; a listener thread turns notifications into
-/// wake-ups. They share one locked `State` and wake the dispatcher through one semaphore.
+/// wake-ups, a sweeper removes abandoned writes. They share one locked `State` and wake the
+/// dispatcher through one semaphore, and every one of them has ended when `run()` returns.
 public final class Worker: Sendable {
     /// What a run of the worker did.
     public struct Summary: Sendable, Equatable {
@@ -49,6 +50,8 @@ public final class Worker: Sendable {
     private let work = DispatchSemaphore(value: 0)
     private let startedAt = Date()
     private let completions: CompletionBatcher
+    /// The threads `run()` starts, which it waits for before returning.
+    private let threads = DispatchGroup()
 
     public init(database: any DeriveDatabase, pipeline: JobPipeline, settings: WorkerSettings, notifier: (any WorkNotifier)? = nil,
                 metrics: Metrics = Metrics(), health: Health = Health(), logger: Logger = Logger(label: "derive.worker")) {
@@ -96,26 +99,34 @@ public final class Worker: Sendable {
             "lease": "\(settings.lease)",
         ])
         for index in 0..<settings.slots {
-            let thread = Thread { [self] in slot() }
-            thread.name = "derive-slot-\(index)"
-            thread.start()
+            start("derive-slot-\(index)") { [self] in slot() }
         }
         if let interval = settings.abandonedSweepInterval {
-            let thread = Thread { [self] in sweepAbandonedWrites(every: interval) }
-            thread.name = "derive-sweeper"
-            thread.start()
+            start("derive-sweeper") { [self] in sweepAbandonedWrites(every: interval) }
         }
         if let notifier {
-            let thread = Thread { [self] in
+            start("derive-listener") { [self] in
                 while !state.withLock({ $0.stopping }) {
                     if notifier.wait(timeout: 1) { wake.signal() }
                 }
             }
-            thread.name = "derive-listener"
-            thread.start()
         }
         dispatch()
         return shutDown()
+    }
+
+    /// Starts a thread that `run()` waits for, named for `top -H`, `gdb` and `/proc` (Linux
+    /// keeps 15 characters; Foundation's `Thread.name` does not reach the kernel, and Swift's
+    /// Glibc module does not offer `pthread_setname_np`, so the thread writes its own `comm`).
+    private func start(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        threads.enter()
+        let thread = Thread { [threads] in
+            try? String(name.prefix(15)).write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+            body()
+            threads.leave()
+        }
+        thread.name = name
+        thread.start()
     }
 
     // MARK: Dispatching
@@ -431,7 +442,10 @@ public final class Worker: Sendable {
                 state.running[job.run.id] = InFlight(job: job, stage: "resolve", since: Date(), lastLease: DispatchTime.now().uptimeNanoseconds)
                 return job
             }
-            guard let job = next else { continue }
+            guard let job = next else {
+                if state.withLock({ $0.stopping }) { return }
+                continue
+            }
             execute(job)
             state.withLock { _ = $0.running.removeValue(forKey: job.run.id) }
             wake.signal()
@@ -614,6 +628,11 @@ public final class Worker: Sendable {
         if settings.deleteSuperseded { deleteSupersededOutputs() }
         attempt("remove this worker from the status list") { () throws(DeriveError) in try database.forgetWorker(settings.id) }
         for _ in 0..<settings.slots { work.signal() }
+        // The listener and the sweeper look at `stopping` at least once a second; a slot whose
+        // job outran the grace period ends when its job does (the job is released already).
+        if threads.wait(timeout: .now() + 10) == .timedOut {
+            logger.warning("stopped with a thread still running: a job that outran the grace period, or a sweep")
+        }
         let finished = self.finished
         logger.info("worker stopped", metadata: ["finished": .dictionary(finished.mapValues { .stringConvertible($0) }),
                                                  "released": "\(released)"])
