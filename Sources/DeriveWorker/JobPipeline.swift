@@ -128,9 +128,11 @@ public struct JobPipeline: Sendable {
         for (output, key) in zip(result.outputs, keys) {
             stored[output.name, default: []].append((output, try store.put(output.data, key: key, contentType: output.metadata.format.mediaType)))
         }
-        // Every output in the plan's order, the reused ones where they were recorded.
+        // Every output in the plan's order, the reused ones where they were recorded (the
+        // widths of a step-spaced breakpoint set are planned outputs of one name).
         var outputs: [RenderedOutput] = [], objects: [StoredObject] = []
-        for planned in plan.outputs {
+        var seen: Set<String> = []
+        for planned in plan.outputs where seen.insert(planned.name).inserted {
             for (output, object) in reusable.outputs[planned.name] ?? stored[planned.name] ?? [] {
                 outputs.append(output)
                 objects.append(object)
@@ -156,7 +158,10 @@ public struct JobPipeline: Sendable {
     /// in the store. An output with any of that missing is derived again, whole.
     func reusableOutputs(_ plan: Plan, sourceHash: String) throws(DeriveError) -> (asset: AssetRecord?, outputs: [String: [(RenderedOutput, StoredObject)]]) {
         guard let recordedWork, case .template = naming else { return (nil, [:]) }
-        let identities = plan.outputs.map { OutputIdentity(name: $0.name, identity: $0.identity) }
+        var identities: [OutputIdentity] = []
+        for planned in plan.outputs where !identities.contains(where: { $0.name == planned.name }) {
+            identities.append(OutputIdentity(name: planned.name, identity: planned.identity))
+        }
         guard let recorded = try recordedWork.recorded(sourceSHA256: sourceHash, outputs: identities) else { return (nil, [:]) }
         var outputs: [String: [(RenderedOutput, StoredObject)]] = [:]
         outputs: for identity in identities {

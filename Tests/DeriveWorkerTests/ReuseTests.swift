@@ -13,6 +13,8 @@ import Testing
 struct ReuseTests {
     static let thumb = #"{"name": "thumb", "chain": "c_fill,w_200,h_200,g_auto", "format": "webp"}"#
     static let large = #"{"name": "large", "chain": "c_limit,w_800", "format": "webp"}"#
+    /// A step-spaced breakpoint set: three planned outputs of one name.
+    static let set = #"{"name": "set", "chain": "c_scale", "format": "jpeg", "breakpoints": {"minWidth": 100, "maxWidth": 300, "step": 100}}"#
 
     struct Setup {
         let queue: TestQueue
@@ -44,7 +46,7 @@ struct ReuseTests {
             return try #require(job.result)
         }
 
-        /// Each output of a result: name → (key, sha256, reused).
+        /// Each output of a result: name (`set@200` for a breakpoint width) → (key, sha256, reused).
         func outputs(_ result: JSONValue) throws -> [String: (key: String, sha256: String, reused: Bool)] {
             guard case .array(let items)? = result["outputs"] else { throw Missing() }
             var outputs: [String: (key: String, sha256: String, reused: Bool)] = [:]
@@ -52,8 +54,10 @@ struct ReuseTests {
                 guard case .string(let name)? = item["name"], case .string(let location)? = item["location"],
                       case .string(let sha)? = item["sha256"] else { throw Missing() }
                 let key = String(try #require(location.components(separatedBy: prefix + "/").last))
-                outputs[name] = (key, sha, item["reused"] == .bool(true))
+                let width = if case .number(let width)? = item["breakpointWidth"] { "@\(width.text)" } else { "" }
+                outputs[name + width] = (key, sha, item["reused"] == .bool(true))
             }
+            #expect(outputs.count == items.count, "an output is listed twice: \(items.count) items")
             return outputs
         }
 
@@ -65,14 +69,14 @@ struct ReuseTests {
 
     @Test func aJobWhoseOutputsAreRecordedCompletesWithoutDecodingOrWriting() throws {
         let setup = try Setup(photo: "photos/grace_hopper_noexif.jpg")
-        let first = try setup.derive([Self.thumb, Self.large])
+        let first = try setup.derive([Self.thumb, Self.large, Self.set])
         let firstOutputs = try setup.outputs(first)
-        #expect(firstOutputs.values.allSatisfy { !$0.reused })
+        #expect(firstOutputs.count == 5 && firstOutputs.values.allSatisfy { !$0.reused }, "\(firstOutputs.keys.sorted())")
         #expect(first["source"]?["decode"] != .null)
 
-        let again = try setup.derive([Self.thumb, Self.large])
+        let again = try setup.derive([Self.thumb, Self.large, Self.set])
         let againOutputs = try setup.outputs(again)
-        #expect(againOutputs.count == 2 && againOutputs.values.allSatisfy(\.reused), "\(againOutputs)")
+        #expect(againOutputs.count == 5 && againOutputs.values.allSatisfy(\.reused), "\(againOutputs)")
         #expect(again["source"]?["decode"] == .null, "nothing was decoded")
         #expect(again["source"]?["perceptualHash"] == first["source"]?["perceptualHash"], "the asset's metadata comes from its row")
         for (name, output) in againOutputs {
@@ -80,11 +84,11 @@ struct ReuseTests {
             #expect(try setup.storedSHA(output.key) == output.sha256)
         }
         let sql = try setup.queue.sql()
-        #expect(try sql.query("SELECT count(*) FROM derive.derivatives").scalar == "2", "the rows are rewritten, not added")
+        #expect(try sql.query("SELECT count(*) FROM derive.derivatives").scalar == "5", "the rows are rewritten, not added")
         #expect(try sql.query("SELECT count(DISTINCT job_id) FROM derive.derivatives").scalar == "1")
 
         // Turned off, the same job derives everything again.
-        let forced = try setup.derive([Self.thumb, Self.large], environment: ["DERIVE_REUSE": "off"])
+        let forced = try setup.derive([Self.thumb, Self.large, Self.set], environment: ["DERIVE_REUSE": "off"])
         #expect(try setup.outputs(forced).values.allSatisfy { !$0.reused })
         #expect(forced["source"]?["decode"] != .null)
     }
