@@ -478,7 +478,10 @@ public final class Worker: Sendable {
                 try database.noteWrites(keys.map(\.value), store: pipeline.store.identity, job: run.id)
             })
             observe(outcome.report, started: started)
-            completions.add(Completion(run: run, result: outcome.report.json, record: outcome.record))
+            guard completions.add(Completion(run: run, result: outcome.report.json, record: outcome.record)) else {
+                log.warning("job finished after the worker released it on stopping; not recorded (its next run records it)")
+                return
+            }
             log.info("job done", metadata: [
                 "outputs": "\(outcome.report.result.outputs.count)", "reused": "\(outcome.report.reusedOutputs)",
                 "ms": "\(Int(outcome.report.totalMilliseconds))",
@@ -606,7 +609,8 @@ public final class Worker: Sendable {
             heartbeat(now: now)
             _ = wake.wait(timeout: .now() + min(1, Double(deadline - now) / 1e9))
         }
-        leftovers += state.withLock { state in state.running.values.map(\.job.run) }
+        let abandoned = state.withLock { state in state.running.values.map(\.job.run) }
+        leftovers += abandoned
         var released = 0
         if !leftovers.isEmpty {
             for attempt in 1...5 {
@@ -628,10 +632,11 @@ public final class Worker: Sendable {
         if settings.deleteSuperseded { deleteSupersededOutputs() }
         attempt("remove this worker from the status list") { () throws(DeriveError) in try database.forgetWorker(settings.id) }
         for _ in 0..<settings.slots { work.signal() }
-        // The listener and the sweeper look at `stopping` at least once a second; a slot whose
-        // job outran the grace period ends when its job does (the job is released already).
-        if threads.wait(timeout: .now() + 10) == .timedOut {
-            logger.warning("stopped with a thread still running: a job that outran the grace period, or a sweep")
+        // The listener and the sweeper look at `stopping` at least once a second, and idle
+        // slots end at once. A slot whose job outran the grace period is not waited for: its
+        // job is released, and what it finishes is dropped (`CompletionBatcher.add`).
+        if abandoned.isEmpty, threads.wait(timeout: .now() + 10) == .timedOut {
+            logger.warning("stopped with a thread still running (a sweep that takes long)")
         }
         let finished = self.finished
         logger.info("worker stopped", metadata: ["finished": .dictionary(finished.mapValues { .stringConvertible($0) }),

@@ -5,6 +5,7 @@ import DeriveTestSupport
 import DeriveVips
 import DeriveWorker
 import Foundation
+import Logging
 import Testing
 
 /// The worker created in the test's own process, on the embedded SQLite queue and a folder:
@@ -44,7 +45,8 @@ import Testing
         settings.pollInterval = 0.05
         settings.abandonedSweepInterval = 3600
         #expect(try Self.workerThreads().isEmpty)
-        let summary = Worker(database: queue.store, pipeline: pipeline, settings: settings).run()
+        let quiet = Logger(label: "derive.worker") { _ in SwiftLogNoOpLogHandler() }
+        let summary = Worker(database: queue.store, pipeline: pipeline, settings: settings, logger: quiet).run()
 
         #expect(summary.finished["completed"] == 4)
         for id in ids { #expect(try queue.store.job(id)?.state == .completed) }

@@ -68,14 +68,25 @@ public final class CompletionBatcher: Sendable {
     }
 
     /// Queues a finished run; waits only while `maxPending` completions are already waiting.
-    public func add(_ completion: Completion) {
+    /// After `close()` nothing is queued (returns false): the worker released that run when it
+    /// stopped, and its late completion would be refused anyway. (Queuing it would also keep a
+    /// slot of `room` taken for ever, and libdispatch stops a process that frees a semaphore
+    /// below its initial value.)
+    @discardableResult
+    public func add(_ completion: Completion) -> Bool {
         room.wait()
-        let (first, full) = state.withLock { state -> (Bool, Bool) in
+        let queued = state.withLock { state -> (first: Bool, full: Bool)? in
+            guard !state.closing else { return nil }
             state.pending.append(completion)
             return (state.pending.count == 1, state.pending.count == settings.maxBatch)
         }
-        if first { arrived.signal() }
-        if full { filled.signal() }
+        guard let queued else {
+            room.signal()
+            return false
+        }
+        if queued.first { arrived.signal() }
+        if queued.full { filled.signal() }
+        return true
     }
 
     /// Archives everything added so far and stops the batcher's thread.
