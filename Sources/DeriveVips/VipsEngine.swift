@@ -35,7 +35,7 @@ public struct VipsEngine: ImageEngine {
             return SourceInspection(facts: sniffed, colourSpace: "")
         }
         let inspection = try withBytes(source.bytes) { (buffer) throws(DeriveError) -> SourceInspection in
-            VipsDecoder.inspection(of: try VipsDecoder.header(buffer, format: format), format: format)
+            VipsDecoder.inspection(of: try VipsDecoder.header(buffer, format: format, inflateLimit: settings.sourceLimits.maxInputBytes), format: format)
         }
         try settings.sourceLimits.check(inspection.facts)
         return inspection
@@ -49,7 +49,8 @@ public struct VipsEngine: ImageEngine {
             // 1. Decode once, into memory, so every output and the metadata read the same pixels
             //    without decoding again. The decode is no larger than the largest output.
             var clock = Clock()
-            let (decoded, loaded) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode)
+            let (decoded, loaded) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode,
+                                                           inflateLimit: settings.sourceLimits.maxInputBytes)
             timings.decode = clock.lap()
 
             // 2. Source metadata.
