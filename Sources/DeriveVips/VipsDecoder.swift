@@ -138,7 +138,7 @@ enum VipsDecoder {
             if isHighDynamicRange(facts.format) {
                 // Resampled in linear light, then tone-mapped at the size decoded.
                 let linear = loaded.isRadianceCoded ? try VipsCall("rad2float").image("in", loaded).run().image("out") : loaded
-                image = try sRGB(try toneMapped(try resized(linear, to: target)))
+                image = try sRGB(try toneMapped(try resized(linear, to: target), keepAlpha: facts.hasAlpha))
             } else {
                 image = try sRGB(try resized(loaded, to: target))
             }
@@ -156,12 +156,13 @@ enum VipsDecoder {
     /// Linear-light HDR pixels (Radiance, OpenEXR) into the 0–1 range sRGB holds, by the
     /// extended Reinhard curve per channel, `c * (1 + c / w²) / (1 + c)`, with the white point
     /// `w` the brightest channel value (at least 1): the brightest value maps to 1, and an image
-    /// already within 0–1 is left as it is. Negative values (out of gamut) become 0. Alpha is kept.
+    /// already within 0–1 is left as it is. Negative values (out of gamut) become 0. Alpha is kept
+    /// when the file has it (libvips gives every OpenEXR an alpha band).
     /// The image is the decode, already at its output size.
-    static func toneMapped(_ image: VImage) throws(DeriveError) -> VImage {
+    static func toneMapped(_ image: VImage, keepAlpha: Bool = true) throws(DeriveError) -> VImage {
         // Read twice (its maximum, then the curve): into memory once.
         let linear = try image.inMemory()
-        let alpha = try linear.alphaBand()
+        let alpha = keepAlpha ? try linear.alphaBand() : nil
         var colour = try linear.withoutAlpha().cast("float")
         // max(c, 0) as (c + |c|) / 2.
         colour = try VipsCall("add").image("left", colour).image("right", VipsCall("abs").image("in", colour).run().image("out"))

@@ -38,6 +38,13 @@ public struct VipsEngine: ImageEngine {
             VipsDecoder.inspection(of: try VipsDecoder.header(buffer, format: format, inflateLimit: settings.sourceLimits.maxInputBytes), format: format)
         }
         try settings.sourceLimits.check(inspection.facts)
+        // libvips reads every OpenEXR through its RGBA interface, so it reports alpha even
+        // where the file has none; the header's channel list says.
+        if format == .exr, let sniffed {
+            var exact = inspection
+            exact.facts.hasAlpha = sniffed.hasAlpha
+            return exact
+        }
         return inspection
     }
 

@@ -26,7 +26,7 @@ import Testing
         Sample(file: "hopper_8bit_plain.ppm", format: .pnm, loader: .ppm, size: Size(128, 128)),
         Sample(file: "hopper.pfm", format: .pnm, loader: .ppm, size: Size(128, 128)),
         Sample(file: "sample.hdr", format: .hdr, loader: .rad, size: Size(290, 442)),
-        Sample(file: "sample.exr", format: .exr, loader: .openexr, size: Size(610, 406), hasAlpha: true),
+        Sample(file: "sample.exr", format: .exr, loader: .openexr, size: Size(610, 406)),
         Sample(file: "logo.svgz", format: .svgz, loader: .svg, size: Size(736, 552), hasAlpha: true),
         Sample(file: "favicon.ico", format: .ico, loader: .magick, size: Size(48, 48), hasAlpha: true),
         Sample(file: "targa.tga", format: .tga, loader: .magick, size: Size(433, 433)),

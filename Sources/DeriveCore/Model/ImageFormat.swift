@@ -66,6 +66,9 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     case original
 
     public var isConcrete: Bool { self != .auto && self != .original }
+    /// Formats `f_auto` chooses among (DERIVE_AUTO_FORMATS); JPEG 2000, HEIC, BMP and ICO are written
+    /// only when asked for by name.
+    public var isAutoCandidate: Bool { [.jpeg, .png, .webp, .avif, .gif, .jxl, .tiff].contains(self) }
     /// BMP's alpha is shown by few viewers, so BMP outputs are flattened like JPEG.
     public var supportsAlpha: Bool { self != .jpeg && self != .bmp }
     /// The largest side the format can hold (ICO stores sizes in one byte, 256 as 0).
