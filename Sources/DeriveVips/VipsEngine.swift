@@ -23,12 +23,13 @@ public struct VipsEngine: ImageEngine {
     public func inspect(_ source: SourceImage) throws(DeriveError) -> SourceInspection {
         try settings.sourceLimits.check(byteCount: source.bytes.count)
         let format = try VipsDecoder.format(of: source.bytes, settings: settings)
+        // The sniffer reads sizes without libvips: a bomb is refused before any parser runs,
+        // and before the structure is walked (a canvas too large is the clearer reason).
+        let sniffed = ImageSniffer.facts(of: Array(source.bytes.prefix(1 << 20)))
+        if let sniffed { try settings.sourceLimits.check(sniffed) }
         if let reason = ImageSniffer.truncation(of: source.bytes, format: format) {
             throw DeriveError(.corruptImage, reason)
         }
-        // The sniffer reads sizes without libvips: a bomb is refused before any parser runs.
-        let sniffed = ImageSniffer.facts(of: Array(source.bytes.prefix(1 << 20)))
-        if let sniffed { try settings.sourceLimits.check(sniffed) }
         // JPEG, PNG, GIF and WebP headers are read exactly by the sniffer; libvips reads the
         // rest. The colour space, profile and EXIF come from the decode itself (`render`).
         if let sniffed, Self.sniffedExactly.contains(format) {

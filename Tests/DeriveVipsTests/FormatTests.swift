@@ -181,6 +181,47 @@ import Testing
         }
     }
 
+    /// Small files declaring a 60000x60000 canvas (3.6 gigapixels) in each further format's
+    /// header, made from the real files: refused at once from the header, with little memory,
+    /// whatever loaders are allowed.
+    @Test(arguments: ["ppm", "hdr", "psd", "tga", "j2k", "jp2", "exr"])
+    func pixelBombsAreRefusedFromTheHeader(kind: String) throws {
+        func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func patch(_ bytes: inout [UInt8], at offset: Int, _ values: [UInt8]) { bytes.replaceSubrange(offset..<(offset + values.count), with: values) }
+        func index(of marker: String, in bytes: [UInt8]) throws -> Int {
+            let pattern = Array(marker.utf8)
+            return try #require((0...(bytes.count - pattern.count)).first { Array(bytes[$0..<($0 + pattern.count)]) == pattern })
+        }
+        var bomb: [UInt8]
+        switch kind {
+        case "ppm": bomb = Array("P6\n60000 60000\n255\n".utf8) + [UInt8](repeating: 7, count: 64)
+        case "hdr": bomb = Array("#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 60000 +X 60000\n".utf8) + [UInt8](repeating: 7, count: 64)
+        case "psd":
+            bomb = try FormatFixtures.bytes("hopper.psd")
+            patch(&bomb, at: 14, be32(60000) + be32(60000))
+        case "tga":
+            bomb = try FormatFixtures.bytes("targa.tga")
+            patch(&bomb, at: 12, [0x60, 0xEA, 0x60, 0xEA])
+        case "j2k":
+            bomb = try FormatFixtures.bytes("rgb_trns_ycbc.j2k")
+            patch(&bomb, at: 8, be32(60000) + be32(60000))
+        case "jp2":
+            bomb = try FormatFixtures.bytes("test-card-lossless.jp2")
+            patch(&bomb, at: try index(of: "ihdr", in: bomb) + 4, be32(60000) + be32(60000))
+        default:
+            bomb = try FormatFixtures.bytes("sample.exr")
+            let window = try index(of: "dataWindow", in: bomb) + "dataWindow".utf8.count + "box2i".utf8.count + 2 + 4
+            patch(&bomb, at: window, [0, 0, 0, 0, 0, 0, 0, 0, 0x5F, 0xEA, 0, 0, 0x5F, 0xEA, 0, 0])
+        }
+        let before = HostileInputTests.peakResidentKilobytes()
+        let started = Date()
+        #expect(throws: DeriveError(.limitExceeded, "the source declares 60000x60000 pixels; the limit is 150000000 pixels (DERIVE_MAX_INPUT_PIXELS)")) {
+            _ = try Harness.render(SourceImage(bytes: bomb, location: "bomb.\(kind)"), "c_fill,w_200,h_200/f_jpg")
+        }
+        #expect(Date().timeIntervalSince(started) < 1, "\(kind) took too long")
+        #expect(HostileInputTests.peakResidentKilobytes() - before < 100_000, "\(kind) grew memory")
+    }
+
     /// SVGZ goes through the SVG loader only after Derive inflates it within the byte limit: a
     /// cut gzip stream is damaged data, a stream inflating past the limit is refused, and
     /// gzip holding anything but SVG is not read.
@@ -234,6 +275,15 @@ import Testing
         let written = try Harness.pixels(output.data)
         #expect(written.width == 128 && written.height == 128)
         #expect(Harness.difference(reference, written) < 6, "\(format) output differs from the PNG")
+    }
+
+    /// `q_auto` on HEIC searches its quality by the perceptual score, as for AVIF; on JPEG 2000
+    /// it takes the level's fixed quality.
+    @Test func autoQualityOnTheNewLossyFormats() throws {
+        let heic = try Harness.render("photos/grace_hopper_noexif.jpg", "c_fill,w_128,h_128/f_heic,q_auto").1.outputs[0]
+        #expect(heic.metadata.format == .heic && ImageSniffer.format(of: heic.data) == .heif)
+        let jp2 = try Harness.render("photos/grace_hopper_noexif.jpg", "c_fill,w_128,h_128/f_jp2,q_auto").1.outputs[0]
+        #expect(jp2.metadata.format == .jp2 && jp2.metadata.quality == AutoDefaults.quality(.good, for: .jp2))
     }
 
     /// An ICO holds at most 256x256: a larger output is refused with the fix in the message.
