@@ -41,8 +41,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case "jpg", "jpeg": .jpeg
         case "tif", "tiff": .tiff
         case "heic", "heif": .heif
-        case "j2k", "jpc", "j2c", "jpf", "jpx": .jp2
-        case "ppm", "pgm", "pbm", "pfm", "pam": .pnm
+        case "j2k": .jp2
+        case "ppm", "pgm", "pbm", "pfm": .pnm
         case "cur": .ico
         default: ImageFormat(rawValue: text.lowercased())
         }
