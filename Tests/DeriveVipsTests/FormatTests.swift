@@ -184,7 +184,7 @@ import Testing
     /// Small files declaring a 60000x60000 canvas (3.6 gigapixels) in each further format's
     /// header, made from the real files: refused at once from the header, with little memory,
     /// whatever loaders are allowed.
-    @Test(arguments: ["ppm", "hdr", "psd", "tga", "j2k", "jp2", "exr"])
+    @Test(arguments: ["ppm", "hdr", "psd", "tga", "j2k", "jp2", "exr", "bigtiff"])
     func pixelBombsAreRefusedFromTheHeader(kind: String) throws {
         func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
         func patch(_ bytes: inout [UInt8], at offset: Int, _ values: [UInt8]) { bytes.replaceSubrange(offset..<(offset + values.count), with: values) }
@@ -208,6 +208,19 @@ import Testing
         case "jp2":
             bomb = try FormatFixtures.bytes("test-card-lossless.jp2")
             patch(&bomb, at: try index(of: "ihdr", in: bomb) + 4, be32(60000) + be32(60000))
+        case "bigtiff":
+            // Little-endian BigTIFF: the first IFD's offset at 8, its entry count, then 20-byte
+            // entries whose value sits 12 bytes in; ImageWidth and ImageLength are shorts here.
+            bomb = try FormatFixtures.bytes("hopper_bigtiff.tif")
+            let ifd = Int(bomb[8]) | Int(bomb[9]) << 8 | Int(bomb[10]) << 16 | Int(bomb[11]) << 24
+            let count = Int(bomb[ifd]) | Int(bomb[ifd + 1]) << 8
+            var patched = 0
+            for entry in stride(from: ifd + 8, to: ifd + 8 + count * 20, by: 20) where [256, 257].contains(Int(bomb[entry]) | Int(bomb[entry + 1]) << 8) {
+                #expect(bomb[entry + 2] == 3, "ImageWidth/ImageLength are not shorts")
+                patch(&bomb, at: entry + 12, [0x60, 0xEA])
+                patched += 1
+            }
+            #expect(patched == 2)
         default:
             bomb = try FormatFixtures.bytes("sample.exr")
             let window = try index(of: "dataWindow", in: bomb) + "dataWindow".utf8.count + "box2i".utf8.count + 2 + 4
