@@ -41,6 +41,15 @@ language_corpus() {
     export DERIVE_LANGUAGE_CORPUS
 }
 
+# format_fixtures — real files of the source formats beyond shared/fixtures (BigTIFF, JPEG 2000,
+# Netpbm, Radiance HDR, OpenEXR, SVGZ, ICO, TGA, PSD, BMP): Tests/Fixtures/formats.py takes them
+# from Pillow's pinned PyPI sdist and Debian's pinned libvips source tarball, checked by SHA-256
+# and cached in ~/.cache/derive/formats, and FormatTests reads them from DERIVE_FORMAT_FIXTURES.
+format_fixtures() {
+    DERIVE_FORMAT_FIXTURES="$(python3 Tests/Fixtures/formats.py | tail -1)"
+    export DERIVE_FORMAT_FIXTURES
+}
+
 # ensure_swift — Derive needs Swift 6; say so plainly when it is missing.
 ensure_swift() {
     if ! command -v swift >/dev/null; then

@@ -17,6 +17,8 @@ ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash ssimula
     check_jsonschema=check-jsonschema kubernetes_validate=kubernetes-validate
 # The language corpus LanguageCorpusTests measures (pinned PyPI sdists, fetched with pip once).
 language_corpus
+# Real files of the further source formats (pinned Pillow sdist and libvips source, fetched once).
+format_fixtures
 
 export DERIVE_TEST_SUITE=1
 # libvips warns on stderr about every odd tag of the hostile-input tests (hundreds of lines);

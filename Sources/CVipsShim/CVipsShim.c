@@ -256,3 +256,74 @@ void *dvips_image_write_to_memory(VipsImage *image, size_t *length) {
 VipsImage *dvips_image_new_from_memory_copy(const void *data, size_t length, int width, int height, int bands) {
     return vips_image_new_from_memory_copy(data, length, width, height, bands, VIPS_FORMAT_UCHAR);
 }
+
+int dvips_set_memory_source(VipsOperation *op, const char *name, const void *data, size_t length) {
+    VipsSource *source = vips_source_new_from_memory(data, length);
+    if (source == NULL) {
+        return -1;
+    }
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, VIPS_TYPE_SOURCE);
+    g_value_set_object(&value, source);
+    g_object_unref(source);
+    return set_value(op, name, &value);
+}
+
+int dvips_set_owned_blob(VipsOperation *op, const char *name, void *data, size_t length) {
+    VipsBlob *blob = vips_blob_new((VipsCallbackFn) g_free, data, length);
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, VIPS_TYPE_BLOB);
+    g_value_set_boxed(&value, blob);
+    vips_area_unref(VIPS_AREA(blob));
+    return set_value(op, name, &value);
+}
+
+void *dvips_gunzip(const void *data, size_t length, size_t limit, size_t *out_length, int *status) {
+    GConverter *converter = G_CONVERTER(g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP));
+    size_t capacity = limit < 64 * 1024 ? (limit > 0 ? limit : 1) : 64 * 1024, used = 0, consumed = 0;
+    char *out = g_malloc(capacity);
+    int grow = 0;
+    *status = -1;
+    for (;;) {
+        if (grow || used == capacity) {
+            if (capacity >= limit) {
+                *status = -2;
+                break;
+            }
+            capacity = capacity * 2 > limit ? limit : capacity * 2;
+            out = g_realloc(out, capacity);
+            grow = 0;
+        }
+        gsize read = 0, written = 0;
+        GError *error = NULL;
+        GConverterResult result = g_converter_convert(converter, (const char *) data + consumed, length - consumed,
+                                                      out + used, capacity - used, G_CONVERTER_INPUT_AT_END,
+                                                      &read, &written, &error);
+        consumed += read;
+        used += written;
+        if (result == G_CONVERTER_ERROR) {
+            // NO_SPACE asks for a larger output buffer; anything else (PARTIAL_INPUT for a cut
+            // stream, INVALID_DATA) is damaged data.
+            grow = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_NO_SPACE);
+            g_error_free(error);
+            if (grow) {
+                continue;
+            }
+            break;
+        }
+        if (result == G_CONVERTER_FINISHED) {
+            *status = 0;
+            break;
+        }
+        if (read == 0 && written == 0 && used < capacity) {
+            break; // no progress although all input was given: the stream ends early
+        }
+    }
+    g_object_unref(converter);
+    if (*status != 0) {
+        g_free(out);
+        return NULL;
+    }
+    *out_length = used;
+    return out;
+}

@@ -41,7 +41,7 @@ public struct Configuration: Sendable {
         }
         var autoFormats: [OutputFormat] = []
         for name in env.list("DERIVE_AUTO_FORMATS") {
-            if let format = OutputFormat.parse(name), format.isConcrete {
+            if let format = OutputFormat.parse(name), format.isAutoCandidate {
                 if !autoFormats.contains(format) { autoFormats.append(format) }
             } else {
                 env.fail("DERIVE_AUTO_FORMATS", "unknown format \(Quoted(name)); allowable: jpeg, png, webp, avif, gif, jxl, tiff")

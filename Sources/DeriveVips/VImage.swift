@@ -19,7 +19,8 @@ final class VImage {
     var width: Int { Int(vips_image_get_width(pointer)) }
     var height: Int { Int(vips_image_get_height(pointer)) }
     var bands: Int { Int(vips_image_get_bands(pointer)) }
-    var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+    /// Radiance-coded images have four bands (RGB and a shared exponent) and no alpha.
+    var hasAlpha: Bool { !isRadianceCoded && vips_image_hasalpha(pointer) != 0 }
     var size: Size { Size(width, height) }
 
     /// Height of one page or frame (the whole height for a single image).
@@ -30,6 +31,9 @@ final class VImage {
     var interpretation: String {
         String(cString: vips_enum_nick(vips_interpretation_get_type(), Int32(vips_image_get_interpretation(pointer).rawValue)))
     }
+
+    /// Radiance's packed RGBE coding, as radload gives it (rad2float unpacks it).
+    var isRadianceCoded: Bool { vips_image_get_coding(pointer) == VIPS_CODING_RAD }
 
     var isEightBit: Bool { vips_image_get_format(pointer) == VIPS_FORMAT_UCHAR }
 
@@ -217,6 +221,24 @@ struct VipsCall {
     func blob(_ argument: String, _ data: UnsafeRawBufferPointer) -> VipsCall {
         var copy = self
         if let op = operation { copy.check(dvips_set_blob(op, argument, data.baseAddress, data.count), argument) }
+        return copy
+    }
+
+    /// A memory source over `data`, which must stay valid as `blob`'s does.
+    func memorySource(_ argument: String, _ data: UnsafeRawBufferPointer) -> VipsCall {
+        var copy = self
+        if let op = operation { copy.check(dvips_set_memory_source(op, argument, data.baseAddress, data.count), argument) }
+        return copy
+    }
+
+    /// A blob that owns g_malloc'd `data` from here on (libvips frees it with the last image).
+    func ownedBlob(_ argument: String, _ data: UnsafeMutableRawPointer, count: Int) -> VipsCall {
+        var copy = self
+        if let op = operation {
+            copy.check(dvips_set_owned_blob(op, argument, data, count), argument)
+        } else {
+            g_free(data)
+        }
         return copy
     }
 

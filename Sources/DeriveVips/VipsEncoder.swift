@@ -27,7 +27,7 @@ enum VipsEncoder {
         if encoding.format == .auto || encoding.format == .original {
             return try AutoEncoder(settings: settings, hints: hints).chooseFormat(image, encoding: encoding, animated: animated)
         }
-        if case .auto(let level)? = encoding.quality, !encoding.lossless {
+        if case .auto(let level)? = encoding.quality, !encoding.lossless, Self.scored.contains(encoding.format) {
             return try AutoEncoder(settings: settings, hints: hints).search(image, encoding: encoding.resolved(to: encoding.format),
                                                               level: level, animated: animated)
         }
@@ -39,6 +39,11 @@ enum VipsEncoder {
         let data = try write(image, settings: resolved, quality: quality, choices: &choices)
         return Encoded(data: data, format: resolved.format, quality: resolved.lossless ? nil : quality, choices: choices)
     }
+
+    /// Formats whose `q_auto` is searched by decoding and scoring candidates. BMP and ICO have
+    /// no quality to choose; JPEG 2000 output would be decoded by a loader libvips marks
+    /// untrusted, so it takes the level's default quality instead.
+    static let scored: Set<OutputFormat> = [.jpeg, .png, .webp, .avif, .gif, .jxl, .tiff, .heic]
 
     /// One encode at fixed settings (`settings.format` concrete, `quality` nil for the default).
     /// The image is 8-bit sRGB or grey, with its animation frames already chosen.
@@ -88,6 +93,20 @@ enum VipsEncoder {
                 .bool("strip", strip)
             if lossy { call = call.int("Q", quality ?? 75) }
             data = try save(call)
+        case .jp2:
+            data = try save(VipsCall("jp2ksave_buffer").image("in", image).int("Q", quality ?? 48)
+                .bool("lossless", resolved.lossless).enumeration("subsample_mode", chroma).bool("strip", strip))
+        case .heic:
+            data = try save(VipsCall("heifsave_buffer").image("in", image).int("Q", quality ?? 50)
+                .bool("lossless", resolved.lossless).enumeration("compression", "hevc").int("effort", effort)
+                .enumeration("subsample_mode", chroma).int("bitdepth", 8).bool("strip", strip))
+        case .bmp:
+            data = try save(VipsCall("magicksave_buffer").image("in", image).string("format", "bmp").bool("strip", strip))
+        case .ico:
+            guard let side = format.maxSide, image.width <= side, image.pageHeight <= side else {
+                throw DeriveError(.unsupportedFormat, "an ICO holds images of at most 256x256, and this output is \(image.width)x\(image.pageHeight); resize it first (c_limit,w_256,h_256)")
+            }
+            data = try save(VipsCall("magicksave_buffer").image("in", image).string("format", "ico").bool("strip", strip))
         case .auto, .original:
             throw DeriveError(.internalError, "format \(format.rawValue) reached the encoder unresolved")
         }

@@ -23,21 +23,29 @@ public struct VipsEngine: ImageEngine {
     public func inspect(_ source: SourceImage) throws(DeriveError) -> SourceInspection {
         try settings.sourceLimits.check(byteCount: source.bytes.count)
         let format = try VipsDecoder.format(of: source.bytes, settings: settings)
+        // The sniffer reads sizes without libvips: a bomb is refused before any parser runs,
+        // and before the structure is walked (a canvas too large is the clearer reason).
+        let sniffed = ImageSniffer.facts(of: Array(source.bytes.prefix(1 << 20)))
+        if let sniffed { try settings.sourceLimits.check(sniffed) }
         if let reason = ImageSniffer.truncation(of: source.bytes, format: format) {
             throw DeriveError(.corruptImage, reason)
         }
-        // The sniffer reads sizes without libvips: a bomb is refused before any parser runs.
-        let sniffed = ImageSniffer.facts(of: Array(source.bytes.prefix(1 << 20)))
-        if let sniffed { try settings.sourceLimits.check(sniffed) }
         // JPEG, PNG, GIF and WebP headers are read exactly by the sniffer; libvips reads the
         // rest. The colour space, profile and EXIF come from the decode itself (`render`).
         if let sniffed, Self.sniffedExactly.contains(format) {
             return SourceInspection(facts: sniffed, colourSpace: "")
         }
         let inspection = try withBytes(source.bytes) { (buffer) throws(DeriveError) -> SourceInspection in
-            VipsDecoder.inspection(of: try VipsDecoder.header(buffer, format: format), format: format)
+            VipsDecoder.inspection(of: try VipsDecoder.header(buffer, format: format, inflateLimit: settings.sourceLimits.maxInputBytes), format: format)
         }
         try settings.sourceLimits.check(inspection.facts)
+        // libvips reads every OpenEXR through its RGBA interface, so it reports alpha even
+        // where the file has none; the header's channel list says.
+        if format == .exr, let sniffed {
+            var exact = inspection
+            exact.facts.hasAlpha = sniffed.hasAlpha
+            return exact
+        }
         return inspection
     }
 
@@ -49,7 +57,8 @@ public struct VipsEngine: ImageEngine {
             // 1. Decode once, into memory, so every output and the metadata read the same pixels
             //    without decoding again. The decode is no larger than the largest output.
             var clock = Clock()
-            let (decoded, loaded) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode)
+            let (decoded, loaded) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode,
+                                                           inflateLimit: settings.sourceLimits.maxInputBytes)
             timings.decode = clock.lap()
 
             // 2. Source metadata.

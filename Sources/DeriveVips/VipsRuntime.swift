@@ -7,7 +7,8 @@ import Synchronization
 /// Derive's settings. Untrusted loaders are blocked in libvips except those some engine in the
 /// process allows; each engine also refuses formats its own settings block before libvips sees
 /// them, so the process-wide list is a second wall, not the only one. Savers are never blocked
-/// (libvips marks the JPEG XL saver untrusted only because its loader is).
+/// (libvips marks the JPEG XL saver untrusted only because its loader is, and the ImageMagick
+/// saver, which writes BMP and ICO here, because its loader is).
 enum VipsRuntime {
     private struct State {
         var settings: EngineSettings?
@@ -24,6 +25,7 @@ enum VipsRuntime {
                 }
                 dvips_block_untrusted(1)
                 _ = dvips_block_operation("VipsForeignSaveJxl", 0)
+                _ = dvips_block_operation("VipsForeignSaveMagick", 0)
             }
             if current.settings != settings {
                 dvips_configure(Int32(settings.concurrency), Int32(settings.cacheMaxOperations), settings.cacheMaxMemory, 0)
@@ -41,6 +43,10 @@ enum VipsRuntime {
         case .svg: "VipsForeignLoadSvg"
         case .pdf: "VipsForeignLoadPdf"
         case .jxl: "VipsForeignLoadJxl"
+        case .jp2k: "VipsForeignLoadJp2k"
+        case .ppm: "VipsForeignLoadPpm"
+        case .rad: "VipsForeignLoadRad"
+        case .openexr: "VipsForeignLoadOpenexr"
         case .magick: "VipsForeignLoadMagick"
         }
     }

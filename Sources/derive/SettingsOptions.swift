@@ -5,7 +5,7 @@ import Foundation
 /// Settings shared by the commands that fetch, decode and store: the DERIVE_* environment,
 /// overridden by these flags.
 struct SettingsOptions: ParsableArguments {
-    @Option(name: .long, help: "Allow an untrusted libvips loader: svg, pdf, jxl, magick (repeatable). Env: DERIVE_ALLOW_LOADERS.")
+    @Option(name: .long, help: "Allow an untrusted libvips loader: svg, pdf, jxl, jp2k, ppm, rad, openexr, magick (repeatable). Env: DERIVE_ALLOW_LOADERS.")
     var allowLoader: [String] = []
 
     @Option(name: .long, help: "Allow fetching from a host or address range that is not globally routable (repeatable). Env: DERIVE_FETCH_ALLOW.")

@@ -129,6 +129,11 @@ import Testing
         ("fl_layer_apply", #"chain component 0 ("fl_layer_apply"): fl_layer_apply has no l_ layer to apply"#),
         ("f_webp/f_avif", #"chain component 1 ("f_avif"): f contradicts an earlier component"#),
         ("f_wepb", #"chain component 0 ("f_wepb"): unknown format "wepb"; did you mean "webp"?"#),
+        // Formats Cloudinary's f_ accepts that Derive does not write say why.
+        ("f_pdf", #"chain component 0 ("f_pdf"): format pdf is a vector or page format; Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic"#),
+        ("f_psd", #"chain component 0 ("f_psd"): format psd is read as a source but not written (it is an editing and interchange format, not one to deliver); Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic"#),
+        ("f_jxr", #"chain component 0 ("f_jxr"): format jxr has no encoder in this libvips (camera raw formats are never written); Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic"#),
+        ("f_glb", #"chain component 0 ("f_glb"): format glb is a 3D model format; Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic"#),
         ("q_best", #"chain component 0 ("q_best"): q must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got "best""#),
         ("r_1:2:3:4:5", #"chain component 0 ("r_1:2:3:4:5"): r must be max or 1–4 radii in pixels joined by ':', got "1:2:3:4:5""#),
         ("bo_4_solid_black", #"chain component 0 ("bo_4_solid_black"): bo must be <width>px_solid_<color>, such as bo_4px_solid_black, got "4_solid_black""#),

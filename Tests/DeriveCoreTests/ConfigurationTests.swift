@@ -86,7 +86,7 @@ import Testing
     @Test func everyBadValueIsReportedByName() {
         #expect(throws: ValidationError([
             ValidationIssue(location: "DERIVE_MAX_FRAMES", reason: #"must be a whole number of 0 or more, got "many""#),
-            ValidationIssue(location: "DERIVE_ALLOW_LOADERS", reason: #"unknown loader "gif"; allowable: svg, pdf, jxl, magick"#),
+            ValidationIssue(location: "DERIVE_ALLOW_LOADERS", reason: #"unknown loader "gif"; allowable: svg, pdf, jxl, jp2k, ppm, rad, openexr, magick"#),
             ValidationIssue(location: "DERIVE_STORE", reason: #"an S3 store is s3://bucket[/prefix] with a bucket name of 3 to 63 lowercase letters, digits, dots and hyphens, got "s3://Bad_Bucket""#),
             ValidationIssue(location: "DERIVE_FETCH_TIMEOUT", reason: #"must be a number of seconds above 0, got "-1""#),
             ValidationIssue(location: "DERIVE_FETCH_ALLOW", reason: #""10.0.0.0/99" is neither a host name nor an address range such as 10.0.0.0/8"#),

@@ -50,6 +50,60 @@ import Testing
         #expect(try Self.facts("hostile/crafted_jpeg-photo-cut-in-half.jpg")?.format == .jpeg)
     }
 
+    /// The further source formats, from Pillow's and libvips' test suites (FormatFixtures): the
+    /// header reader knows each by its bytes and reads the size the limits are checked against.
+    @Test(arguments: [
+        ("hopper_bigtiff.tif", ImageFormat.tiff, 128, 128, false),
+        ("test-card-lossless.jp2", .jp2, 640, 480, false),
+        ("rgb_trns_ycbc.j2k", .jp2, 64, 64, true),
+        ("hopper.ppm", .pnm, 128, 128, false),
+        ("hopper_8bit.pgm", .pnm, 128, 128, false),
+        ("hopper_1bit.pbm", .pnm, 128, 128, false),
+        ("hopper_8bit_plain.ppm", .pnm, 128, 128, false),
+        ("hopper.pfm", .pnm, 128, 128, false),
+        ("sample.hdr", .hdr, 290, 442, false),
+        ("sample.exr", .exr, 610, 406, false),
+        ("favicon.ico", .ico, 48, 48, true),
+        ("targa.tga", .tga, 433, 433, false),
+        ("rgb32rle.tga", .tga, 199, 199, true),
+        ("hopper.psd", .psd, 128, 128, false),
+        ("hopper.bmp", .bmp, 128, 128, false),
+    ])
+    func readsTheFurtherFormatsHeaders(name: String, format: ImageFormat, width: Int, height: Int, alpha: Bool) throws {
+        let bytes = try FormatFixtures.bytes(name)
+        let facts = try #require(ImageSniffer.facts(of: bytes))
+        #expect(facts.format == format && facts.width == width && facts.height == height && facts.hasAlpha == alpha)
+        #expect(ImageSniffer.truncation(of: bytes, format: format) == nil)
+        #expect(ImageSniffer.format(of: try FormatFixtures.bytes("logo.svgz")) == .svgz)
+    }
+
+    /// Netpbm (raw and plain), JPEG 2000 and ICO are found truncated by their structure.
+    @Test(arguments: [
+        ("hopper.ppm", "the Netpbm file is truncated: its header declares 49205 bytes, the file has 24602"),
+        ("hopper_8bit_plain.ppm", "the Netpbm file is truncated: its header declares 49152 samples, the file has 23993"),
+        ("test-card-lossless.jp2", "the JPEG 2000 file is truncated: its codestream box declares 134081 bytes, the file has 67040"),
+        ("rgb_trns_ycbc.j2k", "the JPEG 2000 codestream is truncated: it has no end marker"),
+        ("favicon.ico", "the ICO is truncated: image 3 ends at byte 7406, the file has 3703"),
+    ])
+    func truncatedFurtherFormatsAreFound(name: String, reason: String) throws {
+        let bytes = try FormatFixtures.bytes(name)
+        let format = try #require(ImageSniffer.format(of: bytes))
+        #expect(ImageSniffer.truncation(of: Array(bytes.prefix(bytes.count / 2)), format: format) == reason)
+    }
+
+    /// Headers declaring sizes past every limit are read as declared, without trapping.
+    @Test func declaredSizesAreReadWithoutTrapping() {
+        let ppm = Array("P6\n99999999 99999999\n255\n".utf8)
+        #expect(ImageSniffer.facts(of: ppm).map { Size($0.width, $0.height) } == Size(99_999_999, 99_999_999))
+        let hdr = Array("#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 2000000 +X 3000000\n".utf8)
+        #expect(ImageSniffer.facts(of: hdr).map { Size($0.width, $0.height) } == Size(3_000_000, 2_000_000))
+        var psd = Array("8BPS".utf8) + [0, 1, 0, 0, 0, 0, 0, 0, 0, 3]
+        psd += [0x7F, 0xFF, 0xFF, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0, 8, 0, 3]
+        #expect(ImageSniffer.facts(of: psd).map { Size($0.width, $0.height) } == Size(0x7FFF_FFFF, 0x7FFF_FFFF))
+        #expect(ImageSniffer.facts(of: Array("P6\n12".utf8)) == nil)
+        #expect(ImageSniffer.facts(of: Array("#?RADIANCE\n".utf8)) == nil)
+    }
+
     /// Every orientation fixture reads as the 1800x1200 scene once oriented.
     @Test(arguments: 1...8)
     func orientationFixturesAreTheSameSceneOnceOriented(orientation: Int) throws {

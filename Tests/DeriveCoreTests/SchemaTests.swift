@@ -53,6 +53,7 @@ import Testing
             #"{"source": "https://example.com/cat.jpg", "outputs": [{"name": "thumb", "chain": [{"resize": {"mode": "fill", "width": 200, "height": 200, "gravity": "auto"}}, {"round": {"radius": "max"}}], "format": "webp", "quality": 80}, {"name": "card", "chain": "c_fill,w_600,h_315,g_auto/e_sharpen:80", "format": "avif", "quality": "auto"}]}"#,
             #"{"version": 1, "source": "s3://b/k.png", "preset": "web"}"#,
             #"{"source": "/data/a.jpg", "outputs": [{"name": "a", "chain": [{"resize": {"width": 0.5, "gravity": {"x": 0.3, "y": 0.2}, "mode": "crop"}}, {"blur": 300}, {"overlay": {"text": "hi", "gravity": "south"}}], "breakpoints": {"step": 100}}]}"#,
+            #"{"source": "/data/c.exr", "outputs": [{"name": "c", "chain": [], "format": "heic"}, {"name": "d", "chain": [], "formats": ["jp2", "bmp", "ico"]}]}"#,
             #"{"source": "/data/b.png", "outputs": [{"name": "b", "chain": [{"resize": {"width": "iw / 2"}}, {"round": {"radius": ["h / 2", 0]}}, {"round": "h_div_4"}, {"opacity": "w / 10"}, {"opacity": {"percent": 50}}]}]}"#,
         ]
         let rejected = [

@@ -221,3 +221,25 @@ public enum TestServers {
         return (requests, object["bigSent"] as? Int)
     }
 }
+
+/// Real files of the further source formats (BigTIFF, JPEG 2000, Netpbm, Radiance HDR,
+/// OpenEXR, SVGZ, ICO, TGA, PSD, BMP) from public test suites: Scripts/test.sh puts them in a
+/// cache folder (Tests/Fixtures/formats.py, from pinned packages) and names it in
+/// `DERIVE_FORMAT_FIXTURES`. A test that reads one fails, never skips, when it is missing.
+public enum FormatFixtures {
+    public struct Missing: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The file's bytes; throws when the folder is not set or the file is not in it.
+    public static func bytes(_ name: String) throws -> [UInt8] {
+        guard let folder = ProcessInfo.processInfo.environment["DERIVE_FORMAT_FIXTURES"], !folder.isEmpty else {
+            throw Missing(description: "DERIVE_FORMAT_FIXTURES is not set: run Scripts/test.sh, or `export DERIVE_FORMAT_FIXTURES=$(python3 Tests/Fixtures/formats.py | tail -1)`")
+        }
+        let url = URL(fileURLWithPath: folder).appendingPathComponent(name)
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw Missing(description: "\(url.path) is missing: Tests/Fixtures/formats.py did not provide \(name)")
+        }
+        return [UInt8](data)
+    }
+}

@@ -25,6 +25,17 @@ int dvips_set_doubles(VipsOperation *op, const char *name, const double *values,
 /// The blob does not copy: the caller keeps `data` alive for as long as any image reads it.
 int dvips_set_blob(VipsOperation *op, const char *name, const void *data, size_t length);
 
+/// Sets a memory source over `data` (not copied, as with dvips_set_blob): for loaders that read
+/// only from sources, such as ppmload_source.
+int dvips_set_memory_source(VipsOperation *op, const char *name, const void *data, size_t length);
+/// Sets a blob that takes ownership of g_malloc'd `data` (freed with the blob).
+int dvips_set_owned_blob(VipsOperation *op, const char *name, void *data, size_t length);
+
+/// Inflates a gzip stream with GIO's zlib converter into a g_malloc'd buffer. Returns it with
+/// *status 0; or NULL with *status -1 when the stream is damaged or ends early, -2 when the
+/// inflated data would pass `limit` bytes (a decompression bomb is stopped there).
+void *dvips_gunzip(const void *data, size_t length, size_t limit, size_t *out_length, int *status);
+
 /// Builds through the operation cache when it is on; on success `*op` may be replaced by a
 /// cached twin.
 /// On failure unrefs the operation's outputs; the caller still owns `*op`.

@@ -7,8 +7,9 @@ public struct EngineSettings: Sendable, Hashable {
     /// memory stays flat between jobs.
     public var cacheMaxOperations: Int
     public var cacheMaxMemory: Int
-    /// Loaders libvips marks untrusted that are allowed anyway: `svg`, `pdf`, `jxl`, `magick`
-    /// (BMP and other ImageMagick formats).
+    /// Loaders libvips marks untrusted that are allowed anyway: `svg` (SVG and SVGZ), `pdf`,
+    /// `jxl`, `jp2k`, `ppm` (Netpbm), `rad` (Radiance HDR), `openexr`, `magick` (BMP, ICO, TGA,
+    /// PSD through ImageMagick).
     public var allowedLoaders: Set<UntrustedLoader>
     public var sourceLimits: SourceLimits
     /// Whether and at what size faces are looked for.
@@ -40,15 +41,19 @@ public struct EngineSettings: Sendable, Hashable {
 /// libvips loaders that parse complex formats with large attack surfaces; blocked unless the
 /// operator allows them.
 public enum UntrustedLoader: String, Sendable, Hashable, CaseIterable {
-    case svg, pdf, jxl, magick
+    case svg, pdf, jxl, jp2k, ppm, rad, openexr, magick
 
     /// The source formats each one reads.
     public var formats: [ImageFormat] {
         switch self {
-        case .svg: [.svg]
+        case .svg: [.svg, .svgz]
         case .pdf: [.pdf]
         case .jxl: [.jxl]
-        case .magick: [.bmp]
+        case .jp2k: [.jp2]
+        case .ppm: [.pnm]
+        case .rad: [.hdr]
+        case .openexr: [.exr]
+        case .magick: [.bmp, .ico, .tga, .psd]
         }
     }
 

@@ -476,6 +476,8 @@ struct ParseRun {
         if let f = p.removeValue(forKey: "f") {
             if let format = OutputFormat.parse(f) {
                 found.format = format
+            } else if let refusal = OutputFormat.refusal(f) {
+                fail(c, refusal)
             } else {
                 let supported = "; supported: " + OutputFormat.spellings.joined(separator: ", ")
                 fail(c, "unknown format \(Quoted(f))" + Suggest.hint(for: f, among: OutputFormat.spellings, else: supported))

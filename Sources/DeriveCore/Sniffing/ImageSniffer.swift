@@ -13,6 +13,15 @@ public enum ImageSniffer {
         if b.starts(with: Array("GIF87a".utf8)) || b.starts(with: Array("GIF89a".utf8)) { return .gif }
         if b.starts(with: Array("RIFF".utf8)) && b.matches(Array("WEBP".utf8), at: 8) { return .webp }
         if b.starts(with: [0x49, 0x49, 0x2A, 0x00]) || b.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        if b.starts(with: [0x49, 0x49, 0x2B, 0x00]) || b.starts(with: [0x4D, 0x4D, 0x00, 0x2B]) { return .tiff }
+        if b.starts(with: [0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) || b.starts(with: [0xFF, 0x4F, 0xFF, 0x51]) { return .jp2 }
+        if b.starts(with: [0x76, 0x2F, 0x31, 0x01]) { return .exr }
+        if b.starts(with: Array("#?RADIANCE".utf8)) || b.starts(with: Array("#?RGBE".utf8)) { return .hdr }
+        if b.starts(with: Array("8BPS".utf8)) && b.u16be(4) == 1 { return .psd }
+        if b.starts(with: [0x1F, 0x8B, 0x08]) { return .svgz }
+        if b[0] == 0x50, let kind = b.u8(1), Array("123456Ff".utf8).contains(kind), let space = b.u8(2), isSpace(space) { return .pnm }
+        if b.starts(with: [0, 0]), [1, 2].contains(b.u16le(2)), let count = b.u16le(4), count > 0, b.u8(9) == 0,
+           b.has(6, 16 * count) { return .ico }
         if b.starts(with: [0xFF, 0x0A]) || b.starts(with: [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
         if b.starts(with: Array("%PDF-".utf8)) { return .pdf }
         if b.starts(with: Array("BM".utf8)) && bytes.count >= 26 { return .bmp }
@@ -22,6 +31,7 @@ public enum ImageSniffer {
             if ["heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1"].contains(brand) { return .heif }
         }
         if looksLikeSVG(bytes) { return .svg }
+        if tga(b) != nil { return .tga }
         return nil
     }
 
@@ -34,11 +44,20 @@ public enum ImageSniffer {
         case .png: return png(b)
         case .gif: return gif(b)
         case .webp: return webp(b)
-        case .tiff: return tiff(b, base: 0).map { SourceFacts(format: .tiff, width: $0.width, height: $0.height, orientation: $0.orientation, pages: $0.pages, hasAlpha: $0.alpha) }
+        case .tiff:
+            let read = b.u8(2) == 0x2B || b.u8(3) == 0x2B ? bigTIFF(b) : tiff(b, base: 0)
+            return read.map { SourceFacts(format: .tiff, width: $0.width, height: $0.height, orientation: $0.orientation, pages: $0.pages, hasAlpha: $0.alpha) }
         case .avif, .heif: return isobmff(b, format: format)
         case .jxl: return jxl(b)
         case .bmp: return bmp(b)
-        case .svg, .pdf: return nil
+        case .jp2: return jp2(b)
+        case .pnm: return pnm(b)
+        case .hdr: return radiance(b)
+        case .exr: return exr(b)
+        case .ico: return icoLargest(b).map { SourceFacts(format: .ico, width: $0.size.width, height: $0.size.height, hasAlpha: true) }
+        case .tga: return tga(b)
+        case .psd: return psd(b)
+        case .svg, .svgz, .pdf: return nil
         }
     }
 
@@ -90,6 +109,59 @@ public enum ImageSniffer {
             return size + 8 > b.count ? "the WebP is truncated: its header declares \(size + 8) bytes, the file has \(b.count)" : nil
         case .gif:
             return gifComplete(b) ? nil : "the GIF is truncated inside its image data"
+        case .pnm:
+            guard let header = pnmHeader(b) else { return "the Netpbm header is truncated or damaged" }
+            guard let needed = header.dataBytes else {
+                // Plain (text) Netpbm: count the samples; a bitmap's digits need no spaces.
+                let bitmap = b[1] == UInt8(ascii: "1")
+                let samples = header.width * header.height * (b[1] == UInt8(ascii: "3") ? 3 : 1)
+                var found = 0, offset = header.dataStart, inNumber = false
+                while offset < b.count, found < samples {
+                    let c = bytes[offset]
+                    if c == UInt8(ascii: "#") {
+                        while offset < b.count, bytes[offset] != 0x0A { offset += 1 }
+                        inNumber = false
+                    } else if (0x30...0x39).contains(c) {
+                        if bitmap || !inNumber { found += 1 }
+                        inNumber = true
+                    } else {
+                        inNumber = false
+                    }
+                    offset += 1
+                }
+                return found < samples ? "the Netpbm file is truncated: its header declares \(samples) samples, the file has \(found)" : nil
+            }
+            return header.dataStart + needed > b.count
+                ? "the Netpbm file is truncated: its header declares \(header.dataStart + needed) bytes, the file has \(b.count)" : nil
+        case .jp2:
+            // A codestream ends with its EOC marker (FF D9); in a JP2 file the codestream box
+            // either declares its length or runs to the end of the file.
+            var end = b.count
+            if !b.starts(with: [0xFF, 0x4F]) {
+                var offset = 0
+                var boxes = 0
+                end = -1
+                while offset + 8 <= b.count, boxes < 1000 {
+                    boxes += 1
+                    guard let size = b.u32be(offset), let type = b.string(at: offset + 4, count: 4) else { break }
+                    if type == "jp2c" {
+                        end = size == 0 ? b.count : offset + size
+                        break
+                    }
+                    guard size >= 8 else { return "the JPEG 2000 boxes are damaged" }
+                    offset += size
+                }
+                guard end >= 0 else { return "the JPEG 2000 file is truncated before its codestream" }
+                if end > b.count { return "the JPEG 2000 file is truncated: its codestream box declares \(end) bytes, the file has \(b.count)" }
+            }
+            return b.matches([0xFF, 0xD9], at: end - 2) ? nil : "the JPEG 2000 codestream is truncated: it has no end marker"
+        case .ico:
+            guard let count = b.u16le(4) else { return "the ICO directory is truncated" }
+            for i in 0..<count {
+                guard let size = b.u32le(6 + 16 * i + 8), let offset = b.u32le(6 + 16 * i + 12) else { return "the ICO directory is truncated" }
+                if offset + size > b.count { return "the ICO is truncated: image \(i + 1) ends at byte \(offset + size), the file has \(b.count)" }
+            }
+            return nil
         default:
             return nil
         }
@@ -394,6 +466,211 @@ public enum ImageSniffer {
         return SourceFacts(format: .bmp, width: width, height: abs(height), hasAlpha: bpp == 32)
     }
 
+    // MARK: - BigTIFF
+
+    /// BigTIFF: 8-byte offsets and counts, 20-byte IFD entries.
+    static func bigTIFF(_ b: Bytes) -> TIFFFacts? {
+        let little = b.u8(0) == 0x49
+        guard b.u16(4, little: little) == 8, let first = b.u64(8, little: little) else { return nil }
+        var facts = TIFFFacts()
+        var ifd = first
+        var seen = Set<Int>()
+        while ifd > 0, facts.pages < 10_000, seen.insert(ifd).inserted {
+            guard let count = b.u64(ifd, little: little) else { break }
+            if facts.pages == 0 {
+                for i in 0..<min(count, 4096) {
+                    let entry = ifd + 8 + i * 20
+                    guard let tag = b.u16(entry, little: little), let type = b.u16(entry + 2, little: little) else { break }
+                    let value = type == 3 ? b.u16(entry + 12, little: little) : type == 16 ? b.u64(entry + 12, little: little) : b.u32(entry + 12, little: little)
+                    switch tag {
+                    case 256: facts.width = value ?? 0
+                    case 257: facts.height = value ?? 0
+                    case 274: facts.orientation = value ?? 1
+                    case 338: facts.alpha = true
+                    default: break
+                    }
+                }
+            }
+            facts.pages += 1
+            guard count < 1 << 20, let next = b.u64(ifd + 8 + count * 20, little: little) else { break }
+            ifd = next
+        }
+        guard facts.width > 0, facts.height > 0 else { return nil }
+        return facts
+    }
+
+    // MARK: - JPEG 2000
+
+    /// A JP2 file's `ihdr` box (inside `jp2h`), or a bare codestream's SIZ marker.
+    static func jp2(_ b: Bytes) -> SourceFacts? {
+        if b.starts(with: [0xFF, 0x4F, 0xFF, 0x51]) {
+            guard let xs = b.u32be(8), let ys = b.u32be(12), let xo = b.u32be(16), let yo = b.u32be(20), let components = b.u16be(40),
+                  xs > xo, ys > yo else { return nil }
+            return SourceFacts(format: .jp2, width: xs - xo, height: ys - yo, hasAlpha: components == 2 || components == 4)
+        }
+        var offset = 0
+        var boxes = 0
+        while offset + 8 <= b.count, boxes < 1000 {
+            boxes += 1
+            guard let size = b.u32be(offset), let type = b.string(at: offset + 4, count: 4) else { return nil }
+            if type == "jp2h" {
+                guard b.matches(Array("ihdr".utf8), at: offset + 12), let height = b.u32be(offset + 16), let width = b.u32be(offset + 20),
+                      let components = b.u16be(offset + 24), width > 0, height > 0 else { return nil }
+                return SourceFacts(format: .jp2, width: width, height: height, hasAlpha: components == 2 || components == 4)
+            }
+            guard size >= 8 else { return nil }
+            offset += size
+        }
+        return nil
+    }
+
+    // MARK: - Netpbm
+
+    struct PNMHeader {
+        var width: Int, height: Int, dataStart: Int
+        /// Bytes of raster data the header promises (nil for the plain, text formats).
+        var dataBytes: Int?
+    }
+
+    /// `P1`–`P6` and `PF`/`Pf`: magic, width, height and (but for bitmaps) the maximum value, as
+    /// whitespace-separated text with `#` comments; one whitespace byte, then the raster.
+    static func pnmHeader(_ b: Bytes) -> PNMHeader? {
+        guard let kind = b.u8(1) else { return nil }
+        let bitmap = kind == UInt8(ascii: "1") || kind == UInt8(ascii: "4")
+        var offset = 2
+        var numbers: [Double] = []
+        while numbers.count < (bitmap ? 2 : 3) {
+            while let c = b.u8(offset), isSpace(c) || c == UInt8(ascii: "#") {
+                if c == UInt8(ascii: "#") {
+                    while let d = b.u8(offset), d != 0x0A, d != 0x0D { offset += 1 }
+                } else {
+                    offset += 1
+                }
+            }
+            let start = offset
+            while let c = b.u8(offset), !isSpace(c), offset - start < 32 { offset += 1 }
+            guard offset > start, let text = b.string(at: start, count: offset - start), let value = Double(text) else { return nil }
+            numbers.append(value)
+        }
+        guard b.u8(offset).map(isSpace) == true, numbers[0] >= 1, numbers[1] >= 1, numbers[0] < 1e9, numbers[1] < 1e9 else { return nil }
+        let width = Int(numbers[0]), height = Int(numbers[1])
+        let maximum = bitmap ? 1 : numbers[2]
+        let dataBytes: Int? = switch kind {
+        case UInt8(ascii: "4"): (width + 7) / 8 * height
+        case UInt8(ascii: "5"): width * height * (maximum > 255 ? 2 : 1)
+        case UInt8(ascii: "6"): width * height * 3 * (maximum > 255 ? 2 : 1)
+        case UInt8(ascii: "F"): width * height * 12
+        case UInt8(ascii: "f"): width * height * 4
+        default: nil
+        }
+        return PNMHeader(width: width, height: height, dataStart: offset + 1, dataBytes: dataBytes)
+    }
+
+    static func pnm(_ b: Bytes) -> SourceFacts? {
+        pnmHeader(b).map { SourceFacts(format: .pnm, width: $0.width, height: $0.height) }
+    }
+
+    static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || (0x09...0x0D).contains(c) }
+
+    // MARK: - Radiance HDR
+
+    /// Text header lines up to a blank line, then the resolution line (`-Y 512 +X 768`).
+    static func radiance(_ b: Bytes) -> SourceFacts? {
+        var offset = 0
+        var lines = 0
+        var previousBlank = false
+        while offset < b.count, lines < 1000 {
+            lines += 1
+            let start = offset
+            while let c = b.u8(offset), c != 0x0A, offset - start < 4096 { offset += 1 }
+            guard b.u8(offset) == 0x0A else { return nil }
+            let line = b.string(at: start, count: offset - start) ?? ""
+            offset += 1
+            if previousBlank {
+                let parts = line.split(separator: " ")
+                guard parts.count == 4, let first = Int(parts[1]), let second = Int(parts[3]), first > 0, second > 0 else { return nil }
+                let yFirst = parts[0].hasSuffix("Y")
+                guard yFirst != parts[2].hasSuffix("Y") else { return nil }
+                return SourceFacts(format: .hdr, width: yFirst ? second : first, height: yFirst ? first : second)
+            }
+            previousBlank = line.isEmpty
+        }
+        return nil
+    }
+
+    // MARK: - OpenEXR
+
+    /// The first header's attributes: `dataWindow` (box2i) for the size, `channels` for alpha.
+    static func exr(_ b: Bytes) -> SourceFacts? {
+        var offset = 8
+        var size: Size?
+        var alpha = false
+        var attributes = 0
+        func cString(_ at: Int) -> String? {
+            var end = at
+            while let c = b.u8(end), c != 0, end - at < 256 { end += 1 }
+            guard b.u8(end) == 0 else { return nil }
+            return end == at ? "" : b.string(at: at, count: end - at)
+        }
+        while attributes < 1000, let name = cString(offset) {
+            attributes += 1
+            if name.isEmpty { break }
+            guard let type = cString(offset + name.utf8.count + 1) else { return nil }
+            let sizeAt = offset + name.utf8.count + type.utf8.count + 2
+            guard let length = b.u32le(sizeAt) else { return nil }
+            let value = sizeAt + 4
+            if name == "dataWindow", type == "box2i" {
+                guard let x0 = b.i32le(value), let y0 = b.i32le(value + 4), let x1 = b.i32le(value + 8), let y1 = b.i32le(value + 12),
+                      x1 >= x0, y1 >= y0 else { return nil }
+                size = Size(x1 - x0 + 1, y1 - y0 + 1)
+            }
+            if name == "channels", type == "chlist" {
+                var channel = value
+                while channel < value + length, let channelName = cString(channel), !channelName.isEmpty {
+                    if channelName == "A" || channelName.hasSuffix(".A") { alpha = true }
+                    channel += channelName.utf8.count + 1 + 16
+                }
+            }
+            offset = value + length
+        }
+        guard let size else { return nil }
+        return SourceFacts(format: .exr, width: size.width, height: size.height, hasAlpha: alpha)
+    }
+
+    // MARK: - ICO, TGA, PSD
+
+    /// The index and size of the largest image in an icon's directory (0 in a size byte is 256).
+    public static func icoLargest(_ bytes: [UInt8]) -> (index: Int, size: Size)? { icoLargest(Bytes(bytes)) }
+
+    static func icoLargest(_ b: Bytes) -> (index: Int, size: Size)? {
+        guard let count = b.u16le(4), count > 0 else { return nil }
+        var best: (index: Int, size: Size)?
+        for i in 0..<count {
+            guard let w = b.u8(6 + 16 * i), let h = b.u8(6 + 16 * i + 1) else { return nil }
+            let size = Size(w == 0 ? 256 : Int(w), h == 0 ? 256 : Int(h))
+            if best == nil || size.pixels > best!.size.pixels { best = (i, size) }
+        }
+        return best
+    }
+
+    /// TGA has no magic number: a header whose every field holds a value the format defines.
+    static func tga(_ b: Bytes) -> SourceFacts? {
+        guard let mapType = b.u8(1), let type = b.u8(2), let mapDepth = b.u8(7), let width = b.u16le(12), let height = b.u16le(14),
+              let depth = b.u8(16), let descriptor = b.u8(17),
+              mapType <= 1, [1, 2, 3, 9, 10, 11].contains(type), width > 0, height > 0,
+              [8, 15, 16, 24, 32].contains(depth), descriptor & 0xC0 == 0,
+              mapType == 0 ? mapDepth == 0 : [15, 16, 24, 32].contains(mapDepth),
+              (type == 1 || type == 9) == (mapType == 1) else { return nil }
+        return SourceFacts(format: .tga, width: width, height: height, hasAlpha: descriptor & 0x0F != 0 || depth == 32)
+    }
+
+    static func psd(_ b: Bytes) -> SourceFacts? {
+        guard let channels = b.u16be(12), let height = b.u32be(14), let width = b.u32be(18), let mode = b.u16be(24),
+              width > 0, height > 0 else { return nil }
+        let colour = switch mode { case 3: 3; case 4: 4; default: 1 }
+        return SourceFacts(format: .psd, width: width, height: height, hasAlpha: channels > colour)
+    }
+
     // MARK: - SVG
 
     static func looksLikeSVG(_ bytes: [UInt8]) -> Bool {
@@ -439,6 +716,12 @@ struct Bytes {
         has(i, 4) ? Int(bytes[i + 3]) << 24 | Int(bytes[i + 2]) << 16 | Int(bytes[i + 1]) << 8 | Int(bytes[i]) : nil
     }
     func i32le(_ i: Int) -> Int? { u32le(i).map { Int(Int32(truncatingIfNeeded: $0)) } }
+    /// An unsigned 64-bit offset, nil when it does not fit an Int (no file is that large).
+    func u64(_ i: Int, little: Bool) -> Int? {
+        guard let a = u32(i, little: little), let b = u32(i + 4, little: little) else { return nil }
+        let (high, low) = little ? (b, a) : (a, b)
+        return high < 1 << 30 ? high << 32 | low : nil
+    }
     func u16(_ i: Int, little: Bool) -> Int? { little ? u16le(i) : u16be(i) }
     func u32(_ i: Int, little: Bool) -> Int? { little ? u32le(i) : u32be(i) }
 }

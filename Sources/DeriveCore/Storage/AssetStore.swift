@@ -141,6 +141,10 @@ extension OutputFormat {
         case .gif: "image/gif"
         case .jxl: "image/jxl"
         case .tiff: "image/tiff"
+        case .jp2: "image/jp2"
+        case .bmp: "image/bmp"
+        case .ico: "image/vnd.microsoft.icon"
+        case .heic: "image/heic"
         case .auto, .original: "application/octet-stream"
         }
     }
@@ -160,6 +164,14 @@ extension ImageFormat {
         case .svg: "image/svg+xml"
         case .pdf: "application/pdf"
         case .bmp: "image/bmp"
+        case .jp2: "image/jp2"
+        case .pnm: "image/x-portable-anymap"
+        case .hdr: "image/vnd.radiance"
+        case .exr: "image/x-exr"
+        case .svgz: "image/svg+xml"
+        case .ico: "image/vnd.microsoft.icon"
+        case .tga: "image/x-tga"
+        case .psd: "image/vnd.adobe.photoshop"
         }
     }
 }
