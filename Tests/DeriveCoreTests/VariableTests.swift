@@ -181,13 +181,13 @@ import Testing
 
     /// Refused when planning: a variable used before it is set, or a text used as a number.
     @Test(arguments: [
-        ("c_scale,w_$w", "w_$w: $w is not set before it is used; assign it first ($w_<value>)"),
-        ("$s_!abc!/c_scale,w_$s", "w_$s: $s holds a text, not a number"),
-        ("$a_$b", "$a_$b: $b is not set before it is used; assign it first ($b_<value>)"),
-        ("l_text:Arial_20:$(who)/fl_layer_apply", "l_text $(who): $who is not set before it is used; assign it first ($who_<value>)"),
-        ("c_$mode,w_100", "c_$mode: a name from a variable needs a text variable set before it ($name_!text!)"),
+        ("c_scale,w_$w", "w_$w: unknown to Cloudinary (no variable $w is set before it is used; assign it first: $w_<value>)"),
+        ("$s_!abc!/c_scale,w_$s", "w_$s: unknown to Cloudinary ($s holds a text where a number goes)"),
+        ("$a_$b", "$a_$b: unknown to Cloudinary (no variable $b is set before it is used; assign it first: $b_<value>)"),
+        ("l_text:Arial_20:$(who)/fl_layer_apply", "l_text $(who): unknown to Cloudinary (no variable $who is set before it is used; assign it first: $who_<value>)"),
+        ("c_$mode,w_100", "c_$mode: unknown to Cloudinary (a name from a variable needs a text variable set before it: $name_!text!)"),
         ("$m_!fil!/c_$m,w_100", #"c_fil: unknown to Cloudinary (no crop mode "fil"); did you mean "fill"? ($m is "fil")"#),
-        (#"[{"variable": {"name": "m", "text": "fill,w_5"}}, {"template": "c_$m"}]"#, #"c_$m: $m holds "fill,w_5", and a name cannot hold ',' or '/'"#),
+        (#"[{"variable": {"name": "m", "text": "fill,w_5"}}, {"template": "c_$m"}]"#, #"c_$m: unknown to Cloudinary ($m holds "fill,w_5", and a name cannot hold ',' or '/')"#),
     ])
     func refusesWhatThePlanCannotEvaluate(text: String, reason: String) {
         #expect(planRefusal(text, Self.source).map(\.reason) == [reason])

@@ -465,7 +465,13 @@ struct ParseRun {
         for step in steps {
             for issue in StepRules.issues(in: step, limits: limits) {
                 let param = CloudinaryNames.parameter(for: step, field: issue.field)
-                if param.isEmpty { fail(c, issue.reason) } else { fail(c, param: param, issue.reason) }
+                if let bound = issue.bound, let value = c.params[param] {
+                    fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(param) \(issue.reason)", bound: bound))
+                } else if param.isEmpty {
+                    fail(c, issue.reason)
+                } else {
+                    fail(c, param: param, issue.reason)
+                }
             }
         }
         return steps
@@ -681,7 +687,8 @@ struct ParseRun {
             refuse(c, "\(param)_\(text)", feature)
             return nil
         }
-        fail(c, "unknown colour \(Quoted(text)) in \(param)_" + Suggest.hint(for: text, among: Color.allNames, else: "; use a CSS name or rgb:rrggbb[aa]"))
+        fail(c, CloudinaryVocabulary.unknown("\(param)_\(text)", what: "colour \(Quoted(text))",
+                                             hint: Suggest.hint(for: text, among: Color.allNames, else: "; use a CSS name or rgb:rrggbb[aa]")))
         return nil
     }
 

@@ -54,6 +54,15 @@ public enum CloudinaryVocabulary {
         "scissors", "teddy_bear", "hair_drier", "toothbrush",
     ]
 
+    /// Cloudinary's text style keywords Derive does not render, and whether a value follows
+    /// (`letter_spacing_14`): the font weights, decorations, alignments and rendering options of
+    /// its text layers.
+    static let cloudinaryTextStyles: [String: Bool] = [
+        "thin": false, "light": false, "underline": false, "strikethrough": false, "left": false, "center": false, "right": false, "end": false,
+        "start": false, "justify": false, "stroke": false, "letter_spacing": true, "line_spacing": true,
+        "antialias": true, "hinting": true,
+    ]
+
     /// Predefined values of Cloudinary's expressions that Derive cannot compute when it plans,
     /// by every name they have, with why.
     static let uncomputableValues: [(names: [String], reason: String)] = [
@@ -86,6 +95,12 @@ public enum CloudinaryVocabulary {
             case detectorGravity
             /// Several pages (`pg_2-4`, `pg_1;3;5`, `pg_5-`), which make a document or animation of them.
             case pageRange
+            /// A text style Derive does not render (`l_text:Arial_20_underline:Hi`).
+            case textStyle
+            /// A text style saved as an asset of the account (`l_text:headline:Hi`).
+            case savedTextStyle
+            /// A parameter beside `fl_layer_apply` other than the layer's placement (`e_sepia,fl_layer_apply`).
+            case besideLayerApply
         }
 
         public var match: Match
@@ -112,6 +127,9 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
         Unsupported(match: .flag("relative"), spelling: "fl_relative", reason: "overlay sizes relative to the base image; \(plannedLanguage)"),
         Unsupported(match: .pageRange, spelling: "pg_2-4, pg_1;3;5, pg_5-", reason: "page ranges and lists make a PDF or an animation of those pages, and Derive's page selection takes one page (pg_<n>) or every frame; select one page, or make one output per page"),
+        Unsupported(match: .textStyle, spelling: "l_text:<font>_<size>_underline (strikethrough, left, center, right, justify, stroke, letter_spacing_<n>, line_spacing_<n>, antialias_<mode>, hinting_<mode>, light, thin)", reason: "text decoration, alignment, strokes, spacing, rendering hints and weights other than bold; Derive's text styles are bold, italic and normal; \(plannedEffects)"),
+        Unsupported(match: .savedTextStyle, spelling: "l_text:<saved style>:<text>", reason: "text styles saved as assets of a Cloudinary account; give the style in the string: l_text:<font>_<size>[_bold][_italic]:<text>"),
+        Unsupported(match: .besideLayerApply, spelling: "e_<effect>,fl_layer_apply and other parameters beside fl_layer_apply", reason: "parameters other than the layer's placement (g_, x_, y_, fl_region_relative) in the component that applies it, where Cloudinary reads blend modes (e_multiply, e_screen, e_overlay...); put what changes the layer in a component before fl_layer_apply, and what changes the result in one after it; \(plannedEffects)"),
         Unsupported(match: .parameter("u"), spelling: "u_<layer>", reason: "underlays; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("l", "lut:"), spelling: "l_lut:<file>", reason: "3D LUT layers; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("l", "private:"), spelling: "l_private:<id>, l_authenticated:<id>", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
@@ -160,7 +178,7 @@ public enum CloudinaryVocabulary {
                 return k == key && value.hasPrefix(prefix) && !(key == "w" && automaticWidthFallback(value) != nil)
             case .flag(let f): return key == "fl" && value == f
             case .pageRange: return key == "pg" && value.first?.isNumber == true && (value.contains("-") || value.contains(";"))
-            case .variable, .expression, .uncomputableValue, .detectorGravity: return false
+            case .variable, .expression, .uncomputableValue, .detectorGravity, .textStyle, .savedTextStyle, .besideLayerApply: return false
             }
         }
     }
@@ -182,6 +200,15 @@ public enum CloudinaryVocabulary {
     /// The first line of a refusal of something Cloudinary would refuse too, saying why.
     static func malformed(_ written: String, _ reason: String, hint: String) -> String {
         "\(written): unknown to Cloudinary (\(reason))\(hint)"
+    }
+
+    /// The first line of a refusal of a number out of range: outside what Cloudinary documents
+    /// (`e_sepia:-10`, `w_0`), or within it and beyond a limit of Derive's (`w_20000`).
+    static func outOfRange(_ written: String, _ reason: String, bound: FieldIssue.Bound) -> String {
+        switch bound {
+        case .cloudinary: "\(written): unknown to Cloudinary (\(reason))"
+        case .derive: "\(written): known to Cloudinary, not supported by Derive: beyond Derive's limits: \(reason)"
+        }
     }
 
     /// The README's list: one line per feature that has a spelling.

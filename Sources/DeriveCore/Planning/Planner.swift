@@ -271,7 +271,16 @@ public struct Planner: Sendable {
                 let values = evaluation.evaluated.map { "\($0.written) is \($0.value)" }.joined(separator: ", ")
                 let problems = StepRules.issues(in: step, limits: limits)
                 if !problems.isEmpty {
-                    issues += problems.map { ValidationIssue(location: here, reason: "\($0.field.isEmpty ? "" : $0.field + " ")\($0.reason) (on this source \(values))") }
+                    issues += problems.map { problem in
+                        let reason = "\(problem.field.isEmpty ? "" : problem.field + " ")\(problem.reason) (on this source \(values))"
+                        // Named as written when one expression gave the value at fault.
+                        let param = CloudinaryNames.parameter(for: step, field: problem.field)
+                        guard let bound = problem.bound, !param.isEmpty,
+                              let culprit = evaluation.evaluated.first(where: { $0.parameter == param || $0.parameter.hasPrefix(param + "_") }) else {
+                            return ValidationIssue(location: here, reason: reason)
+                        }
+                        return ValidationIssue(location: here, reason: CloudinaryVocabulary.outOfRange(culprit.written, reason, bound: bound))
+                    }
                     walk.size = nil
                     break
                 }

@@ -105,7 +105,7 @@ enum StepRules {
             return issues
         case .trim(let t): return check(t.tolerance, in: 0...100, field: "tolerance")
         case .background: return []
-        case .border(let b): return check(b.width, in: 1...min(1000, limits.maxOutputDimension), field: "width")
+        case .border(let b): return check(b.width, in: 1...min(1000, limits.maxOutputDimension), field: "width", derivesBeyond: 0)
         case .opacity(let o): return check(o, in: 0...100, field: "percent")
         case .overlay(let o): return overlayIssues(o, limits: limits)
         case .validate(let c): return constraintIssues(c)
@@ -120,14 +120,19 @@ enum StepRules {
         }
     }
 
-    static func check(_ value: Int, in range: ClosedRange<Int>, field: String) -> [FieldIssue] {
-        range.contains(value) ? [] : [FieldIssue(field: field, reason: "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")]
+    /// `range` is Cloudinary's documented range unless `limit` says where Derive's own limit
+    /// takes over (a width above 16384): a value past it is Cloudinary's, refused by Derive.
+    static func check(_ value: Int, in range: ClosedRange<Int>, field: String, derivesBeyond limit: Int? = nil) -> [FieldIssue] {
+        guard !range.contains(value) else { return [] }
+        let beyondDerive = limit.map { abs(value) > $0 } ?? false
+        return [FieldIssue(field: field, reason: "must be between \(range.lowerBound) and \(range.upperBound), got \(value)",
+                           bound: beyondDerive ? .derive : .cloudinary)]
     }
 
     /// An expression is checked by the planner once evaluated on a source.
-    static func check(_ value: WholeNumber, in range: ClosedRange<Int>, field: String) -> [FieldIssue] {
+    static func check(_ value: WholeNumber, in range: ClosedRange<Int>, field: String, derivesBeyond limit: Int? = nil) -> [FieldIssue] {
         guard case .value(let n) = value else { return [] }
-        return check(n, in: range, field: field)
+        return check(n, in: range, field: field, derivesBeyond: limit)
     }
 
     static func presetNameIssues(_ name: String, field: String) -> [FieldIssue] {
@@ -143,7 +148,7 @@ enum StepRules {
     static func dimensionIssues(_ d: Length?, field: String, limits: ChainLimits) -> [FieldIssue] {
         switch d {
         case nil: return []
-        case .pixels(let n): return check(n, in: 1...limits.maxOutputDimension, field: field)
+        case .pixels(let n): return check(n, in: 1...limits.maxOutputDimension, field: field, derivesBeyond: limits.maxOutputDimension)
         case .fraction(let f):
             return f > 0 && f <= maxFraction ? []
                 : [FieldIssue(field: field, reason: "must be a fraction above 0 and at most \(Decimal6.string(maxFraction)), got \(Decimal6.string(f))")]
@@ -154,7 +159,7 @@ enum StepRules {
     static func offsetIssues(_ d: Length?, field: String, limits: ChainLimits) -> [FieldIssue] {
         switch d {
         case nil: return []
-        case .pixels(let n): return check(n, in: -limits.maxOutputDimension...limits.maxOutputDimension, field: field)
+        case .pixels(let n): return check(n, in: -limits.maxOutputDimension...limits.maxOutputDimension, field: field, derivesBeyond: limits.maxOutputDimension)
         case .fraction(let f):
             return abs(f) <= 1 ? [] : [FieldIssue(field: field, reason: "must be a fraction between -1 and 1, got \(Decimal6.string(f))")]
         case .expression: return []
@@ -163,7 +168,7 @@ enum StepRules {
 
     static func focusIssues(_ d: Length, field: String, limits: ChainLimits) -> [FieldIssue] {
         switch d {
-        case .pixels(let n): return check(n, in: 0...limits.maxOutputDimension, field: field)
+        case .pixels(let n): return check(n, in: 0...limits.maxOutputDimension, field: field, derivesBeyond: limits.maxOutputDimension)
         case .fraction(let f):
             return (0...1).contains(f) ? [] : [FieldIssue(field: field, reason: "must be a fraction between 0 and 1, got \(Decimal6.string(f))")]
         case .expression: return []
@@ -245,9 +250,9 @@ enum StepRules {
             return [FieldIssue(field: "radius", reason: "takes 1 to 4 radii, got \(radii.count)")]
         }
         // One radius for every corner (`r_20`, normalised to four) is one problem, not four.
-        if Set(radii).count == 1 { return check(radii[0], in: 0...limits.maxOutputDimension, field: "radius") }
+        if Set(radii).count == 1 { return check(radii[0], in: 0...limits.maxOutputDimension, field: "radius", derivesBeyond: limits.maxOutputDimension) }
         return radii.enumerated().flatMap { i, value in
-            check(value, in: 0...limits.maxOutputDimension, field: "radius[\(i)]")
+            check(value, in: 0...limits.maxOutputDimension, field: "radius[\(i)]", derivesBeyond: limits.maxOutputDimension)
         }
     }
 
@@ -262,8 +267,8 @@ enum StepRules {
             if t.text.isEmpty || t.text.count > limits.maxTextLength {
                 issues.append(FieldIssue(field: "text.text", reason: "must be 1 to \(limits.maxTextLength) characters, got \(t.text.count)"))
             }
-            issues += check(t.size, in: 1...1000, field: "text.size")
-            if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width") }
+            issues += check(t.size, in: 1...1000, field: "text.size", derivesBeyond: 1000)
+            if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width", derivesBeyond: limits.maxOutputDimension) }
             if !(1...64).contains(t.font.count) || !t.font.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) {
                 issues.append(FieldIssue(field: "text.font", reason: "font names are 1–64 letters, digits, spaces or hyphens, got \(Quoted(t.font))"))
             }
@@ -310,7 +315,7 @@ enum StepRules {
         let format = s.format.flatMap { $0.isConcrete ? $0 : nil }
         if case .value(let q)? = s.quality { issues += check(q, in: 1...100, field: "quality") }
         if let effort = s.effort { issues += check(effort, in: 0...9, field: "effort") }
-        if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame") }
+        if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame", derivesBeyond: 10_000) }
         if s.lossless == true {
             if let format, !format.supportsLossless {
                 let why = format == .jpeg ? "jpeg has no lossless mode" : "\(format.rawValue) is always lossless"
