@@ -375,10 +375,18 @@ struct ParseRun {
         }
 
         if let name = p.removeValue(forKey: "t") {
-            if !p.isEmpty {
-                fail(c, param: "t", "must be alone in its component (with output settings at most)")
-            }
-            return validated(steps + [.preset(name)], in: c)
+            // `t_a.b` applies the named transformations a and b in turn, as Cloudinary's SDKs
+            // write a list of them.
+            let presets = validated(steps + name.split(separator: ".", omittingEmptySubsequences: false).map { Step.preset(String($0)) }, in: c)
+            guard !p.isEmpty else { return presets }
+            // The component's other parameters apply to what the named transformation makes,
+            // as a component after it (settings are already taken, assignments already applied).
+            var rest = c
+            rest.params = p
+            rest.assignments = []
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless"].contains($0) }
+            note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
+            return presets + self.steps(from: rest, inLayer: inLayer)
         }
 
         var effect: String?

@@ -63,7 +63,10 @@ public enum CloudinaryPrinter {
         case .border(let b): return ["bo_\(b.width)px_solid_" + color(b.color)]
         case .opacity(let o): return ["o_\(o.cloudinaryText)"]
         case .overlay(let o): return try overlay(o)
-        case .preset(let name): return ["t_" + name]
+        case .preset(let name):
+            // `t_a.b` is two named transformations in a string.
+            guard !name.contains(".") else { throw Unprintable(reason: "a preset name with a '.' (\(Quoted(name))) exists only in JSON; t_a.b applies a, then b") }
+            return ["t_" + name]
         case .template(let text): return [text]
         case .assign(let a):
             if a.isDefault { throw Unprintable(reason: "a named transformation's default for $\(a.name) exists only in the expanded chain") }
