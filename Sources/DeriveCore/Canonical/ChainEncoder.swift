@@ -82,6 +82,7 @@ public enum ChainEncoder {
             add("dpr", r.dpr.map(JSONValue.decimal) ?? r.dprExpression.map { .string($0.canonicalText) })
             add("background", r.background.map { .string($0.hex) })
             add("zoom", r.zoom.map(JSONValue.decimal) ?? r.zoomExpression.map { .string($0.canonicalText) })
+            add("relative", r.relative ? .bool(true) : nil)
         case .rotate(let r):
             add("angle", r.angleExpression.map { .string($0.canonicalText) } ?? .decimal(r.angle))
             switch (r.horizontalFlip, r.verticalFlip) {

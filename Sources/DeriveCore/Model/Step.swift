@@ -97,6 +97,10 @@ public struct Resize: Sendable, Hashable {
     public var aspectRatioExpression: ArithmeticExpression?
     public var dprExpression: ArithmeticExpression?
     public var zoomExpression: ArithmeticExpression?
+    /// `fl_relative`, in an overlay's own chain: fractional widths and heights are of the image
+    /// the overlay is placed on, not of the overlay (`l_logo,c_scale,w_0.25,fl_relative` is a
+    /// quarter of the base image's width). The planner turns them into pixels there.
+    public var relative = false
 
     /// Whether an aspect ratio is given, as a number or as an expression.
     public var hasAspectRatio: Bool { aspectRatio != nil || aspectRatioExpression != nil }

@@ -12,12 +12,15 @@ extension ParseRun {
         placement.flags.removeAll { $0 == "layer_apply" }
         let inOpener = Self.takeFlag("region_relative", from: &first)
         let regionRelative = Self.takeFlag("region_relative", from: &placement) || inOpener
+        // fl_relative beside fl_layer_apply makes the layer's fractional sizes relative too.
+        let relativeInApply = Self.takeFlag("relative", from: &placement)
         // Placement belongs to fl_layer_apply, but Cloudinary's own examples also put it beside
         // l_ (`l_mask,g_faces,w_1.1/fl_layer_apply`): there it places the layer too.
         let placedInOpener = ["g", "x", "y"].contains { placement.params[$0] == nil && first.params[$0] != nil }
         let (gravity, x, y) = placedInOpener ? layerPlacement(&first) : layerPlacement(&placement)
         var chain = first.params.isEmpty && first.flags.isEmpty ? [] : steps(from: first, inLayer: true)
         chain += sequence(components, inner, inLayer: true, depth: depth + 1)
+        if relativeInApply { chain = Self.relative(chain) }
         if let key = placement.params.keys.sorted().first {
             // Cloudinary reads blend modes (e_multiply, e_screen, e_overlay, e_mask...) here;
             // its documentation does not say what other parameters beside the flag do.
@@ -55,6 +58,15 @@ extension ParseRun {
         c.params["w"] = nil
         text.width = width
         source = .text(text)
+    }
+
+    /// The chain with its fractional sizes made relative to the image the overlay is placed on.
+    static func relative(_ chain: [Step]) -> [Step] {
+        chain.map { step in
+            guard case .resize(var r) = step, r.width?.isFraction == true || r.height?.isFraction == true else { return step }
+            r.relative = true
+            return .resize(r)
+        }
     }
 
     /// Removes a flag from a component; whether it was there.

@@ -23,7 +23,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative", "ignore_aspect_ratio"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative", "relative", "ignore_aspect_ratio"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -416,6 +416,13 @@ struct ParseRun {
             resize = self.resize(&p, in: c).flatMap { ignoringQualifiers($0, in: c) }
         }
         if c.flags.contains("ignore_aspect_ratio") { resize = ignoringAspectRatio(resize, in: c) }
+        if c.flags.contains("relative") {
+            if !inLayer {
+                fail(c, "fl_relative sizes a layer by the image it is placed on: put it beside the layer's fractional w_ or h_ (l_logo,c_scale,w_0.25,fl_relative)")
+            } else {
+                resize?.relative = true
+            }
+        }
 
         var rotations: [Rotate] = []
         if let a = p.removeValue(forKey: "a") {
@@ -856,6 +863,7 @@ enum CloudinaryNames {
             case "gravity.y", "y": return "y"
             case "dpr": return "dpr"
             case "zoom": return "z"
+            case "relative": return "fl_relative"
             case "background": return "b"
             default: return ""
             }

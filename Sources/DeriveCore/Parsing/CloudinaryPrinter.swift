@@ -105,6 +105,7 @@ public enum CloudinaryPrinter {
         if let b = r.background, b != .transparent { p.append("b_" + color(b)) }
         if let zoom = r.zoom { p.append("z_" + Decimal6.string(zoom)) }
         if let zoom = r.zoomExpression { p.append("z_" + zoom.canonicalText) }
+        if r.relative { p.append("fl_relative") }
         return p.joined(separator: ",")
     }
 

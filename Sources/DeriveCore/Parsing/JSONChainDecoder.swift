@@ -12,7 +12,7 @@ public struct JSONChainDecoder: Sendable {
                                     "chromaSubsampling", "autoOrient", "frame", "breakpoints", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
-    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom"]
+    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom", "relative"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative"]
     static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width"]
@@ -387,6 +387,7 @@ public struct JSONChainDecoder: Sendable {
         if let e = log.decimalExpression(fields["zoom"], at: path.appending("zoom")) { r.zoomExpression = e } else {
             r.zoom = log.double(fields["zoom"], at: path.appending("zoom"))
         }
+        r.relative = fields["relative"].flatMap { log.bool($0, at: path.appending("relative")) } ?? false
         return r
     }
 

@@ -299,6 +299,9 @@ public struct Planner: Sendable {
                     // The region is the face's: the rest waits for its size, as after a trim.
                     if !rest.isEmpty { walk.operations.append(deferred(rest)) }
                 }
+            case .resize(let r) where r.relative:
+                issues.append(ValidationIssue(location: here, reason: "fl_relative: sizes a layer by the image it is placed on, so it belongs in an overlay's own chain"))
+                walk.size = nil
             case .resize(let r):
                 let layout = ResizeGeometry.layout(r, input: size)
                 if layout.scaled != size { walk.operations.append(.resize(layout.scaled)) }
@@ -344,6 +347,15 @@ public struct Planner: Sendable {
                     issues.append(ValidationIssue(location: here, reason: "fc in an overlay's own chain: known to Cloudinary, not supported by Derive (the engine counts the faces of the main image only); decide with if_fc_… around the layer"))
                     walk.size = nil
                     break
+                }
+                // Sizes given relative to the image it is placed on (fl_relative) are pixels of
+                // this image, which the overlay's own planning does not see.
+                o.chain = o.chain.map { step in
+                    guard case .resize(var r) = step, r.relative else { return step }
+                    if case .fraction(let f)? = r.width { r.width = .pixels(ResizeGeometry.px(f * Double(size.width))) }
+                    if case .fraction(let f)? = r.height { r.height = .pixels(ResizeGeometry.px(f * Double(size.height))) }
+                    r.relative = false
+                    return .resize(r)
                 }
                 // It starts with the variables set here, and its text is written with their values.
                 if !o.chain.isEmpty && !facts.variables.isEmpty { o.chain = stepFacts.assignments + o.chain }

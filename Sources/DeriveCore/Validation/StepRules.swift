@@ -202,6 +202,9 @@ enum StepRules {
                 issues.append(FieldIssue(field: "zoom", reason: "applies to modes thumb and crop with a face gravity (face, faces and their :center and :auto forms)"))
             }
         }
+        if r.relative && !(r.width?.isFraction == true || r.height?.isFraction == true) {
+            issues.append(FieldIssue(field: "relative", reason: "applies to a fractional width or height, which it makes relative to the image the overlay is placed on; give one (w_0.25)"))
+        }
         if let dpr = r.dpr, !(dpr > 0 && dpr <= 8) {
             issues.append(FieldIssue(field: "dpr", reason: "must be above 0 and at most 8, got \(Decimal6.string(dpr))"))
         }
