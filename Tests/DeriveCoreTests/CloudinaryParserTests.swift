@@ -118,7 +118,7 @@ import Testing
         ("c_pad,w_10,h_10,g_faces", #"chain component 0 ("c_pad,w_10,h_10,g_faces"): g faces chooses a crop; the pad modes take a compass gravity"#),
         ("w_10/fl_region_relative", #"chain component 1 ("fl_region_relative"): fl_region_relative applies to a layer: put it beside l_ or fl_layer_apply"#),
         ("w_10,h_10,ar_16:9", #"chain component 0 ("w_10,h_10,ar_16:9"): ar_16:9 with both w_ and h_: known to Cloudinary, not supported by Derive: Cloudinary does not document which of them wins; give ar_ with one of w_ and h_, or w_ and h_ without ar_"#),
-        ("w_auto", #"chain component 0 ("w_auto"): w_auto: known to Cloudinary, not supported by Derive: needs the browser's client hints (w_auto:<step>:<fallback> is read as its fallback width); its batch form (width variants) is planned in issue 15; meanwhile use breakpoints"#),
+        ("w_auto,ar_16:9", #"chain component 0 ("w_auto,ar_16:9"): w_auto with ar_16:9: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
         ("w_ils_mul_100", #"chain component 0 ("w_ils_mul_100"): w_ils_mul_100: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
         ("e_blur:5000", #"chain component 0 ("e_blur:5000"): e_blur:5000: unknown to Cloudinary (e must be between 1 and 2000, got 5000)"#),
         ("e_sepia:-10", #"chain component 0 ("e_sepia:-10"): e_sepia:-10: unknown to Cloudinary (e must be between 1 and 100, got -10)"#),

@@ -57,9 +57,90 @@ import Testing
         #expect(planned.size == Size(400, 300))
         #expect(planned.notes == [#"chain component 0 ("c_limit,w_auto:100:400"): w_auto:100:400: a batch job has no browser to send a Width client hint, so the width is the fallback, 400 px, as Cloudinary delivers without one"#])
         try expectRoundTrip("c_limit,w_auto:100:400", printed: "c_limit,w_400")
-        #expect(try plan(["c_fill,w_auto:20:350,h_100/dpr_2"], Self.source).outputs[0].size == Size(700, 200))
-        for refused in ["w_auto", "c_fill,w_auto:20", "w_auto:breakpoints", "w_auto:0:400", "w_auto:100:-4"] {
-            #expect(CloudinaryParser().parse(refused).issues.count == 1, "\(refused)")
+        // Cloudinary rounds the width up to the step: 350 in steps of 20 is 360.
+        let rounded = try plan(["c_fill,w_auto:20:350,h_100/dpr_2"], Self.source).outputs[0]
+        #expect(rounded.size == Size(720, 200))
+        #expect(rounded.notes.first?.hasSuffix("so the width is the fallback, 360 px, rounded up to the step of 20 px, as Cloudinary delivers without one") == true, "\(rounded.notes)")
+        for refused in ["w_auto:0:400", "w_auto:100:-4", "w_auto:abc", "w_auto:breakpoints_1_x", "w_auto:breakpoints:png"] {
+            #expect(CloudinaryParser().parse(refused).issues.map(\.description) == [
+                #"chain component 0 ("\#(refused)"): \#(refused.replacingOccurrences(of: "w_", with: "w_", options: .anchored)): unknown to Cloudinary (w_auto takes w_auto[:<step>[:<fallback>]] or w_auto:breakpoints[_<min>_<max>_<KB>_<count>][:json])"#,
+            ], "\(refused)")
         }
+    }
+}
+
+/// `w_auto`, `w_auto:<step>` and `w_auto:breakpoints…` (issue 15, item 4): a batch job has no
+/// browser to ask for a width, so it makes every width one could ask for — the output's
+/// breakpoints, each stored and recorded.
+@Suite struct AutomaticWidthTests {
+    static let source = SourceFacts(format: .jpeg, width: 4000, height: 3000)
+
+    /// By a step: its multiples up to 1000 px, capped at the width of the chain's result.
+    @Test(arguments: [
+        ("w_auto", [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]),
+        ("c_limit,w_auto:250", [250, 500, 750, 1000]),
+        ("c_scale,w_auto:400,f_webp", [400, 800, 1000]),
+        ("c_crop,h_100,w_100/c_limit,w_auto", [100]),
+        ("c_crop,h_100,w_100/c_pad,w_auto", [100]),
+        ("c_fill,w_500,h_500/c_scale,w_auto:200", [200, 400, 500]),
+    ])
+    func everyStepIsAVariant(text: String, widths: [Int]) throws {
+        let outputs = try plan([text], Self.source).outputs
+        #expect(outputs.map(\.breakpointWidth) == widths.map(Optional.some))
+        #expect(outputs.map { $0.size?.width } == widths.map(Optional.some))
+        #expect(Set(outputs.map(\.identity)).count == 1)
+    }
+
+    /// A fine step makes at most 20 variants, spread over the range, all multiples of the step.
+    @Test func aFineStepIsThinnedOut() throws {
+        let widths = try plan(["c_fill,w_auto:20"], Self.source).outputs.compactMap(\.breakpointWidth)
+        #expect(widths.count == 20 && widths.first == 20 && widths.last == 1000 && widths.allSatisfy { $0 % 20 == 0 }, "\(widths)")
+    }
+
+    /// By bytes: Cloudinary's responsive breakpoints, found by the engine's search as the
+    /// `breakpoints` setting's are (KB are thousands of bytes, as Derive's default 20000 is 20).
+    @Test(arguments: [
+        ("w_auto:breakpoints", BreakpointSearch(minWidth: 50, maxWidth: 1000, bytes: 20_000, maxCount: 20)),
+        ("c_fill,w_auto:breakpoints_100_1900_20_15", BreakpointSearch(minWidth: 100, maxWidth: 1900, bytes: 20_000, maxCount: 15)),
+        ("c_scale,w_auto:breakpoints_50_1000_30_5:json", BreakpointSearch(minWidth: 50, maxWidth: 1000, bytes: 30_000, maxCount: 5)),
+        ("c_crop,w_100/c_scale,w_auto:breakpoints_50_1000_20_20:json", BreakpointSearch(minWidth: 50, maxWidth: 100, bytes: 20_000, maxCount: 20)),
+        ("c_scale,w_auto:breakpoints_200", BreakpointSearch(minWidth: 200, maxWidth: 1000, bytes: 20_000, maxCount: 20)),
+    ])
+    func breakpointsAreSearchedByBytes(text: String, search: BreakpointSearch) throws {
+        let outputs = try plan([text], Self.source).outputs
+        #expect(outputs.map(\.breakpointSearch) == [search])
+    }
+
+    /// The same output as the `breakpoints` setting in JSON; the plan's notes say what was read.
+    @Test func isTheBreakpointsSetting() throws {
+        #expect(try canonical(string: "c_scale,w_auto").identity
+            == canonical(json: #"{"chain": [], "breakpoints": {"minWidth": 100, "maxWidth": 1000, "step": 100, "maxCount": 20}}"#).identity)
+        #expect(try canonical(string: "w_auto:breakpoints:json").identity
+            == canonical(json: #"{"chain": [], "breakpoints": {}}"#).identity)
+        #expect(try canonical(string: "e_sepia/w_auto:breakpoints").identity == canonical(string: "e_sepia/w_auto:breakpoints_50_1000_20_20").identity)
+        #expect(try canonical(string: "w_auto:200").identity != canonical(string: "w_auto").identity)
+        let notes = try plan(["c_fill,w_auto:breakpoints:json"], Self.source).outputs[0].notes
+        #expect(notes == [#"chain component 0 ("c_fill,w_auto:breakpoints:json"): w_auto:breakpoints:json: a batch job has no browser to send a Width client hint, so Derive makes every width one could ask for: from 50 px, 20 KB apart up to 1000 px (at most 20, capped at the image's width), each stored and recorded as a breakpoint; :json lists the widths, which the job's report does"#])
+    }
+
+    @Test(arguments: [
+        ("c_scale,w_auto", "w_auto"),
+        ("c_fill,w_auto:250,g_north", "w_auto:250"),
+        ("w_auto:breakpoints:json", "w_auto:breakpoints_50_1000_20_20"),
+        ("e_sepia/c_limit,w_auto:breakpoints_100_1900_20_15,f_webp", "e_sepia/f_webp,w_auto:breakpoints_100_1900_20_15"),
+    ])
+    func roundTrips(text: String, printed: String) throws {
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    /// Where the variants cannot be widths of the chain's result, refused naming it.
+    @Test(arguments: [
+        ("w_auto/e_sepia", #"chain component 1 ("e_sepia"): "e_sepia" after w_auto: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
+        ("c_fill,w_auto,h_100", #"chain component 0 ("c_fill,w_auto,h_100"): w_auto with h_100: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
+        ("w_auto/w_auto:200", #"chain component 1 ("w_auto:200"): w_auto:200 after w_auto in component 0: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
+        ("l_logo,c_scale,w_auto", #"chain component 0 ("l_logo,c_scale,w_auto"): w_auto inside a layer or an if_ block: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
+    ])
+    func refusedNamingIt(text: String, message: String) {
+        #expect(CloudinaryParser().parse(text).issues.map(\.description) == [message])
     }
 }

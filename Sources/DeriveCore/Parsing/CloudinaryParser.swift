@@ -44,6 +44,7 @@ public struct CloudinaryParser: Sendable {
         run.pairLayers(components)
         run.pairBlocks(components)
         let steps = run.applyingDensity(to: run.sequence(components, 0..<components.count, inLayer: false, depth: 0))
+        run.checkAutomaticWidthIsLast(components)
         var issues = run.issuesInOrder
         if steps.length > limits.maxChainLength {
             issues.append(ValidationIssue(location: location, reason: "has \(steps.length) steps; the limit is \(limits.maxChainLength)"))
@@ -112,6 +113,8 @@ struct ParseRun {
     var notes: [String] = []
     /// `dpr_` components of their own, applied to the chain's resizes once it is read.
     var densities: [(Component, Double)] = []
+    /// The component with `w_auto` or `w_auto:breakpoints`, read as the output's breakpoints.
+    var automaticWidth: Component?
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -388,6 +391,8 @@ struct ParseRun {
             note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
+
+        guard takeAutomaticWidth(&p, in: c, inLayer: inLayer) else { return steps }
 
         var effect: String?
         var trim: Trim?

@@ -180,8 +180,20 @@ public enum CloudinaryPrinter {
         if s.effort != nil && !s.format.isConcrete {
             throw Unprintable(reason: "effort exists only in JSON")
         }
-        if s.breakpoints != nil { throw Unprintable(reason: "breakpoints exist only in JSON") }
+        if let b = s.breakpoints { p.append("w_" + (try automaticWidth(b))) }
         return p.isEmpty ? nil : p.joined(separator: ",")
+    }
+
+    /// Breakpoints as the `w_auto` that reads as them, when one does.
+    static func automaticWidth(_ b: Breakpoints) throws(Unprintable) -> String {
+        switch b.spacing {
+        case .bytes(let bytes) where bytes % 1000 == 0:
+            return "auto:breakpoints_\(b.minWidth)_\(b.maxWidth)_\(bytes / 1000)_\(b.maxCount)"
+        case .step(let step) where b.minWidth == step && b.maxWidth == max(step, Breakpoints.defaultMaxWidth) && b.maxCount == Breakpoints.defaultMaxCount:
+            return step == AutomaticWidth.defaultStep ? "auto" : "auto:\(step)"
+        default:
+            throw Unprintable(reason: "these breakpoints exist only in JSON (w_auto:breakpoints spaces widths by whole KB; w_auto:<step> starts at the step and ends at 1000 px)")
+        }
     }
 
     /// A colour's CSS name when it has one, else `rgb:rrggbb[aa]`.

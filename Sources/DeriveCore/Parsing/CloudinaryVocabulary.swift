@@ -95,6 +95,8 @@ public enum CloudinaryVocabulary {
             case detectorGravity
             /// Several pages (`pg_2-4`, `pg_1;3;5`, `pg_5-`), which make a document or animation of them.
             case pageRange
+            /// `w_auto` where its width variants cannot be the output's breakpoints.
+            case automaticWidth
             /// A text style Derive does not render (`l_text:Arial_20_underline:Hi`).
             case textStyle
             /// A text style saved as an asset of the account (`l_text:headline:Hi`).
@@ -122,8 +124,7 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .expression, spelling: "bo_w_div_100px_solid_black, bo_ with an expression", reason: "arithmetic expressions in a border's width (bo_<n>px_solid_<colour>); every other number takes them; \(plannedLanguage)"),
         Unsupported(match: .uncomputableValue, spelling: "ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),
-        Unsupported(match: .value("w", "auto"), spelling: "w_auto, w_auto:<step>, w_auto:breakpoints...", reason: "needs the browser's client hints (w_auto:<step>:<fallback> is read as its fallback width); its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
-        Unsupported(match: .valuePrefix("w", "auto:"), spelling: "", reason: "needs the browser's client hints (w_auto:<step>:<fallback> is read as its fallback width); its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
+        Unsupported(match: .automaticWidth, spelling: "w_auto[:<step>], w_auto:breakpoints... inside a layer or an if_ block, with h_, ar_ or dpr_, twice, or before other steps", reason: "a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"),
         Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
         Unsupported(match: .pageRange, spelling: "pg_2-4, pg_1;3;5, pg_5-", reason: "page ranges and lists make a PDF or an animation of those pages, and Derive's page selection takes one page (pg_<n>) or every frame; select one page, or make one output per page"),
         Unsupported(match: .textStyle, spelling: "l_text:<font>_<size>_underline (strikethrough, left, center, right, justify, stroke, letter_spacing_<n>, line_spacing_<n>, antialias_<mode>, hinting_<mode>, light, thin)", reason: "text decoration, alignment, strokes, spacing, rendering hints and weights other than bold; Derive's text styles are bold, italic and normal; \(plannedEffects)"),
@@ -174,10 +175,10 @@ public enum CloudinaryVocabulary {
             case .parameter(let k): return k == key
             case .value(let k, let v): return k == key && v == value
             case .valuePrefix(let k, let prefix):
-                return k == key && value.hasPrefix(prefix) && !(key == "w" && automaticWidthFallback(value) != nil)
+                return k == key && value.hasPrefix(prefix)
             case .flag(let f): return key == "fl" && value == f
             case .pageRange: return key == "pg" && value.first?.isNumber == true && (value.contains("-") || value.contains(";"))
-            case .variable, .expression, .uncomputableValue, .detectorGravity, .textStyle, .savedTextStyle, .besideLayerApply: return false
+            case .variable, .expression, .uncomputableValue, .detectorGravity, .textStyle, .savedTextStyle, .besideLayerApply, .automaticWidth: return false
             }
         }
     }
