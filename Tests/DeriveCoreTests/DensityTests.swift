@@ -45,7 +45,6 @@ import Testing
         ("c_scale,w_100/dpr_$d", #"chain component 1 ("dpr_$d"): dpr_$d in its own component: known to Cloudinary, not supported by Derive: a density of its own is a number (dpr_2.0); put an expression beside the w_ or h_ it multiplies"#),
         ("c_scale,w_100/dpr_9", #"chain component 1 ("dpr_9"): dpr must be above 0 and at most 8, got 9"#),
         ("if_w_gt_10/dpr_2/if_end/c_scale,w_100", #"chain component 1 ("dpr_2"): dpr_2 in its own component inside a layer or an if_ block: known to Cloudinary, not supported by Derive; put it beside the w_ or h_ it multiplies (c_scale,w_100,dpr_2)"#),
-        ("c_scale,w_100/dpr_auto", #"chain component 1 ("dpr_auto"): dpr_auto: known to Cloudinary, not supported by Derive: needs the browser's client hints; its batch form (density variants) is planned in issue 15"#),
     ])
     func refusesNamingIt(text: String, message: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.description) == [message])
@@ -142,5 +141,63 @@ import Testing
     ])
     func refusedNamingIt(text: String, message: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.description) == [message])
+    }
+}
+
+/// `dpr_auto` (issue 15, item 4): a batch job has no browser to give a density, so it makes the
+/// output at densities 1, 2 and 3 — every size of the chain multiplied by each, as `dpr_<n>` in a
+/// component of its own does — each stored and recorded with its width.
+@Suite struct AutomaticDensityTests {
+    static let source = SourceFacts(format: .jpeg, width: 4000, height: 3000)
+    static let refusal = "known to Cloudinary, not supported by Derive: a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"
+
+    @Test(arguments: [
+        ("c_scale,w_100/dpr_auto", [Size(100, 75), Size(200, 150), Size(300, 225)]),
+        ("dpr_auto/c_scale,w_100", [Size(100, 75), Size(200, 150), Size(300, 225)]),
+        ("c_fill,w_200,h_100,dpr_auto", [Size(200, 100), Size(400, 200), Size(600, 300)]),
+        ("c_fill,w_400,h_300/c_scale,w_200/dpr_auto", [Size(200, 150), Size(400, 300), Size(600, 450)]),
+        ("if_w_gt_1000/c_scale,w_500/if_end/dpr_auto", [Size(500, 375), Size(1000, 750), Size(1500, 1125)]),
+        // c_limit never enlarges: at density 3 it is the source's 4000 px again, made once.
+        ("c_limit,w_2000/dpr_auto", [Size(2000, 1500), Size(4000, 3000)]),
+    ] as [(String, [Size])])
+    func oneVariantPerDensity(text: String, sizes: [Size]) throws {
+        let outputs = try plan([text], Self.source).outputs
+        #expect(outputs.map(\.size) == sizes.map(Optional.some))
+        #expect(outputs.map(\.breakpointWidth) == sizes.map { Optional.some($0.width) })
+        #expect(Set(outputs.map(\.identity)).count == 1)
+    }
+
+    @Test func isTheDensitiesSetting() throws {
+        let string = try canonical(string: "c_scale,w_100/dpr_auto")
+        #expect(string.identity == (try canonical(json: #"{"chain": [{"resize": {"width": 100}}], "densities": [3, 1, 2, 2]}"#)).identity)
+        #expect(string.identity == (try canonical(string: "dpr_auto,c_scale,w_100")).identity)
+        #expect(string.identity != (try canonical(string: "c_scale,w_100")).identity)
+        try expectRoundTrip("c_scale,w_100,dpr_auto", printed: "c_scale,w_100/dpr_auto")
+        try expectRoundTrip("c_fill,w_50,h_50/e_sepia/f_webp,dpr_auto", printed: "c_fill,w_50,h_50/e_sepia/f_webp,dpr_auto")
+        let notes = try plan(["c_scale,w_100/dpr_auto"], Self.source).outputs[0].notes
+        #expect(notes == [#"chain component 1 ("dpr_auto"): dpr_auto: a batch job has no browser to send a DPR client hint, so Derive makes the output at densities 1, 2 and 3, every size of the chain multiplied by each, each stored and recorded with its width"#])
+        // Other densities exist in JSON only.
+        #expect(throws: CloudinaryPrinter.Unprintable.self) {
+            try CloudinaryPrinter.string(for: try canonical(json: #"{"chain": [{"resize": {"width": 100}}], "densities": [1, 1.5]}"#))
+        }
+    }
+
+    @Test(arguments: [
+        ("dpr_auto", #"chain component 0 ("dpr_auto"): dpr_auto without a w_ or h_ in the chain: "#),
+        ("dpr_auto,w_auto", #"chain component 0 ("dpr_auto,w_auto"): dpr_auto with w_auto: "#),
+        ("c_scale,w_100/l_logo/fl_layer_apply/dpr_auto", #"chain component 3 ("dpr_auto"): dpr_auto with a layer: "#),
+        ("c_scale,w_100,dpr_2/dpr_auto", #"chain component 1 ("dpr_auto"): dpr_auto and dpr_ beside a w_ or h_: "#),
+        ("c_scale,w_100/dpr_2/dpr_auto", #"chain component 2 ("dpr_auto"): dpr_auto and dpr_2: "#),
+        ("l_logo,c_scale,w_10,dpr_auto", #"chain component 0 ("l_logo,c_scale,w_10,dpr_auto"): dpr_auto inside a layer or an if_ block: "#),
+    ])
+    func refusedNamingIt(text: String, start: String) {
+        #expect(CloudinaryParser().parse(text).issues.map(\.description) == [start + Self.refusal])
+    }
+
+    @Test func notWithBreakpoints() throws {
+        #expect(throws: ValidationError.self) {
+            try canonical(json: #"{"chain": [{"resize": {"width": 100}}], "densities": [1, 2], "breakpoints": {}}"#)
+        }
+        #expect(throws: ValidationError.self) { try canonical(json: #"{"chain": [], "densities": [0, 9]}"#) }
     }
 }

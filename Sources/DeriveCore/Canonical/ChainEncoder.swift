@@ -38,6 +38,7 @@ public enum ChainEncoder {
         add("autoOrient", s.autoOrient.map(JSONValue.bool))
         add("frame", s.frame.map(JSONValue.int))
         add("breakpoints", s.breakpoints.map(json))
+        add("densities", s.densities.map { .array($0.map(JSONValue.decimal)) })
         add("formats", s.formats.map { .array($0.map { .string($0.rawValue) }) })
         return members
     }

@@ -10,7 +10,7 @@
 extension Component {
     /// Nothing but `dpr_`: a density for the whole chain rather than a resize of its own.
     var isDensityAlone: Bool {
-        params.count == 1 && params["dpr"] != nil && flags.isEmpty && assignments.isEmpty
+        params.count == 1 && params["dpr"] != nil && params["dpr"] != "auto" && flags.isEmpty && assignments.isEmpty
             && branch == nil && !hasCondition && template == nil
     }
 }
@@ -88,6 +88,52 @@ extension ParseRun {
             return .conditional(c)
         default:
             return step
+        }
+    }
+}
+
+/// `dpr_auto` in a batch job. Cloudinary takes the density from the browser's DPR client hint
+/// (its JavaScript library rounds the device's ratio up to a whole number); a batch job has no
+/// browser, so it makes the output at the densities devices have, 1, 2 and 3: the output's
+/// `densities`, each variant with every size of the chain multiplied by its density (as
+/// `dpr_<n>` in a component of its own does), stored and recorded with its width.
+extension ParseRun {
+    static let automaticDensities: [Double] = [1, 2, 3]
+
+    /// `dpr_auto` in `p`: the output's densities. False when refused.
+    mutating func takeAutomaticDensity(_ p: inout [String: String], in c: Component, inLayer: Bool) -> Bool {
+        guard p["dpr"] == "auto" else { return true }
+        p["dpr"] = nil
+        if inLayer || conditionDepth > 0 {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto inside a layer or an if_ block", CloudinaryVocabulary.feature(.automaticDensity)))
+            return false
+        }
+        if let w = p["w"], AutomaticWidth.parse(w) != nil {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto with w_\(w)", CloudinaryVocabulary.feature(.automaticDensity)))
+            return false
+        }
+        automaticDensity = c
+        merge(OutputSettings(densities: Self.automaticDensities), in: c)
+        note(c, "dpr_auto: a batch job has no browser to send a DPR client hint, so Derive makes the output at densities 1, 2 and 3, every size of the chain multiplied by each, each stored and recorded with its width")
+        return true
+    }
+
+    /// The chain a density applies to: sizes to multiply, and no layer, named component or
+    /// density of its own (as for `dpr_<n>` in a component of its own).
+    mutating func checkAutomaticDensity(_ steps: [Step]) {
+        guard let c = automaticDensity else { return }
+        let feature = CloudinaryVocabulary.feature(.automaticDensity)
+        if let other = densities.first {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto and dpr_\(other.0.params["dpr"] ?? "")", feature))
+        } else if steps.contains(where: { Self.contains($0) { if case .overlay = $0 { true } else { false } } }) {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto with a layer", feature))
+        } else if steps.contains(where: { Self.contains($0) { if case .template = $0 { true } else { false } } }) {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto with a component named by variables", feature))
+        } else if steps.contains(where: { Self.contains($0) { if case .resize(let r) = $0 { r.dpr != nil || r.dprExpression != nil } else { false } } }) {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto and dpr_ beside a w_ or h_", feature))
+        } else if !steps.contains(where: { Self.contains($0) { if case .resize = $0 { true } else { false } } })
+                    && !steps.contains(where: { if case .preset = $0 { true } else { false } }) {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto without a w_ or h_ in the chain", feature))
         }
     }
 }

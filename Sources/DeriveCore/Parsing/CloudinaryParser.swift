@@ -45,6 +45,7 @@ public struct CloudinaryParser: Sendable {
         run.pairBlocks(components)
         let steps = run.applyingDensity(to: run.sequence(components, 0..<components.count, inLayer: false, depth: 0))
         run.checkAutomaticWidthIsLast(components)
+        run.checkAutomaticDensity(steps)
         var issues = run.issuesInOrder
         if steps.length > limits.maxChainLength {
             issues.append(ValidationIssue(location: location, reason: "has \(steps.length) steps; the limit is \(limits.maxChainLength)"))
@@ -115,6 +116,8 @@ struct ParseRun {
     var densities: [(Component, Double)] = []
     /// The component with `w_auto` or `w_auto:breakpoints`, read as the output's breakpoints.
     var automaticWidth: Component?
+    /// The component with `dpr_auto`, read as the output's densities.
+    var automaticDensity: Component?
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -392,7 +395,7 @@ struct ParseRun {
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
 
-        guard takeAutomaticWidth(&p, in: c, inLayer: inLayer) else { return steps }
+        guard takeAutomaticDensity(&p, in: c, inLayer: inLayer), takeAutomaticWidth(&p, in: c, inLayer: inLayer) else { return steps }
 
         var effect: String?
         var trim: Trim?

@@ -181,6 +181,10 @@ public enum CloudinaryPrinter {
             throw Unprintable(reason: "effort exists only in JSON")
         }
         if let b = s.breakpoints { p.append("w_" + (try automaticWidth(b))) }
+        if let densities = s.densities {
+            guard densities == ParseRun.automaticDensities else { throw Unprintable(reason: "densities other than dpr_auto's 1, 2 and 3 exist only in JSON") }
+            p.append("dpr_auto")
+        }
         return p.isEmpty ? nil : p.joined(separator: ",")
     }
 

@@ -9,7 +9,7 @@ public struct JSONChainDecoder: Sendable {
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "progressive", "lossless", "effort",
-                                    "chromaSubsampling", "autoOrient", "frame", "breakpoints", "formats"]
+                                    "chromaSubsampling", "autoOrient", "frame", "breakpoints", "densities", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom", "relative"]
@@ -214,6 +214,10 @@ public struct JSONChainDecoder: Sendable {
         s.frame = log.int(fields["frame"], at: path.appending("frame"))
         if let b = fields["breakpoints"] {
             s.breakpoints = readBreakpoints(b, at: path.appending("breakpoints"), log: log)
+        }
+        if let value = fields["densities"], let items = log.array(value, at: path.appending("densities")) {
+            let densities = items.enumerated().compactMap { i, item in log.double(item, at: path.appending("densities").appending(i)) }
+            if densities.count == items.count { s.densities = Array(Set(densities.map(Decimal6.quantize))).sorted() }
         }
         if let value = fields["formats"] {
             s.formats = readFormats(value, at: path.appending("formats"), log: log)

@@ -119,6 +119,33 @@ public struct Planner: Sendable {
                                  variables: walk.variables, conditions: walk.conditions, notes: output.notes)
         }
 
+        if let densities = output.encoding.densities {
+            // One variant per density, every size of the chain multiplied by it, named by its
+            // width as a breakpoint is; densities that come to the same width make one file.
+            var widths: Set<Int> = []
+            var drafts: [Draft] = []
+            for density in densities {
+                var resizes = 0, ignored = false
+                // The canonical form writes density 1 for a resize without one.
+                let ownDensity = output.chain.contains { ParseRun.contains($0) { if case .resize(let r) = $0 { (r.dpr ?? 1) != 1 || r.dprExpression != nil } else { false } } }
+                let chain = output.chain.map { ParseRun.withDensity($0, density, resizes: &resizes, ownDensity: &ignored) }
+                if ownDensity || resizes == 0 {
+                    issues.append(ValidationIssue(location: label, reason: ownDensity
+                        ? "densities: a resize of the chain has a density of its own (dpr_); give one or the other"
+                        : "densities: the chain has no resize with a width or height for a density to multiply"))
+                    return []
+                }
+                guard var variant = planned(chain, breakpoint: nil) else { return [] }
+                guard let width = variant.size?.width else {
+                    issues.append(ValidationIssue(location: label, reason: "densities: the output's width depends on the content (after a trim), so its density variants cannot be named by it"))
+                    return []
+                }
+                guard widths.insert(width).inserted else { continue }
+                variant.breakpointWidth = width
+                drafts.append(Draft(output: variant, page: page))
+            }
+            return drafts
+        }
         guard let base = planned(output.chain, breakpoint: nil) else { return [] }
         guard let breakpoints = output.encoding.breakpoints else {
             return [Draft(output: base, page: page)]

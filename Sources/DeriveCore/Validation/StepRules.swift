@@ -337,6 +337,17 @@ enum StepRules {
         if let chroma = s.chromaSubsampling, chroma != .auto, let format, !format.supportsChromaSubsampling {
             issues.append(FieldIssue(field: "chromaSubsampling", reason: "applies to jpeg and avif, not \(format.rawValue)"))
         }
+        if let densities = s.densities {
+            if !(1...4).contains(densities.count) {
+                issues.append(FieldIssue(field: "densities", reason: "lists 1 to 4 densities, got \(densities.count)"))
+            }
+            if let bad = densities.first(where: { !($0 > 0 && $0 <= 8) }) {
+                issues.append(FieldIssue(field: "densities", reason: "each must be above 0 and at most 8, got \(Decimal6.string(bad))"))
+            }
+            if s.breakpoints != nil {
+                issues.append(FieldIssue(field: "densities", reason: "cannot be combined with breakpoints; make one output of each"))
+            }
+        }
         if let b = s.breakpoints {
             issues += check(b.minWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.minWidth")
             issues += check(b.maxWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.maxWidth")
