@@ -141,3 +141,36 @@ import Testing
         #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
     }
 }
+
+/// A border's width takes an expression too (`bo_w_div_100px_solid_black`), evaluated when
+/// planning like every other number.
+@Suite struct BorderExpressionTests {
+    static let source = SourceFacts(format: .jpeg, width: 4000, height: 3000)
+
+    @Test(arguments: [
+        ("c_scale,w_1000/bo_w_div_100px_solid_black", Size(1020, 770)),
+        ("$b_7/bo_$b_mul_2px_solid_red", Size(4028, 3028)),
+        ("bo_iw_div_400_add_2px_solid_rgb:ff0000", Size(4024, 3024)),
+    ] as [(String, Size)])
+    func evaluatesTheWidth(text: String, size: Size) throws {
+        let planned = try plan([text], Self.source).outputs[0]
+        #expect(planned.size == size)
+        #expect(planned.expressions.map(\.parameter).contains("bo"))
+    }
+
+    @Test func identityAndRoundTrip() throws {
+        try expectRoundTrip("bo_width_div_100px_solid_red", printed: "bo_w_div_100px_solid_red")
+        #expect(try canonical(string: "bo_w_div_100px_solid_black").identity
+            == canonical(json: #"[{"border": {"width": "w / 100", "color": "black"}}]"#).identity)
+        #expect(try canonical(string: "bo_w_div_100px_solid_black").identity != canonical(string: "bo_w_mul_0.01px_solid_black").identity)
+    }
+
+    @Test(arguments: [
+        ("bo_iw_mul_2px_solid_black", "bo_iw_mul_2: known to Cloudinary, not supported by Derive: beyond Derive's limits: width must be between 1 and 1000, got 8000 (on this source bo_iw_mul_2 is 8000)"),
+        ("bo_iw_sub_5000px_solid_black", "bo_iw_sub_5000: unknown to Cloudinary (width must be between 1 and 1000, got -1000 (on this source bo_iw_sub_5000 is -1000))"),
+        ("bo_iw_div_0px_solid_black", "bo_iw_div_0: unknown to Cloudinary (iw_div_0 divides by zero on this source)"),
+    ])
+    func refusedWithItsValue(text: String, reason: String) {
+        #expect(planRefusal(text, Self.source).map(\.reason) == [reason])
+    }
+}

@@ -116,7 +116,7 @@ public enum ChainEncoder {
         case .background(let color):
             add("color", .string(color.hex))
         case .border(let b):
-            add("width", .int(b.width))
+            add("width", b.widthExpression.map { .string($0.canonicalText) } ?? .int(b.width))
             add("color", .string(b.color.hex))
         case .opacity(let o):
             add("percent", o.json)

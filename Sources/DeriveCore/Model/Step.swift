@@ -287,10 +287,14 @@ public struct Trim: Sendable, Hashable {
 public struct Border: Sendable, Hashable {
     public var width: Int
     public var color: Color
+    /// The width as an expression (`bo_w_div_100px_solid_black`); the planner evaluates it
+    /// into `width` before the step is checked and laid out.
+    public var widthExpression: ArithmeticExpression?
 
-    public init(width: Int, color: Color) {
+    public init(width: Int, color: Color, widthExpression: ArithmeticExpression? = nil) {
         self.width = width
         self.color = color
+        self.widthExpression = widthExpression
     }
 }
 

@@ -254,7 +254,9 @@ struct ParseRun {
         guard let underscore = token.firstIndex(of: "_"), !token.hasPrefix("$") else { return false }
         let key = token[..<underscore], value = token[token.index(after: underscore)...]
         switch key {
-        case "c", "g", "b", "co", "bo": return value.contains("$")
+        case "c", "g", "b", "co": return value.contains("$")
+        // The colour of a border; its width is a number, which may be an expression of variables.
+        case "bo": return value.range(of: "px_solid_", options: .backwards).map { value[$0.upperBound...] }.map { $0.contains("$") } ?? value.contains("$")
         case "e": return value.prefix { $0 != ":" }.contains("$")
         case "l":
             // An image layer's name takes variables itself (`l_$logo`), across components too.
@@ -692,18 +694,6 @@ struct ParseRun {
         }
     }
 
-    /// Refuses an expression where Derive does not evaluate one yet (`r_w_mul_2`), so that it
-    /// is not called a malformed number. Whether it refused.
-    mutating func refusedExpression(_ text: String, param: String, in c: Component) -> Bool {
-        guard ExpressionParser.looksLikeExpression(text) else { return false }
-        if case .failure(.notComputable(let name, let reason)) = ExpressionParser.parse(text) {
-            fail(c, CloudinaryVocabulary.notSupported("\(param)_\(text)", CloudinaryVocabulary.feature(.uncomputableValue)) + "; \(name) is \(reason)")
-        } else {
-            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
-        }
-        return true
-    }
-
     mutating func color(_ text: String, param: String, in c: Component) -> Color? {
         if let color = Color.parse(text) { return color }
         if let feature = CloudinaryVocabulary.unsupported(key: param, value: text) {
@@ -735,11 +725,7 @@ struct ParseRun {
                 return []
             default:
                 guard let angle = Int(token), token.count <= 12 else {
-                    if refusedExpression(text, param: "a", in: c) {
-                        // Said.
-                    } else {
-                        fail(c, param: "a", "must be whole degrees, hflip, vflip or ignore, joined by '.' and applied in turn, got \(Quoted(token))")
-                    }
+                    fail(c, param: "a", "must be whole degrees, hflip, vflip or ignore, joined by '.' and applied in turn, got \(Quoted(token))")
                     return []
                 }
                 angles.append(Double(angle))
@@ -772,7 +758,13 @@ struct ParseRun {
     mutating func border(_ text: String, in c: Component) -> Border? {
         let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, parts[0].hasSuffix("px"), let width = Int(parts[0].dropLast(2)), parts[1] == "solid" else {
-            if refusedExpression(text, param: "bo", in: c) { return nil }
+            // The width as an expression: `bo_w_div_100px_solid_black`.
+            if let solid = text.range(of: "px_solid_", options: .backwards), ExpressionParser.looksLikeExpression(String(text[..<solid.lowerBound])) {
+                let widthText = String(text[..<solid.lowerBound])
+                guard case .expression(let e)? = wholeNumberExpression(widthText, param: "bo", written: "bo_" + text, accepts: "a width in pixels", in: c),
+                      let colour = color(String(text[solid.upperBound...]), param: "bo", in: c) else { return nil }
+                return Border(width: 0, color: colour, widthExpression: e)
+            }
             fail(c, param: "bo", "must be <width>px_solid_<color>, such as bo_4px_solid_black, got \(Quoted(text))")
             return nil
         }

@@ -60,7 +60,7 @@ public enum CloudinaryPrinter {
             if let c = t.color { text += ":" + color(c) }
             return [text]
         case .background(let c): return ["b_" + color(c)]
-        case .border(let b): return ["bo_\(b.width)px_solid_" + color(b.color)]
+        case .border(let b): return ["bo_\(b.widthExpression?.canonicalText ?? String(b.width))px_solid_" + color(b.color)]
         case .opacity(let o): return ["o_\(o.cloudinaryText)"]
         case .overlay(let o): return try overlay(o)
         case .preset(let name):

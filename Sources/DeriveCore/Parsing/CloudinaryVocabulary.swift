@@ -87,8 +87,6 @@ public enum CloudinaryVocabulary {
             case flag(String)
             /// A user-defined variable (`$name_...` or `$name` in a value).
             case variable
-            /// An arithmetic expression where Derive does not evaluate one yet (`r_w_mul_2`).
-            case expression
             /// A predefined value Derive cannot compute when planning (`fc`, `ils`, `du`).
             case uncomputableValue
             /// A gravity that needs a detector Derive does not have (`g_ocr_text`, `g_auto:subject`).
@@ -114,7 +112,6 @@ public enum CloudinaryVocabulary {
         public var reason: String
     }
 
-    static let plannedLanguage = "planned in issue 15"
     static let plannedEffects = "planned in the next language issue (effects, layers and formats)"
     static let generative = "generative AI, which Derive does not run"
     static let addOn = "a Cloudinary add-on or AI feature that Derive does not have"
@@ -122,8 +119,7 @@ public enum CloudinaryVocabulary {
 
     /// The one list of Cloudinary features Derive does not support.
     public static let unsupported: [Unsupported] = [
-        Unsupported(match: .variable, spelling: "$<name> in f_, pg_, t_, fl_, or in the style of a text layer applied with fl_layer_apply", reason: "user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text; \(plannedLanguage)"),
-        Unsupported(match: .expression, spelling: "bo_w_div_100px_solid_black, bo_ with an expression", reason: "arithmetic expressions in a border's width (bo_<n>px_solid_<colour>); every other number takes them; \(plannedLanguage)"),
+        Unsupported(match: .variable, spelling: "$<name> in f_, pg_, t_, fl_, or in the style of a text layer applied with fl_layer_apply", reason: "user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text"),
         Unsupported(match: .uncomputableValue, spelling: "ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .automaticDensity, spelling: "dpr_auto inside a layer or an if_ block, with a layer, w_auto, another density, or no w_ or h_ in the chain", reason: "a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"),
         Unsupported(match: .automaticWidth, spelling: "w_auto[:<step>], w_auto:breakpoints... inside a layer or an if_ block, with h_, ar_ or dpr_, twice, or before other steps", reason: "a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"),
@@ -180,7 +176,7 @@ public enum CloudinaryVocabulary {
                 return k == key && value.hasPrefix(prefix)
             case .flag(let f): return key == "fl" && value == f
             case .pageRange: return key == "pg" && value.first?.isNumber == true && (value.contains("-") || value.contains(";"))
-            case .variable, .expression, .uncomputableValue, .detectorGravity, .textStyle, .savedTextStyle, .besideLayerApply, .automaticWidth, .automaticDensity: return false
+            case .variable, .uncomputableValue, .detectorGravity, .textStyle, .savedTextStyle, .besideLayerApply, .automaticWidth, .automaticDensity: return false
             }
         }
     }

@@ -326,12 +326,17 @@ public struct JSONChainDecoder: Sendable {
             return log.color(fields["color"], at: bodyPath.appending("color")).map(Step.background)
         case "border":
             guard let fields = log.object(body, at: bodyPath, allowed: ["width", "color"]) else { return nil }
-            guard let width = log.int(fields["width"], at: bodyPath.appending("width")) else {
+            guard let width = log.wholeNumber(fields["width"], at: bodyPath.appending("width")) else {
                 if fields["width"] == nil { log.add(bodyPath.appending("width"), "is required") }
                 return nil
             }
             let color = fields["color"] == nil ? .black : log.color(fields["color"], at: bodyPath.appending("color"))
-            return color.map { .border(Border(width: width, color: $0)) }
+            return color.map { colour in
+                switch width {
+                case .value(let n): .border(Border(width: n, color: colour))
+                case .expression(let e): .border(Border(width: 0, color: colour, widthExpression: e))
+                }
+            }
         case "opacity":
             switch body {
             case .number, .string: return log.wholeNumber(body, at: bodyPath.appending("percent")).map(Step.opacity)

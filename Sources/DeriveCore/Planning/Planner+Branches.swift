@@ -210,6 +210,9 @@ extension Step {
         case .rotate(var r):
             r.angleExpression = r.angleExpression.map(transform)
             return .rotate(r)
+        case .border(var b):
+            b.widthExpression = b.widthExpression.map(transform)
+            return .border(b)
         default:
             return mappingNumbers(transform)
         }

@@ -105,7 +105,8 @@ enum StepRules {
             return issues
         case .trim(let t): return check(t.tolerance, in: 0...100, field: "tolerance")
         case .background: return []
-        case .border(let b): return check(b.width, in: 1...min(1000, limits.maxOutputDimension), field: "width", derivesBeyond: 0)
+        // An expression is checked by the planner once evaluated.
+        case .border(let b): return b.widthExpression != nil ? [] : check(b.width, in: 1...min(1000, limits.maxOutputDimension), field: "width", derivesLimits: true)
         case .opacity(let o): return check(o, in: 0...100, field: "percent")
         case .overlay(let o): return overlayIssues(o, limits: limits)
         case .validate(let c): return constraintIssues(c)
@@ -120,19 +121,20 @@ enum StepRules {
         }
     }
 
-    /// `range` is Cloudinary's documented range unless `limit` says where Derive's own limit
-    /// takes over (a width above 16384): a value past it is Cloudinary's, refused by Derive.
-    static func check(_ value: Int, in range: ClosedRange<Int>, field: String, derivesBeyond limit: Int? = nil) -> [FieldIssue] {
+    /// `range` is Cloudinary's documented range, or with `derivesLimits` Derive's own limits
+    /// (a width up to 16384): a value past them is Cloudinary's, refused by Derive, while one
+    /// below a lower end of 0 or 1 is no size at all.
+    static func check(_ value: Int, in range: ClosedRange<Int>, field: String, derivesLimits: Bool = false) -> [FieldIssue] {
         guard !range.contains(value) else { return [] }
-        let beyondDerive = limit.map { abs(value) > $0 } ?? false
+        let beyondDerive = derivesLimits && (value > range.upperBound || range.lowerBound < 0)
         return [FieldIssue(field: field, reason: "must be between \(range.lowerBound) and \(range.upperBound), got \(value)",
                            bound: beyondDerive ? .derive : .cloudinary)]
     }
 
     /// An expression is checked by the planner once evaluated on a source.
-    static func check(_ value: WholeNumber, in range: ClosedRange<Int>, field: String, derivesBeyond limit: Int? = nil) -> [FieldIssue] {
+    static func check(_ value: WholeNumber, in range: ClosedRange<Int>, field: String, derivesLimits: Bool = false) -> [FieldIssue] {
         guard case .value(let n) = value else { return [] }
-        return check(n, in: range, field: field, derivesBeyond: limit)
+        return check(n, in: range, field: field, derivesLimits: derivesLimits)
     }
 
     static func presetNameIssues(_ name: String, field: String) -> [FieldIssue] {
@@ -148,7 +150,7 @@ enum StepRules {
     static func dimensionIssues(_ d: Length?, field: String, limits: ChainLimits) -> [FieldIssue] {
         switch d {
         case nil: return []
-        case .pixels(let n): return check(n, in: 1...limits.maxOutputDimension, field: field, derivesBeyond: limits.maxOutputDimension)
+        case .pixels(let n): return check(n, in: 1...limits.maxOutputDimension, field: field, derivesLimits: true)
         case .fraction(let f):
             return f > 0 && f <= maxFraction ? []
                 : [FieldIssue(field: field, reason: "must be a fraction above 0 and at most \(Decimal6.string(maxFraction)), got \(Decimal6.string(f))")]
@@ -159,7 +161,7 @@ enum StepRules {
     static func offsetIssues(_ d: Length?, field: String, limits: ChainLimits) -> [FieldIssue] {
         switch d {
         case nil: return []
-        case .pixels(let n): return check(n, in: -limits.maxOutputDimension...limits.maxOutputDimension, field: field, derivesBeyond: limits.maxOutputDimension)
+        case .pixels(let n): return check(n, in: -limits.maxOutputDimension...limits.maxOutputDimension, field: field, derivesLimits: true)
         case .fraction(let f):
             return abs(f) <= 1 ? [] : [FieldIssue(field: field, reason: "must be a fraction between -1 and 1, got \(Decimal6.string(f))")]
         case .expression: return []
@@ -168,7 +170,7 @@ enum StepRules {
 
     static func focusIssues(_ d: Length, field: String, limits: ChainLimits) -> [FieldIssue] {
         switch d {
-        case .pixels(let n): return check(n, in: 0...limits.maxOutputDimension, field: field, derivesBeyond: limits.maxOutputDimension)
+        case .pixels(let n): return check(n, in: 0...limits.maxOutputDimension, field: field, derivesLimits: true)
         case .fraction(let f):
             return (0...1).contains(f) ? [] : [FieldIssue(field: field, reason: "must be a fraction between 0 and 1, got \(Decimal6.string(f))")]
         case .expression: return []
@@ -253,9 +255,9 @@ enum StepRules {
             return [FieldIssue(field: "radius", reason: "takes 1 to 4 radii, got \(radii.count)")]
         }
         // One radius for every corner (`r_20`, normalised to four) is one problem, not four.
-        if Set(radii).count == 1 { return check(radii[0], in: 0...limits.maxOutputDimension, field: "radius", derivesBeyond: limits.maxOutputDimension) }
+        if Set(radii).count == 1 { return check(radii[0], in: 0...limits.maxOutputDimension, field: "radius", derivesLimits: true) }
         return radii.enumerated().flatMap { i, value in
-            check(value, in: 0...limits.maxOutputDimension, field: "radius[\(i)]", derivesBeyond: limits.maxOutputDimension)
+            check(value, in: 0...limits.maxOutputDimension, field: "radius[\(i)]", derivesLimits: true)
         }
     }
 
@@ -270,8 +272,8 @@ enum StepRules {
             if t.text.isEmpty || t.text.count > limits.maxTextLength {
                 issues.append(FieldIssue(field: "text.text", reason: "must be 1 to \(limits.maxTextLength) characters, got \(t.text.count)"))
             }
-            issues += check(t.size, in: 1...1000, field: "text.size", derivesBeyond: 1000)
-            if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width", derivesBeyond: limits.maxOutputDimension) }
+            issues += check(t.size, in: 1...1000, field: "text.size", derivesLimits: true)
+            if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width", derivesLimits: true) }
             if !(1...64).contains(t.font.count) || !t.font.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) {
                 issues.append(FieldIssue(field: "text.font", reason: "font names are 1–64 letters, digits, spaces or hyphens, got \(Quoted(t.font))"))
             }
@@ -318,7 +320,7 @@ enum StepRules {
         let format = s.format.flatMap { $0.isConcrete ? $0 : nil }
         if case .value(let q)? = s.quality { issues += check(q, in: 1...100, field: "quality") }
         if let effort = s.effort { issues += check(effort, in: 0...9, field: "effort") }
-        if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame", derivesBeyond: 10_000) }
+        if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame", derivesLimits: true) }
         if s.lossless == true {
             if let format, !format.supportsLossless {
                 let why = format == .jpeg ? "jpeg has no lossless mode" : "\(format.rawValue) is always lossless"
