@@ -221,6 +221,11 @@ extension ParseRun {
             fail(c, CloudinaryVocabulary.notSupported("\(written) with \(other)_\(p[other]!)", feature))
             return false
         }
+        // The variants scale the result; a crop of the asked width is another thing.
+        if p["c"] == "crop" {
+            fail(c, CloudinaryVocabulary.notSupported("\(written) with c_crop", feature))
+            return false
+        }
         if let earlier = automaticWidth {
             fail(c, CloudinaryVocabulary.notSupported("\(written) after \(earlier.text) in component \(earlier.index)", feature))
             return false
