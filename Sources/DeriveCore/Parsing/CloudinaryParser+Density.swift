@@ -230,6 +230,12 @@ extension ParseRun {
             fail(c, CloudinaryVocabulary.notSupported("\(written) after \(earlier.text) in component \(earlier.index)", feature))
             return false
         }
+        // Its numbers, named as written: a count or width past Derive's limits, or none at all.
+        if let problem = StepRules.settingsIssues(OutputSettings(breakpoints: breakpoints), limits: limits).first {
+            let reason = "\(problem.field) \(problem.reason)"
+            fail(c, problem.bound.map { CloudinaryVocabulary.outOfRange(written, reason, bound: $0) } ?? CloudinaryVocabulary.malformed(written, reason, hint: ""))
+            return false
+        }
         for key in ["w", "c", "g", "x", "y"] { p[key] = nil }
         automaticWidth = c
         merge(OutputSettings(breakpoints: breakpoints), in: c)

@@ -351,15 +351,15 @@ enum StepRules {
             }
         }
         if let b = s.breakpoints {
-            issues += check(b.minWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.minWidth")
-            issues += check(b.maxWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.maxWidth")
+            issues += check(b.minWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.minWidth", derivesLimits: true)
+            issues += check(b.maxWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.maxWidth", derivesLimits: true)
             if b.minWidth > b.maxWidth {
                 issues.append(FieldIssue(field: "breakpoints.minWidth", reason: "is larger than maxWidth (\(b.minWidth) > \(b.maxWidth))"))
             }
-            issues += check(b.maxCount, in: 1...limits.maxBreakpoints, field: "breakpoints.maxCount")
+            issues += check(b.maxCount, in: 1...limits.maxBreakpoints, field: "breakpoints.maxCount", derivesLimits: true)
             switch b.spacing {
-            case .step(let step): issues += check(step, in: 1...limits.maxOutputDimension, field: "breakpoints.step")
-            case .bytes(let bytes): issues += check(bytes, in: 1...100_000_000, field: "breakpoints.bytes")
+            case .step(let step): issues += check(step, in: 1...limits.maxOutputDimension, field: "breakpoints.step", derivesLimits: true)
+            case .bytes(let bytes): issues += check(bytes, in: 1...100_000_000, field: "breakpoints.bytes", derivesLimits: true)
             }
         }
         return issues
