@@ -83,8 +83,6 @@ public enum CloudinaryVocabulary {
             case value(String, String)
             /// A parameter whose value starts with this (`e_gen_`, `w_auto:`).
             case valuePrefix(String, String)
-            /// A flag (`fl_relative`).
-            case flag(String)
             /// A user-defined variable (`$name_...` or `$name` in a value).
             case variable
             /// A predefined value Derive cannot compute when planning (`fc`, `ils`, `du`).
@@ -174,7 +172,6 @@ public enum CloudinaryVocabulary {
             case .value(let k, let v): return k == key && v == value
             case .valuePrefix(let k, let prefix):
                 return k == key && value.hasPrefix(prefix)
-            case .flag(let f): return key == "fl" && value == f
             case .pageRange: return key == "pg" && value.first?.isNumber == true && (value.contains("-") || value.contains(";"))
             case .variable, .uncomputableValue, .detectorGravity, .textStyle, .savedTextStyle, .besideLayerApply, .automaticWidth, .automaticDensity: return false
             }
