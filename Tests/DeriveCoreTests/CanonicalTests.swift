@@ -124,6 +124,43 @@ func identity(_ input: String) throws -> String {
         #expect(viaPreset.presets == [PresetReference(name: "square", version: 3)])
     }
 
+    /// `t_a.b` applies the named transformations a and b in turn (Cloudinary's SDKs write a
+    /// list of them so): the same output as `t_a/t_b` and as their chains spelled out.
+    @Test func namedTransformationsChainWithADot() throws {
+        let gray = Preset(name: "gray", version: 2, outputs: [OutputSpec(name: "gray", chain: [.effect(.grayscale)])])
+        func resolved(_ text: String) throws -> CanonicalOutput {
+            try canonical([TransformationInput.output(named: "x", transformation: text)], presets: presets + [gray])[0]
+        }
+        #expect(CloudinaryParser().parse("t_square.gray").steps == [.preset("square"), .preset("gray")])
+        let dotted = try resolved("t_square.gray")
+        #expect(dotted.identity == (try resolved("t_square/t_gray")).identity)
+        #expect(dotted.identity == (try canonical(string: "c_fill,w_100,h_100/e_grayscale/f_webp")).identity)
+        #expect(dotted.presets == [PresetReference(name: "square", version: 3), PresetReference(name: "gray", version: 2)])
+        // The unresolved chain prints as one component per named transformation and reads back the same.
+        let printed = try CloudinaryPrinter.string(for: CloudinaryParser().parse("t_square.gray").steps)
+        #expect(printed == "t_square/t_gray")
+        #expect(CloudinaryParser().parse(printed).steps == [.preset("square"), .preset("gray")])
+        // A Derive preset whose name has a dot is named in JSON; a string cannot say it.
+        #expect(throws: CloudinaryPrinter.Unprintable.self) { try CloudinaryPrinter.string(for: [Step.preset("v1.2")]) }
+        #expect(CloudinaryParser().parse("t_square..gray").issues.map(\.description)
+            == [#"chain component 0 ("t_square..gray"): t preset names are 1–64 characters of A-Z a-z 0-9 . _ -, got """#])
+    }
+
+    /// `t_` beside other parameters: the named transformation, then the other parameters as a
+    /// component after it, with a note saying so.
+    @Test(arguments: [
+        ("t_square,e_sepia", "t_square/e_sepia"),
+        ("c_scale,t_square,w_50", "t_square/c_scale,w_50"),
+        ("$v_3,t_square,r_$v", "$v_3/t_square/r_$v"),
+        ("t_square,w_50,f_webp", "t_square/w_50/f_webp"),
+    ])
+    func aNamedTransformationBesideOtherParametersAppliesFirst(text: String, same: String) throws {
+        let together = try canonical([TransformationInput.output(named: "x", transformation: text)], presets: presets)[0]
+        let apart = try canonical([TransformationInput.output(named: "x", transformation: same)], presets: presets)[0]
+        #expect(together.identity == apart.identity)
+        #expect(together.notes.count == 1 && together.notes.allSatisfy { $0.contains("the named transformation applies first") }, "\(together.notes)")
+    }
+
     @Test func aJobMayNameAPresetForItsOutputs() throws {
         let job = try JSONChainDecoder().decodeJob(json: #"{"source": "https://x/a.jpg", "preset": "web"}"#)
         let resolved = try JobResolver(catalog: InMemoryPresetCatalog(presets)).resolve(job)

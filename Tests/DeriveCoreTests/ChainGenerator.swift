@@ -55,6 +55,14 @@ struct ChainGenerator {
         }
         if random.chance(0.1) { s.autoOrient = false }
         if random.chance(0.1) { s.frame = Int.random(in: 1...3, using: &random) }
+        // w_auto and w_auto:breakpoints in strings: breakpoints that a string can say.
+        if !jsonOnly && random.chance(0.1) {
+            let step = random.pick([100, 20, 250])
+            s.breakpoints = random.chance(0.5)
+                ? Breakpoints(minWidth: step, maxWidth: max(step, Breakpoints.defaultMaxWidth), spacing: .step(step), maxCount: Breakpoints.defaultMaxCount)
+                : Breakpoints(minWidth: Int.random(in: 50...400, using: &random), maxWidth: Int.random(in: 400...2000, using: &random),
+                              spacing: .bytes(1000 * Int.random(in: 1...50, using: &random)), maxCount: Int.random(in: 1...20, using: &random))
+        }
         if jsonOnly {
             if random.chance(0.2) { s.effort = Int.random(in: 0...9, using: &random) }
             if random.chance(0.2) {
@@ -64,6 +72,8 @@ struct ChainGenerator {
                                             maxCount: Int.random(in: 1...20, using: &random))
             }
         }
+        // dpr_auto's densities, or others in JSON; not with breakpoints.
+        if jsonOnly, s.breakpoints == nil, random.chance(0.1) { s.densities = random.chance(0.5) ? [1, 2, 3] : [1, 1.5] }
         return s
     }
 
@@ -223,7 +233,13 @@ struct ChainGenerator {
                 if random.chance(0.3) { layer.parts = [.variable(random.pick(Self.variableNames))] + layer.parts + [.literal(" $(x)")] }
                 source = .text(layer)
             }
-            let inner = (0..<Int.random(in: 0...2, using: &random)).map { _ in step(depth: depth + 1) }
+            var inner = (0..<Int.random(in: 0...2, using: &random)).map { _ in step(depth: depth + 1) }
+            // fl_relative: a fractional size of the layer's resize is of the image it is placed on.
+            inner = inner.map { step in
+                guard case .resize(var r) = step, r.width?.isFraction == true || r.height?.isFraction == true, random.chance(0.4) else { return step }
+                r.relative = true
+                return .resize(r)
+            }
             return .overlay(Overlay(source: source, chain: inner,
                                     gravity: random.chance(0.7) ? .compass(random.pick(Compass.allCases)) : nil,
                                     x: random.chance(0.4) ? offset() : nil, y: random.chance(0.4) ? offset() : nil))

@@ -10,12 +10,10 @@ import Testing
     /// is the only line, because everything after it would follow from it.
     @Test(arguments: [
         ("if_du_gt_30,c_scale,w_100", #"chain component 0 ("if_du_gt_30,c_scale,w_100"): if_du_gt_30: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; du is a duration, which Derive does not read from a source's header"#),
-        ("$f_!png!/f_$f", #"chain component 1 ("f_$f"): f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text; planned in issue 15"#),
-        ("bo_w_div_100px_solid_black", #"chain component 0 ("bo_w_div_100px_solid_black"): bo_w_div_100px_solid_black: known to Cloudinary, not supported by Derive: arithmetic expressions in a border's width (bo_<n>px_solid_<colour>); every other number takes them; planned in issue 15"#),
+        ("$f_!png!/f_$f", #"chain component 1 ("f_$f"): f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text"#),
         ("c_crop,w_100,h_100,x_ils_mul_10", #"chain component 0 ("c_crop,w_100,h_100,x_ils_mul_10"): x_ils_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
-        ("dpr_auto", #"chain component 0 ("dpr_auto"): dpr_auto: known to Cloudinary, not supported by Derive: needs the browser's client hints; its batch form (density variants) is planned in issue 15"#),
-        ("c_limit,w_auto:100", #"chain component 0 ("c_limit,w_auto:100"): w_auto:100: known to Cloudinary, not supported by Derive: needs the browser's client hints (w_auto:<step>:<fallback> is read as its fallback width); its batch form (width variants) is planned in issue 15; meanwhile use breakpoints"#),
-        ("l_logo,fl_relative,w_0.5", #"chain component 0 ("l_logo,fl_relative,w_0.5"): fl_relative: known to Cloudinary, not supported by Derive: overlay sizes relative to the base image; planned in issue 15"#),
+        ("dpr_auto", #"chain component 0 ("dpr_auto"): dpr_auto without a w_ or h_ in the chain: known to Cloudinary, not supported by Derive: a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"#),
+        ("c_limit,w_auto:100/e_sepia", #"chain component 1 ("e_sepia"): "e_sepia" after w_auto:100: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
         ("u_logo/c_scale,w_50/fl_layer_apply", #"chain component 0 ("u_logo"): u_logo: known to Cloudinary, not supported by Derive: underlays; planned in the next language issue (effects, layers and formats)"#),
         ("l_video:dog/fl_layer_apply,g_north", #"chain component 0 ("l_video:dog"): l_video:dog: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("l_private:logo,g_north", #"chain component 0 ("l_private:logo,g_north"): l_private:logo: known to Cloudinary, not supported by Derive: Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"#),
@@ -26,7 +24,7 @@ import Testing
         ("c_fill_pad,w_100,h_100,g_auto", #"chain component 0 ("c_fill_pad,w_100,h_100,g_auto"): c_fill_pad: known to Cloudinary, not supported by Derive: content-aware padding; planned in the next language issue (effects, layers and formats)"#),
         ("c_scale,w_100/so_2.5", #"chain component 1 ("so_2.5"): so_2.5: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("d_avatar.png", #"chain component 0 ("d_avatar.png"): d_avatar.png: known to Cloudinary, not supported by Derive: default image: a placeholder for a missing public ID; a Derive job names its source and fails when it is missing"#),
-        ("fl_attachment", #"chain component 0 ("fl_attachment"): fl_attachment: known to Cloudinary, not supported by Derive; supported flags: layer_apply, progressive, keep_iptc, keep_metadata, lossless, region_relative, ignore_aspect_ratio"#),
+        ("fl_attachment", #"chain component 0 ("fl_attachment"): fl_attachment: known to Cloudinary, not supported by Derive; supported flags: layer_apply, progressive, keep_iptc, keep_metadata, lossless, region_relative, relative, ignore_aspect_ratio"#),
         ("e_cartoonify", #"chain component 0 ("e_cartoonify"): e_cartoonify: known to Cloudinary, not supported by Derive: planned in the next language issue (effects, layers and formats); supported: blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, blur_faces, pixelate_faces, blur_region, pixelate_region, trim"#),
         ("a_auto_left", #"chain component 0 ("a_auto_left"): a_auto_left: known to Cloudinary, not supported by Derive: turns by the requested aspect ratio; rotate by an explicit angle (EXIF orientation is applied automatically)"#),
         ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
@@ -54,7 +52,7 @@ import Testing
     @Test func theFirstLineIsAboutTheFirstComponentAtFault() {
         let issues = CloudinaryParser().parse("c_fill,w_0,h_10/if_ils_gt_1/e_sepai").issues.map(\.description)
         #expect(issues == [
-            #"chain component 0 ("c_fill,w_0,h_10"): w must be between 1 and 16384, got 0"#,
+            #"chain component 0 ("c_fill,w_0,h_10"): w_0: unknown to Cloudinary (w must be between 1 and 16384, got 0)"#,
             #"chain component 1 ("if_ils_gt_1"): if_ils_gt_1: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#,
             #"chain component 2 ("e_sepai"): e_sepai: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#,
         ])
@@ -149,5 +147,60 @@ import Testing
         for line in CloudinaryVocabulary.readmeList {
             #expect(readme.contains(line), "README.md lacks: \(line)")
         }
+    }
+}
+
+/// `fl_relative` (issue 15, item 5): a layer's fractional width and height are of the image it is
+/// placed on, not of the layer; the planner turns them into that image's pixels.
+@Suite struct RelativeLayerSizeTests {
+    static let source = SourceFacts(format: .jpeg, width: 4000, height: 3000)
+
+    /// The overlay's own chain as planned on `source`.
+    static func overlayChain(_ text: String) throws -> [Step]? {
+        switch try plan([text], source).outputs[0].operations.last {
+        case .overlay(let o)?: o.chain
+        default: nil
+        }
+    }
+
+    /// Every spelling puts the flag on the layer's resize, and plans to the base image's pixels:
+    /// a quarter of 2000 px is 500 px whatever the logo's own size.
+    @Test(arguments: [
+        "c_scale,w_2000/l_logo,c_scale,w_0.25,fl_relative",
+        "c_scale,w_2000/l_logo,c_scale,w_0.25,fl_relative,g_north_east",
+        "c_scale,w_2000/l_logo/c_scale,fl_relative,w_0.25/fl_layer_apply",
+        "c_scale,w_2000/l_logo,c_scale,fl_relative,w_0.25/fl_layer_apply",
+        "c_scale,w_2000/l_logo/c_scale,w_0.25/fl_layer_apply,fl_relative",
+        #"[{"resize": {"width": 2000}}, {"overlay": {"image": "logo", "chain": [{"resize": {"width": 0.25, "relative": true}}]}}]"#,
+    ])
+    func fractionsAreOfTheBaseImage(text: String) throws {
+        #expect(try Self.overlayChain(text) == [.resize(Normalizer.normalize(Resize(mode: .scale, width: .pixels(500))))])
+    }
+
+    /// Both sides, and only the fractional ones: pixels stay pixels.
+    @Test func eachFractionIsOfItsOwnSide() throws {
+        #expect(try Self.overlayChain("l_logo,c_fit,w_0.5,h_100,fl_relative")
+            == [.resize(Normalizer.normalize(Resize(mode: .fit, width: .pixels(2000), height: .pixels(100))))])
+        #expect(try Self.overlayChain("l_logo,c_fill,w_0.1,h_0.2,fl_relative")
+            == [.resize(Normalizer.normalize(Resize(mode: .fill, width: .pixels(400), height: .pixels(600))))])
+        // Without the flag a fraction is of the logo, resolved when the logo is loaded.
+        #expect(try Self.overlayChain("l_logo,c_scale,w_0.25") == [.resize(Normalizer.normalize(Resize(mode: .scale, width: .fraction(0.25))))])
+    }
+
+    /// The flag is part of the identity, and prints where the SDKs write it.
+    @Test func roundTripsAndIdentity() throws {
+        try expectRoundTrip("l_logo,c_scale,w_0.25,fl_relative", printed: "l_logo/c_scale,w_0.25,fl_relative/fl_layer_apply")
+        try expectRoundTrip("l_logo/c_scale,w_0.25/fl_layer_apply,fl_relative,g_south", printed: "l_logo/c_scale,w_0.25,fl_relative/fl_layer_apply,g_south")
+        #expect(try canonical(string: "l_logo,c_scale,w_0.25,fl_relative").identity != canonical(string: "l_logo,c_scale,w_0.25").identity)
+        #expect(try canonical(string: "l_logo,c_scale,w_0.25,fl_relative").identity
+            == canonical(json: #"[{"overlay": {"image": "logo", "chain": [{"resize": {"width": 0.25, "relative": true}}]}}]"#).identity)
+    }
+
+    @Test(arguments: [
+        ("c_scale,w_0.5,fl_relative", #"chain component 0 ("c_scale,w_0.5,fl_relative"): fl_relative sizes a layer by the image it is placed on: put it beside the layer's fractional w_ or h_ (l_logo,c_scale,w_0.25,fl_relative)"#),
+        ("l_logo,c_scale,w_100,fl_relative", #"chain component 0 ("l_logo,c_scale,w_100,fl_relative"): fl_relative applies to a fractional width or height, which it makes relative to the image the overlay is placed on; give one (w_0.25)"#),
+    ])
+    func refusedWhereItMeansNothing(text: String, message: String) {
+        #expect(CloudinaryParser().parse(text).issues.map(\.description) == [message])
     }
 }

@@ -262,10 +262,10 @@ import Testing
 
     /// Refused when planning, naming the condition.
     @Test(arguments: [
-        ("if_!a!_lt_!b!/e_sepia/if_end", "if_!a!_lt_!b!: !a!_lt_!b!: lt compares numbers; texts take eq, ne, in and nin"),
-        ("if_w_in_100/e_sepia/if_end", "if_w_in_100: w_in_100: in takes a list on its right (!a:b:c!)"),
-        ("if_w_div_0_gt_1/e_sepia/if_end", "if_w_div_0_gt_1: w_div_0 divides by zero on this source"),
-        ("if_$x_gt_1/e_sepia/if_end", "if_$x_gt_1: $x is not set before it is used; assign it first ($x_<value>)"),
+        ("if_!a!_lt_!b!/e_sepia/if_end", "if_!a!_lt_!b!: unknown to Cloudinary (!a!_lt_!b!: lt compares numbers; texts take eq, ne, in and nin)"),
+        ("if_w_in_100/e_sepia/if_end", "if_w_in_100: unknown to Cloudinary (w_in_100: in takes a list on its right, !a:b:c!)"),
+        ("if_w_div_0_gt_1/e_sepia/if_end", "if_w_div_0_gt_1: unknown to Cloudinary (w_div_0 divides by zero on this source)"),
+        ("if_$x_gt_1/e_sepia/if_end", "if_$x_gt_1: unknown to Cloudinary (no variable $x is set before it is used; assign it first: $x_<value>)"),
     ])
     func refusesWhatThePlanCannotDecide(text: String, reason: String) {
         let issues = planRefusal(text, Self.source)

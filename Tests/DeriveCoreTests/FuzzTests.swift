@@ -95,6 +95,35 @@ import Testing
         #expect(tally.accepted > 1000 && tally.rejected > 1000)
     }
 
+    /// The grammar issue 15 added last — w_auto's forms, dpr_auto, fl_relative, t_a.b, t_ beside
+    /// other parameters, Cloudinary's text styles, numbers out of range — mutated the same way.
+    @Test func mutatedStringsOfTheNewGrammar() {
+        let seeds = [
+            "w_auto", "c_limit,w_auto:250", "c_fill,w_auto:20:350", "c_scale,w_auto:breakpoints_50_1000_20_20:json",
+            "c_crop,w_100/c_scale,w_auto:breakpoints", "e_sepia/f_webp,w_auto:breakpoints_100_1900_20_15",
+            "c_scale,w_100/dpr_auto", "c_fill,w_200,h_100,dpr_auto", "dpr_auto,w_auto",
+            "c_scale,w_2000/l_logo,c_scale,w_0.25,fl_relative,g_north_east", "l_logo/c_scale,w_0.25/fl_layer_apply,fl_relative",
+            "t_a.b", "c_scale,t_a,w_50", "$v_3,t_a,r_$v", "t_a,e_sepia/t_b.c",
+            "l_text:Verdana_50_bold_underline_letter_spacing_14:Style", "l_text:hello", "e_sepia:-10", "w_iw_pow_2", "b_frames",
+            "c_limit,w_300,h_300,l_bike/e_sepia,fl_layer_apply",
+        ]
+        var random = SeededRandom(seed: 8)
+        var tally = Tally()
+        for i in 0..<5_000 {
+            var chars = Array(seeds[i % seeds.count])
+            for _ in 0..<Int.random(in: 0...3, using: &random) {
+                let position = chars.isEmpty ? 0 : Int.random(in: 0..<chars.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0 where !chars.isEmpty: chars.remove(at: position)
+                case 1: chars.insert(random.pick(Self.alphabet + Array("$!:;.-")), at: position)
+                default: if !chars.isEmpty { chars[position] = random.pick(Self.alphabet) }
+                }
+            }
+            Self.exercise(String(chars), tally: &tally, random: &random)
+        }
+        #expect(tally.accepted > 500 && tally.rejected > 500, "\(tally)")
+    }
+
     @Test func mutatedJSONJobs() throws {
         var random = SeededRandom(seed: 4)
         var generator = ChainGenerator(random: SeededRandom(seed: 5), jsonOnly: true)

@@ -16,8 +16,8 @@ import Testing
 struct LanguageCorpusTests {
     /// The figures at the last measurement (Benchmarks/RESULTS.md). Raise them as the language
     /// grows; the test fails if fewer strings are accepted or more are refused unclearly.
-    static let acceptedAtLeast = 100
-    static let unclearAtMost = 10
+    static let acceptedAtLeast = 110
+    static let unclearAtMost = 0
     static let corpusSize = 165
 
     @Test func theAcceptedShareOnlyGrowsAndNoMessageGetsLessClear() throws {

@@ -132,8 +132,8 @@ import Testing
         ("$1x_10", #"$1x_10: unknown to Cloudinary ("$1x" is not a variable: a name is a letter, then letters and digits)"#),
         ("$x_iw_div", #"$x_iw_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); $x_ takes comparisons such as w_gt_200, joined by _and_ or _or_, of numbers, texts (!text!) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
         ("c_scale,w_$1", #"w_$1: unknown to Cloudinary ("$1" is not a variable: a name is a letter, then letters and digits)"#),
-        ("$f_!png!/f_$f", "f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text; planned in issue 15"),
-        ("$s_!Arial_12!/l_text:$s:Hi/c_scale,w_10/fl_layer_apply", "l_text:$s:Hi: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text; planned in issue 15"),
+        ("$f_!png!/f_$f", "f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text"),
+        ("$s_!Arial_12!/l_text:$s:Hi/c_scale,w_10/fl_layer_apply", "l_text:$s:Hi: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text"),
         ("l_text:Arial_20:5$/fl_layer_apply", "l_text:…$: a $ in text starts a variable, written $(name) with a name of letters and digits; write a literal dollar sign as %24"),
     ])
     func refusesWhatCannotBeRead(text: String, reason: String) {
@@ -181,13 +181,13 @@ import Testing
 
     /// Refused when planning: a variable used before it is set, or a text used as a number.
     @Test(arguments: [
-        ("c_scale,w_$w", "w_$w: $w is not set before it is used; assign it first ($w_<value>)"),
-        ("$s_!abc!/c_scale,w_$s", "w_$s: $s holds a text, not a number"),
-        ("$a_$b", "$a_$b: $b is not set before it is used; assign it first ($b_<value>)"),
-        ("l_text:Arial_20:$(who)/fl_layer_apply", "l_text $(who): $who is not set before it is used; assign it first ($who_<value>)"),
-        ("c_$mode,w_100", "c_$mode: a name from a variable needs a text variable set before it ($name_!text!)"),
+        ("c_scale,w_$w", "w_$w: unknown to Cloudinary (no variable $w is set before it is used; assign it first: $w_<value>)"),
+        ("$s_!abc!/c_scale,w_$s", "w_$s: unknown to Cloudinary ($s holds a text where a number goes)"),
+        ("$a_$b", "$a_$b: unknown to Cloudinary (no variable $b is set before it is used; assign it first: $b_<value>)"),
+        ("l_text:Arial_20:$(who)/fl_layer_apply", "l_text $(who): unknown to Cloudinary (no variable $who is set before it is used; assign it first: $who_<value>)"),
+        ("c_$mode,w_100", "c_$mode: unknown to Cloudinary (a name from a variable needs a text variable set before it: $name_!text!)"),
         ("$m_!fil!/c_$m,w_100", #"c_fil: unknown to Cloudinary (no crop mode "fil"); did you mean "fill"? ($m is "fil")"#),
-        (#"[{"variable": {"name": "m", "text": "fill,w_5"}}, {"template": "c_$m"}]"#, #"c_$m: $m holds "fill,w_5", and a name cannot hold ',' or '/'"#),
+        (#"[{"variable": {"name": "m", "text": "fill,w_5"}}, {"template": "c_$m"}]"#, #"c_$m: unknown to Cloudinary ($m holds "fill,w_5", and a name cannot hold ',' or '/')"#),
     ])
     func refusesWhatThePlanCannotEvaluate(text: String, reason: String) {
         #expect(planRefusal(text, Self.source).map(\.reason) == [reason])

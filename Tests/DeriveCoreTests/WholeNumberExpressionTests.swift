@@ -102,13 +102,13 @@ import Testing
 
     /// What only the source decides is refused when planning, with the value there.
     @Test(arguments: [
-        ("o_iw", "opacity", "percent must be between 0 and 100, got 1200 (on this source o_iw is 1200)"),
-        ("o_50_sub_pc_mul_20", "opacity", "percent must be between 0 and 100, got -50 (on this source o_50_sub_pc_mul_20 is -50)"),
-        ("o_iw_div_0", "opacity", "o_iw_div_0: iw_div_0 divides by zero on this source"),
-        ("r_0_sub_iw", "round", "radius must be between 0 and 16384, got -1200 (on this source r_0_sub_iw is -1200)"),
-        ("r_10:ih_mod_0", "round", "r_ih_mod_0: ih_mod_0 divides by zero on this source"),
-        ("e_blur:iw_mul_2", "blur", "strength must be between 1 and 2000, got 2400 (on this source e_blur:iw_mul_2 is 2400)"),
-        ("e_pixelate:w_div_0", "pixelate", "e_pixelate:w_div_0: w_div_0 divides by zero on this source"),
+        ("o_iw", "opacity", "o_iw: unknown to Cloudinary (percent must be between 0 and 100, got 1200 (on this source o_iw is 1200))"),
+        ("o_50_sub_pc_mul_20", "opacity", "o_50_sub_pc_mul_20: unknown to Cloudinary (percent must be between 0 and 100, got -50 (on this source o_50_sub_pc_mul_20 is -50))"),
+        ("o_iw_div_0", "opacity", "o_iw_div_0: unknown to Cloudinary (iw_div_0 divides by zero on this source)"),
+        ("r_0_sub_iw", "round", "r_0_sub_iw: unknown to Cloudinary (radius must be between 0 and 16384, got -1200 (on this source r_0_sub_iw is -1200))"),
+        ("r_10:ih_mod_0", "round", "r_ih_mod_0: unknown to Cloudinary (ih_mod_0 divides by zero on this source)"),
+        ("e_blur:iw_mul_2", "blur", "e_blur:iw_mul_2: unknown to Cloudinary (strength must be between 1 and 2000, got 2400 (on this source e_blur:iw_mul_2 is 2400))"),
+        ("e_pixelate:w_div_0", "pixelate", "e_pixelate:w_div_0: unknown to Cloudinary (w_div_0 divides by zero on this source)"),
     ])
     func refusesWhatTheSourceDecides(text: String, key: String, reason: String) {
         let issues = planRefusal(text, Self.source)
@@ -139,5 +139,38 @@ import Testing
     ])
     func refusesABadAmount(text: String, reason: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
+    }
+}
+
+/// A border's width takes an expression too (`bo_w_div_100px_solid_black`), evaluated when
+/// planning like every other number.
+@Suite struct BorderExpressionTests {
+    static let source = SourceFacts(format: .jpeg, width: 4000, height: 3000)
+
+    @Test(arguments: [
+        ("c_scale,w_1000/bo_w_div_100px_solid_black", Size(1020, 770)),
+        ("$b_7/bo_$b_mul_2px_solid_red", Size(4028, 3028)),
+        ("bo_iw_div_400_add_2px_solid_rgb:ff0000", Size(4024, 3024)),
+    ] as [(String, Size)])
+    func evaluatesTheWidth(text: String, size: Size) throws {
+        let planned = try plan([text], Self.source).outputs[0]
+        #expect(planned.size == size)
+        #expect(planned.expressions.map(\.parameter).contains("bo"))
+    }
+
+    @Test func identityAndRoundTrip() throws {
+        try expectRoundTrip("bo_width_div_100px_solid_red", printed: "bo_w_div_100px_solid_red")
+        #expect(try canonical(string: "bo_w_div_100px_solid_black").identity
+            == canonical(json: #"[{"border": {"width": "w / 100", "color": "black"}}]"#).identity)
+        #expect(try canonical(string: "bo_w_div_100px_solid_black").identity != canonical(string: "bo_w_mul_0.01px_solid_black").identity)
+    }
+
+    @Test(arguments: [
+        ("bo_iw_mul_2px_solid_black", "bo_iw_mul_2: known to Cloudinary, not supported by Derive: beyond Derive's limits: width must be between 1 and 1000, got 8000 (on this source bo_iw_mul_2 is 8000)"),
+        ("bo_iw_sub_5000px_solid_black", "bo_iw_sub_5000: unknown to Cloudinary (width must be between 1 and 1000, got -1000 (on this source bo_iw_sub_5000 is -1000))"),
+        ("bo_iw_div_0px_solid_black", "bo_iw_div_0: unknown to Cloudinary (iw_div_0 divides by zero on this source)"),
+    ])
+    func refusedWithItsValue(text: String, reason: String) {
+        #expect(planRefusal(text, Self.source).map(\.reason) == [reason])
     }
 }

@@ -63,6 +63,7 @@ public struct EncodingSettings: Sendable, Hashable {
     public var autoOrient: Bool
     public var frame: Int?
     public var breakpoints: Breakpoints?
+    public var densities: [Double]?
 
     public init(_ s: OutputSettings) {
         format = s.format ?? .original
@@ -75,6 +76,7 @@ public struct EncodingSettings: Sendable, Hashable {
         autoOrient = s.autoOrient ?? true
         frame = s.frame
         breakpoints = s.breakpoints
+        densities = s.densities
     }
 
     /// The same settings resolved for a concrete format.
@@ -87,9 +89,11 @@ public struct EncodingSettings: Sendable, Hashable {
     }
 
     var asSettings: OutputSettings {
-        OutputSettings(format: format, quality: quality, strip: strip, progressive: progressive, lossless: lossless,
-                       effort: effort, chromaSubsampling: chromaSubsampling, autoOrient: autoOrient, frame: frame,
-                       breakpoints: breakpoints)
+        var s = OutputSettings(format: format, quality: quality, strip: strip, progressive: progressive, lossless: lossless,
+                               effort: effort, chromaSubsampling: chromaSubsampling, autoOrient: autoOrient, frame: frame,
+                               breakpoints: breakpoints)
+        s.densities = densities
+        return s
     }
 }
 

@@ -38,6 +38,7 @@ public enum ChainEncoder {
         add("autoOrient", s.autoOrient.map(JSONValue.bool))
         add("frame", s.frame.map(JSONValue.int))
         add("breakpoints", s.breakpoints.map(json))
+        add("densities", s.densities.map { .array($0.map(JSONValue.decimal)) })
         add("formats", s.formats.map { .array($0.map { .string($0.rawValue) }) })
         return members
     }
@@ -82,6 +83,7 @@ public enum ChainEncoder {
             add("dpr", r.dpr.map(JSONValue.decimal) ?? r.dprExpression.map { .string($0.canonicalText) })
             add("background", r.background.map { .string($0.hex) })
             add("zoom", r.zoom.map(JSONValue.decimal) ?? r.zoomExpression.map { .string($0.canonicalText) })
+            add("relative", r.relative ? .bool(true) : nil)
         case .rotate(let r):
             add("angle", r.angleExpression.map { .string($0.canonicalText) } ?? .decimal(r.angle))
             switch (r.horizontalFlip, r.verticalFlip) {
@@ -114,7 +116,7 @@ public enum ChainEncoder {
         case .background(let color):
             add("color", .string(color.hex))
         case .border(let b):
-            add("width", .int(b.width))
+            add("width", b.widthExpression.map { .string($0.canonicalText) } ?? .int(b.width))
             add("color", .string(b.color.hex))
         case .opacity(let o):
             add("percent", o.json)

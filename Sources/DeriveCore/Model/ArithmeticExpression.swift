@@ -67,11 +67,11 @@ public indirect enum ArithmeticExpression: Sendable, Hashable {
 
         public var description: String {
             switch self {
-            case .divisionByZero(let text): "\(text) divides by zero on this source"
-            case .notFinite(let text): "\(text) has no finite value on this source"
-            case .unknownValue(let v): "\(v.rawValue) is not known at this point"
-            case .unsetVariable(let name): "$\(name) is not set before it is used; assign it first ($\(name)_<value>)"
-            case .textVariable(let name): "$\(name) holds a text, not a number"
+            case .divisionByZero(let text): "unknown to Cloudinary (\(text) divides by zero on this source)"
+            case .notFinite(let text): "unknown to Cloudinary (\(text) has no finite value on this source)"
+            case .unknownValue(let v): "known to Cloudinary, not supported by Derive: \(v.rawValue) is not known at this point"
+            case .unsetVariable(let name): "unknown to Cloudinary (no variable $\(name) is set before it is used; assign it first: $\(name)_<value>)"
+            case .textVariable(let name): "unknown to Cloudinary ($\(name) holds a text where a number goes)"
             }
         }
     }

@@ -11,6 +11,12 @@ public enum Length: Sendable, Hashable {
     case fraction(Double)
     case expression(ArithmeticExpression)
 
+    /// A fraction of an image's length (`0.5`), as opposed to pixels or an expression.
+    public var isFraction: Bool {
+        if case .fraction = self { return true }
+        return false
+    }
+
     /// Resolves against the length of the image the step receives.
     public func resolve(against length: Int) -> Double {
         switch self {

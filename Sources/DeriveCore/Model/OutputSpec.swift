@@ -30,13 +30,18 @@ public struct OutputSettings: Sendable, Hashable {
     /// 1-based page or frame (`pg_<n>`); without it animations keep every frame.
     public var frame: Int?
     public var breakpoints: Breakpoints?
+    /// Density variants (`dpr_auto`: 1, 2 and 3): the output once per density, every size of
+    /// the chain multiplied by it, each stored and recorded with its width.
+    public var densities: [Double]?
     /// A format set (`"formats": ["avif", "webp", "jpeg"]`, for `<picture>`): the output is
     /// made once per format, from the same pixels, each with its own identity and key.
     public var formats: [OutputFormat]?
 
     public init(format: OutputFormat? = nil, quality: Quality? = nil, strip: Bool? = nil, progressive: Bool? = nil,
                 lossless: Bool? = nil, effort: Int? = nil, chromaSubsampling: ChromaSubsampling? = nil,
-                autoOrient: Bool? = nil, frame: Int? = nil, breakpoints: Breakpoints? = nil, formats: [OutputFormat]? = nil) {
+                autoOrient: Bool? = nil, frame: Int? = nil, breakpoints: Breakpoints? = nil, formats: [OutputFormat]? = nil,
+                densities: [Double]? = nil) {
+        self.densities = densities
         self.formats = formats
         self.format = format
         self.quality = quality
@@ -162,6 +167,7 @@ extension OutputSettings {
         take(\.autoOrient, "autoOrient")
         take(\.frame, "frame")
         take(\.breakpoints, "breakpoints")
+        take(\.densities, "densities")
         take(\.formats, "formats")
         return (merged, conflicts)
     }

@@ -97,6 +97,10 @@ public struct Resize: Sendable, Hashable {
     public var aspectRatioExpression: ArithmeticExpression?
     public var dprExpression: ArithmeticExpression?
     public var zoomExpression: ArithmeticExpression?
+    /// `fl_relative`, in an overlay's own chain: fractional widths and heights are of the image
+    /// the overlay is placed on, not of the overlay (`l_logo,c_scale,w_0.25,fl_relative` is a
+    /// quarter of the base image's width). The planner turns them into pixels there.
+    public var relative = false
 
     /// Whether an aspect ratio is given, as a number or as an expression.
     public var hasAspectRatio: Bool { aspectRatio != nil || aspectRatioExpression != nil }
@@ -283,10 +287,14 @@ public struct Trim: Sendable, Hashable {
 public struct Border: Sendable, Hashable {
     public var width: Int
     public var color: Color
+    /// The width as an expression (`bo_w_div_100px_solid_black`); the planner evaluates it
+    /// into `width` before the step is checked and laid out.
+    public var widthExpression: ArithmeticExpression?
 
-    public init(width: Int, color: Color) {
+    public init(width: Int, color: Color, widthExpression: ArithmeticExpression? = nil) {
         self.width = width
         self.color = color
+        self.widthExpression = widthExpression
     }
 }
 

@@ -10,7 +10,7 @@
 extension Component {
     /// Nothing but `dpr_`: a density for the whole chain rather than a resize of its own.
     var isDensityAlone: Bool {
-        params.count == 1 && params["dpr"] != nil && flags.isEmpty && assignments.isEmpty
+        params.count == 1 && params["dpr"] != nil && params["dpr"] != "auto" && flags.isEmpty && assignments.isEmpty
             && branch == nil && !hasCondition && template == nil
     }
 }
@@ -92,25 +92,176 @@ extension ParseRun {
     }
 }
 
-/// `w_auto:<step>:<fallback>` in a batch job. Cloudinary takes the width from the browser's
-/// Width client hint, rounded up to the step, and uses the fallback width when the browser sends
-/// no hint (https://cloudinary.com/documentation/responsive_server_side_client_hints). A batch job
-/// has no browser, so no hint ever comes: the width is the fallback, and the plan's notes say so.
-/// `w_auto` without a fallback and `w_auto:breakpoints` stay refused (CloudinaryVocabulary).
+/// `dpr_auto` in a batch job. Cloudinary takes the density from the browser's DPR client hint
+/// (its JavaScript library rounds the device's ratio up to a whole number); a batch job has no
+/// browser, so it makes the output at the densities devices have, 1, 2 and 3: the output's
+/// `densities`, each variant with every size of the chain multiplied by its density (as
+/// `dpr_<n>` in a component of its own does), stored and recorded with its width.
 extension ParseRun {
-    mutating func automaticWidthFallback(_ text: String, in c: Component) -> Length? {
-        guard let fallback = CloudinaryVocabulary.automaticWidthFallback(text) else { return nil }
-        note(c, "w_\(text): a batch job has no browser to send a Width client hint, so the width is the fallback, \(fallback) px, as Cloudinary delivers without one")
-        return .pixels(fallback)
+    static let automaticDensities: [Double] = [1, 2, 3]
+
+    /// `dpr_auto` in `p`: the output's densities. False when refused.
+    mutating func takeAutomaticDensity(_ p: inout [String: String], in c: Component, inLayer: Bool) -> Bool {
+        guard p["dpr"] == "auto" else { return true }
+        p["dpr"] = nil
+        if inLayer || conditionDepth > 0 {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto inside a layer or an if_ block", CloudinaryVocabulary.feature(.automaticDensity)))
+            return false
+        }
+        if let w = p["w"], AutomaticWidth.parse(w) != nil {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto with w_\(w)", CloudinaryVocabulary.feature(.automaticDensity)))
+            return false
+        }
+        automaticDensity = c
+        merge(OutputSettings(densities: Self.automaticDensities), in: c)
+        note(c, "dpr_auto: a batch job has no browser to send a DPR client hint, so Derive makes the output at densities 1, 2 and 3, every size of the chain multiplied by each, each stored and recorded with its width")
+        return true
+    }
+
+    /// The chain a density applies to: sizes to multiply, and no layer, named component or
+    /// density of its own (as for `dpr_<n>` in a component of its own).
+    mutating func checkAutomaticDensity(_ steps: [Step]) {
+        guard let c = automaticDensity else { return }
+        let feature = CloudinaryVocabulary.feature(.automaticDensity)
+        if let other = densities.first {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto and dpr_\(other.0.params["dpr"] ?? "")", feature))
+        } else if steps.contains(where: { Self.contains($0) { if case .overlay = $0 { true } else { false } } }) {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto with a layer", feature))
+        } else if steps.contains(where: { Self.contains($0) { if case .template = $0 { true } else { false } } }) {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto with a component named by variables", feature))
+        } else if steps.contains(where: { Self.contains($0) { if case .resize(let r) = $0 { r.dpr != nil || r.dprExpression != nil } else { false } } }) {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto and dpr_ beside a w_ or h_", feature))
+        } else if !steps.contains(where: { Self.contains($0) { if case .resize = $0 { true } else { false } } })
+                    && !steps.contains(where: { if case .preset = $0 { true } else { false } }) {
+            fail(c, CloudinaryVocabulary.notSupported("dpr_auto without a w_ or h_ in the chain", feature))
+        }
     }
 }
 
-extension CloudinaryVocabulary {
-    /// The fallback of `auto:<step>:<fallback>` (both positive whole numbers), else nil.
-    static func automaticWidthFallback(_ text: String) -> Int? {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "auto", parts[1].allSatisfy(\.isNumber), parts[2].allSatisfy(\.isNumber),
-              let step = Int(parts[1]), let fallback = Int(parts[2]), step > 0, fallback > 0 else { return nil }
-        return fallback
+/// `w_auto` in a batch job. Cloudinary takes the width from the browser's Width client hint,
+/// rounded up to the step (100 px unless given), and uses the fallback width when the browser
+/// sends no hint (https://cloudinary.com/documentation/responsive_server_side_client_hints);
+/// `w_auto:breakpoints` picks, among the widths its responsive breakpoints would make of the
+/// image (50 to 1000 px, 20 KB apart, at most 20), the one that fits the hint. A batch job has
+/// no browser, so:
+/// - `w_auto:<step>:<fallback>` is the fallback width, rounded up to the step;
+/// - `w_auto` and `w_auto:<step>` are every width a browser could be given: the multiples of the
+///   step from the step to 1000 px (at most 20 of them, capped at the image's width);
+/// - `w_auto:breakpoints[_<min>_<max>_<KB>_<count>][:json]` is every breakpoint;
+/// each variant stored and recorded, through the output's `breakpoints` (their widths are
+/// those of the chain's result). The plan's notes say which reading was taken.
+enum AutomaticWidth: Equatable {
+    case fallback(step: Int, width: Int)
+    case variants(Breakpoints, json: Bool)
+
+    static let defaultStep = 100
+
+    /// The reading of `w_<text>`, nil when it is not `auto…`, or the reason it is malformed.
+    static func parse(_ text: String) -> Result<AutomaticWidth, AutomaticWidthError>? {
+        guard text == "auto" || text.hasPrefix("auto:") else { return nil }
+        var parts = text.split(separator: ":", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        if parts.first?.hasPrefix("breakpoints") == true {
+            var json = false
+            if parts.last == "json" && parts.count == 2 {
+                json = true
+                parts.removeLast()
+            }
+            guard parts.count == 1 else { return .failure(.malformed) }
+            let numbers = parts[0].split(separator: "_", omittingEmptySubsequences: false).dropFirst().map { Int($0) }
+            guard numbers.count <= 4, numbers.allSatisfy({ ($0 ?? 0) > 0 }), parts[0].hasPrefix("breakpoints_") || parts[0] == "breakpoints" else {
+                return .failure(.malformed)
+            }
+            let n = numbers.map { $0! }
+            let b = Breakpoints(minWidth: n.count > 0 ? n[0] : Breakpoints.defaultMinWidth,
+                                maxWidth: n.count > 1 ? n[1] : Breakpoints.defaultMaxWidth,
+                                spacing: .bytes(n.count > 2 ? n[2] * 1000 : Breakpoints.defaultBytes),
+                                maxCount: n.count > 3 ? n[3] : Breakpoints.defaultMaxCount)
+            return .success(.variants(b, json: json))
+        }
+        guard parts.count <= 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) }),
+              let step = parts.isEmpty ? defaultStep : Int(parts[0]), step > 0 else { return .failure(.malformed) }
+        if parts.count == 2 {
+            guard let fallback = Int(parts[1]), fallback > 0 else { return .failure(.malformed) }
+            // Cloudinary rounds the width up to the step: the fallback too.
+            return .success(.fallback(step: step, width: (fallback + step - 1) / step * step))
+        }
+        return .success(.variants(Breakpoints(minWidth: step, maxWidth: max(step, Breakpoints.defaultMaxWidth), spacing: .step(step),
+                                              maxCount: Breakpoints.defaultMaxCount), json: false))
+    }
+
+    enum AutomaticWidthError: Error { case malformed }
+}
+
+extension ParseRun {
+    /// `w_auto:<step>:<fallback>`: the fallback width, rounded up to the step.
+    mutating func automaticWidthFallback(_ text: String, in c: Component) -> Length? {
+        guard case .success(.fallback(let step, let width))? = AutomaticWidth.parse(text) else { return nil }
+        let rounded = text.hasSuffix(":\(width)") ? "" : ", rounded up to the step of \(step) px"
+        note(c, "w_\(text): a batch job has no browser to send a Width client hint, so the width is the fallback, \(width) px\(rounded), as Cloudinary delivers without one")
+        return .pixels(width)
+    }
+
+    /// `w_auto`, `w_auto:<step>` and `w_auto:breakpoints…` in `p`: the output's breakpoints,
+    /// with the component's crop mode and gravity, which only qualify the width. False when
+    /// refused.
+    mutating func takeAutomaticWidth(_ p: inout [String: String], in c: Component, inLayer: Bool) -> Bool {
+        guard let w = p["w"], let parsed = AutomaticWidth.parse(w) else { return true }
+        let written = "w_" + w
+        guard case .success(let reading) = parsed else {
+            fail(c, CloudinaryVocabulary.malformed(written, "w_auto takes w_auto[:<step>[:<fallback>]] or w_auto:breakpoints[_<min>_<max>_<KB>_<count>][:json]", hint: ""))
+            return false
+        }
+        guard case .variants(let breakpoints, let json) = reading else { return true }
+        let feature = CloudinaryVocabulary.feature(.automaticWidth)
+        if inLayer || conditionDepth > 0 {
+            fail(c, CloudinaryVocabulary.notSupported("\(written) inside a layer or an if_ block", feature))
+            return false
+        }
+        if let other = ["h", "ar", "dpr"].first(where: { p[$0] != nil }) {
+            fail(c, CloudinaryVocabulary.notSupported("\(written) with \(other)_\(p[other]!)", feature))
+            return false
+        }
+        // The variants scale the result; a crop of the asked width is another thing.
+        if p["c"] == "crop" {
+            fail(c, CloudinaryVocabulary.notSupported("\(written) with c_crop", feature))
+            return false
+        }
+        if let earlier = automaticWidth {
+            fail(c, CloudinaryVocabulary.notSupported("\(written) after \(earlier.text) in component \(earlier.index)", feature))
+            return false
+        }
+        // Its numbers, named as written: a count or width past Derive's limits, or none at all.
+        if let problem = StepRules.settingsIssues(OutputSettings(breakpoints: breakpoints), limits: limits).first {
+            let reason = "\(problem.field) \(problem.reason)"
+            fail(c, problem.bound.map { CloudinaryVocabulary.outOfRange(written, reason, bound: $0) } ?? CloudinaryVocabulary.malformed(written, reason, hint: ""))
+            return false
+        }
+        for key in ["w", "c", "g", "x", "y"] { p[key] = nil }
+        automaticWidth = c
+        merge(OutputSettings(breakpoints: breakpoints), in: c)
+        let spacing: String
+        switch breakpoints.spacing {
+        case .step(let step): spacing = "every \(step) px from \(breakpoints.minWidth)"
+        case .bytes(let bytes): spacing = "from \(breakpoints.minWidth) px, \(bytes / 1000) KB apart"
+        }
+        note(c, "\(written): a batch job has no browser to send a Width client hint, so Derive makes every width one could ask for: \(spacing) up to \(breakpoints.maxWidth) px (at most \(breakpoints.maxCount), capped at the image's width), each stored and recorded as a breakpoint"
+             + (json ? "; :json lists the widths, which the job's report does" : ""))
+        return true
+    }
+
+    /// The widths are those of the chain's result: nothing but output settings may follow the
+    /// component that asks for them.
+    mutating func checkAutomaticWidthIsLast(_ components: [Component]) {
+        guard let c = automaticWidth else { return }
+        let settingsFlags: Set<String> = ["progressive", "keep_iptc", "keep_metadata", "lossless"]
+        // A later component already refused says it all.
+        for later in components[(c.index + 1)...] where !later.refused && !issueComponents.contains(later.index) {
+            let onlySettings = later.params.keys.allSatisfy { ["f", "q", "pg"].contains($0) || ($0 == "a" && later.params["a"] == "ignore") }
+                && later.flags.allSatisfy(settingsFlags.contains) && later.assignments.isEmpty && later.branch == nil && later.template == nil
+            if !onlySettings {
+                fail(later, CloudinaryVocabulary.notSupported("\(Quoted(later.text)) after w_\(c.params["w"] ?? "auto")", CloudinaryVocabulary.feature(.automaticWidth)))
+                return
+            }
+        }
     }
 }

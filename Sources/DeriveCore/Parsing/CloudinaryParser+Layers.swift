@@ -12,14 +12,22 @@ extension ParseRun {
         placement.flags.removeAll { $0 == "layer_apply" }
         let inOpener = Self.takeFlag("region_relative", from: &first)
         let regionRelative = Self.takeFlag("region_relative", from: &placement) || inOpener
+        // fl_relative beside fl_layer_apply makes the layer's fractional sizes relative too.
+        let relativeInApply = Self.takeFlag("relative", from: &placement)
         // Placement belongs to fl_layer_apply, but Cloudinary's own examples also put it beside
         // l_ (`l_mask,g_faces,w_1.1/fl_layer_apply`): there it places the layer too.
         let placedInOpener = ["g", "x", "y"].contains { placement.params[$0] == nil && first.params[$0] != nil }
         let (gravity, x, y) = placedInOpener ? layerPlacement(&first) : layerPlacement(&placement)
         var chain = first.params.isEmpty && first.flags.isEmpty ? [] : steps(from: first, inLayer: true)
         chain += sequence(components, inner, inLayer: true, depth: depth + 1)
-        if !placement.params.isEmpty || !placement.flags.isEmpty {
-            fail(apply, "fl_layer_apply takes only g_, x_, y_ and fl_region_relative")
+        if relativeInApply { chain = Self.relative(chain) }
+        if let key = placement.params.keys.sorted().first {
+            // Cloudinary reads blend modes (e_multiply, e_screen, e_overlay, e_mask...) here;
+            // its documentation does not say what other parameters beside the flag do.
+            let written = "\(key)_\(placement.params[key]!)"
+            fail(apply, CloudinaryVocabulary.notSupported("\(written) beside fl_layer_apply", CloudinaryVocabulary.feature(.besideLayerApply)))
+        } else if let flag = placement.flags.first {
+            fail(apply, CloudinaryVocabulary.notSupported("fl_\(flag) beside fl_layer_apply", CloudinaryVocabulary.feature(.besideLayerApply)))
         }
         return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
     }
@@ -50,6 +58,15 @@ extension ParseRun {
         c.params["w"] = nil
         text.width = width
         source = .text(text)
+    }
+
+    /// The chain with its fractional sizes made relative to the image the overlay is placed on.
+    static func relative(_ chain: [Step]) -> [Step] {
+        chain.map { step in
+            guard case .resize(var r) = step, r.width?.isFraction == true || r.height?.isFraction == true else { return step }
+            r.relative = true
+            return .resize(r)
+        }
     }
 
     /// Removes a flag from a component; whether it was there.
@@ -102,7 +119,7 @@ extension ParseRun {
     /// `<font>_<size>[_bold][_italic]:<percent-encoded text>`.
     mutating func text(_ value: String, color: String?, in c: Component) -> TextLayer? {
         guard let colon = value.firstIndex(of: ":") else {
-            fail(c, "l_text needs a style and a text: l_text:<font>_<size>:<text>")
+            fail(c, CloudinaryVocabulary.malformed("l_text:" + value, "a text layer gives its font and size, then its text: l_text:<font>_<size>:<text>", hint: ""))
             return nil
         }
         let style = value[..<colon].split(separator: "_", omittingEmptySubsequences: false).map(String.init)
@@ -113,18 +130,46 @@ extension ParseRun {
         }
         guard let parts = textParts(encoded, in: c) else { return nil }
         guard style.count >= 2, let font = style[0].removingPercentEncoding, let size = Int(style[1]) else {
-            fail(c, "l_text style is <font>_<size>[_bold][_italic], got \(Quoted(String(value[..<colon])))")
+            let written = "l_text:" + value[..<colon]
+            if style.count == 1 {
+                // Cloudinary reads a lone name as a text style saved as an asset of the account.
+                refuse(c, written, CloudinaryVocabulary.feature(.savedTextStyle))
+            } else {
+                fail(c, CloudinaryVocabulary.malformed(written, "a text style is <font>_<size>[_<style>...], such as Arial_40_bold", hint: ""))
+            }
             return nil
         }
         var layer = TextLayer(text: "", font: font, size: size)
         layer.parts = parts
-        for token in style.dropFirst(2) {
+        var unsupported: [String] = []
+        var tokens = style.dropFirst(2)[...]
+        while var token = tokens.popFirst() {
+            // `letter_spacing_14`, `line_spacing_5`: a keyword of two words, then its value.
+            if let next = tokens.first, CloudinaryVocabulary.cloudinaryTextStyles[token + "_" + next] != nil {
+                token += "_" + next
+                tokens.removeFirst()
+            }
             switch token {
             case "bold": layer.bold = true
             case "italic": layer.italic = true
             case "normal": break
-            default: fail(c, "unknown text style \(Quoted(token)); supported: bold, italic, normal")
+            default:
+                // Cloudinary's spacing and rendering options take a value after them.
+                if let takesValue = CloudinaryVocabulary.cloudinaryTextStyles[token] {
+                    let value = takesValue ? tokens.popFirst().map { "_" + $0 } ?? "" : ""
+                    unsupported.append(token + value)
+                } else {
+                    fail(c, CloudinaryVocabulary.unknown("l_text:" + value[..<colon], what: "text style \(Quoted(token))",
+                                                         hint: Suggest.hint(for: token, among: Array(CloudinaryVocabulary.cloudinaryTextStyles.keys) + ["bold", "italic", "normal"],
+                                                                            else: "; Derive reads bold, italic and normal")))
+                    return nil
+                }
             }
+        }
+        if !unsupported.isEmpty {
+            fail(c, CloudinaryVocabulary.notSupported("l_text:" + value[..<colon], CloudinaryVocabulary.feature(.textStyle))
+                 + " (here \(unsupported.joined(separator: ", ")))")
+            return nil
         }
         if let color {
             guard let parsed = self.color(color, param: "co", in: c) else { return nil }

@@ -23,7 +23,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative", "ignore_aspect_ratio"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative", "relative", "ignore_aspect_ratio"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -44,6 +44,8 @@ public struct CloudinaryParser: Sendable {
         run.pairLayers(components)
         run.pairBlocks(components)
         let steps = run.applyingDensity(to: run.sequence(components, 0..<components.count, inLayer: false, depth: 0))
+        run.checkAutomaticWidthIsLast(components)
+        run.checkAutomaticDensity(steps)
         var issues = run.issuesInOrder
         if steps.length > limits.maxChainLength {
             issues.append(ValidationIssue(location: location, reason: "has \(steps.length) steps; the limit is \(limits.maxChainLength)"))
@@ -112,6 +114,10 @@ struct ParseRun {
     var notes: [String] = []
     /// `dpr_` components of their own, applied to the chain's resizes once it is read.
     var densities: [(Component, Double)] = []
+    /// The component with `w_auto` or `w_auto:breakpoints`, read as the output's breakpoints.
+    var automaticWidth: Component?
+    /// The component with `dpr_auto`, read as the output's densities.
+    var automaticDensity: Component?
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -248,7 +254,9 @@ struct ParseRun {
         guard let underscore = token.firstIndex(of: "_"), !token.hasPrefix("$") else { return false }
         let key = token[..<underscore], value = token[token.index(after: underscore)...]
         switch key {
-        case "c", "g", "b", "co", "bo": return value.contains("$")
+        case "c", "g", "b", "co": return value.contains("$")
+        // The colour of a border; its width is a number, which may be an expression of variables.
+        case "bo": return value.range(of: "px_solid_", options: .backwards).map { value[$0.upperBound...] }.map { $0.contains("$") } ?? value.contains("$")
         case "e": return value.prefix { $0 != ":" }.contains("$")
         case "l":
             // An image layer's name takes variables itself (`l_$logo`), across components too.
@@ -375,11 +383,21 @@ struct ParseRun {
         }
 
         if let name = p.removeValue(forKey: "t") {
-            if !p.isEmpty {
-                fail(c, param: "t", "must be alone in its component (with output settings at most)")
-            }
-            return validated(steps + [.preset(name)], in: c)
+            // `t_a.b` applies the named transformations a and b in turn, as Cloudinary's SDKs
+            // write a list of them.
+            let presets = validated(steps + name.split(separator: ".", omittingEmptySubsequences: false).map { Step.preset(String($0)) }, in: c)
+            guard !p.isEmpty else { return presets }
+            // The component's other parameters apply to what the named transformation makes,
+            // as a component after it (settings are already taken, assignments already applied).
+            var rest = c
+            rest.params = p
+            rest.assignments = []
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless"].contains($0) }
+            note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
+            return presets + self.steps(from: rest, inLayer: inLayer)
         }
+
+        guard takeAutomaticDensity(&p, in: c, inLayer: inLayer), takeAutomaticWidth(&p, in: c, inLayer: inLayer) else { return steps }
 
         var effect: String?
         var trim: Trim?
@@ -408,6 +426,13 @@ struct ParseRun {
             resize = self.resize(&p, in: c).flatMap { ignoringQualifiers($0, in: c) }
         }
         if c.flags.contains("ignore_aspect_ratio") { resize = ignoringAspectRatio(resize, in: c) }
+        if c.flags.contains("relative") {
+            if !inLayer {
+                fail(c, "fl_relative sizes a layer by the image it is placed on: put it beside the layer's fractional w_ or h_ (l_logo,c_scale,w_0.25,fl_relative)")
+            } else {
+                resize?.relative = true
+            }
+        }
 
         var rotations: [Rotate] = []
         if let a = p.removeValue(forKey: "a") {
@@ -465,7 +490,13 @@ struct ParseRun {
         for step in steps {
             for issue in StepRules.issues(in: step, limits: limits) {
                 let param = CloudinaryNames.parameter(for: step, field: issue.field)
-                if param.isEmpty { fail(c, issue.reason) } else { fail(c, param: param, issue.reason) }
+                if let bound = issue.bound, let value = c.params[param] {
+                    fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(param) \(issue.reason)", bound: bound))
+                } else if param.isEmpty {
+                    fail(c, issue.reason)
+                } else {
+                    fail(c, param: param, issue.reason)
+                }
             }
         }
         return steps
@@ -665,25 +696,14 @@ struct ParseRun {
         }
     }
 
-    /// Refuses an expression where Derive does not evaluate one yet (`r_w_mul_2`), so that it
-    /// is not called a malformed number. Whether it refused.
-    mutating func refusedExpression(_ text: String, param: String, in c: Component) -> Bool {
-        guard ExpressionParser.looksLikeExpression(text) else { return false }
-        if case .failure(.notComputable(let name, let reason)) = ExpressionParser.parse(text) {
-            fail(c, CloudinaryVocabulary.notSupported("\(param)_\(text)", CloudinaryVocabulary.feature(.uncomputableValue)) + "; \(name) is \(reason)")
-        } else {
-            refuse(c, "\(param)_\(text)", CloudinaryVocabulary.feature(.expression))
-        }
-        return true
-    }
-
     mutating func color(_ text: String, param: String, in c: Component) -> Color? {
         if let color = Color.parse(text) { return color }
         if let feature = CloudinaryVocabulary.unsupported(key: param, value: text) {
             refuse(c, "\(param)_\(text)", feature)
             return nil
         }
-        fail(c, "unknown colour \(Quoted(text)) in \(param)_" + Suggest.hint(for: text, among: Color.allNames, else: "; use a CSS name or rgb:rrggbb[aa]"))
+        fail(c, CloudinaryVocabulary.unknown("\(param)_\(text)", what: "colour \(Quoted(text))",
+                                             hint: Suggest.hint(for: text, among: Color.allNames, else: "; use a CSS name or rgb:rrggbb[aa]")))
         return nil
     }
 
@@ -707,11 +727,7 @@ struct ParseRun {
                 return []
             default:
                 guard let angle = Int(token), token.count <= 12 else {
-                    if refusedExpression(text, param: "a", in: c) {
-                        // Said.
-                    } else {
-                        fail(c, param: "a", "must be whole degrees, hflip, vflip or ignore, joined by '.' and applied in turn, got \(Quoted(token))")
-                    }
+                    fail(c, param: "a", "must be whole degrees, hflip, vflip or ignore, joined by '.' and applied in turn, got \(Quoted(token))")
                     return []
                 }
                 angles.append(Double(angle))
@@ -744,7 +760,13 @@ struct ParseRun {
     mutating func border(_ text: String, in c: Component) -> Border? {
         let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, parts[0].hasSuffix("px"), let width = Int(parts[0].dropLast(2)), parts[1] == "solid" else {
-            if refusedExpression(text, param: "bo", in: c) { return nil }
+            // The width as an expression: `bo_w_div_100px_solid_black`.
+            if let solid = text.range(of: "px_solid_", options: .backwards), ExpressionParser.looksLikeExpression(String(text[..<solid.lowerBound])) {
+                let widthText = String(text[..<solid.lowerBound])
+                guard case .expression(let e)? = wholeNumberExpression(widthText, param: "bo", written: "bo_" + text, accepts: "a width in pixels", in: c),
+                      let colour = color(String(text[solid.upperBound...]), param: "bo", in: c) else { return nil }
+                return Border(width: 0, color: colour, widthExpression: e)
+            }
             fail(c, param: "bo", "must be <width>px_solid_<color>, such as bo_4px_solid_black, got \(Quoted(text))")
             return nil
         }
@@ -843,6 +865,7 @@ enum CloudinaryNames {
             case "gravity.y", "y": return "y"
             case "dpr": return "dpr"
             case "zoom": return "z"
+            case "relative": return "fl_relative"
             case "background": return "b"
             default: return ""
             }

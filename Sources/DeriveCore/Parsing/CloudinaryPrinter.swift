@@ -60,10 +60,13 @@ public enum CloudinaryPrinter {
             if let c = t.color { text += ":" + color(c) }
             return [text]
         case .background(let c): return ["b_" + color(c)]
-        case .border(let b): return ["bo_\(b.width)px_solid_" + color(b.color)]
+        case .border(let b): return ["bo_\(b.widthExpression?.canonicalText ?? String(b.width))px_solid_" + color(b.color)]
         case .opacity(let o): return ["o_\(o.cloudinaryText)"]
         case .overlay(let o): return try overlay(o)
-        case .preset(let name): return ["t_" + name]
+        case .preset(let name):
+            // `t_a.b` is two named transformations in a string.
+            guard !name.contains(".") else { throw Unprintable(reason: "a preset name with a '.' (\(Quoted(name))) exists only in JSON; t_a.b applies a, then b") }
+            return ["t_" + name]
         case .template(let text): return [text]
         case .assign(let a):
             if a.isDefault { throw Unprintable(reason: "a named transformation's default for $\(a.name) exists only in the expanded chain") }
@@ -102,6 +105,7 @@ public enum CloudinaryPrinter {
         if let b = r.background, b != .transparent { p.append("b_" + color(b)) }
         if let zoom = r.zoom { p.append("z_" + Decimal6.string(zoom)) }
         if let zoom = r.zoomExpression { p.append("z_" + zoom.canonicalText) }
+        if r.relative { p.append("fl_relative") }
         return p.joined(separator: ",")
     }
 
@@ -176,8 +180,24 @@ public enum CloudinaryPrinter {
         if s.effort != nil && !s.format.isConcrete {
             throw Unprintable(reason: "effort exists only in JSON")
         }
-        if s.breakpoints != nil { throw Unprintable(reason: "breakpoints exist only in JSON") }
+        if let b = s.breakpoints { p.append("w_" + (try automaticWidth(b))) }
+        if let densities = s.densities {
+            guard densities == ParseRun.automaticDensities else { throw Unprintable(reason: "densities other than dpr_auto's 1, 2 and 3 exist only in JSON") }
+            p.append("dpr_auto")
+        }
         return p.isEmpty ? nil : p.joined(separator: ",")
+    }
+
+    /// Breakpoints as the `w_auto` that reads as them, when one does.
+    static func automaticWidth(_ b: Breakpoints) throws(Unprintable) -> String {
+        switch b.spacing {
+        case .bytes(let bytes) where bytes % 1000 == 0:
+            return "auto:breakpoints_\(b.minWidth)_\(b.maxWidth)_\(bytes / 1000)_\(b.maxCount)"
+        case .step(let step) where b.minWidth == step && b.maxWidth == max(step, Breakpoints.defaultMaxWidth) && b.maxCount == Breakpoints.defaultMaxCount:
+            return step == AutomaticWidth.defaultStep ? "auto" : "auto:\(step)"
+        default:
+            throw Unprintable(reason: "these breakpoints exist only in JSON (w_auto:breakpoints spaces widths by whole KB; w_auto:<step> starts at the step and ends at 1000 px)")
+        }
     }
 
     /// A colour's CSS name when it has one, else `rgb:rrggbb[aa]`.

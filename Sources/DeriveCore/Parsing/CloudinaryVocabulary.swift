@@ -54,6 +54,15 @@ public enum CloudinaryVocabulary {
         "scissors", "teddy_bear", "hair_drier", "toothbrush",
     ]
 
+    /// Cloudinary's text style keywords Derive does not render, and whether a value follows
+    /// (`letter_spacing_14`): the font weights, decorations, alignments and rendering options of
+    /// its text layers.
+    static let cloudinaryTextStyles: [String: Bool] = [
+        "thin": false, "light": false, "underline": false, "strikethrough": false, "left": false, "center": false, "right": false, "end": false,
+        "start": false, "justify": false, "stroke": false, "letter_spacing": true, "line_spacing": true,
+        "antialias": true, "hinting": true,
+    ]
+
     /// Predefined values of Cloudinary's expressions that Derive cannot compute when it plans,
     /// by every name they have, with why.
     static let uncomputableValues: [(names: [String], reason: String)] = [
@@ -74,18 +83,24 @@ public enum CloudinaryVocabulary {
             case value(String, String)
             /// A parameter whose value starts with this (`e_gen_`, `w_auto:`).
             case valuePrefix(String, String)
-            /// A flag (`fl_relative`).
-            case flag(String)
             /// A user-defined variable (`$name_...` or `$name` in a value).
             case variable
-            /// An arithmetic expression where Derive does not evaluate one yet (`r_w_mul_2`).
-            case expression
             /// A predefined value Derive cannot compute when planning (`fc`, `ils`, `du`).
             case uncomputableValue
             /// A gravity that needs a detector Derive does not have (`g_ocr_text`, `g_auto:subject`).
             case detectorGravity
             /// Several pages (`pg_2-4`, `pg_1;3;5`, `pg_5-`), which make a document or animation of them.
             case pageRange
+            /// `dpr_auto` where its density variants cannot be made (with a layer, no size).
+            case automaticDensity
+            /// `w_auto` where its width variants cannot be the output's breakpoints.
+            case automaticWidth
+            /// A text style Derive does not render (`l_text:Arial_20_underline:Hi`).
+            case textStyle
+            /// A text style saved as an asset of the account (`l_text:headline:Hi`).
+            case savedTextStyle
+            /// A parameter beside `fl_layer_apply` other than the layer's placement (`e_sepia,fl_layer_apply`).
+            case besideLayerApply
         }
 
         public var match: Match
@@ -95,7 +110,6 @@ public enum CloudinaryVocabulary {
         public var reason: String
     }
 
-    static let plannedLanguage = "planned in issue 15"
     static let plannedEffects = "planned in the next language issue (effects, layers and formats)"
     static let generative = "generative AI, which Derive does not run"
     static let addOn = "a Cloudinary add-on or AI feature that Derive does not have"
@@ -103,15 +117,15 @@ public enum CloudinaryVocabulary {
 
     /// The one list of Cloudinary features Derive does not support.
     public static let unsupported: [Unsupported] = [
-        Unsupported(match: .variable, spelling: "$<name> in f_, pg_, t_, fl_, or in the style of a text layer applied with fl_layer_apply", reason: "user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text; \(plannedLanguage)"),
-        Unsupported(match: .expression, spelling: "bo_w_div_100px_solid_black, bo_ with an expression", reason: "arithmetic expressions in a border's width (bo_<n>px_solid_<colour>); every other number takes them; \(plannedLanguage)"),
+        Unsupported(match: .variable, spelling: "$<name> in f_, pg_, t_, fl_, or in the style of a text layer applied with fl_layer_apply", reason: "user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text"),
         Unsupported(match: .uncomputableValue, spelling: "ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
-        Unsupported(match: .value("dpr", "auto"), spelling: "dpr_auto", reason: "needs the browser's client hints; its batch form (density variants) is \(plannedLanguage)"),
-        Unsupported(match: .value("w", "auto"), spelling: "w_auto, w_auto:<step>, w_auto:breakpoints...", reason: "needs the browser's client hints (w_auto:<step>:<fallback> is read as its fallback width); its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
-        Unsupported(match: .valuePrefix("w", "auto:"), spelling: "", reason: "needs the browser's client hints (w_auto:<step>:<fallback> is read as its fallback width); its batch form (width variants) is \(plannedLanguage); meanwhile use breakpoints"),
+        Unsupported(match: .automaticDensity, spelling: "dpr_auto inside a layer or an if_ block, with a layer, w_auto, another density, or no w_ or h_ in the chain", reason: "a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"),
+        Unsupported(match: .automaticWidth, spelling: "w_auto[:<step>], w_auto:breakpoints... inside a layer or an if_ block, with h_, ar_, dpr_ or c_crop, twice, or before other steps", reason: "a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"),
         Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
-        Unsupported(match: .flag("relative"), spelling: "fl_relative", reason: "overlay sizes relative to the base image; \(plannedLanguage)"),
         Unsupported(match: .pageRange, spelling: "pg_2-4, pg_1;3;5, pg_5-", reason: "page ranges and lists make a PDF or an animation of those pages, and Derive's page selection takes one page (pg_<n>) or every frame; select one page, or make one output per page"),
+        Unsupported(match: .textStyle, spelling: "l_text:<font>_<size>_underline (strikethrough, left, center, right, justify, stroke, letter_spacing_<n>, line_spacing_<n>, antialias_<mode>, hinting_<mode>, light, thin)", reason: "text decoration, alignment, strokes, spacing, rendering hints and weights other than bold; Derive's text styles are bold, italic and normal; \(plannedEffects)"),
+        Unsupported(match: .savedTextStyle, spelling: "l_text:<saved style>:<text>", reason: "text styles saved as assets of a Cloudinary account; give the style in the string: l_text:<font>_<size>[_bold][_italic]:<text>"),
+        Unsupported(match: .besideLayerApply, spelling: "e_<effect>,fl_layer_apply and other parameters beside fl_layer_apply", reason: "parameters other than the layer's placement (g_, x_, y_, fl_region_relative) in the component that applies it, where Cloudinary reads blend modes (e_multiply, e_screen, e_overlay...); put what changes the layer in a component before fl_layer_apply, and what changes the result in one after it; \(plannedEffects)"),
         Unsupported(match: .parameter("u"), spelling: "u_<layer>", reason: "underlays; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("l", "lut:"), spelling: "l_lut:<file>", reason: "3D LUT layers; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("l", "private:"), spelling: "l_private:<id>, l_authenticated:<id>", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
@@ -157,10 +171,9 @@ public enum CloudinaryVocabulary {
             case .parameter(let k): return k == key
             case .value(let k, let v): return k == key && v == value
             case .valuePrefix(let k, let prefix):
-                return k == key && value.hasPrefix(prefix) && !(key == "w" && automaticWidthFallback(value) != nil)
-            case .flag(let f): return key == "fl" && value == f
+                return k == key && value.hasPrefix(prefix)
             case .pageRange: return key == "pg" && value.first?.isNumber == true && (value.contains("-") || value.contains(";"))
-            case .variable, .expression, .uncomputableValue, .detectorGravity: return false
+            case .variable, .uncomputableValue, .detectorGravity, .textStyle, .savedTextStyle, .besideLayerApply, .automaticWidth, .automaticDensity: return false
             }
         }
     }
@@ -182,6 +195,15 @@ public enum CloudinaryVocabulary {
     /// The first line of a refusal of something Cloudinary would refuse too, saying why.
     static func malformed(_ written: String, _ reason: String, hint: String) -> String {
         "\(written): unknown to Cloudinary (\(reason))\(hint)"
+    }
+
+    /// The first line of a refusal of a number out of range: outside what Cloudinary documents
+    /// (`e_sepia:-10`, `w_0`), or within it and beyond a limit of Derive's (`w_20000`).
+    static func outOfRange(_ written: String, _ reason: String, bound: FieldIssue.Bound) -> String {
+        switch bound {
+        case .cloudinary: "\(written): unknown to Cloudinary (\(reason))"
+        case .derive: "\(written): known to Cloudinary, not supported by Derive: beyond Derive's limits: \(reason)"
+        }
     }
 
     /// The README's list: one line per feature that has a spelling.

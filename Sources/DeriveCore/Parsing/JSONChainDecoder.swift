@@ -9,10 +9,10 @@ public struct JSONChainDecoder: Sendable {
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "progressive", "lossless", "effort",
-                                    "chromaSubsampling", "autoOrient", "frame", "breakpoints", "formats"]
+                                    "chromaSubsampling", "autoOrient", "frame", "breakpoints", "densities", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
-    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom"]
+    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom", "relative"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative"]
     static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width"]
@@ -215,6 +215,10 @@ public struct JSONChainDecoder: Sendable {
         if let b = fields["breakpoints"] {
             s.breakpoints = readBreakpoints(b, at: path.appending("breakpoints"), log: log)
         }
+        if let value = fields["densities"], let items = log.array(value, at: path.appending("densities")) {
+            let densities = items.enumerated().compactMap { i, item in log.double(item, at: path.appending("densities").appending(i)) }
+            if densities.count == items.count { s.densities = Array(Set(densities.map(Decimal6.quantize))).sorted() }
+        }
         if let value = fields["formats"] {
             s.formats = readFormats(value, at: path.appending("formats"), log: log)
         }
@@ -322,12 +326,17 @@ public struct JSONChainDecoder: Sendable {
             return log.color(fields["color"], at: bodyPath.appending("color")).map(Step.background)
         case "border":
             guard let fields = log.object(body, at: bodyPath, allowed: ["width", "color"]) else { return nil }
-            guard let width = log.int(fields["width"], at: bodyPath.appending("width")) else {
+            guard let width = log.wholeNumber(fields["width"], at: bodyPath.appending("width")) else {
                 if fields["width"] == nil { log.add(bodyPath.appending("width"), "is required") }
                 return nil
             }
             let color = fields["color"] == nil ? .black : log.color(fields["color"], at: bodyPath.appending("color"))
-            return color.map { .border(Border(width: width, color: $0)) }
+            return color.map { colour in
+                switch width {
+                case .value(let n): .border(Border(width: n, color: colour))
+                case .expression(let e): .border(Border(width: 0, color: colour, widthExpression: e))
+                }
+            }
         case "opacity":
             switch body {
             case .number, .string: return log.wholeNumber(body, at: bodyPath.appending("percent")).map(Step.opacity)
@@ -387,6 +396,7 @@ public struct JSONChainDecoder: Sendable {
         if let e = log.decimalExpression(fields["zoom"], at: path.appending("zoom")) { r.zoomExpression = e } else {
             r.zoom = log.double(fields["zoom"], at: path.appending("zoom"))
         }
+        r.relative = fields["relative"].flatMap { log.bool($0, at: path.appending("relative")) } ?? false
         return r
     }
 

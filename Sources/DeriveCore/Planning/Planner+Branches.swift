@@ -74,7 +74,7 @@ extension ExpressionFacts {
                 case .gt: return .success(x > y)
                 case .lte: return .success(x <= y)
                 case .gte: return .success(x >= y)
-                case .inList, .notInList: return .failure(PlanningFailure("\(clause): \(op.rawValue) takes a list on its right (!a:b:c!)"))
+                case .inList, .notInList: return .failure(PlanningFailure("unknown to Cloudinary (\(clause): \(op.rawValue) takes a list on its right, !a:b:c!)"))
                 }
             case (_, .text(let list), .inList), (_, .text(let list), .notInList):
                 let found = list.split(separator: ":", omittingEmptySubsequences: false).map(String.init).contains(l.description)
@@ -82,7 +82,7 @@ extension ExpressionFacts {
             case (_, _, .eq): return .success(l.description == r.description)
             case (_, _, .ne): return .success(l.description != r.description)
             default:
-                return .failure(PlanningFailure("\(clause): \(op.rawValue) compares numbers; texts take eq, ne, in and nin"))
+                return .failure(PlanningFailure("unknown to Cloudinary (\(clause): \(op.rawValue) compares numbers; texts take eq, ne, in and nin)"))
             }
         }
     }
@@ -117,7 +117,7 @@ extension ExpressionFacts {
             let name = after.prefix { $0.isASCII && ($0.isLetter || $0.isNumber) }
             if case .text(let value)? = variables[String(name)], !after.hasPrefix("(") {
                 guard !value.contains(","), !value.contains("/") else {
-                    return .failure(PlanningFailure("\(template): $\(name) holds \(Quoted(value)), and a name cannot hold ',' or '/'"))
+                    return .failure(PlanningFailure("\(template): unknown to Cloudinary ($\(name) holds \(Quoted(value)), and a name cannot hold ',' or '/')"))
                 }
                 text += value
                 written.append("$\(name) is \(Quoted(value))")
@@ -128,7 +128,7 @@ extension ExpressionFacts {
         }
         text += rest
         if let left = text.split(separator: ",").first(where: { ParseRun.namesFromVariable(String($0)) }) {
-            return .failure(PlanningFailure("\(left): a name from a variable needs a text variable set before it ($name_!text!)"))
+            return .failure(PlanningFailure("\(left): unknown to Cloudinary (a name from a variable needs a text variable set before it: $name_!text!)"))
         }
         let parsed = CloudinaryParser(limits: limits).parse(text)
         let context = written.isEmpty ? "" : " (\(written.joined(separator: ", ")))"
@@ -136,7 +136,7 @@ extension ExpressionFacts {
             return .failure(PlanningFailure(first.reason + context))
         }
         if parsed.settings != OutputSettings() {
-            return .failure(PlanningFailure("\(template): output settings cannot come from variables\(context)"))
+            return .failure(PlanningFailure(CloudinaryVocabulary.notSupported(template, CloudinaryVocabulary.feature(.variable)) + context))
         }
         return .success(Normalizer.normalize(parsed.steps))
     }
@@ -151,7 +151,7 @@ extension ExpressionFacts {
             let after = rest[rest.index(after: dollar)...]
             let variable = String(after.prefix { $0.isASCII && ($0.isLetter || $0.isNumber) })
             guard case .text(let value)? = variables[variable], !value.isEmpty else {
-                return .failure(PlanningFailure("l_\(name.replacingOccurrences(of: "/", with: ":")): $\(variable) is not set to a text before it is used; assign it first ($\(variable)_!name!)"))
+                return .failure(PlanningFailure("l_\(name.replacingOccurrences(of: "/", with: ":")): unknown to Cloudinary (no text variable $\(variable) is set before it is used; assign it first: $\(variable)_!name!)"))
             }
             out += value.contains("://") ? value : value.replacingOccurrences(of: ":", with: "/")
             rest = after[after.index(after.startIndex, offsetBy: variable.count)...]
@@ -169,7 +169,7 @@ extension ExpressionFacts {
                 continue
             }
             guard let value = variables[name] else {
-                return .failure(PlanningFailure("l_text $(\(name)): $\(name) is not set before it is used; assign it first ($\(name)_<value>)"))
+                return .failure(PlanningFailure("l_text $(\(name)): " + ArithmeticExpression.EvaluationFailure.unsetVariable(name).description))
             }
             parts.append(.literal(value.description))
         }
@@ -210,6 +210,9 @@ extension Step {
         case .rotate(var r):
             r.angleExpression = r.angleExpression.map(transform)
             return .rotate(r)
+        case .border(var b):
+            b.widthExpression = b.widthExpression.map(transform)
+            return .border(b)
         default:
             return mappingNumbers(transform)
         }

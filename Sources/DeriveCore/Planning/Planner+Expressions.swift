@@ -153,6 +153,9 @@ extension Step {
             if let e = r.dprExpression, let v = exactValue(of: e, parameter: "dpr") { (r.dpr, r.dprExpression) = (v, nil) }
             if let e = r.zoomExpression, let v = exactValue(of: e, parameter: "z") { (r.zoom, r.zoomExpression) = (v, nil) }
             bound = .resize(r)
+        case .border(var b):
+            if let e = b.widthExpression, let v = value(of: e, parameter: "bo") { (b.width, b.widthExpression) = (v, nil) }
+            bound = .border(b)
         case .rotate(var r):
             if let e = r.angleExpression, let v = value(of: e, parameter: "a") {
                 (r.angle, r.angleExpression) = (Double(v), nil)

@@ -119,6 +119,33 @@ public struct Planner: Sendable {
                                  variables: walk.variables, conditions: walk.conditions, notes: output.notes)
         }
 
+        if let densities = output.encoding.densities {
+            // One variant per density, every size of the chain multiplied by it, named by its
+            // width as a breakpoint is; densities that come to the same width make one file.
+            var widths: Set<Int> = []
+            var drafts: [Draft] = []
+            for density in densities {
+                var resizes = 0, ignored = false
+                // The canonical form writes density 1 for a resize without one.
+                let ownDensity = output.chain.contains { ParseRun.contains($0) { if case .resize(let r) = $0 { (r.dpr ?? 1) != 1 || r.dprExpression != nil } else { false } } }
+                let chain = output.chain.map { ParseRun.withDensity($0, density, resizes: &resizes, ownDensity: &ignored) }
+                if ownDensity || resizes == 0 {
+                    issues.append(ValidationIssue(location: label, reason: ownDensity
+                        ? "densities: a resize of the chain has a density of its own (dpr_); give one or the other"
+                        : "densities: the chain has no resize with a width or height for a density to multiply"))
+                    return []
+                }
+                guard var variant = planned(chain, breakpoint: nil) else { return [] }
+                guard let width = variant.size?.width else {
+                    issues.append(ValidationIssue(location: label, reason: "densities: the output's width depends on the content (after a trim), so its density variants cannot be named by it"))
+                    return []
+                }
+                guard widths.insert(width).inserted else { continue }
+                variant.breakpointWidth = width
+                drafts.append(Draft(output: variant, page: page))
+            }
+            return drafts
+        }
         guard let base = planned(output.chain, breakpoint: nil) else { return [] }
         guard let breakpoints = output.encoding.breakpoints else {
             return [Draft(output: base, page: page)]
@@ -271,7 +298,16 @@ public struct Planner: Sendable {
                 let values = evaluation.evaluated.map { "\($0.written) is \($0.value)" }.joined(separator: ", ")
                 let problems = StepRules.issues(in: step, limits: limits)
                 if !problems.isEmpty {
-                    issues += problems.map { ValidationIssue(location: here, reason: "\($0.field.isEmpty ? "" : $0.field + " ")\($0.reason) (on this source \(values))") }
+                    issues += problems.map { problem in
+                        let reason = "\(problem.field.isEmpty ? "" : problem.field + " ")\(problem.reason) (on this source \(values))"
+                        // Named as written when one expression gave the value at fault.
+                        let param = CloudinaryNames.parameter(for: step, field: problem.field)
+                        guard let bound = problem.bound, !param.isEmpty,
+                              let culprit = evaluation.evaluated.first(where: { $0.parameter == param || $0.parameter.hasPrefix(param + "_") }) else {
+                            return ValidationIssue(location: here, reason: reason)
+                        }
+                        return ValidationIssue(location: here, reason: CloudinaryVocabulary.outOfRange(culprit.written, reason, bound: bound))
+                    }
                     walk.size = nil
                     break
                 }
@@ -290,6 +326,9 @@ public struct Planner: Sendable {
                     // The region is the face's: the rest waits for its size, as after a trim.
                     if !rest.isEmpty { walk.operations.append(deferred(rest)) }
                 }
+            case .resize(let r) where r.relative:
+                issues.append(ValidationIssue(location: here, reason: "fl_relative: sizes a layer by the image it is placed on, so it belongs in an overlay's own chain"))
+                walk.size = nil
             case .resize(let r):
                 let layout = ResizeGeometry.layout(r, input: size)
                 if layout.scaled != size { walk.operations.append(.resize(layout.scaled)) }
@@ -335,6 +374,15 @@ public struct Planner: Sendable {
                     issues.append(ValidationIssue(location: here, reason: "fc in an overlay's own chain: known to Cloudinary, not supported by Derive (the engine counts the faces of the main image only); decide with if_fc_… around the layer"))
                     walk.size = nil
                     break
+                }
+                // Sizes given relative to the image it is placed on (fl_relative) are pixels of
+                // this image, which the overlay's own planning does not see.
+                o.chain = o.chain.map { step in
+                    guard case .resize(var r) = step, r.relative else { return step }
+                    if case .fraction(let f)? = r.width { r.width = .pixels(ResizeGeometry.px(f * Double(size.width))) }
+                    if case .fraction(let f)? = r.height { r.height = .pixels(ResizeGeometry.px(f * Double(size.height))) }
+                    r.relative = false
+                    return .resize(r)
                 }
                 // It starts with the variables set here, and its text is written with their values.
                 if !o.chain.isEmpty && !facts.variables.isEmpty { o.chain = stepFacts.assignments + o.chain }

@@ -105,7 +105,8 @@ enum StepRules {
             return issues
         case .trim(let t): return check(t.tolerance, in: 0...100, field: "tolerance")
         case .background: return []
-        case .border(let b): return check(b.width, in: 1...min(1000, limits.maxOutputDimension), field: "width")
+        // An expression is checked by the planner once evaluated.
+        case .border(let b): return b.widthExpression != nil ? [] : check(b.width, in: 1...min(1000, limits.maxOutputDimension), field: "width", derivesLimits: true)
         case .opacity(let o): return check(o, in: 0...100, field: "percent")
         case .overlay(let o): return overlayIssues(o, limits: limits)
         case .validate(let c): return constraintIssues(c)
@@ -120,14 +121,20 @@ enum StepRules {
         }
     }
 
-    static func check(_ value: Int, in range: ClosedRange<Int>, field: String) -> [FieldIssue] {
-        range.contains(value) ? [] : [FieldIssue(field: field, reason: "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")]
+    /// `range` is Cloudinary's documented range, or with `derivesLimits` Derive's own limits
+    /// (a width up to 16384): a value past them is Cloudinary's, refused by Derive, while one
+    /// below a lower end of 0 or 1 is no size at all.
+    static func check(_ value: Int, in range: ClosedRange<Int>, field: String, derivesLimits: Bool = false) -> [FieldIssue] {
+        guard !range.contains(value) else { return [] }
+        let beyondDerive = derivesLimits && (value > range.upperBound || range.lowerBound < 0)
+        return [FieldIssue(field: field, reason: "must be between \(range.lowerBound) and \(range.upperBound), got \(value)",
+                           bound: beyondDerive ? .derive : .cloudinary)]
     }
 
     /// An expression is checked by the planner once evaluated on a source.
-    static func check(_ value: WholeNumber, in range: ClosedRange<Int>, field: String) -> [FieldIssue] {
+    static func check(_ value: WholeNumber, in range: ClosedRange<Int>, field: String, derivesLimits: Bool = false) -> [FieldIssue] {
         guard case .value(let n) = value else { return [] }
-        return check(n, in: range, field: field)
+        return check(n, in: range, field: field, derivesLimits: derivesLimits)
     }
 
     static func presetNameIssues(_ name: String, field: String) -> [FieldIssue] {
@@ -143,7 +150,7 @@ enum StepRules {
     static func dimensionIssues(_ d: Length?, field: String, limits: ChainLimits) -> [FieldIssue] {
         switch d {
         case nil: return []
-        case .pixels(let n): return check(n, in: 1...limits.maxOutputDimension, field: field)
+        case .pixels(let n): return check(n, in: 1...limits.maxOutputDimension, field: field, derivesLimits: true)
         case .fraction(let f):
             return f > 0 && f <= maxFraction ? []
                 : [FieldIssue(field: field, reason: "must be a fraction above 0 and at most \(Decimal6.string(maxFraction)), got \(Decimal6.string(f))")]
@@ -154,7 +161,7 @@ enum StepRules {
     static func offsetIssues(_ d: Length?, field: String, limits: ChainLimits) -> [FieldIssue] {
         switch d {
         case nil: return []
-        case .pixels(let n): return check(n, in: -limits.maxOutputDimension...limits.maxOutputDimension, field: field)
+        case .pixels(let n): return check(n, in: -limits.maxOutputDimension...limits.maxOutputDimension, field: field, derivesLimits: true)
         case .fraction(let f):
             return abs(f) <= 1 ? [] : [FieldIssue(field: field, reason: "must be a fraction between -1 and 1, got \(Decimal6.string(f))")]
         case .expression: return []
@@ -163,7 +170,7 @@ enum StepRules {
 
     static func focusIssues(_ d: Length, field: String, limits: ChainLimits) -> [FieldIssue] {
         switch d {
-        case .pixels(let n): return check(n, in: 0...limits.maxOutputDimension, field: field)
+        case .pixels(let n): return check(n, in: 0...limits.maxOutputDimension, field: field, derivesLimits: true)
         case .fraction(let f):
             return (0...1).contains(f) ? [] : [FieldIssue(field: field, reason: "must be a fraction between 0 and 1, got \(Decimal6.string(f))")]
         case .expression: return []
@@ -196,6 +203,9 @@ enum StepRules {
             if !FaceGeometry.cutsAroundFaces(r) {
                 issues.append(FieldIssue(field: "zoom", reason: "applies to modes thumb and crop with a face gravity (face, faces and their :center and :auto forms)"))
             }
+        }
+        if r.relative && !(r.width?.isFraction == true || r.height?.isFraction == true) {
+            issues.append(FieldIssue(field: "relative", reason: "applies to a fractional width or height, which it makes relative to the image the overlay is placed on; give one (w_0.25)"))
         }
         if let dpr = r.dpr, !(dpr > 0 && dpr <= 8) {
             issues.append(FieldIssue(field: "dpr", reason: "must be above 0 and at most 8, got \(Decimal6.string(dpr))"))
@@ -245,9 +255,9 @@ enum StepRules {
             return [FieldIssue(field: "radius", reason: "takes 1 to 4 radii, got \(radii.count)")]
         }
         // One radius for every corner (`r_20`, normalised to four) is one problem, not four.
-        if Set(radii).count == 1 { return check(radii[0], in: 0...limits.maxOutputDimension, field: "radius") }
+        if Set(radii).count == 1 { return check(radii[0], in: 0...limits.maxOutputDimension, field: "radius", derivesLimits: true) }
         return radii.enumerated().flatMap { i, value in
-            check(value, in: 0...limits.maxOutputDimension, field: "radius[\(i)]")
+            check(value, in: 0...limits.maxOutputDimension, field: "radius[\(i)]", derivesLimits: true)
         }
     }
 
@@ -262,8 +272,8 @@ enum StepRules {
             if t.text.isEmpty || t.text.count > limits.maxTextLength {
                 issues.append(FieldIssue(field: "text.text", reason: "must be 1 to \(limits.maxTextLength) characters, got \(t.text.count)"))
             }
-            issues += check(t.size, in: 1...1000, field: "text.size")
-            if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width") }
+            issues += check(t.size, in: 1...1000, field: "text.size", derivesLimits: true)
+            if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width", derivesLimits: true) }
             if !(1...64).contains(t.font.count) || !t.font.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) {
                 issues.append(FieldIssue(field: "text.font", reason: "font names are 1–64 letters, digits, spaces or hyphens, got \(Quoted(t.font))"))
             }
@@ -310,7 +320,7 @@ enum StepRules {
         let format = s.format.flatMap { $0.isConcrete ? $0 : nil }
         if case .value(let q)? = s.quality { issues += check(q, in: 1...100, field: "quality") }
         if let effort = s.effort { issues += check(effort, in: 0...9, field: "effort") }
-        if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame") }
+        if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame", derivesLimits: true) }
         if s.lossless == true {
             if let format, !format.supportsLossless {
                 let why = format == .jpeg ? "jpeg has no lossless mode" : "\(format.rawValue) is always lossless"
@@ -329,16 +339,27 @@ enum StepRules {
         if let chroma = s.chromaSubsampling, chroma != .auto, let format, !format.supportsChromaSubsampling {
             issues.append(FieldIssue(field: "chromaSubsampling", reason: "applies to jpeg and avif, not \(format.rawValue)"))
         }
+        if let densities = s.densities {
+            if !(1...4).contains(densities.count) {
+                issues.append(FieldIssue(field: "densities", reason: "lists 1 to 4 densities, got \(densities.count)"))
+            }
+            if let bad = densities.first(where: { !($0 > 0 && $0 <= 8) }) {
+                issues.append(FieldIssue(field: "densities", reason: "each must be above 0 and at most 8, got \(Decimal6.string(bad))"))
+            }
+            if s.breakpoints != nil {
+                issues.append(FieldIssue(field: "densities", reason: "cannot be combined with breakpoints; make one output of each"))
+            }
+        }
         if let b = s.breakpoints {
-            issues += check(b.minWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.minWidth")
-            issues += check(b.maxWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.maxWidth")
+            issues += check(b.minWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.minWidth", derivesLimits: true)
+            issues += check(b.maxWidth, in: 1...limits.maxOutputDimension, field: "breakpoints.maxWidth", derivesLimits: true)
             if b.minWidth > b.maxWidth {
                 issues.append(FieldIssue(field: "breakpoints.minWidth", reason: "is larger than maxWidth (\(b.minWidth) > \(b.maxWidth))"))
             }
-            issues += check(b.maxCount, in: 1...limits.maxBreakpoints, field: "breakpoints.maxCount")
+            issues += check(b.maxCount, in: 1...limits.maxBreakpoints, field: "breakpoints.maxCount", derivesLimits: true)
             switch b.spacing {
-            case .step(let step): issues += check(step, in: 1...limits.maxOutputDimension, field: "breakpoints.step")
-            case .bytes(let bytes): issues += check(bytes, in: 1...100_000_000, field: "breakpoints.bytes")
+            case .step(let step): issues += check(step, in: 1...limits.maxOutputDimension, field: "breakpoints.step", derivesLimits: true)
+            case .bytes(let bytes): issues += check(bytes, in: 1...100_000_000, field: "breakpoints.bytes", derivesLimits: true)
             }
         }
         return issues

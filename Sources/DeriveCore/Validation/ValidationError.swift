@@ -79,6 +79,16 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 struct FieldIssue: Sendable, Hashable {
     var field: String
     var reason: String
+    /// Whose range a number is outside of, when that is the problem: a refusal of a string
+    /// says whether Cloudinary would take the value at all.
+    var bound: Bound? = nil
+
+    enum Bound: Sendable, Hashable {
+        /// Outside what Cloudinary documents (`e_sepia:-10`, `w_0`, `o_150`).
+        case cloudinary
+        /// Within Cloudinary's language, beyond a limit of Derive's (`w_20000`).
+        case derive
+    }
 
     /// The issue of a setting written in a transformation string at `location`, named as it is
     /// written there (`q_` rather than `quality`).
