@@ -112,7 +112,8 @@ final class OperationRunner {
                 if let loop { Metadata.setInt(pointer, "loop", loop) }
             }
         }
-        throw DeriveError(.decodeFailed, "page \(missing) was not decoded; the image has \(frames.count)")
+        // libvips reads a document whose pages differ in height as one page.
+        throw DeriveError(.decodeFailed, "page \(missing) of the page set is not among the \(frames.count) frames decoded; a document's pages become frames only when they have one size")
     }
 
     func planned(_ steps: [Step], on size: Size) throws(DeriveError) -> ([ImageOperation], Size?) {
