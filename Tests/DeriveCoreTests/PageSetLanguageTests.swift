@@ -1,4 +1,5 @@
 @testable import DeriveCore
+import DeriveTestSupport
 import Testing
 
 /// `pg_` page ranges and lists: read, printed canonically, and planned as an animation of the
@@ -116,6 +117,27 @@ import Testing
     @Test(arguments: [("2-4;7", [2, 3, 4, 7]), ("5-", [5, 6]), ("3;1;3", [3, 1, 3]), ("1-6", [1, 2, 3, 4, 5, 6])])
     func resolvesOnASourcesPageCount(text: String, pages: [Int]) throws {
         #expect(try #require(PageSet.parse(text)).pages(count: 6, limit: PageSet.maxFrames) == pages)
+    }
+
+    /// `cp` is the first page of the set.
+    @Test func currentPageIsTheSetsFirst() throws {
+        let plan = try plan(["c_scale,w_cp_mul_10/pg_4-6,f_gif"], Self.animation)
+        #expect(plan.outputs[0].size == Size(40, 40))
+    }
+
+    /// Random text of the grammar's characters: what parses prints back to the same pages.
+    @Test func fuzzTheGrammar() {
+        var random = SeededRandom(seed: 15)
+        let alphabet = Array("0123456789;-;-x")
+        for _ in 0..<20_000 {
+            let text = String((0..<Int.random(in: 0...9, using: &random)).map { _ in random.pick(alphabet) })
+            if let set = PageSet.parse(text) {
+                #expect(set.runs.allSatisfy { $0.first >= 1 && ($0.last ?? $0.first) >= $0.first }, "\(text)")
+                #expect(PageSet.parse(set.text) == set, "\(text)")
+                #expect(PageSet.parse(set.normalised.text)?.normalised == set.normalised, "\(text)")
+                #expect(set.normalised.pages(count: 1000, limit: PageSet.maxFrames) == set.pages(count: 1000, limit: PageSet.maxFrames), "\(text)")
+            }
+        }
     }
 
     @Test func aSetPastTheFrameLimitIsNotExpanded() throws {

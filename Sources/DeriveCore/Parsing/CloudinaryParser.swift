@@ -532,7 +532,8 @@ struct ParseRun {
             if let frame = Int(pg) {
                 found.frame = frame
             } else if let pages = PageSet.parse(pg) {
-                found.pages = pages
+                // Normalised, so that the same pages written twice in two spellings agree.
+                found.pages = pages.normalised
             } else {
                 fail(c, CloudinaryVocabulary.malformed("pg_" + pg, "pg takes a page (3), a range upwards (2-4, 5-) or pages and ranges joined by ';' (1;3;5, 1-3;6)", hint: ""))
             }

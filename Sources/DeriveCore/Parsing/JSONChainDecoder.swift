@@ -213,7 +213,7 @@ public struct JSONChainDecoder: Sendable {
         s.autoOrient = log.bool(fields["autoOrient"], at: path.appending("autoOrient"))
         s.frame = log.int(fields["frame"], at: path.appending("frame"))
         if let text = log.string(fields["pages"], at: path.appending("pages")) {
-            s.pages = PageSet.parse(text)
+            s.pages = PageSet.parse(text)?.normalised
             if s.pages == nil {
                 log.add(path.appending("pages"), "must be pages joined by ';', each a page, a range or an open range (\"2-4;7\", \"5-\"), got \(Quoted(text))")
             }

@@ -136,7 +136,8 @@ public struct Planner: Sendable {
         // A hash of the canonical output, the same for every breakpoint width.
         let identity = output.identity
 
-        let facts = ExpressionFacts(initial: start, current: start, page: page, pageCount: source.pages)
+        // With a page set, cp is its first page (the frame decisions are made on).
+        let facts = ExpressionFacts(initial: start, current: start, page: selected?.first ?? page, pageCount: source.pages)
         func planned(_ steps: [Step], breakpoint: Int?) -> PlannedOutput? {
             let before = issues.count
             let walk = self.walk(steps, from: start, facts: facts, sourceFormat: source.format, location: label, issues: &issues)
