@@ -77,7 +77,11 @@ final class OperationRunner {
 
     /// Runs operations on every frame of an animation, deciding content-dependent ones on the
     /// first frame so that all frames are cut the same way.
+    /// A page set (`selectPages`, first when present) picks the frames before the rest runs.
     func runAnimated(_ operations: [ImageOperation], on image: VImage) throws(DeriveError) -> VImage {
+        if case .selectPages(let pages)? = operations.first {
+            return try runAnimated(Array(operations.dropFirst()), on: try Self.pages(pages, of: image))
+        }
         let frames = try image.frames()
         let (first, resolved) = try run(operations, on: frames[0])
         var results = [first]
@@ -92,6 +96,24 @@ final class OperationRunner {
             if let delays { Metadata.setInts(pointer, "delay", delays) }
             if let loop { Metadata.setInt(pointer, "loop", loop) }
         }
+    }
+
+    /// These frames (1-based) of a multi-page image, in order, as a multi-page image with their
+    /// delays; a still image is its own page 1.
+    static func pages(_ pages: [Int], of image: VImage) throws(DeriveError) -> VImage {
+        let frames = try image.frames()
+        guard let missing = pages.first(where: { !(1...frames.count).contains($0) }) else {
+            let delays = image.ints("delay")
+            let loop = image.int("loop")
+            let stacked = try VImage.stacked(pages.map { frames[$0 - 1] })
+            return try stacked.withMetadata { pointer in
+                Metadata.setInt(pointer, "page-height", frames[0].height)
+                if let delays, delays.count == frames.count { Metadata.setInts(pointer, "delay", pages.map { delays[$0 - 1] }) }
+                if let loop { Metadata.setInt(pointer, "loop", loop) }
+            }
+        }
+        // libvips reads a document whose pages differ in height as one page.
+        throw DeriveError(.decodeFailed, "page \(missing) of the page set is not among the \(frames.count) frames decoded; a document's pages become frames only when they have one size")
     }
 
     func planned(_ steps: [Step], on size: Size) throws(DeriveError) -> ([ImageOperation], Size?) {
@@ -109,6 +131,9 @@ final class OperationRunner {
         case .selectPage(let page):
             guard image.pages > 1 else { return image }
             return try image.extracted(Rect(x: 0, y: (page - 1) * image.pageHeight, width: image.width, height: image.pageHeight))
+        case .selectPages(let pages):
+            // Reached only outside `runAnimated`, which takes it first.
+            return try Self.pages(pages, of: image)
         case .unorient(let orientation):
             return try unorient(image, orientation)
         case .resize(let size):

@@ -118,10 +118,14 @@ public struct VipsEngine: ImageEngine {
     }
 
     func applied(_ operations: [ImageOperation], to decoded: VImage, planned: PlannedOutput, runner: OperationRunner) throws(DeriveError) -> VImage {
-        if planned.keepsAnimation && decoded.pages > 1 {
+        if planned.keepsAnimation && decoded.pages > 1 || operations.first.map(Self.selectsPages) == true {
             return try runner.runAnimated(operations, on: decoded)
         }
         return try runner.run(operations, on: decoded).0
+    }
+
+    static func selectsPages(_ operation: ImageOperation) -> Bool {
+        if case .selectPages = operation { true } else { false }
     }
 
     func encoded(_ lazy: VImage, planned: PlannedOutput, breakpointWidth: Int?, applyMilliseconds: Double,

@@ -55,6 +55,13 @@ struct ChainGenerator {
         }
         if random.chance(0.1) { s.autoOrient = false }
         if random.chance(0.1) { s.frame = Int.random(in: 1...3, using: &random) }
+        if s.frame == nil, format.canAnimate || format == .auto, random.chance(0.1) {
+            let runs = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                let first = Int.random(in: 1...3, using: &random)
+                return PageSet.Run(first: first, last: random.pick([first, first + 1, nil]))
+            }
+            s.pages = PageSet(runs)
+        }
         // w_auto and w_auto:breakpoints in strings: breakpoints that a string can say.
         if !jsonOnly && random.chance(0.1) {
             let step = random.pick([100, 20, 250])

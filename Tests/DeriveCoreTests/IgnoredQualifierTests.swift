@@ -102,15 +102,6 @@ import Testing
         #expect(CloudinaryParser().parse(text).issues.map(\.description) == [message])
     }
 
-    /// Page ranges and lists are refused naming the parameter and what is missing.
-    @Test(arguments: ["pg_2-4", "pg_1;3;5", "pg_5-"])
-    func pageRangesAreRefusedClearly(text: String) {
-        #expect(CloudinaryParser().parse(text).issues.map(\.description) == [
-            #"chain component 0 ("\#(text)"): \#(text): known to Cloudinary, not supported by Derive: page ranges and lists make a PDF or an animation of those pages, and Derive's page selection takes one page (pg_<n>) or every frame; select one page, or make one output per page"#,
-        ])
-        #expect(CloudinaryParser().parse("pg_3").issues.isEmpty)
-    }
-
     /// A ratio alone with a mode that neither crops nor pads is refused naming it; with a crop
     /// mode it picks the largest box of that shape, as before.
     @Test func aRatioAloneNeedsACropOrPadMode() throws {

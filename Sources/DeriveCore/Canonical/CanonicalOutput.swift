@@ -62,6 +62,8 @@ public struct EncodingSettings: Sendable, Hashable {
     public var chromaSubsampling: ChromaSubsampling
     public var autoOrient: Bool
     public var frame: Int?
+    /// Normalised (`2;3;4` is `2-4`); a set of one page is `frame` instead.
+    public var pages: PageSet?
     public var breakpoints: Breakpoints?
     public var densities: [Double]?
 
@@ -74,7 +76,8 @@ public struct EncodingSettings: Sendable, Hashable {
         effort = s.effort ?? (format.isConcrete ? format.defaultEffort : nil)
         chromaSubsampling = s.chromaSubsampling ?? .auto
         autoOrient = s.autoOrient ?? true
-        frame = s.frame
+        frame = s.frame ?? s.pages?.singlePage
+        pages = s.pages?.singlePage == nil ? s.pages?.normalised : nil
         breakpoints = s.breakpoints
         densities = s.densities
     }
@@ -93,6 +96,7 @@ public struct EncodingSettings: Sendable, Hashable {
                                effort: effort, chromaSubsampling: chromaSubsampling, autoOrient: autoOrient, frame: frame,
                                breakpoints: breakpoints)
         s.densities = densities
+        s.pages = pages
         return s
     }
 }

@@ -37,6 +37,7 @@ public enum ChainEncoder {
         add("chromaSubsampling", s.chromaSubsampling.map { .string($0.rawValue) })
         add("autoOrient", s.autoOrient.map(JSONValue.bool))
         add("frame", s.frame.map(JSONValue.int))
+        add("pages", s.pages.map { .string($0.text) })
         add("breakpoints", s.breakpoints.map(json))
         add("densities", s.densities.map { .array($0.map(JSONValue.decimal)) })
         add("formats", s.formats.map { .array($0.map { .string($0.rawValue) }) })

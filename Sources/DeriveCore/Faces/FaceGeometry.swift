@@ -218,7 +218,7 @@ public enum FaceGeometry {
             // The engine maps what these resolved to (a crop, a resize); unresolved, the
             // positions are unknown.
             return []
-        case .selectPage, .round, .effect, .flatten, .opacity, .overlay:
+        case .selectPage, .selectPages, .round, .effect, .flatten, .opacity, .overlay:
             return boxes
         }
     }

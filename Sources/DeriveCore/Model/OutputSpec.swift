@@ -29,6 +29,9 @@ public struct OutputSettings: Sendable, Hashable {
     public var autoOrient: Bool?
     /// 1-based page or frame (`pg_<n>`); without it animations keep every frame.
     public var frame: Int?
+    /// Several pages or frames in order (`pg_2-4`, `pg_1;3;5`, `pg_5-`): the output is an
+    /// animation of them. A set of one page is `frame`.
+    public var pages: PageSet?
     public var breakpoints: Breakpoints?
     /// Density variants (`dpr_auto`: 1, 2 and 3): the output once per density, every size of
     /// the chain multiplied by it, each stored and recorded with its width.
@@ -166,6 +169,7 @@ extension OutputSettings {
         take(\.chromaSubsampling, "chromaSubsampling")
         take(\.autoOrient, "autoOrient")
         take(\.frame, "frame")
+        take(\.pages, "pages")
         take(\.breakpoints, "breakpoints")
         take(\.densities, "densities")
         take(\.formats, "formats")

@@ -529,7 +529,14 @@ struct ParseRun {
             }
         }
         if let pg = p.removeValue(forKey: "pg") {
-            if let frame = Int(pg) { found.frame = frame } else { fail(c, param: "pg", "must be a page number, got \(Quoted(pg))") }
+            if let frame = Int(pg) {
+                found.frame = frame
+            } else if let pages = PageSet.parse(pg) {
+                // Normalised, so that the same pages written twice in two spellings agree.
+                found.pages = pages.normalised
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("pg_" + pg, "pg takes a page (3), a range upwards (2-4, 5-) or pages and ranges joined by ';' (1;3;5, 1-3;6)", hint: ""))
+            }
         }
         if let a = p["a"] {
             let tokens = a.split(separator: ".").map(String.init)
@@ -895,7 +902,7 @@ enum CloudinaryNames {
         switch field {
         case "format": "f"
         case "quality", "chromaSubsampling": "q"
-        case "frame": "pg"
+        case "frame", "pages": "pg"
         case "lossless": "fl_lossless"
         case "progressive": "fl_progressive"
         case "strip": "fl_keep_iptc"

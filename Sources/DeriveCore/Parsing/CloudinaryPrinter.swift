@@ -168,6 +168,7 @@ public enum CloudinaryPrinter {
             p.append("q_" + (q == .auto(.good) ? "auto" : q.text))
         }
         if s.frame != nil { p.append("pg_\(s.frame!)") }
+        if let pages = s.pages { p.append("pg_" + pages.text) }
         if !s.autoOrient { p.append("a_ignore") }
         var flags: [String] = []
         if s.progressive { flags.append("progressive") }

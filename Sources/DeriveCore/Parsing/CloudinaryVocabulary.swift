@@ -89,8 +89,6 @@ public enum CloudinaryVocabulary {
             case uncomputableValue
             /// A gravity that needs a detector Derive does not have (`g_ocr_text`, `g_auto:subject`).
             case detectorGravity
-            /// Several pages (`pg_2-4`, `pg_1;3;5`, `pg_5-`), which make a document or animation of them.
-            case pageRange
             /// `dpr_auto` where its density variants cannot be made (with a layer, no size).
             case automaticDensity
             /// `w_auto` where its width variants cannot be the output's breakpoints.
@@ -122,7 +120,6 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .automaticDensity, spelling: "dpr_auto inside a layer or an if_ block, with a layer, w_auto, another density, or no w_ or h_ in the chain", reason: "a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"),
         Unsupported(match: .automaticWidth, spelling: "w_auto[:<step>], w_auto:breakpoints... inside a layer or an if_ block, with h_, ar_, dpr_ or c_crop, twice, or before other steps", reason: "a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"),
         Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
-        Unsupported(match: .pageRange, spelling: "pg_2-4, pg_1;3;5, pg_5-", reason: "page ranges and lists make a PDF or an animation of those pages, and Derive's page selection takes one page (pg_<n>) or every frame; select one page, or make one output per page"),
         Unsupported(match: .textStyle, spelling: "l_text:<font>_<size>_underline (strikethrough, left, center, right, justify, stroke, letter_spacing_<n>, line_spacing_<n>, antialias_<mode>, hinting_<mode>, light, thin)", reason: "text decoration, alignment, strokes, spacing, rendering hints and weights other than bold; Derive's text styles are bold, italic and normal; \(plannedEffects)"),
         Unsupported(match: .savedTextStyle, spelling: "l_text:<saved style>:<text>", reason: "text styles saved as assets of a Cloudinary account; give the style in the string: l_text:<font>_<size>[_bold][_italic]:<text>"),
         Unsupported(match: .besideLayerApply, spelling: "e_<effect>,fl_layer_apply and other parameters beside fl_layer_apply", reason: "parameters other than the layer's placement (g_, x_, y_, fl_region_relative) in the component that applies it, where Cloudinary reads blend modes (e_multiply, e_screen, e_overlay...); put what changes the layer in a component before fl_layer_apply, and what changes the result in one after it; \(plannedEffects)"),
@@ -172,7 +169,6 @@ public enum CloudinaryVocabulary {
             case .value(let k, let v): return k == key && v == value
             case .valuePrefix(let k, let prefix):
                 return k == key && value.hasPrefix(prefix)
-            case .pageRange: return key == "pg" && value.first?.isNumber == true && (value.contains("-") || value.contains(";"))
             case .variable, .uncomputableValue, .detectorGravity, .textStyle, .savedTextStyle, .besideLayerApply, .automaticWidth, .automaticDensity: return false
             }
         }

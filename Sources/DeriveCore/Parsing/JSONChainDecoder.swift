@@ -9,7 +9,7 @@ public struct JSONChainDecoder: Sendable {
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "progressive", "lossless", "effort",
-                                    "chromaSubsampling", "autoOrient", "frame", "breakpoints", "densities", "formats"]
+                                    "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom", "relative"]
@@ -212,6 +212,12 @@ public struct JSONChainDecoder: Sendable {
         }
         s.autoOrient = log.bool(fields["autoOrient"], at: path.appending("autoOrient"))
         s.frame = log.int(fields["frame"], at: path.appending("frame"))
+        if let text = log.string(fields["pages"], at: path.appending("pages")) {
+            s.pages = PageSet.parse(text)?.normalised
+            if s.pages == nil {
+                log.add(path.appending("pages"), "must be pages joined by ';', each a page, a range or an open range (\"2-4;7\", \"5-\"), got \(Quoted(text))")
+            }
+        }
         if let b = fields["breakpoints"] {
             s.breakpoints = readBreakpoints(b, at: path.appending("breakpoints"), log: log)
         }

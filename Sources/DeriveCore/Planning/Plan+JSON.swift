@@ -102,6 +102,7 @@ extension ImageOperation {
         }
         switch self {
         case .selectPage(let page): return op("selectPage", [JSONMember(key: "page", value: .int(page))])
+        case .selectPages(let pages): return op("selectPages", [JSONMember(key: "pages", value: .array(pages.map(JSONValue.int)))])
         case .unorient(let o): return op("unorient", [JSONMember(key: "orientation", value: .int(o))])
         case .resize(let s): return op("resize", size(s))
         case .crop(let r): return op("crop", rect(r))

@@ -34,6 +34,9 @@ public struct SourceFacts: Sendable, Hashable {
 public enum ImageOperation: Sendable, Hashable {
     /// Picks one page or frame (1-based) when the decode kept several.
     case selectPage(Int)
+    /// Takes these pages or frames (1-based), in order, as the frames of an animation (`pg_2-4`);
+    /// always first, and the operations after it run on each frame.
+    case selectPages([Int])
     /// Undoes the EXIF orientation the decoder applied (`a_ignore`).
     case unorient(orientation: Int)
     /// Resamples to exactly this size.
@@ -67,7 +70,7 @@ public enum ImageOperation: Sendable, Hashable {
     /// coordinates scaled, so they do not force a full-size decode.
     var commutesWithScaling: Bool {
         switch self {
-        case .selectPage, .unorient, .crop, .smartCrop, .flip: true
+        case .selectPage, .selectPages, .unorient, .crop, .smartCrop, .flip: true
         case .rotate(let degrees, _, _): ResizeGeometry.isRightAngle(degrees)
         case .effect(let e): e.isPointwise
         default: false

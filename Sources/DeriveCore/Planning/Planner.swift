@@ -29,8 +29,12 @@ public struct Planner: Sendable {
         // 2. One page selection for the decode; outputs that want another page pick it.
         let pages = pageSelection(drafts)
         if case .all = pages {
-            for i in drafts.indices where !drafts[i].output.keepsAnimation {
-                drafts[i].output.operations.insert(.selectPage(drafts[i].page), at: 0)
+            for i in drafts.indices {
+                if let selected = drafts[i].pages {
+                    drafts[i].output.operations.insert(.selectPages(selected), at: 0)
+                } else if !drafts[i].output.keepsAnimation {
+                    drafts[i].output.operations.insert(.selectPage(drafts[i].page), at: 0)
+                }
             }
         }
 
@@ -81,6 +85,29 @@ public struct Planner: Sendable {
     struct Draft {
         var output: PlannedOutput
         var page: Int
+        /// The pages of a page set (`pg_2-4`), in order: the output animates them.
+        var pages: [Int]? = nil
+    }
+
+    /// A page set resolved on the source: every page it names must exist, and the output's
+    /// format must hold several frames (Cloudinary documents page sets for PDF delivery, which
+    /// Derive does not write; a still format cannot hold them).
+    func selectedPages(_ set: PageSet, format: OutputFormat, source: SourceFacts, label: String,
+                       issues: inout [ValidationIssue]) -> [Int]? {
+        let written = "pg_\(set.text)"
+        if set.highestNamed > source.pages {
+            issues.append(ValidationIssue(location: "\(label).pages", reason: "\(written): page \(set.highestNamed) does not exist; the source has \(source.pages)"))
+            return nil
+        }
+        guard let pages = set.pages(count: source.pages, limit: PageSet.maxFrames) else {
+            issues.append(ValidationIssue(location: "\(label).pages", reason: "\(written) selects more than \(PageSet.maxFrames) frames, Derive's limit"))
+            return nil
+        }
+        guard format.canAnimate || format == .auto else {
+            issues.append(ValidationIssue(location: "\(label).pages", reason: "\(written): known to Cloudinary, not supported by Derive with \(format.rawValue): Cloudinary makes a PDF of several pages, which Derive does not write, and \(format.rawValue) holds no animation of them; select one page (pg_<n>) or write a format that animates (f_gif, f_webp or f_auto)"))
+            return nil
+        }
+        return pages
     }
 
     func draft(_ output: CanonicalOutput, index: Int, source: SourceFacts, issues: inout [ValidationIssue]) -> [Draft] {
@@ -99,11 +126,18 @@ public struct Planner: Sendable {
         let format = output.encoding.format == .original
             ? OutputFormat.original(for: source.format, hasAlpha: source.hasAlpha) : output.encoding.format
         let encoding = format.isConcrete ? output.encoding.resolved(to: format) : { var e = output.encoding; e.format = format; return e }()
-        let keepsAnimation = source.isAnimated && output.encoding.frame == nil && (format.canAnimate || format == .auto)
+        var selected: [Int]?
+        if let set = output.encoding.pages {
+            selected = selectedPages(set, format: format, source: source, label: label, issues: &issues)
+            if selected == nil { return [] }
+        }
+        let keepsAnimation = selected != nil
+            || source.isAnimated && output.encoding.frame == nil && (format.canAnimate || format == .auto)
         // A hash of the canonical output, the same for every breakpoint width.
         let identity = output.identity
 
-        let facts = ExpressionFacts(initial: start, current: start, page: page, pageCount: source.pages)
+        // With a page set, cp is its first page (the frame decisions are made on).
+        let facts = ExpressionFacts(initial: start, current: start, page: selected?.first ?? page, pageCount: source.pages)
         func planned(_ steps: [Step], breakpoint: Int?) -> PlannedOutput? {
             let before = issues.count
             let walk = self.walk(steps, from: start, facts: facts, sourceFormat: source.format, location: label, issues: &issues)
@@ -142,13 +176,13 @@ public struct Planner: Sendable {
                 }
                 guard widths.insert(width).inserted else { continue }
                 variant.breakpointWidth = width
-                drafts.append(Draft(output: variant, page: page))
+                drafts.append(Draft(output: variant, page: page, pages: selected))
             }
             return drafts
         }
         guard let base = planned(output.chain, breakpoint: nil) else { return [] }
         guard let breakpoints = output.encoding.breakpoints else {
-            return [Draft(output: base, page: page)]
+            return [Draft(output: base, page: page, pages: selected)]
         }
         let cap = min(breakpoints.maxWidth, base.size?.width ?? breakpoints.maxWidth)
         switch breakpoints.spacing {
@@ -156,12 +190,12 @@ public struct Planner: Sendable {
             var searched = base
             searched.breakpointSearch = BreakpointSearch(minWidth: min(breakpoints.minWidth, cap), maxWidth: cap,
                                                          bytes: bytes, maxCount: breakpoints.maxCount)
-            return [Draft(output: searched, page: page)]
+            return [Draft(output: searched, page: page, pages: selected)]
         case .step(let step):
             let widths = Self.breakpointWidths(min: breakpoints.minWidth, max: cap, step: step, maxCount: breakpoints.maxCount)
             return widths.compactMap { width in
                 planned(output.chain + [.resize(Resize(mode: .limit, width: .pixels(width)))], breakpoint: width)
-                    .map { Draft(output: $0, page: page) }
+                    .map { Draft(output: $0, page: page, pages: selected) }
             }
         }
     }

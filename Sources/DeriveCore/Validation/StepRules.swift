@@ -321,6 +321,12 @@ enum StepRules {
         if case .value(let q)? = s.quality { issues += check(q, in: 1...100, field: "quality") }
         if let effort = s.effort { issues += check(effort, in: 0...9, field: "effort") }
         if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame", derivesLimits: true) }
+        if let pages = s.pages {
+            issues += check(pages.highestNamed, in: 1...10_000, field: "pages", derivesLimits: true)
+            if s.frame != nil {
+                issues.append(FieldIssue(field: "pages", reason: "cannot be combined with frame; give one page (frame) or several (pages)"))
+            }
+        }
         if s.lossless == true {
             if let format, !format.supportsLossless {
                 let why = format == .jpeg ? "jpeg has no lossless mode" : "\(format.rawValue) is always lossless"
