@@ -2,19 +2,13 @@ import DeriveCore
 
 extension PostgresJobStore: RecordedWork {
     public func recorded(sourceSHA256 sha256: String, outputs: [OutputIdentity]) throws(DeriveError) -> RecordedAsset? {
-        let wanted = JSONValue.array(outputs.map { .object(["name": .string($0.name), "identity": .string($0.identity)]) })
         let rows = try withConnection { connection throws(PostgresError) in
-            try connection.query(Self.recordedSQL, [sha256, JSONWriter.compact(wanted)]).rows.map { row throws(PostgresError) in
+            try connection.query(Self.recordedSQL, [sha256, OutputIdentity.json(outputs)]).rows.map { row throws(PostgresError) in
                 (try Fields(row).json(0), try Fields(row).json(1))
             }
         }
         guard let (asset, derivatives) = rows.first else { return nil }
-        guard case .array(let list) = derivatives else {
-            throw DeriveError(.internalError, "derivatives of asset \(sha256.prefix(16)) did not come back as a list", retryable: false)
-        }
-        var records: [DerivativeRecord] = []
-        for derivative in list { records.append(try DerivativeRecord(row: derivative)) }
-        return RecordedAsset(asset: try AssetRecord(row: asset), derivatives: records)
+        return try RecordedAsset(assetRow: asset, derivativeRows: derivatives)
     }
 
     /// The asset and its current rows for the outputs asked about, each as JSON with the

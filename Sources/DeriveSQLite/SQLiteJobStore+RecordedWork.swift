@@ -2,19 +2,13 @@ import DeriveCore
 
 extension SQLiteJobStore: RecordedWork {
     public func recorded(sourceSHA256 sha256: String, outputs: [OutputIdentity]) throws(DeriveError) -> RecordedAsset? {
-        let wanted = JSONValue.array(outputs.map { .object(["name": .string($0.name), "identity": .string($0.identity)]) })
         let rows = try read { connection throws(SQLiteError) in
-            try connection.query(Self.recordedSQL, [SQLiteValue(sha256), SQLiteValue(JSONWriter.compact(wanted))]).map { row throws(SQLiteError) in
+            try connection.query(Self.recordedSQL, [SQLiteValue(sha256), SQLiteValue(OutputIdentity.json(outputs))]).map { row throws(SQLiteError) in
                 (try Self.json(row, 0), try Self.json(row, 1))
             }
         }
         guard let (asset, derivatives) = rows.first else { return nil }
-        guard case .array(let list) = derivatives else {
-            throw DeriveError(.internalError, "derivatives of asset \(sha256.prefix(16)) did not come back as a list", retryable: false)
-        }
-        var records: [DerivativeRecord] = []
-        for derivative in list { records.append(try DerivativeRecord(row: derivative)) }
-        return RecordedAsset(asset: try AssetRecord(row: asset), derivatives: records)
+        return try RecordedAsset(assetRow: asset, derivativeRows: derivatives)
     }
 
     /// The asset and its current rows for the outputs asked about, each as JSON with the

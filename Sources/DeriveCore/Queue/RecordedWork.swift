@@ -17,6 +17,11 @@ public struct OutputIdentity: Sendable, Hashable {
         self.name = name
         self.identity = identity
     }
+
+    /// The list as the stores' statements take it: `[{"name": …, "identity": …}]`.
+    public static func json(_ outputs: [OutputIdentity]) -> String {
+        JSONWriter.compact(.array(outputs.map { .object(["name": .string($0.name), "identity": .string($0.identity)]) }))
+    }
 }
 
 public struct RecordedAsset: Sendable, Equatable {
@@ -26,6 +31,16 @@ public struct RecordedAsset: Sendable, Equatable {
     public init(asset: AssetRecord, derivatives: [DerivativeRecord]) {
         self.asset = asset
         self.derivatives = derivatives
+    }
+
+    /// The asset row and the JSON array of its derivative rows, as both stores select them.
+    public init(assetRow: JSONValue, derivativeRows: JSONValue) throws(DeriveError) {
+        guard case .array(let list) = derivativeRows else {
+            throw DeriveError(.internalError, "the derivative rows did not come back as a list: \(derivativeRows.typeDescription)", retryable: false)
+        }
+        var derivatives: [DerivativeRecord] = []
+        for row in list { derivatives.append(try DerivativeRecord(row: row)) }
+        self.init(asset: try AssetRecord(row: assetRow), derivatives: derivatives)
     }
 
     /// The rows of one output (several for a breakpoint set), widest last as a run records them.

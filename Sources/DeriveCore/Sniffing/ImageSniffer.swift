@@ -327,6 +327,17 @@ public enum ImageSniffer {
 
     struct TIFFFacts {
         var width = 0, height = 0, orientation = 1, pages = 0, alpha = false
+
+        /// One entry of the first directory, classic or BigTIFF alike.
+        mutating func read(tag: Int, value: Int?) {
+            switch tag {
+            case 256: width = value ?? 0
+            case 257: height = value ?? 0
+            case 274: orientation = value ?? 1
+            case 338: alpha = true
+            default: break
+            }
+        }
     }
 
     /// Reads IFD0 (size, orientation, alpha) and counts the IFD chain for pages.
@@ -342,14 +353,7 @@ public enum ImageSniffer {
                 for i in 0..<min(count, 4096) {
                     let entry = start + 2 + i * 12
                     guard let tag = b.u16(entry, little: little), let type = b.u16(entry + 2, little: little) else { break }
-                    let value = type == 3 ? b.u16(entry + 8, little: little) : b.u32(entry + 8, little: little)
-                    switch tag {
-                    case 256: facts.width = value ?? 0
-                    case 257: facts.height = value ?? 0
-                    case 274: facts.orientation = value ?? 1
-                    case 338: facts.alpha = true
-                    default: break
-                    }
+                    facts.read(tag: tag, value: type == 3 ? b.u16(entry + 8, little: little) : b.u32(entry + 8, little: little))
                 }
             }
             facts.pages += 1
@@ -482,13 +486,7 @@ public enum ImageSniffer {
                     let entry = ifd + 8 + i * 20
                     guard let tag = b.u16(entry, little: little), let type = b.u16(entry + 2, little: little) else { break }
                     let value = type == 3 ? b.u16(entry + 12, little: little) : type == 16 ? b.u64(entry + 12, little: little) : b.u32(entry + 12, little: little)
-                    switch tag {
-                    case 256: facts.width = value ?? 0
-                    case 257: facts.height = value ?? 0
-                    case 274: facts.orientation = value ?? 1
-                    case 338: facts.alpha = true
-                    default: break
-                    }
+                    facts.read(tag: tag, value: value)
                 }
             }
             facts.pages += 1
