@@ -107,6 +107,8 @@ public struct JobPipeline: Sendable {
         let reusable = try reusableOutputs(plan, sourceHash: sourceHash)
         let missing = plan.outputs.filter { reusable.outputs[$0.name] == nil }
         let result: RenderResult
+        // The plan as reported: every output, with the decode that was done.
+        var reported = plan
         if missing.isEmpty, let asset = reusable.asset {
             result = RenderResult(source: SourceMetadata(recorded: asset, inspection: inspection, image: image), outputs: [],
                                   timings: StageTimings())
@@ -115,6 +117,7 @@ public struct JobPipeline: Sendable {
             let toRender = missing.count == plan.outputs.count
                 ? plan : try self.plan(ResolvedJob(source: job.source, outputs: job.outputs.filter { names.contains($0.name) }, preset: job.preset),
                                        facts: inspection.facts)
+            reported.decode = toRender.decode
             result = try engine.render(toRender, source: image, inspection: inspection, overlays: overlays)
         }
         try checkCancelled()
@@ -139,7 +142,7 @@ public struct JobPipeline: Sendable {
             }
         }
         timings.store = milliseconds(since: mark)
-        let report = JobReport(plan: plan, result: RenderResult(source: result.source, outputs: outputs, timings: result.timings),
+        let report = JobReport(plan: reported, result: RenderResult(source: result.source, outputs: outputs, timings: result.timings),
                                locations: objects.map(\.url), timings: timings, totalMilliseconds: milliseconds(since: started),
                                fetched: fetched.origin == .file ? nil : fetched, decoded: !missing.isEmpty)
         return Outcome(report: report, record: DerivationRecord(report: report, resolved: job, stored: objects, sourceURL: source))

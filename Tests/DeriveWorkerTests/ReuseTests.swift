@@ -109,14 +109,21 @@ struct ReuseTests {
         #expect(rows.count == 1 && rows[0][0] == thumb.sha256)
     }
 
+    /// The small output's object is deleted: the next job derives it alone (decoded at the
+    /// size it needs, not at the large output's) and reuses the large output.
     @Test func anOutputWhoseObjectIsGoneIsDerivedAgain() throws {
-        let setup = try Setup(photo: "photos/coffee_noexif.png")
-        let first = try setup.outputs(try setup.derive([Self.thumb, Self.large]))
-        let gone = try #require(first["large"])
+        let small = #"{"name": "small", "chain": "c_scale,w_100", "format": "webp"}"#
+        let setup = try Setup(photo: "photos/kodak-pixpro-az521.jpg")
+        let first = try setup.derive([small, Self.large])
+        let gone = try #require(try setup.outputs(first)["small"])
         try setup.bucket.delete(try StorageKey(gone.key))
-        let second = try setup.outputs(try setup.derive([Self.thumb, Self.large]))
-        #expect(second["thumb"]?.reused == true)
-        #expect(second["large"]?.reused == false && second["large"]?.key == gone.key)
-        #expect(try setup.storedSHA(gone.key) == second["large"]?.sha256)
+        let again = try setup.derive([small, Self.large])
+        let second = try setup.outputs(again)
+        #expect(second["large"]?.reused == true)
+        #expect(second["small"]?.reused == false && second["small"]?.key == gone.key)
+        #expect(try setup.storedSHA(gone.key) == second["small"]?.sha256)
+        guard case .number(let decoded)? = again["source"]?["decode"]?["width"],
+              case .number(let full)? = first["source"]?["decode"]?["width"] else { throw Missing() }
+        #expect(decoded.intValue == 100 && full.intValue == 800, "decoded \(decoded.text) px wide for the small output alone, \(full.text) for both")
     }
 }
