@@ -57,6 +57,23 @@ enum Effects {
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.rgb().linear([1 - t, 1 - t, 1 - t], [t * Double(color.red), t * Double(color.green), t * Double(color.blue)])
             }
+        case .gamma(let level):
+            // Each channel v (0–1) becomes v^(1/g) with g = 1 + level / 100: 0 changes nothing,
+            // 150 (g = 2.5) lifts the midtones, -50 (g = 0.5) squares them; black and white stay.
+            let exponent = 1 / (1 + Double(level.planned) / 100)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let n = colour.bands
+                return try colour.linear(Array(repeating: 1.0 / 255, count: n), Array(repeating: 0, count: n), uchar: false)
+                    .raised(to: exponent).linear(Array(repeating: 255, count: n), Array(repeating: 0, count: n))
+                    .interpreted(as: colour.interpretation)
+            }
+        case .hue(let level):
+            // The hue angle in LCh turns by 1.8° a level (100 is half a turn), keeping lightness
+            // and chroma, so greys stay grey.
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().colourspace("lch").linear([1, 1, 1], [0, 0, 1.8 * Double(level.planned)], uchar: false)
+                    .colourspace("srgb").cast("uchar")
+            }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image

@@ -135,6 +135,11 @@ extension VImage {
         return try VipsCall("recomb").image("in", self).image("m", VImage(owning: m)).run().image("out").cast("uchar")
     }
 
+    /// Every value raised to `exponent` (libvips' `math2_const` pow; the result is float).
+    func raised(to exponent: Double) throws(DeriveError) -> VImage {
+        try VipsCall("math2_const").image("in", self).enumeration("math2", "pow").doubles("c", [exponent]).run().image("out")
+    }
+
     func inverted() throws(DeriveError) -> VImage {
         try VipsCall("invert").image("in", self).run().image("out")
     }

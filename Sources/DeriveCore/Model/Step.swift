@@ -176,6 +176,10 @@ public enum Effect: Sendable, Hashable {
     case tint(amount: WholeNumber, color: Color)
     case colorize(amount: WholeNumber, color: Color)
     case vignette(WholeNumber)
+    /// Gamma correction: positive levels lighten the midtones, negative darken them.
+    case gamma(WholeNumber)
+    /// Rotates every hue; 100 is half a turn.
+    case hue(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -186,7 +190,7 @@ public enum Effect: Sendable, Hashable {
     case pixelateRegion(WholeNumber, Region?)
 
     public enum Kind: String, Sendable, CaseIterable {
-        case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette
+        case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -207,6 +211,8 @@ public enum Effect: Sendable, Hashable {
         case .tint: .tint
         case .colorize: .colorize
         case .vignette: .vignette
+        case .gamma: .gamma
+        case .hue: .hue
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -218,7 +224,7 @@ public enum Effect: Sendable, Hashable {
     public var amount: WholeNumber? {
         switch self {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
-             .contrast(let n), .saturation(let n), .vignette(let n), .blurFaces(let n), .pixelateFaces(let n),
+             .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate: nil
@@ -229,7 +235,7 @@ public enum Effect: Sendable, Hashable {
     /// not force a full-size decode when they come before a resize.
     public var isPointwise: Bool {
         switch self {
-        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize: true
+        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue: true
         case .blur, .pixelate, .sharpen, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }

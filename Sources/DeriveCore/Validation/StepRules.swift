@@ -10,7 +10,8 @@ public enum EffectRules {
         case .pixelate, .pixelateFaces, .pixelateRegion: 1...200
         case .sepia: 1...100
         case .brightness: -99...100
-        case .contrast, .saturation: -100...100
+        case .contrast, .saturation, .hue: -100...100
+        case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
         case .grayscale, .negate: nil
         }
@@ -21,8 +22,8 @@ public enum EffectRules {
         case .blur, .sharpen, .colorize, .blurRegion: 100
         case .blurFaces: 500
         case .pixelate, .pixelateFaces, .pixelateRegion: 10
-        case .sepia, .brightness, .saturation: 80
-        case .contrast: 0
+        case .sepia, .brightness, .saturation, .hue: 80
+        case .contrast, .gamma: 0
         case .tint: 60
         case .vignette: 20
         case .grayscale, .negate: nil
@@ -45,6 +46,8 @@ public enum EffectRules {
         case .tint: return .tint(amount: n, color: color ?? tintDefaultColor)
         case .colorize: return .colorize(amount: n, color: color ?? colorizeDefaultColor)
         case .vignette: return .vignette(n)
+        case .gamma: return .gamma(n)
+        case .hue: return .hue(n)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -57,7 +60,7 @@ public enum EffectRules {
         switch kind {
         case .blur, .sharpen, .sepia, .vignette, .blurFaces, .blurRegion: "strength"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
-        case .brightness, .contrast, .saturation: "level"
+        case .brightness, .contrast, .saturation, .gamma, .hue: "level"
         case .tint, .colorize: "amount"
         case .grayscale, .negate: nil
         }

@@ -1,0 +1,70 @@
+@testable import DeriveCore
+import Testing
+
+/// Cloudinary's colour and tone effects (issue 16, item 1): each in its string and JSON forms,
+/// with Cloudinary's ranges and defaults, and its canonical round trip.
+@Suite struct ToneEffectTests {
+    static func step(_ text: String) throws -> Step {
+        let result = CloudinaryParser().parse(text)
+        if !result.issues.isEmpty { throw ValidationError(result.issues) }
+        return try #require(result.steps.first)
+    }
+
+    static func step(json: String) throws -> Step {
+        let job = try TransformationInput.parse(#"[\#(json)]"#)
+        return try #require(job.outputs.first?.chain.first)
+    }
+
+    @Test(arguments: [
+        ("e_gamma", #"{"gamma": true}"#, Effect.gamma(0)),
+        ("e_gamma:50", #"{"gamma": 50}"#, .gamma(50)),
+        ("e_gamma:-50", #"{"gamma": {"level": -50}}"#, .gamma(-50)),
+        ("e_gamma:150", #"{"gamma": {"level": 150}}"#, .gamma(150)),
+        ("e_hue", #"{"hue": true}"#, .hue(80)),
+        ("e_hue:-100", #"{"hue": -100}"#, .hue(-100)),
+        ("e_hue:40", #"{"hue": {"level": 40}}"#, .hue(40)),
+    ])
+    func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
+        #expect(try Self.step(text) == .effect(effect))
+        #expect(try Self.step(json: json) == .effect(effect))
+    }
+
+    /// The canonical spelling drops a default amount, and reads back to the same identity.
+    @Test(arguments: [
+        ("e_gamma:50", "e_gamma:50"), ("e_gamma:-20", "e_gamma:-20"), ("c_scale,w_100/e_gamma:150", "c_scale,w_100/e_gamma:150"),
+        ("e_hue", "e_hue"), ("e_hue:80", "e_hue"), ("e_hue:-40", "e_hue:-40"), ("e_hue:100/e_gamma:10", "e_hue:100/e_gamma:10"),
+    ])
+    func roundTrips(text: String, printed: String) throws {
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    /// Levels that change nothing (Cloudinary's gamma default, a hue turn of 0) are no step.
+    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0"])
+    func identityLevelsAreNoStep(text: String) throws {
+        #expect(try canonical(string: "c_scale,w_100/\(text)").identity == canonical(string: "c_scale,w_100").identity)
+    }
+
+    @Test(arguments: [
+        ("e_gamma:151", "e_gamma:151: unknown to Cloudinary (e must be between -50 and 150, got 151)"),
+        ("e_gamma:-51", "e_gamma:-51: unknown to Cloudinary (e must be between -50 and 150, got -51)"),
+        ("e_hue:101", "e_hue:101: unknown to Cloudinary (e must be between -100 and 100, got 101)"),
+        ("e_hue:-101", "e_hue:-101: unknown to Cloudinary (e must be between -100 and 100, got -101)"),
+    ])
+    func stringsOutsideCloudinarysRangeAreRefused(text: String, reason: String) {
+        #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
+    }
+
+    @Test(arguments: [
+        (#"{"gamma": 200}"#, "outputs[0].chain[0].gamma.level: must be between -50 and 150, got 200"),
+        (#"{"hue": {"level": -120}}"#, "outputs[0].chain[0].hue.level: must be between -100 and 100, got -120"),
+    ])
+    func jsonOutsideCloudinarysRangeIsRefused(step: String, message: String) {
+        let json = #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [\#(step)]}]}"#
+        #expect(throws: (any Error).self) { try JSONChainDecoder().decodeJob(json: json) }
+        do {
+            _ = try JSONChainDecoder().decodeJob(json: json)
+        } catch {
+            #expect(error.issues.map(\.description) == [message])
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import DeriveCore
+import DeriveTestSupport
+@testable import DeriveVips
+import Foundation
+import Testing
+
+/// Cloudinary's colour and tone effects on a real photograph: what each must change, and what
+/// it must leave alone (the image's size, its alpha).
+@Suite struct ToneEffectTests {
+    static let photo = "photos/grace_hopper_noexif.jpg"
+
+    /// The photo fitted into 120x120, its corners cut round (so it has alpha), then `chain`.
+    static func pixels(_ chain: String?) throws -> PixelBuffer {
+        let (_, result) = try Harness.render(photo, "c_fit,w_120,h_120/r_max\(chain.map { "/" + $0 } ?? "")/f_png")
+        return try Harness.pixels(result.outputs[0].data)
+    }
+
+    static let plain: PixelBuffer = { try! pixels(nil) }()
+
+    /// Rec. 601 luma of every opaque pixel, averaged.
+    static func meanLuma(_ p: PixelBuffer) -> Double {
+        var sum = 0.0, count = 0
+        for i in stride(from: 0, to: p.pixels.count, by: p.bands) where p.pixels[i + 3] == 255 {
+            sum += 0.299 * Double(p.pixels[i]) + 0.587 * Double(p.pixels[i + 1]) + 0.114 * Double(p.pixels[i + 2])
+            count += 1
+        }
+        return sum / Double(count)
+    }
+
+    /// HSV hue in degrees, or nil for a pixel too grey to have one.
+    static func hue(_ r: Int, _ g: Int, _ b: Int) -> Double? {
+        let hi = max(r, g, b), lo = min(r, g, b), c = Double(hi - lo)
+        guard c >= 30 else { return nil }
+        let h: Double = hi == r ? Double(g - b) / c : hi == g ? 2 + Double(b - r) / c : 4 + Double(r - g) / c
+        return (h * 60 + 360).truncatingRemainder(dividingBy: 360)
+    }
+
+    /// The mean turn of hue from `before` to `after`, in degrees (-180...180), over opaque
+    /// pixels coloured in both.
+    static func meanHueTurn(from before: PixelBuffer, to after: PixelBuffer) -> Double {
+        var x = 0.0, y = 0.0
+        for i in stride(from: 0, to: before.pixels.count, by: before.bands) where before.pixels[i + 3] == 255 {
+            let p = before.pixels[i..<(i + 3)].map(Int.init), q = after.pixels[i..<(i + 3)].map(Int.init)
+            guard let h0 = hue(p[0], p[1], p[2]), let h1 = hue(q[0], q[1], q[2]) else { continue }
+            let turn = (h1 - h0) * .pi / 180
+            x += cos(turn)
+            y += sin(turn)
+        }
+        return atan2(y, x) * 180 / .pi
+    }
+
+    @Test(arguments: ["e_gamma:50", "e_gamma:-50", "e_hue", "e_hue:-100"])
+    func keepsTheSizeAndTheAlpha(chain: String) throws {
+        let changed = try Self.pixels(chain)
+        #expect(changed.width == Self.plain.width && changed.height == Self.plain.height && changed.bands == 4)
+        let alpha = { (p: PixelBuffer) in stride(from: 3, to: p.pixels.count, by: p.bands).map { p.pixels[$0] } }
+        #expect(alpha(changed) == alpha(Self.plain))
+        #expect(Harness.difference(changed, Self.plain) > 3, "\(chain) changed nothing")
+    }
+
+    /// A positive gamma lifts the midtones (the mean luma rises), a negative one lowers them.
+    @Test(arguments: [("e_gamma:50", 15.0, 40.0), ("e_gamma:150", 40.0, 90.0), ("e_gamma:-50", -55.0, -20.0)])
+    func gammaMovesTheMidtones(chain: String, lowest: Double, highest: Double) throws {
+        let changed = try Self.pixels(chain)
+        let shift = Self.meanLuma(changed) - Self.meanLuma(Self.plain)
+        #expect(shift > lowest && shift < highest, "\(chain): mean luma moved by \(shift)")
+    }
+
+    /// e_hue turns every hue by 1.8° a level (in LCh, so measured in HSV only roughly), in the
+    /// level's direction, keeping the light.
+    @Test(arguments: [("e_hue:20", 16.0, 56.0), ("e_hue", 124.0, 175.0), ("e_hue:-20", -56.0, -16.0), ("e_hue:-80", -175.0, -124.0)])
+    func hueTurnsEveryColour(chain: String, lowest: Double, highest: Double) throws {
+        let changed = try Self.pixels(chain)
+        let turn = Self.meanHueTurn(from: Self.plain, to: changed)
+        #expect(turn > lowest && turn < highest, "\(chain): hue turned by \(turn)°")
+        #expect(abs(Self.meanLuma(changed) - Self.meanLuma(Self.plain)) < 10)
+    }
+}
