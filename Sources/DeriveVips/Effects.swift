@@ -74,6 +74,19 @@ enum Effects {
                 try colour.rgb().colourspace("lch").linear([1, 1, 1], [0, 0, 1.8 * Double(level.planned)], uchar: false)
                     .colourspace("srgb").cast("uchar")
             }
+        case .brightnessHSB(let level):
+            // HSV's value scales by 1 + level / 100 (clipped at 255), hue and saturation kept.
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().colourspace("hsv").linear([1, 1, 1 + Double(level.planned) / 100], [0, 0, 0])
+                    .interpreted(as: "hsv").colourspace("srgb")
+            }
+        case .red(let level), .green(let level), .blue(let level):
+            // The one channel scales by 1 + level / 100 (clipped at 255); the others stay.
+            let channel = effect.kind == .red ? 0 : effect.kind == .green ? 1 : 2
+            let scale = (0..<3).map { $0 == channel ? 1 + Double(level.planned) / 100 : 1 }
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().linear(scale, [0, 0, 0]).interpreted(as: "srgb")
+            }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image

@@ -23,6 +23,12 @@ import Testing
         ("e_hue", #"{"hue": true}"#, .hue(80)),
         ("e_hue:-100", #"{"hue": -100}"#, .hue(-100)),
         ("e_hue:40", #"{"hue": {"level": 40}}"#, .hue(40)),
+        ("e_brightness_hsb", #"{"brightness_hsb": true}"#, .brightnessHSB(80)),
+        ("e_brightness_hsb:-99", #"{"brightness_hsb": {"level": -99}}"#, .brightnessHSB(-99)),
+        ("e_red", #"{"red": true}"#, .red(0)),
+        ("e_red:50", #"{"red": 50}"#, .red(50)),
+        ("e_green:-100", #"{"green": {"level": -100}}"#, .green(-100)),
+        ("e_blue:100", #"{"blue": 100}"#, .blue(100)),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try Self.step(text) == .effect(effect))
@@ -33,13 +39,15 @@ import Testing
     @Test(arguments: [
         ("e_gamma:50", "e_gamma:50"), ("e_gamma:-20", "e_gamma:-20"), ("c_scale,w_100/e_gamma:150", "c_scale,w_100/e_gamma:150"),
         ("e_hue", "e_hue"), ("e_hue:80", "e_hue"), ("e_hue:-40", "e_hue:-40"), ("e_hue:100/e_gamma:10", "e_hue:100/e_gamma:10"),
+        ("e_brightness_hsb", "e_brightness_hsb"), ("e_brightness_hsb:80", "e_brightness_hsb"), ("e_brightness_hsb:-30", "e_brightness_hsb:-30"),
+        ("e_red:50", "e_red:50"), ("e_green:-20/e_blue:100", "e_green:-20/e_blue:100"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)
     }
 
     /// Levels that change nothing (Cloudinary's gamma default, a hue turn of 0) are no step.
-    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0"])
+    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0", "e_brightness_hsb:0", "e_red", "e_green:0", "e_blue"])
     func identityLevelsAreNoStep(text: String) throws {
         #expect(try canonical(string: "c_scale,w_100/\(text)").identity == canonical(string: "c_scale,w_100").identity)
     }
@@ -49,6 +57,10 @@ import Testing
         ("e_gamma:-51", "e_gamma:-51: unknown to Cloudinary (e must be between -50 and 150, got -51)"),
         ("e_hue:101", "e_hue:101: unknown to Cloudinary (e must be between -100 and 100, got 101)"),
         ("e_hue:-101", "e_hue:-101: unknown to Cloudinary (e must be between -100 and 100, got -101)"),
+        ("e_brightness_hsb:-100", "e_brightness_hsb:-100: unknown to Cloudinary (e must be between -99 and 100, got -100)"),
+        ("e_red:101", "e_red:101: unknown to Cloudinary (e must be between -100 and 100, got 101)"),
+        ("e_green:-101", "e_green:-101: unknown to Cloudinary (e must be between -100 and 100, got -101)"),
+        ("e_blue:200", "e_blue:200: unknown to Cloudinary (e must be between -100 and 100, got 200)"),
     ])
     func stringsOutsideCloudinarysRangeAreRefused(text: String, reason: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
@@ -57,6 +69,8 @@ import Testing
     @Test(arguments: [
         (#"{"gamma": 200}"#, "outputs[0].chain[0].gamma.level: must be between -50 and 150, got 200"),
         (#"{"hue": {"level": -120}}"#, "outputs[0].chain[0].hue.level: must be between -100 and 100, got -120"),
+        (#"{"brightness_hsb": 101}"#, "outputs[0].chain[0].brightness_hsb.level: must be between -99 and 100, got 101"),
+        (#"{"blue": {"level": -101}}"#, "outputs[0].chain[0].blue.level: must be between -100 and 100, got -101"),
     ])
     func jsonOutsideCloudinarysRangeIsRefused(step: String, message: String) {
         let json = #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [\#(step)]}]}"#

@@ -49,7 +49,8 @@ import Testing
         return atan2(y, x) * 180 / .pi
     }
 
-    @Test(arguments: ["e_gamma:50", "e_gamma:-50", "e_hue", "e_hue:-100"])
+    @Test(arguments: ["e_gamma:50", "e_gamma:-50", "e_hue", "e_hue:-100", "e_brightness_hsb", "e_brightness_hsb:-60",
+                      "e_red:50", "e_green:-50", "e_blue:100"])
     func keepsTheSizeAndTheAlpha(chain: String) throws {
         let changed = try Self.pixels(chain)
         #expect(changed.width == Self.plain.width && changed.height == Self.plain.height && changed.bands == 4)
@@ -74,5 +75,37 @@ import Testing
         let turn = Self.meanHueTurn(from: Self.plain, to: changed)
         #expect(turn > lowest && turn < highest, "\(chain): hue turned by \(turn)°")
         #expect(abs(Self.meanLuma(changed) - Self.meanLuma(Self.plain)) < 10)
+    }
+
+    /// HSB brightness scales each pixel's largest channel, so the mean of the largest channel
+    /// moves by the level (until it clips) and the hue of coloured pixels stays.
+    @Test(arguments: [("e_brightness_hsb:-60", 0.35, 0.45), ("e_brightness_hsb:-20", 0.77, 0.83), ("e_brightness_hsb:30", 1.15, 1.3)])
+    func brightnessHSBScalesTheValueKeepingTheHue(chain: String, lowest: Double, highest: Double) throws {
+        let changed = try Self.pixels(chain)
+        let value = { (p: PixelBuffer) in
+            stride(from: 0, to: p.pixels.count, by: p.bands).filter { p.pixels[$0 + 3] == 255 }.map { Double(p.pixels[$0..<($0 + 3)].max()!) }.reduce(0, +)
+        }
+        let ratio = value(changed) / value(Self.plain)
+        #expect(ratio > lowest && ratio < highest, "\(chain): value scaled by \(ratio)")
+        #expect(abs(Self.meanHueTurn(from: Self.plain, to: changed)) < 3)
+    }
+
+    /// e_red, e_green and e_blue move the mean of their channel in the level's direction and
+    /// leave the other two as they were.
+    @Test(arguments: [("e_red:50", 0, 1.0), ("e_red:-50", 0, -1.0), ("e_green:40", 1, 1.0), ("e_green:-100", 1, -1.0),
+                      ("e_blue:60", 2, 1.0), ("e_blue:-30", 2, -1.0)])
+    func channelLevelsMoveOneChannel(chain: String, channel: Int, direction: Double) throws {
+        let changed = try Self.pixels(chain)
+        for c in 0..<3 {
+            let shift = Harness.mean(changed, channel: c) - Harness.mean(Self.plain, channel: c)
+            if c == channel {
+                #expect(shift * direction > 10, "\(chain): channel \(c) moved by \(shift)")
+            } else {
+                #expect(abs(shift) < 0.5, "\(chain): channel \(c) moved by \(shift)")
+            }
+        }
+        if direction < 0 && chain.hasSuffix("-100") {
+            #expect(stride(from: channel, to: changed.pixels.count, by: changed.bands).allSatisfy { changed.pixels[$0] == 0 })
+        }
     }
 }

@@ -180,6 +180,13 @@ public enum Effect: Sendable, Hashable {
     case gamma(WholeNumber)
     /// Rotates every hue; 100 is half a turn.
     case hue(WholeNumber)
+    /// Scales the brightness (value) of HSB; unlike `brightness`, hues do not shift as a
+    /// channel clips.
+    case brightnessHSB(WholeNumber)
+    /// Scales one colour channel: `red`, `green` or `blue`.
+    case red(WholeNumber)
+    case green(WholeNumber)
+    case blue(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -191,6 +198,8 @@ public enum Effect: Sendable, Hashable {
 
     public enum Kind: String, Sendable, CaseIterable {
         case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue
+        case brightnessHSB = "brightness_hsb"
+        case red, green, blue
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -213,6 +222,10 @@ public enum Effect: Sendable, Hashable {
         case .vignette: .vignette
         case .gamma: .gamma
         case .hue: .hue
+        case .brightnessHSB: .brightnessHSB
+        case .red: .red
+        case .green: .green
+        case .blue: .blue
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -224,7 +237,8 @@ public enum Effect: Sendable, Hashable {
     public var amount: WholeNumber? {
         switch self {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
-             .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .blurFaces(let n), .pixelateFaces(let n),
+             .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
+             .red(let n), .green(let n), .blue(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate: nil
@@ -235,7 +249,7 @@ public enum Effect: Sendable, Hashable {
     /// not force a full-size decode when they come before a resize.
     public var isPointwise: Bool {
         switch self {
-        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue: true
+        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue: true
         case .blur, .pixelate, .sharpen, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }

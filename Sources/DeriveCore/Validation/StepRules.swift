@@ -9,8 +9,8 @@ public enum EffectRules {
         case .blur, .sharpen, .blurFaces, .blurRegion: 1...2000
         case .pixelate, .pixelateFaces, .pixelateRegion: 1...200
         case .sepia: 1...100
-        case .brightness: -99...100
-        case .contrast, .saturation, .hue: -100...100
+        case .brightness, .brightnessHSB: -99...100
+        case .contrast, .saturation, .hue, .red, .green, .blue: -100...100
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
         case .grayscale, .negate: nil
@@ -22,8 +22,8 @@ public enum EffectRules {
         case .blur, .sharpen, .colorize, .blurRegion: 100
         case .blurFaces: 500
         case .pixelate, .pixelateFaces, .pixelateRegion: 10
-        case .sepia, .brightness, .saturation, .hue: 80
-        case .contrast, .gamma: 0
+        case .sepia, .brightness, .saturation, .hue, .brightnessHSB: 80
+        case .contrast, .gamma, .red, .green, .blue: 0
         case .tint: 60
         case .vignette: 20
         case .grayscale, .negate: nil
@@ -48,6 +48,10 @@ public enum EffectRules {
         case .vignette: return .vignette(n)
         case .gamma: return .gamma(n)
         case .hue: return .hue(n)
+        case .brightnessHSB: return .brightnessHSB(n)
+        case .red: return .red(n)
+        case .green: return .green(n)
+        case .blue: return .blue(n)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -60,7 +64,7 @@ public enum EffectRules {
         switch kind {
         case .blur, .sharpen, .sepia, .vignette, .blurFaces, .blurRegion: "strength"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
-        case .brightness, .contrast, .saturation, .gamma, .hue: "level"
+        case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
         case .grayscale, .negate: nil
         }
