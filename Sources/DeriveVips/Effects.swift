@@ -87,6 +87,24 @@ enum Effects {
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.rgb().linear(scale, [0, 0, 0]).interpreted(as: "srgb")
             }
+        case .blackwhite(let threshold):
+            // Luminance (libvips' b-w) above threshold % of white becomes white, the rest black.
+            let level = 255 * Double(threshold.planned) / 100
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.colourspace("b-w").above(level).interpreted(as: "b-w").colourspace("srgb")
+            }
+        case .vibrance(let strength):
+            // LCh chroma C becomes C × (1 + s × max(0, 1 - C / 100)), s = strength / 100: muted
+            // colours move most, colours of chroma 100 and more not at all; lightness and hue stay.
+            let s = Double(strength.planned) / 100
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let lch = try colour.rgb().colourspace("lch")
+                let chroma = try lch.band(1)
+                let room = try chroma.linear([-0.01], [1], uchar: false)
+                let boost = try room.added(try room.absolute()).linear([0.5 * s], [1], uchar: false)
+                return try VImage.bandjoin([try lch.band(0), try chroma.multiplied(by: boost), try lch.band(2)])
+                    .interpreted(as: "lch").colourspace("srgb").cast("uchar")
+            }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image

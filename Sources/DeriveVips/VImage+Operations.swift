@@ -140,6 +140,24 @@ extension VImage {
         try VipsCall("math2_const").image("in", self).enumeration("math2", "pow").doubles("c", [exponent]).run().image("out")
     }
 
+    /// 255 where a value is above `threshold`, 0 elsewhere (libvips' `relational_const` more).
+    func above(_ threshold: Double) throws(DeriveError) -> VImage {
+        try VipsCall("relational_const").image("in", self).enumeration("relational", "more").doubles("c", [threshold]).run().image("out")
+    }
+
+    func absolute() throws(DeriveError) -> VImage {
+        try VipsCall("abs").image("in", self).run().image("out")
+    }
+
+    /// Band `index` alone.
+    func band(_ index: Int) throws(DeriveError) -> VImage {
+        try VipsCall("extract_band").image("in", self).int("band", index).run().image("out")
+    }
+
+    static func bandjoin(_ images: [VImage]) throws(DeriveError) -> VImage {
+        try VipsCall("bandjoin").images("in", images).run().image("out")
+    }
+
     func inverted() throws(DeriveError) -> VImage {
         try VipsCall("invert").image("in", self).run().image("out")
     }

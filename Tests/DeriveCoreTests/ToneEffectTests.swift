@@ -29,6 +29,12 @@ import Testing
         ("e_red:50", #"{"red": 50}"#, .red(50)),
         ("e_green:-100", #"{"green": {"level": -100}}"#, .green(-100)),
         ("e_blue:100", #"{"blue": 100}"#, .blue(100)),
+        ("e_blackwhite", #"{"blackwhite": true}"#, .blackwhite(50)),
+        ("e_blackwhite:0", #"{"blackwhite": {"threshold": 0}}"#, .blackwhite(0)),
+        ("e_blackwhite:70", #"{"blackwhite": 70}"#, .blackwhite(70)),
+        ("e_vibrance", #"{"vibrance": true}"#, .vibrance(20)),
+        ("e_vibrance:-100", #"{"vibrance": {"strength": -100}}"#, .vibrance(-100)),
+        ("e_vibrance:60", #"{"vibrance": 60}"#, .vibrance(60)),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try Self.step(text) == .effect(effect))
@@ -41,13 +47,15 @@ import Testing
         ("e_hue", "e_hue"), ("e_hue:80", "e_hue"), ("e_hue:-40", "e_hue:-40"), ("e_hue:100/e_gamma:10", "e_hue:100/e_gamma:10"),
         ("e_brightness_hsb", "e_brightness_hsb"), ("e_brightness_hsb:80", "e_brightness_hsb"), ("e_brightness_hsb:-30", "e_brightness_hsb:-30"),
         ("e_red:50", "e_red:50"), ("e_green:-20/e_blue:100", "e_green:-20/e_blue:100"),
+        ("e_blackwhite", "e_blackwhite"), ("e_blackwhite:50", "e_blackwhite"), ("e_blackwhite:0", "e_blackwhite:0"), ("e_blackwhite:100", "e_blackwhite:100"),
+        ("e_vibrance", "e_vibrance"), ("e_vibrance:20", "e_vibrance"), ("e_vibrance:-60", "e_vibrance:-60"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)
     }
 
     /// Levels that change nothing (Cloudinary's gamma default, a hue turn of 0) are no step.
-    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0", "e_brightness_hsb:0", "e_red", "e_green:0", "e_blue"])
+    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0", "e_brightness_hsb:0", "e_red", "e_green:0", "e_blue", "e_vibrance:0"])
     func identityLevelsAreNoStep(text: String) throws {
         #expect(try canonical(string: "c_scale,w_100/\(text)").identity == canonical(string: "c_scale,w_100").identity)
     }
@@ -61,6 +69,9 @@ import Testing
         ("e_red:101", "e_red:101: unknown to Cloudinary (e must be between -100 and 100, got 101)"),
         ("e_green:-101", "e_green:-101: unknown to Cloudinary (e must be between -100 and 100, got -101)"),
         ("e_blue:200", "e_blue:200: unknown to Cloudinary (e must be between -100 and 100, got 200)"),
+        ("e_blackwhite:-1", "e_blackwhite:-1: unknown to Cloudinary (e must be between 0 and 100, got -1)"),
+        ("e_blackwhite:101", "e_blackwhite:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
+        ("e_vibrance:101", "e_vibrance:101: unknown to Cloudinary (e must be between -100 and 100, got 101)"),
     ])
     func stringsOutsideCloudinarysRangeAreRefused(text: String, reason: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
@@ -71,6 +82,8 @@ import Testing
         (#"{"hue": {"level": -120}}"#, "outputs[0].chain[0].hue.level: must be between -100 and 100, got -120"),
         (#"{"brightness_hsb": 101}"#, "outputs[0].chain[0].brightness_hsb.level: must be between -99 and 100, got 101"),
         (#"{"blue": {"level": -101}}"#, "outputs[0].chain[0].blue.level: must be between -100 and 100, got -101"),
+        (#"{"blackwhite": {"threshold": 150}}"#, "outputs[0].chain[0].blackwhite.threshold: must be between 0 and 100, got 150"),
+        (#"{"vibrance": -101}"#, "outputs[0].chain[0].vibrance.strength: must be between -100 and 100, got -101"),
     ])
     func jsonOutsideCloudinarysRangeIsRefused(step: String, message: String) {
         let json = #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [\#(step)]}]}"#

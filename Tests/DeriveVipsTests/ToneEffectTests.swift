@@ -50,13 +50,13 @@ import Testing
     }
 
     @Test(arguments: ["e_gamma:50", "e_gamma:-50", "e_hue", "e_hue:-100", "e_brightness_hsb", "e_brightness_hsb:-60",
-                      "e_red:50", "e_green:-50", "e_blue:100"])
+                      "e_red:50", "e_green:-50", "e_blue:100", "e_blackwhite", "e_blackwhite:20", "e_vibrance", "e_vibrance:-100"])
     func keepsTheSizeAndTheAlpha(chain: String) throws {
         let changed = try Self.pixels(chain)
         #expect(changed.width == Self.plain.width && changed.height == Self.plain.height && changed.bands == 4)
         let alpha = { (p: PixelBuffer) in stride(from: 3, to: p.pixels.count, by: p.bands).map { p.pixels[$0] } }
         #expect(alpha(changed) == alpha(Self.plain))
-        #expect(Harness.difference(changed, Self.plain) > 3, "\(chain) changed nothing")
+        #expect(Harness.difference(changed, Self.plain) > 1, "\(chain) changed nothing")
     }
 
     /// A positive gamma lifts the midtones (the mean luma rises), a negative one lowers them.
@@ -107,5 +107,46 @@ import Testing
         if direction < 0 && chain.hasSuffix("-100") {
             #expect(stride(from: channel, to: changed.pixels.count, by: changed.bands).allSatisfy { changed.pixels[$0] == 0 })
         }
+    }
+
+    /// e_blackwhite leaves only black and white, and a higher threshold leaves more black.
+    @Test func blackwhiteLeavesOnlyBlackAndWhite() throws {
+        var blackShares: [Double] = []
+        for threshold in [20, 50, 80] {
+            let changed = try Self.pixels("e_blackwhite:\(threshold)")
+            var black = 0, opaque = 0
+            for i in stride(from: 0, to: changed.pixels.count, by: changed.bands) where changed.pixels[i + 3] == 255 {
+                let (r, g, b) = (changed.pixels[i], changed.pixels[i + 1], changed.pixels[i + 2])
+                #expect((r == 0 || r == 255) && r == g && g == b, "e_blackwhite:\(threshold): (\(r), \(g), \(b))")
+                if r == 0 { black += 1 }
+                opaque += 1
+            }
+            blackShares.append(Double(black) / Double(opaque))
+        }
+        #expect(blackShares[0] < blackShares[1] && blackShares[1] < blackShares[2], "black shares \(blackShares)")
+        #expect(blackShares[0] > 0.05 && blackShares[2] < 0.995, "black shares \(blackShares)")
+    }
+
+    /// The chroma (max - min of RGB) of opaque pixels before and after, grouped by how muted they
+    /// were: the mean ratio after / before for muted pixels (chroma 10...40) and vivid ones (80+).
+    static func chromaRatios(_ before: PixelBuffer, _ after: PixelBuffer) -> (muted: Double, vivid: Double) {
+        var muted: [Double] = [], vivid: [Double] = []
+        for i in stride(from: 0, to: before.pixels.count, by: before.bands) where before.pixels[i + 3] == 255 {
+            let c0 = Double(before.pixels[i..<(i + 3)].max()! - before.pixels[i..<(i + 3)].min()!)
+            let c1 = Double(after.pixels[i..<(i + 3)].max()! - after.pixels[i..<(i + 3)].min()!)
+            if (10...40).contains(c0) { muted.append(c1 / c0) } else if c0 >= 80 { vivid.append(c1 / c0) }
+        }
+        return (muted.reduce(0, +) / Double(muted.count), vivid.reduce(0, +) / Double(vivid.count))
+    }
+
+    /// e_vibrance saturates muted colours more than vivid ones; a negative strength mutes them
+    /// more; the light stays.
+    @Test(arguments: [("e_vibrance", 1.0), ("e_vibrance:80", 1.0), ("e_vibrance:-60", -1.0)])
+    func vibranceMovesMutedColoursMost(chain: String, direction: Double) throws {
+        let changed = try Self.pixels(chain)
+        let (muted, vivid) = Self.chromaRatios(Self.plain, changed)
+        #expect((muted - 1) * direction > 0.05, "\(chain): muted ×\(muted), vivid ×\(vivid)")
+        #expect(abs(muted - 1) > abs(vivid - 1) + 0.03, "\(chain): muted ×\(muted), vivid ×\(vivid)")
+        #expect(abs(Self.meanLuma(changed) - Self.meanLuma(Self.plain)) < 5)
     }
 }

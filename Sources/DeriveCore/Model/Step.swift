@@ -187,6 +187,11 @@ public enum Effect: Sendable, Hashable {
     case red(WholeNumber)
     case green(WholeNumber)
     case blue(WholeNumber)
+    /// Black and white only: pixels lighter than the threshold (% of white) turn white, the
+    /// rest black; 100 is all black.
+    case blackwhite(WholeNumber)
+    /// Raises the chroma of muted colours more than of vivid ones (negative: mutes them).
+    case vibrance(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -199,7 +204,7 @@ public enum Effect: Sendable, Hashable {
     public enum Kind: String, Sendable, CaseIterable {
         case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue
         case brightnessHSB = "brightness_hsb"
-        case red, green, blue
+        case red, green, blue, blackwhite, vibrance
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -226,6 +231,8 @@ public enum Effect: Sendable, Hashable {
         case .red: .red
         case .green: .green
         case .blue: .blue
+        case .blackwhite: .blackwhite
+        case .vibrance: .vibrance
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -238,7 +245,7 @@ public enum Effect: Sendable, Hashable {
         switch self {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
-             .red(let n), .green(let n), .blue(let n), .blurFaces(let n), .pixelateFaces(let n),
+             .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate: nil
@@ -249,7 +256,7 @@ public enum Effect: Sendable, Hashable {
     /// not force a full-size decode when they come before a resize.
     public var isPointwise: Bool {
         switch self {
-        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue: true
+        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance: true
         case .blur, .pixelate, .sharpen, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }

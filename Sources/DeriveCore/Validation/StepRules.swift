@@ -10,7 +10,8 @@ public enum EffectRules {
         case .pixelate, .pixelateFaces, .pixelateRegion: 1...200
         case .sepia: 1...100
         case .brightness, .brightnessHSB: -99...100
-        case .contrast, .saturation, .hue, .red, .green, .blue: -100...100
+        case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
+        case .blackwhite: 0...100
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
         case .grayscale, .negate: nil
@@ -25,7 +26,8 @@ public enum EffectRules {
         case .sepia, .brightness, .saturation, .hue, .brightnessHSB: 80
         case .contrast, .gamma, .red, .green, .blue: 0
         case .tint: 60
-        case .vignette: 20
+        case .vignette, .vibrance: 20
+        case .blackwhite: 50
         case .grayscale, .negate: nil
         }
     }
@@ -52,6 +54,8 @@ public enum EffectRules {
         case .red: return .red(n)
         case .green: return .green(n)
         case .blue: return .blue(n)
+        case .blackwhite: return .blackwhite(n)
+        case .vibrance: return .vibrance(n)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -62,7 +66,8 @@ public enum EffectRules {
     /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
     static func amountField(of kind: Effect.Kind) -> String? {
         switch kind {
-        case .blur, .sharpen, .sepia, .vignette, .blurFaces, .blurRegion: "strength"
+        case .blur, .sharpen, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance: "strength"
+        case .blackwhite: "threshold"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
