@@ -149,4 +149,20 @@ import Testing
         #expect(abs(muted - 1) > abs(vivid - 1) + 0.03, "\(chain): muted ×\(muted), vivid ×\(vivid)")
         #expect(abs(Self.meanLuma(changed) - Self.meanLuma(Self.plain)) < 5)
     }
+
+    /// On a grey photograph (one band, grey ICC profile) every effect runs and keeps the size;
+    /// those that change no hue leave it grey, and e_red makes it red.
+    @Test(arguments: [("e_gamma:60", true), ("e_hue", true), ("e_brightness_hsb:-40", true), ("e_blackwhite", true),
+                      ("e_vibrance:100", true), ("e_red:60", false)])
+    func greySourcesStayGreyUnlessTheyAreTinted(chain: String, staysGrey: Bool) throws {
+        let (_, result) = try Harness.render("formats/jpeg-grayscale-gray-icc.jpg", "c_fit,w_120,h_120/\(chain)/f_png")
+        let changed = try Harness.pixels(result.outputs[0].data)
+        #expect(changed.width == 120 && changed.height == 80)
+        let channel = { (c: Int) in changed.bands >= 3 ? Harness.mean(changed, channel: c) : Harness.mean(changed, channel: 0) }
+        if staysGrey {
+            #expect(abs(channel(0) - channel(1)) < 1 && abs(channel(1) - channel(2)) < 1, "\(chain): \(channel(0)), \(channel(1)), \(channel(2))")
+        } else {
+            #expect(channel(0) > channel(1) + 10 && abs(channel(1) - channel(2)) < 1, "\(chain): \(channel(0)), \(channel(1)), \(channel(2))")
+        }
+    }
 }
