@@ -105,6 +105,16 @@ enum Effects {
                 return try VImage.bandjoin([try lch.band(0), try chroma.multiplied(by: boost), try lch.band(2)])
                     .interpreted(as: "lch").colourspace("srgb").cast("uchar")
             }
+        case .unsharpMask(let strength):
+            // in + a x (in - gaussblur(in, sigma 2)), a = strength / 100, on each RGB channel:
+            // (1 + a) x in - a x blurred, clipped back to 8 bits.
+            let a = Double(strength.planned) / 100
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let blurred = try rgb.gaussianBlurred(sigma: 2)
+                return try rgb.linear([1 + a], [0], uchar: false).added(try blurred.linear([-a], [0], uchar: false))
+                    .cast("uchar").interpreted(as: "srgb")
+            }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image

@@ -50,7 +50,8 @@ import Testing
     }
 
     @Test(arguments: ["e_gamma:50", "e_gamma:-50", "e_hue", "e_hue:-100", "e_brightness_hsb", "e_brightness_hsb:-60",
-                      "e_red:50", "e_green:-50", "e_blue:100", "e_blackwhite", "e_blackwhite:20", "e_vibrance", "e_vibrance:-100"])
+                      "e_red:50", "e_green:-50", "e_blue:100", "e_blackwhite", "e_blackwhite:20", "e_vibrance", "e_vibrance:-100",
+                      "e_unsharp_mask", "e_unsharp_mask:2000"])
     func keepsTheSizeAndTheAlpha(chain: String) throws {
         let changed = try Self.pixels(chain)
         #expect(changed.width == Self.plain.width && changed.height == Self.plain.height && changed.bands == 4)
@@ -150,10 +151,40 @@ import Testing
         #expect(abs(Self.meanLuma(changed) - Self.meanLuma(Self.plain)) < 5)
     }
 
+    /// The mean squared 4-neighbour Laplacian of luma over pixels whose 3x3 neighbourhood is
+    /// opaque: the energy of fine detail, which sharpening raises.
+    static func laplacianEnergy(_ p: PixelBuffer) -> Double {
+        let luma = { (x: Int, y: Int) -> Double in
+            let i = (y * p.width + x) * p.bands
+            return 0.299 * Double(p.pixels[i]) + 0.587 * Double(p.pixels[i + 1]) + 0.114 * Double(p.pixels[i + 2])
+        }
+        let opaque = { (x: Int, y: Int) in p.pixels[(y * p.width + x) * p.bands + 3] == 255 }
+        var sum = 0.0, count = 0
+        for y in 1..<(p.height - 1) {
+            for x in 1..<(p.width - 1) where opaque(x, y) && opaque(x - 1, y) && opaque(x + 1, y) && opaque(x, y - 1) && opaque(x, y + 1) {
+                let l = 4 * luma(x, y) - luma(x - 1, y) - luma(x + 1, y) - luma(x, y - 1) - luma(x, y + 1)
+                sum += l * l
+                count += 1
+            }
+        }
+        return sum / Double(count)
+    }
+
+    /// e_unsharp_mask raises the fine-detail energy, more at a higher strength, and keeps the
+    /// mean light (the mask adds as much as it takes away, up to clipping).
+    @Test func unsharpMaskRaisesLocalContrastWithStrength() throws {
+        let energies = try [nil, "e_unsharp_mask:30", "e_unsharp_mask", "e_unsharp_mask:400"].map { chain in
+            Self.laplacianEnergy(try Self.pixels(chain))
+        }
+        #expect(energies[0] < energies[1] && energies[1] < energies[2] && energies[2] < energies[3], "energies \(energies)")
+        #expect(energies[2] > 1.5 * energies[0], "energies \(energies)")
+        #expect(abs(Self.meanLuma(try Self.pixels("e_unsharp_mask")) - Self.meanLuma(Self.plain)) < 3)
+    }
+
     /// On a grey photograph (one band, grey ICC profile) every effect runs and keeps the size;
     /// those that change no hue leave it grey, and e_red makes it red.
     @Test(arguments: [("e_gamma:60", true), ("e_hue", true), ("e_brightness_hsb:-40", true), ("e_blackwhite", true),
-                      ("e_vibrance:100", true), ("e_red:60", false)])
+                      ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_red:60", false)])
     func greySourcesStayGreyUnlessTheyAreTinted(chain: String, staysGrey: Bool) throws {
         let (_, result) = try Harness.render("formats/jpeg-grayscale-gray-icc.jpg", "c_fit,w_120,h_120/\(chain)/f_png")
         let changed = try Harness.pixels(result.outputs[0].data)
