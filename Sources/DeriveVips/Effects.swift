@@ -115,6 +115,19 @@ enum Effects {
                 return try rgb.linear([1 + a], [0], uchar: false).added(try blurred.linear([-a], [0], uchar: false))
                     .cast("uchar").interpreted(as: "srgb")
             }
+        case .autoContrast(let blend):
+            // The luminance's (b-w) 0.5th and 99.5th percentiles (libvips' percent) go to 0 and
+            // 255, every RGB channel by the same linear; the blend mixes that with the original.
+            let b = Double(blend.planned) / 100
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let luma = try rgb.colourspace("b-w").cast("uchar")
+                let lo = Double(try luma.percentile(0.5)), hi = Double(try luma.percentile(99.5))
+                guard hi > lo else { return rgb }
+                let scale = 255 / (hi - lo)
+                let a = b * scale + (1 - b)
+                return try rgb.linear([a], [-b * scale * lo]).interpreted(as: "srgb")
+            }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image

@@ -145,6 +145,11 @@ extension VImage {
         try VipsCall("relational_const").image("in", self).enumeration("relational", "more").doubles("c", [threshold]).run().image("out")
     }
 
+    /// The value below which `percent` % of the pixels lie (libvips' `percent`).
+    func percentile(_ percent: Double) throws(DeriveError) -> Int {
+        try VipsCall("percent").image("in", self).double("percent", percent).run().int("threshold")
+    }
+
     func absolute() throws(DeriveError) -> VImage {
         try VipsCall("abs").image("in", self).run().image("out")
     }

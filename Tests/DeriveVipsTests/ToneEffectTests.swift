@@ -51,7 +51,7 @@ import Testing
 
     @Test(arguments: ["e_gamma:50", "e_gamma:-50", "e_hue", "e_hue:-100", "e_brightness_hsb", "e_brightness_hsb:-60",
                       "e_red:50", "e_green:-50", "e_blue:100", "e_blackwhite", "e_blackwhite:20", "e_vibrance", "e_vibrance:-100",
-                      "e_unsharp_mask", "e_unsharp_mask:2000"])
+                      "e_unsharp_mask", "e_unsharp_mask:2000", "e_contrast:-50/e_auto_contrast"])
     func keepsTheSizeAndTheAlpha(chain: String) throws {
         let changed = try Self.pixels(chain)
         #expect(changed.width == Self.plain.width && changed.height == Self.plain.height && changed.bands == 4)
@@ -181,10 +181,32 @@ import Testing
         #expect(abs(Self.meanLuma(try Self.pixels("e_unsharp_mask")) - Self.meanLuma(Self.plain)) < 3)
     }
 
+    /// The spread of opaque pixels' luma: its 95th percentile less its 5th.
+    static func lumaSpread(_ p: PixelBuffer) -> Double {
+        var lumas: [Double] = []
+        for i in stride(from: 0, to: p.pixels.count, by: p.bands) where p.pixels[i + 3] == 255 {
+            let r = Double(p.pixels[i]), g = Double(p.pixels[i + 1]), b = Double(p.pixels[i + 2])
+            lumas.append(0.299 * r + 0.587 * g + 0.114 * b)
+        }
+        lumas.sort()
+        return lumas[lumas.count * 95 / 100] - lumas[lumas.count * 5 / 100]
+    }
+
+    /// e_auto_contrast widens the luma spread of a low-contrast copy (e_contrast:-60), less at
+    /// a lower blend; blend 0 changes nothing.
+    @Test(arguments: [("e_auto_contrast", 1.8), ("e_auto_contrast:50", 1.3)])
+    func autoContrastWidensALowContrastCopy(chain: String, factor: Double) throws {
+        let dull = Self.lumaSpread(try Self.pixels("e_contrast:-60"))
+        let stretched = Self.lumaSpread(try Self.pixels("e_contrast:-60/\(chain)"))
+        #expect(stretched > factor * dull, "\(chain): spread \(dull) became \(stretched)")
+        #expect(Self.lumaSpread(try Self.pixels("e_contrast:-60/e_auto_contrast:0")) == dull)
+        #expect(Self.lumaSpread(try Self.pixels("e_contrast:-60/e_auto_contrast:50")) < Self.lumaSpread(try Self.pixels("e_contrast:-60/e_auto_contrast")))
+    }
+
     /// On a grey photograph (one band, grey ICC profile) every effect runs and keeps the size;
     /// those that change no hue leave it grey, and e_red makes it red.
     @Test(arguments: [("e_gamma:60", true), ("e_hue", true), ("e_brightness_hsb:-40", true), ("e_blackwhite", true),
-                      ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_red:60", false)])
+                      ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_auto_contrast", true), ("e_red:60", false)])
     func greySourcesStayGreyUnlessTheyAreTinted(chain: String, staysGrey: Bool) throws {
         let (_, result) = try Harness.render("formats/jpeg-grayscale-gray-icc.jpg", "c_fit,w_120,h_120/\(chain)/f_png")
         let changed = try Harness.pixels(result.outputs[0].data)

@@ -194,6 +194,9 @@ public enum Effect: Sendable, Hashable {
     case vibrance(WholeNumber)
     /// An unsharp mask: the image plus strength % of its difference from a blurred copy.
     case unsharpMask(WholeNumber)
+    /// Stretches the image's luminance from its 0.5th to its 99.5th percentile over the whole
+    /// range, blended (0..100 %) with the original.
+    case autoContrast(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -208,6 +211,7 @@ public enum Effect: Sendable, Hashable {
         case brightnessHSB = "brightness_hsb"
         case red, green, blue, blackwhite, vibrance
         case unsharpMask = "unsharp_mask"
+        case autoContrast = "auto_contrast"
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -237,6 +241,7 @@ public enum Effect: Sendable, Hashable {
         case .blackwhite: .blackwhite
         case .vibrance: .vibrance
         case .unsharpMask: .unsharpMask
+        case .autoContrast: .autoContrast
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -249,7 +254,7 @@ public enum Effect: Sendable, Hashable {
         switch self {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
-             .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .blurFaces(let n), .pixelateFaces(let n),
+             .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate: nil
@@ -261,7 +266,7 @@ public enum Effect: Sendable, Hashable {
     public var isPointwise: Bool {
         switch self {
         case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance: true
-        case .blur, .pixelate, .sharpen, .unsharpMask, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 
