@@ -1,4 +1,5 @@
 import DeriveCore
+import Foundation
 
 /// The colour and filter effects. Amounts follow Cloudinary's ranges (evaluated by the planner
 /// when written as expressions); how each maps to libvips is written beside it, and alpha is
@@ -127,6 +128,27 @@ enum Effects {
                 let scale = 255 / (hi - lo)
                 let a = b * scale + (1 - b)
                 return try rgb.linear([a], [-b * scale * lo]).interpreted(as: "srgb")
+            }
+        case .autoBrightness(let blend):
+            // Each RGB channel v (0–1) becomes v^g, g = ln 0.5 / ln(mean luminance), so the mean
+            // luminance (b-w, libvips' avg, weighted by alpha so hidden pixels do not count)
+            // moves toward mid-grey (g kept within 1/3...3; black and white stay); mixed with the
+            // original by blend %.
+            let b = Double(blend.planned) / 100
+            let luma = try image.withoutAlpha().rgb().colourspace("b-w")
+            let mean: Double
+            if let alpha = try image.alphaBand() {
+                let coverage = try alpha.average()
+                mean = coverage > 0 ? try luma.multiplied(by: alpha).average() / coverage / 255 : 0
+            } else {
+                mean = try luma.average() / 255
+            }
+            guard mean > 0, mean < 1 else { return image }
+            let g = min(3, max(1.0 / 3, log(0.5) / log(mean)))
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let curved = try rgb.linear([1.0 / 255], [0], uchar: false).raised(to: g).linear([255 * b], [0], uchar: false)
+                return try curved.added(try rgb.linear([1 - b], [0], uchar: false)).cast("uchar").interpreted(as: "srgb")
             }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.

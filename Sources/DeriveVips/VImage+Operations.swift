@@ -150,6 +150,11 @@ extension VImage {
         try VipsCall("percent").image("in", self).double("percent", percent).run().int("threshold")
     }
 
+    /// The mean of every value (libvips' `avg`).
+    func average() throws(DeriveError) -> Double {
+        try VipsCall("avg").image("in", self).run().doubleOutput("out")
+    }
+
     func absolute() throws(DeriveError) -> VImage {
         try VipsCall("abs").image("in", self).run().image("out")
     }

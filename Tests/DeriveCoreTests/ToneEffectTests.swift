@@ -41,6 +41,9 @@ import Testing
         ("e_auto_contrast", #"{"auto_contrast": true}"#, .autoContrast(100)),
         ("e_auto_contrast:40", #"{"auto_contrast": {"blend": 40}}"#, .autoContrast(40)),
         ("e_auto_contrast:0", #"{"auto_contrast": 0}"#, .autoContrast(0)),
+        ("e_auto_brightness", #"{"auto_brightness": true}"#, .autoBrightness(100)),
+        ("e_auto_brightness:30", #"{"auto_brightness": {"blend": 30}}"#, .autoBrightness(30)),
+        ("e_auto_brightness:100", #"{"auto_brightness": 100}"#, .autoBrightness(100)),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try Self.step(text) == .effect(effect))
@@ -57,13 +60,14 @@ import Testing
         ("e_vibrance", "e_vibrance"), ("e_vibrance:20", "e_vibrance"), ("e_vibrance:-60", "e_vibrance:-60"),
         ("e_unsharp_mask", "e_unsharp_mask"), ("e_unsharp_mask:100", "e_unsharp_mask"), ("e_unsharp_mask:300", "e_unsharp_mask:300"),
         ("e_auto_contrast", "e_auto_contrast"), ("e_auto_contrast:100", "e_auto_contrast"), ("e_auto_contrast:40", "e_auto_contrast:40"),
+        ("e_auto_brightness", "e_auto_brightness"), ("e_auto_brightness:100", "e_auto_brightness"), ("e_auto_brightness:30", "e_auto_brightness:30"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)
     }
 
     /// Levels that change nothing (Cloudinary's gamma default, a hue turn of 0) are no step.
-    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0", "e_brightness_hsb:0", "e_red", "e_green:0", "e_blue", "e_vibrance:0", "e_auto_contrast:0"])
+    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0", "e_brightness_hsb:0", "e_red", "e_green:0", "e_blue", "e_vibrance:0", "e_auto_contrast:0", "e_auto_brightness:0"])
     func identityLevelsAreNoStep(text: String) throws {
         #expect(try canonical(string: "c_scale,w_100/\(text)").identity == canonical(string: "c_scale,w_100").identity)
     }
@@ -84,6 +88,7 @@ import Testing
         ("e_unsharp_mask:2001", "e_unsharp_mask:2001: unknown to Cloudinary (e must be between 1 and 2000, got 2001)"),
         ("e_auto_contrast:101", "e_auto_contrast:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
         ("e_auto_contrast:-1", "e_auto_contrast:-1: unknown to Cloudinary (e must be between 0 and 100, got -1)"),
+        ("e_auto_brightness:101", "e_auto_brightness:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
     ])
     func stringsOutsideCloudinarysRangeAreRefused(text: String, reason: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
@@ -98,6 +103,7 @@ import Testing
         (#"{"vibrance": -101}"#, "outputs[0].chain[0].vibrance.strength: must be between -100 and 100, got -101"),
         (#"{"unsharp_mask": {"strength": 0}}"#, "outputs[0].chain[0].unsharp_mask.strength: must be between 1 and 2000, got 0"),
         (#"{"auto_contrast": {"blend": 101}}"#, "outputs[0].chain[0].auto_contrast.blend: must be between 0 and 100, got 101"),
+        (#"{"auto_brightness": -5}"#, "outputs[0].chain[0].auto_brightness.blend: must be between 0 and 100, got -5"),
     ])
     func jsonOutsideCloudinarysRangeIsRefused(step: String, message: String) {
         let json = #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [\#(step)]}]}"#

@@ -51,7 +51,8 @@ import Testing
 
     @Test(arguments: ["e_gamma:50", "e_gamma:-50", "e_hue", "e_hue:-100", "e_brightness_hsb", "e_brightness_hsb:-60",
                       "e_red:50", "e_green:-50", "e_blue:100", "e_blackwhite", "e_blackwhite:20", "e_vibrance", "e_vibrance:-100",
-                      "e_unsharp_mask", "e_unsharp_mask:2000", "e_contrast:-50/e_auto_contrast"])
+                      "e_unsharp_mask", "e_unsharp_mask:2000", "e_contrast:-50/e_auto_contrast",
+                      "e_brightness:-50/e_auto_brightness"])
     func keepsTheSizeAndTheAlpha(chain: String) throws {
         let changed = try Self.pixels(chain)
         #expect(changed.width == Self.plain.width && changed.height == Self.plain.height && changed.bands == 4)
@@ -203,10 +204,24 @@ import Testing
         #expect(Self.lumaSpread(try Self.pixels("e_contrast:-60/e_auto_contrast:50")) < Self.lumaSpread(try Self.pixels("e_contrast:-60/e_auto_contrast")))
     }
 
+    /// e_auto_brightness moves the mean luma of a dark copy (e_brightness:-60, e_gamma:-50)
+    /// at least 40 % of the way to 128 (a gamma curve from the mean undershoots on a spread
+    /// histogram), less at blend 50; blend 0 changes nothing.
+    @Test(arguments: ["e_brightness:-60", "e_gamma:-50"])
+    func autoBrightnessMovesTheMeanTowardMidGrey(copy: String) throws {
+        let before = Self.meanLuma(try Self.pixels(copy))
+        let full = Self.meanLuma(try Self.pixels("\(copy)/e_auto_brightness"))
+        let half = Self.meanLuma(try Self.pixels("\(copy)/e_auto_brightness:50"))
+        #expect(abs(before - 128) > 30, "\(copy): mean \(before)")
+        #expect(abs(full - 128) < 0.6 * abs(before - 128), "\(copy): mean \(before) became \(full)")
+        #expect(abs(half - 128) < abs(before - 128) && abs(half - 128) > abs(full - 128), "\(copy): \(before), \(half), \(full)")
+        #expect(Self.meanLuma(try Self.pixels("\(copy)/e_auto_brightness:0")) == before)
+    }
+
     /// On a grey photograph (one band, grey ICC profile) every effect runs and keeps the size;
     /// those that change no hue leave it grey, and e_red makes it red.
     @Test(arguments: [("e_gamma:60", true), ("e_hue", true), ("e_brightness_hsb:-40", true), ("e_blackwhite", true),
-                      ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_auto_contrast", true), ("e_red:60", false)])
+                      ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_auto_contrast", true), ("e_auto_brightness", true), ("e_red:60", false)])
     func greySourcesStayGreyUnlessTheyAreTinted(chain: String, staysGrey: Bool) throws {
         let (_, result) = try Harness.render("formats/jpeg-grayscale-gray-icc.jpg", "c_fit,w_120,h_120/\(chain)/f_png")
         let changed = try Harness.pixels(result.outputs[0].data)

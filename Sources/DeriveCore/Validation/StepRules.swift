@@ -11,7 +11,7 @@ public enum EffectRules {
         case .sepia: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite, .autoContrast: 0...100
+        case .blackwhite, .autoContrast, .autoBrightness: 0...100
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
         case .grayscale, .negate: nil
@@ -20,7 +20,7 @@ public enum EffectRules {
 
     public static func defaultAmount(of kind: Effect.Kind) -> Int? {
         switch kind {
-        case .blur, .sharpen, .unsharpMask, .autoContrast, .colorize, .blurRegion: 100
+        case .blur, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .colorize, .blurRegion: 100
         case .blurFaces: 500
         case .pixelate, .pixelateFaces, .pixelateRegion: 10
         case .sepia, .brightness, .saturation, .hue, .brightnessHSB: 80
@@ -58,6 +58,7 @@ public enum EffectRules {
         case .vibrance: return .vibrance(n)
         case .unsharpMask: return .unsharpMask(n)
         case .autoContrast: return .autoContrast(n)
+        case .autoBrightness: return .autoBrightness(n)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -70,7 +71,7 @@ public enum EffectRules {
         switch kind {
         case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance: "strength"
         case .blackwhite: "threshold"
-        case .autoContrast: "blend"
+        case .autoContrast, .autoBrightness: "blend"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
