@@ -117,17 +117,30 @@ enum Effects {
                     .cast("uchar").interpreted(as: "srgb")
             }
         case .autoContrast(let blend):
-            // The luminance's (b-w) 0.5th and 99.5th percentiles (libvips' percent) go to 0 and
-            // 255, every RGB channel by the same linear; the blend mixes that with the original.
+            // The luminance's (b-w) 0.5th and 99.5th percentiles over the opaque pixels (libvips'
+            // percent; transparent ones are set to 255 for the low one and 0 for the high one,
+            // and the percentages rescaled) go to 0 and 255 by one linear on every RGB channel;
+            // the blend mixes that with the original.
             let b = Double(blend.planned) / 100
+            let luma = try image.withoutAlpha().rgb().colourspace("b-w").cast("uchar")
+            let lo: Double, hi: Double
+            if let alpha = try image.alphaBand() {
+                let opaque = try alpha.above(127)
+                let hidden = 1 - (try opaque.average()) / 255
+                guard hidden < 1 else { return image }
+                let hiddenWhite = try luma.added(try opaque.linear([-1], [255], uchar: false)).cast("uchar")
+                let hiddenBlack = try luma.multiplied(by: try opaque.linear([1.0 / 255], [0], uchar: false)).cast("uchar")
+                lo = Double(try hiddenWhite.percentile(0.5 * (1 - hidden)))
+                hi = Double(try hiddenBlack.percentile(min(100, 100 * hidden + 99.5 * (1 - hidden))))
+            } else {
+                lo = Double(try luma.percentile(0.5))
+                hi = Double(try luma.percentile(99.5))
+            }
+            guard hi > lo else { return image }
+            let scale = 255 / (hi - lo)
+            let a = b * scale + (1 - b)
             return try image.changingColour { (colour) throws(DeriveError) in
-                let rgb = try colour.rgb()
-                let luma = try rgb.colourspace("b-w").cast("uchar")
-                let lo = Double(try luma.percentile(0.5)), hi = Double(try luma.percentile(99.5))
-                guard hi > lo else { return rgb }
-                let scale = 255 / (hi - lo)
-                let a = b * scale + (1 - b)
-                return try rgb.linear([a], [-b * scale * lo]).interpreted(as: "srgb")
+                try colour.rgb().linear([a], [-b * scale * lo]).interpreted(as: "srgb")
             }
         case .autoBrightness(let blend):
             // Each RGB channel v (0–1) becomes v^g, g = ln 0.5 / ln(mean luminance), so the mean

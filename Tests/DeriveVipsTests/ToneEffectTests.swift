@@ -201,6 +201,14 @@ import Testing
         let stretched = Self.lumaSpread(try Self.pixels("e_contrast:-60/\(chain)"))
         #expect(stretched > factor * dull, "\(chain): spread \(dull) became \(stretched)")
         #expect(Self.lumaSpread(try Self.pixels("e_contrast:-60/e_auto_contrast:0")) == dull)
+        // Only opaque pixels count: after a full stretch they reach (nearly) black and white.
+        let full = try Self.pixels("e_contrast:-60/e_auto_contrast")
+        var lumas: [Double] = []
+        for i in stride(from: 0, to: full.pixels.count, by: full.bands) where full.pixels[i + 3] == 255 {
+            lumas.append(0.299 * Double(full.pixels[i]) + 0.587 * Double(full.pixels[i + 1]) + 0.114 * Double(full.pixels[i + 2]))
+        }
+        lumas.sort()
+        #expect(lumas[lumas.count / 200] < 12 && lumas[lumas.count - 1 - lumas.count / 200] > 243, "\(lumas[lumas.count / 200]) to \(lumas[lumas.count - 1 - lumas.count / 200])")
         #expect(Self.lumaSpread(try Self.pixels("e_contrast:-60/e_auto_contrast:50")) < Self.lumaSpread(try Self.pixels("e_contrast:-60/e_auto_contrast")))
     }
 
