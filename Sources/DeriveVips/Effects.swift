@@ -1,4 +1,5 @@
 import DeriveCore
+import Foundation
 
 /// The colour and filter effects. Amounts follow Cloudinary's ranges (evaluated by the planner
 /// when written as expressions); how each maps to libvips is written beside it, and alpha is
@@ -104,6 +105,63 @@ enum Effects {
                 let boost = try room.added(try room.absolute()).linear([0.5 * s], [1], uchar: false)
                 return try VImage.bandjoin([try lch.band(0), try chroma.multiplied(by: boost), try lch.band(2)])
                     .interpreted(as: "lch").colourspace("srgb").cast("uchar")
+            }
+        case .unsharpMask(let strength):
+            // in + a x (in - gaussblur(in, sigma 2)), a = strength / 100, on each RGB channel:
+            // (1 + a) x in - a x blurred, clipped back to 8 bits.
+            let a = Double(strength.planned) / 100
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let blurred = try rgb.gaussianBlurred(sigma: 2)
+                return try rgb.linear([1 + a], [0], uchar: false).added(try blurred.linear([-a], [0], uchar: false))
+                    .cast("uchar").interpreted(as: "srgb")
+            }
+        case .autoContrast(let blend):
+            // The luminance's (b-w) 0.5th and 99.5th percentiles over the opaque pixels (libvips'
+            // percent; transparent ones are set to 255 for the low one and 0 for the high one,
+            // and the percentages rescaled) go to 0 and 255 by one linear on every RGB channel;
+            // the blend mixes that with the original.
+            let b = Double(blend.planned) / 100
+            let luma = try image.withoutAlpha().rgb().colourspace("b-w").cast("uchar")
+            let lo: Double, hi: Double
+            if let alpha = try image.alphaBand() {
+                let opaque = try alpha.above(127)
+                let hidden = 1 - (try opaque.average()) / 255
+                guard hidden < 1 else { return image }
+                let hiddenWhite = try luma.added(try opaque.linear([-1], [255], uchar: false)).cast("uchar")
+                let hiddenBlack = try luma.multiplied(by: try opaque.linear([1.0 / 255], [0], uchar: false)).cast("uchar")
+                lo = Double(try hiddenWhite.percentile(0.5 * (1 - hidden)))
+                hi = Double(try hiddenBlack.percentile(min(100, 100 * hidden + 99.5 * (1 - hidden))))
+            } else {
+                lo = Double(try luma.percentile(0.5))
+                hi = Double(try luma.percentile(99.5))
+            }
+            guard hi > lo else { return image }
+            let scale = 255 / (hi - lo)
+            let a = b * scale + (1 - b)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().linear([a], [-b * scale * lo]).interpreted(as: "srgb")
+            }
+        case .autoBrightness(let blend):
+            // Each RGB channel v (0–1) becomes v^g, g = ln 0.5 / ln(mean luminance), so the mean
+            // luminance (b-w, libvips' avg, weighted by alpha so hidden pixels do not count)
+            // moves toward mid-grey (g kept within 1/3...3; black and white stay); mixed with the
+            // original by blend %.
+            let b = Double(blend.planned) / 100
+            let luma = try image.withoutAlpha().rgb().colourspace("b-w")
+            let mean: Double
+            if let alpha = try image.alphaBand() {
+                let coverage = try alpha.average()
+                mean = coverage > 0 ? try luma.multiplied(by: alpha).average() / coverage / 255 : 0
+            } else {
+                mean = try luma.average() / 255
+            }
+            guard mean > 0, mean < 1 else { return image }
+            let g = min(3, max(1.0 / 3, log(0.5) / log(mean)))
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let curved = try rgb.linear([1.0 / 255], [0], uchar: false).raised(to: g).linear([255 * b], [0], uchar: false)
+                return try curved.added(try rgb.linear([1 - b], [0], uchar: false)).cast("uchar").interpreted(as: "srgb")
             }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.

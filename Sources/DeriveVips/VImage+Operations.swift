@@ -145,6 +145,16 @@ extension VImage {
         try VipsCall("relational_const").image("in", self).enumeration("relational", "more").doubles("c", [threshold]).run().image("out")
     }
 
+    /// The value below which `percent` % of the pixels lie (libvips' `percent`).
+    func percentile(_ percent: Double) throws(DeriveError) -> Int {
+        try VipsCall("percent").image("in", self).double("percent", percent).run().int("threshold")
+    }
+
+    /// The mean of every value (libvips' `avg`).
+    func average() throws(DeriveError) -> Double {
+        try VipsCall("avg").image("in", self).run().doubleOutput("out")
+    }
+
     func absolute() throws(DeriveError) -> VImage {
         try VipsCall("abs").image("in", self).run().image("out")
     }

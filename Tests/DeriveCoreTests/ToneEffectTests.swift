@@ -35,6 +35,15 @@ import Testing
         ("e_vibrance", #"{"vibrance": true}"#, .vibrance(20)),
         ("e_vibrance:-100", #"{"vibrance": {"strength": -100}}"#, .vibrance(-100)),
         ("e_vibrance:60", #"{"vibrance": 60}"#, .vibrance(60)),
+        ("e_unsharp_mask", #"{"unsharp_mask": true}"#, .unsharpMask(100)),
+        ("e_unsharp_mask:1", #"{"unsharp_mask": {"strength": 1}}"#, .unsharpMask(1)),
+        ("e_unsharp_mask:2000", #"{"unsharp_mask": 2000}"#, .unsharpMask(2000)),
+        ("e_auto_contrast", #"{"auto_contrast": true}"#, .autoContrast(100)),
+        ("e_auto_contrast:40", #"{"auto_contrast": {"blend": 40}}"#, .autoContrast(40)),
+        ("e_auto_contrast:0", #"{"auto_contrast": 0}"#, .autoContrast(0)),
+        ("e_auto_brightness", #"{"auto_brightness": true}"#, .autoBrightness(100)),
+        ("e_auto_brightness:30", #"{"auto_brightness": {"blend": 30}}"#, .autoBrightness(30)),
+        ("e_auto_brightness:100", #"{"auto_brightness": 100}"#, .autoBrightness(100)),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try Self.step(text) == .effect(effect))
@@ -49,13 +58,16 @@ import Testing
         ("e_red:50", "e_red:50"), ("e_green:-20/e_blue:100", "e_green:-20/e_blue:100"),
         ("e_blackwhite", "e_blackwhite"), ("e_blackwhite:50", "e_blackwhite"), ("e_blackwhite:0", "e_blackwhite:0"), ("e_blackwhite:100", "e_blackwhite:100"),
         ("e_vibrance", "e_vibrance"), ("e_vibrance:20", "e_vibrance"), ("e_vibrance:-60", "e_vibrance:-60"),
+        ("e_unsharp_mask", "e_unsharp_mask"), ("e_unsharp_mask:100", "e_unsharp_mask"), ("e_unsharp_mask:300", "e_unsharp_mask:300"),
+        ("e_auto_contrast", "e_auto_contrast"), ("e_auto_contrast:100", "e_auto_contrast"), ("e_auto_contrast:40", "e_auto_contrast:40"),
+        ("e_auto_brightness", "e_auto_brightness"), ("e_auto_brightness:100", "e_auto_brightness"), ("e_auto_brightness:30", "e_auto_brightness:30"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)
     }
 
     /// Levels that change nothing (Cloudinary's gamma default, a hue turn of 0) are no step.
-    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0", "e_brightness_hsb:0", "e_red", "e_green:0", "e_blue", "e_vibrance:0"])
+    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0", "e_brightness_hsb:0", "e_red", "e_green:0", "e_blue", "e_vibrance:0", "e_auto_contrast:0", "e_auto_brightness:0"])
     func identityLevelsAreNoStep(text: String) throws {
         #expect(try canonical(string: "c_scale,w_100/\(text)").identity == canonical(string: "c_scale,w_100").identity)
     }
@@ -72,6 +84,11 @@ import Testing
         ("e_blackwhite:-1", "e_blackwhite:-1: unknown to Cloudinary (e must be between 0 and 100, got -1)"),
         ("e_blackwhite:101", "e_blackwhite:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
         ("e_vibrance:101", "e_vibrance:101: unknown to Cloudinary (e must be between -100 and 100, got 101)"),
+        ("e_unsharp_mask:0", "e_unsharp_mask:0: unknown to Cloudinary (e must be between 1 and 2000, got 0)"),
+        ("e_unsharp_mask:2001", "e_unsharp_mask:2001: unknown to Cloudinary (e must be between 1 and 2000, got 2001)"),
+        ("e_auto_contrast:101", "e_auto_contrast:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
+        ("e_auto_contrast:-1", "e_auto_contrast:-1: unknown to Cloudinary (e must be between 0 and 100, got -1)"),
+        ("e_auto_brightness:101", "e_auto_brightness:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
     ])
     func stringsOutsideCloudinarysRangeAreRefused(text: String, reason: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
@@ -84,6 +101,9 @@ import Testing
         (#"{"blue": {"level": -101}}"#, "outputs[0].chain[0].blue.level: must be between -100 and 100, got -101"),
         (#"{"blackwhite": {"threshold": 150}}"#, "outputs[0].chain[0].blackwhite.threshold: must be between 0 and 100, got 150"),
         (#"{"vibrance": -101}"#, "outputs[0].chain[0].vibrance.strength: must be between -100 and 100, got -101"),
+        (#"{"unsharp_mask": {"strength": 0}}"#, "outputs[0].chain[0].unsharp_mask.strength: must be between 1 and 2000, got 0"),
+        (#"{"auto_contrast": {"blend": 101}}"#, "outputs[0].chain[0].auto_contrast.blend: must be between 0 and 100, got 101"),
+        (#"{"auto_brightness": -5}"#, "outputs[0].chain[0].auto_brightness.blend: must be between 0 and 100, got -5"),
     ])
     func jsonOutsideCloudinarysRangeIsRefused(step: String, message: String) {
         let json = #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [\#(step)]}]}"#

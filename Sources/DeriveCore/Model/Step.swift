@@ -192,6 +192,14 @@ public enum Effect: Sendable, Hashable {
     case blackwhite(WholeNumber)
     /// Raises the chroma of muted colours more than of vivid ones (negative: mutes them).
     case vibrance(WholeNumber)
+    /// An unsharp mask: the image plus strength % of its difference from a blurred copy.
+    case unsharpMask(WholeNumber)
+    /// Stretches the image's luminance from its 0.5th to its 99.5th percentile over the whole
+    /// range, blended (0..100 %) with the original.
+    case autoContrast(WholeNumber)
+    /// Moves the image's mean luminance to mid-grey by a gamma curve, blended (0..100 %) with
+    /// the original.
+    case autoBrightness(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -205,6 +213,9 @@ public enum Effect: Sendable, Hashable {
         case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue
         case brightnessHSB = "brightness_hsb"
         case red, green, blue, blackwhite, vibrance
+        case unsharpMask = "unsharp_mask"
+        case autoContrast = "auto_contrast"
+        case autoBrightness = "auto_brightness"
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -233,6 +244,9 @@ public enum Effect: Sendable, Hashable {
         case .blue: .blue
         case .blackwhite: .blackwhite
         case .vibrance: .vibrance
+        case .unsharpMask: .unsharpMask
+        case .autoContrast: .autoContrast
+        case .autoBrightness: .autoBrightness
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -245,7 +259,7 @@ public enum Effect: Sendable, Hashable {
         switch self {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
-             .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .blurFaces(let n), .pixelateFaces(let n),
+             .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate: nil
@@ -257,7 +271,7 @@ public enum Effect: Sendable, Hashable {
     public var isPointwise: Bool {
         switch self {
         case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance: true
-        case .blur, .pixelate, .sharpen, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

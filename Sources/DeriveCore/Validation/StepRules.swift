@@ -6,12 +6,12 @@ public enum EffectRules {
 
     public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? {
         switch kind {
-        case .blur, .sharpen, .blurFaces, .blurRegion: 1...2000
+        case .blur, .sharpen, .unsharpMask, .blurFaces, .blurRegion: 1...2000
         case .pixelate, .pixelateFaces, .pixelateRegion: 1...200
         case .sepia: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite: 0...100
+        case .blackwhite, .autoContrast, .autoBrightness: 0...100
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
         case .grayscale, .negate: nil
@@ -20,7 +20,7 @@ public enum EffectRules {
 
     public static func defaultAmount(of kind: Effect.Kind) -> Int? {
         switch kind {
-        case .blur, .sharpen, .colorize, .blurRegion: 100
+        case .blur, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .colorize, .blurRegion: 100
         case .blurFaces: 500
         case .pixelate, .pixelateFaces, .pixelateRegion: 10
         case .sepia, .brightness, .saturation, .hue, .brightnessHSB: 80
@@ -56,6 +56,9 @@ public enum EffectRules {
         case .blue: return .blue(n)
         case .blackwhite: return .blackwhite(n)
         case .vibrance: return .vibrance(n)
+        case .unsharpMask: return .unsharpMask(n)
+        case .autoContrast: return .autoContrast(n)
+        case .autoBrightness: return .autoBrightness(n)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -66,8 +69,9 @@ public enum EffectRules {
     /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
     static func amountField(of kind: Effect.Kind) -> String? {
         switch kind {
-        case .blur, .sharpen, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance: "strength"
+        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance: "strength"
         case .blackwhite: "threshold"
+        case .autoContrast, .autoBrightness: "blend"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
