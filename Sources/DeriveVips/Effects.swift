@@ -101,8 +101,7 @@ enum Effects {
             return try image.changingColour { (colour) throws(DeriveError) in
                 let lch = try colour.rgb().colourspace("lch")
                 let chroma = try lch.band(1)
-                let room = try chroma.linear([-0.01], [1], uchar: false)
-                let boost = try room.added(try room.absolute()).linear([0.5 * s], [1], uchar: false)
+                let boost = try chroma.linear([-0.01], [1], uchar: false).clampedAtZero().linear([s], [1], uchar: false)
                 return try VImage.bandjoin([try lch.band(0), try chroma.multiplied(by: boost), try lch.band(2)])
                     .interpreted(as: "lch").colourspace("srgb").cast("uchar")
             }

@@ -159,6 +159,12 @@ extension VImage {
         try VipsCall("abs").image("in", self).run().image("out")
     }
 
+    /// max(v, 0) for every value, as (v + |v|) / 2 (libvips 8.14 has no maximum with a
+    /// constant); the result is float.
+    func clampedAtZero() throws(DeriveError) -> VImage {
+        try added(try absolute()).linear([0.5], [0], uchar: false)
+    }
+
     /// Band `index` alone.
     func band(_ index: Int) throws(DeriveError) -> VImage {
         try VipsCall("extract_band").image("in", self).int("band", index).run().image("out")

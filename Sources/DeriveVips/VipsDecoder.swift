@@ -52,7 +52,7 @@ enum VipsDecoder {
             var status: Int32 = 0
             guard let inflated = dvips_gunzip(buffer.baseAddress, buffer.count, inflateLimit, &length, &status) else {
                 if status == -2 {
-                    throw DeriveError(.limitExceeded, "the SVGZ source inflates to more than \(inflateLimit) bytes; the limit is \(inflateLimit) (DERIVE_MAX_INPUT_BYTES)")
+                    throw DeriveError(.limitExceeded, "the SVGZ source inflates to more than \(inflateLimit) bytes, the input limit (DERIVE_MAX_INPUT_BYTES)")
                 }
                 throw DeriveError(.corruptImage, "the SVGZ source is truncated or damaged: its gzip stream does not inflate")
             }
@@ -101,7 +101,7 @@ enum VipsDecoder {
     /// one lanczos3 resample to the exact size (frame by frame for animations), the embedded
     /// ICC profile (CMYK included) converted to sRGB, then the EXIF orientation applied.
     static func decode(_ buffer: UnsafeRawBufferPointer, facts: SourceFacts, plan: DecodePlan,
-                       inflateLimit: Int = SourceLimits.default.maxInputBytes) throws(DeriveError) -> (image: VImage, loaded: SourceInspection) {
+                       inflateLimit: Int) throws(DeriveError) -> (image: VImage, loaded: SourceInspection) {
         let target = facts.swapsAxes ? plan.size.swapped : plan.size
         let shrink = min(Double(facts.width) / Double(target.width), Double(facts.height) / Double(target.height))
         let (loaderCall, scratch) = try loaderCall(buffer, format: facts.format, inflateLimit: inflateLimit)
@@ -164,9 +164,7 @@ enum VipsDecoder {
         let linear = try image.inMemory()
         let alpha = keepAlpha ? try linear.alphaBand() : nil
         var colour = try linear.withoutAlpha().cast("float")
-        // max(c, 0) as (c + |c|) / 2.
-        colour = try VipsCall("add").image("left", colour).image("right", VipsCall("abs").image("in", colour).run().image("out"))
-            .run().image("out").linear([0.5], [0], uchar: false)
+        colour = try colour.clampedAtZero()
         let white = max(1, try VipsCall("max").image("in", colour).run().doubleOutput("out"))
         let numerator = try VipsCall("multiply").image("left", colour)
             .image("right", colour.linear([1 / (white * white)], [1], uchar: false)).run().image("out")

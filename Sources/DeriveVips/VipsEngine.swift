@@ -212,7 +212,8 @@ public struct VipsEngine: ImageEngine {
                 throw DeriveError(error)
             }
             return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> VImage in
-                let (decoded, _) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode)
+                let (decoded, _) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode,
+                                                          inflateLimit: settings.sourceLimits.maxInputBytes)
                 let runner = OperationRunner(engine: self, overlays: NoOverlays(), sourceFormat: inspection.facts.format)
                 return try runner.run(plan.outputs[0].operations, on: decoded).0.standardised().inMemory()
             }
@@ -232,7 +233,8 @@ public struct VipsEngine: ImageEngine {
         return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> FaceFindings in
             var clock = Clock()
             let (decoded, _) = try VipsDecoder.decode(buffer, facts: inspection.facts,
-                                                      plan: DecodePlan(size: size, scale: scale, pages: .page(1)))
+                                                      plan: DecodePlan(size: size, scale: scale, pages: .page(1)),
+                                                      inflateLimit: settings.sourceLimits.maxInputBytes)
             let found = try FaceFinder(detector: faceDetector, settings: settings.faces).faces(in: decoded)
             let sx = Double(oriented.width) / Double(decoded.width), sy = Double(oriented.height) / Double(decoded.pageHeight)
             return FaceFindings(faces: found.map { $0.scaled(x: sx, y: sy) }, detector: faceDetector.name, milliseconds: clock.lap())
