@@ -3,19 +3,19 @@ import DeriveTestSupport
 import Foundation
 import Testing
 
-/// One set of semantics, two stores: every test runs against PostgreSQL (started by the test
-/// command) and against a temporary SQLite file.
+/// One set of semantics, three stores: every test runs against PostgreSQL (started by the test
+/// command), a temporary SQLite file and the in-memory queue the worker's behaviour tests use.
 @Suite struct JobStoreConformanceTests {
     /// The PostgreSQL cases of the parameterised tests here run only where PostgreSQL is;
     /// this shows as skipped when they did not.
     @Test(.enabled(if: TestServers.postgresAvailable, "the PostgreSQL cases of this suite need the PostgreSQL Scripts/test.sh starts"))
     func postgresCasesRun() {
-        #expect(StoreKind.runnable.contains(.postgres))
+        #expect(JobStoreKind.runnable.contains(.postgres))
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func claimsByPriorityThenRunAtThenId(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func claimsByPriorityThenRunAtThenId(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let ids = try queue.store.submit([
             NewJob(payload: document("a")), NewJob(payload: document("b"), priority: 5),
             NewJob(payload: document("c"), runAt: Date().addingTimeInterval(-60)), NewJob(payload: document("d"), priority: 5),
@@ -32,9 +32,9 @@ import Testing
         #expect(try queue.store.claim(queues: ["default"], limit: 10, owner: "w2", lease: 30).isEmpty)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func claimsOnlyTheLimitFromTheQueuesAsked(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func claimsOnlyTheLimitFromTheQueuesAsked(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         _ = try queue.store.submit((0..<3).map { NewJob(payload: document("a\($0)"), queue: "a") }
             + (0..<2).map { NewJob(payload: document("b\($0)"), queue: "b", priority: $0) })
         let fromB = try queue.store.claim(queues: ["b"], limit: 10, owner: "w", lease: 30)
@@ -43,9 +43,9 @@ import Testing
         #expect(try queue.store.claim(queues: ["a", "b", "c"], limit: 10, owner: "w", lease: 30).count == 1)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func completionArchivesTheJobWithItsResult(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func completionArchivesTheJobWithItsResult(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
         let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
         let result = JSONValue.object(["outputs": .array([.string("thumb.webp")])])
@@ -58,9 +58,9 @@ import Testing
         #expect(try queue.store.complete([Completion(run: run)]).isEmpty)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func aStaleRunCannotOverwriteANewerOne(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func aStaleRunCannotOverwriteANewerOne(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
         let first = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w1", lease: 0.2).first).run
         #expect(try queue.store.complete([Completion(run: JobRun(id: id, attempt: 2, owner: "w1"))]).isEmpty)
@@ -83,9 +83,9 @@ import Testing
         #expect(try queue.store.complete([Completion(run: second)]) == [id])
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func aPassingFailureIsRetriedAfterBackoff(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func aPassingFailureIsRetriedAfterBackoff(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
         let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
         let outcome = try #require(try queue.store.fail([Failure(run: run, error: passing)], policy: retryMuchLater)[id])
@@ -108,9 +108,9 @@ import Testing
         #expect(again.run.id == id && again.run.attempt == 2)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func aRetryWithoutBackoffIsAvailableAtOnceAndRetryAfterIsHonoured(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func aRetryWithoutBackoffIsAvailableAtOnceAndRetryAfterIsHonoured(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let ids = try queue.store.submit([NewJob(payload: document("a")), NewJob(payload: document("b"))]).map(\.id)
         let runs = try queue.store.claim(queues: ["default"], limit: 2, owner: "w", lease: 30).map(\.run)
         let throttled = DeriveError(.sourceUnavailable, "origin answered 429", retryAfter: 120)
@@ -123,9 +123,9 @@ import Testing
         #expect(try queue.store.claim(queues: ["default"], limit: 5, owner: "w", lease: 30).map(\.run.id) == [ids[0]])
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func aPermanentFailureFailsAtOnce(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func aPermanentFailureFailsAtOnce(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let id = try #require(try queue.store.submit([NewJob(payload: document(), maxAttempts: 5)]).first).id
         let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
         #expect(try queue.store.fail([Failure(run: run, error: permanent)], policy: retryAtOnce) == [id: .failed])
@@ -136,9 +136,9 @@ import Testing
         #expect(snapshot.errors.first?["detail"] == .string(permanent.detail))
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func aJobFailsWhenItsAttemptsRunOut(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func aJobFailsWhenItsAttemptsRunOut(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let id = try #require(try queue.store.submit([NewJob(payload: document(), maxAttempts: 2)]).first).id
         for expected in [FailureOutcome.retrying(delay: 0), .failed] {
             let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
@@ -148,9 +148,9 @@ import Testing
         #expect(snapshot.state == .failed && snapshot.attempt == 2 && snapshot.errors.count == 2)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func anExpiredLeaseIsRescuedByAnyWorker(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func anExpiredLeaseIsRescuedByAnyWorker(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let other = try queue.openAnother()
         let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
         _ = try queue.store.claim(queues: ["default"], limit: 1, owner: "dead-worker", lease: 0.2)
@@ -166,9 +166,9 @@ import Testing
         #expect(try other.claim(queues: ["default"], limit: 1, owner: "w2", lease: 30).first?.run.attempt == 2)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func aJobThatKeepsLosingItsLeaseIsFailed(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func aJobThatKeepsLosingItsLeaseIsFailed(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let policy = RetryPolicy(backoff: Backoff(base: 0, factor: 2, maximum: 0), maxLeaseLosses: 2)
         let id = try #require(try queue.store.submit([NewJob(payload: document(), maxAttempts: 10)]).first).id
         for round in 1...2 {
@@ -183,9 +183,9 @@ import Testing
         #expect(detail.contains("lost its lease 2 times"))
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func heartbeatsKeepALongRunLeased(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func heartbeatsKeepALongRunLeased(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
         let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 0.3).first).run
         Thread.sleep(forTimeInterval: 0.15)
@@ -196,9 +196,9 @@ import Testing
         #expect(try queue.store.job(id)?.state == .running)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func aScheduledJobIsPromotedWhenDue(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func aScheduledJobIsPromotedWhenDue(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let id = try #require(try queue.store.submit([NewJob(payload: document(), runAt: Date().addingTimeInterval(0.4))]).first).id
         #expect(try queue.store.job(id)?.state == .scheduled)
         #expect(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).isEmpty)
@@ -209,9 +209,9 @@ import Testing
         #expect(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first?.run.id == id)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func aDedupeKeyStopsDuplicatesWhileItsJobIsLive(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func aDedupeKeyStopsDuplicatesWhileItsJobIsLive(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let first = try #require(try queue.store.submit([NewJob(payload: document(), dedupeKey: "asset-1")]).first)
         #expect(!first.deduplicated)
         let again = try queue.store.submit([NewJob(payload: document("other"), dedupeKey: "asset-1"),
@@ -229,9 +229,9 @@ import Testing
         #expect(!later.deduplicated && later.id != first.id)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func cancellingAWaitingJobArchivesItAtOnce(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func cancellingAWaitingJobArchivesItAtOnce(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let ids = try queue.store.submit([NewJob(payload: document()), NewJob(payload: document(), runAt: Date().addingTimeInterval(3600))])
             .map(\.id)
         #expect(try queue.store.cancel(ids[0]) == .cancelled)
@@ -242,9 +242,9 @@ import Testing
         #expect(try queue.store.claim(queues: ["default"], limit: 10, owner: "w", lease: 30).isEmpty)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func cancellingARunningJobStopsItAtItsNextHeartbeat(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func cancellingARunningJobStopsItAtItsNextHeartbeat(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let ids = try queue.store.submit([NewJob(payload: document("a")), NewJob(payload: document("b"))]).map(\.id)
         let runs = try queue.store.claim(queues: ["default"], limit: 2, owner: "w", lease: 30).map(\.run)
         #expect(try queue.store.cancel(ids[0]) == .requested)
@@ -256,9 +256,9 @@ import Testing
         #expect(try queue.store.job(ids[0])?.state == .cancelled && queue.store.job(ids[1])?.state == .running)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func aCancelledRunThatFailsOrIsReleasedIsCancelledNotRetried(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func aCancelledRunThatFailsOrIsReleasedIsCancelledNotRetried(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let ids = try queue.store.submit([NewJob(payload: document("a")), NewJob(payload: document("b"))]).map(\.id)
         let runs = try queue.store.claim(queues: ["default"], limit: 2, owner: "w", lease: 30).map(\.run)
         #expect(try queue.store.cancel(ids[0]) == .requested && queue.store.cancel(ids[1]) == .requested)
@@ -267,9 +267,9 @@ import Testing
         #expect(try queue.store.job(ids[0])?.state == .cancelled && queue.store.job(ids[1])?.state == .cancelled)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func releasingAtShutdownSpendsNoAttempt(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func releasingAtShutdownSpendsNoAttempt(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let id = try #require(try queue.store.submit([NewJob(payload: document(), maxAttempts: 1)]).first).id
         let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
         #expect(try queue.store.release([run]) == [id])
@@ -281,9 +281,9 @@ import Testing
         #expect(try queue.store.complete([Completion(run: again)]) == [id])
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func retryRunsAFailedOrCancelledJobAgain(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func retryRunsAFailedOrCancelledJobAgain(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let ids = try queue.store.submit([NewJob(payload: document("a"), queue: "q", priority: 3, maxAttempts: 4),
                                           NewJob(payload: document("b"), queue: "q")]).map(\.id)
         let runs = try queue.store.claim(queues: ["q"], limit: 2, owner: "w", lease: 30).map(\.run)
@@ -299,9 +299,9 @@ import Testing
         #expect(try queue.store.retry(987_654_321) == nil)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func pruningDeletesOnlyOldArchivedJobs(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func pruningDeletesOnlyOldArchivedJobs(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         let ids = try queue.store.submit([NewJob(payload: document("a")), NewJob(payload: document("b"))]).map(\.id)
         let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
         _ = try queue.store.complete([Completion(run: run)])
@@ -311,9 +311,9 @@ import Testing
         #expect(try queue.store.job(ids[1])?.state == .available)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func countsByQueueAndState(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func countsByQueueAndState(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         _ = try queue.store.submit([NewJob(payload: document(), queue: "a"), NewJob(payload: document(), queue: "a"),
                                     NewJob(payload: document(), queue: "a", runAt: Date().addingTimeInterval(3600)),
                                     NewJob(payload: document(), queue: "b"), NewJob(payload: document(), queue: "b")])
@@ -329,9 +329,9 @@ import Testing
         #expect(abs(oldest.timeIntervalSinceNow) < 60)
     }
 
-    @Test(arguments: StoreKind.runnable)
-    func aJobTheSchemaRefusesIsAClearPermanentError(kind: StoreKind) throws {
-        let queue = try TestQueue(kind)
+    @Test(arguments: JobStoreKind.runnable)
+    func aJobTheSchemaRefusesIsAClearPermanentError(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
         for job in [NewJob(payload: document(), queue: "no spaces!"), NewJob(payload: document(), maxAttempts: 0)] {
             do {
                 _ = try queue.store.submit([job])

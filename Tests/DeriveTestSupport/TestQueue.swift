@@ -122,3 +122,38 @@ public let retryAtOnce = RetryPolicy(backoff: Backoff(base: 0, factor: 2, maximu
 public let retryMuchLater = RetryPolicy(backoff: Backoff(base: 1000, factor: 1, maximum: 1000))
 public let passing = DeriveError(.sourceUnavailable, "origin answered 503")
 public let permanent = DeriveError(.invalidJob, "outputs[0].chain[0]: unknown step \"blur2\"")
+
+/// The three `JobStore`s the conformance suite holds to one set of semantics.
+public enum JobStoreKind: String, CaseIterable, Sendable {
+    case memory, sqlite, postgres
+
+    /// Memory and SQLite always; PostgreSQL where the test command started it.
+    public static var runnable: [JobStoreKind] { allCases.filter { $0 != .postgres || TestServers.postgresAvailable } }
+}
+
+/// A fresh, empty queue of one kind, seen only as a `JobStore` and `QueueInspector`.
+public final class JobStoreUnderTest: @unchecked Sendable {
+    public let kind: JobStoreKind
+    public let store: any JobStore & QueueInspector
+    /// Keeps a SQL queue's database until the test lets go.
+    private let database: TestQueue?
+
+    public init(_ kind: JobStoreKind) throws {
+        self.kind = kind
+        switch kind {
+        case .memory:
+            database = nil
+            store = MemoryJobQueue()
+        case .sqlite, .postgres:
+            let database = try TestQueue(kind == .sqlite ? .sqlite : .postgres)
+            self.database = database
+            store = database.store
+        }
+    }
+
+    /// Another handle on the same queue, as another worker would open it (in memory, the same
+    /// queue: there is no other process).
+    public func openAnother() throws -> any JobStore & QueueInspector {
+        try database?.openAnother() ?? store
+    }
+}
