@@ -8,9 +8,9 @@ import Foundation
 /// submissions' priority; and spread in time, so a million assets do not starve live uploads.
 /// `derive reprocess` and `derive revalidate` run it directly, a schedule's task in a worker.
 public struct Reprocessor: Sendable {
-    public let database: any DeriveDatabase
+    public let database: any JobStore & ReprocessStore
 
-    public init(database: any DeriveDatabase) {
+    public init(database: any JobStore & ReprocessStore) {
         self.database = database
     }
 

@@ -6,7 +6,7 @@ import Foundation
 /// one request and nothing else; changed content gets the outputs the old content had, derived
 /// again (its completion records the new asset and moves the source to a new version).
 struct SourceCheck {
-    let database: any DeriveDatabase
+    let database: any JobStore & ReprocessStore
     let fetcher: any SourceFetcher
 
     func run(_ url: String, queue: String, priority: Int) throws(DeriveError) -> JSONValue {

@@ -12,6 +12,10 @@ import Synchronization
 /// own, because decoding and encoding block; a listener thread turns notifications into
 /// wake-ups, a sweeper removes abandoned writes. They share one locked `State` and wake the
 /// dispatcher through one semaphore, and every one of them has ended when `run()` returns.
+///
+/// The database reaches it as a `WorkerDatabase`: the queue, and the parts a deployment adds
+/// (status registry, schedules, write ledger, derivation tables), each of which it uses when
+/// given; on the in-memory queue its behaviour is tested in process.
 public final class Worker: Sendable {
     /// What a run of the worker did.
     public struct Summary: Sendable, Equatable {
@@ -35,7 +39,7 @@ public final class Worker: Sendable {
         var inFlight: Int { pending.count + running.count }
     }
 
-    private let database: any DeriveDatabase
+    private let database: WorkerDatabase
     private let pipeline: JobPipeline
     public let settings: WorkerSettings
     private let notifier: (any WorkNotifier)?
@@ -53,7 +57,15 @@ public final class Worker: Sendable {
     /// The threads `run()` starts, which it waits for before returning.
     private let threads = DispatchGroup()
 
-    public init(database: any DeriveDatabase, pipeline: JobPipeline, settings: WorkerSettings, notifier: (any WorkNotifier)? = nil,
+    /// A worker on every part of one PostgreSQL or SQLite store.
+    public convenience init(database: any DeriveDatabase, pipeline: JobPipeline, settings: WorkerSettings,
+                            notifier: (any WorkNotifier)? = nil, metrics: Metrics = Metrics(), health: Health = Health(),
+                            logger: Logger = Logger(label: "derive.worker")) {
+        self.init(database: WorkerDatabase(database), pipeline: pipeline, settings: settings, notifier: notifier, metrics: metrics,
+                  health: health, logger: logger)
+    }
+
+    public init(database: WorkerDatabase, pipeline: JobPipeline, settings: WorkerSettings, notifier: (any WorkNotifier)? = nil,
                 metrics: Metrics = Metrics(), health: Health = Health(), logger: Logger = Logger(label: "derive.worker")) {
         self.database = database
         self.health = health
@@ -64,7 +76,7 @@ public final class Worker: Sendable {
         self.logger = logger
         // Completions are retried for about a lease: after that the job has been rescued and
         // recording it would be refused anyway.
-        completions = CompletionBatcher(store: database, settings: CompletionBatcher.Settings(attempts: 14)) { batch, result in
+        completions = CompletionBatcher(store: database.queue, settings: CompletionBatcher.Settings(attempts: 14)) { batch, result in
             switch result {
             case .success(let done):
                 metrics.increment("derive_jobs_total", ["outcome": "completed"], by: Double(done.count))
@@ -141,7 +153,7 @@ public final class Worker: Sendable {
             metrics.set("derive_slots_busy", to: Double(settings.slots - free))
             if free > 0 {
                 do {
-                    let jobs = try database.claim(queues: settings.queues, limit: free, owner: settings.id, lease: settings.lease)
+                    let jobs = try database.queue.claim(queues: settings.queues, limit: free, owner: settings.id, lease: settings.lease)
                     health.database(nil)
                     failures = 0
                     if !jobs.isEmpty {
@@ -163,7 +175,7 @@ public final class Worker: Sendable {
                 }
             }
             // Idle waits end in time for the next schedule check and housekeeping tick.
-            let idle = min(free > 0 ? settings.pollInterval : 1, settings.schedulerInterval ?? 1, 1)
+            let idle = min(free > 0 ? settings.pollInterval : 1, settings.schedulerInterval ?? 1, settings.tickInterval)
             _ = wake.wait(timeout: .now() + idle)
         }
     }
@@ -181,8 +193,8 @@ public final class Worker: Sendable {
     /// rescued): stopping before it would leave a batch unfinished. Jobs submitted to run
     /// later wait for a later worker.
     private func queuesAreIdle() throws(DeriveError) -> Bool {
-        _ = try database.promoteScheduled(limit: 1000)
-        let counts = try database.counts().filter { settings.queues.contains($0.queue) }
+        _ = try database.queue.promoteScheduled(limit: 1000)
+        let counts = try database.queue.counts().filter { settings.queues.contains($0.queue) }
         return counts.allSatisfy { ($0.states[.available] ?? 0) == 0 && ($0.states[.running] ?? 0) == 0 && $0.retrying == 0 }
     }
 
@@ -198,29 +210,29 @@ public final class Worker: Sendable {
         var handledFires: [String: Date] = [:]
     }
 
-    /// Once a second: promote due jobs and extend long jobs' leases; every few seconds: rescue
+    /// Every tick (a second): promote due jobs and extend long jobs' leases; every few seconds: rescue
     /// expired leases, report status and, when metrics are served, read the queue depth. Database errors here are logged
     /// and tried again next time.
     private func maintain(_ schedule: inout Maintenance) {
         let now = DispatchTime.now().uptimeNanoseconds
         // Schedules keep their own time: a fire is due at its second, not at the next tick.
-        if let interval = settings.schedulerInterval, now >= schedule.nextSchedule {
+        if let interval = settings.schedulerInterval, let store = database.schedules, now >= schedule.nextSchedule {
             schedule.nextSchedule = now + UInt64(interval * 1e9)
-            runSchedules(&schedule.handledFires)
+            runSchedules(store, &schedule.handledFires)
         }
         guard now >= schedule.nextTick else { return }
-        schedule.nextTick = now + 1_000_000_000
+        schedule.nextTick = now + UInt64(settings.tickInterval * 1e9)
         heartbeat(now: now)
         attempt("promote scheduled jobs") { () throws(DeriveError) in
-            let promoted = try database.promoteScheduled(limit: 1000)
+            let promoted = try database.queue.promoteScheduled(limit: 1000)
             if promoted > 0 { logger.debug("promoted scheduled jobs", metadata: ["count": "\(promoted)"]) }
         }
         if now >= schedule.nextRescue {
             schedule.nextRescue = now + UInt64(settings.rescueInterval * 1e9)
             probeStore()
-            if settings.deleteSuperseded { deleteSupersededOutputs() }
+            if settings.deleteSuperseded, let derivations = database.derivations { deleteSupersededOutputs(derivations) }
             attempt("rescue expired leases") { () throws(DeriveError) in
-                let rescue = try database.rescueExpired(limit: 1000, policy: settings.retryPolicy)
+                let rescue = try database.queue.rescueExpired(limit: 1000, policy: settings.retryPolicy)
                 if !rescue.requeued.isEmpty || !rescue.failed.isEmpty {
                     logger.warning("rescued jobs whose workers stopped heartbeating", metadata: [
                         "requeued": .array(rescue.requeued.map { .stringConvertible($0) }),
@@ -236,7 +248,7 @@ public final class Worker: Sendable {
         if let interval = settings.queueDepthInterval, now >= schedule.nextQueueDepth {
             schedule.nextQueueDepth = now + UInt64(interval * 1e9)
             attempt("read the queue depth") { () throws(DeriveError) in
-                let counts = try database.counts()
+                let counts = try database.queue.counts()
                 metrics.replace("derive_queue_depth", with: counts.flatMap { queue in
                     queue.states.map { (["queue": queue.queue, "state": $0.key.rawValue], Double($0.value)) }
                 })
@@ -250,10 +262,10 @@ public final class Worker: Sendable {
     /// Enqueues each schedule's due fire. Every worker may do this: the fire is recorded in the
     /// transaction that enqueues its job, and a fire already recorded is skipped, so it
     /// happens once however many workers see it.
-    private func runSchedules(_ handled: inout [String: Date]) {
+    private func runSchedules(_ store: any ScheduleStore, _ handled: inout [String: Date]) {
         let schedules: [Schedule]
         do {
-            schedules = try database.schedules()
+            schedules = try store.schedules()
         } catch {
             metrics.increment("derive_database_errors_total")
             logger.warning("could not read the schedules", metadata: ["error": "\(error)"])
@@ -271,7 +283,7 @@ public final class Worker: Sendable {
             guard let due, handled[schedule.name] != due else { continue }
             do {
                 let job = try schedule.job(firedAt: due)
-                if let id = try database.fire(schedule.name, at: due, job: job) {
+                if let id = try store.fire(schedule.name, at: due, job: job) {
                     metrics.increment("derive_schedule_fires_total", ["schedule": schedule.name])
                     logger.info("schedule fired", metadata: ["schedule": "\(schedule.name)", "fireTime": "\(Int(due.timeIntervalSince1970))",
                                                              "job": "\(id)"])
@@ -303,16 +315,16 @@ public final class Worker: Sendable {
 
     /// Deletes the objects, then the rows, of outputs a newer preset version replaced: up to
     /// a thousand per call, so a large backlog does not stall the dispatcher.
-    private func deleteSupersededOutputs() {
-        for _ in 0..<5 where deleteSupersededBatch() == 200 {}
+    private func deleteSupersededOutputs(_ derivations: any ReprocessStore) {
+        for _ in 0..<5 where deleteSupersededBatch(derivations) == 200 {}
     }
 
     /// One batch; returns how many outputs it found.
     @discardableResult
-    private func deleteSupersededBatch() -> Int {
+    private func deleteSupersededBatch(_ derivations: any ReprocessStore) -> Int {
         var found = 0
         attempt("delete superseded outputs") { () throws(DeriveError) in
-            let superseded = try database.supersededOutputs(limit: 200)
+            let superseded = try derivations.supersededOutputs(limit: 200)
             found = superseded.count
             guard !superseded.isEmpty else { return }
             var deleted: [Int64] = []
@@ -324,7 +336,7 @@ public final class Worker: Sendable {
                     logger.warning("could not delete a superseded output", metadata: ["key": "\(output.storageKey)", "error": "\(error)"])
                 }
             }
-            try database.deleteDerivatives(deleted)
+            try derivations.deleteDerivatives(deleted)
             metrics.increment("derive_superseded_deleted_total", by: Double(deleted.count))
             logger.info("deleted superseded outputs", metadata: ["count": "\(deleted.count)"])
         }
@@ -350,9 +362,10 @@ public final class Worker: Sendable {
                    "removed writes that interrupted writers left in the store") { () throws(DeriveError) in
                 try pipeline.store.removeAbandonedWrites(olderThan: cutoff)
             }
+            guard let ledger = database.ledger else { continue }
             report(sweeping: "unrecorded writes", counting: "derive_unrecorded_writes_removed_total",
                    "removed objects that runs wrote and never recorded (their source changed before the retry)") {
-                () throws(DeriveError) in try database.sweepUnrecordedWrites(in: pipeline.store, olderThan: cutoff)
+                () throws(DeriveError) in try ledger.sweepUnrecordedWrites(in: pipeline.store, olderThan: cutoff)
             }
         }
     }
@@ -385,7 +398,7 @@ public final class Worker: Sendable {
         let due = state.withLock { state in state.running.values.filter { now - $0.lastLease >= interval }.map(\.job.run) }
         guard !due.isEmpty else { return }
         attempt("extend leases") { () throws(DeriveError) in
-            let result = try database.heartbeat(due, lease: settings.lease)
+            let result = try database.queue.heartbeat(due, lease: settings.lease)
             state.withLock { state in
                 for run in due where result.extended.contains(run.id) { state.running[run.id]?.lastLease = now }
                 for id in result.cancelRequested { state.running[id]?.cancelRequested = true }
@@ -419,7 +432,8 @@ public final class Worker: Sendable {
                              WorkerStatus.RunningJob(id: $0.job.run.id, stage: $0.stage, since: $0.since)
                          }, finished: finished, stopping: stopping || state.stopping)
         }
-        attempt("report status") { () throws(DeriveError) in try database.report(status) }
+        guard let registry = database.registry else { return }
+        attempt("report status") { () throws(DeriveError) in try registry.report(status) }
     }
 
     private func attempt(_ what: String, _ body: () throws(DeriveError) -> Void) {
@@ -475,7 +489,7 @@ public final class Worker: Sendable {
             }, isCancelled: { [self] in
                 state.withLock { $0.running[run.id]?.cancelRequested ?? false }
             }, beforeStoring: { [self] keys throws(DeriveError) in
-                try database.noteWrites(keys.map(\.value), store: pipeline.store.identity, job: run.id)
+                try database.ledger?.noteWrites(keys.map(\.value), store: pipeline.store.identity, job: run.id)
             })
             observe(outcome.report, started: started)
             guard completions.add(Completion(run: run, result: outcome.report.json, record: outcome.record)) else {
@@ -489,12 +503,12 @@ public final class Worker: Sendable {
             ])
         } catch {
             if state.withLock({ $0.running[run.id]?.cancelRequested ?? false }) {
-                finish(run, as: "cancelled", log: log) { () throws(DeriveError) in _ = try database.acknowledgeCancel([run]) }
+                finish(run, as: "cancelled", log: log) { () throws(DeriveError) in _ = try database.queue.acknowledgeCancel([run]) }
                 return
             }
             var outcome = FailureOutcome.stale
             finish(run, as: nil, log: log) { () throws(DeriveError) in
-                outcome = try database.fail([Failure(run: run, error: error)], policy: settings.retryPolicy)[run.id] ?? .stale
+                outcome = try database.queue.fail([Failure(run: run, error: error)], policy: settings.retryPolicy)[run.id] ?? .stale
             }
             let name: String
             switch outcome {
@@ -521,6 +535,9 @@ public final class Worker: Sendable {
     /// Jobs that are not derivations: expanding a reprocess or revalidation (what schedules
     /// enqueue), and checking one source with its origin.
     private func runTask(_ task: String, job: ClaimedJob) throws(DeriveError) -> JSONValue {
+        guard let derivations = database.derivations else {
+            throw DeriveError(.invalidJob, "task: \(Quoted(task)) needs the asset and derivative tables, which this worker's queue does not have")
+        }
         switch task {
         case "reprocess", "revalidate":
             let plan: ReprocessPlan
@@ -530,11 +547,11 @@ public final class Worker: Sendable {
                 throw DeriveError(error)
             }
             state.withLock { $0.running[job.run.id]?.stage = "enqueue" }
-            return try Reprocessor(database: database).enqueue(plan).json
+            return try Reprocessor(database: derivations).enqueue(plan).json
         case "check-source":
             guard case .string(let source)? = job.payload["source"] else { throw DeriveError(.invalidJob, "source: is missing") }
             state.withLock { $0.running[job.run.id]?.stage = "fetch" }
-            return try SourceCheck(database: database, fetcher: pipeline.fetcher).run(source, queue: job.queue, priority: job.priority)
+            return try SourceCheck(database: derivations, fetcher: pipeline.fetcher).run(source, queue: job.queue, priority: job.priority)
         default:
             throw DeriveError(.invalidJob, "task: \(Quoted(task)) is not a task Derive runs (reprocess, revalidate, check-source)")
         }
@@ -607,7 +624,7 @@ public final class Worker: Sendable {
             if running == 0 || immediately || now >= deadline { break }
             health.looped()
             heartbeat(now: now)
-            _ = wake.wait(timeout: .now() + min(1, Double(deadline - now) / 1e9))
+            _ = wake.wait(timeout: .now() + min(settings.tickInterval, Double(deadline - now) / 1e9))
         }
         let abandoned = state.withLock { state in state.running.values.map(\.job.run) }
         leftovers += abandoned
@@ -615,7 +632,7 @@ public final class Worker: Sendable {
         if !leftovers.isEmpty {
             for attempt in 1...5 {
                 do {
-                    released = try database.release(leftovers).count
+                    released = try database.queue.release(leftovers).count
                     break
                 } catch {
                     logger.warning("could not release jobs", metadata: ["error": "\(error)"])
@@ -629,8 +646,10 @@ public final class Worker: Sendable {
         }
         completions.close()
         // What the last completions superseded goes too, not at some later worker's tick.
-        if settings.deleteSuperseded { deleteSupersededOutputs() }
-        attempt("remove this worker from the status list") { () throws(DeriveError) in try database.forgetWorker(settings.id) }
+        if settings.deleteSuperseded, let derivations = database.derivations { deleteSupersededOutputs(derivations) }
+        if let registry = database.registry {
+            attempt("remove this worker from the status list") { () throws(DeriveError) in try registry.forgetWorker(settings.id) }
+        }
         for _ in 0..<settings.slots { work.signal() }
         // The listener and the sweeper look at `stopping` at least once a second, and idle
         // slots end at once. A slot whose job outran the grace period is not waited for: its

@@ -35,6 +35,10 @@ public struct WorkerSettings: Sendable {
     public var abandonedSweepInterval: Double?
     /// Seconds after which such a write counts as abandoned.
     public var abandonedAfter: Double
+    /// Seconds between housekeeping ticks (heartbeats, promotion, and whichever rescue,
+    /// status or queue-depth reading is due). A second in production; tests shorten it to
+    /// see leases and cancellations work in milliseconds.
+    public var tickInterval: Double = 1
 
     public init(id: String = WorkerSettings.defaultID(), queues: [String] = ["default"],
                 slots: Int = ProcessInfo.processInfo.activeProcessorCount, lease: Double = 60, pollInterval: Double = 1,

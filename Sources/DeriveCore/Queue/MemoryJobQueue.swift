@@ -6,7 +6,7 @@ import Synchronization
 /// against in process (shutdown, leases, retries, cancellation, outages), on a clock the test
 /// moves, and a reference for what the two SQL stores must do: each method is one critical
 /// section, as each of theirs is one transaction.
-public final class MemoryJobQueue: JobStore, QueueInspector {
+public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
     /// A live job: waiting (`available`, `scheduled`) or `running` under a lease.
     struct LiveJob {
         var id: JobID
@@ -48,6 +48,7 @@ public final class MemoryJobQueue: JobStore, QueueInspector {
         var archive: [JobID: ArchivedJob] = [:]
         /// What completions recorded, in order: the asset and derivative rows a SQL store writes.
         var records: [(job: JobID, record: DerivationRecord)] = []
+        var workers: [String: WorkerStatus] = [:]
         /// Set by `failCalls(with:)`: every call throws it, as a store whose database is down.
         var outage: DeriveError?
     }
@@ -318,6 +319,23 @@ public final class MemoryJobQueue: JobStore, QueueInspector {
             state.archive.values.filter { $0.finishedAt >= date.timeIntervalSince1970 }
                 .reduce(into: [:]) { counts, archived in counts[archived.outcome, default: 0] += 1 }
         }
+    }
+
+    // MARK: Workers
+
+    public func report(_ status: WorkerStatus) throws(DeriveError) {
+        try withState { state, _ throws(DeriveError) in state.workers[status.id] = status }
+    }
+
+    public func workers(seenSince date: Date) throws(DeriveError) -> [WorkerStatus] {
+        try withState { state, now throws(DeriveError) in
+            state.workers = state.workers.filter { $0.value.seenAt.timeIntervalSince1970 >= now - 3600 }
+            return state.workers.values.filter { $0.seenAt >= date }.sorted { ($0.host, $0.pid, $0.id) < ($1.host, $1.pid, $1.id) }
+        }
+    }
+
+    public func forgetWorker(_ id: String) throws(DeriveError) {
+        try withState { state, _ throws(DeriveError) in state.workers[id] = nil }
     }
 
     // MARK: Helpers
