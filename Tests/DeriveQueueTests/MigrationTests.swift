@@ -1,5 +1,6 @@
 import DeriveCore
 import DerivePostgres
+import DeriveSQLite
 import DeriveTestSupport
 import Foundation
 import Synchronization
@@ -83,3 +84,37 @@ import Testing
         #expect(refused.status != 0 && refused.stderr.contains("database_unavailable"), "\(refused.stderr)")
     }
 }
+
+/// The schema is written twice, once per dialect: `Migrations/*.sql` for PostgreSQL and
+/// `SQLiteSchema` for the embedded queue. This holds them to one shape: the same tables with
+/// the same columns, so a column added to one and not the other fails here, not in production.
+@Suite struct SchemaParityTests {
+    @Test(.enabled(if: TestServers.postgresAvailable, "needs the PostgreSQL Scripts/test.sh starts"))
+    func bothStoresHaveTheSameTablesAndColumns() throws {
+        let postgres = try TestQueue(.postgres), sqlite = try TestQueue(.sqlite)
+        let fromPostgres = try postgres.sql().query("""
+            SELECT table_name || '.' || column_name FROM information_schema.columns
+            WHERE table_schema = 'derive' AND table_name NOT IN (SELECT table_name FROM information_schema.views WHERE table_schema = 'derive')
+            """).rows.compactMap { $0.first ?? nil }
+        guard case .sqlite(let path) = try QueueLocation.parse(sqlite.location) else { throw SchemaParityFailure() }
+        let fromSQLite = try SQLiteConnection(path: path).query("""
+            SELECT m.name || '.' || p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p
+            WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'
+            """).compactMap { $0.first?.string }
+        let onlyPostgres = Set(fromPostgres).subtracting(fromSQLite).subtracting(Self.postgresOnly).sorted()
+        let onlySQLite = Set(fromSQLite).subtracting(fromPostgres).subtracting(Self.sqliteOnly).sorted()
+        #expect(onlyPostgres.isEmpty, "columns only PostgreSQL has: \(onlyPostgres)")
+        #expect(onlySQLite.isEmpty, "columns only SQLite has: \(onlySQLite)")
+        #expect(fromSQLite.count > 50 && fromPostgres.count > 50)
+    }
+
+    /// What one dialect keeps and the other does not need, each with its reason.
+    static let postgresOnly: Set<String> = [
+        // The migrator's ledger (which files ran, with their checksums); a SQLite file keeps its
+        // schema version in `PRAGMA user_version`.
+        "schema_migrations.version", "schema_migrations.name", "schema_migrations.checksum", "schema_migrations.applied_at",
+    ]
+    static let sqliteOnly: Set<String> = []
+}
+
+struct SchemaParityFailure: Error {}
