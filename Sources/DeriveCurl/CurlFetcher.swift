@@ -23,25 +23,28 @@ public final class CurlFetcher: SourceFetcher {
     }
 
     public func fetch(_ source: String) throws(DeriveError) -> FetchedSource {
-        let lower = source.lowercased()
-        if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+        let location = try SourceAddress(source)
+        switch location {
+        case .web:
             return try merger.run(source) { () throws(DeriveError) -> FetchedSource in try fetchHTTP(source) }.value
-        }
-        if lower.hasPrefix("s3://") { return try fetchS3(source) }
-        if lower.hasPrefix("file://") || source.hasPrefix("/") { return try fetchFile(source) }
-        if lower.hasPrefix("data:") {
+        case .s3(let bucket, let key):
+            return try fetchS3(source, bucket: bucket, key: key)
+        case .data:
             let bytes = try DataURI.decode(source, maxBytes: settings.maxBytes)
             return try identified(bytes, location: "data: URI", origin: .data, transferred: 0)
+        case .fileURL(let path):
+            return try fetchFile(path)
+        case .path(let path):
+            if location.isAbsolutePath { return try fetchFile(path) }
+            let scheme = source.split(separator: ":", maxSplits: 1).first.map(String.init) ?? source
+            throw DeriveError(.sourceRefused, "unsupported source \(Quoted(Redacted.url(source))); Derive fetches http, https, s3, file (under DERIVE_FILE_ROOTS) and data URIs, not \(scheme)")
         }
-        let scheme = source.split(separator: ":", maxSplits: 1).first.map(String.init) ?? source
-        throw DeriveError(.sourceRefused, "unsupported source \(Quoted(Redacted.url(source))); Derive fetches http, https, s3, file (under DERIVE_FILE_ROOTS) and data URIs, not \(scheme)")
     }
 
     /// An http(s) source is asked with `If-None-Match` / `If-Modified-Since` (bypassing the
     /// disk cache): a `304` costs one request and no transfer. Other sources are fetched.
     public func revalidate(_ source: String, etag: String?, lastModified: String?) throws(DeriveError) -> FetchedSource? {
-        let lower = source.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), etag != nil || lastModified != nil else {
+        guard case .web = try SourceAddress(source), etag != nil || lastModified != nil else {
             return try fetch(source)
         }
         let (response, finalURL) = try requestWithRetries(source, extraHeaders: Self.conditional(etag: etag, lastModified: lastModified))
@@ -161,16 +164,7 @@ public final class CurlFetcher: SourceFetcher {
 
     // MARK: - S3, files
 
-    func fetchS3(_ source: String) throws(DeriveError) -> FetchedSource {
-        let path = source.dropFirst(5)
-        guard let slash = path.firstIndex(of: "/"), slash != path.startIndex, path.index(after: slash) != path.endIndex else {
-            throw DeriveError(.sourceRefused, "an S3 source is s3://bucket/key, got \(Quoted(source))")
-        }
-        let bucket = String(path[..<slash])
-        let key = String(path[path.index(after: slash)...]).removingPercentEncoding ?? String(path[path.index(after: slash)...])
-        guard S3Settings.isValidBucket(bucket) else {
-            throw DeriveError(.sourceRefused, "\(Quoted(bucket)) in \(Quoted(Redacted.url(source))) is not an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)")
-        }
+    func fetchS3(_ source: String, bucket: String, key: String) throws(DeriveError) -> FetchedSource {
         guard let s3 else {
             throw DeriveError(.sourceRefused, "\(Redacted.url(source)): S3 sources need AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
         }
@@ -183,16 +177,9 @@ public final class CurlFetcher: SourceFetcher {
         return try identified(bytes, location: source, origin: .network, transferred: bytes.count)
     }
 
-    func fetchFile(_ source: String) throws(DeriveError) -> FetchedSource {
-        let path: String
-        if source.lowercased().hasPrefix("file://") {
-            guard let url = URL(string: source), url.isFileURL, url.host == nil || url.host == "" || url.host == "localhost" else {
-                throw DeriveError(.sourceRefused, "\(Quoted(source)) is not a local file URL")
-            }
-            path = url.path
-        } else {
-            path = source
-        }
+    /// A file on this machine (a `file://` URL's path or an absolute path), read only under
+    /// the allowed folders.
+    func fetchFile(_ path: String) throws(DeriveError) -> FetchedSource {
         // Symbolic links are resolved first, so a link inside a root cannot point outside it.
         let resolved = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
         let allowed = settings.fileRoots.contains { root in
@@ -219,9 +206,8 @@ public struct FetchingOverlayLoader: OverlayLoader {
     }
 
     public func load(_ reference: String) throws(DeriveError) -> SourceImage {
-        if reference.contains("://") || reference.hasPrefix("data:") || reference.hasPrefix("/") {
-            return try fetcher.fetch(reference).image
-        }
+        let location = try SourceAddress(reference)
+        guard case .path = location, !location.isAbsolutePath else { return try fetcher.fetch(reference).image }
         guard let base else {
             throw DeriveError(.sourceRefused, "overlay \(Quoted(reference)) is a name, and no overlay location is configured (DERIVE_OVERLAY_BASE)")
         }

@@ -235,7 +235,9 @@ final class HTTPClient: Sendable {
         }
         switch code {
         case CURLE_WRITE_ERROR where transfer.exceeded, CURLE_FILESIZE_EXCEEDED:
-            return DeriveError(.limitExceeded, "\(url) is larger than \(request.maxResponseBytes) bytes (DERIVE_MAX_INPUT_BYTES); the transfer was stopped")
+            var error = SourceSizeLimit(request.maxResponseBytes).refusal(of: url)
+            error.detail += "; the transfer was stopped"
+            return error
         case CURLE_ABORTED_BY_CALLBACK where transfer.stalled:
             return DeriveError(.sourceUnavailable, "\(url) stalled: no data for \(request.stallTimeout) s (DERIVE_FETCH_STALL_TIMEOUT); timed out")
         case CURLE_OPERATION_TIMEDOUT:

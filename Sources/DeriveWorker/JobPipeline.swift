@@ -196,7 +196,13 @@ public struct JobPipeline: Sendable {
     /// A source's name without folders or extension, made safe for a key: `photo` for
     /// `/pictures/photo.jpg` or `https://example.com/a/photo.jpg?x=1`.
     static func readableStem(_ location: String) -> String {
-        let path = location.contains("://") ? (URLComponents(string: location)?.path ?? "") : location
+        let path: String
+        switch try? SourceAddress(location) {
+        case .web(let url)?: path = URLComponents(string: url)?.path ?? ""
+        case .s3(_, let key)?: path = key
+        case .fileURL(let filePath)?, .path(let filePath)?: path = filePath
+        case .data?, nil: path = ""
+        }
         let stem = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         let safe = String(stem.map { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) ? $0 : "_" })
             .trimmingCharacters(in: CharacterSet(charactersIn: "."))
@@ -216,7 +222,7 @@ public struct LocalFirstFetcher: SourceFetcher {
     }
 
     public func fetch(_ source: String) throws(DeriveError) -> FetchedSource {
-        if source.contains("://") || source.lowercased().hasPrefix("data:") { return try fetcher.fetch(source) }
+        guard case .path = try SourceAddress(source) else { return try fetcher.fetch(source) }
         let image = try LocalFile.read(URL(fileURLWithPath: source), maxBytes: maxBytes)
         guard let format = ImageSniffer.format(of: image.bytes) else {
             throw DeriveError(.unsupportedFormat, "\(source) is not an image format Derive recognises")

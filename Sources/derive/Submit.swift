@@ -116,8 +116,7 @@ struct Submission {
     /// A URL is submitted as it is; a local file is stored as an original, content-addressed
     /// (`originals/<sha256>.<ext>`), and the job names where the worker reads it back.
     func resolveSource(_ source: String, uploadOnly: Bool) throws -> (String, StoredObject?) {
-        let isURL = source.contains("://") || source.lowercased().hasPrefix("data:")
-        if isURL {
+        guard case .path = try SourceAddress(source) else {
             if uploadOnly { throw CLIError("\(Redacted.url(source)) is not a local file: `derive upload` stores files; use `derive submit` for URLs") }
             return (source, nil)
         }
@@ -125,7 +124,7 @@ struct Submission {
         guard let handle = FileHandle(forReadingAtPath: file.path) else { throw CLIError("cannot read \(source)") }
         defer { try? handle.close() }
         let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
-        guard size <= maxBytes else { throw CLIError("\(source) is \(size) bytes; the limit is \(maxBytes) (DERIVE_MAX_INPUT_BYTES)") }
+        try SourceSizeLimit(maxBytes).check(size, of: source)
         let head = [UInt8](handle.readData(ofLength: 64))
         guard let format = ImageSniffer.format(of: head) else { throw CLIError("\(source) is not an image format Derive recognises") }
         var hash = ContentHash()

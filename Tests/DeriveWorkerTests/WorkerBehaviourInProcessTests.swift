@@ -14,190 +14,193 @@ import Testing
 /// conformance suite as PostgreSQL and SQLite), on a clock the test moves where leases and
 /// backoffs matter; the pipeline is the real one (libvips, a folder store); only the moment a
 /// source arrives, or that it fails, is the test's to choose. The subprocess tests prove the
-/// binary, the signals and the real servers end to end.
-@Suite struct WorkerBehaviourInProcessTests {
-    @Test func jobsInFlightFinishOnStopAndWaitingJobsStayForTheNextWorker() throws {
-        let rig = try Rig(slots: 2)
-        let ids = try rig.submit(["a", "b", "c"], held: true)
-        let running = try rig.start()
-        try waitUntil("two jobs are fetching", timeout: 10) { rig.fetcher.startedCount == 2 }
-        running.stop()
-        rig.fetcher.letThroughAll()
-        let summary = try running.wait()
+/// binary, the signals and the real servers end to end. Nested in `WorkerInProcessTests`,
+/// which runs serially: its thread count must not see these workers' threads.
+extension WorkerInProcessTests {
+    @Suite struct Behaviour {
+        @Test func jobsInFlightFinishOnStopAndWaitingJobsStayForTheNextWorker() throws {
+            let rig = try Rig(slots: 2)
+            let ids = try rig.submit(["a", "b", "c"], held: true)
+            let running = try rig.start()
+            try waitUntil("two jobs are fetching", timeout: 10) { rig.fetcher.startedCount == 2 }
+            running.stop()
+            rig.fetcher.letThroughAll()
+            let summary = try running.wait()
 
-        #expect(summary.finished["completed"] == 2 && summary.released == 0)
-        let states = try ids.map { try #require(try rig.queue.job($0)) }
-        #expect(states.filter { $0.state == .completed }.count == 2)
-        let waiting = try #require(states.first { $0.state != .completed })
-        #expect(waiting.state == .available && waiting.attempt == 0)
-        #expect(rig.queue.records.count == 2)
-    }
-
-    @Test func aJobStillRunningWhenTheGraceEndsIsReleasedAndItsLateResultIsDropped() throws {
-        let rig = try Rig(slots: 1, grace: 0.2)
-        let id = try #require(try rig.submit(["slow"], held: true).first)
-        let running = try rig.start()
-        try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
-        running.stop()
-        let summary = try running.wait(timeout: 5)
-        #expect(summary.released == 1 && summary.finished["completed"] == nil)
-        let released = try #require(try rig.queue.job(id))
-        #expect(released.state == .available && released.attempt == 0 && released.errors.isEmpty)
-
-        // The abandoned run finishes afterwards: nothing it produced is recorded.
-        rig.fetcher.letThroughAll()
-        Thread.sleep(forTimeInterval: 0.5)
-        #expect(try rig.queue.job(id)?.state == .available && rig.queue.records.isEmpty)
-    }
-
-    @Test func stoppingImmediatelyReleasesWithoutWaitingForTheGrace() throws {
-        let rig = try Rig(slots: 1, grace: 30)
-        let id = try #require(try rig.submit(["slow"], held: true).first)
-        let running = try rig.start()
-        try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
-        let asked = Date()
-        running.stop(immediately: true)
-        let summary = try running.wait(timeout: 5)
-        #expect(Date().timeIntervalSince(asked) < 3 && summary.released == 1)
-        #expect(try rig.queue.job(id)?.state == .available)
-        rig.fetcher.letThroughAll()
-    }
-
-    /// Leases of a third of a second, heartbeats every tenth: a job held for a second is never
-    /// rescued by anyone, and completes on its first attempt.
-    @Test func heartbeatsKeepALongJobLeased() throws {
-        let rig = try Rig(slots: 1, lease: 0.3, realTime: true)
-        let id = try #require(try rig.submit(["long"], held: true).first)
-        let running = try rig.start(untilIdle: true)
-        try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
-        let end = Date().addingTimeInterval(1)
-        while Date() < end {
-            #expect(try rig.queue.rescueExpired(limit: 10, policy: retryAtOnce).requeued.isEmpty)
-            Thread.sleep(forTimeInterval: 0.05)
+            #expect(summary.finished["completed"] == 2 && summary.released == 0)
+            let states = try ids.map { try #require(try rig.queue.job($0)) }
+            #expect(states.filter { $0.state == .completed }.count == 2)
+            let waiting = try #require(states.first { $0.state != .completed })
+            #expect(waiting.state == .available && waiting.attempt == 0)
+            #expect(rig.queue.records.count == 2)
         }
-        rig.fetcher.letThroughAll()
-        let summary = try running.wait()
-        #expect(summary.finished["completed"] == 1)
-        let done = try #require(try rig.queue.job(id))
-        #expect(done.state == .completed && done.attempt == 1)
-    }
 
-    @Test func cancellingARunningJobStopsItAtItsNextHeartbeat() throws {
-        let rig = try Rig(slots: 1, lease: 0.3, realTime: true)
-        let id = try #require(try rig.submit(["doomed"], held: true).first)
-        let running = try rig.start(untilIdle: true)
-        try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
-        #expect(try rig.queue.cancel(id) == .requested)
-        // A heartbeat (every 0.1 s here) carries the request to the run, which stops at its next stage.
-        Thread.sleep(forTimeInterval: 0.4)
-        rig.fetcher.letThroughAll()
-        let summary = try running.wait()
-        #expect(summary.finished["cancelled"] == 1 && summary.finished["completed"] == nil)
-        #expect(try rig.queue.job(id)?.state == .cancelled && rig.queue.records.isEmpty)
-    }
+        @Test func aJobStillRunningWhenTheGraceEndsIsReleasedAndItsLateResultIsDropped() throws {
+            let rig = try Rig(slots: 1, grace: 0.2)
+            let id = try #require(try rig.submit(["slow"], held: true).first)
+            let running = try rig.start()
+            try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
+            running.stop()
+            let summary = try running.wait(timeout: 5)
+            #expect(summary.released == 1 && summary.finished["completed"] == nil)
+            let released = try #require(try rig.queue.job(id))
+            #expect(released.state == .available && released.attempt == 0 && released.errors.isEmpty)
 
-    /// The worker stalls past its lease (the test moves the clock two minutes); the job is
-    /// rescued and another worker holds it. What the first run says afterwards is refused.
-    @Test func aRunThatLostItsLeaseCannotOverwriteTheNewRun() throws {
-        let rig = try Rig(slots: 1, lease: 60)
-        let id = try #require(try rig.submit(["stalled"], held: true).first)
-        let running = try rig.start()
-        try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
-        rig.clock.advance(by: 120)
-        _ = try rig.queue.rescueExpired(limit: 10, policy: retryAtOnce)
-        try waitUntil("the job is rescued", timeout: 5) { try rig.queue.job(id)?.state == .available }
-        let second = try #require(try rig.queue.claim(queues: ["default"], limit: 1, owner: "other-worker", lease: 60).first).run
-        #expect(second.attempt == 2)
-
-        rig.fetcher.letThroughAll()
-        running.stop()
-        let summary = try running.wait()
-        #expect(summary.finished["completed"] == nil)
-        let snapshot = try #require(try rig.queue.job(id))
-        #expect(snapshot.state == .running && snapshot.leaseOwner == "other-worker" && snapshot.attempt == 2)
-        #expect(rig.queue.records.isEmpty)
-        #expect(try rig.queue.complete([Completion(run: second)]) == [id])
-    }
-
-    /// A job whose worker died (claimed, never heard from again) is rescued by this worker once
-    /// its lease has expired on the queue's clock, and runs to completion on its second attempt.
-    @Test func aDeadWorkersJobIsRescuedAndRunOnce() throws {
-        let rig = try Rig(slots: 1, lease: 60)
-        let id = try #require(try rig.submit(["orphan"], held: false).first)
-        _ = try rig.queue.claim(queues: ["default"], limit: 1, owner: "dead-worker", lease: 60)
-        let running = try rig.start(untilIdle: true)
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(try rig.queue.job(id)?.leaseOwner == "dead-worker")
-        rig.clock.advance(by: 120)
-        let summary = try running.wait()
-
-        #expect(summary.finished["completed"] == 1)
-        let done = try #require(try rig.queue.job(id))
-        #expect(done.state == .completed && done.attempt == 2)
-        #expect(done.errors.count == 1 && done.errors.first?["code"] == .string("interrupted"))
-        #expect(rig.queue.records.map(\.job) == [id])
-    }
-
-    /// A passing failure waits out its backoff on the queue's clock: not run again before it,
-    /// run again (and completed) once the clock has passed it.
-    @Test func aPassingFailureIsRetriedAfterItsBackoff() throws {
-        let rig = try Rig(slots: 1)
-        let id = try #require(try rig.submit(["flaky"], held: false).first)
-        rig.fetcher.fail(rig.source("flaky"), with: [DeriveError(.sourceUnavailable, "origin answered 503", retryAfter: 300)])
-        let running = try rig.start(untilIdle: true)
-        try waitUntil("the first attempt failed", timeout: 10) { try rig.queue.job(id)?.errors.count == 1 }
-        Thread.sleep(forTimeInterval: 0.3)
-        let waiting = try #require(try rig.queue.job(id))
-        #expect(waiting.state == .scheduled && waiting.attempt == 1 && rig.fetcher.startedCount == 1)
-
-        rig.clock.advance(by: 3600)
-        let summary = try running.wait()
-        #expect(summary.finished["retried"] == 1 && summary.finished["completed"] == 1)
-        let done = try #require(try rig.queue.job(id))
-        #expect(done.state == .completed && done.attempt == 2 && done.errors.first?["code"] == .string("source_unavailable"))
-    }
-
-    @Test func aBadSourceFailsItsJobAtOnceAndTheWorkerGoesOn() throws {
-        let rig = try Rig(slots: 1)
-        let missing = try #require(try rig.queue.submit([rig.job(source: rig.folder.appendingPathComponent("missing.jpg").path)]).first).id
-        let good = try #require(try rig.submit(["good"], held: false).first)
-        let summary = try rig.start(untilIdle: true).wait()
-        #expect(summary.finished["failed"] == 1 && summary.finished["completed"] == 1)
-        let failed = try #require(try rig.queue.job(missing))
-        #expect(failed.state == .failed && failed.attempt == 1 && failed.errors.first?["retryable"] == .bool(false))
-        #expect(try rig.queue.job(good)?.state == .completed)
-    }
-
-    /// The database goes away while a job runs: claims back off, the completion is retried,
-    /// and when the database answers again the job is recorded once.
-    @Test func aDatabaseOutageIsRiddenOut() throws {
-        let rig = try Rig(slots: 1, realTime: true)
-        let id = try #require(try rig.submit(["during-outage"], held: true).first)
-        let running = try rig.start(untilIdle: true)
-        try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
-        rig.queue.failCalls(with: DeriveError(.databaseUnavailable, "connection refused", retryable: true))
-        rig.fetcher.letThroughAll()
-        Thread.sleep(forTimeInterval: 0.6)
-        #expect(throws: DeriveError.self) { try rig.queue.job(id) }
-        rig.queue.failCalls(with: nil)
-        let summary = try running.wait(timeout: 20)
-        #expect(summary.finished["completed"] == 1)
-        #expect(try rig.queue.job(id)?.state == .completed && rig.queue.records.map(\.job) == [id])
-    }
-
-    @Test func theStatusListShowsEachRunningJobsStageAndForgetsTheWorkerWhenItStops() throws {
-        let rig = try Rig(slots: 1, realTime: true)
-        let id = try #require(try rig.submit(["watched"], held: true).first)
-        let running = try rig.start()
-        try waitUntil("the status shows the job fetching", timeout: 10) {
-            let status = try rig.queue.workers(seenSince: .distantPast)
-            return status.first?.running.first.map { $0.id == id && $0.stage == "fetch" } ?? false
+            // The abandoned run finishes afterwards: nothing it produced is recorded.
+            rig.fetcher.letThroughAll()
+            Thread.sleep(forTimeInterval: 0.5)
+            #expect(try rig.queue.job(id)?.state == .available && rig.queue.records.isEmpty)
         }
-        #expect(try rig.queue.workers(seenSince: .distantPast).map(\.id) == [rig.settings.id])
-        rig.fetcher.letThroughAll()
-        running.stop()
-        _ = try running.wait()
-        #expect(try rig.queue.workers(seenSince: .distantPast).isEmpty)
+
+        @Test func stoppingImmediatelyReleasesWithoutWaitingForTheGrace() throws {
+            let rig = try Rig(slots: 1, grace: 30)
+            let id = try #require(try rig.submit(["slow"], held: true).first)
+            let running = try rig.start()
+            try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
+            let asked = Date()
+            running.stop(immediately: true)
+            let summary = try running.wait(timeout: 5)
+            #expect(Date().timeIntervalSince(asked) < 3 && summary.released == 1)
+            #expect(try rig.queue.job(id)?.state == .available)
+            rig.fetcher.letThroughAll()
+        }
+
+        /// Leases of a third of a second, heartbeats every tenth: a job held for a second is never
+        /// rescued by anyone, and completes on its first attempt.
+        @Test func heartbeatsKeepALongJobLeased() throws {
+            let rig = try Rig(slots: 1, lease: 0.3, realTime: true)
+            let id = try #require(try rig.submit(["long"], held: true).first)
+            let running = try rig.start(untilIdle: true)
+            try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
+            let end = Date().addingTimeInterval(1)
+            while Date() < end {
+                #expect(try rig.queue.rescueExpired(limit: 10, policy: retryAtOnce).requeued.isEmpty)
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            rig.fetcher.letThroughAll()
+            let summary = try running.wait()
+            #expect(summary.finished["completed"] == 1)
+            let done = try #require(try rig.queue.job(id))
+            #expect(done.state == .completed && done.attempt == 1)
+        }
+
+        @Test func cancellingARunningJobStopsItAtItsNextHeartbeat() throws {
+            let rig = try Rig(slots: 1, lease: 0.3, realTime: true)
+            let id = try #require(try rig.submit(["doomed"], held: true).first)
+            let running = try rig.start(untilIdle: true)
+            try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
+            #expect(try rig.queue.cancel(id) == .requested)
+            // A heartbeat (every 0.1 s here) carries the request to the run, which stops at its next stage.
+            Thread.sleep(forTimeInterval: 0.4)
+            rig.fetcher.letThroughAll()
+            let summary = try running.wait()
+            #expect(summary.finished["cancelled"] == 1 && summary.finished["completed"] == nil)
+            #expect(try rig.queue.job(id)?.state == .cancelled && rig.queue.records.isEmpty)
+        }
+
+        /// The worker stalls past its lease (the test moves the clock two minutes); the job is
+        /// rescued and another worker holds it. What the first run says afterwards is refused.
+        @Test func aRunThatLostItsLeaseCannotOverwriteTheNewRun() throws {
+            let rig = try Rig(slots: 1, lease: 60)
+            let id = try #require(try rig.submit(["stalled"], held: true).first)
+            let running = try rig.start()
+            try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
+            rig.clock.advance(by: 120)
+            _ = try rig.queue.rescueExpired(limit: 10, policy: retryAtOnce)
+            try waitUntil("the job is rescued", timeout: 5) { try rig.queue.job(id)?.state == .available }
+            let second = try #require(try rig.queue.claim(queues: ["default"], limit: 1, owner: "other-worker", lease: 60).first).run
+            #expect(second.attempt == 2)
+
+            rig.fetcher.letThroughAll()
+            running.stop()
+            let summary = try running.wait()
+            #expect(summary.finished["completed"] == nil)
+            let snapshot = try #require(try rig.queue.job(id))
+            #expect(snapshot.state == .running && snapshot.leaseOwner == "other-worker" && snapshot.attempt == 2)
+            #expect(rig.queue.records.isEmpty)
+            #expect(try rig.queue.complete([Completion(run: second)]) == [id])
+        }
+
+        /// A job whose worker died (claimed, never heard from again) is rescued by this worker once
+        /// its lease has expired on the queue's clock, and runs to completion on its second attempt.
+        @Test func aDeadWorkersJobIsRescuedAndRunOnce() throws {
+            let rig = try Rig(slots: 1, lease: 60)
+            let id = try #require(try rig.submit(["orphan"], held: false).first)
+            _ = try rig.queue.claim(queues: ["default"], limit: 1, owner: "dead-worker", lease: 60)
+            let running = try rig.start(untilIdle: true)
+            Thread.sleep(forTimeInterval: 0.2)
+            #expect(try rig.queue.job(id)?.leaseOwner == "dead-worker")
+            rig.clock.advance(by: 120)
+            let summary = try running.wait()
+
+            #expect(summary.finished["completed"] == 1)
+            let done = try #require(try rig.queue.job(id))
+            #expect(done.state == .completed && done.attempt == 2)
+            #expect(done.errors.count == 1 && done.errors.first?["code"] == .string("interrupted"))
+            #expect(rig.queue.records.map(\.job) == [id])
+        }
+
+        /// A passing failure waits out its backoff on the queue's clock: not run again before it,
+        /// run again (and completed) once the clock has passed it.
+        @Test func aPassingFailureIsRetriedAfterItsBackoff() throws {
+            let rig = try Rig(slots: 1)
+            let id = try #require(try rig.submit(["flaky"], held: false).first)
+            rig.fetcher.fail(rig.source("flaky"), with: [DeriveError(.sourceUnavailable, "origin answered 503", retryAfter: 300)])
+            let running = try rig.start(untilIdle: true)
+            try waitUntil("the first attempt failed", timeout: 10) { try rig.queue.job(id)?.errors.count == 1 }
+            Thread.sleep(forTimeInterval: 0.3)
+            let waiting = try #require(try rig.queue.job(id))
+            #expect(waiting.state == .scheduled && waiting.attempt == 1 && rig.fetcher.startedCount == 1)
+
+            rig.clock.advance(by: 3600)
+            let summary = try running.wait()
+            #expect(summary.finished["retried"] == 1 && summary.finished["completed"] == 1)
+            let done = try #require(try rig.queue.job(id))
+            #expect(done.state == .completed && done.attempt == 2 && done.errors.first?["code"] == .string("source_unavailable"))
+        }
+
+        @Test func aBadSourceFailsItsJobAtOnceAndTheWorkerGoesOn() throws {
+            let rig = try Rig(slots: 1)
+            let missing = try #require(try rig.queue.submit([rig.job(source: rig.folder.appendingPathComponent("missing.jpg").path)]).first).id
+            let good = try #require(try rig.submit(["good"], held: false).first)
+            let summary = try rig.start(untilIdle: true).wait()
+            #expect(summary.finished["failed"] == 1 && summary.finished["completed"] == 1)
+            let failed = try #require(try rig.queue.job(missing))
+            #expect(failed.state == .failed && failed.attempt == 1 && failed.errors.first?["retryable"] == .bool(false))
+            #expect(try rig.queue.job(good)?.state == .completed)
+        }
+
+        /// The database goes away while a job runs: claims back off, the completion is retried,
+        /// and when the database answers again the job is recorded once.
+        @Test func aDatabaseOutageIsRiddenOut() throws {
+            let rig = try Rig(slots: 1, realTime: true)
+            let id = try #require(try rig.submit(["during-outage"], held: true).first)
+            let running = try rig.start(untilIdle: true)
+            try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
+            rig.queue.failCalls(with: DeriveError(.databaseUnavailable, "connection refused", retryable: true))
+            rig.fetcher.letThroughAll()
+            Thread.sleep(forTimeInterval: 0.6)
+            #expect(throws: DeriveError.self) { try rig.queue.job(id) }
+            rig.queue.failCalls(with: nil)
+            let summary = try running.wait(timeout: 20)
+            #expect(summary.finished["completed"] == 1)
+            #expect(try rig.queue.job(id)?.state == .completed && rig.queue.records.map(\.job) == [id])
+        }
+
+        @Test func theStatusListShowsEachRunningJobsStageAndForgetsTheWorkerWhenItStops() throws {
+            let rig = try Rig(slots: 1, realTime: true)
+            let id = try #require(try rig.submit(["watched"], held: true).first)
+            let running = try rig.start()
+            try waitUntil("the status shows the job fetching", timeout: 10) {
+                let status = try rig.queue.workers(seenSince: .distantPast)
+                return status.first?.running.first.map { $0.id == id && $0.stage == "fetch" } ?? false
+            }
+            #expect(try rig.queue.workers(seenSince: .distantPast).map(\.id) == [rig.settings.id])
+            rig.fetcher.letThroughAll()
+            running.stop()
+            _ = try running.wait()
+            #expect(try rig.queue.workers(seenSince: .distantPast).isEmpty)
+        }
     }
 }
 

@@ -10,7 +10,7 @@ import Testing
 
 /// The worker created in the test's own process, on the embedded SQLite queue and a folder:
 /// what a subprocess test cannot see, such as the threads it leaves behind.
-@Suite struct WorkerInProcessTests {
+@Suite(.serialized) struct WorkerInProcessTests {
     /// The names of this process's threads (`/proc/self/task/*/comm`).
     static func threadNames() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { task in

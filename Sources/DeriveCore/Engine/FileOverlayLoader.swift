@@ -16,13 +16,10 @@ public struct FileOverlayLoader: OverlayLoader {
 
     public func load(_ reference: String) throws(DeriveError) -> SourceImage {
         let url: URL
-        if reference.hasPrefix("file://"), let fileURL = URL(string: reference), fileURL.isFileURL {
-            url = fileURL
-        } else if reference.hasPrefix("/") {
-            url = URL(fileURLWithPath: reference)
-        } else if reference.contains("://") || reference.hasPrefix("data:") {
-            throw DeriveError(.sourceRefused, "overlay \(Quoted(reference)) is a URL; this command reads overlays from files only")
-        } else {
+        let location = try SourceAddress(reference)
+        if let path = location.localFile {
+            url = URL(fileURLWithPath: path)
+        } else if case .path = location {
             let parts = reference.split(separator: "/").map(String.init)
             guard !parts.isEmpty, !parts.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }) else {
                 throw DeriveError(.sourceRefused, "overlay name \(Quoted(reference)) may not leave the overlay folder")
@@ -33,24 +30,16 @@ public struct FileOverlayLoader: OverlayLoader {
                 throw DeriveError(.sourceRefused, "no overlay named \(Quoted(reference)) in \(root.path)")
             }
             url = found
+        } else {
+            throw DeriveError(.sourceRefused, "overlay \(Quoted(Redacted.url(reference))) is a URL; this command reads overlays from files only")
         }
         return try LocalFile.read(url, maxBytes: maxBytes)
     }
 }
 
 public enum LocalFile {
-    /// Reads a whole file, refusing one larger than `maxBytes` before reading it.
+    /// Reads a whole file within `maxBytes` (`SourceSizeLimit.read`).
     public static func read(_ url: URL, maxBytes: Int) throws(DeriveError) -> SourceImage {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
-        guard let size = attributes?[.size] as? Int else {
-            throw DeriveError(.sourceRefused, "cannot read \(url.path): no such file")
-        }
-        if size > maxBytes {
-            throw DeriveError(.limitExceeded, "\(url.path) is \(size) bytes; the limit is \(maxBytes) (DERIVE_MAX_INPUT_BYTES)")
-        }
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw DeriveError(.sourceRefused, "cannot read \(url.path)")
-        }
-        return SourceImage(bytes: [UInt8](data), location: url.path)
+        SourceImage(bytes: try SourceSizeLimit(maxBytes).read(file: url.path), location: url.path)
     }
 }

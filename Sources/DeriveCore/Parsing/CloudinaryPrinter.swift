@@ -130,8 +130,8 @@ public enum CloudinaryPrinter {
         var opener: String
         switch o.source {
         case .image(let source):
-            let isName = !source.contains("://") && !source.hasPrefix("data:") && !source.hasPrefix("/")
-                && source.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { part in
+            // A name is folders of plain characters: no scheme's colon, no leading slash.
+            let isName = source.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { part in
                     !part.isEmpty && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.$".contains($0)) }
                 }
             opener = isName ? "l_" + source.replacingOccurrences(of: "/", with: ":") : "l_fetch:" + Base64URL.encode(source)

@@ -62,17 +62,13 @@ public enum DataURI {
             var base64 = payload.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
                 .filter { !$0.isWhitespace }
             base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-            guard base64.count / 4 * 3 <= maxBytes + 3 else {
-                throw DeriveError(.limitExceeded, "the data URI holds more than \(maxBytes) bytes (DERIVE_MAX_INPUT_BYTES)")
-            }
+            guard base64.count / 4 * 3 <= maxBytes + 3 else { throw SourceSizeLimit(maxBytes).refusal(of: "the data URI") }
             bytes = Data(base64Encoded: base64).map { [UInt8]($0) }
         } else {
             bytes = payload.removingPercentEncoding.map { Array($0.utf8) }
         }
         guard let bytes else { throw DeriveError(.sourceRefused, "the data URI's payload is not valid \(header.hasSuffix(";base64") ? "base64" : "percent-encoding")") }
-        if bytes.count > maxBytes {
-            throw DeriveError(.limitExceeded, "the data URI holds \(bytes.count) bytes; the limit is \(maxBytes) (DERIVE_MAX_INPUT_BYTES)")
-        }
+        try SourceSizeLimit(maxBytes).check(bytes.count, of: "the data URI")
         return bytes
     }
 }
