@@ -7,6 +7,23 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// The five-character SQLSTATE, or nil when the connection failed before the server answered.
     public var sqlState: String?
     public var message: String
+    /// A row that did not decode (`DatabaseRow`), carried through a transaction as it is.
+    public var underlying: DeriveError?
+
+    public init(sqlState: String? = nil, message: String) {
+        self.sqlState = sqlState
+        self.message = message
+    }
+
+    public init(_ error: DeriveError) {
+        self.init(sqlState: "XX000", message: error.detail)
+        underlying = error
+    }
+
+    /// Runs decoding inside a transaction, whose closures throw `PostgresError`.
+    public static func decoding<T>(_ body: () throws(DeriveError) -> T) throws(PostgresError) -> T {
+        do { return try body() } catch { throw PostgresError(error) }
+    }
 
     public var description: String { sqlState.map { "\(message) (SQLSTATE \($0))" } ?? message }
 
@@ -21,6 +38,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// As Derive classifies it: bad data (class 22, 23) is the job's fault; everything else is
     /// the database's, retryable when transient.
     public var deriveError: DeriveError {
+        if let underlying { return underlying }
         if let state = sqlState, state.hasPrefix("22") || state.hasPrefix("23") {
             return DeriveError(.invalidJob, "PostgreSQL refused the job: \(description)")
         }
@@ -37,6 +55,11 @@ public struct PostgresRows: Sendable {
 
     /// The single value of a one-row, one-column result.
     public var scalar: String? { rows.first?.first ?? nil }
+
+    /// The rows by column name, as text (`source` names them in errors).
+    public func named(_ source: String) -> [DatabaseRow] {
+        rows.map { DatabaseRow(columns: columns, values: $0.map { DatabaseValue($0) }, source: source) }
+    }
 }
 
 /// A notification received on a channel the connection listens to.

@@ -6,6 +6,23 @@ import Foundation
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var code: Int32
     public var message: String
+    /// A row that did not decode (`DatabaseRow`), carried through a transaction as it is.
+    public var underlying: DeriveError?
+
+    public init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public init(_ error: DeriveError) {
+        self.init(code: SQLITE_MISUSE_CODE, message: error.detail)
+        underlying = error
+    }
+
+    /// Runs decoding inside a transaction, whose closures throw `SQLiteError`.
+    public static func decoding<T>(_ body: () throws(DeriveError) -> T) throws(SQLiteError) -> T {
+        do { return try body() } catch { throw SQLiteError(error) }
+    }
 
     public var description: String { "\(message) (SQLite error \(code))" }
 
@@ -16,6 +33,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     }
 
     public var deriveError: DeriveError {
+        if let underlying { return underlying }
         if code & 0xff == SQLITE_CONSTRAINT {
             return DeriveError(.invalidJob, "the queue refused the job: \(description)")
         }
@@ -23,39 +41,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A value bound to or read from a statement.
-public enum SQLiteValue: Sendable, Hashable {
-    case null
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-
-    public var int: Int? {
-        if case .integer(let value) = self { return Int(value) }
-        return nil
-    }
-
-    public var double: Double? {
-        switch self {
-        case .integer(let value): Double(value)
-        case .real(let value): value
-        default: nil
-        }
-    }
-
-    public var string: String? {
-        if case .text(let value) = self { return value }
-        return nil
-    }
-}
-
-extension SQLiteValue: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
-    public init(integerLiteral value: Int64) { self = .integer(value) }
-    public init(stringLiteral value: String) { self = .text(value) }
-    public init(_ value: Int) { self = .integer(Int64(value)) }
-    public init(_ value: Double) { self = .real(value) }
-    public init(_ value: String?) { self = value.map(SQLiteValue.text) ?? .null }
-}
+/// A value bound to or read from a statement: SQLite's storage classes are DeriveCore's
+/// `DatabaseValue`, the bind and row type both stores share.
+public typealias SQLiteValue = DatabaseValue
 
 /// One connection to a database file. Used by one thread at a time (a `ConnectionPool` lends
 /// it to one borrower), which is what makes the unchecked `Sendable` sound.
@@ -132,6 +120,14 @@ public final class SQLiteConnection: @unchecked Sendable {
                 }
             })
         }
+    }
+
+    /// Runs one statement and returns its rows by column name (`source` names them in errors).
+    public func rows(_ sql: String, _ parameters: [DatabaseValue] = [], source: String) throws(SQLiteError) -> [DatabaseRow] {
+        let values = try query(sql, parameters)
+        guard let statement = statements[sql] else { return [] }
+        let columns = (0..<sqlite3_column_count(statement)).map { String(cString: sqlite3_column_name(statement, $0)) }
+        return values.map { DatabaseRow(columns: columns, values: $0, source: source) }
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.

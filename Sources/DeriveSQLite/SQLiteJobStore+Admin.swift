@@ -29,21 +29,22 @@ extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
 
     public func savePreset(name: String, outputs: JSONValue) throws(DeriveError) -> Int {
         try write { connection, now throws(SQLiteError) in
-            let rows = try connection.query(AdminSQL.savePreset, [SQLiteValue(name), SQLiteValue(JSONWriter.compact(outputs)), SQLiteValue(now)])
-            return try Self.int(rows[0], 0)
+            let rows = try connection.rows(AdminSQL.savePreset, [SQLiteValue(name), SQLiteValue(JSONWriter.compact(outputs)), SQLiteValue(now)],
+                                           source: "presets")
+            return try SQLiteError.decoding { () throws(DeriveError) in try rows.first.map { row throws(DeriveError) in try row.int("version") } ?? 0 }
         }
     }
 
     public func presets(includingRetired: Bool) throws(DeriveError) -> [StoredPreset] {
         let all = try read { connection throws(SQLiteError) in
-            try connection.query(AdminSQL.latestPresets).map(Self.preset)
+            try connection.rows(AdminSQL.latestPresets, source: "presets").map(Self.preset)
         }
         return includingRetired ? all : all.filter { $0.retiredAt == nil }
     }
 
     public func presetVersions(_ name: String) throws(DeriveError) -> [StoredPreset] {
         try read { connection throws(SQLiteError) in
-            try connection.query(AdminSQL.presetVersions, [SQLiteValue(name)]).map(Self.preset)
+            try connection.rows(AdminSQL.presetVersions, [SQLiteValue(name)], source: "presets").map(Self.preset)
         }
     }
 
@@ -54,9 +55,8 @@ extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
         }
     }
 
-    static func preset(_ row: [SQLiteValue]) throws(SQLiteError) -> StoredPreset {
-        StoredPreset(name: row[0].string ?? "", version: try int(row, 1), outputs: try json(row, 2),
-                     createdAt: Date(timeIntervalSince1970: row[3].double ?? 0), retiredAt: row[4].double.map(Date.init(timeIntervalSince1970:)))
+    static func preset(_ row: DatabaseRow) throws(SQLiteError) -> StoredPreset {
+        try SQLiteError.decoding { () throws(DeriveError) in try StoredPreset(row: row) }
     }
 
     // MARK: Workers
@@ -74,17 +74,8 @@ extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
 
     public func workers(seenSince date: Date) throws(DeriveError) -> [WorkerStatus] {
         try read { connection throws(SQLiteError) in
-            try connection.query(AdminSQL.workers, [SQLiteValue(date.timeIntervalSince1970)]).map { row throws(SQLiteError) in
-                var queues: [String] = []
-                if case .array(let names) = try Self.json(row, 3) {
-                    queues = names.compactMap { if case .string(let name) = $0 { name } else { nil } }
-                }
-                var status = WorkerStatus(id: row[0].string ?? "", host: row[1].string ?? "", pid: try Self.int(row, 2), queues: queues,
-                                          slots: try Self.int(row, 4), startedAt: Date(timeIntervalSince1970: row[5].double ?? 0),
-                                          seenAt: Date(timeIntervalSince1970: row[6].double ?? 0), running: [], finished: [:], stopping: false)
-                status.setActivity(try Self.json(row, 7))
-                return status
-            }
+            let rows = try connection.rows(AdminSQL.workers, [SQLiteValue(date.timeIntervalSince1970)], source: "workers")
+            return try SQLiteError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try WorkerStatus(row: row) } }
         }
     }
 
@@ -99,20 +90,15 @@ extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
     public func jobs(state: JobState?, queue: String?, limit: Int) throws(DeriveError) -> [JobSnapshot] {
         let sql = state.map { $0.isLive ? AdminSQL.liveJobsInState : AdminSQL.finishedJobs } ?? AdminSQL.liveJobs
         return try read { connection throws(SQLiteError) in
-            try connection.query(sql, [SQLiteValue(queue), SQLiteValue(limit), SQLiteValue(state?.rawValue)]).map(Self.snapshot)
+            try connection.rows(sql, [SQLiteValue(queue), SQLiteValue(limit), SQLiteValue(state?.rawValue)], source: "jobs").map(Self.snapshot)
         }
     }
 
     public func finishedCounts(since date: Date) throws(DeriveError) -> [JobState: Int] {
-        let rows = try read { connection throws(SQLiteError) in
-            try connection.query("SELECT outcome, count(*) FROM job_archive WHERE finished_at >= ? GROUP BY outcome",
-                                 [SQLiteValue(date.timeIntervalSince1970)])
-        }
-        var counts: [JobState: Int] = [:]
-        for row in rows {
-            if let state = row[0].string.flatMap(JobState.init(rawValue:)), let count = row[1].int { counts[state] = count }
-        }
-        return counts
+        try JobState.counts(rows: try read { connection throws(SQLiteError) in
+            try connection.rows("SELECT outcome, count(*) AS jobs FROM job_archive WHERE finished_at >= ? GROUP BY outcome",
+                                [SQLiteValue(date.timeIntervalSince1970)], source: "job_archive")
+        })
     }
 }
 

@@ -16,10 +16,9 @@ extension SQLiteJobStore: ScheduleStore, ReprocessStore {
 
     public func schedules() throws(DeriveError) -> [Schedule] {
         try read { connection throws(SQLiteError) in
-            try connection.query("SELECT name, cron, timezone, action, enabled, created_at FROM schedules ORDER BY name").map { row throws(SQLiteError) in
-                Schedule(name: row[0].string ?? "", cron: row[1].string ?? "", timeZone: row[2].string ?? "UTC", action: try Self.json(row, 3),
-                         enabled: row[4].int == 1, createdAt: Date(timeIntervalSince1970: row[5].double ?? 0))
-            }
+            let rows = try connection.rows("SELECT name, cron, timezone AS time_zone, action, enabled, created_at FROM schedules ORDER BY name",
+                                           source: "schedules")
+            return try SQLiteError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try Schedule(row: row) } }
         }
     }
 
@@ -46,11 +45,9 @@ extension SQLiteJobStore: ScheduleStore, ReprocessStore {
 
     public func fires(_ name: String, limit: Int) throws(DeriveError) -> [ScheduleFire] {
         try read { connection throws(SQLiteError) in
-            try connection.query("SELECT fire_time, fired_at, job_id FROM schedule_fires WHERE schedule = ? ORDER BY fire_time DESC LIMIT ?",
-                                 [SQLiteValue(name), SQLiteValue(limit)]).map { row in
-                ScheduleFire(fireTime: Date(timeIntervalSince1970: row[0].double ?? 0), firedAt: Date(timeIntervalSince1970: row[1].double ?? 0),
-                             jobID: row[2].int.map { JobID($0) })
-            }
+            let rows = try connection.rows("SELECT fire_time, fired_at, job_id FROM schedule_fires WHERE schedule = ? ORDER BY fire_time DESC LIMIT ?",
+                                           [SQLiteValue(name), SQLiteValue(limit)], source: "schedule_fires")
+            return try SQLiteError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try ScheduleFire(row: row) } }
         }
     }
 
@@ -58,33 +55,32 @@ extension SQLiteJobStore: ScheduleStore, ReprocessStore {
 
     public func reprocessCandidates(preset: String?, filter: AssetFilter, after cursor: Int64, limit: Int) throws(DeriveError) -> [SourceCandidate] {
         try read { connection throws(SQLiteError) in
-            try connection.query(ScheduleSQL.reprocessCandidates, [
+            try connection.rows(ScheduleSQL.reprocessCandidates, [
                 SQLiteValue(preset), SQLiteValue(Int(cursor)), filter.createdBefore.map { SQLiteValue($0.timeIntervalSince1970) } ?? .null,
                 filter.createdAfter.map { SQLiteValue($0.timeIntervalSince1970) } ?? .null, SQLiteValue(filter.stale ? 1 : 0),
                 SQLiteValue(filter.missing ? 1 : 0), SQLiteValue(limit),
-            ]).map(Self.candidate)
+            ], source: "assets").map(Self.candidate)
         }
     }
 
     public func revalidationCandidates(filter: AssetFilter, after cursor: Int64, limit: Int) throws(DeriveError) -> [SourceCandidate] {
         try read { connection throws(SQLiteError) in
-            try connection.query(ScheduleSQL.revalidationCandidates, [
+            try connection.rows(ScheduleSQL.revalidationCandidates, [
                 SQLiteValue(Int(cursor)), filter.checkedBefore.map { SQLiteValue($0.timeIntervalSince1970) } ?? .null,
                 filter.createdBefore.map { SQLiteValue($0.timeIntervalSince1970) } ?? .null,
                 filter.createdAfter.map { SQLiteValue($0.timeIntervalSince1970) } ?? .null, SQLiteValue(limit),
-            ]).map(Self.candidate)
+            ], source: "sources").map(Self.candidate)
         }
     }
 
-    static func candidate(_ row: [SQLiteValue]) throws(SQLiteError) -> SourceCandidate {
-        SourceCandidate(position: try int64(row, 0), source: row[1].string ?? "", assetSHA256: row[2].string)
+    static func candidate(_ row: DatabaseRow) throws(SQLiteError) -> SourceCandidate {
+        try SQLiteError.decoding { () throws(DeriveError) in try SourceCandidate(row: row) }
     }
 
     public func source(_ url: String) throws(DeriveError) -> SourceState? {
         try read { connection throws(SQLiteError) in
-            guard let row = try connection.query(ScheduleSQL.source, [SQLiteValue(url)]).first else { return nil }
-            return SourceState(url: row[0].string ?? url, assetSHA256: row[1].string ?? "", version: try Self.int(row, 2), etag: row[3].string,
-                               lastModified: row[4].string, checkedAt: Date(timeIntervalSince1970: row[5].double ?? 0))
+            guard let row = try connection.rows(ScheduleSQL.source, [SQLiteValue(url)], source: "sources").first else { return nil }
+            return try SQLiteError.decoding { () throws(DeriveError) in try SourceState(row: row) }
         }
     }
 
@@ -98,27 +94,28 @@ extension SQLiteJobStore: ScheduleStore, ReprocessStore {
 
     public func derivationsOf(assetSHA256 sha: String) throws(DeriveError) -> (presets: [String], outputs: [JSONValue]) {
         try read { connection throws(SQLiteError) in
-            let presets = try connection.query(ScheduleSQL.presetsOf, [SQLiteValue(sha)]).compactMap { $0[0].string }
-            let outputs = try connection.query(ScheduleSQL.chainsOf, [SQLiteValue(sha)]).map { row throws(SQLiteError) in try Self.json(row, 0) }
-            return (presets, outputs)
+            let presets = try connection.rows(ScheduleSQL.presetsOf, [SQLiteValue(sha)], source: "derivatives")
+            let outputs = try connection.rows(ScheduleSQL.chainsOf, [SQLiteValue(sha)], source: "derivatives")
+            return try SQLiteError.decoding { () throws(DeriveError) -> ([String], [JSONValue]) in
+                var names: [String] = []
+                for row in presets { if let name = try row.optionalString("preset_name") { names.append(name) } }
+                return (names, try outputs.map { row throws(DeriveError) in try row.json("chain") })
+            }
         }
     }
 
     public func staleness() throws(DeriveError) -> [PresetStaleness] {
         try read { connection throws(SQLiteError) in
-            try connection.query(ScheduleSQL.staleness).map { row throws(SQLiteError) in
-                PresetStaleness(preset: row[0].string ?? "", currentVersion: try Self.int(row, 1), assets: try Self.int(row, 2),
-                                stale: try Self.int(row, 3))
-            }
+            let rows = try connection.rows(ScheduleSQL.staleness, source: "presets")
+            return try SQLiteError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try PresetStaleness(row: row) } }
         }
     }
 
     public func supersededOutputs(limit: Int) throws(DeriveError) -> [SupersededOutput] {
         try read { connection throws(SQLiteError) in
-            try connection.query("SELECT id, storage_key FROM derivatives WHERE superseded_at IS NOT NULL ORDER BY superseded_at LIMIT ?",
-                                 [SQLiteValue(limit)]).map { row throws(SQLiteError) in
-                SupersededOutput(id: try Self.int64(row, 0), storageKey: row[1].string ?? "")
-            }
+            let rows = try connection.rows("SELECT id, storage_key FROM derivatives WHERE superseded_at IS NOT NULL ORDER BY superseded_at LIMIT ?",
+                                           [SQLiteValue(limit)], source: "derivatives")
+            return try SQLiteError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try SupersededOutput(row: row) } }
         }
     }
 
@@ -160,7 +157,8 @@ enum ScheduleSQL {
         WITH current AS (
             SELECT version, outputs FROM presets WHERE name = ?1 AND retired_at IS NULL ORDER BY version DESC LIMIT 1
         )
-        SELECT a.id, COALESCE((SELECT s.url FROM sources s WHERE s.asset_id = a.id ORDER BY s.checked_at DESC LIMIT 1), a.source_url), a.sha256
+        SELECT a.id AS position, COALESCE((SELECT s.url FROM sources s WHERE s.asset_id = a.id ORDER BY s.checked_at DESC LIMIT 1), a.source_url) AS source,
+               a.sha256 AS asset_sha256
         FROM assets a
         WHERE a.id > ?2
           AND (?3 IS NULL OR a.created_at < ?3)
@@ -179,12 +177,13 @@ enum ScheduleSQL {
 
     /// ?1 cursor, ?2 checked before, ?3 created before, ?4 created after, ?5 limit.
     static let revalidationCandidates = """
-        SELECT s.id, s.url, a.sha256 FROM sources s JOIN assets a ON a.id = s.asset_id
+        SELECT s.id AS position, s.url AS source, a.sha256 AS asset_sha256 FROM sources s JOIN assets a ON a.id = s.asset_id
         WHERE s.id > ?1 AND (?2 IS NULL OR s.checked_at < ?2) AND (?3 IS NULL OR a.created_at < ?3) AND (?4 IS NULL OR a.created_at > ?4)
         ORDER BY s.id LIMIT ?5
         """
     static let source = """
-        SELECT s.url, a.sha256, s.version, s.etag, s.last_modified, s.checked_at FROM sources s JOIN assets a ON a.id = s.asset_id WHERE s.url = ?
+        SELECT s.url, a.sha256 AS asset_sha256, s.version, s.etag, s.last_modified, s.checked_at FROM sources s JOIN assets a ON a.id = s.asset_id
+        WHERE s.url = ?
         """
     static let presetsOf = """
         SELECT DISTINCT d.preset_name FROM derivatives d JOIN assets a ON a.id = d.asset_id
@@ -205,7 +204,7 @@ enum ScheduleSQL {
             SELECT asset_id, preset_name, max(preset_version) AS version FROM derivatives
             WHERE preset_name IS NOT NULL AND superseded_at IS NULL GROUP BY asset_id, preset_name
         )
-        SELECT c.name, c.version, count(l.asset_id), count(CASE WHEN l.version < c.version THEN 1 END)
+        SELECT c.name AS preset, c.version AS current_version, count(l.asset_id) AS assets, count(CASE WHEN l.version < c.version THEN 1 END) AS stale
         FROM current c LEFT JOIN latest l ON l.preset_name = c.name
         GROUP BY c.name, c.version ORDER BY c.name
         """

@@ -18,11 +18,12 @@ extension SQLiteJobStore: WriteLedger {
 
     public func unrecordedWrites(store: String, notedBefore cutoff: Date, limit: Int) throws(DeriveError) -> [String] {
         try read { connection throws(SQLiteError) in
-            try connection.query("""
+            let rows = try connection.rows("""
                 SELECT DISTINCT p.storage_key FROM pending_writes p
                 WHERE p.store = ? AND p.noted_at < ? AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = p.job_id)
                 LIMIT ?
-                """, [SQLiteValue(store), SQLiteValue(cutoff.timeIntervalSince1970), SQLiteValue(limit)]).compactMap { $0[0].string }
+                """, [SQLiteValue(store), SQLiteValue(cutoff.timeIntervalSince1970), SQLiteValue(limit)], source: "pending_writes")
+            return try SQLiteError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try row.string("storage_key") } }
         }
     }
 

@@ -68,14 +68,10 @@ public final class SQLiteJobStore: JobStore {
         guard limit > 0, !queues.isEmpty else { return [] }
         let queueList = JSONWriter.compact(.array(queues.map(JSONValue.string)))
         return try write { connection, now throws(SQLiteError) in
-            let rows = try connection.query(SQL.claim, [SQLiteValue(owner), SQLiteValue(now + lease), SQLiteValue(now),
-                                                         SQLiteValue(queueList), SQLiteValue(limit)])
-            return try rows.map { row throws(SQLiteError) in
-                ClaimedJob(run: JobRun(id: try Self.int64(row, 0), attempt: try Self.int(row, 1), owner: owner),
-                           queue: row[2].string ?? "", priority: try Self.int(row, 3), maxAttempts: try Self.int(row, 4),
-                           payload: try Self.json(row, 5), runAt: Date(timeIntervalSince1970: row[8].double ?? 0),
-                           leaseExpiresAt: Date(timeIntervalSince1970: row[6].double ?? 0),
-                           createdAt: Date(timeIntervalSince1970: row[7].double ?? 0))
+            let rows = try connection.rows(SQL.claim, [SQLiteValue(owner), SQLiteValue(now + lease), SQLiteValue(now),
+                                                        SQLiteValue(queueList), SQLiteValue(limit)], source: "a claimed job")
+            return try SQLiteError.decoding { () throws(DeriveError) in
+                try rows.map { row throws(DeriveError) in try ClaimedJob(row: row, owner: owner) }
             }.sorted(by: ClaimedJob.claimOrder)
         }
     }
@@ -85,10 +81,10 @@ public final class SQLiteJobStore: JobStore {
         return try write { connection, now throws(SQLiteError) in
             var result = HeartbeatResult(extended: [], cancelRequested: [])
             for run in runs {
-                let rows = try connection.query(SQL.heartbeat, [SQLiteValue(now + lease)] + Self.guardValues(run))
+                let rows = try connection.rows(SQL.heartbeat, [SQLiteValue(now + lease)] + Self.guardValues(run), source: "a heartbeat")
                 guard let row = rows.first else { continue }
                 result.extended.insert(run.id)
-                if row[0].int == 1 { result.cancelRequested.insert(run.id) }
+                if try SQLiteError.decoding({ () throws(DeriveError) in try row.bool("cancel_requested") }) { result.cancelRequested.insert(run.id) }
             }
             return result
         }
@@ -140,13 +136,14 @@ public final class SQLiteJobStore: JobStore {
         return try write { connection, now throws(SQLiteError) in
             var outcomes: [JobID: FailureOutcome] = [:]
             for failure in failures {
-                let rows = try connection.query(SQL.endedRun + " AND attempt = ? AND lease_owner = ? AND state = 'running'",
-                                                Self.guardValues(failure.run))
+                let rows = try connection.rows(SQL.endedRun + " AND attempt = ? AND lease_owner = ? AND state = 'running'",
+                                               Self.guardValues(failure.run), source: "a failed run")
                 guard let row = rows.first else {
                     outcomes[failure.run.id] = .stale
                     continue
                 }
-                let disposition = policy.disposition(of: try Self.endedRun(row), error: failure.error, lostLease: false,
+                let ended = try SQLiteError.decoding { () throws(DeriveError) in try EndedRun(row: row) }
+                let disposition = policy.disposition(of: ended, error: failure.error, lostLease: false,
                                                      at: Date(timeIntervalSince1970: now))
                 try Self.apply(disposition, to: failure.run.id, at: now, on: connection)
                 outcomes[failure.run.id] = disposition.failureOutcome
@@ -158,10 +155,12 @@ public final class SQLiteJobStore: JobStore {
     public func rescueExpired(limit: Int, policy: RetryPolicy) throws(DeriveError) -> RescueResult {
         try write { connection, now throws(SQLiteError) in
             var result = RescueResult(requeued: [], failed: [])
-            let rows = try connection.query(SQL.expired, [SQLiteValue(now), SQLiteValue(limit)])
+            let rows = try connection.rows(SQL.expired, [SQLiteValue(now), SQLiteValue(limit)], source: "an expired run")
             for row in rows {
-                let run = try Self.endedRun(row)
-                let disposition = policy.disposition(of: run, error: RetryPolicy.leaseExpired(owner: row[5].string), lostLease: true,
+                let (run, owner) = try SQLiteError.decoding { () throws(DeriveError) in
+                    (try EndedRun(row: row), try row.optionalString("lease_owner"))
+                }
+                let disposition = policy.disposition(of: run, error: RetryPolicy.leaseExpired(owner: owner), lostLease: true,
                                                      at: Date(timeIntervalSince1970: now))
                 try Self.apply(disposition, to: run.id, at: now, on: connection)
                 if case .requeue = disposition { result.requeued.append(run.id) } else { result.failed.append(run.id) }
@@ -205,22 +204,13 @@ public final class SQLiteJobStore: JobStore {
 
     public func job(_ id: JobID) throws(DeriveError) -> JobSnapshot? {
         try read { connection throws(SQLiteError) in
-            try connection.query(SQL.job, [SQLiteValue(Int(id)), SQLiteValue(Int(id))]).first.map(Self.snapshot)
+            try connection.rows(SQL.job, [SQLiteValue(Int(id))], source: "jobs").first.map(Self.snapshot)
         }
     }
 
     /// A row of `SQL.liveColumns` or `SQL.archivedColumns`.
-    static func snapshot(_ row: [SQLiteValue]) throws(SQLiteError) -> JobSnapshot {
-        guard let state = row[2].string.flatMap(JobState.init(rawValue:)), case .array(let errors) = try Self.json(row, 11) else {
-            throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "unexpected job row")
-        }
-        return JobSnapshot(id: try Self.int64(row, 0), queue: row[1].string ?? "", state: state, priority: try Self.int(row, 3),
-                           attempt: try Self.int(row, 4), maxAttempts: try Self.int(row, 5),
-                           runAt: row[6].double.map(Date.init(timeIntervalSince1970:)), leaseOwner: row[7].string,
-                           dedupeKey: row[8].string, cancelRequested: row[9].int == 1, payload: try Self.json(row, 10), errors: errors,
-                           result: row[12] == .null ? nil : try Self.json(row, 12),
-                           createdAt: Date(timeIntervalSince1970: row[13].double ?? 0),
-                           finishedAt: row[14].double.map(Date.init(timeIntervalSince1970:)))
+    static func snapshot(_ row: DatabaseRow) throws(SQLiteError) -> JobSnapshot {
+        try SQLiteError.decoding { () throws(DeriveError) in try JobSnapshot(row: row) }
     }
 
     public func ping() throws(DeriveError) {
@@ -228,15 +218,7 @@ public final class SQLiteJobStore: JobStore {
     }
 
     public func counts() throws(DeriveError) -> [QueueCounts] {
-        let rows = try read { connection throws(SQLiteError) in try connection.query(SQL.counts) }
-        var byQueue: [String: QueueCounts] = [:]
-        for row in rows {
-            guard let queue = row[0].string, let state = row[1].string.flatMap(JobState.init(rawValue:)), let count = row[2].int else { continue }
-            byQueue[queue, default: QueueCounts(queue: queue, states: [:], oldestAvailable: nil)].states[state] = count
-            if let oldest = row[3].double { byQueue[queue]?.oldestAvailable = Date(timeIntervalSince1970: oldest) }
-            byQueue[queue]?.retrying += row[4].int ?? 0
-        }
-        return byQueue.values.sorted { $0.queue < $1.queue }
+        try QueueCounts.from(rows: try read { connection throws(SQLiteError) in try connection.rows(SQL.counts, source: "queue counts") })
     }
 
     public func prune(finishedBefore date: Date) throws(DeriveError) -> Int {
@@ -281,28 +263,6 @@ public final class SQLiteJobStore: JobStore {
             try connection.query(SQL.archiveLocked, [SQLiteValue(outcome.rawValue), SQLiteValue(JSONWriter.compact(entry)), SQLiteValue(now),
                                                      SQLiteValue(Int(id))])
             try connection.query("DELETE FROM jobs WHERE id = ?", [SQLiteValue(Int(id))])
-        }
-    }
-
-    private static func endedRun(_ row: [SQLiteValue]) throws(SQLiteError) -> EndedRun {
-        EndedRun(id: try int64(row, 0), attempt: try int(row, 1), maxAttempts: try int(row, 2), leaseLosses: try int(row, 3),
-                 cancelRequested: row[4].int == 1)
-    }
-
-    static func int(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> Int {
-        guard let value = row[index].int else { throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "column \(index) is not an integer") }
-        return value
-    }
-
-    static func int64(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> Int64 {
-        Int64(try int(row, index))
-    }
-
-    static func json(_ row: [SQLiteValue], _ index: Int) throws(SQLiteError) -> JSONValue {
-        do {
-            return try JSONParser().parse(row[index].string ?? "")
-        } catch {
-            throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "column \(index) is not JSON: \(error)")
         }
     }
 
@@ -389,24 +349,25 @@ public final class SQLiteJobStore: JobStore {
             RETURNING id
             """
 
+        /// What `JobSnapshot(row:)` reads, from the jobs table and from the archive.
         static let liveColumns = """
             id, queue, state, priority, attempt, max_attempts, run_at, lease_owner, dedupe_key, cancel_requested, payload, errors,
-            NULL, created_at, NULL
+            NULL AS result, created_at, NULL AS finished_at
             """
         static let archivedColumns = """
-            id, queue, outcome, priority, attempt, max_attempts, NULL, NULL, dedupe_key, 0, payload, errors, result, created_at,
-            finished_at
+            id, queue, outcome AS state, priority, attempt, max_attempts, NULL AS run_at, NULL AS lease_owner, dedupe_key,
+            0 AS cancel_requested, payload, errors, result, created_at, finished_at
             """
 
         static let job = """
             SELECT \(liveColumns) FROM jobs WHERE id = ?1
             UNION ALL
-            SELECT \(archivedColumns) FROM job_archive WHERE id = ?2
+            SELECT \(archivedColumns) FROM job_archive WHERE id = ?1
             """
 
         static let counts = """
-            SELECT queue, state, count(*), min(CASE WHEN state = 'available' THEN run_at END),
-                   sum(state = 'scheduled' AND attempt > 0)
+            SELECT queue, state, count(*) AS jobs, min(CASE WHEN state = 'available' THEN run_at END) AS oldest_available,
+                   sum(state = 'scheduled' AND attempt > 0) AS retrying
             FROM jobs GROUP BY queue, state
             """
 
