@@ -76,9 +76,8 @@ public struct Migrator: Sendable {
             """)
         let recorded = try connection.query("SELECT version, name, checksum FROM derive.schema_migrations ORDER BY version")
         var applied: [Int: String] = [:]
-        for row in recorded.rows {
-            guard let version = row[0].flatMap({ Int($0) }) else { continue }
-            applied[version] = row[2]
+        try PostgresError.decoding { () throws(DeriveError) in
+            for row in recorded.named("derive.schema_migrations") { applied[try row.int("version")] = try row.string("checksum") }
         }
         for migration in migrations {
             if let checksum = applied[migration.version], checksum != migration.checksum {

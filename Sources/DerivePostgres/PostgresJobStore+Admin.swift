@@ -9,21 +9,22 @@ extension PostgresJobStore: PresetStore, WorkerRegistry, QueueInspector {
             try connection.transaction { () throws(PostgresError) in
                 // Two saves of one name at once take turns, so each gets its own version.
                 try connection.query("SELECT pg_advisory_xact_lock(hashtext('derive.presets:' || $1))", [name])
-                return try Fields(try connection.query(AdminSQL.savePreset, [name, JSONWriter.compact(outputs)]).rows[0]).int(0)
+                let rows = try connection.query(AdminSQL.savePreset, [name, JSONWriter.compact(outputs)]).named("presets")
+                return try PostgresError.decoding { () throws(DeriveError) in try rows.first.map { row throws(DeriveError) in try row.int("version") } ?? 0 }
             }
         }
     }
 
     public func presets(includingRetired: Bool) throws(DeriveError) -> [StoredPreset] {
         let all = try withConnection { connection throws(PostgresError) in
-            try connection.query(AdminSQL.latestPresets).rows.map(Self.preset)
+            try connection.query(AdminSQL.latestPresets).named("presets").map(Self.preset)
         }
         return includingRetired ? all : all.filter { $0.retiredAt == nil }
     }
 
     public func presetVersions(_ name: String) throws(DeriveError) -> [StoredPreset] {
         try withConnection { connection throws(PostgresError) in
-            try connection.query(AdminSQL.presetVersions, [name]).rows.map(Self.preset)
+            try connection.query(AdminSQL.presetVersions, [name]).named("presets").map(Self.preset)
         }
     }
 
@@ -33,10 +34,8 @@ extension PostgresJobStore: PresetStore, WorkerRegistry, QueueInspector {
         }
     }
 
-    static func preset(_ row: [String?]) throws(PostgresError) -> StoredPreset {
-        let fields = Fields(row)
-        return StoredPreset(name: try fields.string(0), version: try fields.int(1), outputs: try fields.json(2),
-                            createdAt: try fields.date(3), retiredAt: try fields.optionalDate(4))
+    static func preset(_ row: DatabaseRow) throws(PostgresError) -> StoredPreset {
+        try PostgresError.decoding { () throws(DeriveError) in try StoredPreset(row: row) }
     }
 
     // MARK: Workers
@@ -52,15 +51,8 @@ extension PostgresJobStore: PresetStore, WorkerRegistry, QueueInspector {
 
     public func workers(seenSince date: Date) throws(DeriveError) -> [WorkerStatus] {
         try withConnection { connection throws(PostgresError) in
-            try connection.query(AdminSQL.workers, [String(date.timeIntervalSince1970)]).rows.map { row throws(PostgresError) in
-                let fields = Fields(row)
-                var status = WorkerStatus(id: try fields.string(0), host: try fields.string(1), pid: try fields.int(2),
-                                          queues: Self.textArray(try fields.string(3)), slots: try fields.int(4),
-                                          startedAt: try fields.date(5), seenAt: try fields.date(6), running: [], finished: [:],
-                                          stopping: false)
-                status.setActivity(try fields.json(7))
-                return status
-            }
+            let rows = try connection.query(AdminSQL.workers, [String(date.timeIntervalSince1970)]).named("workers")
+            return try PostgresError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try WorkerStatus(row: row) } }
         }
     }
 
@@ -71,12 +63,6 @@ extension PostgresJobStore: PresetStore, WorkerRegistry, QueueInspector {
     }
 
     /// A text[] as libpq prints it: `{a,b}` (queue names need no quoting).
-    static func textArray(_ text: String) -> [String] {
-        text.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").map {
-            $0.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-        }
-    }
-
     // MARK: Inspecting
 
     public func jobs(state: JobState?, queue: String?, limit: Int) throws(DeriveError) -> [JobSnapshot] {
@@ -92,19 +78,14 @@ extension PostgresJobStore: PresetStore, WorkerRegistry, QueueInspector {
             parameters.append(state.rawValue)
         }
         return try withConnection { connection throws(PostgresError) in
-            try connection.query(sql, parameters).rows.map(Self.snapshot)
+            try connection.query(sql, parameters).named("jobs").map(Self.snapshot)
         }
     }
 
     public func finishedCounts(since date: Date) throws(DeriveError) -> [JobState: Int] {
-        let rows = try withConnection { connection throws(PostgresError) in
-            try connection.query(AdminSQL.finishedCounts, [String(date.timeIntervalSince1970)]).rows
-        }
-        var counts: [JobState: Int] = [:]
-        for row in rows {
-            if let state = row[0].flatMap(JobState.init(rawValue:)), let count = row[1].flatMap({ Int($0) }) { counts[state] = count }
-        }
-        return counts
+        try JobState.counts(rows: try withConnection { connection throws(PostgresError) in
+            try connection.query(AdminSQL.finishedCounts, [String(date.timeIntervalSince1970)]).named("job_archive")
+        })
     }
 }
 
@@ -114,7 +95,7 @@ enum AdminSQL {
         SELECT $1, COALESCE(max(version), 0) + 1, $2::jsonb FROM derive.presets WHERE name = $1
         RETURNING version
         """
-    static let presetColumns = "name, version, outputs, extract(epoch FROM created_at), extract(epoch FROM retired_at)"
+    static let presetColumns = "name, version, outputs, extract(epoch FROM created_at) AS created_at, extract(epoch FROM retired_at) AS retired_at"
     static let latestPresets = "SELECT DISTINCT ON (name) \(presetColumns) FROM derive.presets ORDER BY name, version DESC"
     static let presetVersions = "SELECT \(presetColumns) FROM derive.presets WHERE name = $1 ORDER BY version DESC"
     static let retirePreset = """
@@ -130,7 +111,8 @@ enum AdminSQL {
         ON CONFLICT (id) DO UPDATE SET queues = EXCLUDED.queues, slots = EXCLUDED.slots, seen_at = now(), activity = EXCLUDED.activity
         """
     static let workers = """
-        SELECT id, host, pid, queues, slots, extract(epoch FROM started_at), extract(epoch FROM seen_at), activity
+        SELECT id, host, pid, to_jsonb(queues) AS queues, slots, extract(epoch FROM started_at) AS started_at,
+               extract(epoch FROM seen_at) AS seen_at, activity
         FROM derive.workers WHERE seen_at >= to_timestamp($1::double precision) ORDER BY host, pid
         """
 
@@ -147,6 +129,6 @@ enum AdminSQL {
         WHERE ($1::text IS NULL OR queue = $1) AND outcome = $3 ORDER BY finished_at DESC LIMIT $2::integer
         """
     static let finishedCounts = """
-        SELECT outcome, count(*) FROM derive.job_archive WHERE finished_at >= to_timestamp($1::double precision) GROUP BY outcome
+        SELECT outcome, count(*) AS jobs FROM derive.job_archive WHERE finished_at >= to_timestamp($1::double precision) GROUP BY outcome
         """
 }

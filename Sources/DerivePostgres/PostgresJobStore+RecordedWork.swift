@@ -3,8 +3,9 @@ import DeriveCore
 extension PostgresJobStore: RecordedWork {
     public func recorded(sourceSHA256 sha256: String, outputs: [OutputIdentity]) throws(DeriveError) -> RecordedAsset? {
         let rows = try withConnection { connection throws(PostgresError) in
-            try connection.query(Self.recordedSQL, [sha256, OutputIdentity.json(outputs)]).rows.map { row throws(PostgresError) in
-                (try Fields(row).json(0), try Fields(row).json(1))
+            let rows = try connection.query(Self.recordedSQL, [sha256, OutputIdentity.json(outputs)]).named("assets")
+            return try PostgresError.decoding { () throws(DeriveError) in
+                try rows.map { row throws(DeriveError) in (try row.json("asset"), try row.json("derivatives")) }
             }
         }
         guard let (asset, derivatives) = rows.first else { return nil }
@@ -14,11 +15,11 @@ extension PostgresJobStore: RecordedWork {
     /// The asset and its current rows for the outputs asked about, each as JSON with the
     /// table's column names.
     static let recordedSQL = """
-        SELECT to_jsonb(a), coalesce((
+        SELECT to_jsonb(a) AS asset, coalesce((
             SELECT jsonb_agg(to_jsonb(d)) FROM derive.derivatives d
             WHERE d.asset_id = a.id AND d.superseded_at IS NULL
               AND (d.output_name, d.chain_hash) IN (SELECT o.name, o.identity FROM jsonb_to_recordset($2::jsonb) AS o(name text, identity text))
-        ), '[]'::jsonb)
+        ), '[]'::jsonb) AS derivatives
         FROM derive.assets a WHERE a.sha256 = $1
         """
 }

@@ -13,11 +13,8 @@ extension PostgresJobStore: ScheduleStore, ReprocessStore {
 
     public func schedules() throws(DeriveError) -> [Schedule] {
         try withConnection { connection throws(PostgresError) in
-            try connection.query(ScheduleSQL.list).rows.map { row throws(PostgresError) in
-                let fields = Fields(row)
-                return Schedule(name: try fields.string(0), cron: try fields.string(1), timeZone: try fields.string(2), action: try fields.json(3),
-                                enabled: row[4] == "t", createdAt: try fields.date(5))
-            }
+            let rows = try connection.query(ScheduleSQL.list).named("schedules")
+            return try PostgresError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try Schedule(row: row) } }
         }
     }
 
@@ -37,7 +34,9 @@ extension PostgresJobStore: ScheduleStore, ReprocessStore {
                     "max_attempts": .int(job.maxAttempts), "dedupe_key": job.dedupeKey.map(JSONValue.string) ?? .null, "payload": job.payload,
                 ])
                 let rows = try connection.query(SQL.submit, [JSONWriter.compact(.array([record]))])
-                let id = rows.rows.first?[1].flatMap { JobID($0) }
+                let id = try PostgresError.decoding { () throws(DeriveError) in
+                    try rows.named("a submitted job").first.map { row throws(DeriveError) in try row.int64("id") }
+                }
                 try connection.query("UPDATE derive.schedule_fires SET job_id = $3 WHERE schedule = $1 AND fire_time = to_timestamp($2::double precision)",
                                      [name, time, id.map { String($0) }])
                 return id
@@ -47,10 +46,8 @@ extension PostgresJobStore: ScheduleStore, ReprocessStore {
 
     public func fires(_ name: String, limit: Int) throws(DeriveError) -> [ScheduleFire] {
         try withConnection { connection throws(PostgresError) in
-            try connection.query(ScheduleSQL.fires, [name, String(limit)]).rows.map { row throws(PostgresError) in
-                let fields = Fields(row)
-                return ScheduleFire(fireTime: try fields.date(0), firedAt: try fields.date(1), jobID: row[2].flatMap { JobID($0) })
-            }
+            let rows = try connection.query(ScheduleSQL.fires, [name, String(limit)]).named("schedule_fires")
+            return try PostgresError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try ScheduleFire(row: row) } }
         }
     }
 
@@ -62,7 +59,7 @@ extension PostgresJobStore: ScheduleStore, ReprocessStore {
             filter.createdAfter.map { String($0.timeIntervalSince1970) }, filter.stale ? "t" : "f", filter.missing ? "t" : "f", String(limit),
         ]
         return try withConnection { connection throws(PostgresError) in
-            try connection.query(ScheduleSQL.reprocessCandidates, parameters).rows.map(Self.candidate)
+            try connection.query(ScheduleSQL.reprocessCandidates, parameters).named("assets").map(Self.candidate)
         }
     }
 
@@ -72,21 +69,18 @@ extension PostgresJobStore: ScheduleStore, ReprocessStore {
             filter.createdAfter.map { String($0.timeIntervalSince1970) }, String(limit),
         ]
         return try withConnection { connection throws(PostgresError) in
-            try connection.query(ScheduleSQL.revalidationCandidates, parameters).rows.map(Self.candidate)
+            try connection.query(ScheduleSQL.revalidationCandidates, parameters).named("sources").map(Self.candidate)
         }
     }
 
-    static func candidate(_ row: [String?]) throws(PostgresError) -> SourceCandidate {
-        let fields = Fields(row)
-        return SourceCandidate(position: try fields.int64(0), source: try fields.string(1), assetSHA256: row[2])
+    static func candidate(_ row: DatabaseRow) throws(PostgresError) -> SourceCandidate {
+        try PostgresError.decoding { () throws(DeriveError) in try SourceCandidate(row: row) }
     }
 
     public func source(_ url: String) throws(DeriveError) -> SourceState? {
         try withConnection { connection throws(PostgresError) in
-            guard let row = try connection.query(ScheduleSQL.source, [url]).rows.first else { return nil }
-            let fields = Fields(row)
-            return SourceState(url: try fields.string(0), assetSHA256: try fields.string(1), version: try fields.int(2), etag: row[3],
-                               lastModified: row[4], checkedAt: try fields.date(5))
+            guard let row = try connection.query(ScheduleSQL.source, [url]).named("sources").first else { return nil }
+            return try PostgresError.decoding { () throws(DeriveError) in try SourceState(row: row) }
         }
     }
 
@@ -101,29 +95,29 @@ extension PostgresJobStore: ScheduleStore, ReprocessStore {
 
     public func derivationsOf(assetSHA256 sha: String) throws(DeriveError) -> (presets: [String], outputs: [JSONValue]) {
         try withConnection { connection throws(PostgresError) in
-            let presets = try connection.query(ScheduleSQL.presetsOf, [sha]).rows.compactMap { $0[0] }
-            let outputs = try connection.query(ScheduleSQL.chainsOf, [sha]).rows.map { row throws(PostgresError) in try Fields(row).json(0) }
+            let presetRows = try connection.query(ScheduleSQL.presetsOf, [sha]).named("derivatives")
+            let outputRows = try connection.query(ScheduleSQL.chainsOf, [sha]).named("derivatives")
+            let (presets, outputs) = try PostgresError.decoding { () throws(DeriveError) -> ([String], [JSONValue]) in
+                (try presetRows.map { row throws(DeriveError) in try row.string("preset_name") },
+                 try outputRows.map { row throws(DeriveError) in try row.json("chain") })
+            }
             return (presets, outputs)
         }
     }
 
     public func staleness() throws(DeriveError) -> [PresetStaleness] {
         try withConnection { connection throws(PostgresError) in
-            try connection.query(ScheduleSQL.staleness).rows.map { row throws(PostgresError) in
-                let fields = Fields(row)
-                return PresetStaleness(preset: try fields.string(0), currentVersion: try fields.int(1), assets: try fields.int(2),
-                                       stale: try fields.int(3))
-            }
+            let rows = try connection.query(ScheduleSQL.staleness).named("presets")
+            return try PostgresError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try PresetStaleness(row: row) } }
         }
     }
 
     public func supersededOutputs(limit: Int) throws(DeriveError) -> [SupersededOutput] {
         try withConnection { connection throws(PostgresError) in
-            try connection.query("""
+            let rows = try connection.query("""
                 SELECT id, storage_key FROM derive.derivatives WHERE superseded_at IS NOT NULL ORDER BY superseded_at LIMIT $1::integer
-                """, [String(limit)]).rows.map { row throws(PostgresError) in
-                SupersededOutput(id: try Fields(row).int64(0), storageKey: try Fields(row).string(1))
-            }
+                """, [String(limit)]).named("derivatives")
+            return try PostgresError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try SupersededOutput(row: row) } }
         }
     }
 
@@ -145,14 +139,14 @@ enum ScheduleSQL {
                                          enabled = EXCLUDED.enabled, created_at = EXCLUDED.created_at, updated_at = now()
         """
     static let list = """
-        SELECT name, cron, timezone, action, enabled, extract(epoch FROM created_at) FROM derive.schedules ORDER BY name
+        SELECT name, cron, timezone AS time_zone, action, enabled, extract(epoch FROM created_at) AS created_at FROM derive.schedules ORDER BY name
         """
     static let recordFire = """
         INSERT INTO derive.schedule_fires (schedule, fire_time) VALUES ($1, to_timestamp($2::double precision))
         ON CONFLICT DO NOTHING RETURNING 1
         """
     static let fires = """
-        SELECT extract(epoch FROM fire_time), extract(epoch FROM fired_at), job_id FROM derive.schedule_fires
+        SELECT extract(epoch FROM fire_time) AS fire_time, extract(epoch FROM fired_at) AS fired_at, job_id FROM derive.schedule_fires
         WHERE schedule = $1 ORDER BY fire_time DESC LIMIT $2::integer
         """
 
@@ -162,9 +156,9 @@ enum ScheduleSQL {
         WITH current AS (
             SELECT version, outputs FROM derive.presets WHERE name = $1::text AND retired_at IS NULL ORDER BY version DESC LIMIT 1
         )
-        SELECT a.id,
-               COALESCE((SELECT s.url FROM derive.sources s WHERE s.asset_id = a.id ORDER BY s.checked_at DESC LIMIT 1), a.source_url),
-               a.sha256
+        SELECT a.id AS position,
+               COALESCE((SELECT s.url FROM derive.sources s WHERE s.asset_id = a.id ORDER BY s.checked_at DESC LIMIT 1), a.source_url) AS source,
+               a.sha256 AS asset_sha256
         FROM derive.assets a
         WHERE a.id > $2::bigint
           AND ($3::double precision IS NULL OR a.created_at < to_timestamp($3::double precision))
@@ -184,7 +178,7 @@ enum ScheduleSQL {
 
     /// $1 cursor, $2 checked before, $3 created before, $4 created after, $5 limit.
     static let revalidationCandidates = """
-        SELECT s.id, s.url, a.sha256 FROM derive.sources s JOIN derive.assets a ON a.id = s.asset_id
+        SELECT s.id AS position, s.url AS source, a.sha256 AS asset_sha256 FROM derive.sources s JOIN derive.assets a ON a.id = s.asset_id
         WHERE s.id > $1::bigint
           AND ($2::double precision IS NULL OR s.checked_at < to_timestamp($2::double precision))
           AND ($3::double precision IS NULL OR a.created_at < to_timestamp($3::double precision))
@@ -193,7 +187,7 @@ enum ScheduleSQL {
         LIMIT $5::integer
         """
     static let source = """
-        SELECT s.url, a.sha256, s.version, s.etag, s.last_modified, extract(epoch FROM s.checked_at)
+        SELECT s.url, a.sha256 AS asset_sha256, s.version, s.etag, s.last_modified, extract(epoch FROM s.checked_at) AS checked_at
         FROM derive.sources s JOIN derive.assets a ON a.id = s.asset_id WHERE s.url = $1
         """
     static let presetsOf = """
@@ -213,7 +207,8 @@ enum ScheduleSQL {
             SELECT asset_id, preset_name, max(preset_version) AS version FROM derive.derivatives
             WHERE preset_name IS NOT NULL AND superseded_at IS NULL GROUP BY asset_id, preset_name
         )
-        SELECT c.name, c.version, count(l.asset_id), count(l.asset_id) FILTER (WHERE l.version < c.version)
+        SELECT c.name AS preset, c.version AS current_version, count(l.asset_id) AS assets,
+               count(l.asset_id) FILTER (WHERE l.version < c.version) AS stale
         FROM current c LEFT JOIN latest l ON l.preset_name = c.name
         GROUP BY c.name, c.version ORDER BY c.name
         """

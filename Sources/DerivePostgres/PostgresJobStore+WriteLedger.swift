@@ -27,7 +27,8 @@ extension PostgresJobStore: WriteLedger {
 
     public func unrecordedWrites(store: String, notedBefore cutoff: Date, limit: Int) throws(DeriveError) -> [String] {
         try withConnection { connection throws(PostgresError) in
-            try connection.query(LedgerSQL.unrecorded, [store, String(cutoff.timeIntervalSince1970), String(limit)]).rows.compactMap { $0[0] }
+            let rows = try connection.query(LedgerSQL.unrecorded, [store, String(cutoff.timeIntervalSince1970), String(limit)]).named("pending_writes")
+            return try PostgresError.decoding { () throws(DeriveError) in try rows.map { row throws(DeriveError) in try row.string("storage_key") } }
         }
     }
 
@@ -37,8 +38,10 @@ extension PostgresJobStore: WriteLedger {
             return try withConnection { connection throws(PostgresError) in
                 try connection.transaction { () throws(PostgresError) in
                     try connection.query(LedgerSQL.lockExclusive, [store, key])
-                    let uses = try connection.query(LedgerSQL.uses, [store, key]).rows.first
-                    let recorded = uses?[0] == "t", running = uses?[1] == "t"
+                    let uses = try connection.query(LedgerSQL.uses, [store, key]).named("pending_writes")
+                    let (recorded, running) = try PostgresError.decoding { () throws(DeriveError) in
+                        try uses.first.map { row throws(DeriveError) in (try row.bool("recorded"), try row.bool("running")) } ?? (false, false)
+                    }
                     guard !recorded, !running else {
                         if !running { try connection.query(LedgerSQL.forget, [store, key]) }
                         return false
@@ -77,8 +80,9 @@ enum LedgerSQL {
         LIMIT $3::int
         """
     static let uses = """
-        SELECT EXISTS (SELECT 1 FROM derive.derivatives WHERE storage_key = $2),
+        SELECT EXISTS (SELECT 1 FROM derive.derivatives WHERE storage_key = $2) AS recorded,
                EXISTS (SELECT 1 FROM derive.pending_writes p JOIN derive.jobs j ON j.id = p.job_id WHERE p.store = $1 AND p.storage_key = $2)
+               AS running
         """
     /// The notes of finished jobs (a running job's note stays: it may still write).
     static let forget = """

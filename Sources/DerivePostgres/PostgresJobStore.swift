@@ -50,9 +50,8 @@ public final class PostgresJobStore: JobStore {
             let rows = try withConnection { connection throws(PostgresError) in
                 try connection.query(SQL.submit, [JSONWriter.compact(records)])
             }
-            for row in rows.rows {
-                guard let index = Int(row[0] ?? ""), let id = row[1].flatMap({ JobID($0) }) else { continue }
-                results[index] = SubmitResult(id: id, deduplicated: row[2] == "f")
+            for row in rows.named("a submitted job") {
+                results[try row.int("ord")] = SubmitResult(id: try row.int64("id"), deduplicated: !(try row.bool("inserted")))
             }
         }
         guard results.allSatisfy({ $0 != nil }) else {
@@ -82,13 +81,11 @@ public final class PostgresJobStore: JobStore {
             claimed = try withConnection { connection throws(PostgresError) in
                 let rows = try connection.query(SQL.claim, [PostgresArray.literal(queues), String(limit), owner, String(lease),
                                                             JSONWriter.compact(records)])
-                return try rows.rows.map { row throws(PostgresError) in
-                    let fields = Fields(row)
-                    let job = ClaimedJob(run: JobRun(id: try fields.int64(0), attempt: try fields.int(1), owner: owner),
-                                         queue: try fields.string(2), priority: try fields.int(3), maxAttempts: try fields.int(4),
-                                         payload: try fields.json(5), runAt: try fields.date(8), leaseExpiresAt: try fields.date(6),
-                                         createdAt: try fields.date(7))
-                    return (job, ClaimPositions.Position(runAtMicros: try fields.int64(9), id: job.run.id))
+                return try PostgresError.decoding { () throws(DeriveError) in
+                    try rows.named("a claimed job").map { row throws(DeriveError) in
+                        let job = try ClaimedJob(row: row, owner: owner)
+                        return (job, ClaimPositions.Position(runAtMicros: try row.int64("run_at_micros"), id: job.run.id))
+                    }
                 }
             }
         } catch {
@@ -120,10 +117,12 @@ public final class PostgresJobStore: JobStore {
         return try withConnection { connection throws(PostgresError) in
             let rows = try connection.query(SQL.heartbeat, [Self.runRecords(runs), String(lease)])
             var result = HeartbeatResult(extended: [], cancelRequested: [])
-            for row in rows.rows {
-                let id = try Fields(row).int64(0)
-                result.extended.insert(id)
-                if row[1] == "t" { result.cancelRequested.insert(id) }
+            try PostgresError.decoding { () throws(DeriveError) in
+                for row in rows.named("a heartbeat") {
+                    let id = try row.int64("id")
+                    result.extended.insert(id)
+                    if try row.bool("cancel_requested") { result.cancelRequested.insert(id) }
+                }
             }
             return result
         }
@@ -160,7 +159,7 @@ public final class PostgresJobStore: JobStore {
                 // A job asked to cancel is not put back: it is cancelled.
                 var released = try Self.archive(runs.map { Self.runRecord($0) }, outcome: .cancelled, on: connection)
                 let rows = try connection.query(SQL.release, [Self.runRecords(runs)])
-                released.formUnion(rows.rows.compactMap { $0[0].flatMap { JobID($0) } })
+                released.formUnion(try Self.ids(rows))
                 if !rows.rows.isEmpty {
                     try connection.query(SQL.wake)
                     self.rescanNextClaim()
@@ -176,7 +175,9 @@ public final class PostgresJobStore: JobStore {
         return try withConnection { connection throws(PostgresError) in
             try connection.transaction { () throws(PostgresError) in
                 let rows = try connection.query(SQL.lockRuns, [Self.runRecords(failures.map(\.run))])
-                let ended = try rows.rows.map { row throws(PostgresError) in try Self.endedRun(Fields(row)) }
+                let ended = try PostgresError.decoding { () throws(DeriveError) in
+                    try rows.named("a failed run").map { row throws(DeriveError) in try EndedRun(row: row) }
+                }
                 var outcomes = Dictionary(uniqueKeysWithValues: failures.map { ($0.run.id, FailureOutcome.stale) })
                 let decided = ended.map { run in (run.id, policy.disposition(of: run, error: errors[run.id]!, lostLease: false)) }
                 try Self.apply(decided, on: connection)
@@ -191,10 +192,11 @@ public final class PostgresJobStore: JobStore {
             try connection.transaction { () throws(PostgresError) in
                 let rows = try connection.query(SQL.lockExpired, [String(limit)])
                 var decided: [(JobID, Disposition)] = []
-                for row in rows.rows {
-                    let fields = Fields(row)
-                    let run = try Self.endedRun(fields)
-                    decided.append((run.id, policy.disposition(of: run, error: RetryPolicy.leaseExpired(owner: row[5]), lostLease: true)))
+                for row in rows.named("an expired run") {
+                    let (run, owner) = try PostgresError.decoding { () throws(DeriveError) in
+                        (try EndedRun(row: row), try row.optionalString("lease_owner"))
+                    }
+                    decided.append((run.id, policy.disposition(of: run, error: RetryPolicy.leaseExpired(owner: owner), lostLease: true)))
                 }
                 try Self.apply(decided, on: connection)
                 var result = RescueResult(requeued: [], failed: [])
@@ -234,21 +236,13 @@ public final class PostgresJobStore: JobStore {
 
     public func job(_ id: JobID) throws(DeriveError) -> JobSnapshot? {
         try withConnection { connection throws(PostgresError) in
-            try connection.query(SQL.job, [String(id)]).rows.first.map(Self.snapshot)
+            try connection.query(SQL.job, [String(id)]).named("jobs").first.map(Self.snapshot)
         }
     }
 
     /// A row of `SQL.snapshotColumns`, from the jobs table or the archive.
-    static func snapshot(_ row: [String?]) throws(PostgresError) -> JobSnapshot {
-        let fields = Fields(row)
-        guard let state = JobState(rawValue: try fields.string(2)), case .array(let errors) = try fields.json(11) else {
-            throw PostgresError(message: "unexpected job row \(row)")
-        }
-        return JobSnapshot(id: try fields.int64(0), queue: try fields.string(1), state: state, priority: try fields.int(3),
-                           attempt: try fields.int(4), maxAttempts: try fields.int(5), runAt: try fields.optionalDate(6),
-                           leaseOwner: row[7], dedupeKey: row[8], cancelRequested: row[9] == "t", payload: try fields.json(10),
-                           errors: errors, result: row[12] == nil ? nil : try fields.json(12), createdAt: try fields.date(13),
-                           finishedAt: try fields.optionalDate(14))
+    static func snapshot(_ row: DatabaseRow) throws(PostgresError) -> JobSnapshot {
+        try PostgresError.decoding { () throws(DeriveError) in try JobSnapshot(row: row) }
     }
 
     public func ping() throws(DeriveError) {
@@ -256,19 +250,9 @@ public final class PostgresJobStore: JobStore {
     }
 
     public func counts() throws(DeriveError) -> [QueueCounts] {
-        let rows = try withConnection { connection throws(PostgresError) in
-            try connection.query(SQL.counts)
-        }
-        var byQueue: [String: QueueCounts] = [:]
-        for row in rows.rows {
-            guard let queue = row[0], let state = row[1].flatMap(JobState.init(rawValue:)), let count = row[2].flatMap({ Int($0) }) else { continue }
-            byQueue[queue, default: QueueCounts(queue: queue, states: [:], oldestAvailable: nil)].states[state] = count
-            if let oldest = row[3].flatMap({ Double($0) }) {
-                byQueue[queue]?.oldestAvailable = Date(timeIntervalSince1970: oldest)
-            }
-            byQueue[queue]?.retrying += row[4].flatMap { Int($0) } ?? 0
-        }
-        return byQueue.values.sorted { $0.queue < $1.queue }
+        try QueueCounts.from(rows: try withConnection { connection throws(PostgresError) in
+            try connection.query(SQL.counts).named("queue counts")
+        })
     }
 
     public func prune(finishedBefore date: Date) throws(DeriveError) -> Int {
@@ -294,17 +278,16 @@ public final class PostgresJobStore: JobStore {
         JSONWriter.compact(.array(runs.map { runRecord($0) }))
     }
 
-    static func endedRun(_ fields: Fields) throws(PostgresError) -> EndedRun {
-        EndedRun(id: try fields.int64(0), attempt: try fields.int(1), maxAttempts: try fields.int(2), leaseLosses: try fields.int(3),
-                 cancelRequested: fields.row[4] == "t")
+    /// The `id` column of every row (what an archive or release returns).
+    static func ids(_ rows: PostgresRows) throws(PostgresError) -> Set<JobID> {
+        try PostgresError.decoding { () throws(DeriveError) in Set(try rows.named("jobs").map { row throws(DeriveError) in try row.int64("id") }) }
     }
 
     /// Moves runs to the archive. Records with an owner must still hold their run; those
     /// without were locked by the caller's transaction.
     static func archive(_ records: [JSONValue], outcome: JobState, on connection: PostgresConnection) throws(PostgresError) -> Set<JobID> {
         guard !records.isEmpty else { return [] }
-        let rows = try connection.query(SQL.archive, [JSONWriter.compact(.array(records)), outcome.rawValue])
-        return Set(rows.rows.compactMap { $0[0].flatMap { JobID($0) } })
+        return try ids(try connection.query(SQL.archive, [JSONWriter.compact(.array(records)), outcome.rawValue]))
     }
 
     /// Applies decided dispositions to runs locked by the caller's transaction.
@@ -340,7 +323,7 @@ public final class PostgresJobStore: JobStore {
                 ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
                 RETURNING id
             )
-            SELECT input.ord, COALESCE(inserted.id, live.id), inserted.id IS NOT NULL
+            SELECT input.ord, COALESCE(inserted.id, live.id) AS id, inserted.id IS NOT NULL AS inserted
             FROM input
             LEFT JOIN inserted ON inserted.id = input.id
             LEFT JOIN derive.jobs live ON inserted.id IS NULL AND live.dedupe_key = input.dedupe_key
@@ -429,12 +412,13 @@ public final class PostgresJobStore: JobStore {
 
         /// A job's columns as `snapshot(_:)` reads them, live and archived.
         static let liveColumns = """
-            id, queue, state, priority, attempt, max_attempts, extract(epoch FROM run_at), lease_owner, dedupe_key,
-            cancel_requested, payload, errors, NULL::jsonb, extract(epoch FROM created_at), NULL::numeric
+            id, queue, state, priority, attempt, max_attempts, extract(epoch FROM run_at) AS run_at, lease_owner, dedupe_key,
+            cancel_requested, payload, errors, NULL::jsonb AS result, extract(epoch FROM created_at) AS created_at, NULL::numeric AS finished_at
             """
         static let archivedColumns = """
-            id, queue, outcome, priority, attempt, max_attempts, NULL::numeric, NULL, dedupe_key,
-            false, payload, errors, result, extract(epoch FROM created_at), extract(epoch FROM finished_at)
+            id, queue, outcome AS state, priority, attempt, max_attempts, NULL::numeric AS run_at, NULL AS lease_owner, dedupe_key,
+            false AS cancel_requested, payload, errors, result, extract(epoch FROM created_at) AS created_at,
+            extract(epoch FROM finished_at) AS finished_at
             """
 
         static let job = """
@@ -444,8 +428,8 @@ public final class PostgresJobStore: JobStore {
             """
 
         static let counts = """
-            SELECT queue, state, count(*), extract(epoch FROM min(run_at) FILTER (WHERE state = 'available')),
-                   count(*) FILTER (WHERE state = 'scheduled' AND attempt > 0)
+            SELECT queue, state, count(*) AS jobs, extract(epoch FROM min(run_at) FILTER (WHERE state = 'available')) AS oldest_available,
+                   count(*) FILTER (WHERE state = 'scheduled' AND attempt > 0) AS retrying
             FROM derive.jobs GROUP BY queue, state
             """
 
@@ -457,48 +441,6 @@ public final class PostgresJobStore: JobStore {
             )
             SELECT count(*) FROM gone
             """
-    }
-}
-
-/// A row's text fields, read as the types the statement returns.
-struct Fields {
-    let row: [String?]
-    init(_ row: [String?]) { self.row = row }
-
-    func string(_ index: Int) throws(PostgresError) -> String {
-        guard index < row.count, let value = row[index] else { throw PostgresError(message: "column \(index) is unexpectedly null") }
-        return value
-    }
-
-    func int(_ index: Int) throws(PostgresError) -> Int {
-        guard let value = Int(try string(index)) else { throw PostgresError(message: "column \(index) is not an integer") }
-        return value
-    }
-
-    func int64(_ index: Int) throws(PostgresError) -> Int64 {
-        guard let value = Int64(try string(index)) else { throw PostgresError(message: "column \(index) is not an integer") }
-        return value
-    }
-
-    func double(_ index: Int) throws(PostgresError) -> Double {
-        guard let value = Double(try string(index)) else { throw PostgresError(message: "column \(index) is not a number") }
-        return value
-    }
-
-    func date(_ index: Int) throws(PostgresError) -> Date {
-        Date(timeIntervalSince1970: try double(index))
-    }
-
-    func optionalDate(_ index: Int) throws(PostgresError) -> Date? {
-        row[index] == nil ? nil : try date(index)
-    }
-
-    func json(_ index: Int) throws(PostgresError) -> JSONValue {
-        do {
-            return try JSONParser().parse(try string(index))
-        } catch {
-            throw PostgresError(message: "column \(index) is not JSON: \(error)")
-        }
     }
 }
 

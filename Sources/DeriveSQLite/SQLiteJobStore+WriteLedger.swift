@@ -31,11 +31,14 @@ extension SQLiteJobStore: WriteLedger {
         var storeError: DeriveError?
         do {
             return try write { connection, _ throws(SQLiteError) in
-                let uses = try connection.query("""
-                    SELECT EXISTS (SELECT 1 FROM derivatives WHERE storage_key = ?2),
+                let uses = try connection.rows("""
+                    SELECT EXISTS (SELECT 1 FROM derivatives WHERE storage_key = ?2) AS recorded,
                            EXISTS (SELECT 1 FROM pending_writes p JOIN jobs j ON j.id = p.job_id WHERE p.store = ?1 AND p.storage_key = ?2)
-                    """, [SQLiteValue(store), SQLiteValue(key)]).first
-                let recorded = uses?[0].int == 1, running = uses?[1].int == 1
+                           AS running
+                    """, [SQLiteValue(store), SQLiteValue(key)], source: "pending_writes")
+                let (recorded, running) = try SQLiteError.decoding { () throws(DeriveError) in
+                    try uses.first.map { row throws(DeriveError) in (try row.bool("recorded"), try row.bool("running")) } ?? (false, false)
+                }
                 let forget = """
                     DELETE FROM pending_writes
                     WHERE store = ? AND storage_key = ? AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = pending_writes.job_id)
