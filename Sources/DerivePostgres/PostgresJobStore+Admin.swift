@@ -82,6 +82,58 @@ extension PostgresJobStore: PresetStore, WorkerRegistry, QueueInspector {
         }
     }
 
+    public func finishedJobs(_ filter: JobFilter, after cursor: JobCursor?, limit: Int) throws(DeriveError) -> JobPage {
+        let (sql, values) = Self.finishedJobsQuery(filter, after: cursor, limit: limit)
+        let jobs = try withConnection { connection throws(PostgresError) in
+            try connection.query(sql, values).named("job_archive").map(Self.snapshot)
+        }
+        return JobPage(jobs: jobs, limit: limit)
+    }
+
+    /// The statement `finishedJobs` runs: only the conditions asked for, each one an index
+    /// (Migrations/0007) serves in (finished_at, id) order. Public for the plan checks.
+    public static func finishedJobsQuery(_ filter: JobFilter, after cursor: JobCursor?, limit: Int) -> (sql: String, values: [String?]) {
+        var conditions: [String] = [], values: [String?] = []
+        func narrow(_ condition: (Int) -> String, _ bound: String...) {
+            conditions.append(condition(values.count + 1))
+            values += bound
+        }
+        if let outcome = filter.outcome { narrow({ "outcome = $\($0)" }, outcome.rawValue) }
+        if let queue = filter.queue { narrow({ "queue = $\($0)" }, queue) }
+        if let code = filter.errorCode { narrow({ "errors -> -1 ->> 'code' = $\($0)" }, code) }
+        if let host = filter.sourceHost { narrow({ "derive.source_host(payload ->> 'source') = $\($0)" }, host) }
+        if let since = filter.finishedSince { narrow({ "finished_at >= to_timestamp($\($0)::double precision)" }, String(since.timeIntervalSince1970)) }
+        if let cursor {
+            narrow({ "(finished_at, id) < ('epoch'::timestamptz + $\($0)::bigint * interval '1 microsecond', $\($0 + 1)::bigint)" },
+                   String(cursor.finishedAtMicroseconds), String(cursor.id))
+        }
+        let sql = "SELECT \(SQL.archivedColumns) FROM derive.job_archive"
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + " ORDER BY job_archive.finished_at DESC, job_archive.id DESC LIMIT $\(values.count + 1)::integer"
+        return (sql, values + [String(max(0, limit))])
+    }
+
+    public func failureGroups(since date: Date) throws(DeriveError) -> [FailureGroup] {
+        let rows = try withConnection { connection throws(PostgresError) in
+            try connection.query("""
+                SELECT errors -> -1 ->> 'code' AS code, count(*) AS jobs, extract(epoch FROM max(finished_at)) AS last_failed_at
+                FROM derive.job_archive
+                WHERE outcome = 'failed' AND finished_at >= to_timestamp($1::double precision) AND errors -> -1 ->> 'code' IS NOT NULL
+                GROUP BY 1 ORDER BY jobs DESC, code
+                """, [String(date.timeIntervalSince1970)]).named("job_archive")
+        }
+        return try rows.map { row throws(DeriveError) in try FailureGroup(row: row) }
+    }
+
+    public func throughput(since date: Date, bucket seconds: Int) throws(DeriveError) -> [ThroughputBucket] {
+        try ThroughputBucket.from(rows: try withConnection { connection throws(PostgresError) in
+            try connection.query("""
+                SELECT floor(extract(epoch FROM finished_at) / $2::integer) * $2::integer AS bucket, outcome, count(*) AS jobs
+                FROM derive.job_archive WHERE finished_at >= to_timestamp($1::double precision) GROUP BY 1, 2
+                """, [String(date.timeIntervalSince1970), String(max(1, seconds))]).named("job_archive")
+        })
+    }
+
     public func finishedCounts(since date: Date) throws(DeriveError) -> [JobState: Int] {
         try JobState.counts(rows: try withConnection { connection throws(PostgresError) in
             try connection.query(AdminSQL.finishedCounts, [String(date.timeIntervalSince1970)]).named("job_archive")

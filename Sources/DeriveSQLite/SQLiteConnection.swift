@@ -67,6 +67,7 @@ public final class SQLiteConnection: @unchecked Sendable {
         sqlite3_extended_result_codes(raw, 1)
         sqlite3_busy_timeout(raw, Int32(busyTimeout * 1000))
         try execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
+        sqlite3_create_function_v2(raw, "derive_source_host", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, sourceHost, nil, nil, nil)
     }
 
     deinit {
@@ -160,6 +161,17 @@ public final class SQLiteConnection: @unchecked Sendable {
     private func lastError() -> SQLiteError {
         SQLiteError(code: sqlite3_extended_errcode(raw), message: String(cString: sqlite3_errmsg(raw)))
     }
+}
+
+/// `derive_source_host(text)`: `SourceAddress.host(of:)` in SQL, as PostgreSQL's
+/// `derive.source_host` is, for the operator's host filter.
+private func sourceHost(_ context: OpaquePointer?, _ count: Int32, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
+    guard count == 1, let argument = arguments?[0], sqlite3_value_type(argument) == SQLITE_TEXT, let text = sqlite3_value_text(argument),
+          let host = SourceAddress.host(of: String(cString: text)) else {
+        sqlite3_result_null(context)
+        return
+    }
+    sqlite3_result_text(context, host, -1, transient)
 }
 
 /// SQLITE_TRANSIENT: SQLite copies the bound text before the call returns.

@@ -94,6 +94,47 @@ extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
         }
     }
 
+    public func finishedJobs(_ filter: JobFilter, after cursor: JobCursor?, limit: Int) throws(DeriveError) -> JobPage {
+        var conditions: [String] = [], values: [SQLiteValue] = []
+        func narrow(_ condition: String, _ bound: [SQLiteValue]) {
+            conditions.append(condition)
+            values += bound
+        }
+        if let outcome = filter.outcome { narrow("outcome = ?", [SQLiteValue(outcome.rawValue)]) }
+        if let queue = filter.queue { narrow("queue = ?", [SQLiteValue(queue)]) }
+        if let code = filter.errorCode { narrow("json_extract(errors, '$[#-1].code') = ?", [SQLiteValue(code)]) }
+        if let host = filter.sourceHost { narrow("derive_source_host(json_extract(payload, '$.source')) = ?", [SQLiteValue(host)]) }
+        if let since = filter.finishedSince { narrow("finished_at >= ?", [SQLiteValue(since.timeIntervalSince1970)]) }
+        if let cursor { narrow("(finished_at, id) < (?, ?)", [SQLiteValue(cursor.finishedAt.timeIntervalSince1970), SQLiteValue(Int(cursor.id))]) }
+        let sql = "SELECT \(SQL.archivedColumns) FROM job_archive" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + " ORDER BY job_archive.finished_at DESC, job_archive.id DESC LIMIT ?"
+        let jobs = try read { connection throws(SQLiteError) in
+            try connection.rows(sql, values + [SQLiteValue(max(0, limit))], source: "job_archive").map(Self.snapshot)
+        }
+        return JobPage(jobs: jobs, limit: limit)
+    }
+
+    public func failureGroups(since date: Date) throws(DeriveError) -> [FailureGroup] {
+        let rows = try read { connection throws(SQLiteError) in
+            try connection.rows("""
+                SELECT json_extract(errors, '$[#-1].code') AS code, count(*) AS jobs, max(finished_at) AS last_failed_at FROM job_archive
+                WHERE outcome = 'failed' AND finished_at >= ? AND json_extract(errors, '$[#-1].code') IS NOT NULL
+                GROUP BY 1 ORDER BY jobs DESC, code
+                """, [SQLiteValue(date.timeIntervalSince1970)], source: "job_archive")
+        }
+        return try rows.map { row throws(DeriveError) in try FailureGroup(row: row) }
+    }
+
+    public func throughput(since date: Date, bucket seconds: Int) throws(DeriveError) -> [ThroughputBucket] {
+        let width = max(1, seconds)
+        return try ThroughputBucket.from(rows: try read { connection throws(SQLiteError) in
+            try connection.rows("""
+                SELECT CAST(finished_at / ?2 AS INTEGER) * ?2 AS bucket, outcome, count(*) AS jobs FROM job_archive
+                WHERE finished_at >= ?1 GROUP BY 1, 2
+                """, [SQLiteValue(date.timeIntervalSince1970), SQLiteValue(width)], source: "job_archive")
+        })
+    }
+
     public func finishedCounts(since date: Date) throws(DeriveError) -> [JobState: Int] {
         try JobState.counts(rows: try read { connection throws(SQLiteError) in
             try connection.rows("SELECT outcome, count(*) AS jobs FROM job_archive WHERE finished_at >= ? GROUP BY outcome",

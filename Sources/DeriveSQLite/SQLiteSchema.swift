@@ -165,6 +165,18 @@ enum SQLiteSchema {
         CREATE INDEX pending_writes_noted_at ON pending_writes (noted_at);
         CREATE INDEX derivatives_storage_key ON derivatives (storage_key);
         """,
+        // 0007: the operator's views list finished jobs newest first by (finished_at, id),
+        // narrowed by outcome, queue or the last error's code, each from its index. (The
+        // source's host is matched by `derive_source_host`, a function Derive registers on
+        // its connections, so it is not indexed: an index on it would make the file
+        // unwritable to tools without the function. The embedded queue's archive is small.)
+        """
+        CREATE INDEX job_archive_keyset ON job_archive (finished_at, id);
+        DROP INDEX job_archive_finished_at;
+        CREATE INDEX job_archive_outcome ON job_archive (outcome, finished_at, id);
+        CREATE INDEX job_archive_queue ON job_archive (queue, finished_at, id);
+        CREATE INDEX job_archive_error_code ON job_archive (json_extract(errors, '$[#-1].code'), finished_at, id);
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

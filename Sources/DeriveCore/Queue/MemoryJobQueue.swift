@@ -321,6 +321,54 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         }
     }
 
+    public func finishedJobs(_ filter: JobFilter, after cursor: JobCursor?, limit: Int) throws(DeriveError) -> JobPage {
+        try withState { state, _ throws(DeriveError) in
+            let matching = state.archive.values.filter { archived in
+                let job = archived.job
+                if let outcome = filter.outcome, archived.outcome != outcome { return false }
+                if let queue = filter.queue, job.queue != queue { return false }
+                if let code = filter.errorCode, job.errors.last?["code"] != .string(code) { return false }
+                if let host = filter.sourceHost, Self.sourceHost(job.payload) != host { return false }
+                if let since = filter.finishedSince, archived.finishedAt < since.timeIntervalSince1970 { return false }
+                if let cursor { return (archived.finishedAt, job.id) < (cursor.finishedAt.timeIntervalSince1970, cursor.id) }
+                return true
+            }
+            let page = matching.sorted { ($0.finishedAt, $0.job.id) > ($1.finishedAt, $1.job.id) }.prefix(max(limit, 0)).map(Self.snapshot)
+            return JobPage(jobs: Array(page), limit: limit)
+        }
+    }
+
+    public func failureGroups(since date: Date) throws(DeriveError) -> [FailureGroup] {
+        try withState { state, _ throws(DeriveError) in
+            var groups: [String: FailureGroup] = [:]
+            for archived in state.archive.values where archived.outcome == .failed && archived.finishedAt >= date.timeIntervalSince1970 {
+                guard case .string(let code)? = archived.job.errors.last?["code"] else { continue }
+                let at = Date(timeIntervalSince1970: archived.finishedAt)
+                var group = groups[code] ?? FailureGroup(code: code, count: 0, lastFailedAt: at)
+                group.count += 1
+                group.lastFailedAt = max(group.lastFailedAt, at)
+                groups[code] = group
+            }
+            return groups.values.sorted { ($0.count, $1.code) > ($1.count, $0.code) }
+        }
+    }
+
+    public func throughput(since date: Date, bucket seconds: Int) throws(DeriveError) -> [ThroughputBucket] {
+        try withState { state, _ throws(DeriveError) in
+            let width = Double(max(1, seconds))
+            var buckets: [Double: [JobState: Int]] = [:]
+            for archived in state.archive.values where archived.finishedAt >= date.timeIntervalSince1970 {
+                buckets[(archived.finishedAt / width).rounded(.down) * width, default: [:]][archived.outcome, default: 0] += 1
+            }
+            return buckets.keys.sorted().map { ThroughputBucket(start: Date(timeIntervalSince1970: $0), counts: buckets[$0] ?? [:]) }
+        }
+    }
+
+    static func sourceHost(_ payload: JSONValue) -> String? {
+        guard case .string(let source)? = payload["source"] else { return nil }
+        return SourceAddress.host(of: source)
+    }
+
     // MARK: Workers
 
     public func report(_ status: WorkerStatus) throws(DeriveError) {

@@ -104,3 +104,26 @@ public struct SourceSizeLimit: Sendable, Hashable {
         return contents
     }
 }
+
+extension SourceAddress {
+    /// The host a source URL names, lower-cased (an S3 source's bucket); nil for paths, file
+    /// URLs, data URIs and anything without `scheme://`. The same rule as PostgreSQL's
+    /// `derive.source_host` (Migrations/0007), which the archive is indexed by: the text after
+    /// `://` up to `/`, `?` or `#`, without a user part before `@` and a port after `:`
+    /// (an IPv6 host keeps its brackets).
+    public static func host(of source: String) -> String? {
+        guard let separator = source.range(of: "://") else { return nil }
+        let scheme = source[..<separator.lowerBound]
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }) else { return nil }
+        var authority = source[separator.upperBound...].prefix { !"/?#".contains($0) }
+        if let at = authority.firstIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        let host: Substring
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            host = authority[...close]
+        } else {
+            host = authority.prefix { $0 != ":" }
+        }
+        return host.isEmpty ? nil : host.lowercased()
+    }
+}
