@@ -1,4 +1,5 @@
 import ArgumentParser
+import CoreMetrics
 import DeriveCore
 import DeriveWorker
 import Dispatch
@@ -115,6 +116,8 @@ struct Work: ParsableCommand {
                                             catalog: DatabasePresetCatalog(store: opened.database), overlays: overlays)
             if environment.reuse { pipeline.recordedWork = opened.database }
             let metrics = Metrics(), health = Health()
+            // Libraries that report through swift-metrics' global system land on the same page.
+            MetricsSystem.bootstrap(metrics.factory)
             var server: MetricsServer?
             if let port = metricsPort ?? environment.metricsPort {
                 server = try MetricsServer(address: metricsAddress ?? environment.metricsAddress, port: port, metrics: metrics, health: health)
