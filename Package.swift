@@ -28,9 +28,11 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
-        // Metrics through swift-metrics, exposed in Prometheus' format by swift-prometheus.
+        // Metrics through swift-metrics, exposed in Prometheus' format by swift-prometheus, and
+        // /metrics, /healthz and /readyz served by FlyingFox (no SwiftNIO): see README, Dependencies.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         // Pure Swift: the transformation language, validation, canonical identity and the
@@ -72,6 +74,7 @@ let package = Package(
         .target(name: "DeriveWorker", dependencies: [
             "DeriveCore", "DeriveDigest", .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
         .executableTarget(
             name: "derive",

@@ -120,20 +120,21 @@ struct Work: ParsableCommand {
             MetricsSystem.bootstrap(metrics.factory)
             var server: MetricsServer?
             if let port = metricsPort ?? environment.metricsPort {
-                server = try MetricsServer(address: metricsAddress ?? environment.metricsAddress, port: port, metrics: metrics, health: health)
-                logger.info("serving metrics", metadata: ["port": "\(server!.port)", "path": "/metrics, /healthz, /readyz"])
+                let address = metricsAddress ?? environment.metricsAddress
+                server = try waitFor { try await MetricsServer.start(address: address, port: port, metrics: metrics, health: health, logger: logger) }
+                logger.info("serving metrics", metadata: ["address": "\(address)", "port": "\(server!.port)", "path": "/metrics, /healthz, /readyz"])
             }
             logger.info("using", metadata: ["database": "\(opened.location)", "store": "\(store.description)"])
             let worker = Worker(database: opened.database, pipeline: pipeline, settings: workerSettings, notifier: opened.notifier,
                                 metrics: metrics, health: health, logger: logger)
             guard stops.attach(worker, logger: logger) else {
                 logger.info("stopping: asked to before the first job")
-                server?.stop()
+                if let server { try? waitFor { await server.stop() } }
                 return
             }
             let summary = worker.run()
             stops.cancel()
-            server?.stop()
+            if let server { try? waitFor { await server.stop() } }
             if output.json {
                 print(JSONWriter.compact(.object([
                     "finished": .object(summary.finished.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .int($0.value)) }),
@@ -231,4 +232,23 @@ final class SignalWatcher {
     func cancel() {
         sources.forEach { $0.cancel() }
     }
+}
+
+/// Waits on this (non-concurrency) thread for async work: `derive work`'s main thread, which
+/// the worker's own threads leave free, bridging to the metrics server on Swift's pool.
+func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let outcome = WaitedFor<T>()
+    Task {
+        let result: Result<T, any Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        outcome.value.withLock { $0 = result }
+        outcome.done.signal()
+    }
+    outcome.done.wait()
+    return try outcome.value.withLock { $0! }.get()
+}
+
+private final class WaitedFor<T: Sendable>: Sendable {
+    let value = Mutex<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
 }

@@ -162,15 +162,6 @@ import Testing
         #expect(!metrics.render().contains("derive_queue_depth{"))
     }
 
-    @Test func theMetricsServerAnswersScrapesOnLoopback() throws {
-        let metrics = Metrics()
-        metrics.increment(.jobs, ["outcome": "completed"])
-        let server = try MetricsServer(address: "127.0.0.1", port: 0, metrics: metrics)
-        defer { server.stop() }
-        #expect(try TestServers.fetch("http://127.0.0.1:\(server.port)/metrics").contains("derive_jobs_total{outcome=\"completed\"} 1"))
-        #expect(throws: (any Error).self) { try MetricsServer(address: "not-an-address", port: 0, metrics: metrics) }
-    }
-
     @Test func logLinesAreJSONOrTextWithTheirMetadata() throws {
         final class Lines: @unchecked Sendable {
             var lines: [String] = []
