@@ -44,7 +44,7 @@ struct Work: ParsableCommand {
     @Option(name: .long, help: "Serve Prometheus metrics on this port at /metrics. Env: DERIVE_METRICS_PORT.")
     var metricsPort: Int?
 
-    @Option(name: .long, help: "Address for the metrics port. Env: DERIVE_METRICS_ADDRESS (default 0.0.0.0).")
+    @Option(name: .long, help: "Address for the metrics port. Env: DERIVE_METRICS_ADDRESS (default 127.0.0.1; 0.0.0.0 to be scraped from other hosts).")
     var metricsAddress: String?
 
     @Option(name: .long, help: "Log lines as text or json. Env: DERIVE_LOG_FORMAT (default text).")

@@ -1,4 +1,5 @@
 import DeriveCore
+import DeriveTestSupport
 import DeriveWorker
 import Foundation
 #if canImport(FoundationNetworking)
@@ -64,6 +65,7 @@ import Testing
     }
 
     @Test func itListensOnLoopbackByDefaultAndABadAddressOrPortFailsClearly() async throws {
+        #expect(WorkerEnvironment().metricsAddress == "127.0.0.1")
         let metrics = Metrics()
         let server = try await MetricsServer.start(port: 0, metrics: metrics)
         #expect(server.address == "127.0.0.1")
@@ -83,5 +85,29 @@ import Testing
             "\(error)".hasPrefix("cannot listen on 192.0.2.1:0: ")
         }
         await server.stop()
+    }
+
+    /// `derive work --metrics-port 0` with no address: on loopback, and answering there.
+    @Test func theWorkerServesOnLoopbackUnlessToldOtherwise() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-metrics-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let worker = try BackgroundProcess(["work", "--database", "sqlite:" + folder.appendingPathComponent("derive.sqlite").path,
+                                            "--store", folder.appendingPathComponent("derived").path, "--metrics-port", "0"],
+                                           environment: ["DERIVE_LOG_FORMAT": "json"])
+        defer {
+            worker.signal(SIGTERM)
+            _ = worker.wait(timeout: 30)
+        }
+        var serving = JSONValue.null
+        try waitUntil("the worker serves metrics") {
+            guard let line = worker.logLines.first(where: { $0.contains("serving metrics") }) else { return false }
+            serving = try JSONParser().parse(line)
+            return true
+        }
+        #expect(serving["address"] == .string("127.0.0.1"), "\(serving)")
+        guard case .string(let port)? = serving["port"] else { throw Missing() }
+        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/metrics").contains("# TYPE derive_slots gauge\nderive_slots "))
+        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/healthz").contains(#""live":true"#))
     }
 }
