@@ -12,7 +12,10 @@ import Synchronization
 /// - lets other names through (libraries reporting through the global `MetricsSystem`) with
 ///   the shape they first had, and only names and label names Prometheus accepts as they are;
 /// - answers anything else (a known name with other labels or another type, a name reused with
-///   another shape) with a handler that drops what it is given.
+///   another shape, another name under Derive's `derive_` prefix) with a handler that drops what
+///   it is given;
+/// - drops negative counter increments, which swift-prometheus' counters answer with a
+///   `precondition` failure.
 public struct DeriveMetricsFactory: MetricsFactory {
     public let registry: PrometheusCollectorRegistry
     /// Buckets for histograms of names Derive does not know: swift-prometheus' defaults.
@@ -48,7 +51,8 @@ public struct DeriveMetricsFactory: MetricsFactory {
             }
             return known.kind == kind && names == known.labels
         }
-        guard Self.isMetricName(label), names.allSatisfy(Self.isLabelName), Set(names).count == names.count else { return false }
+        guard Self.isMetricName(label), !label.hasPrefix("derive_"), names.allSatisfy(Self.isLabelName),
+              Set(names).count == names.count else { return false }
         return shapes.value.withLock { shapes in
             if let first = shapes[label] { return first.shape == shape && first.labels == names }
             shapes[label] = (shape, names)
@@ -58,12 +62,12 @@ public struct DeriveMetricsFactory: MetricsFactory {
 
     public func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
         guard admits(label, dimensions, as: .counter) else { return NOOPMetricsHandler.instance }
-        return registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
+        return UpOnlyCounter(registry.makeCounter(descriptor: descriptor(label), labels: dimensions))
     }
 
     public func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
         guard admits(label, dimensions, as: .counter) else { return NOOPMetricsHandler.instance }
-        return registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
+        return UpOnlyCounter(registry.makeCounter(descriptor: descriptor(label), labels: dimensions))
     }
 
     public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
@@ -92,11 +96,11 @@ public struct DeriveMetricsFactory: MetricsFactory {
     }
 
     public func destroyCounter(_ handler: any CounterHandler) {
-        if let counter = handler as? Prometheus.Counter { registry.unregisterCounter(counter) }
+        if let counter = handler as? UpOnlyCounter { registry.unregisterCounter(counter.counter) }
     }
 
     public func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
-        if let counter = handler as? Prometheus.Counter { registry.unregisterCounter(counter) }
+        if let counter = handler as? UpOnlyCounter { registry.unregisterCounter(counter.counter) }
     }
 
     public func destroyRecorder(_ handler: any RecorderHandler) {
@@ -152,5 +156,27 @@ final class SecondsTimer: TimerHandler {
 
     func recordNanoseconds(_ duration: Int64) {
         histogram.record(Double(duration) / 1e9)
+    }
+}
+
+/// A swift-prometheus counter that ignores what would stop the process: a negative or
+/// non-finite increment.
+final class UpOnlyCounter: CounterHandler, FloatingPointCounterHandler {
+    let counter: Prometheus.Counter
+
+    init(_ counter: Prometheus.Counter) {
+        self.counter = counter
+    }
+
+    func increment(by amount: Int64) {
+        if amount > 0 { counter.increment(by: amount) }
+    }
+
+    func increment(by amount: Double) {
+        if amount > 0, amount.isFinite { counter.increment(by: amount) }
+    }
+
+    func reset() {
+        counter.reset()
     }
 }

@@ -41,6 +41,11 @@ import Testing
         Counter(label: "library_requests", dimensions: [("le", "1")], factory: factory).increment()
         Counter(label: "library_requests", dimensions: [("a", "1"), ("a", "2")], factory: factory).increment()
         Counter(label: "9lives", factory: factory).increment()
+        // Derive's prefix is Derive's, and counters only go up (swift-prometheus' traps otherwise).
+        Counter(label: "derive_other_total", factory: factory).increment()
+        Counter(label: MetricName.databaseErrors.rawValue, factory: factory).increment(by: -1)
+        FloatingPointCounter(label: MetricName.fetchBytes.rawValue, factory: factory).increment(by: -Double.infinity)
+        FloatingPointCounter(label: MetricName.fetchBytes.rawValue, factory: factory).increment(by: Double.nan)
 
         let text = metrics.render()
         #expect(!text.contains("derive_jobs_total 1") && !text.contains("outcome=\"x\"") && !text.contains("extra="))
@@ -52,5 +57,6 @@ import Testing
         #expect(!text.contains("library_requests_total 1") && !text.contains("path="))
         #expect(text.contains("# TYPE library_call histogram\n") && text.contains("library_call_count 1\n"))
         #expect(!text.contains("library.requests") && !text.contains("library_requests{") && !text.contains("9lives"))
+        #expect(!text.contains("derive_other_total"))
     }
 }
