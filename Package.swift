@@ -28,6 +28,11 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        // Metrics through swift-metrics, exposed in Prometheus' format by swift-prometheus, and
+        // /metrics, /healthz and /readyz served by FlyingFox (no SwiftNIO): see README, Dependencies.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         // Pure Swift: the transformation language, validation, canonical identity and the
@@ -66,7 +71,11 @@ let package = Package(
         // The run loop: the job pipeline, slots, leases and heartbeats, graceful shutdown,
         // metrics and structured logs, schedules and reprocessing. DeriveCore's protocols only
         // (and content hashes): the CLI wires the implementations in.
-        .target(name: "DeriveWorker", dependencies: ["DeriveCore", "DeriveDigest", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "DeriveWorker", dependencies: [
+            "DeriveCore", "DeriveDigest", .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "FlyingFox", package: "FlyingFox"),
+        ]),
         .executableTarget(
             name: "derive",
             dependencies: [
@@ -79,6 +88,7 @@ let package = Package(
                 "DeriveWorker",
                 "DeriveDigest",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -102,7 +112,8 @@ let package = Package(
         .testTarget(
             name: "DeriveWorkerTests",
             dependencies: ["DeriveCore", "DeriveWorker", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveVips", "DeriveVision", "DeriveDigest",
-                           "DeriveTestSupport", .product(name: "Logging", package: "swift-log")]
+                           "DeriveTestSupport", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         .testTarget(
             name: "DeriveCurlTests",

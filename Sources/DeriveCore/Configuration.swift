@@ -183,9 +183,11 @@ public struct WorkerEnvironment: Sendable, Hashable {
     /// `DERIVE_POLL_INTERVAL`: seconds between claims when idle; nil means 1 with PostgreSQL
     /// (notifications wake it sooner) and 0.2 with SQLite (which has none).
     public var pollInterval: Double?
-    /// `DERIVE_METRICS_PORT` and `DERIVE_METRICS_ADDRESS`: where Prometheus metrics are served.
+    /// `DERIVE_METRICS_PORT` and `DERIVE_METRICS_ADDRESS`: where Prometheus metrics, `/healthz`
+    /// and `/readyz` are served. Loopback unless told otherwise: a container that is scraped
+    /// from outside sets `DERIVE_METRICS_ADDRESS=0.0.0.0` (the deployment files do).
     public var metricsPort: Int?
-    public var metricsAddress = "0.0.0.0"
+    public var metricsAddress = "127.0.0.1"
     /// `DERIVE_LOG_FORMAT` (`text` or `json`) and `DERIVE_LOG_LEVEL` (`debug`, `info`, `warning`, `error`).
     public var logFormat = "text"
     public var logLevel = "info"

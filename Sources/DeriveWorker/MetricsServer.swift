@@ -1,102 +1,131 @@
 import DeriveCore
+import FlyingFox
+import FlyingSocks
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import Logging
+import Synchronization
 
 /// Serves `GET /metrics` (Prometheus' text format), and with a `Health`, `GET /healthz` (the
-/// worker's loop is turning) and `GET /readyz` (and its database and store answer), on a TCP
-/// port, one short connection at a time on its own thread: a scrape or a probe every few
-/// seconds needs nothing more.
+/// worker's loop is turning) and `GET /readyz` (and its database and store answer), over
+/// FlyingFox's HTTP server on Swift's concurrency pool: the worker's own threads never serve.
+/// It listens on loopback unless told otherwise (`DERIVE_METRICS_ADDRESS`).
 public final class MetricsServer: Sendable {
+    /// The port it listens on (the one the system chose, when asked for port 0).
     public let port: Int
-    private let descriptor: Int32
+    public let address: String
+    private let server: HTTPServer
+    private let running: Task<Void, Never>
+    private let quiet: FlyingFoxLogger.Quiet
 
-    /// Listens on `address:port` (port 0: any free port, reported by `port`).
-    public init(address: String = "0.0.0.0", port: Int, metrics: Metrics, health: Health? = nil) throws {
-        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketDescriptor >= 0 else { throw MetricsServerError("cannot open a socket: \(String(cString: strerror(errno)))") }
-        var yes: Int32 = 1
-        setsockopt(socketDescriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var bound = sockaddr_in()
-        bound.sin_family = sa_family_t(AF_INET)
-        bound.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, address, &bound.sin_addr) == 1 else {
-            close(socketDescriptor)
-            throw MetricsServerError("\(address) is not an IPv4 address")
-        }
-        let bindResult = withUnsafePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bindResult == 0, listen(socketDescriptor, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(socketDescriptor)
-            throw MetricsServerError("cannot listen on \(address):\(port): \(reason)")
-        }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketDescriptor, $0, &length) }
-        }
-        self.port = Int(UInt16(bigEndian: actual.sin_port))
-        descriptor = socketDescriptor
-        let thread = Thread { Self.serve(socketDescriptor, metrics: metrics, health: health) }
-        thread.name = "derive-metrics"
-        thread.start()
+    private init(address: String, port: Int, server: HTTPServer, running: Task<Void, Never>, quiet: FlyingFoxLogger.Quiet) {
+        self.address = address
+        self.port = port
+        self.server = server
+        self.running = running
+        self.quiet = quiet
     }
 
-    private static func serve(_ listener: Int32, metrics: Metrics, health: Health?) {
+    /// Listens on `address:port` (an IPv4 or IPv6 address; port 0: any free port, reported by
+    /// `port`), and returns once it does; throws, saying why, when it cannot.
+    public static func start(address: String = "127.0.0.1", port: Int, metrics: Metrics, health: Health? = nil,
+                             logger: Logger = Logger(label: "derive.metrics")) async throws -> MetricsServer {
+        guard (0...65535).contains(port) else { throw MetricsServerError("\(port) is not a port (0 to 65535)") }
+        let socketAddress: any SocketAddress
+        do {
+            socketAddress = address.contains(":") ? try sockaddr_in6.inet6(ip6: address, port: UInt16(port))
+                                                  : try sockaddr_in.inet(ip4: address, port: UInt16(port))
+        } catch {
+            throw MetricsServerError("\(address) is not an IP address (say 127.0.0.1, 0.0.0.0 or ::1)")
+        }
+        let quiet = FlyingFoxLogger.Quiet()
+        let server = HTTPServer(address: socketAddress, timeout: 10, logger: FlyingFoxLogger(logger: logger, quiet: quiet))
+        await server.appendRoute("GET /metrics") { _ in
+            HTTPResponse(statusCode: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                         body: Data(metrics.registry.emitToBuffer()))
+        }
+        if let health {
+            await server.appendRoute("GET /healthz") { _ in Self.json(health.live()) }
+            await server.appendRoute("GET /readyz") { _ in Self.json(health.ready()) }
+        }
+        await server.appendRoute("*") { _ in
+            HTTPResponse(statusCode: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
+                         body: Data("Derive serves /metrics, /healthz and /readyz\n".utf8))
+        }
+
+        // Either it listens, or `run()` ends at once (the address is in use, or not this host's).
+        let failure = Failure()
+        let running = Task {
+            do { try await server.run() } catch { failure.value.withLock { $0 = error } }
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
         while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            // A client that sends nothing cannot hold the thread for long.
-            var timeout = timeval(tv_sec: 2, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = recv(client, &buffer, buffer.count, 0)
-            let request = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : ""
-            let line = request.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
-            let parts = line.split(separator: " ")
-            let path = parts.count >= 2 && parts[0] == "GET" ? String(parts[1].split(separator: "?").first ?? "") : ""
-            let (status, type, body): (String, String, String)
-            switch (path, health) {
-            case ("/metrics", _):
-                (status, type, body) = ("200 OK", "text/plain; version=0.0.4; charset=utf-8", metrics.render())
-            case ("/healthz", let health?):
-                let (ok, report) = health.live()
-                (status, type, body) = (ok ? "200 OK" : "503 Service Unavailable", "application/json", JSONWriter.compact(report) + "\n")
-            case ("/readyz", let health?):
-                let (ok, report) = health.ready()
-                (status, type, body) = (ok ? "200 OK" : "503 Service Unavailable", "application/json", JSONWriter.compact(report) + "\n")
-            default:
-                (status, type, body) = ("404 Not Found", "text/plain", "Derive serves /metrics, /healthz and /readyz\n")
-            }
-            let response = "HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
-            let bytes = Array(response.utf8)
-            var sent = 0
-            while sent < bytes.count {
-                let written = bytes.withUnsafeBytes { buffer in
-                    send(client, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
+            if await server.isListening, let listening = await server.listeningAddress {
+                let actual = switch listening {
+                case .ip4(_, let port), .ip6(_, let port): Int(port)
+                case .unix: port
                 }
-                if written <= 0 { break }
-                sent += written
+                quiet.value.withLock { $0 = false }
+                return MetricsServer(address: address, port: actual, server: server, running: running, quiet: quiet)
             }
-            close(client)
+            if let error = failure.value.withLock({ $0 }) {
+                throw MetricsServerError("cannot listen on \(address):\(port): \(Self.describe(error))")
+            }
+            if ContinuousClock.now > deadline {
+                running.cancel()
+                throw MetricsServerError("cannot listen on \(address):\(port): not listening after 10 s")
+            }
+            try? await Task.sleep(for: .milliseconds(2))
         }
     }
 
-    /// Stops accepting scrapes.
-    public func stop() {
-        shutdown(descriptor, Int32(SHUT_RDWR))
-        close(descriptor)
+    /// Stops accepting scrapes, lets those under way finish (a quarter of a second at most:
+    /// FlyingFox's socket pool only ends when cancelled, so this is what a stop costs).
+    public func stop() async {
+        quiet.value.withLock { $0 = true }
+        await server.stop(timeout: 0.25)
+        running.cancel()
+        await running.value
+    }
+
+    private static func json(_ result: (ok: Bool, report: DeriveCore.JSONValue)) -> HTTPResponse {
+        HTTPResponse(statusCode: result.ok ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
+                     body: Data((JSONWriter.compact(result.report) + "\n").utf8))
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? SocketError, case .failed(_, let errno, let message) = error {
+            return "\(message) (errno \(errno))"
+        }
+        return "\(error)"
+    }
+
+    private final class Failure: Sendable {
+        let value = Mutex<(any Error)?>(nil)
     }
 }
 
 public struct MetricsServerError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// FlyingFox's log lines in the worker's log: its per-connection chatter at debug, its failures
+/// as warnings and errors (its own default prints to standard output, which `--json` owns).
+/// Quiet (all at debug) while it starts, when a failure to listen is thrown to the caller, and
+/// once it is being stopped, when the end of its listening socket is no error.
+struct FlyingFoxLogger: FlyingSocks.Logging {
+    final class Quiet: Sendable {
+        let value = Mutex(true)
+    }
+
+    let logger: Logger
+    let quiet: Quiet
+
+    private var level: Logger.Level { quiet.value.withLock { $0 } ? .debug : .error }
+
+    func logDebug(_ debug: @autoclosure () -> String) { logger.debug("\(debug())") }
+    func logInfo(_ info: @autoclosure () -> String) { logger.debug("\(info())") }
+    func logWarning(_ warning: @autoclosure () -> String) { logger.log(level: level == .debug ? .debug : .warning, "\(warning())") }
+    func logError(_ error: @autoclosure () -> String) { logger.log(level: level, "\(error())") }
+    func logCritical(_ critical: @autoclosure () -> String) { logger.log(level: level, "\(critical())") }
 }

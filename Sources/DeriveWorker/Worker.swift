@@ -79,13 +79,13 @@ public final class Worker: Sendable {
         completions = CompletionBatcher(store: database.queue, settings: CompletionBatcher.Settings(attempts: 14)) { batch, result in
             switch result {
             case .success(let done):
-                metrics.increment("derive_jobs_total", ["outcome": "completed"], by: Double(done.count))
+                metrics.increment(.jobs, ["outcome": "completed"], by: done.count)
                 for completion in batch where !done.contains(completion.run.id) {
                     logger.warning("completion refused: the job is no longer this run's (its lease expired and it was rescued)",
                                    metadata: ["job": "\(completion.run.id)", "attempt": "\(completion.run.attempt)"])
                 }
             case .failure(let error):
-                metrics.increment("derive_database_errors_total")
+                metrics.increment(.databaseErrors)
                 logger.error("could not record completed jobs; their leases will expire and they will run again",
                              metadata: ["jobs": .array(batch.map { .stringConvertible($0.run.id) }), "error": "\(error)"])
             }
@@ -105,7 +105,7 @@ public final class Worker: Sendable {
     /// Runs until stopped (or, with `untilIdle`, until the queues are empty). Returns after
     /// in-flight jobs have finished or been released, with every completion recorded.
     public func run() -> Summary {
-        metrics.set("derive_slots", to: Double(settings.slots))
+        metrics.set(.slots, to: Double(settings.slots))
         logger.info("worker started", metadata: [
             "worker": "\(settings.id)", "queues": .array(settings.queues.map { .string($0) }), "slots": "\(settings.slots)",
             "lease": "\(settings.lease)",
@@ -150,7 +150,7 @@ public final class Worker: Sendable {
             health.looped()
             maintain(&maintenance)
             let free = settings.slots - state.withLock { $0.inFlight }
-            metrics.set("derive_slots_busy", to: Double(settings.slots - free))
+            metrics.set(.slotsBusy, to: Double(settings.slots - free))
             if free > 0 {
                 do {
                     let jobs = try database.queue.claim(queues: settings.queues, limit: free, owner: settings.id, lease: settings.lease)
@@ -167,7 +167,7 @@ public final class Worker: Sendable {
                 } catch {
                     failures += 1
                     health.database(error)
-                    metrics.increment("derive_database_errors_total")
+                    metrics.increment(.databaseErrors)
                     let delay = Backoff(base: 0.5, factor: 2, maximum: 30).ceiling(attempt: failures)
                     logger.warning("cannot claim jobs; trying again", metadata: ["error": "\(error)", "retryIn": "\(delay)"])
                     _ = wake.wait(timeout: .now() + delay)
@@ -249,10 +249,10 @@ public final class Worker: Sendable {
             schedule.nextQueueDepth = now + UInt64(interval * 1e9)
             attempt("read the queue depth") { () throws(DeriveError) in
                 let counts = try database.queue.counts()
-                metrics.replace("derive_queue_depth", with: counts.flatMap { queue in
+                metrics.replace(.queueDepth, with: counts.flatMap { queue in
                     queue.states.map { (["queue": queue.queue, "state": $0.key.rawValue], Double($0.value)) }
                 })
-                metrics.replace("derive_oldest_available_seconds", with: counts.compactMap { queue in
+                metrics.replace(.oldestAvailableSeconds, with: counts.compactMap { queue in
                     queue.oldestAvailable.map { (["queue": queue.queue], max(0, Date().timeIntervalSince($0))) }
                 })
             }
@@ -267,7 +267,7 @@ public final class Worker: Sendable {
         do {
             schedules = try store.schedules()
         } catch {
-            metrics.increment("derive_database_errors_total")
+            metrics.increment(.databaseErrors)
             logger.warning("could not read the schedules", metadata: ["error": "\(error)"])
             return
         }
@@ -284,7 +284,7 @@ public final class Worker: Sendable {
             do {
                 let job = try schedule.job(firedAt: due)
                 if let id = try store.fire(schedule.name, at: due, job: job) {
-                    metrics.increment("derive_schedule_fires_total", ["schedule": schedule.name])
+                    metrics.increment(.scheduleFires, ["schedule": schedule.name])
                     logger.info("schedule fired", metadata: ["schedule": "\(schedule.name)", "fireTime": "\(Int(due.timeIntervalSince1970))",
                                                              "job": "\(id)"])
                 }
@@ -293,7 +293,7 @@ public final class Worker: Sendable {
                 logger.warning("schedule has an invalid action", metadata: ["schedule": "\(schedule.name)", "error": "\(error)"])
                 handled[schedule.name] = due
             } catch {
-                metrics.increment("derive_database_errors_total")
+                metrics.increment(.databaseErrors)
                 logger.warning("could not fire a schedule", metadata: ["schedule": "\(schedule.name)", "error": "\(error)"])
             }
         }
@@ -337,7 +337,7 @@ public final class Worker: Sendable {
                 }
             }
             try derivations.deleteDerivatives(deleted)
-            metrics.increment("derive_superseded_deleted_total", by: Double(deleted.count))
+            metrics.increment(.supersededDeleted, by: deleted.count)
             logger.info("deleted superseded outputs", metadata: ["count": "\(deleted.count)"])
         }
         return found
@@ -358,12 +358,12 @@ public final class Worker: Sendable {
             if state.withLock({ $0.stopping }) { return }
             due = Date().addingTimeInterval(interval)
             let cutoff = Date().addingTimeInterval(-settings.abandonedAfter)
-            report(sweeping: "abandoned writes", counting: "derive_abandoned_writes_removed_total",
+            report(sweeping: "abandoned writes", counting: .abandonedWritesRemoved,
                    "removed writes that interrupted writers left in the store") { () throws(DeriveError) in
                 try pipeline.store.removeAbandonedWrites(olderThan: cutoff)
             }
             guard let ledger = database.ledger else { continue }
-            report(sweeping: "unrecorded writes", counting: "derive_unrecorded_writes_removed_total",
+            report(sweeping: "unrecorded writes", counting: .unrecordedWritesRemoved,
                    "removed objects that runs wrote and never recorded (their source changed before the retry)") {
                 () throws(DeriveError) in try ledger.sweepUnrecordedWrites(in: pipeline.store, olderThan: cutoff)
             }
@@ -371,11 +371,11 @@ public final class Worker: Sendable {
     }
 
     /// Runs one sweep, counts what it removed and logs what it removed and what it could not.
-    private func report(sweeping what: String, counting metric: String, _ removedMessage: Logger.Message,
+    private func report(sweeping what: String, counting metric: MetricName, _ removedMessage: Logger.Message,
                         _ sweep: () throws(DeriveError) -> AbandonedWriteSweep) {
         do {
             let sweep = try sweep()
-            metrics.increment(metric, by: Double(sweep.removed.count))
+            metrics.increment(metric, by: sweep.removed.count)
             if !sweep.removed.isEmpty {
                 logger.info(removedMessage, metadata: [
                     "count": "\(sweep.removed.count)", "removed": .array(sweep.removed.prefix(20).map { .string($0) }),
@@ -415,7 +415,7 @@ public final class Worker: Sendable {
     private var finished: [String: Int] {
         var counts: [String: Int] = [:]
         for outcome in Self.outcomes {
-            let value = Int(metrics.value("derive_jobs_total", ["outcome": outcome]))
+            let value = metrics.value(.jobs, ["outcome": outcome])
             if value > 0 { counts[outcome] = value }
         }
         return counts
@@ -440,7 +440,7 @@ public final class Worker: Sendable {
         do {
             try body()
         } catch {
-            metrics.increment("derive_database_errors_total")
+            metrics.increment(.databaseErrors)
             logger.warning("could not \(what)", metadata: ["error": "\(error)"])
         }
     }
@@ -477,7 +477,7 @@ public final class Worker: Sendable {
             if case .string(let task)? = job.payload["task"] {
                 let result = try runTask(task, job: job)
                 completions.add(Completion(run: run, result: result))
-                metrics.observe("derive_job_seconds", seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+                metrics.observe(.jobSeconds, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
                 log.info("task done", metadata: ["task": "\(task)", "result": "\(JSONWriter.compact(result))"])
                 return
             }
@@ -528,7 +528,7 @@ public final class Worker: Sendable {
                 name = "stale"
                 log.warning("job failed after its lease was lost; its new run decides", metadata: ["error": "\(error)"])
             }
-            metrics.increment("derive_jobs_total", ["outcome": name])
+            metrics.increment(.jobs, ["outcome": name])
         }
     }
 
@@ -563,12 +563,12 @@ public final class Worker: Sendable {
             do {
                 try record()
                 if let outcome {
-                    metrics.increment("derive_jobs_total", ["outcome": outcome])
+                    metrics.increment(.jobs, ["outcome": outcome])
                     log.info("job \(outcome)")
                 }
                 return
             } catch {
-                metrics.increment("derive_database_errors_total")
+                metrics.increment(.databaseErrors)
                 guard error.isRetryable, attempt < 8 else {
                     log.error("could not record the job's outcome; its lease will expire and it will be rescued", metadata: ["error": "\(error)"])
                     return
@@ -583,23 +583,23 @@ public final class Worker: Sendable {
         var stages = [("fetch", t.fetch), ("header", t.header), ("plan", t.plan), ("store", t.store)]
         if report.decoded { stages += [("decode", r.decode), ("metadata", r.metadata)] }
         for (stage, milliseconds) in stages {
-            metrics.observe("derive_stage_seconds", ["stage": stage], seconds: milliseconds / 1000)
+            metrics.observe(.stageSeconds, ["stage": stage], seconds: milliseconds / 1000)
         }
         let reused = report.reusedOutputs
-        if reused > 0 { metrics.increment("derive_outputs_total", ["outcome": "reused"], by: Double(reused)) }
+        if reused > 0 { metrics.increment(.outputs, ["outcome": "reused"], by: reused) }
         if report.result.outputs.count > reused {
-            metrics.increment("derive_outputs_total", ["outcome": "derived"], by: Double(report.result.outputs.count - reused))
+            metrics.increment(.outputs, ["outcome": "derived"], by: report.result.outputs.count - reused)
         }
         for output in report.result.outputs where !output.reused {
-            metrics.observe("derive_stage_seconds", ["stage": "apply"], seconds: output.metadata.applyMilliseconds / 1000)
-            metrics.observe("derive_stage_seconds", ["stage": "encode"], seconds: output.metadata.encodeMilliseconds / 1000)
+            metrics.observe(.stageSeconds, ["stage": "apply"], seconds: output.metadata.applyMilliseconds / 1000)
+            metrics.observe(.stageSeconds, ["stage": "encode"], seconds: output.metadata.encodeMilliseconds / 1000)
         }
-        metrics.observe("derive_job_seconds", seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        metrics.observe(.jobSeconds, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
         if let fetched = report.fetched {
-            metrics.increment("derive_fetch_total", ["origin": fetched.origin.rawValue])
-            metrics.increment("derive_fetch_bytes_total", by: Double(fetched.transferredBytes))
+            metrics.increment(.fetches, ["origin": fetched.origin.rawValue])
+            metrics.increment(.fetchBytes, by: fetched.transferredBytes)
         } else {
-            metrics.increment("derive_fetch_total", ["origin": "file"])
+            metrics.increment(.fetches, ["origin": "file"])
         }
     }
 
@@ -639,7 +639,7 @@ public final class Worker: Sendable {
                     if attempt < 5 { Thread.sleep(forTimeInterval: Double(attempt)) }
                 }
             }
-            metrics.increment("derive_jobs_total", ["outcome": "released"], by: Double(released))
+            metrics.increment(.jobs, ["outcome": "released"], by: released)
             logger.info("released unfinished jobs without spending an attempt", metadata: [
                 "jobs": .array(leftovers.map { .stringConvertible($0.id) }), "released": "\(released)",
             ])

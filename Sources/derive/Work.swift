@@ -1,4 +1,5 @@
 import ArgumentParser
+import CoreMetrics
 import DeriveCore
 import DeriveWorker
 import Dispatch
@@ -43,7 +44,7 @@ struct Work: ParsableCommand {
     @Option(name: .long, help: "Serve Prometheus metrics on this port at /metrics. Env: DERIVE_METRICS_PORT.")
     var metricsPort: Int?
 
-    @Option(name: .long, help: "Address for the metrics port. Env: DERIVE_METRICS_ADDRESS (default 0.0.0.0).")
+    @Option(name: .long, help: "Address for the metrics port. Env: DERIVE_METRICS_ADDRESS (default 127.0.0.1; 0.0.0.0 to be scraped from other hosts).")
     var metricsAddress: String?
 
     @Option(name: .long, help: "Log lines as text or json. Env: DERIVE_LOG_FORMAT (default text).")
@@ -115,22 +116,25 @@ struct Work: ParsableCommand {
                                             catalog: DatabasePresetCatalog(store: opened.database), overlays: overlays)
             if environment.reuse { pipeline.recordedWork = opened.database }
             let metrics = Metrics(), health = Health()
+            // Libraries that report through swift-metrics' global system land on the same page.
+            MetricsSystem.bootstrap(metrics.factory)
             var server: MetricsServer?
             if let port = metricsPort ?? environment.metricsPort {
-                server = try MetricsServer(address: metricsAddress ?? environment.metricsAddress, port: port, metrics: metrics, health: health)
-                logger.info("serving metrics", metadata: ["port": "\(server!.port)", "path": "/metrics, /healthz, /readyz"])
+                let address = metricsAddress ?? environment.metricsAddress
+                server = try waitFor { try await MetricsServer.start(address: address, port: port, metrics: metrics, health: health, logger: logger) }
+                logger.info("serving metrics", metadata: ["address": "\(address)", "port": "\(server!.port)", "path": "/metrics, /healthz, /readyz"])
             }
             logger.info("using", metadata: ["database": "\(opened.location)", "store": "\(store.description)"])
             let worker = Worker(database: opened.database, pipeline: pipeline, settings: workerSettings, notifier: opened.notifier,
                                 metrics: metrics, health: health, logger: logger)
             guard stops.attach(worker, logger: logger) else {
                 logger.info("stopping: asked to before the first job")
-                server?.stop()
+                if let server { try? waitFor { await server.stop() } }
                 return
             }
             let summary = worker.run()
             stops.cancel()
-            server?.stop()
+            if let server { try? waitFor { await server.stop() } }
             if output.json {
                 print(JSONWriter.compact(.object([
                     "finished": .object(summary.finished.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .int($0.value)) }),
@@ -228,4 +232,23 @@ final class SignalWatcher {
     func cancel() {
         sources.forEach { $0.cancel() }
     }
+}
+
+/// Waits on this (non-concurrency) thread for async work: `derive work`'s main thread, which
+/// the worker's own threads leave free, bridging to the metrics server on Swift's pool.
+func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let outcome = WaitedFor<T>()
+    Task {
+        let result: Result<T, any Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        outcome.value.withLock { $0 = result }
+        outcome.done.signal()
+    }
+    outcome.done.wait()
+    return try outcome.value.withLock { $0! }.get()
+}
+
+private final class WaitedFor<T: Sendable>: Sendable {
+    let value = Mutex<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
 }

@@ -12,6 +12,8 @@ import Testing
         #expect(c.fetch.addressPolicy == AddressPolicy() && c.fetch.s3 == nil)
         #expect(c.fetch.fileRoots == [URL(fileURLWithPath: "/srv/derive/derived")])
         #expect(c.database == .sqlite(path: "derive.sqlite") && c.worker == WorkerEnvironment())
+        // Metrics and health on loopback unless told otherwise.
+        #expect(c.worker.metricsAddress == "127.0.0.1")
         #expect(c.fetch.connectTimeout == 5 && c.fetch.totalTimeout == 30 && c.fetch.stallTimeout == 10 && c.fetch.maxRedirects == 5)
         #expect(c.store.location == .folder(URL(fileURLWithPath: "/srv/derive/derived")))
         #expect(c.store.keyTemplate == .default && c.cache == nil)

@@ -73,6 +73,8 @@ import Testing
         #expect(runtime.contains { $0.hasPrefix("HEALTHCHECK") && $0.hasSuffix(#"CMD ["derive", "health"]"#) })
         #expect(runtime.contains(#"ENTRYPOINT ["derive"]"#) && runtime.contains(#"CMD ["work"]"#) && runtime.contains("STOPSIGNAL SIGTERM"))
         #expect(runtime.contains { $0.contains("DERIVE_GRACE=\(Self.grace)") })
+        // Scraped and probed from outside the container: not the loopback default.
+        #expect(runtime.contains { $0.contains("DERIVE_METRICS_ADDRESS=0.0.0.0") })
         #expect(!runtime.contains { $0.hasPrefix("USER root") || $0 == "USER 0" })
     }
 
@@ -103,6 +105,7 @@ import Testing
         }
         #expect(seconds > Self.grace, "stop_grace_period must outlast DERIVE_GRACE")
         #expect(worker["environment"]?["DERIVE_GRACE"] == .string(String(Self.grace)))
+        #expect(worker["environment"]?["DERIVE_METRICS_ADDRESS"] == .string("0.0.0.0"))
     }
 
     @Test(.enabled(if: DeployTests.runs(with: "systemd-analyze"), "needs systemd-analyze (Scripts/test.sh installs it)"))
@@ -153,6 +156,7 @@ import Testing
         let deployment = try #require(Self.kind(try Self.documents("kubernetes/deployment.yaml"), "Deployment"))
         let pod = try #require(deployment["spec"]?["template"]?["spec"])
         #expect(Self.int(config["data"]?["DERIVE_GRACE"]) == Self.grace)
+        #expect(config["data"]?["DERIVE_METRICS_ADDRESS"] == .string("0.0.0.0"), "probes and scrapes come to the pod's address")
         #expect((Self.int(pod["terminationGracePeriodSeconds"]) ?? 0) > Self.grace, "the pod's grace must outlast the worker's")
         guard case .array(let containers)? = pod["containers"], let container = containers.first else { throw Missing() }
         guard case .array(let ports)? = container["ports"] else { throw Missing() }
