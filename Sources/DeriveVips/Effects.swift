@@ -116,30 +116,43 @@ enum Effects {
                     .cast("uchar").interpreted(as: "srgb")
             }
         case .autoContrast(let blend):
-            // The luminance's (b-w) 0.5th and 99.5th percentiles over the opaque pixels (libvips'
-            // percent; transparent ones are set to 255 for the low one and 0 for the high one,
-            // and the percentages rescaled) go to 0 and 255 by one linear on every RGB channel;
-            // the blend mixes that with the original.
+            // The luminance's (b-w) 0.5th and 99.5th percentiles over the opaque pixels go to 0
+            // and 255 by one linear on every RGB channel; the blend mixes that with the original.
             let b = Double(blend.planned) / 100
             let luma = try image.withoutAlpha().rgb().colourspace("b-w").cast("uchar")
-            let lo: Double, hi: Double
-            if let alpha = try image.alphaBand() {
-                let opaque = try alpha.above(127)
-                let hidden = 1 - (try opaque.average()) / 255
-                guard hidden < 1 else { return image }
-                let hiddenWhite = try luma.added(try opaque.linear([-1], [255], uchar: false)).cast("uchar")
-                let hiddenBlack = try luma.multiplied(by: try opaque.linear([1.0 / 255], [0], uchar: false)).cast("uchar")
-                lo = Double(try hiddenWhite.percentile(0.5 * (1 - hidden)))
-                hi = Double(try hiddenBlack.percentile(min(100, 100 * hidden + 99.5 * (1 - hidden))))
-            } else {
-                lo = Double(try luma.percentile(0.5))
-                hi = Double(try luma.percentile(99.5))
-            }
-            guard hi > lo else { return image }
+            guard let (lo, hi) = try opaquePercentiles(of: luma, alpha: try image.alphaBand()), hi > lo else { return image }
             let scale = 255 / (hi - lo)
             let a = b * scale + (1 - b)
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.rgb().linear([a], [-b * scale * lo]).interpreted(as: "srgb")
+            }
+        case .autoColor(let blend):
+            // Each RGB channel's own 0.5th and 99.5th percentiles over the opaque pixels go to 0
+            // and 255, so a cast (one channel that never reaches white or black) goes; a channel
+            // with one value stays. The blend mixes that with the original.
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try autoLevels(colour.rgb(), alpha: try image.alphaBand(), blend: Double(blend.planned) / 100)
+            }
+        case .improve(let blend, let mode):
+            // Auto colour, then auto contrast, then (indoor) a fill light: Derive's reading of
+            // Cloudinary's 'adjusts colours, contrast and brightness'; mixed by blend %.
+            let rgb = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }
+            var improved = try apply(.autoContrast(100), to: try apply(.autoColor(100), to: rgb))
+            if mode == .indoor { improved = try apply(.fillLight(100, bias: 0), to: improved) }
+            return try mixed(rgb, improved, blend: Double(blend.planned) / 100)
+        case .fillLight(let blend, let bias):
+            // Every RGB channel is multiplied by 1 + b × (1 - L)^p, L the luminance (b-w, 0–1),
+            // b = blend / 100, p = 2^(1 - bias / 100): black and white stay, dark tones gain up
+            // to twice their light; p 2 (bias 0) lifts most at L = 1/3, p 4 (-100) the deepest
+            // shadows (L = 1/5), p 1 (100) the midtones (L = 1/2). Hue is kept (one gain for
+            // all three channels).
+            let b = Double(blend.planned) / 100
+            let p = pow(2, 1 - Double(bias) / 100)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let gain = try rgb.colourspace("b-w").linear([-1.0 / 255], [1], uchar: false).clampedAtZero()
+                    .raised(to: p).linear([b], [1], uchar: false)
+                return try rgb.multiplied(by: gain).cast("uchar").interpreted(as: "srgb")
             }
         case .autoBrightness(let blend):
             // Each RGB channel v (0–1) becomes v^g, g = ln 0.5 / ln(mean luminance), so the mean
@@ -178,6 +191,51 @@ enum Effects {
                                                         Array(repeating: 0, count: colour.bands)).interpreted(as: colour.interpretation)
             }
         }
+    }
+}
+
+extension Effects {
+    /// The 0.5th and 99.5th percentiles of one 8-bit band over the opaque pixels (alpha above
+    /// 127), or nil when none is opaque. Transparent pixels keep colours nobody sees (the
+    /// corners r_max cuts), so for the low percentile they are set to 255 and for the high one
+    /// to 0 (libvips' percent), and the percentages rescaled by the opaque share.
+    static func opaquePercentiles(of band: VImage, alpha: VImage?) throws(DeriveError) -> (Double, Double)? {
+        guard let alpha else { return (Double(try band.percentile(0.5)), Double(try band.percentile(99.5))) }
+        let opaque = try alpha.above(127)
+        let hidden = 1 - (try opaque.average()) / 255
+        guard hidden < 1 else { return nil }
+        let hiddenWhite = try band.added(try opaque.linear([-1], [255], uchar: false)).cast("uchar")
+        let hiddenBlack = try band.multiplied(by: try opaque.linear([1.0 / 255], [0], uchar: false)).cast("uchar")
+        return (Double(try hiddenWhite.percentile(0.5 * (1 - hidden))),
+                Double(try hiddenBlack.percentile(min(100, 100 * hidden + 99.5 * (1 - hidden)))))
+    }
+
+    /// Each of the three bands of `rgb` stretched from its own opaque percentiles to 0...255,
+    /// mixed with the original by `blend` (0–1) in the same linear.
+    static func autoLevels(_ rgb: VImage, alpha: VImage?, blend b: Double) throws(DeriveError) -> VImage {
+        var scales: [Double] = [], offsets: [Double] = []
+        for c in 0..<3 {
+            let band = try rgb.band(c).cast("uchar")
+            if let (lo, hi) = try opaquePercentiles(of: band, alpha: alpha), hi > lo {
+                let scale = 255 / (hi - lo)
+                scales.append(b * scale + (1 - b))
+                offsets.append(-b * scale * lo)
+            } else {
+                scales.append(1)
+                offsets.append(0)
+            }
+        }
+        return try rgb.linear(scales, offsets).interpreted(as: "srgb")
+    }
+
+    /// `original` × (1 - blend) + `changed` × blend on every band (alpha included: both carry
+    /// the same), for effects computed whole and then blended.
+    static func mixed(_ original: VImage, _ changed: VImage, blend b: Double) throws(DeriveError) -> VImage {
+        guard b < 1 else { return changed }
+        let n = original.bands
+        return try original.linear(Array(repeating: 1 - b, count: n), Array(repeating: 0, count: n), uchar: false)
+            .added(try changed.linear(Array(repeating: b, count: n), Array(repeating: 0, count: n), uchar: false))
+            .cast("uchar").interpreted(as: changed.interpretation)
     }
 }
 

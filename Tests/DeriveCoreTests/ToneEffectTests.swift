@@ -44,6 +44,19 @@ import Testing
         ("e_auto_brightness", #"{"auto_brightness": true}"#, .autoBrightness(100)),
         ("e_auto_brightness:30", #"{"auto_brightness": {"blend": 30}}"#, .autoBrightness(30)),
         ("e_auto_brightness:100", #"{"auto_brightness": 100}"#, .autoBrightness(100)),
+        ("e_auto_color", #"{"auto_color": true}"#, .autoColor(100)),
+        ("e_auto_color:60", #"{"auto_color": {"blend": 60}}"#, .autoColor(60)),
+        ("e_auto_color:0", #"{"auto_color": 0}"#, .autoColor(0)),
+        ("e_improve", #"{"improve": true}"#, .improve(100, mode: .outdoor)),
+        ("e_improve:outdoor", #"{"improve": {"mode": "outdoor"}}"#, .improve(100, mode: .outdoor)),
+        ("e_improve:indoor", #"{"improve": {"mode": "indoor"}}"#, .improve(100, mode: .indoor)),
+        ("e_improve:indoor:50", #"{"improve": {"mode": "indoor", "blend": 50}}"#, .improve(50, mode: .indoor)),
+        ("e_improve:40", #"{"improve": 40}"#, .improve(40, mode: .outdoor)),
+        ("e_improve:outdoor:0", #"{"improve": {"blend": 0}}"#, .improve(0, mode: .outdoor)),
+        ("e_fill_light", #"{"fill_light": true}"#, .fillLight(100, bias: 0)),
+        ("e_fill_light:70", #"{"fill_light": 70}"#, .fillLight(70, bias: 0)),
+        ("e_fill_light:70:-30", #"{"fill_light": {"blend": 70, "bias": -30}}"#, .fillLight(70, bias: -30)),
+        ("e_fill_light:100:100", #"{"fill_light": {"bias": 100}}"#, .fillLight(100, bias: 100)),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try Self.step(text) == .effect(effect))
@@ -61,13 +74,21 @@ import Testing
         ("e_unsharp_mask", "e_unsharp_mask"), ("e_unsharp_mask:100", "e_unsharp_mask"), ("e_unsharp_mask:300", "e_unsharp_mask:300"),
         ("e_auto_contrast", "e_auto_contrast"), ("e_auto_contrast:100", "e_auto_contrast"), ("e_auto_contrast:40", "e_auto_contrast:40"),
         ("e_auto_brightness", "e_auto_brightness"), ("e_auto_brightness:100", "e_auto_brightness"), ("e_auto_brightness:30", "e_auto_brightness:30"),
+        ("e_auto_color", "e_auto_color"), ("e_auto_color:100", "e_auto_color"), ("e_auto_color:45", "e_auto_color:45"),
+        ("e_improve", "e_improve"), ("e_improve:outdoor", "e_improve"), ("e_improve:outdoor:100", "e_improve"),
+        ("e_improve:indoor", "e_improve:indoor"), ("e_improve:indoor:100", "e_improve:indoor"), ("e_improve:indoor:30", "e_improve:indoor:30"),
+        // A blend alone is written after the mode, so it cannot be read as one.
+        ("e_improve:30", "e_improve:outdoor:30"),
+        ("e_fill_light", "e_fill_light"), ("e_fill_light:100", "e_fill_light"), ("e_fill_light:100:0", "e_fill_light"),
+        ("e_fill_light:60", "e_fill_light:60"), ("e_fill_light:60:-20", "e_fill_light:60:-20"), ("e_fill_light:100:40", "e_fill_light:100:40"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)
     }
 
     /// Levels that change nothing (Cloudinary's gamma default, a hue turn of 0) are no step.
-    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0", "e_brightness_hsb:0", "e_red", "e_green:0", "e_blue", "e_vibrance:0", "e_auto_contrast:0", "e_auto_brightness:0"])
+    @Test(arguments: ["e_gamma", "e_gamma:0", "e_hue:0", "e_brightness_hsb:0", "e_red", "e_green:0", "e_blue", "e_vibrance:0", "e_auto_contrast:0", "e_auto_brightness:0",
+                      "e_auto_color:0", "e_improve:0", "e_improve:indoor:0", "e_fill_light:0", "e_fill_light:0:50"])
     func identityLevelsAreNoStep(text: String) throws {
         #expect(try canonical(string: "c_scale,w_100/\(text)").identity == canonical(string: "c_scale,w_100").identity)
     }
@@ -89,6 +110,15 @@ import Testing
         ("e_auto_contrast:101", "e_auto_contrast:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
         ("e_auto_contrast:-1", "e_auto_contrast:-1: unknown to Cloudinary (e must be between 0 and 100, got -1)"),
         ("e_auto_brightness:101", "e_auto_brightness:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
+        ("e_auto_color:101", "e_auto_color:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
+        ("e_improve:indoor:101", "e_improve:indoor:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
+        ("e_improve:-1", "e_improve:-1: unknown to Cloudinary (e must be between 0 and 100, got -1)"),
+        ("e_improve:sunny", #"e_improve:sunny: unknown to Cloudinary (no e_improve mode "sunny"); modes: outdoor, indoor"#),
+        ("e_fill_light:101", "e_fill_light:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
+        ("e_fill_light:50:101", "e_fill_light:50:101: unknown to Cloudinary (e_fill_light bias must be between -100 and 100, got 101)"),
+        ("e_fill_light:50:-101", "e_fill_light:50:-101: unknown to Cloudinary (e_fill_light bias must be between -100 and 100, got -101)"),
+        ("e_fill_light:50:dark", #"e_fill_light takes a whole-number bias (-100 to 100), got "dark""#),
+        ("e_fill_light:50:10:10", "e_fill_light takes a blend and a bias"),
     ])
     func stringsOutsideCloudinarysRangeAreRefused(text: String, reason: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
@@ -104,6 +134,12 @@ import Testing
         (#"{"unsharp_mask": {"strength": 0}}"#, "outputs[0].chain[0].unsharp_mask.strength: must be between 1 and 2000, got 0"),
         (#"{"auto_contrast": {"blend": 101}}"#, "outputs[0].chain[0].auto_contrast.blend: must be between 0 and 100, got 101"),
         (#"{"auto_brightness": -5}"#, "outputs[0].chain[0].auto_brightness.blend: must be between 0 and 100, got -5"),
+        (#"{"auto_color": 120}"#, "outputs[0].chain[0].auto_color.blend: must be between 0 and 100, got 120"),
+        (#"{"improve": {"mode": "indoor", "blend": 101}}"#, "outputs[0].chain[0].improve.blend: must be between 0 and 100, got 101"),
+        (#"{"improve": {"mode": "sunny"}}"#, #"outputs[0].chain[0].improve.mode: expected one of "outdoor", "indoor", got "sunny""#),
+        (#"{"fill_light": {"bias": -120}}"#, "outputs[0].chain[0].fill_light.bias: must be between -100 and 100, got -120"),
+        (#"{"fill_light": {"blend": 101, "bias": 0}}"#, "outputs[0].chain[0].fill_light.blend: must be between 0 and 100, got 101"),
+        (#"{"auto_color": {"mode": "indoor"}}"#, "outputs[0].chain[0].auto_color.mode: unknown key; expected one of blend"),
     ])
     func jsonOutsideCloudinarysRangeIsRefused(step: String, message: String) {
         let json = #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [\#(step)]}]}"#

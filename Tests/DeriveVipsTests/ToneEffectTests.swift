@@ -52,7 +52,8 @@ import Testing
     @Test(arguments: ["e_gamma:50", "e_gamma:-50", "e_hue", "e_hue:-100", "e_brightness_hsb", "e_brightness_hsb:-60",
                       "e_red:50", "e_green:-50", "e_blue:100", "e_blackwhite", "e_blackwhite:20", "e_vibrance", "e_vibrance:-100",
                       "e_unsharp_mask", "e_unsharp_mask:2000", "e_contrast:-50/e_auto_contrast",
-                      "e_brightness:-50/e_auto_brightness"])
+                      "e_brightness:-50/e_auto_brightness", "e_blue:-50/e_auto_color", "e_contrast:-50/e_improve",
+                      "e_contrast:-50/e_improve:indoor", "e_fill_light", "e_fill_light:100:-100"])
     func keepsTheSizeAndTheAlpha(chain: String) throws {
         let changed = try Self.pixels(chain)
         #expect(changed.width == Self.plain.width && changed.height == Self.plain.height && changed.bands == 4)
@@ -226,10 +227,82 @@ import Testing
         #expect(Self.meanLuma(try Self.pixels("\(copy)/e_auto_brightness:0")) == before)
     }
 
+    /// The cast of opaque pixels: mean blue less mean red.
+    static func blueCast(_ p: PixelBuffer) -> Double {
+        var red = 0.0, blue = 0.0
+        for i in stride(from: 0, to: p.pixels.count, by: p.bands) where p.pixels[i + 3] == 255 {
+            red += Double(p.pixels[i])
+            blue += Double(p.pixels[i + 2])
+        }
+        return (blue - red) / Double(p.width * p.height)
+    }
+
+    /// e_auto_color takes most of a yellow cast (e_blue:-50: blue never passes 128) away, less
+    /// at blend 50; blend 0 changes nothing.
+    @Test func autoColorRemovesACast() throws {
+        let plain = Self.blueCast(Self.plain)
+        let cast = Self.blueCast(try Self.pixels("e_blue:-50"))
+        let full = Self.blueCast(try Self.pixels("e_blue:-50/e_auto_color"))
+        let half = Self.blueCast(try Self.pixels("e_blue:-50/e_auto_color:50"))
+        #expect(abs(cast - plain) > 20, "cast \(cast), plain \(plain)")
+        #expect(abs(full - plain) < 0.25 * abs(cast - plain), "plain \(plain), cast \(cast), after \(full)")
+        #expect(abs(half - plain) < abs(cast - plain) && abs(half - plain) > abs(full - plain), "\(cast), \(half), \(full)")
+        #expect(try Self.pixels("e_blue:-50/e_auto_color:0").pixels == (try Self.pixels("e_blue:-50")).pixels)
+    }
+
+    /// e_improve on a dull copy with a cast (e_contrast:-50, e_blue:-40) widens the luma spread
+    /// and takes the cast away; indoor (with a fill light) is lighter than outdoor; blend 0
+    /// changes nothing.
+    @Test func improveRestoresADullCastCopy() throws {
+        let copy = "e_contrast:-50/e_blue:-40"
+        let before = try Self.pixels(copy)
+        let outdoor = try Self.pixels("\(copy)/e_improve")
+        let indoor = try Self.pixels("\(copy)/e_improve:indoor")
+        let half = try Self.pixels("\(copy)/e_improve:outdoor:50")
+        let plain = Self.blueCast(Self.plain)
+        #expect(Self.lumaSpread(outdoor) > 1.5 * Self.lumaSpread(before), "spread \(Self.lumaSpread(before)) became \(Self.lumaSpread(outdoor))")
+        #expect(abs(Self.blueCast(outdoor) - plain) < 0.5 * abs(Self.blueCast(before) - plain), "cast \(Self.blueCast(before)) became \(Self.blueCast(outdoor))")
+        #expect(Self.meanLuma(indoor) > Self.meanLuma(outdoor) + 5, "indoor \(Self.meanLuma(indoor)), outdoor \(Self.meanLuma(outdoor))")
+        let halfSpread = Self.lumaSpread(half)
+        #expect(halfSpread > Self.lumaSpread(before) && halfSpread < Self.lumaSpread(outdoor), "half \(halfSpread)")
+        #expect(try Self.pixels("\(copy)/e_improve:indoor:0").pixels == before.pixels)
+    }
+
+    /// Mean luma of the opaque pixels whose luma in `reference` lies in `range`, before and after.
+    static func meanLuma(_ p: PixelBuffer, where range: ClosedRange<Double>, in reference: PixelBuffer) -> Double {
+        let luma = { (q: PixelBuffer, i: Int) in 0.299 * Double(q.pixels[i]) + 0.587 * Double(q.pixels[i + 1]) + 0.114 * Double(q.pixels[i + 2]) }
+        var sum = 0.0, count = 0
+        for i in stride(from: 0, to: p.pixels.count, by: p.bands) where p.pixels[i + 3] == 255 && range.contains(luma(reference, i)) {
+            sum += luma(p, i)
+            count += 1
+        }
+        return sum / Double(max(count, 1))
+    }
+
+    /// e_fill_light lifts the shadows (luma 20...70) and leaves the highlights (200+) nearly
+    /// alone; a positive bias lifts the midtones (100...150) more than a negative one; hues stay.
+    @Test func fillLightLiftsTheShadows() throws {
+        let shadows = 20.0...70.0, midtones = 100.0...150.0, highlights = 200.0...255.0
+        let plain = Self.plain
+        let lit = try Self.pixels("e_fill_light")
+        let shadowLift = Self.meanLuma(lit, where: shadows, in: plain) - Self.meanLuma(plain, where: shadows, in: plain)
+        let highlightLift = Self.meanLuma(lit, where: highlights, in: plain) - Self.meanLuma(plain, where: highlights, in: plain)
+        #expect(shadowLift > 15, "shadows lifted by \(shadowLift)")
+        #expect(abs(highlightLift) < 4, "highlights moved by \(highlightLift)")
+        let half = try Self.pixels("e_fill_light:50")
+        let halfLift = Self.meanLuma(half, where: shadows, in: plain) - Self.meanLuma(plain, where: shadows, in: plain)
+        #expect(halfLift > 0.3 * shadowLift && halfLift < 0.7 * shadowLift, "blend 50 lifted by \(halfLift), 100 by \(shadowLift)")
+        let midLift = { (chain: String) in Self.meanLuma(try Self.pixels(chain), where: midtones, in: plain) - Self.meanLuma(plain, where: midtones, in: plain) }
+        #expect(try midLift("e_fill_light:100:100") > midLift("e_fill_light:100:-100") + 10)
+        #expect(abs(Self.meanHueTurn(from: plain, to: lit)) < 3)
+        #expect(try Self.pixels("e_fill_light:0:50").pixels == plain.pixels)
+    }
+
     /// On a grey photograph (one band, grey ICC profile) every effect runs and keeps the size;
     /// those that change no hue leave it grey, and e_red makes it red.
     @Test(arguments: [("e_gamma:60", true), ("e_hue", true), ("e_brightness_hsb:-40", true), ("e_blackwhite", true),
-                      ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_auto_contrast", true), ("e_auto_brightness", true), ("e_red:60", false)])
+                      ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_auto_contrast", true), ("e_auto_brightness", true),
+                      ("e_auto_color", true), ("e_improve", true), ("e_improve:indoor", true), ("e_fill_light", true), ("e_red:60", false)])
     func greySourcesStayGreyUnlessTheyAreTinted(chain: String, staysGrey: Bool) throws {
         let (_, result) = try Harness.render("formats/jpeg-grayscale-gray-icc.jpg", "c_fit,w_120,h_120/\(chain)/f_png")
         let changed = try Harness.pixels(result.outputs[0].data)

@@ -104,6 +104,8 @@ public enum ChainEncoder {
             if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, amount.json) }
             switch e {
             case .tint(_, let color), .colorize(_, let color): add("color", .string(color.hex))
+            case .improve(_, let mode): add("mode", .string(mode.rawValue))
+            case .fillLight(_, let bias): add("bias", .int(bias))
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
                 add("x", region.x.json)
                 add("y", region.y.json)

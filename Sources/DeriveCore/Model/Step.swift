@@ -161,6 +161,12 @@ public struct RoundCorners: Sendable, Hashable {
     }
 }
 
+/// `e_improve`'s modes: Cloudinary's outdoor (the default) and indoor, for photos with indoor
+/// lighting and shadows.
+public enum ImproveMode: String, Sendable, Hashable, CaseIterable {
+    case outdoor, indoor
+}
+
 /// Colour and filter effects (`e_<name>[:<amount>]`); an amount may be an expression
 /// (`e_blur:w_div_10`), which the planner evaluates like a length.
 public enum Effect: Sendable, Hashable {
@@ -200,6 +206,15 @@ public enum Effect: Sendable, Hashable {
     /// Moves the image's mean luminance to mid-grey by a gamma curve, blended (0..100 %) with
     /// the original.
     case autoBrightness(WholeNumber)
+    /// Stretches each colour channel from its own 0.5th to its 99.5th percentile, which removes
+    /// a colour cast, blended (0..100 %) with the original.
+    case autoColor(WholeNumber)
+    /// Cloudinary's automatic improvement: auto colour then auto contrast, and for indoor
+    /// photos a fill light as well, blended (0..100 %) with the original.
+    case improve(WholeNumber, mode: ImproveMode)
+    /// Lifts the shadows, blended (0..100 %) with the original; the bias (-100..100) moves the
+    /// lifted tones from the deepest shadows (-100) to the midtones (100).
+    case fillLight(WholeNumber, bias: Int)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -216,6 +231,9 @@ public enum Effect: Sendable, Hashable {
         case unsharpMask = "unsharp_mask"
         case autoContrast = "auto_contrast"
         case autoBrightness = "auto_brightness"
+        case autoColor = "auto_color"
+        case improve
+        case fillLight = "fill_light"
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -247,6 +265,9 @@ public enum Effect: Sendable, Hashable {
         case .unsharpMask: .unsharpMask
         case .autoContrast: .autoContrast
         case .autoBrightness: .autoBrightness
+        case .autoColor: .autoColor
+        case .improve: .improve
+        case .fillLight: .fillLight
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -259,8 +280,8 @@ public enum Effect: Sendable, Hashable {
         switch self {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
-             .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .blurFaces(let n), .pixelateFaces(let n),
-             .blurRegion(let n, _), .pixelateRegion(let n, _): n
+             .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
+             .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate: nil
         }
@@ -270,8 +291,8 @@ public enum Effect: Sendable, Hashable {
     /// not force a full-size decode when they come before a resize.
     public var isPointwise: Bool {
         switch self {
-        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance: true
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance, .fillLight: true
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

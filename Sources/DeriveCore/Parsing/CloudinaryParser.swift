@@ -491,7 +491,10 @@ struct ParseRun {
             for issue in StepRules.issues(in: step, limits: limits) {
                 let param = CloudinaryNames.parameter(for: step, field: issue.field)
                 if let bound = issue.bound, let value = c.params[param] {
-                    fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(param) \(issue.reason)", bound: bound))
+                    // An effect's second number (e_fill_light's bias) is named, the amount is not.
+                    var subject = param
+                    if case .effect(let e) = step, issue.field != EffectRules.amountField(of: e.kind) { subject = "e_\(e.kind.rawValue) \(issue.field)" }
+                    fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(subject) \(issue.reason)", bound: bound))
                 } else if param.isEmpty {
                     fail(c, issue.reason)
                 } else {
@@ -817,7 +820,19 @@ struct ParseRun {
             }
             return nil
         }
-        let args = Array(parts.dropFirst())
+        var args = Array(parts.dropFirst())
+        // e_improve[:<mode>][:<blend>]: a mode is a word, a blend a number (Cloudinary's SDKs
+        // write `e_improve:50` for a blend alone).
+        var mode = ImproveMode.outdoor
+        if kind == .improve, let first = args.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
+            guard let m = ImproveMode(rawValue: first) else {
+                fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_improve mode \(Quoted(first))",
+                                                     hint: "; modes: " + ImproveMode.allCases.map(\.rawValue).joined(separator: ", ")))
+                return nil
+            }
+            mode = m
+            args.removeFirst()
+        }
         if EffectRules.range(of: kind) == nil {
             if !args.isEmpty { fail(c, "e_\(name) takes no amount") }
             if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
@@ -850,10 +865,22 @@ struct ParseRun {
                 effectColor = self.color(color, param: "co", in: c)
                 if effectColor == nil { return nil }
             }
+        case .fillLight:
+            // e_fill_light[:<blend>][:<bias>]
+            if args.count > 2 { fail(c, "e_fill_light takes a blend and a bias") }
+            if args.count == 2 {
+                guard let bias = Int(args[1]) else {
+                    fail(c, "e_fill_light takes a whole-number bias (-100 to 100), got \(Quoted(args[1]))")
+                    return nil
+                }
+                return .fillLight(amount ?? .value(EffectRules.defaultAmount(of: .fillLight) ?? 100), bias: bias)
+            }
+            if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
         default:
             if args.count > 1 { fail(c, "e_\(name) takes one amount") }
             if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
         }
+        if kind == .improve { return .improve(amount ?? .value(EffectRules.defaultAmount(of: .improve) ?? 100), mode: mode) }
         return EffectRules.make(kind, amount: amount, color: effectColor)
     }
 }

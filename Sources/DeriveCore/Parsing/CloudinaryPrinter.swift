@@ -120,6 +120,14 @@ public enum CloudinaryPrinter {
         case .blurRegion(let amount, let region?), .pixelateRegion(let amount, let region?):
             let amountText = amount == EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) ? "" : ":\(amount)"
             return name + amountText + ",x_\(region.x.cloudinaryText),y_\(region.y.cloudinaryText),w_\(region.width.cloudinaryText),h_\(region.height.cloudinaryText)"
+        case .improve(let blend, let mode):
+            // The mode is written whenever a blend is, so the blend is never read as a mode.
+            let blendText = blend == EffectRules.defaultAmount(of: .improve).map(WholeNumber.value) ? "" : ":\(blend)"
+            return name + (mode == .outdoor && blendText.isEmpty ? "" : ":" + mode.rawValue) + blendText
+        case .fillLight(let blend, let bias):
+            let blendIsDefault = blend == EffectRules.defaultAmount(of: .fillLight).map(WholeNumber.value)
+            if bias != EffectRules.fillLightDefaultBias { return "\(name):\(blend):\(bias)" }
+            return blendIsDefault ? name : "\(name):\(blend)"
         default:
             guard let amount = e.amount, amount != EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) else { return name }
             return "\(name):\(amount)"

@@ -468,6 +468,8 @@ public struct JSONChainDecoder: Sendable {
             if let amountField { allowed.append(amountField) }
             if EffectRules.takesColor(kind) { allowed.append("color") }
             if EffectRules.takesRegion(kind) { allowed += ["x", "y", "width", "height"] }
+            if kind == .improve { allowed.append("mode") }
+            if kind == .fillLight { allowed.append("bias") }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
             if let amountField, let v = fields[amountField] {
@@ -491,7 +493,20 @@ public struct JSONChainDecoder: Sendable {
                 guard let x, let y else { return nil }
                 region = Region(x: x, y: y, width: width, height: height)
             }
-            return .effect(EffectRules.with(EffectRules.make(kind, amount: amount, color: color), region: region))
+            var effect = EffectRules.make(kind, amount: amount, color: color)
+            if let m = fields["mode"] {
+                guard case .string(let text) = m, let mode = ImproveMode(rawValue: text) else {
+                    let got = if case .string(let text) = m { Quoted(text).description } else { m.typeDescription }
+                    log.add(path.appending("mode"), "expected one of " + ImproveMode.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(got)")
+                    return nil
+                }
+                effect = .improve(effect.amount ?? .value(100), mode: mode)
+            }
+            if let b = fields["bias"] {
+                guard let bias = log.int(b, at: path.appending("bias")) else { return nil }
+                effect = .fillLight(effect.amount ?? .value(100), bias: bias)
+            }
+            return .effect(EffectRules.with(effect, region: region))
         }
     }
 

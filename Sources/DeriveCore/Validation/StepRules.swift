@@ -3,6 +3,9 @@ public enum EffectRules {
     public static let trimDefaultTolerance = 10
     public static let tintDefaultColor = Color.blue
     public static let colorizeDefaultColor = Color.gray
+    /// e_fill_light's bias: Cloudinary's range and default (SDK reference, Adjust.fillLight).
+    public static let fillLightBiasRange = -100...100
+    public static let fillLightDefaultBias = 0
 
     public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? {
         switch kind {
@@ -11,7 +14,7 @@ public enum EffectRules {
         case .sepia: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite, .autoContrast, .autoBrightness: 0...100
+        case .blackwhite, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight: 0...100
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
         case .grayscale, .negate: nil
@@ -20,7 +23,7 @@ public enum EffectRules {
 
     public static func defaultAmount(of kind: Effect.Kind) -> Int? {
         switch kind {
-        case .blur, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .colorize, .blurRegion: 100
+        case .blur, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .colorize, .blurRegion: 100
         case .blurFaces: 500
         case .pixelate, .pixelateFaces, .pixelateRegion: 10
         case .sepia, .brightness, .saturation, .hue, .brightnessHSB: 80
@@ -59,6 +62,9 @@ public enum EffectRules {
         case .unsharpMask: return .unsharpMask(n)
         case .autoContrast: return .autoContrast(n)
         case .autoBrightness: return .autoBrightness(n)
+        case .autoColor: return .autoColor(n)
+        case .improve: return .improve(n, mode: .outdoor)
+        case .fillLight: return .fillLight(n, bias: fillLightDefaultBias)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -71,7 +77,7 @@ public enum EffectRules {
         switch kind {
         case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance: "strength"
         case .blackwhite: "threshold"
-        case .autoContrast, .autoBrightness: "blend"
+        case .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight: "blend"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
@@ -83,6 +89,20 @@ public enum EffectRules {
 
     /// Effects on a rectangle given by `x`, `y`, `width` and `height`.
     public static func takesRegion(_ kind: Effect.Kind) -> Bool { kind == .blurRegion || kind == .pixelateRegion }
+
+    /// The same effect with another blend (or amount), keeping its other settings (the mode of
+    /// e_improve, the bias of e_fill_light, a colour, a region).
+    static func with(_ effect: Effect, amount: WholeNumber) -> Effect {
+        switch effect {
+        case .tint(_, let color): .tint(amount: amount, color: color)
+        case .colorize(_, let color): .colorize(amount: amount, color: color)
+        case .blurRegion(_, let region): .blurRegion(amount, region)
+        case .pixelateRegion(_, let region): .pixelateRegion(amount, region)
+        case .improve(_, let mode): .improve(amount, mode: mode)
+        case .fillLight(_, let bias): .fillLight(amount, bias: bias)
+        default: make(effect.kind, amount: amount, color: nil)
+        }
+    }
 
     /// The same effect on another region.
     static func with(_ effect: Effect, region: Region?) -> Effect {
@@ -111,6 +131,7 @@ enum StepRules {
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"
             var issues = check(amount, in: range, field: field)
+            if case .fillLight(_, let bias) = e { issues += check(bias, in: EffectRules.fillLightBiasRange, field: "bias") }
             switch e {
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
                 issues += offsetIssues(region.x, field: "x", limits: limits) + offsetIssues(region.y, field: "y", limits: limits)
