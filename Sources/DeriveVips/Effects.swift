@@ -175,6 +175,42 @@ enum Effects {
                 let curved = try rgb.linear([1.0 / 255], [0], uchar: false).raised(to: g).linear([255 * b], [0], uchar: false)
                 return try curved.added(try rgb.linear([1 - b], [0], uchar: false)).cast("uchar").interpreted(as: "srgb")
             }
+        case .opacityThreshold(let level):
+            // Alpha at or above level % of opaque becomes 255, the rest 0 (level 0: all opaque,
+            // 100: only what was fully opaque stays).
+            guard let alpha = try image.alphaBand() else { return image }
+            return try image.withoutAlpha().joined(with: try alpha.above(255 * Double(level.planned) / 100 - 0.5))
+        case .makeTransparent(let tolerance, let color):
+            // Pixels within tolerance (CIE76 distance in Lab, libvips' dE76) of the colour, or of
+            // the edges' median colour, lose their alpha.
+            let rgb = try image.withoutAlpha().rgb()
+            let edge: Color? = color == nil ? EdgeColor.of(try edgePixels(of: image)) : nil
+            guard let key = color ?? edge else { return image }
+            let distance = try rgb.distance(to: key)
+            let keep = try distance.above(Double(tolerance.planned))
+            var alpha = keep
+            if let a = try image.alphaBand() { alpha = try a.multiplied(by: keep).linear([1.0 / 255], [0]) }
+            return try image.withoutAlpha().joined(with: alpha)
+        case .replaceColor(let tolerance, let to, let from):
+            // Pixels near `from` (the predominant colour, DominantColor on a 32 px preview, when
+            // not given) move in LCh by to − from (lightness and chroma added, hue turned), so
+            // shading stays; the weight is 1 within half the tolerance (CIE76 in Lab) and falls
+            // to 0 at the tolerance.
+            let source: Color
+            if let from { source = from } else {
+                source = DominantColor.of(try image.resized(to: VipsEngine.previewSize(image.frameSize)).cast("uchar").pixelBuffer())
+            }
+            guard source != .transparent else { return image }
+            let t = max(0.5, Double(tolerance.planned))
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let (l0, c0, h0) = try rgb.lch(of: source), (l1, c1, h1) = try rgb.lch(of: to)
+                let lch = try rgb.colourspace("lch").linear([1, 1, 1], [l1 - l0, c1 - c0, h1 - h0], uchar: false)
+                let mapped = try VImage.bandjoin([try lch.band(0), try lch.band(1).clampedAtZero(), try lch.band(2)])
+                    .interpreted(as: "lch").colourspace("srgb").cast("uchar")
+                let weight = try rgb.distance(to: source).linear([-510 / t], [510], uchar: false).cast("uchar")
+                return try mapped.blended(with: rgb, mask: weight).interpreted(as: "srgb")
+            }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image
@@ -236,6 +272,37 @@ extension Effects {
         return try original.linear(Array(repeating: 1 - b, count: n), Array(repeating: 0, count: n), uchar: false)
             .added(try changed.linear(Array(repeating: b, count: n), Array(repeating: 0, count: n), uchar: false))
             .cast("uchar").interpreted(as: changed.interpretation)
+    }
+}
+
+extension Effects {
+    /// The outermost ring of pixels, as one row.
+    static func edgePixels(of image: VImage) throws(DeriveError) -> PixelBuffer {
+        let w = image.width, h = image.pageHeight
+        let strips = [Rect(x: 0, y: 0, width: w, height: 1), Rect(x: 0, y: h - 1, width: w, height: 1),
+                      Rect(x: 0, y: 0, width: 1, height: h), Rect(x: w - 1, y: 0, width: 1, height: h)]
+        var pixels: [UInt8] = []
+        for strip in strips { pixels += try image.extracted(strip).cast("uchar").pixelBuffer().pixels }
+        return PixelBuffer(width: pixels.count / image.bands, height: 1, bands: image.bands, pixels: pixels)
+    }
+}
+
+extension VImage {
+    /// The CIE76 distance in Lab (libvips' dE76) of every pixel of this RGB image from `color`.
+    func distance(to color: Color) throws(DeriveError) -> VImage {
+        try VipsCall("dE76").image("left", try colourspace("lab")).image("right", try lab(of: color)).run().image("out")
+    }
+
+    /// `color` as a plain Lab image of this size.
+    private func lab(of color: Color) throws(DeriveError) -> VImage {
+        try constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").colourspace("lab")
+    }
+
+    /// `color`'s lightness, chroma and hue (degrees) as libvips converts it.
+    func lch(of color: Color) throws(DeriveError) -> (Double, Double, Double) {
+        let one = try extracted(Rect(x: 0, y: 0, width: 1, height: 1))
+        let lch = try one.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").colourspace("lch")
+        return (try lch.band(0).average(), try lch.band(1).average(), try lch.band(2).average())
     }
 }
 

@@ -57,6 +57,18 @@ import Testing
         ("e_fill_light:70", #"{"fill_light": 70}"#, .fillLight(70, bias: 0)),
         ("e_fill_light:70:-30", #"{"fill_light": {"blend": 70, "bias": -30}}"#, .fillLight(70, bias: -30)),
         ("e_fill_light:100:100", #"{"fill_light": {"bias": 100}}"#, .fillLight(100, bias: 100)),
+        ("e_replace_color:orange", #"{"replace_color": "orange"}"#, .replaceColor(50, to: Color.parse("orange")!, from: nil)),
+        ("e_replace_color:aa7812:60", ##"{"replace_color": {"to": "#aa7812", "tolerance": 60}}"##, .replaceColor(60, to: Color(red: 0xAA, green: 0x78, blue: 0x12), from: nil)),
+        ("e_replace_color:orange:50:green", #"{"replace_color": {"to": "orange", "from": "green"}}"#, .replaceColor(50, to: Color.parse("orange")!, from: Color.parse("green")!)),
+        ("e_replace_color:rgb:ff0000:20:rgb:00f", #"{"replace_color": {"to": "red", "tolerance": 20, "from": "blue"}}"#, .replaceColor(20, to: Color.parse("red")!, from: .blue)),
+        ("e_replace_color:blue:300:0f0", ##"{"replace_color": {"to": "blue", "tolerance": 300, "from": "#00ff00"}}"##, .replaceColor(300, to: .blue, from: Color.parse("lime")!)),
+        ("e_make_transparent", #"{"make_transparent": true}"#, .makeTransparent(10, color: nil)),
+        ("e_make_transparent:30", #"{"make_transparent": 30}"#, .makeTransparent(30, color: nil)),
+        ("e_make_transparent:0,co_white", #"{"make_transparent": {"tolerance": 0, "color": "white"}}"#, .makeTransparent(0, color: .white)),
+        ("e_make_transparent,co_rgb:336699", ##"{"make_transparent": {"color": "#336699"}}"##, .makeTransparent(10, color: Color(red: 0x33, green: 0x66, blue: 0x99))),
+        ("e_opacity_threshold", #"{"opacity_threshold": true}"#, .opacityThreshold(50)),
+        ("e_opacity_threshold:0", #"{"opacity_threshold": {"level": 0}}"#, .opacityThreshold(0)),
+        ("e_opacity_threshold:100", #"{"opacity_threshold": 100}"#, .opacityThreshold(100)),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try Self.step(text) == .effect(effect))
@@ -81,6 +93,12 @@ import Testing
         ("e_improve:30", "e_improve:outdoor:30"),
         ("e_fill_light", "e_fill_light"), ("e_fill_light:100", "e_fill_light"), ("e_fill_light:100:0", "e_fill_light"),
         ("e_fill_light:60", "e_fill_light:60"), ("e_fill_light:60:-20", "e_fill_light:60:-20"), ("e_fill_light:100:40", "e_fill_light:100:40"),
+        ("e_replace_color:orange", "e_replace_color:orange"), ("e_replace_color:orange:50", "e_replace_color:orange"),
+        ("e_replace_color:aa7812:60", "e_replace_color:rgb:aa7812:60"), ("e_replace_color:orange:50:green", "e_replace_color:orange:50:green"),
+        ("e_replace_color:rgb:ff0000:20:rgb:00f", "e_replace_color:red:20:blue"),
+        ("e_make_transparent", "e_make_transparent"), ("e_make_transparent:10", "e_make_transparent"), ("e_make_transparent:30", "e_make_transparent:30"),
+        ("e_make_transparent:30,co_white", "e_make_transparent:30,co_white"), ("e_make_transparent:10,co_rgb:336699", "e_make_transparent,co_rgb:336699"),
+        ("e_opacity_threshold", "e_opacity_threshold"), ("e_opacity_threshold:50", "e_opacity_threshold"), ("e_opacity_threshold:0", "e_opacity_threshold:0"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)
@@ -119,6 +137,18 @@ import Testing
         ("e_fill_light:50:-101", "e_fill_light:50:-101: unknown to Cloudinary (e_fill_light bias must be between -100 and 100, got -101)"),
         ("e_fill_light:50:dark", #"e_fill_light takes a whole-number bias (-100 to 100), got "dark""#),
         ("e_fill_light:50:10:10", "e_fill_light takes a blend and a bias"),
+        ("e_make_transparent:101", "e_make_transparent:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
+        ("e_make_transparent:-1,co_white", "e_make_transparent:-1: unknown to Cloudinary (e must be between 0 and 100, got -1)"),
+        ("e_make_transparent:10:white", "e_make_transparent takes one amount; give the colour with co_"),
+        ("e_opacity_threshold:101", "e_opacity_threshold:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
+        // Cloudinary documents no range for this tolerance (a radius in Lab); 300 is Derive's.
+        ("e_replace_color:orange:301", "e_replace_color:orange:301: known to Cloudinary, not supported by Derive: beyond Derive's limits: e must be between 0 and 300, got 301"),
+        ("e_replace_color:orange:-1", "e_replace_color:orange:-1: unknown to Cloudinary (e must be between 0 and 300, got -1)"),
+        ("e_replace_color", "e_replace_color needs a target colour: e_replace_color:<to>[:<tolerance>][:<from>]"),
+        ("e_replace_color:orange:lots", #"e_replace_color takes a whole-number tolerance after the target colour, got "lots""#),
+        ("e_replace_color:orangey", #"e_replace_color:orangey: unknown to Cloudinary (no colour "orangey"); did you mean "orange"?"#),
+        ("e_replace_color:red:20:bleu", #"e_replace_color:red:20:bleu: unknown to Cloudinary (no colour "bleu"); did you mean "blue"?"#),
+        ("e_replace_color:orange:50:green:red", #"e_replace_color takes a target colour, a tolerance and a source colour, got "replace_color:orange:50:green:red""#),
     ])
     func stringsOutsideCloudinarysRangeAreRefused(text: String, reason: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
@@ -140,6 +170,11 @@ import Testing
         (#"{"fill_light": {"bias": -120}}"#, "outputs[0].chain[0].fill_light.bias: must be between -100 and 100, got -120"),
         (#"{"fill_light": {"blend": 101, "bias": 0}}"#, "outputs[0].chain[0].fill_light.blend: must be between 0 and 100, got 101"),
         (#"{"auto_color": {"mode": "indoor"}}"#, "outputs[0].chain[0].auto_color.mode: unknown key; expected one of blend"),
+        (#"{"make_transparent": {"tolerance": 101}}"#, "outputs[0].chain[0].make_transparent.tolerance: must be between 0 and 100, got 101"),
+        (#"{"opacity_threshold": -1}"#, "outputs[0].chain[0].opacity_threshold.level: must be between 0 and 100, got -1"),
+        (#"{"replace_color": {"tolerance": 20}}"#, "outputs[0].chain[0].replace_color.to: is required: the colour to replace with"),
+        (#"{"replace_color": {"to": "red", "tolerance": 400}}"#, "outputs[0].chain[0].replace_color.tolerance: must be between 0 and 300, got 400"),
+        (#"{"replace_color": true}"#, "outputs[0].chain[0].replace_color: expected an object, got boolean true"),
     ])
     func jsonOutsideCloudinarysRangeIsRefused(step: String, message: String) {
         let json = #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [\#(step)]}]}"#

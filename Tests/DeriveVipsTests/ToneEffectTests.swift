@@ -53,7 +53,8 @@ import Testing
                       "e_red:50", "e_green:-50", "e_blue:100", "e_blackwhite", "e_blackwhite:20", "e_vibrance", "e_vibrance:-100",
                       "e_unsharp_mask", "e_unsharp_mask:2000", "e_contrast:-50/e_auto_contrast",
                       "e_brightness:-50/e_auto_brightness", "e_blue:-50/e_auto_color", "e_contrast:-50/e_improve",
-                      "e_contrast:-50/e_improve:indoor", "e_fill_light", "e_fill_light:100:-100"])
+                      "e_contrast:-50/e_improve:indoor", "e_fill_light", "e_fill_light:100:-100", "e_replace_color:red",
+                      "e_replace_color:orange:80:black"])
     func keepsTheSizeAndTheAlpha(chain: String) throws {
         let changed = try Self.pixels(chain)
         #expect(changed.width == Self.plain.width && changed.height == Self.plain.height && changed.bands == 4)
@@ -298,11 +299,92 @@ import Testing
         #expect(try Self.pixels("e_fill_light:0:50").pixels == plain.pixels)
     }
 
+    /// e_opacity_threshold leaves only transparent and opaque pixels (the round corners' soft
+    /// edge goes), keeps the colour of opaque ones, and a higher level leaves fewer opaque.
+    @Test func opacityThresholdMakesAlphaBinary() throws {
+        let alphas = { (p: PixelBuffer) in stride(from: 3, to: p.pixels.count, by: p.bands).map { p.pixels[$0] } }
+        let plain = alphas(Self.plain)
+        #expect(plain.contains { $0 > 0 && $0 < 255 }, "the round corners have a soft edge")
+        var opaqueCounts: [Int] = []
+        for level in [0, 10, 50, 90, 100] {
+            let changed = try Self.pixels("e_opacity_threshold:\(level)")
+            let a = alphas(changed)
+            #expect(a.allSatisfy { $0 == 0 || $0 == 255 }, "level \(level)")
+            opaqueCounts.append(a.filter { $0 == 255 }.count)
+            let recoloured = stride(from: 0, to: changed.pixels.count, by: changed.bands).filter { i in
+                Self.plain.pixels[i + 3] == 255 && changed.pixels[i..<(i + 4)] != Self.plain.pixels[i..<(i + 4)]
+            }
+            #expect(recoloured.isEmpty, "level \(level): \(recoloured.count) opaque pixels changed")
+        }
+        #expect(opaqueCounts[0] == plain.count, "level 0 makes every pixel opaque")
+        #expect(opaqueCounts[4] == plain.filter { $0 == 255 }.count, "level 100 keeps only what was opaque")
+        #expect(opaqueCounts[1] > opaqueCounts[2] && opaqueCounts[2] > opaqueCounts[3], "\(opaqueCounts)")
+    }
+
+    /// The photo padded on white into 200x120 (the photo is 102 px wide in the middle).
+    static func padded(_ chain: String?) throws -> PixelBuffer {
+        let (_, result) = try Harness.render(photo, "c_pad,w_200,h_120,b_white\(chain.map { "/" + $0 } ?? "")/f_png")
+        return try Harness.pixels(result.outputs[0].data)
+    }
+
+    /// Share of pixels in columns `xs` (all rows) whose alpha is 255.
+    static func opaqueShare(_ p: PixelBuffer, columns xs: Range<Int>) -> Double {
+        var opaque = 0
+        for y in 0..<p.height { for x in xs where p.bands == 4 ? p.pixels[(y * p.width + x) * 4 + 3] == 255 : true { opaque += 1 } }
+        return Double(opaque) / Double(p.height * xs.count)
+    }
+
+    /// e_make_transparent clears the white padding (the edges' colour, or co_white) and keeps
+    /// the photo; co_black keeps the padding and clears the photo's dark background and
+    /// uniform instead; the opaque pixels keep their colour.
+    @Test(arguments: [("e_make_transparent", false, 0.9...1), ("e_make_transparent:0,co_white", false, 0.9...1),
+                      ("e_make_transparent:20,co_black", true, 0.2...0.9)])
+    func makeTransparentClearsTheBackground(chain: String, paddingStays: Bool, photoOpaque: ClosedRange<Double>) throws {
+        let plain = try Self.padded(nil)
+        let changed = try Self.padded(chain)
+        #expect(changed.width == 200 && changed.height == 120 && changed.bands == 4)
+        let padding = Self.opaqueShare(changed, columns: 0..<40) + Self.opaqueShare(changed, columns: 160..<200)
+        #expect(paddingStays ? padding == 2 : padding == 0, "\(chain): padding opaque share \(padding / 2)")
+        #expect(photoOpaque.contains(Self.opaqueShare(changed, columns: 60..<140)), "\(chain): photo opaque share \(Self.opaqueShare(changed, columns: 60..<140))")
+        let recoloured = stride(from: 0, to: changed.pixels.count, by: 4).filter { i in
+            changed.pixels[i + 3] == 255 && changed.pixels[i..<(i + 3)] != plain.pixels[(i / 4 * plain.bands)..<(i / 4 * plain.bands + 3)]
+        }
+        #expect(recoloured.isEmpty, "\(chain): \(recoloured.count) opaque pixels changed colour")
+    }
+
+    /// e_replace_color turns the photo's predominant colour (or the given one) toward the
+    /// target: pixels near it gain red, pixels far from it keep their colour exactly.
+    @Test(arguments: ["e_replace_color:red:40", "e_replace_color:red:40:FROM"])
+    func replaceColorMovesOnlyColoursNearTheSource(pattern: String) throws {
+        let plain = Self.plain
+        let dominant = DominantColor.of(plain)
+        let chain = pattern.replacingOccurrences(of: "FROM", with: String(dominant.hex.dropFirst(1).prefix(6)))
+        let changed = try Self.pixels(chain)
+        var nearRed = 0.0, nearRedBefore = 0.0, near = 0, farMoved = 0, far = 0
+        for i in stride(from: 0, to: plain.pixels.count, by: 4) where plain.pixels[i + 3] == 255 {
+            let (r, g, b) = (Double(plain.pixels[i]), Double(plain.pixels[i + 1]), Double(plain.pixels[i + 2]))
+            let d = ((r - Double(dominant.red)) * (r - Double(dominant.red)) + (g - Double(dominant.green)) * (g - Double(dominant.green))
+                     + (b - Double(dominant.blue)) * (b - Double(dominant.blue))).squareRoot()
+            if d < 12 {
+                near += 1
+                nearRed += Double(changed.pixels[i]) - (Double(changed.pixels[i + 1]) + Double(changed.pixels[i + 2])) / 2
+                nearRedBefore += r - (g + b) / 2
+            } else if d > 160 {
+                far += 1
+                if changed.pixels[i..<(i + 3)] != plain.pixels[i..<(i + 3)] { farMoved += 1 }
+            }
+        }
+        #expect(near > 100 && far > 100, "\(chain): \(near) near, \(far) far (dominant \(dominant.hex))")
+        #expect((nearRed - nearRedBefore) / Double(near) > 40, "\(chain): redness near \(dominant.hex) rose by \((nearRed - nearRedBefore) / Double(max(near, 1)))")
+        #expect(farMoved == 0, "\(chain): \(farMoved) of \(far) far pixels moved")
+    }
+
     /// On a grey photograph (one band, grey ICC profile) every effect runs and keeps the size;
     /// those that change no hue leave it grey, and e_red makes it red.
     @Test(arguments: [("e_gamma:60", true), ("e_hue", true), ("e_brightness_hsb:-40", true), ("e_blackwhite", true),
                       ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_auto_contrast", true), ("e_auto_brightness", true),
-                      ("e_auto_color", true), ("e_improve", true), ("e_improve:indoor", true), ("e_fill_light", true), ("e_red:60", false)])
+                      ("e_auto_color", true), ("e_improve", true), ("e_improve:indoor", true), ("e_fill_light", true),
+                      ("e_opacity_threshold", true), ("e_make_transparent:5,co_white", true), ("e_replace_color:red:30:orange", true), ("e_red:60", false)])
     func greySourcesStayGreyUnlessTheyAreTinted(chain: String, staysGrey: Bool) throws {
         let (_, result) = try Harness.render("formats/jpeg-grayscale-gray-icc.jpg", "c_fit,w_120,h_120/\(chain)/f_png")
         let changed = try Harness.pixels(result.outputs[0].data)

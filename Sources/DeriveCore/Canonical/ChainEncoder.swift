@@ -106,6 +106,10 @@ public enum ChainEncoder {
             case .tint(_, let color), .colorize(_, let color): add("color", .string(color.hex))
             case .improve(_, let mode): add("mode", .string(mode.rawValue))
             case .fillLight(_, let bias): add("bias", .int(bias))
+            case .replaceColor(_, let to, let from):
+                add("to", .string(to.hex))
+                add("from", from.map { .string($0.hex) })
+            case .makeTransparent(_, let color): add("color", color.map { .string($0.hex) })
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
                 add("x", region.x.json)
                 add("y", region.y.json)

@@ -215,6 +215,14 @@ public enum Effect: Sendable, Hashable {
     /// Lifts the shadows, blended (0..100 %) with the original; the bias (-100..100) moves the
     /// lifted tones from the deepest shadows (-100) to the midtones (100).
     case fillLight(WholeNumber, bias: Int)
+    /// Pixels within the tolerance (a CIE76 distance in Lab) of `from` (the predominant colour
+    /// when nil) take the matching shade of `to`.
+    case replaceColor(WholeNumber, to: Color, from: Color?)
+    /// Pixels within the tolerance (0..100, a CIE76 distance in Lab) of the colour (the edges'
+    /// colour when nil) become transparent.
+    case makeTransparent(WholeNumber, color: Color?)
+    /// Alpha below the level (% of opaque) becomes 0, the rest 255.
+    case opacityThreshold(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -234,6 +242,9 @@ public enum Effect: Sendable, Hashable {
         case autoColor = "auto_color"
         case improve
         case fillLight = "fill_light"
+        case replaceColor = "replace_color"
+        case makeTransparent = "make_transparent"
+        case opacityThreshold = "opacity_threshold"
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -268,6 +279,9 @@ public enum Effect: Sendable, Hashable {
         case .autoColor: .autoColor
         case .improve: .improve
         case .fillLight: .fillLight
+        case .replaceColor: .replaceColor
+        case .makeTransparent: .makeTransparent
+        case .opacityThreshold: .opacityThreshold
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -281,7 +295,8 @@ public enum Effect: Sendable, Hashable {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
-             .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _): n
+             .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate: nil
         }
@@ -291,7 +306,10 @@ public enum Effect: Sendable, Hashable {
     /// not force a full-size decode when they come before a resize.
     public var isPointwise: Bool {
         switch self {
-        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance, .fillLight: true
+        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance, .fillLight, .opacityThreshold: true
+        // With their colour given they are pointwise; without, the colour is the image's.
+        case .replaceColor(_, _, let from): from != nil
+        case .makeTransparent(_, let color): color != nil
         case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }

@@ -466,7 +466,7 @@ struct ParseRun {
         if let effect, let parsed = self.effect(effect, color: colorizeColor, in: c) {
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
-            fail(c, param: "co", "applies to e_colorize and text layers")
+            fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers")
         }
         if let round { steps.append(.round(round)) }
         if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
@@ -706,13 +706,14 @@ struct ParseRun {
         }
     }
 
-    mutating func color(_ text: String, param: String, in c: Component) -> Color? {
+    /// `written`: how the parameter holding the colour was written, when it is more than `param_text`.
+    mutating func color(_ text: String, param: String, written: String? = nil, in c: Component) -> Color? {
         if let color = Color.parse(text) { return color }
         if let feature = CloudinaryVocabulary.unsupported(key: param, value: text) {
-            refuse(c, "\(param)_\(text)", feature)
+            refuse(c, written ?? "\(param)_\(text)", feature)
             return nil
         }
-        fail(c, CloudinaryVocabulary.unknown("\(param)_\(text)", what: "colour \(Quoted(text))",
+        fail(c, CloudinaryVocabulary.unknown(written ?? "\(param)_\(text)", what: "colour \(Quoted(text))",
                                              hint: Suggest.hint(for: text, among: Color.allNames, else: "; use a CSS name or rgb:rrggbb[aa]")))
         return nil
     }
@@ -821,6 +822,7 @@ struct ParseRun {
             return nil
         }
         var args = Array(parts.dropFirst())
+        if kind == .replaceColor { return replaceColor(text, args: args, color: color, in: c) }
         // e_improve[:<mode>][:<blend>]: a mode is a word, a blend a number (Cloudinary's SDKs
         // write `e_improve:50` for a blend alone).
         var mode = ImproveMode.outdoor
@@ -835,7 +837,7 @@ struct ParseRun {
         }
         if EffectRules.range(of: kind) == nil {
             if !args.isEmpty { fail(c, "e_\(name) takes no amount") }
-            if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return EffectRules.make(kind, amount: nil, color: nil)
         }
         var amount: WholeNumber?
@@ -859,8 +861,8 @@ struct ParseRun {
                 if effectColor == nil { return nil }
             }
             if color != nil { fail(c, param: "co", "applies to e_colorize; give the tint colour as e_tint:<amount>:<color>") }
-        case .colorize:
-            if args.count > 1 { fail(c, "e_colorize takes one amount; give the colour with co_") }
+        case .colorize, .makeTransparent:
+            if args.count > 1 { fail(c, "e_\(name) takes one amount; give the colour with co_") }
             if let color {
                 effectColor = self.color(color, param: "co", in: c)
                 if effectColor == nil { return nil }
@@ -875,13 +877,48 @@ struct ParseRun {
                 }
                 return .fillLight(amount ?? .value(EffectRules.defaultAmount(of: .fillLight) ?? 100), bias: bias)
             }
-            if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
         default:
             if args.count > 1 { fail(c, "e_\(name) takes one amount") }
-            if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
         }
         if kind == .improve { return .improve(amount ?? .value(EffectRules.defaultAmount(of: .improve) ?? 100), mode: mode) }
         return EffectRules.make(kind, amount: amount, color: effectColor)
+    }
+}
+
+extension ParseRun {
+    /// `e_replace_color:<to>[:<tolerance>][:<from>]`; a colour may be written `rgb:<hex>`.
+    mutating func replaceColor(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
+        var rest = args[...]
+        // Cloudinary's examples write bare hex here (e_replace_color:aa7812).
+        func takeColor() -> String? {
+            guard var word = rest.popFirst() else { return nil }
+            if word == "rgb", let hex = rest.popFirst() { word += ":" + hex }
+            if Color.parse(word) == nil, [3, 6].contains(word.count), word.allSatisfy({ $0.isASCII && $0.isHexDigit }) { word = "rgb:" + word }
+            return word
+        }
+        guard let toText = takeColor(), !toText.isEmpty else {
+            fail(c, "e_replace_color needs a target colour: e_replace_color:<to>[:<tolerance>][:<from>]")
+            return nil
+        }
+        guard let to = self.color(toText, param: "e", written: "e_" + text, in: c) else { return nil }
+        var tolerance = WholeNumber.value(EffectRules.defaultAmount(of: .replaceColor) ?? 50)
+        if let t = rest.popFirst() {
+            guard let n = Int(t) else {
+                fail(c, "e_replace_color takes a whole-number tolerance after the target colour, got \(Quoted(t))")
+                return nil
+            }
+            tolerance = .value(n)
+        }
+        var from: Color?
+        if let f = takeColor() {
+            guard let parsed = self.color(f, param: "e", written: "e_" + text, in: c) else { return nil }
+            from = parsed
+        }
+        if !rest.isEmpty { fail(c, "e_replace_color takes a target colour, a tolerance and a source colour, got \(Quoted(text))") }
+        if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+        return .replaceColor(tolerance, to: to, from: from)
     }
 }
 

@@ -120,6 +120,13 @@ public enum CloudinaryPrinter {
         case .blurRegion(let amount, let region?), .pixelateRegion(let amount, let region?):
             let amountText = amount == EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) ? "" : ":\(amount)"
             return name + amountText + ",x_\(region.x.cloudinaryText),y_\(region.y.cloudinaryText),w_\(region.width.cloudinaryText),h_\(region.height.cloudinaryText)"
+        case .replaceColor(let tolerance, let to, let from):
+            let toleranceIsDefault = tolerance == EffectRules.defaultAmount(of: .replaceColor).map(WholeNumber.value)
+            if let from { return "\(name):\(color(to)):\(tolerance):\(color(from))" }
+            return "\(name):\(color(to))" + (toleranceIsDefault ? "" : ":\(tolerance)")
+        case .makeTransparent(let tolerance, let c):
+            let amountText = tolerance == EffectRules.defaultAmount(of: .makeTransparent).map(WholeNumber.value) ? "" : ":\(tolerance)"
+            return name + amountText + (c.map { ",co_" + color($0) } ?? "")
         case .improve(let blend, let mode):
             // The mode is written whenever a blend is, so the blend is never read as a mode.
             let blendText = blend == EffectRules.defaultAmount(of: .improve).map(WholeNumber.value) ? "" : ":\(blend)"

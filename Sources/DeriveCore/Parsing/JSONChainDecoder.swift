@@ -458,6 +458,7 @@ public struct JSONChainDecoder: Sendable {
 
     func readEffect(_ kind: Effect.Kind, _ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
         let amountField = EffectRules.amountField(of: kind)
+        if kind == .replaceColor { return readReplaceColor(value, at: path, log: log) }
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))
@@ -508,6 +509,30 @@ public struct JSONChainDecoder: Sendable {
             }
             return .effect(EffectRules.with(effect, region: region))
         }
+    }
+
+    /// `{"replace_color": "orange"}` or `{"replace_color": {"to": "orange", "tolerance": 60, "from": "green"}}`.
+    func readReplaceColor(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        let tolerance = WholeNumber.value(EffectRules.defaultAmount(of: .replaceColor) ?? 50)
+        if case .string = value {
+            return log.color(value, at: path.appending("to")).map { .effect(.replaceColor(tolerance, to: $0, from: nil)) }
+        }
+        guard let fields = log.object(value, at: path, allowed: ["to", "tolerance", "from"]) else { return nil }
+        guard let toValue = fields["to"] else {
+            log.add(path.appending("to"), "is required: the colour to replace with")
+            return nil
+        }
+        guard let to = log.color(toValue, at: path.appending("to")) else { return nil }
+        var effect = Effect.replaceColor(tolerance, to: to, from: nil)
+        if let t = fields["tolerance"] {
+            guard let n = log.wholeNumber(t, at: path.appending("tolerance")) else { return nil }
+            effect = .replaceColor(n, to: to, from: nil)
+        }
+        if let f = fields["from"] {
+            guard let from = log.color(f, at: path.appending("from")) else { return nil }
+            effect = EffectRules.with(effect, from: from)
+        }
+        return .effect(effect)
     }
 
     func readTrim(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Trim? {

@@ -14,7 +14,9 @@ public enum EffectRules {
         case .sepia: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight: 0...100
+        case .blackwhite, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
+        // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
+        case .replaceColor: 0...300
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
         case .grayscale, .negate: nil
@@ -30,7 +32,8 @@ public enum EffectRules {
         case .contrast, .gamma, .red, .green, .blue: 0
         case .tint: 60
         case .vignette, .vibrance: 20
-        case .blackwhite: 50
+        case .blackwhite, .replaceColor, .opacityThreshold: 50
+        case .makeTransparent: 10
         case .grayscale, .negate: nil
         }
     }
@@ -65,6 +68,9 @@ public enum EffectRules {
         case .autoColor: return .autoColor(n)
         case .improve: return .improve(n, mode: .outdoor)
         case .fillLight: return .fillLight(n, bias: fillLightDefaultBias)
+        case .replaceColor: return .replaceColor(n, to: color ?? .black, from: nil)
+        case .makeTransparent: return .makeTransparent(n, color: color)
+        case .opacityThreshold: return .opacityThreshold(n)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -77,6 +83,8 @@ public enum EffectRules {
         switch kind {
         case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance: "strength"
         case .blackwhite: "threshold"
+        case .replaceColor, .makeTransparent: "tolerance"
+        case .opacityThreshold: "level"
         case .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight: "blend"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
@@ -85,7 +93,7 @@ public enum EffectRules {
         }
     }
 
-    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize }
+    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize || kind == .makeTransparent }
 
     /// Effects on a rectangle given by `x`, `y`, `width` and `height`.
     public static func takesRegion(_ kind: Effect.Kind) -> Bool { kind == .blurRegion || kind == .pixelateRegion }
@@ -100,8 +108,16 @@ public enum EffectRules {
         case .pixelateRegion(_, let region): .pixelateRegion(amount, region)
         case .improve(_, let mode): .improve(amount, mode: mode)
         case .fillLight(_, let bias): .fillLight(amount, bias: bias)
+        case .replaceColor(_, let to, let from): .replaceColor(amount, to: to, from: from)
+        case .makeTransparent(_, let color): .makeTransparent(amount, color: color)
         default: make(effect.kind, amount: amount, color: nil)
         }
+    }
+
+    /// replace_color with a source colour.
+    static func with(_ effect: Effect, from: Color) -> Effect {
+        guard case .replaceColor(let tolerance, let to, _) = effect else { return effect }
+        return .replaceColor(tolerance, to: to, from: from)
     }
 
     /// The same effect on another region.
@@ -130,7 +146,8 @@ enum StepRules {
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"
-            var issues = check(amount, in: range, field: field)
+            // replace_color's upper end is Derive's (Cloudinary documents none).
+            var issues = check(amount, in: range, field: field, derivesLimits: e.kind == .replaceColor)
             if case .fillLight(_, let bias) = e { issues += check(bias, in: EffectRules.fillLightBiasRange, field: "bias") }
             switch e {
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
