@@ -211,6 +211,22 @@ enum Effects {
                 let weight = try rgb.distance(to: source).linear([-510 / t], [510], uchar: false).cast("uchar")
                 return try mapped.blended(with: rgb, mask: weight).interpreted(as: "srgb")
             }
+        case .simulateColorblind(let condition):
+            // The condition's matrix (DeriveCore) on linear RGB (libvips' scrgb), back to sRGB.
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().colourspace("scrgb").recombined(condition.matrix, uchar: false)
+                    .interpreted(as: "scrgb").colourspace("srgb").cast("uchar")
+            }
+        case .recolor(let matrix):
+            // libvips' recomb on the 8-bit values: 3x3 on RGB (alpha kept), 4x4 on RGBA (an
+            // image without alpha gains an opaque one first).
+            let n = matrix.count == 16 ? 4 : 3
+            let rows = (0..<n).map { r in Array(matrix[(r * n)..<(r * n + n)]) }
+            if n == 3 {
+                return try image.changingColour { (colour) throws(DeriveError) in try colour.rgb().recombined(rows).interpreted(as: "srgb") }
+            }
+            let rgba = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }.withAlpha()
+            return try rgba.recombined(rows).interpreted(as: "srgb")
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image

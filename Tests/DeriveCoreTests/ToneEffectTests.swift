@@ -69,6 +69,11 @@ import Testing
         ("e_opacity_threshold", #"{"opacity_threshold": true}"#, .opacityThreshold(50)),
         ("e_opacity_threshold:0", #"{"opacity_threshold": {"level": 0}}"#, .opacityThreshold(0)),
         ("e_opacity_threshold:100", #"{"opacity_threshold": 100}"#, .opacityThreshold(100)),
+        ("e_simulate_colorblind", #"{"simulate_colorblind": true}"#, .simulateColorblind(.deuteranopia)),
+        ("e_simulate_colorblind:protanopia", #"{"simulate_colorblind": "protanopia"}"#, .simulateColorblind(.protanopia)),
+        ("e_simulate_colorblind:rod_monochromacy", #"{"simulate_colorblind": {"condition": "rod_monochromacy"}}"#, .simulateColorblind(.rodMonochromacy)),
+        ("e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1", #"{"recolor": [0.3, 0.6, 0.1, 0.3, 0.6, 0.1, 0.3, 0.6, 0.1]}"#, .recolor([0.3, 0.6, 0.1, 0.3, 0.6, 0.1, 0.3, 0.6, 0.1])),
+        ("e_recolor:1:0:0:0:0:1:0:0:0:0:1:0:0:0:0:0.5", #"{"recolor": {"matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0.5]}}"#, .recolor([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0.5])),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try Self.step(text) == .effect(effect))
@@ -99,6 +104,9 @@ import Testing
         ("e_make_transparent", "e_make_transparent"), ("e_make_transparent:10", "e_make_transparent"), ("e_make_transparent:30", "e_make_transparent:30"),
         ("e_make_transparent:30,co_white", "e_make_transparent:30,co_white"), ("e_make_transparent:10,co_rgb:336699", "e_make_transparent,co_rgb:336699"),
         ("e_opacity_threshold", "e_opacity_threshold"), ("e_opacity_threshold:50", "e_opacity_threshold"), ("e_opacity_threshold:0", "e_opacity_threshold:0"),
+        ("e_simulate_colorblind", "e_simulate_colorblind"), ("e_simulate_colorblind:deuteranopia", "e_simulate_colorblind"),
+        ("e_simulate_colorblind:tritanomaly", "e_simulate_colorblind:tritanomaly"), ("e_simulate_colorblind:cone_monochromacy", "e_simulate_colorblind:cone_monochromacy"),
+        ("e_recolor:1:0:0:0:0:1:0:1:0", "e_recolor:1:0:0:0:0:1:0:1:0"), ("e_recolor:0.50:0.25:0.25:0:1:0:0:0:1.0", "e_recolor:0.5:0.25:0.25:0:1:0:0:0:1"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)
@@ -148,6 +156,12 @@ import Testing
         ("e_replace_color:orange:lots", #"e_replace_color takes a whole-number tolerance after the target colour, got "lots""#),
         ("e_replace_color:orangey", #"e_replace_color:orangey: unknown to Cloudinary (no colour "orangey"); did you mean "orange"?"#),
         ("e_replace_color:red:20:bleu", #"e_replace_color:red:20:bleu: unknown to Cloudinary (no colour "bleu"); did you mean "blue"?"#),
+        ("e_simulate_colorblind:deuteranopy", #"e_simulate_colorblind:deuteranopy: unknown to Cloudinary (no colour-blind condition "deuteranopy"); did you mean "deuteranopia"?"#),
+        ("e_recolor", "e_recolor needs a colour matrix: 9 numbers (3x3, RGB) or 16 (4x4, RGBA), row by row, such as e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1"),
+        ("e_recolor:1:0:0", "e_recolor matrix needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got 3"),
+        ("e_recolor:1:0:0:0:1:0:0:0:abc", #"e_recolor takes numbers, got "abc""#),
+        // Cloudinary documents no range for the numbers; ±100 is Derive's.
+        ("e_recolor:101:0:0:0:1:0:0:0:1", "e_recolor:101:0:0:0:1:0:0:0:1: known to Cloudinary, not supported by Derive: beyond Derive's limits: e_recolor matrix numbers must be between -100 and 100, got 101"),
         ("e_replace_color:orange:50:green:red", #"e_replace_color takes a target colour, a tolerance and a source colour, got "replace_color:orange:50:green:red""#),
     ])
     func stringsOutsideCloudinarysRangeAreRefused(text: String, reason: String) {
@@ -174,6 +188,9 @@ import Testing
         (#"{"opacity_threshold": -1}"#, "outputs[0].chain[0].opacity_threshold.level: must be between 0 and 100, got -1"),
         (#"{"replace_color": {"tolerance": 20}}"#, "outputs[0].chain[0].replace_color.to: is required: the colour to replace with"),
         (#"{"replace_color": {"to": "red", "tolerance": 400}}"#, "outputs[0].chain[0].replace_color.tolerance: must be between 0 and 300, got 400"),
+        (#"{"simulate_colorblind": "red"}"#, #"outputs[0].chain[0].simulate_colorblind: expected one of "deuteranopia", "protanopia", "tritanopia", "deuteranomaly", "tritanomaly", "cone_monochromacy", "rod_monochromacy", got "red""#),
+        (#"{"recolor": [1, 2]}"#, "outputs[0].chain[0].recolor.matrix: needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got 2"),
+        (#"{"recolor": true}"#, "outputs[0].chain[0].recolor: expected a list of 9 or 16 numbers, got boolean true"),
         (#"{"replace_color": true}"#, "outputs[0].chain[0].replace_color: expected an object, got boolean true"),
     ])
     func jsonOutsideCloudinarysRangeIsRefused(step: String, message: String) {

@@ -379,12 +379,52 @@ import Testing
         #expect(farMoved == 0, "\(chain): \(farMoved) of \(far) far pixels moved")
     }
 
+    /// Mean |R - G| of opaque pixels: what a red-green deficiency takes away.
+    static func redGreenContrast(_ p: PixelBuffer) -> Double {
+        var sum = 0.0, count = 0
+        for i in stride(from: 0, to: p.pixels.count, by: p.bands) where p.pixels[i + 3] == 255 {
+            sum += abs(Double(p.pixels[i]) - Double(p.pixels[i + 1]))
+            count += 1
+        }
+        return sum / Double(count)
+    }
+
+    /// e_simulate_colorblind: the red-green dichromacies take most of the red-green contrast
+    /// away (the anomaly less), rod monochromacy leaves grey only, tritanopia changes the image;
+    /// each keeps the light (mean luma within 12).
+    @Test(arguments: [("e_simulate_colorblind", 0.0, 0.55), ("e_simulate_colorblind:protanopia", 0.0, 0.55),
+                      ("e_simulate_colorblind:deuteranomaly", 0.4, 0.85), ("e_simulate_colorblind:tritanopia", 0.0, 10.0),
+                      ("e_simulate_colorblind:rod_monochromacy", 0.0, 0.02), ("e_simulate_colorblind:cone_monochromacy", 0.05, 0.5)])
+    func simulateColorblindTakesTheConfusedContrastAway(chain: String, lowest: Double, highest: Double) throws {
+        let changed = try Self.pixels(chain)
+        let ratio = Self.redGreenContrast(changed) / Self.redGreenContrast(Self.plain)
+        #expect(ratio >= lowest && ratio <= highest, "\(chain): red-green contrast ×\(ratio)")
+        #expect(Harness.difference(changed, Self.plain) > 1, "\(chain) changed nothing")
+        #expect(abs(Self.meanLuma(changed) - Self.meanLuma(Self.plain)) < 12, "\(chain): mean luma \(Self.meanLuma(changed)) from \(Self.meanLuma(Self.plain))")
+    }
+
+    /// e_recolor with a 3x3 matrix swapping green and blue swaps them exactly and keeps red and
+    /// alpha; a 4x4 matrix whose alpha row is 0.5 halves the alpha and keeps the colours.
+    @Test func recolorAppliesTheMatrix() throws {
+        let plain = Self.plain
+        let swapped = try Self.pixels("e_recolor:1:0:0:0:0:1:0:1:0")
+        let faded = try Self.pixels("e_recolor:1:0:0:0:0:1:0:0:0:0:1:0:0:0:0:0.5")
+        var swapErrors = 0, fadeErrors = 0
+        for i in stride(from: 0, to: plain.pixels.count, by: 4) {
+            let p = plain.pixels[i..<(i + 4)].map(Int.init), s = swapped.pixels[i..<(i + 4)].map(Int.init), f = faded.pixels[i..<(i + 4)].map(Int.init)
+            if s != [p[0], p[2], p[1], p[3]] { swapErrors += 1 }
+            if abs(f[3] - p[3] / 2) > 1 || (p[3] == 255 && Array(f[0..<3]) != Array(p[0..<3])) { fadeErrors += 1 }
+        }
+        #expect(swapErrors == 0 && fadeErrors == 0, "\(swapErrors) swapped and \(fadeErrors) faded pixels differ")
+        #expect(Harness.mean(swapped, channel: 1) != Harness.mean(plain, channel: 1))
+    }
+
     /// On a grey photograph (one band, grey ICC profile) every effect runs and keeps the size;
     /// those that change no hue leave it grey, and e_red makes it red.
     @Test(arguments: [("e_gamma:60", true), ("e_hue", true), ("e_brightness_hsb:-40", true), ("e_blackwhite", true),
                       ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_auto_contrast", true), ("e_auto_brightness", true),
                       ("e_auto_color", true), ("e_improve", true), ("e_improve:indoor", true), ("e_fill_light", true),
-                      ("e_opacity_threshold", true), ("e_make_transparent:5,co_white", true), ("e_replace_color:red:30:orange", true), ("e_red:60", false)])
+                      ("e_opacity_threshold", true), ("e_make_transparent:5,co_white", true), ("e_replace_color:red:30:orange", true), ("e_simulate_colorblind:tritanopia", true), ("e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1", true), ("e_red:60", false)])
     func greySourcesStayGreyUnlessTheyAreTinted(chain: String, staysGrey: Bool) throws {
         let (_, result) = try Harness.render("formats/jpeg-grayscale-gray-icc.jpg", "c_fit,w_120,h_120/\(chain)/f_png")
         let changed = try Harness.pixels(result.outputs[0].data)

@@ -110,6 +110,8 @@ public enum ChainEncoder {
                 add("to", .string(to.hex))
                 add("from", from.map { .string($0.hex) })
             case .makeTransparent(_, let color): add("color", color.map { .string($0.hex) })
+            case .simulateColorblind(let condition): add("condition", .string(condition.rawValue))
+            case .recolor(let matrix): add("matrix", .array(matrix.map(JSONValue.decimal)))
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
                 add("x", region.x.json)
                 add("y", region.y.json)

@@ -490,11 +490,14 @@ struct ParseRun {
         for step in steps {
             for issue in StepRules.issues(in: step, limits: limits) {
                 let param = CloudinaryNames.parameter(for: step, field: issue.field)
+                // An effect's other settings (e_fill_light's bias, e_recolor's matrix) are named,
+                // its amount is not.
+                var subject = param
+                if case .effect(let e) = step, issue.field != EffectRules.amountField(of: e.kind) { subject = "e_\(e.kind.rawValue) \(issue.field)" }
                 if let bound = issue.bound, let value = c.params[param] {
-                    // An effect's second number (e_fill_light's bias) is named, the amount is not.
-                    var subject = param
-                    if case .effect(let e) = step, issue.field != EffectRules.amountField(of: e.kind) { subject = "e_\(e.kind.rawValue) \(issue.field)" }
                     fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(subject) \(issue.reason)", bound: bound))
+                } else if subject != param {
+                    fail(c, "\(subject) \(issue.reason)")
                 } else if param.isEmpty {
                     fail(c, issue.reason)
                 } else {
@@ -823,6 +826,10 @@ struct ParseRun {
         }
         var args = Array(parts.dropFirst())
         if kind == .replaceColor { return replaceColor(text, args: args, color: color, in: c) }
+        if kind == .simulateColorblind || kind == .recolor {
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
+        }
         // e_improve[:<mode>][:<blend>]: a mode is a word, a blend a number (Cloudinary's SDKs
         // write `e_improve:50` for a blend alone).
         var mode = ImproveMode.outdoor
@@ -888,6 +895,36 @@ struct ParseRun {
 }
 
 extension ParseRun {
+    /// `e_simulate_colorblind[:<condition>]`, deuteranopia by default.
+    mutating func simulateColorblind(_ text: String, args: [String], in c: Component) -> Effect? {
+        guard let first = args.first else { return .simulateColorblind(.deuteranopia) }
+        if args.count > 1 { fail(c, "e_simulate_colorblind takes one condition") }
+        guard let condition = ColorblindCondition(rawValue: first) else {
+            let names = ColorblindCondition.allCases.map(\.rawValue)
+            fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "colour-blind condition \(Quoted(first))",
+                                                 hint: Suggest.hint(for: first, among: names, else: "; conditions: " + names.joined(separator: ", "))))
+            return nil
+        }
+        return .simulateColorblind(condition)
+    }
+
+    /// `e_recolor:<9 or 16 numbers>`: a 3x3 or 4x4 colour matrix, row by row.
+    mutating func recolor(_ args: [String], in c: Component) -> Effect? {
+        guard !args.isEmpty else {
+            fail(c, "e_recolor needs a colour matrix: 9 numbers (3x3, RGB) or 16 (4x4, RGBA), row by row, such as e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1")
+            return nil
+        }
+        var values: [Double] = []
+        for a in args {
+            guard let v = Double(a), v.isFinite, a.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-" || $0 == "+") }) else {
+                fail(c, "e_recolor takes numbers, got \(Quoted(a))")
+                return nil
+            }
+            values.append(v)
+        }
+        return .recolor(values)
+    }
+
     /// `e_replace_color:<to>[:<tolerance>][:<from>]`; a colour may be written `rgb:<hex>`.
     mutating func replaceColor(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
         var rest = args[...]

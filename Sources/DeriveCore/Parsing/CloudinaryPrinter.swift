@@ -127,6 +127,10 @@ public enum CloudinaryPrinter {
         case .makeTransparent(let tolerance, let c):
             let amountText = tolerance == EffectRules.defaultAmount(of: .makeTransparent).map(WholeNumber.value) ? "" : ":\(tolerance)"
             return name + amountText + (c.map { ",co_" + color($0) } ?? "")
+        case .simulateColorblind(let condition):
+            return condition == .deuteranopia ? name : "\(name):\(condition.rawValue)"
+        case .recolor(let matrix):
+            return name + ":" + matrix.map(Decimal6.string).joined(separator: ":")
         case .improve(let blend, let mode):
             // The mode is written whenever a blend is, so the blend is never read as a mode.
             let blendText = blend == EffectRules.defaultAmount(of: .improve).map(WholeNumber.value) ? "" : ":\(blend)"

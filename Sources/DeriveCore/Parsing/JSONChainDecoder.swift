@@ -459,6 +459,8 @@ public struct JSONChainDecoder: Sendable {
     func readEffect(_ kind: Effect.Kind, _ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
         let amountField = EffectRules.amountField(of: kind)
         if kind == .replaceColor { return readReplaceColor(value, at: path, log: log) }
+        if kind == .simulateColorblind { return readColorblind(value, at: path, log: log) }
+        if kind == .recolor { return readRecolor(value, at: path, log: log) }
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))
@@ -509,6 +511,49 @@ public struct JSONChainDecoder: Sendable {
             }
             return .effect(EffectRules.with(effect, region: region))
         }
+    }
+
+    /// `{"simulate_colorblind": true}`, `{"simulate_colorblind": "protanopia"}` or `{"simulate_colorblind": {"condition": "protanopia"}}`.
+    func readColorblind(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        var conditionValue: JSONValue? = value
+        var conditionPath = path
+        switch value {
+        case .bool(true): return .effect(.simulateColorblind(.deuteranopia))
+        case .string: break
+        default:
+            guard let fields = log.object(value, at: path, allowed: ["condition"]) else { return nil }
+            conditionValue = fields["condition"]
+            conditionPath = path.appending("condition")
+            if conditionValue == nil { return .effect(.simulateColorblind(.deuteranopia)) }
+        }
+        guard case .string(let text)? = conditionValue, let condition = ColorblindCondition(rawValue: text) else {
+            let got = if case .string(let text)? = conditionValue { Quoted(text).description } else { conditionValue?.typeDescription ?? "nothing" }
+            log.add(conditionPath, "expected one of " + ColorblindCondition.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(got)")
+            return nil
+        }
+        return .effect(.simulateColorblind(condition))
+    }
+
+    /// `{"recolor": [9 or 16 numbers]}` or `{"recolor": {"matrix": [...]}}`, row by row.
+    func readRecolor(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        var list = value
+        var listPath = path
+        if case .object = value {
+            guard let fields = log.object(value, at: path, allowed: ["matrix"]) else { return nil }
+            listPath = path.appending("matrix")
+            guard let m = fields["matrix"] else {
+                log.add(listPath, "is required: 9 numbers (3x3, RGB) or 16 (4x4, RGBA), row by row")
+                return nil
+            }
+            list = m
+        }
+        guard case .array(let items) = list else {
+            log.add(listPath, "expected a list of 9 or 16 numbers, got \(list.typeDescription)")
+            return nil
+        }
+        let numbers = items.enumerated().compactMap { i, v in log.double(v, at: listPath.appending(i)) }
+        guard numbers.count == items.count else { return nil }
+        return .effect(.recolor(numbers))
     }
 
     /// `{"replace_color": "orange"}` or `{"replace_color": {"to": "orange", "tolerance": 60, "from": "green"}}`.

@@ -19,7 +19,7 @@ public enum EffectRules {
         case .replaceColor: 0...300
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
-        case .grayscale, .negate: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
     }
 
@@ -34,7 +34,7 @@ public enum EffectRules {
         case .vignette, .vibrance: 20
         case .blackwhite, .replaceColor, .opacityThreshold: 50
         case .makeTransparent: 10
-        case .grayscale, .negate: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
     }
 
@@ -71,6 +71,8 @@ public enum EffectRules {
         case .replaceColor: return .replaceColor(n, to: color ?? .black, from: nil)
         case .makeTransparent: return .makeTransparent(n, color: color)
         case .opacityThreshold: return .opacityThreshold(n)
+        case .simulateColorblind: return .simulateColorblind(.deuteranopia)
+        case .recolor: return .recolor([1, 0, 0, 0, 1, 0, 0, 0, 1])
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -89,7 +91,7 @@ public enum EffectRules {
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
-        case .grayscale, .negate: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
     }
 
@@ -112,6 +114,18 @@ public enum EffectRules {
         case .makeTransparent(_, let color): .makeTransparent(amount, color: color)
         default: make(effect.kind, amount: amount, color: nil)
         }
+    }
+
+    /// Cloudinary's e_recolor takes a 3x3 (RGB) or 4x4 (RGBA) matrix; it documents no range
+    /// for the numbers, so ±100 is Derive's bound.
+    static func recolorIssues(_ matrix: [Double]) -> [FieldIssue] {
+        if matrix.count != 9 && matrix.count != 16 {
+            return [FieldIssue(field: "matrix", reason: "needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got \(matrix.count)")]
+        }
+        if let bad = matrix.first(where: { !$0.isFinite || abs($0) > 100 }) {
+            return [FieldIssue(field: "matrix", reason: "numbers must be between -100 and 100, got \(Decimal6.string(bad))", bound: .derive)]
+        }
+        return []
     }
 
     /// replace_color with a source colour.
@@ -143,6 +157,8 @@ enum StepRules {
             return r.angle.isFinite && abs(r.angle) <= 1_000_000
                 ? [] : [FieldIssue(field: "angle", reason: "must be a finite number of degrees")]
         case .round(let r): return roundIssues(r, limits: limits)
+        case .effect(.recolor(let matrix)):
+            return EffectRules.recolorIssues(matrix)
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"
