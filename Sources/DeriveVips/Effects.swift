@@ -227,6 +227,18 @@ enum Effects {
             }
             let rgba = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }.withAlpha()
             return try rgba.recombined(rows).interpreted(as: "srgb")
+        case .orderedDither(let level):
+            // Each RGB channel above the map's threshold (the tile repeated over the image,
+            // libvips' replicate) turns 255, else 0; alpha kept.
+            guard let (n, thresholds) = DitherMaps.tile(level: level.planned) else { return image }
+            let tile = try VImage.fromPixels(thresholds, width: n, height: n, bands: 1)
+            let w = image.width, h = image.height
+            let map = try VipsCall("replicate").image("in", tile).int("across", (w + n - 1) / n).int("down", (h + n - 1) / n).run().image("out")
+                .extracted(Rect(x: 0, y: 0, width: w, height: h))
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try VipsCall("relational").image("left", try colour.rgb()).image("right", map).enumeration("relational", "more")
+                    .run().image("out").interpreted(as: "srgb")
+            }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image

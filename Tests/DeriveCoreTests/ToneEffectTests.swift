@@ -73,6 +73,9 @@ import Testing
         ("e_simulate_colorblind:protanopia", #"{"simulate_colorblind": "protanopia"}"#, .simulateColorblind(.protanopia)),
         ("e_simulate_colorblind:rod_monochromacy", #"{"simulate_colorblind": {"condition": "rod_monochromacy"}}"#, .simulateColorblind(.rodMonochromacy)),
         ("e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1", #"{"recolor": [0.3, 0.6, 0.1, 0.3, 0.6, 0.1, 0.3, 0.6, 0.1]}"#, .recolor([0.3, 0.6, 0.1, 0.3, 0.6, 0.1, 0.3, 0.6, 0.1])),
+        ("e_ordered_dither", #"{"ordered_dither": true}"#, .orderedDither(0)),
+        ("e_ordered_dither:5", #"{"ordered_dither": {"level": 5}}"#, .orderedDither(5)),
+        ("e_ordered_dither:2", #"{"ordered_dither": 2}"#, .orderedDither(2)),
         ("e_recolor:1:0:0:0:0:1:0:0:0:0:1:0:0:0:0:0.5", #"{"recolor": {"matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0.5]}}"#, .recolor([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0.5])),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
@@ -106,6 +109,7 @@ import Testing
         ("e_opacity_threshold", "e_opacity_threshold"), ("e_opacity_threshold:50", "e_opacity_threshold"), ("e_opacity_threshold:0", "e_opacity_threshold:0"),
         ("e_simulate_colorblind", "e_simulate_colorblind"), ("e_simulate_colorblind:deuteranopia", "e_simulate_colorblind"),
         ("e_simulate_colorblind:tritanomaly", "e_simulate_colorblind:tritanomaly"), ("e_simulate_colorblind:cone_monochromacy", "e_simulate_colorblind:cone_monochromacy"),
+        ("e_ordered_dither", "e_ordered_dither"), ("e_ordered_dither:0", "e_ordered_dither"), ("e_ordered_dither:4", "e_ordered_dither:4"),
         ("e_recolor:1:0:0:0:0:1:0:1:0", "e_recolor:1:0:0:0:0:1:0:1:0"), ("e_recolor:0.50:0.25:0.25:0:1:0:0:0:1.0", "e_recolor:0.5:0.25:0.25:0:1:0:0:0:1"),
     ])
     func roundTrips(text: String, printed: String) throws {
@@ -157,6 +161,8 @@ import Testing
         ("e_replace_color:orangey", #"e_replace_color:orangey: unknown to Cloudinary (no colour "orangey"); did you mean "orange"?"#),
         ("e_replace_color:red:20:bleu", #"e_replace_color:red:20:bleu: unknown to Cloudinary (no colour "bleu"); did you mean "blue"?"#),
         ("e_simulate_colorblind:deuteranopy", #"e_simulate_colorblind:deuteranopy: unknown to Cloudinary (no colour-blind condition "deuteranopy"); did you mean "deuteranopia"?"#),
+        ("e_ordered_dither:19", "e_ordered_dither:19: unknown to Cloudinary (e must be between 0 and 18, got 19)"),
+        ("e_ordered_dither:12", "e_ordered_dither:12: known to Cloudinary, not supported by Derive: beyond Derive's limits: e must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got 12"),
         ("e_recolor", "e_recolor needs a colour matrix: 9 numbers (3x3, RGB) or 16 (4x4, RGBA), row by row, such as e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1"),
         ("e_recolor:1:0:0", "e_recolor matrix needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got 3"),
         ("e_recolor:1:0:0:0:1:0:0:0:abc", #"e_recolor takes numbers, got "abc""#),
@@ -189,6 +195,7 @@ import Testing
         (#"{"replace_color": {"tolerance": 20}}"#, "outputs[0].chain[0].replace_color.to: is required: the colour to replace with"),
         (#"{"replace_color": {"to": "red", "tolerance": 400}}"#, "outputs[0].chain[0].replace_color.tolerance: must be between 0 and 300, got 400"),
         (#"{"simulate_colorblind": "red"}"#, #"outputs[0].chain[0].simulate_colorblind: expected one of "deuteranopia", "protanopia", "tritanopia", "deuteranomaly", "tritanomaly", "cone_monochromacy", "rod_monochromacy", got "red""#),
+        (#"{"ordered_dither": 6}"#, "outputs[0].chain[0].ordered_dither.level: must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got 6"),
         (#"{"recolor": [1, 2]}"#, "outputs[0].chain[0].recolor.matrix: needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got 2"),
         (#"{"recolor": true}"#, "outputs[0].chain[0].recolor: expected a list of 9 or 16 numbers, got boolean true"),
         (#"{"replace_color": true}"#, "outputs[0].chain[0].replace_color: expected an object, got boolean true"),
@@ -201,5 +208,24 @@ import Testing
         } catch {
             #expect(error.issues.map(\.description) == [message])
         }
+    }
+}
+
+/// e_ordered_dither's maps: sizes and thresholds as ImageMagick's thresholds.xml lists them.
+@Suite struct DitherMapTests {
+    @Test(arguments: [(0, 1, [128]), (1, 2, [85, 170, 170, 85]), (2, 2, [51, 153, 204, 102]),
+                      (3, 3, [77, 179, 102, 153, 26, 230, 51, 204, 128])])
+    func smallMaps(level: Int, size: Int, thresholds: [UInt8]) throws {
+        let tile = try #require(DitherMaps.tile(level: level))
+        #expect(tile.size == size && tile.thresholds == thresholds)
+    }
+
+    /// The Bayer maps hold every level once, 1 to n², and 4x4 is the textbook one.
+    @Test func bayerMapsHoldEveryLevelOnce() throws {
+        #expect(DitherMaps.bayer(order: 2) == [[0, 8, 2, 10], [12, 4, 14, 6], [3, 11, 1, 9], [15, 7, 13, 5]])
+        let eight = DitherMaps.bayer(order: 3).flatMap { $0 }
+        #expect(eight.sorted() == Array(0..<64))
+        #expect(try #require(DitherMaps.tile(level: 5)).size == 8)
+        #expect(DitherMaps.tile(level: 6) == nil)
     }
 }

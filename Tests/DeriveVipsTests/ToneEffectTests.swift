@@ -54,7 +54,7 @@ import Testing
                       "e_unsharp_mask", "e_unsharp_mask:2000", "e_contrast:-50/e_auto_contrast",
                       "e_brightness:-50/e_auto_brightness", "e_blue:-50/e_auto_color", "e_contrast:-50/e_improve",
                       "e_contrast:-50/e_improve:indoor", "e_fill_light", "e_fill_light:100:-100", "e_replace_color:red",
-                      "e_replace_color:orange:80:black"])
+                      "e_replace_color:orange:80:black", "e_ordered_dither:4", "e_simulate_colorblind", "e_recolor:0:0:1:0:1:0:1:0:0"])
     func keepsTheSizeAndTheAlpha(chain: String) throws {
         let changed = try Self.pixels(chain)
         #expect(changed.width == Self.plain.width && changed.height == Self.plain.height && changed.bands == 4)
@@ -419,12 +419,35 @@ import Testing
         #expect(Harness.mean(swapped, channel: 1) != Harness.mean(plain, channel: 1))
     }
 
+    /// e_ordered_dither leaves every channel of opaque pixels at 0 or 255; the ordered maps keep
+    /// each channel's mean light (within 12 levels), which a plain threshold (level 0) does not
+    /// have to.
+    @Test(arguments: [("e_ordered_dither", false), ("e_ordered_dither:1", true), ("e_ordered_dither:3", true), ("e_ordered_dither:5", true)])
+    func orderedDitherLeavesTwoLevelsKeepingTheLight(chain: String, keepsTheMean: Bool) throws {
+        let changed = try Self.pixels(chain)
+        var others = 0
+        for i in stride(from: 0, to: changed.pixels.count, by: 4) where changed.pixels[i + 3] == 255 {
+            for c in 0..<3 where changed.pixels[i + c] != 0 && changed.pixels[i + c] != 255 { others += 1 }
+        }
+        #expect(others == 0, "\(chain): \(others) channel values neither 0 nor 255")
+        if keepsTheMean {
+            let opaqueMean = { (p: PixelBuffer, c: Int) -> Double in
+                let values = stride(from: 0, to: p.pixels.count, by: 4).filter { Self.plain.pixels[$0 + 3] == 255 }.map { Double(p.pixels[$0 + c]) }
+                return values.reduce(0, +) / Double(values.count)
+            }
+            for c in 0..<3 {
+                let shift = opaqueMean(changed, c) - opaqueMean(Self.plain, c)
+                #expect(abs(shift) < 12, "\(chain): channel \(c) mean moved by \(shift)")
+            }
+        }
+    }
+
     /// On a grey photograph (one band, grey ICC profile) every effect runs and keeps the size;
     /// those that change no hue leave it grey, and e_red makes it red.
     @Test(arguments: [("e_gamma:60", true), ("e_hue", true), ("e_brightness_hsb:-40", true), ("e_blackwhite", true),
                       ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_auto_contrast", true), ("e_auto_brightness", true),
                       ("e_auto_color", true), ("e_improve", true), ("e_improve:indoor", true), ("e_fill_light", true),
-                      ("e_opacity_threshold", true), ("e_make_transparent:5,co_white", true), ("e_replace_color:red:30:orange", true), ("e_simulate_colorblind:tritanopia", true), ("e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1", true), ("e_red:60", false)])
+                      ("e_opacity_threshold", true), ("e_make_transparent:5,co_white", true), ("e_replace_color:red:30:orange", true), ("e_simulate_colorblind:tritanopia", true), ("e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1", true), ("e_ordered_dither:5", true), ("e_red:60", false)])
     func greySourcesStayGreyUnlessTheyAreTinted(chain: String, staysGrey: Bool) throws {
         let (_, result) = try Harness.render("formats/jpeg-grayscale-gray-icc.jpg", "c_fit,w_120,h_120/\(chain)/f_png")
         let changed = try Harness.pixels(result.outputs[0].data)

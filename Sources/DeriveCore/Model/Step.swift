@@ -255,6 +255,8 @@ public enum Effect: Sendable, Hashable {
     case opacityThreshold(WholeNumber)
     /// How the image looks to someone with a colour-vision deficiency.
     case simulateColorblind(ColorblindCondition)
+    /// Each channel turns 0 or 255 by a tiled threshold map (DitherMaps, numbered as Cloudinary's).
+    case orderedDither(WholeNumber)
     /// A colour matrix: 9 numbers (3x3, on RGB) or 16 (4x4, on RGBA), row by row.
     case recolor([Double])
     /// Blurs every detected face (and the head around it), for privacy.
@@ -281,6 +283,7 @@ public enum Effect: Sendable, Hashable {
         case opacityThreshold = "opacity_threshold"
         case simulateColorblind = "simulate_colorblind"
         case recolor
+        case orderedDither = "ordered_dither"
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -320,6 +323,7 @@ public enum Effect: Sendable, Hashable {
         case .opacityThreshold: .opacityThreshold
         case .simulateColorblind: .simulateColorblind
         case .recolor: .recolor
+        case .orderedDither: .orderedDither
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -334,7 +338,7 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n): n
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
@@ -349,7 +353,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

@@ -17,6 +17,7 @@ public enum EffectRules {
         case .blackwhite, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
         // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
         case .replaceColor: 0...300
+        case .orderedDither: 0...18
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
         case .grayscale, .negate, .simulateColorblind, .recolor: nil
@@ -34,6 +35,7 @@ public enum EffectRules {
         case .vignette, .vibrance: 20
         case .blackwhite, .replaceColor, .opacityThreshold: 50
         case .makeTransparent: 10
+        case .orderedDither: 0
         case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
     }
@@ -71,6 +73,7 @@ public enum EffectRules {
         case .replaceColor: return .replaceColor(n, to: color ?? .black, from: nil)
         case .makeTransparent: return .makeTransparent(n, color: color)
         case .opacityThreshold: return .opacityThreshold(n)
+        case .orderedDither: return .orderedDither(n)
         case .simulateColorblind: return .simulateColorblind(.deuteranopia)
         case .recolor: return .recolor([1, 0, 0, 0, 1, 0, 0, 0, 1])
         case .blurFaces: return .blurFaces(n)
@@ -86,7 +89,7 @@ public enum EffectRules {
         case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance: "strength"
         case .blackwhite: "threshold"
         case .replaceColor, .makeTransparent: "tolerance"
-        case .opacityThreshold: "level"
+        case .opacityThreshold, .orderedDither: "level"
         case .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight: "blend"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
@@ -165,6 +168,10 @@ enum StepRules {
             // replace_color's upper end is Derive's (Cloudinary documents none).
             var issues = check(amount, in: range, field: field, derivesLimits: e.kind == .replaceColor)
             if case .fillLight(_, let bias) = e { issues += check(bias, in: EffectRules.fillLightBiasRange, field: "bias") }
+            // Cloudinary's halftone and circle maps (6–18) are known, but Derive does not draw them.
+            if issues.isEmpty, case .orderedDither(.value(let level)) = e, !DitherMaps.supported.contains(level) {
+                issues.append(FieldIssue(field: field, reason: "must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got \(level)", bound: .derive))
+            }
             switch e {
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
                 issues += offsetIssues(region.x, field: "x", limits: limits) + offsetIssues(region.y, field: "y", limits: limits)
