@@ -239,6 +239,29 @@ enum Effects {
                 try VipsCall("relational").image("left", try colour.rgb()).image("right", map).enumeration("relational", "more")
                     .run().image("out").interpreted(as: "srgb")
             }
+        case .assistColorblind(_, xray: true):
+            // Daltonised for deuteranopia (ColorblindCondition.daltonisation) on linear RGB.
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().colourspace("scrgb").recombined(ColorblindCondition.deuteranopia.daltonisation, uchar: false)
+                    .interpreted(as: "scrgb").colourspace("srgb").cast("uchar")
+            }
+        case .assistColorblind(let strength, xray: false):
+            // Stripes rising over reds (R > G) and falling over greens (G > R) darken the pixel
+            // by min(1, 4 × strength/100 × |R − G| / 255): the more red or green, and the
+            // stronger, the darker; greys get none.
+            let k = 4 * Double(strength.planned) / 100 / 255
+            let w = image.width, h = image.height
+            let rising = try VImage.fromPixels(Masks.stripes(width: w, height: h, rising: true), width: w, height: h, bands: 1)
+            let falling = try VImage.fromPixels(Masks.stripes(width: w, height: h, rising: false), width: w, height: h, bands: 1)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let redness = try rgb.band(0).linear([1], [0], uchar: false).added(try rgb.band(1).linear([-1], [0], uchar: false))
+                // Darkening 0–255 where red (resp. green) leads, on the stripes only.
+                let red = try redness.linear([255 * k], [0], uchar: false).cast("uchar").multiplied(by: rising).linear([1.0 / 255], [0], uchar: false)
+                let green = try redness.linear([-255 * k], [0], uchar: false).cast("uchar").multiplied(by: falling).linear([1.0 / 255], [0], uchar: false)
+                let keep = try red.added(green).linear([-1.0 / 255], [1], uchar: false)
+                return try rgb.multiplied(by: keep).cast("uchar").interpreted(as: "srgb")
+            }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image

@@ -73,6 +73,9 @@ import Testing
         ("e_simulate_colorblind:protanopia", #"{"simulate_colorblind": "protanopia"}"#, .simulateColorblind(.protanopia)),
         ("e_simulate_colorblind:rod_monochromacy", #"{"simulate_colorblind": {"condition": "rod_monochromacy"}}"#, .simulateColorblind(.rodMonochromacy)),
         ("e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1", #"{"recolor": [0.3, 0.6, 0.1, 0.3, 0.6, 0.1, 0.3, 0.6, 0.1]}"#, .recolor([0.3, 0.6, 0.1, 0.3, 0.6, 0.1, 0.3, 0.6, 0.1])),
+        ("e_assist_colorblind", #"{"assist_colorblind": true}"#, .assistColorblind(10, xray: false)),
+        ("e_assist_colorblind:40", #"{"assist_colorblind": {"strength": 40}}"#, .assistColorblind(40, xray: false)),
+        ("e_assist_colorblind:xray", #"{"assist_colorblind": {"xray": true}}"#, .assistColorblind(10, xray: true)),
         ("e_ordered_dither", #"{"ordered_dither": true}"#, .orderedDither(0)),
         ("e_ordered_dither:5", #"{"ordered_dither": {"level": 5}}"#, .orderedDither(5)),
         ("e_ordered_dither:2", #"{"ordered_dither": 2}"#, .orderedDither(2)),
@@ -109,6 +112,8 @@ import Testing
         ("e_opacity_threshold", "e_opacity_threshold"), ("e_opacity_threshold:50", "e_opacity_threshold"), ("e_opacity_threshold:0", "e_opacity_threshold:0"),
         ("e_simulate_colorblind", "e_simulate_colorblind"), ("e_simulate_colorblind:deuteranopia", "e_simulate_colorblind"),
         ("e_simulate_colorblind:tritanomaly", "e_simulate_colorblind:tritanomaly"), ("e_simulate_colorblind:cone_monochromacy", "e_simulate_colorblind:cone_monochromacy"),
+        ("e_assist_colorblind", "e_assist_colorblind"), ("e_assist_colorblind:10", "e_assist_colorblind"), ("e_assist_colorblind:70", "e_assist_colorblind:70"),
+        ("e_assist_colorblind:xray", "e_assist_colorblind:xray"),
         ("e_ordered_dither", "e_ordered_dither"), ("e_ordered_dither:0", "e_ordered_dither"), ("e_ordered_dither:4", "e_ordered_dither:4"),
         ("e_recolor:1:0:0:0:0:1:0:1:0", "e_recolor:1:0:0:0:0:1:0:1:0"), ("e_recolor:0.50:0.25:0.25:0:1:0:0:0:1.0", "e_recolor:0.5:0.25:0.25:0:1:0:0:0:1"),
     ])
@@ -161,6 +166,9 @@ import Testing
         ("e_replace_color:orangey", #"e_replace_color:orangey: unknown to Cloudinary (no colour "orangey"); did you mean "orange"?"#),
         ("e_replace_color:red:20:bleu", #"e_replace_color:red:20:bleu: unknown to Cloudinary (no colour "bleu"); did you mean "blue"?"#),
         ("e_simulate_colorblind:deuteranopy", #"e_simulate_colorblind:deuteranopy: unknown to Cloudinary (no colour-blind condition "deuteranopy"); did you mean "deuteranopia"?"#),
+        ("e_assist_colorblind:0", "e_assist_colorblind:0: unknown to Cloudinary (e must be between 1 and 100, got 0)"),
+        ("e_assist_colorblind:101", "e_assist_colorblind:101: unknown to Cloudinary (e must be between 1 and 100, got 101)"),
+        ("e_assist_colorblind:xray:20", "e_assist_colorblind:xray takes no strength"),
         ("e_ordered_dither:19", "e_ordered_dither:19: unknown to Cloudinary (e must be between 0 and 18, got 19)"),
         ("e_ordered_dither:12", "e_ordered_dither:12: known to Cloudinary, not supported by Derive: beyond Derive's limits: e must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got 12"),
         ("e_recolor", "e_recolor needs a colour matrix: 9 numbers (3x3, RGB) or 16 (4x4, RGBA), row by row, such as e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1"),
@@ -211,13 +219,23 @@ import Testing
     }
 }
 
-/// e_ordered_dither's maps: sizes and thresholds as ImageMagick's thresholds.xml lists them.
-@Suite struct DitherMapTests {
+/// The pure maths behind the effects: e_ordered_dither's maps (sizes and thresholds as
+/// ImageMagick's thresholds.xml lists them) and e_assist_colorblind:xray's daltonisation.
+@Suite struct EffectMathTests {
     @Test(arguments: [(0, 1, [128]), (1, 2, [85, 170, 170, 85]), (2, 2, [51, 153, 204, 102]),
                       (3, 3, [77, 179, 102, 153, 26, 230, 51, 204, 128])])
     func smallMaps(level: Int, size: Int, thresholds: [UInt8]) throws {
         let tile = try #require(DitherMaps.tile(level: level))
         #expect(tile.size == size && tile.thresholds == thresholds)
+    }
+
+    /// Daltonisation leaves greys grey (its rows sum to 1) and moves a pure red's difference
+    /// into green and blue.
+    @Test func daltonisationKeepsGreys() {
+        let d = ColorblindCondition.deuteranopia.daltonisation
+        for row in d { #expect(abs(row.reduce(0, +) - 1) < 1e-5, "\(d)") }
+        #expect(d[0] == [1, 0, 0])
+        #expect(d[2][0] != 0)
     }
 
     /// The Bayer maps hold every level once, 1 to n², and 4x4 is the textbook one.

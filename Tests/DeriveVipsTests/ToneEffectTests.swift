@@ -54,7 +54,7 @@ import Testing
                       "e_unsharp_mask", "e_unsharp_mask:2000", "e_contrast:-50/e_auto_contrast",
                       "e_brightness:-50/e_auto_brightness", "e_blue:-50/e_auto_color", "e_contrast:-50/e_improve",
                       "e_contrast:-50/e_improve:indoor", "e_fill_light", "e_fill_light:100:-100", "e_replace_color:red",
-                      "e_replace_color:orange:80:black", "e_ordered_dither:4", "e_simulate_colorblind", "e_recolor:0:0:1:0:1:0:1:0:0"])
+                      "e_replace_color:orange:80:black", "e_ordered_dither:4", "e_simulate_colorblind", "e_assist_colorblind:50", "e_assist_colorblind:xray", "e_recolor:0:0:1:0:1:0:1:0:0"])
     func keepsTheSizeAndTheAlpha(chain: String) throws {
         let changed = try Self.pixels(chain)
         #expect(changed.width == Self.plain.width && changed.height == Self.plain.height && changed.bands == 4)
@@ -442,12 +442,46 @@ import Testing
         }
     }
 
+    /// e_assist_colorblind draws rising stripes over reds: red pixels on a stripe get darker,
+    /// red pixels off it and pixels with as much red as green stay; a higher strength darkens more. xray leaves greys
+    /// and changes reds.
+    @Test func assistColorblindStripesTheReds() throws {
+        let plain = Self.plain
+        let stripes = Masks.stripes(width: plain.width, height: plain.height, rising: true)
+        let sum = { (p: PixelBuffer, i: Int) in Int(p.pixels[i]) + Int(p.pixels[i + 1]) + Int(p.pixels[i + 2]) }
+        var darkening: [Double] = []
+        for chain in ["e_assist_colorblind", "e_assist_colorblind:60"] {
+            let changed = try Self.pixels(chain)
+            var onStripe = 0, darker = 0, offMoved = 0, greyMoved = 0, drop = 0
+            for i in stride(from: 0, to: plain.pixels.count, by: 4) where plain.pixels[i + 3] == 255 {
+                let redLead = Int(plain.pixels[i]) - Int(plain.pixels[i + 1])
+                if redLead > 60 {
+                    if stripes[i / 4] == 255 {
+                        onStripe += 1
+                        if sum(changed, i) < sum(plain, i) { darker += 1 }
+                        drop += sum(plain, i) - sum(changed, i)
+                    } else if changed.pixels[i..<(i + 3)] != plain.pixels[i..<(i + 3)] {
+                        offMoved += 1
+                    }
+                } else if redLead == 0 && changed.pixels[i..<(i + 3)] != plain.pixels[i..<(i + 3)] {
+                    greyMoved += 1
+                }
+            }
+            #expect(onStripe > 50 && Double(darker) > 0.9 * Double(onStripe), "\(chain): \(darker) of \(onStripe) red stripe pixels darker")
+            #expect(offMoved == 0 && greyMoved == 0, "\(chain): \(offMoved) red pixels off the stripes and \(greyMoved) grey ones changed")
+            darkening.append(Double(drop) / Double(max(onStripe, 1)))
+        }
+        #expect(darkening[1] > 2 * darkening[0], "darkening \(darkening)")
+        let xray = try Self.pixels("e_assist_colorblind:xray")
+        #expect(Harness.difference(xray, plain) > 1)
+    }
+
     /// On a grey photograph (one band, grey ICC profile) every effect runs and keeps the size;
     /// those that change no hue leave it grey, and e_red makes it red.
     @Test(arguments: [("e_gamma:60", true), ("e_hue", true), ("e_brightness_hsb:-40", true), ("e_blackwhite", true),
                       ("e_vibrance:100", true), ("e_unsharp_mask:300", true), ("e_auto_contrast", true), ("e_auto_brightness", true),
                       ("e_auto_color", true), ("e_improve", true), ("e_improve:indoor", true), ("e_fill_light", true),
-                      ("e_opacity_threshold", true), ("e_make_transparent:5,co_white", true), ("e_replace_color:red:30:orange", true), ("e_simulate_colorblind:tritanopia", true), ("e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1", true), ("e_ordered_dither:5", true), ("e_red:60", false)])
+                      ("e_opacity_threshold", true), ("e_make_transparent:5,co_white", true), ("e_replace_color:red:30:orange", true), ("e_simulate_colorblind:tritanopia", true), ("e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1", true), ("e_ordered_dither:5", true), ("e_assist_colorblind:100", true), ("e_assist_colorblind:xray", true), ("e_red:60", false)])
     func greySourcesStayGreyUnlessTheyAreTinted(chain: String, staysGrey: Bool) throws {
         let (_, result) = try Harness.render("formats/jpeg-grayscale-gray-icc.jpg", "c_fit,w_120,h_120/\(chain)/f_png")
         let changed = try Harness.pixels(result.outputs[0].data)

@@ -130,3 +130,19 @@ public enum DitherMaps {
         return m
     }
 }
+
+extension Masks {
+    /// Diagonal stripes for e_assist_colorblind: 255 on the stripes, 0 between, `period` pixels
+    /// apart (half of each period is stripe); `rising` runs them bottom-left to top-right, else
+    /// top-left to bottom-right, so reds and greens get stripes of different directions.
+    public static func stripes(width: Int, height: Int, period: Int = 8, rising: Bool) -> [UInt8] {
+        var mask = [UInt8](repeating: 0, count: width * height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let d = rising ? x + y : x - y + period * height
+                if d % period < period / 2 { mask[y * width + x] = 255 }
+            }
+        }
+        return mask
+    }
+}

@@ -195,6 +195,25 @@ public enum ColorblindCondition: String, Sendable, Hashable, CaseIterable {
         case .coneMonochromacy: return mix(luma, identity, 0.2)
         }
     }
+
+    /// Daltonisation (Fidaner, Lin and Ozguven, "Analysis of Color Blindness", 2005): the
+    /// colour this condition loses, `in − simulated`, is added back through
+    /// [[0, 0, 0], [0.7, 1, 0], [0.7, 0, 1]], so a red-green difference shows in green's
+    /// lightness and in blue: I + C (I − M), on linear RGB.
+    public var daltonisation: [[Double]] {
+        let m = matrix
+        let c: [[Double]] = [[0, 0, 0], [0.7, 1, 0], [0.7, 0, 1]]
+        var out: [[Double]] = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+        for r in 0..<3 {
+            for col in 0..<3 {
+                for k in 0..<3 {
+                    let lost: Double = (k == col ? 1 : 0) - m[k][col]
+                    out[r][col] += c[r][k] * lost
+                }
+            }
+        }
+        return out
+    }
 }
 
 /// Colour and filter effects (`e_<name>[:<amount>]`); an amount may be an expression
@@ -255,6 +274,10 @@ public enum Effect: Sendable, Hashable {
     case opacityThreshold(WholeNumber)
     /// How the image looks to someone with a colour-vision deficiency.
     case simulateColorblind(ColorblindCondition)
+    /// Helps colour-blind viewers tell reds from greens: diagonal stripes of the given strength
+    /// (1..100), one direction over reds and the other over greens, or with `xray` the colours
+    /// themselves shifted (daltonised) so the red-green difference shows in lightness and blue.
+    case assistColorblind(WholeNumber, xray: Bool)
     /// Each channel turns 0 or 255 by a tiled threshold map (DitherMaps, numbered as Cloudinary's).
     case orderedDither(WholeNumber)
     /// A colour matrix: 9 numbers (3x3, on RGB) or 16 (4x4, on RGBA), row by row.
@@ -284,6 +307,7 @@ public enum Effect: Sendable, Hashable {
         case simulateColorblind = "simulate_colorblind"
         case recolor
         case orderedDither = "ordered_dither"
+        case assistColorblind = "assist_colorblind"
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -324,6 +348,7 @@ public enum Effect: Sendable, Hashable {
         case .simulateColorblind: .simulateColorblind
         case .recolor: .recolor
         case .orderedDither: .orderedDither
+        case .assistColorblind: .assistColorblind
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -338,7 +363,7 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n): n
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
@@ -353,7 +378,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

@@ -826,6 +826,12 @@ struct ParseRun {
         }
         var args = Array(parts.dropFirst())
         if kind == .replaceColor { return replaceColor(text, args: args, color: color, in: c) }
+        // e_assist_colorblind[:<strength>|xray]
+        if kind == .assistColorblind, args.first == "xray" {
+            if args.count > 1 { fail(c, "e_assist_colorblind:xray takes no strength") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            return .assistColorblind(.value(EffectRules.defaultAmount(of: .assistColorblind) ?? 10), xray: true)
+        }
         if kind == .simulateColorblind || kind == .recolor {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)

@@ -127,6 +127,8 @@ public enum CloudinaryPrinter {
         case .makeTransparent(let tolerance, let c):
             let amountText = tolerance == EffectRules.defaultAmount(of: .makeTransparent).map(WholeNumber.value) ? "" : ":\(tolerance)"
             return name + amountText + (c.map { ",co_" + color($0) } ?? "")
+        case .assistColorblind(_, xray: true):
+            return name + ":xray"
         case .simulateColorblind(let condition):
             return condition == .deuteranopia ? name : "\(name):\(condition.rawValue)"
         case .recolor(let matrix):

@@ -473,6 +473,7 @@ public struct JSONChainDecoder: Sendable {
             if EffectRules.takesRegion(kind) { allowed += ["x", "y", "width", "height"] }
             if kind == .improve { allowed.append("mode") }
             if kind == .fillLight { allowed.append("bias") }
+            if kind == .assistColorblind { allowed.append("xray") }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
             if let amountField, let v = fields[amountField] {
@@ -504,6 +505,10 @@ public struct JSONChainDecoder: Sendable {
                     return nil
                 }
                 effect = .improve(effect.amount ?? .value(100), mode: mode)
+            }
+            if let x = fields["xray"] {
+                guard let xray = log.bool(x, at: path.appending("xray")) else { return nil }
+                effect = .assistColorblind(effect.amount ?? .value(10), xray: xray)
             }
             if let b = fields["bias"] {
                 guard let bias = log.int(b, at: path.appending("bias")) else { return nil }

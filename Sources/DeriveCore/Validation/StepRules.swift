@@ -11,7 +11,7 @@ public enum EffectRules {
         switch kind {
         case .blur, .sharpen, .unsharpMask, .blurFaces, .blurRegion: 1...2000
         case .pixelate, .pixelateFaces, .pixelateRegion: 1...200
-        case .sepia: 1...100
+        case .sepia, .assistColorblind: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
         case .blackwhite, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
@@ -34,7 +34,7 @@ public enum EffectRules {
         case .tint: 60
         case .vignette, .vibrance: 20
         case .blackwhite, .replaceColor, .opacityThreshold: 50
-        case .makeTransparent: 10
+        case .makeTransparent, .assistColorblind: 10
         case .orderedDither: 0
         case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
@@ -74,6 +74,7 @@ public enum EffectRules {
         case .makeTransparent: return .makeTransparent(n, color: color)
         case .opacityThreshold: return .opacityThreshold(n)
         case .orderedDither: return .orderedDither(n)
+        case .assistColorblind: return .assistColorblind(n, xray: false)
         case .simulateColorblind: return .simulateColorblind(.deuteranopia)
         case .recolor: return .recolor([1, 0, 0, 0, 1, 0, 0, 0, 1])
         case .blurFaces: return .blurFaces(n)
@@ -86,7 +87,7 @@ public enum EffectRules {
     /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
     static func amountField(of kind: Effect.Kind) -> String? {
         switch kind {
-        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance: "strength"
+        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind: "strength"
         case .blackwhite: "threshold"
         case .replaceColor, .makeTransparent: "tolerance"
         case .opacityThreshold, .orderedDither: "level"
@@ -115,6 +116,7 @@ public enum EffectRules {
         case .fillLight(_, let bias): .fillLight(amount, bias: bias)
         case .replaceColor(_, let to, let from): .replaceColor(amount, to: to, from: from)
         case .makeTransparent(_, let color): .makeTransparent(amount, color: color)
+        case .assistColorblind(_, let xray): .assistColorblind(amount, xray: xray)
         default: make(effect.kind, amount: amount, color: nil)
         }
     }
