@@ -247,3 +247,37 @@ import Testing
         #expect(DitherMaps.tile(level: 6) == nil)
     }
 }
+
+/// cs_ and fl_strip_profile (issue 16, item 1): what each means for the output's profile, in
+/// strings and JSON, and the canonical identity.
+@Suite struct ColourSpaceSettingParsingTests {
+    /// Pairs that must be the same output.
+    @Test(arguments: [
+        ("c_scale,w_100/cs_srgb", "c_scale,w_100"), ("c_scale,w_100,cs_no_cmyk", "c_scale,w_100"),
+        // Stripping everything removes the profile already.
+        ("c_scale,w_100/fl_strip_profile", "c_scale,w_100"), ("c_scale,w_100/cs_tinysrgb", "c_scale,w_100"),
+        ("c_scale,w_100/fl_keep_iptc,cs_tinysrgb", "c_scale,w_100/fl_keep_iptc.strip_profile"),
+        ("c_scale,w_100/fl_strip_profile.keep_metadata", "c_scale,w_100/fl_keep_iptc.strip_profile"),
+    ])
+    func sameOutput(text: String, other: String) throws {
+        #expect(try canonical(string: text).identity == canonical(string: other).identity)
+    }
+
+    @Test func keepingMetadataWithoutTheProfileIsAnotherOutput() throws {
+        #expect(try canonical(string: "c_scale,w_100/fl_keep_iptc.strip_profile").identity != canonical(string: "c_scale,w_100/fl_keep_iptc").identity)
+        let json = #"[{"resize": {"mode": "scale", "width": 100}}]"#
+        let fromJSON = try canonical(json: #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": \#(json), "strip": false, "stripProfile": true}]}"#)
+        #expect(fromJSON.identity == (try canonical(string: "c_scale,w_100/fl_keep_iptc.strip_profile")).identity)
+        try expectRoundTrip("c_scale,w_100/fl_keep_iptc.strip_profile", printed: "c_scale,w_100/fl_keep_iptc.strip_profile")
+    }
+
+    @Test(arguments: [
+        ("cs_keep_cmyk", "cs_keep_cmyk: known to Cloudinary, not supported by Derive: Derive converts every source to sRGB and writes no CMYK or other profile; cs_srgb, cs_no_cmyk and cs_tinysrgb are what it makes"),
+        ("cs_cmyk", "cs_cmyk: known to Cloudinary, not supported by Derive: Derive converts every source to sRGB and writes no CMYK or other profile; cs_srgb, cs_no_cmyk and cs_tinysrgb are what it makes"),
+        ("cs_icc:profile.icc", "cs_icc:profile.icc: known to Cloudinary, not supported by Derive: Derive converts every source to sRGB and writes no CMYK or other profile; cs_srgb, cs_no_cmyk and cs_tinysrgb are what it makes"),
+        ("cs_srgbb", #"cs_srgbb: unknown to Cloudinary (no colour space "srgbb"); did you mean "srgb"?"#),
+    ])
+    func refusals(text: String, reason: String) {
+        #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
+    }
+}

@@ -35,6 +35,7 @@ import Testing
         ("e_fill_light:w_div_24:-40", .effect(.fillLight(50, bias: -40)), [50]),
         ("e_improve:indoor:iar_mul_40", .effect(.improve(60, mode: .indoor)), [60]),
         ("e_improve:iar_mul_40", .effect(.improve(60, mode: .outdoor)), [60]),
+        ("e_replace_color:red:pc_mul_10:blue", .effect(.replaceColor(50, to: Color(red: 255, green: 0, blue: 0), from: .blue)), [50]),
     ] as [(String, ImageOperation, [Int])])
     func evaluatesOnTheSource(text: String, operation: ImageOperation, values: [Int]) throws {
         let planned = try plan([text], Self.source).outputs[0]

@@ -32,6 +32,7 @@ public enum ChainEncoder {
         add("quality", s.quality.map(json))
         add("strip", s.strip.map(JSONValue.bool))
         add("progressive", s.progressive.map(JSONValue.bool))
+        add("stripProfile", s.stripProfile.map(JSONValue.bool))
         add("lossless", s.lossless.map(JSONValue.bool))
         add("effort", s.effort.map(JSONValue.int))
         add("chromaSubsampling", s.chromaSubsampling.map { .string($0.rawValue) })

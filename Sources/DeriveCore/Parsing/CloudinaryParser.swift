@@ -22,8 +22,8 @@ public struct CloudinaryParser: Sendable {
     }
 
     /// Every parameter prefix the language knows.
-    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative", "relative", "ignore_aspect_ratio"]
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t", "cs"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -392,7 +392,7 @@ struct ParseRun {
             var rest = c
             rest.params = p
             rest.assignments = []
-            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless"].contains($0) }
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile"].contains($0) }
             note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
@@ -534,6 +534,18 @@ struct ParseRun {
                 fail(c, param: "q", "must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got \(Quoted(q))")
             }
         }
+        // Derive's pixels are always sRGB (a CMYK source is converted): cs_srgb and cs_no_cmyk ask
+        // for what it makes; cs_tinysrgb's point, a smaller profile, is met by writing none.
+        // cs_keep_cmyk, cs_cmyk and cs_icc: are refused by the vocabulary before this.
+        if let cs = p.removeValue(forKey: "cs") {
+            switch cs {
+            case "srgb", "no_cmyk": break
+            case "tinysrgb": found.stripProfile = true
+            default:
+                fail(c, CloudinaryVocabulary.unknown("cs_" + cs, what: "colour space \(Quoted(cs))",
+                                                     hint: Suggest.hint(for: cs, among: ["srgb", "no_cmyk", "tinysrgb"], else: "; Derive writes sRGB: cs_srgb, cs_no_cmyk, cs_tinysrgb")))
+            }
+        }
         if let pg = p.removeValue(forKey: "pg") {
             if let frame = Int(pg) {
                 found.frame = frame
@@ -557,6 +569,7 @@ struct ParseRun {
             case "progressive": found.progressive = true
             case "keep_iptc", "keep_metadata": found.strip = false
             case "lossless": found.lossless = true
+            case "strip_profile": found.stripProfile = true
             default: break
             }
         }
@@ -948,11 +961,16 @@ extension ParseRun {
         guard let to = self.color(toText, param: "e", written: "e_" + text, in: c) else { return nil }
         var tolerance = WholeNumber.value(EffectRules.defaultAmount(of: .replaceColor) ?? 50)
         if let t = rest.popFirst() {
-            guard let n = Int(t) else {
+            if let n = Int(t) {
+                tolerance = .value(n)
+            } else if ExpressionParser.looksLikeExpression(t) {
+                guard let n = wholeNumberExpression(t, param: "e", written: "e_" + text, label: "e_replace_color:",
+                                                    accepts: "a whole-number tolerance", in: c) else { return nil }
+                tolerance = n
+            } else {
                 fail(c, "e_replace_color takes a whole-number tolerance after the target colour, got \(Quoted(t))")
                 return nil
             }
-            tolerance = .value(n)
         }
         var from: Color?
         if let f = takeColor() {
@@ -1012,6 +1030,7 @@ enum CloudinaryNames {
         case "frame", "pages": "pg"
         case "lossless": "fl_lossless"
         case "progressive": "fl_progressive"
+        case "stripProfile": "fl_strip_profile"
         case "strip": "fl_keep_iptc"
         case "autoOrient": "a_ignore"
         default: field

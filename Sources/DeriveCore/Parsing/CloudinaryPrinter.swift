@@ -195,6 +195,7 @@ public enum CloudinaryPrinter {
         if s.progressive { flags.append("progressive") }
         if !s.strip { flags.append("keep_iptc") }
         if s.lossless { flags.append("lossless") }
+        if s.stripProfile { flags.append("strip_profile") }
         if !flags.isEmpty { p.append("fl_" + flags.joined(separator: ".")) }
         if let effort = s.effort, s.format.isConcrete, effort != s.format.defaultEffort {
             throw Unprintable(reason: "effort exists only in JSON")

@@ -24,6 +24,12 @@ public enum EffectRules {
         }
     }
 
+    /// The amounts Derive draws: Cloudinary's range, less e_ordered_dither's halftone and circle
+    /// maps (6–18), which are refused as beyond Derive.
+    public static func supportedRange(of kind: Effect.Kind) -> ClosedRange<Int>? {
+        kind == .orderedDither ? DitherMaps.supported : range(of: kind)
+    }
+
     public static func defaultAmount(of kind: Effect.Kind) -> Int? {
         switch kind {
         case .blur, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .colorize, .blurRegion: 100
