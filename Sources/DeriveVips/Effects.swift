@@ -250,9 +250,8 @@ enum Effects {
             // by min(1, 4 × strength/100 × |R − G| / 255): the more red or green, and the
             // stronger, the darker; greys get none.
             let k = 4 * Double(strength.planned) / 100 / 255
-            let w = image.width, h = image.height
-            let rising = try VImage.fromPixels(Masks.stripes(width: w, height: h, rising: true), width: w, height: h, bands: 1)
-            let falling = try VImage.fromPixels(Masks.stripes(width: w, height: h, rising: false), width: w, height: h, bands: 1)
+            let rising = try stripes(width: image.width, height: image.height, rising: true)
+            let falling = try stripes(width: image.width, height: image.height, rising: false)
             return try image.changingColour { (colour) throws(DeriveError) in
                 let rgb = try colour.rgb()
                 let redness = try rgb.band(0).linear([1], [0], uchar: false).added(try rgb.band(1).linear([-1], [0], uchar: false))
@@ -327,6 +326,17 @@ extension Effects {
 }
 
 extension Effects {
+    /// Masks.stripes drawn lazily by libvips (xyz, remainder_const, relational_const), so a large
+    /// image needs no mask in memory: 255 where (x ± y) mod `period` < period / 2.
+    static func stripes(width w: Int, height h: Int, period: Int = 8, rising: Bool) throws(DeriveError) -> VImage {
+        let xy = try VipsCall("xyz").int("width", w).int("height", h).run().image("out")
+        let y = try xy.band(1)
+        let diagonal = try xy.band(0).added(rising ? y : try y.linear([-1], [Double(period * h)], uchar: false))
+        let phase = try VipsCall("remainder_const").image("in", diagonal).doubles("c", [Double(period)]).run().image("out")
+        return try VipsCall("relational_const").image("in", phase).enumeration("relational", "less")
+            .doubles("c", [Double(period / 2)]).run().image("out")
+    }
+
     /// The outermost ring of pixels, as one row.
     static func edgePixels(of image: VImage) throws(DeriveError) -> PixelBuffer {
         let w = image.width, h = image.pageHeight

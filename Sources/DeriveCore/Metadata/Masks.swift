@@ -135,6 +135,8 @@ extension Masks {
     /// Diagonal stripes for e_assist_colorblind: 255 on the stripes, 0 between, `period` pixels
     /// apart (half of each period is stripe); `rising` runs them bottom-left to top-right, else
     /// top-left to bottom-right, so reds and greens get stripes of different directions.
+    /// The definition: DeriveVips draws the same pattern lazily with libvips, and its tests
+    /// compare against this.
     public static func stripes(width: Int, height: Int, period: Int = 8, rising: Bool) -> [UInt8] {
         var mask = [UInt8](repeating: 0, count: width * height)
         for y in 0..<height {
