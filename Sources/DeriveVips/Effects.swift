@@ -116,30 +116,43 @@ enum Effects {
                     .cast("uchar").interpreted(as: "srgb")
             }
         case .autoContrast(let blend):
-            // The luminance's (b-w) 0.5th and 99.5th percentiles over the opaque pixels (libvips'
-            // percent; transparent ones are set to 255 for the low one and 0 for the high one,
-            // and the percentages rescaled) go to 0 and 255 by one linear on every RGB channel;
-            // the blend mixes that with the original.
+            // The luminance's (b-w) 0.5th and 99.5th percentiles over the opaque pixels go to 0
+            // and 255 by one linear on every RGB channel; the blend mixes that with the original.
             let b = Double(blend.planned) / 100
             let luma = try image.withoutAlpha().rgb().colourspace("b-w").cast("uchar")
-            let lo: Double, hi: Double
-            if let alpha = try image.alphaBand() {
-                let opaque = try alpha.above(127)
-                let hidden = 1 - (try opaque.average()) / 255
-                guard hidden < 1 else { return image }
-                let hiddenWhite = try luma.added(try opaque.linear([-1], [255], uchar: false)).cast("uchar")
-                let hiddenBlack = try luma.multiplied(by: try opaque.linear([1.0 / 255], [0], uchar: false)).cast("uchar")
-                lo = Double(try hiddenWhite.percentile(0.5 * (1 - hidden)))
-                hi = Double(try hiddenBlack.percentile(min(100, 100 * hidden + 99.5 * (1 - hidden))))
-            } else {
-                lo = Double(try luma.percentile(0.5))
-                hi = Double(try luma.percentile(99.5))
-            }
-            guard hi > lo else { return image }
+            guard let (lo, hi) = try opaquePercentiles(of: luma, alpha: try image.alphaBand()), hi > lo else { return image }
             let scale = 255 / (hi - lo)
             let a = b * scale + (1 - b)
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.rgb().linear([a], [-b * scale * lo]).interpreted(as: "srgb")
+            }
+        case .autoColor(let blend):
+            // Each RGB channel's own 0.5th and 99.5th percentiles over the opaque pixels go to 0
+            // and 255, so a cast (one channel that never reaches white or black) goes; a channel
+            // with one value stays. The blend mixes that with the original.
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try autoLevels(colour.rgb(), alpha: try image.alphaBand(), blend: Double(blend.planned) / 100)
+            }
+        case .improve(let blend, let mode):
+            // Auto colour, then auto contrast, then (indoor) a fill light: Derive's reading of
+            // Cloudinary's 'adjusts colours, contrast and brightness'; mixed by blend %.
+            let rgb = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }
+            var improved = try apply(.autoContrast(100), to: try apply(.autoColor(100), to: rgb))
+            if mode == .indoor { improved = try apply(.fillLight(100, bias: 0), to: improved) }
+            return try mixed(rgb, improved, blend: Double(blend.planned) / 100)
+        case .fillLight(let blend, let bias):
+            // Every RGB channel is multiplied by 1 + b × (1 - L)^p, L the luminance (b-w, 0–1),
+            // b = blend / 100, p = 2^(1 - bias / 100): black and white stay, dark tones gain up
+            // to twice their light; p 2 (bias 0) lifts most at L = 1/3, p 4 (-100) the deepest
+            // shadows (L = 1/5), p 1 (100) the midtones (L = 1/2). Hue is kept (one gain for
+            // all three channels).
+            let b = Double(blend.planned) / 100
+            let p = pow(2, 1 - Double(bias) / 100)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let gain = try rgb.colourspace("b-w").linear([-1.0 / 255], [1], uchar: false).clampedAtZero()
+                    .raised(to: p).linear([b], [1], uchar: false)
+                return try rgb.multiplied(by: gain).cast("uchar").interpreted(as: "srgb")
             }
         case .autoBrightness(let blend):
             // Each RGB channel v (0–1) becomes v^g, g = ln 0.5 / ln(mean luminance), so the mean
@@ -162,6 +175,92 @@ enum Effects {
                 let curved = try rgb.linear([1.0 / 255], [0], uchar: false).raised(to: g).linear([255 * b], [0], uchar: false)
                 return try curved.added(try rgb.linear([1 - b], [0], uchar: false)).cast("uchar").interpreted(as: "srgb")
             }
+        case .opacityThreshold(let level):
+            // Alpha at or above level % of opaque becomes 255, the rest 0 (level 0: all opaque,
+            // 100: only what was fully opaque stays).
+            guard let alpha = try image.alphaBand() else { return image }
+            return try image.withoutAlpha().joined(with: try alpha.above(255 * Double(level.planned) / 100 - 0.5))
+        case .makeTransparent(let tolerance, let color):
+            // Pixels within tolerance (CIE76 distance in Lab, libvips' dE76) of the colour, or of
+            // the edges' median colour, lose their alpha.
+            let rgb = try image.withoutAlpha().rgb()
+            let edge: Color? = color == nil ? EdgeColor.of(try edgePixels(of: image)) : nil
+            guard let key = color ?? edge else { return image }
+            let distance = try rgb.distance(to: key)
+            let keep = try distance.above(Double(tolerance.planned))
+            var alpha = keep
+            if let a = try image.alphaBand() { alpha = try a.multiplied(by: keep).linear([1.0 / 255], [0]) }
+            return try image.withoutAlpha().joined(with: alpha)
+        case .replaceColor(let tolerance, let to, let from):
+            // Pixels near `from` (the predominant colour, DominantColor on a 32 px preview, when
+            // not given) move in LCh by to − from (lightness and chroma added, hue turned), so
+            // shading stays; the weight is 1 within half the tolerance (CIE76 in Lab) and falls
+            // to 0 at the tolerance.
+            let source: Color
+            if let from { source = from } else {
+                source = DominantColor.of(try image.resized(to: VipsEngine.previewSize(image.frameSize)).cast("uchar").pixelBuffer())
+            }
+            guard source != .transparent else { return image }
+            let t = max(0.5, Double(tolerance.planned))
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let (l0, c0, h0) = try rgb.lch(of: source), (l1, c1, h1) = try rgb.lch(of: to)
+                let lch = try rgb.colourspace("lch").linear([1, 1, 1], [l1 - l0, c1 - c0, h1 - h0], uchar: false)
+                let mapped = try VImage.bandjoin([try lch.band(0), try lch.band(1).clampedAtZero(), try lch.band(2)])
+                    .interpreted(as: "lch").colourspace("srgb").cast("uchar")
+                let weight = try rgb.distance(to: source).linear([-510 / t], [510], uchar: false).cast("uchar")
+                return try mapped.blended(with: rgb, mask: weight).interpreted(as: "srgb")
+            }
+        case .simulateColorblind(let condition):
+            // The condition's matrix (DeriveCore) on linear RGB (libvips' scrgb), back to sRGB.
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().colourspace("scrgb").recombined(condition.matrix, uchar: false)
+                    .interpreted(as: "scrgb").colourspace("srgb").cast("uchar")
+            }
+        case .recolor(let matrix):
+            // libvips' recomb on the 8-bit values: 3x3 on RGB (alpha kept), 4x4 on RGBA (an
+            // image without alpha gains an opaque one first).
+            let n = matrix.count == 16 ? 4 : 3
+            let rows = (0..<n).map { r in Array(matrix[(r * n)..<(r * n + n)]) }
+            if n == 3 {
+                return try image.changingColour { (colour) throws(DeriveError) in try colour.rgb().recombined(rows).interpreted(as: "srgb") }
+            }
+            let rgba = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }.withAlpha()
+            return try rgba.recombined(rows).interpreted(as: "srgb")
+        case .orderedDither(let level):
+            // Each RGB channel above the map's threshold (the tile repeated over the image,
+            // libvips' replicate) turns 255, else 0; alpha kept.
+            guard let (n, thresholds) = DitherMaps.tile(level: level.planned) else { return image }
+            let tile = try VImage.fromPixels(thresholds, width: n, height: n, bands: 1)
+            let w = image.width, h = image.height
+            let map = try VipsCall("replicate").image("in", tile).int("across", (w + n - 1) / n).int("down", (h + n - 1) / n).run().image("out")
+                .extracted(Rect(x: 0, y: 0, width: w, height: h))
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try VipsCall("relational").image("left", try colour.rgb()).image("right", map).enumeration("relational", "more")
+                    .run().image("out").interpreted(as: "srgb")
+            }
+        case .assistColorblind(_, xray: true):
+            // Daltonised for deuteranopia (ColorblindCondition.daltonisation) on linear RGB.
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().colourspace("scrgb").recombined(ColorblindCondition.deuteranopia.daltonisation, uchar: false)
+                    .interpreted(as: "scrgb").colourspace("srgb").cast("uchar")
+            }
+        case .assistColorblind(let strength, xray: false):
+            // Stripes rising over reds (R > G) and falling over greens (G > R) darken the pixel
+            // by min(1, 4 × strength/100 × |R − G| / 255): the more red or green, and the
+            // stronger, the darker; greys get none.
+            let k = 4 * Double(strength.planned) / 100 / 255
+            let rising = try stripes(width: image.width, height: image.height, rising: true)
+            let falling = try stripes(width: image.width, height: image.height, rising: false)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let redness = try rgb.band(0).linear([1], [0], uchar: false).added(try rgb.band(1).linear([-1], [0], uchar: false))
+                // Darkening 0–255 where red (resp. green) leads, on the stripes only.
+                let red = try redness.linear([255 * k], [0], uchar: false).cast("uchar").multiplied(by: rising).linear([1.0 / 255], [0], uchar: false)
+                let green = try redness.linear([-255 * k], [0], uchar: false).cast("uchar").multiplied(by: falling).linear([1.0 / 255], [0], uchar: false)
+                let keep = try red.added(green).linear([-1.0 / 255], [1], uchar: false)
+                return try rgb.multiplied(by: keep).cast("uchar").interpreted(as: "srgb")
+            }
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image
@@ -178,6 +277,93 @@ enum Effects {
                                                         Array(repeating: 0, count: colour.bands)).interpreted(as: colour.interpretation)
             }
         }
+    }
+}
+
+extension Effects {
+    /// The 0.5th and 99.5th percentiles of one 8-bit band over the opaque pixels (alpha above
+    /// 127), or nil when none is opaque. Transparent pixels keep colours nobody sees (the
+    /// corners r_max cuts), so for the low percentile they are set to 255 and for the high one
+    /// to 0 (libvips' percent), and the percentages rescaled by the opaque share.
+    static func opaquePercentiles(of band: VImage, alpha: VImage?) throws(DeriveError) -> (Double, Double)? {
+        guard let alpha else { return (Double(try band.percentile(0.5)), Double(try band.percentile(99.5))) }
+        let opaque = try alpha.above(127)
+        let hidden = 1 - (try opaque.average()) / 255
+        guard hidden < 1 else { return nil }
+        let hiddenWhite = try band.added(try opaque.linear([-1], [255], uchar: false)).cast("uchar")
+        let hiddenBlack = try band.multiplied(by: try opaque.linear([1.0 / 255], [0], uchar: false)).cast("uchar")
+        return (Double(try hiddenWhite.percentile(0.5 * (1 - hidden))),
+                Double(try hiddenBlack.percentile(min(100, 100 * hidden + 99.5 * (1 - hidden)))))
+    }
+
+    /// Each of the three bands of `rgb` stretched from its own opaque percentiles to 0...255,
+    /// mixed with the original by `blend` (0–1) in the same linear.
+    static func autoLevels(_ rgb: VImage, alpha: VImage?, blend b: Double) throws(DeriveError) -> VImage {
+        var scales: [Double] = [], offsets: [Double] = []
+        for c in 0..<3 {
+            let band = try rgb.band(c).cast("uchar")
+            if let (lo, hi) = try opaquePercentiles(of: band, alpha: alpha), hi > lo {
+                let scale = 255 / (hi - lo)
+                scales.append(b * scale + (1 - b))
+                offsets.append(-b * scale * lo)
+            } else {
+                scales.append(1)
+                offsets.append(0)
+            }
+        }
+        return try rgb.linear(scales, offsets).interpreted(as: "srgb")
+    }
+
+    /// `original` × (1 - blend) + `changed` × blend on every band (alpha included: both carry
+    /// the same), for effects computed whole and then blended.
+    static func mixed(_ original: VImage, _ changed: VImage, blend b: Double) throws(DeriveError) -> VImage {
+        guard b < 1 else { return changed }
+        let n = original.bands
+        return try original.linear(Array(repeating: 1 - b, count: n), Array(repeating: 0, count: n), uchar: false)
+            .added(try changed.linear(Array(repeating: b, count: n), Array(repeating: 0, count: n), uchar: false))
+            .cast("uchar").interpreted(as: changed.interpretation)
+    }
+}
+
+extension Effects {
+    /// Masks.stripes drawn lazily by libvips (xyz, remainder_const, relational_const), so a large
+    /// image needs no mask in memory: 255 where (x ± y) mod `period` < period / 2.
+    static func stripes(width w: Int, height h: Int, period: Int = 8, rising: Bool) throws(DeriveError) -> VImage {
+        let xy = try VipsCall("xyz").int("width", w).int("height", h).run().image("out")
+        let y = try xy.band(1)
+        let diagonal = try xy.band(0).added(rising ? y : try y.linear([-1], [Double(period * h)], uchar: false))
+        let phase = try VipsCall("remainder_const").image("in", diagonal).doubles("c", [Double(period)]).run().image("out")
+        return try VipsCall("relational_const").image("in", phase).enumeration("relational", "less")
+            .doubles("c", [Double(period / 2)]).run().image("out")
+    }
+
+    /// The outermost ring of pixels, as one row.
+    static func edgePixels(of image: VImage) throws(DeriveError) -> PixelBuffer {
+        let w = image.width, h = image.pageHeight
+        let strips = [Rect(x: 0, y: 0, width: w, height: 1), Rect(x: 0, y: h - 1, width: w, height: 1),
+                      Rect(x: 0, y: 0, width: 1, height: h), Rect(x: w - 1, y: 0, width: 1, height: h)]
+        var pixels: [UInt8] = []
+        for strip in strips { pixels += try image.extracted(strip).cast("uchar").pixelBuffer().pixels }
+        return PixelBuffer(width: pixels.count / image.bands, height: 1, bands: image.bands, pixels: pixels)
+    }
+}
+
+extension VImage {
+    /// The CIE76 distance in Lab (libvips' dE76) of every pixel of this RGB image from `color`.
+    func distance(to color: Color) throws(DeriveError) -> VImage {
+        try VipsCall("dE76").image("left", try colourspace("lab")).image("right", try lab(of: color)).run().image("out")
+    }
+
+    /// `color` as a plain Lab image of this size.
+    private func lab(of color: Color) throws(DeriveError) -> VImage {
+        try constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").colourspace("lab")
+    }
+
+    /// `color`'s lightness, chroma and hue (degrees) as libvips converts it.
+    func lch(of color: Color) throws(DeriveError) -> (Double, Double, Double) {
+        let one = try extracted(Rect(x: 0, y: 0, width: 1, height: 1))
+        let lch = try one.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").colourspace("lch")
+        return (try lch.band(0).average(), try lch.band(1).average(), try lch.band(2).average())
     }
 }
 

@@ -127,12 +127,13 @@ extension VImage {
         try VipsCall("linear").image("in", self).doubles("a", a).doubles("b", b).bool("uchar", uchar).run().image("out")
     }
 
-    func recombined(_ matrix: [[Double]]) throws(DeriveError) -> VImage {
+    func recombined(_ matrix: [[Double]], uchar: Bool = true) throws(DeriveError) -> VImage {
         let flat = matrix.flatMap { $0 }
         guard let m = vips_image_new_matrix_from_array(Int32(matrix[0].count), Int32(matrix.count), flat, Int32(flat.count)) else {
             throw DeriveError(.internalError, "could not make a matrix: \(VipsRuntime.takeError())")
         }
-        return try VipsCall("recomb").image("in", self).image("m", VImage(owning: m)).run().image("out").cast("uchar")
+        let out = try VipsCall("recomb").image("in", self).image("m", VImage(owning: m)).run().image("out")
+        return uchar ? try out.cast("uchar") : out
     }
 
     /// Every value raised to `exponent` (libvips' `math2_const` pow; the result is float).

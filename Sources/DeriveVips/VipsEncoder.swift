@@ -54,6 +54,8 @@ enum VipsEncoder {
         var image = input
         if !format.supportsAlpha { image = try image.flattened(on: .white) }
         let strip = resolved.strip
+        // fl_strip_profile / cs_tinysrgb: the other metadata stays, the ICC profile goes.
+        if resolved.stripProfile { image = try image.removing(["icc-profile-data"]) }
         let chroma: String
         switch resolved.chromaSubsampling {
         case .auto: chroma = "auto"

@@ -199,7 +199,7 @@ struct ChainGenerator {
 
     mutating func effect() -> Effect {
         let kind = random.pick(Effect.Kind.allCases)
-        let amount = EffectRules.range(of: kind).map { wholeNumber($0) }
+        let amount = EffectRules.supportedRange(of: kind).map { wholeNumber($0) }
         return EffectRules.make(kind, amount: amount, color: EffectRules.takesColor(kind) ? color() : nil)
     }
 

@@ -146,7 +146,7 @@ import Testing
         ("c_auto,w_10,h_10,g_north", #"chain component 0 ("c_auto,w_10,h_10,g_north"): g mode auto is always content-aware; use gravity auto or entropy, or mode fill"#),
         ("c_fill,w_10,h_10,g_auto,x_5", #"chain component 0 ("c_fill,w_10,h_10,g_auto,x_5"): x offsets cannot be combined with content-aware gravity auto"#),
         ("e_colorize:50,co_nope", #"chain component 0 ("e_colorize:50,co_nope"): co_nope: unknown to Cloudinary (no colour "nope"); use a CSS name or rgb:rrggbb[aa]"#),
-        ("co_red", #"chain component 0 ("co_red"): co applies to e_colorize and text layers"#),
+        ("co_red", #"chain component 0 ("co_red"): co applies to e_colorize, e_make_transparent and text layers"#),
         ("fl_progresive", #"chain component 0 ("fl_progresive"): fl_progresive: unknown to Cloudinary (no flag "progresive"); did you mean "progressive"?"#),
         ("l_text:hello", #"chain component 0 ("l_text:hello"): l_text:hello: unknown to Cloudinary (a text layer gives its font and size, then its text: l_text:<font>_<size>:<text>)"#),
         ("l_text:Arial_big_bold:Hi", #"chain component 0 ("l_text:Arial_big_bold:Hi"): l_text:Arial_big_bold: unknown to Cloudinary (a text style is <font>_<size>[_<style>...], such as Arial_40_bold)"#),

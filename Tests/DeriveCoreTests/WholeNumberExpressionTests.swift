@@ -31,6 +31,11 @@ import Testing
         ("e_colorize:iar_mul_20,co_black", .effect(.colorize(amount: 30, color: .black)), [30]),
         ("e_blur_region:ih_div_2,x_0,y_0,w_100,h_100", .effect(.blurRegion(400, Region(x: .pixels(0), y: .pixels(0), width: .pixels(100), height: .pixels(100)))), [400]),
         ("e_blur_faces:w_div_4", .effect(.blurFaces(300)), [300]),
+        // The second setting stays as the blend is evaluated.
+        ("e_fill_light:w_div_24:-40", .effect(.fillLight(50, bias: -40)), [50]),
+        ("e_improve:indoor:iar_mul_40", .effect(.improve(60, mode: .indoor)), [60]),
+        ("e_improve:iar_mul_40", .effect(.improve(60, mode: .outdoor)), [60]),
+        ("e_replace_color:red:pc_mul_10:blue", .effect(.replaceColor(50, to: Color(red: 255, green: 0, blue: 0), from: .blue)), [50]),
     ] as [(String, ImageOperation, [Int])])
     func evaluatesOnTheSource(text: String, operation: ImageOperation, values: [Int]) throws {
         let planned = try plan([text], Self.source).outputs[0]

@@ -170,3 +170,33 @@ import Testing
         #expect(inspection.exif["make"] != nil)
     }
 }
+
+/// fl_strip_profile and cs_tinysrgb keep the other metadata and drop the ICC profile; cs_srgb and
+/// cs_no_cmyk ask for what Derive always makes (sRGB pixels, a CMYK source converted).
+@Suite struct ColourSpaceSettingTests {
+    @Test(arguments: ["formats/jpeg-icc-adobergb.jpg", "formats/jpeg-cmyk-swop-icc.jpg"])
+    func stripProfileKeepsTheOtherMetadata(fixture: String) throws {
+        let kept = try Harness.render(fixture, "c_scale,w_120/f_jpg,fl_keep_iptc").1.outputs[0]
+        let keptFields = try Harness.header(kept.data).1
+        #expect(keptFields["icc-profile-data"] != nil, "kept metadata carries the sRGB profile, which shows the check below can fail")
+        for chain in ["c_scale,w_120/f_jpg,fl_keep_iptc.strip_profile", "c_scale,w_120/f_jpg,fl_keep_iptc,cs_tinysrgb"] {
+            let output = try Harness.render(fixture, chain).1.outputs[0]
+            let (inspection, fields) = try Harness.header(output.data)
+            #expect(fields["icc-profile-data"] == nil, "\(chain)")
+            #expect(fields.keys.contains { $0.hasPrefix("exif-") } == keptFields.keys.contains { $0.hasPrefix("exif-") }, "\(chain)")
+            #expect(inspection.facts.width == 120)
+            // The same pixels as with the profile: only the metadata differs.
+            #expect(Harness.difference(try Harness.pixels(output.data), try Harness.pixels(kept.data)) < 0.5, "\(chain)")
+        }
+    }
+
+    /// cs_srgb and cs_no_cmyk change nothing Derive writes: the CMYK photograph comes out sRGB,
+    /// byte for byte as without them.
+    @Test(arguments: ["cs_srgb", "cs_no_cmyk"])
+    func srgbAndNoCmykAreWhatDeriveMakes(setting: String) throws {
+        let plain = try Harness.render("formats/jpeg-cmyk-swop-icc.jpg", "c_scale,w_120/f_jpg").1.outputs[0]
+        let asked = try Harness.render("formats/jpeg-cmyk-swop-icc.jpg", "c_scale,w_120/f_jpg,\(setting)").1.outputs[0]
+        #expect(asked.data == plain.data)
+        #expect(try Harness.pixels(asked.data).bands == 3)
+    }
+}

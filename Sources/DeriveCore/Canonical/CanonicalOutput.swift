@@ -66,6 +66,8 @@ public struct EncodingSettings: Sendable, Hashable {
     public var pages: PageSet?
     public var breakpoints: Breakpoints?
     public var densities: [Double]?
+    /// Only when metadata is kept: stripping all of it removes the profile already.
+    public var stripProfile: Bool
 
     public init(_ s: OutputSettings) {
         format = s.format ?? .original
@@ -80,6 +82,7 @@ public struct EncodingSettings: Sendable, Hashable {
         pages = s.pages?.singlePage == nil ? s.pages?.normalised : nil
         breakpoints = s.breakpoints
         densities = s.densities
+        stripProfile = !strip && (s.stripProfile ?? false)
     }
 
     /// The same settings resolved for a concrete format.
@@ -97,6 +100,8 @@ public struct EncodingSettings: Sendable, Hashable {
                                breakpoints: breakpoints)
         s.densities = densities
         s.pages = pages
+        // Written only when set, so outputs without it keep their identity.
+        s.stripProfile = stripProfile ? true : nil
         return s
     }
 }

@@ -32,6 +32,7 @@ public enum ChainEncoder {
         add("quality", s.quality.map(json))
         add("strip", s.strip.map(JSONValue.bool))
         add("progressive", s.progressive.map(JSONValue.bool))
+        add("stripProfile", s.stripProfile.map(JSONValue.bool))
         add("lossless", s.lossless.map(JSONValue.bool))
         add("effort", s.effort.map(JSONValue.int))
         add("chromaSubsampling", s.chromaSubsampling.map { .string($0.rawValue) })
@@ -104,6 +105,15 @@ public enum ChainEncoder {
             if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, amount.json) }
             switch e {
             case .tint(_, let color), .colorize(_, let color): add("color", .string(color.hex))
+            case .improve(_, let mode): add("mode", .string(mode.rawValue))
+            case .fillLight(_, let bias): add("bias", .int(bias))
+            case .replaceColor(_, let to, let from):
+                add("to", .string(to.hex))
+                add("from", from.map { .string($0.hex) })
+            case .makeTransparent(_, let color): add("color", color.map { .string($0.hex) })
+            case .simulateColorblind(let condition): add("condition", .string(condition.rawValue))
+            case .assistColorblind(_, xray: true): add("xray", .bool(true))
+            case .recolor(let matrix): add("matrix", .array(matrix.map(JSONValue.decimal)))
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
                 add("x", region.x.json)
                 add("y", region.y.json)

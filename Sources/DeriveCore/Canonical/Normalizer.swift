@@ -121,7 +121,8 @@ enum Normalizer {
     static func isIdentity(_ e: Effect) -> Bool {
         switch e {
         case .brightness(0), .contrast(0), .saturation(0), .vignette(0), .gamma(0), .hue(0), .brightnessHSB(0),
-             .red(0), .green(0), .blue(0), .vibrance(0), .autoContrast(0), .autoBrightness(0): true
+             .red(0), .green(0), .blue(0), .vibrance(0), .autoContrast(0), .autoBrightness(0), .autoColor(0),
+             .improve(0, _), .fillLight(0, _): true
         case .tint(let amount, _), .colorize(let amount, _): amount == 0
         default: false
         }

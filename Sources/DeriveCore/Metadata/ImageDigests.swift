@@ -147,6 +147,27 @@ public enum DominantColor {
     }
 }
 
+/// The colour of an image's edges, for e_make_transparent without co_: Cloudinary takes as
+/// background 'all pixels that resemble the pixels on the edges of the image'. Each channel's
+/// median over the opaque edge pixels, so a subject touching one edge does not tint it.
+public enum EdgeColor {
+    /// `edges`: the edge pixels in any order (one row is enough).
+    public static func of(_ edges: PixelBuffer) -> Color? {
+        var channels: [[Int]] = [[], [], []]
+        for y in 0..<edges.height {
+            for x in 0..<edges.width where edges.alpha(x, y) >= 128 {
+                let (r, g, b) = edges.rgb(x, y)
+                channels[0].append(r)
+                channels[1].append(g)
+                channels[2].append(b)
+            }
+        }
+        guard !channels[0].isEmpty else { return nil }
+        let median = channels.map { values in UInt8(values.sorted()[values.count / 2]) }
+        return Color(red: median[0], green: median[1], blue: median[2])
+    }
+}
+
 /// Reads the description of an ICC profile ("Adobe RGB (1998)", "Display P3").
 public enum ICCProfile {
     public static func description(_ profile: [UInt8]) -> String? {

@@ -87,3 +87,64 @@ public enum AutoDefaults {
     /// WebP holds alpha and animation and is smaller than JPEG and PNG at equal quality.
     public static let format = OutputFormat.webp
 }
+
+/// The threshold maps of `e_ordered_dither`, numbered as Cloudinary's SDK numbers them (after
+/// ImageMagick's thresholds.xml): 0 threshold 1x1 (no dither), 1 checkerboard 2x1, 2–5 ordered
+/// (Bayer) 2x2, 3x3, 4x4 and 8x8. Cloudinary's 6–18 are halftone and circle maps, which Derive
+/// does not draw.
+public enum DitherMaps {
+    public static let supported = 0...5
+
+    /// The map as an n x n tile of 8-bit thresholds (a channel above its threshold turns 255,
+    /// else 0), or nil for a level Derive does not draw.
+    public static func tile(level: Int) -> (size: Int, thresholds: [UInt8])? {
+        let levels: [[Int]]
+        switch level {
+        case 0: levels = [[1]]
+        case 1: levels = [[1, 2], [2, 1]]
+        case 3: levels = [[3, 7, 4], [6, 1, 9], [2, 8, 5]]
+        case 2, 4, 5: levels = bayer(order: level == 2 ? 1 : level == 4 ? 2 : 3).map { $0.map { $0 + 1 } }
+        default: return nil
+        }
+        // Levels 1...k over k + 1 steps: a map of k cells gives k + 1 shades of each channel.
+        let steps = Double(levels.flatMap { $0 }.max()! + 1)
+        return (levels.count, levels.flatMap { $0 }.map { UInt8((Double($0) / steps * 255).rounded()) })
+    }
+
+    /// The Bayer index matrix of size 2^order: M(2n) = [4M, 4M + 2; 4M + 3, 4M + 1].
+    static func bayer(order: Int) -> [[Int]] {
+        var m = [[0]]
+        for _ in 0..<order {
+            let n = m.count
+            var next = Array(repeating: Array(repeating: 0, count: 2 * n), count: 2 * n)
+            for y in 0..<n {
+                for x in 0..<n {
+                    next[y][x] = 4 * m[y][x]
+                    next[y][x + n] = 4 * m[y][x] + 2
+                    next[y + n][x] = 4 * m[y][x] + 3
+                    next[y + n][x + n] = 4 * m[y][x] + 1
+                }
+            }
+            m = next
+        }
+        return m
+    }
+}
+
+extension Masks {
+    /// Diagonal stripes for e_assist_colorblind: 255 on the stripes, 0 between, `period` pixels
+    /// apart (half of each period is stripe); `rising` runs them bottom-left to top-right, else
+    /// top-left to bottom-right, so reds and greens get stripes of different directions.
+    /// The definition: DeriveVips draws the same pattern lazily with libvips, and its tests
+    /// compare against this.
+    public static func stripes(width: Int, height: Int, period: Int = 8, rising: Bool) -> [UInt8] {
+        var mask = [UInt8](repeating: 0, count: width * height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let d = rising ? x + y : x - y + period * height
+                if d % period < period / 2 { mask[y * width + x] = 255 }
+            }
+        }
+        return mask
+    }
+}

@@ -39,6 +39,9 @@ public struct OutputSettings: Sendable, Hashable {
     /// A format set (`"formats": ["avif", "webp", "jpeg"]`, for `<picture>`): the output is
     /// made once per format, from the same pixels, each with its own identity and key.
     public var formats: [OutputFormat]?
+    /// `fl_strip_profile` (and `cs_tinysrgb`): no ICC profile in the output even when the other
+    /// metadata is kept (`strip` off); the pixels are sRGB either way.
+    public var stripProfile: Bool?
 
     public init(format: OutputFormat? = nil, quality: Quality? = nil, strip: Bool? = nil, progressive: Bool? = nil,
                 lossless: Bool? = nil, effort: Int? = nil, chromaSubsampling: ChromaSubsampling? = nil,
@@ -173,6 +176,7 @@ extension OutputSettings {
         take(\.breakpoints, "breakpoints")
         take(\.densities, "densities")
         take(\.formats, "formats")
+        take(\.stripProfile, "stripProfile")
         return (merged, conflicts)
     }
 }

@@ -161,6 +161,61 @@ public struct RoundCorners: Sendable, Hashable {
     }
 }
 
+/// `e_improve`'s modes: Cloudinary's outdoor (the default) and indoor, for photos with indoor
+/// lighting and shadows.
+public enum ImproveMode: String, Sendable, Hashable, CaseIterable {
+    case outdoor, indoor
+}
+
+/// `e_simulate_colorblind`'s conditions (Cloudinary's names; deuteranopia is the default).
+public enum ColorblindCondition: String, Sendable, Hashable, CaseIterable {
+    case deuteranopia, protanopia, tritanopia, deuteranomaly, tritanomaly
+    case coneMonochromacy = "cone_monochromacy"
+    case rodMonochromacy = "rod_monochromacy"
+
+    /// The matrix on linear RGB. Dichromacies are Machado, Oliveira and Fernandes (2009), "A
+    /// Physiologically-based Model for Simulation of Color Vision Deficiency", IEEE TVCG 15(6),
+    /// severity 1.0. The anomalies mix 60 % of that with the identity (Machado's severity 0.6
+    /// table is close to this mix); rod monochromacy keeps only luminance (Rec. 709 weights);
+    /// cone (blue-cone) monochromacy keeps a fifth of the colour on top of it — both
+    /// approximations, as Cloudinary does not document its own.
+    public var matrix: [[Double]] {
+        let identity: [[Double]] = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+        let luma: [[Double]] = Array(repeating: [0.2126, 0.7152, 0.0722], count: 3)
+        func mix(_ a: [[Double]], _ b: [[Double]], _ t: Double) -> [[Double]] {
+            (0..<3).map { r in (0..<3).map { c in (1 - t) * a[r][c] + t * b[r][c] } }
+        }
+        switch self {
+        case .protanopia: return [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]]
+        case .deuteranopia: return [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]]
+        case .tritanopia: return [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]]
+        case .deuteranomaly: return mix(identity, ColorblindCondition.deuteranopia.matrix, 0.6)
+        case .tritanomaly: return mix(identity, ColorblindCondition.tritanopia.matrix, 0.6)
+        case .rodMonochromacy: return luma
+        case .coneMonochromacy: return mix(luma, identity, 0.2)
+        }
+    }
+
+    /// Daltonisation (Fidaner, Lin and Ozguven, "Analysis of Color Blindness", 2005): the
+    /// colour this condition loses, `in − simulated`, is added back through
+    /// [[0, 0, 0], [0.7, 1, 0], [0.7, 0, 1]], so a red-green difference shows in green's
+    /// lightness and in blue: I + C (I − M), on linear RGB.
+    public var daltonisation: [[Double]] {
+        let m = matrix
+        let c: [[Double]] = [[0, 0, 0], [0.7, 1, 0], [0.7, 0, 1]]
+        var out: [[Double]] = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+        for r in 0..<3 {
+            for col in 0..<3 {
+                for k in 0..<3 {
+                    let lost: Double = (k == col ? 1 : 0) - m[k][col]
+                    out[r][col] += c[r][k] * lost
+                }
+            }
+        }
+        return out
+    }
+}
+
 /// Colour and filter effects (`e_<name>[:<amount>]`); an amount may be an expression
 /// (`e_blur:w_div_10`), which the planner evaluates like a length.
 public enum Effect: Sendable, Hashable {
@@ -200,6 +255,33 @@ public enum Effect: Sendable, Hashable {
     /// Moves the image's mean luminance to mid-grey by a gamma curve, blended (0..100 %) with
     /// the original.
     case autoBrightness(WholeNumber)
+    /// Stretches each colour channel from its own 0.5th to its 99.5th percentile, which removes
+    /// a colour cast, blended (0..100 %) with the original.
+    case autoColor(WholeNumber)
+    /// Cloudinary's automatic improvement: auto colour then auto contrast, and for indoor
+    /// photos a fill light as well, blended (0..100 %) with the original.
+    case improve(WholeNumber, mode: ImproveMode)
+    /// Lifts the shadows, blended (0..100 %) with the original; the bias (-100..100) moves the
+    /// lifted tones from the deepest shadows (-100) to the midtones (100).
+    case fillLight(WholeNumber, bias: Int)
+    /// Pixels within the tolerance (a CIE76 distance in Lab) of `from` (the predominant colour
+    /// when nil) take the matching shade of `to`.
+    case replaceColor(WholeNumber, to: Color, from: Color?)
+    /// Pixels within the tolerance (0..100, a CIE76 distance in Lab) of the colour (the edges'
+    /// colour when nil) become transparent.
+    case makeTransparent(WholeNumber, color: Color?)
+    /// Alpha below the level (% of opaque) becomes 0, the rest 255.
+    case opacityThreshold(WholeNumber)
+    /// How the image looks to someone with a colour-vision deficiency.
+    case simulateColorblind(ColorblindCondition)
+    /// Helps colour-blind viewers tell reds from greens: diagonal stripes of the given strength
+    /// (1..100), one direction over reds and the other over greens, or with `xray` the colours
+    /// themselves shifted (daltonised) so the red-green difference shows in lightness and blue.
+    case assistColorblind(WholeNumber, xray: Bool)
+    /// Each channel turns 0 or 255 by a tiled threshold map (DitherMaps, numbered as Cloudinary's).
+    case orderedDither(WholeNumber)
+    /// A colour matrix: 9 numbers (3x3, on RGB) or 16 (4x4, on RGBA), row by row.
+    case recolor([Double])
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -216,6 +298,16 @@ public enum Effect: Sendable, Hashable {
         case unsharpMask = "unsharp_mask"
         case autoContrast = "auto_contrast"
         case autoBrightness = "auto_brightness"
+        case autoColor = "auto_color"
+        case improve
+        case fillLight = "fill_light"
+        case replaceColor = "replace_color"
+        case makeTransparent = "make_transparent"
+        case opacityThreshold = "opacity_threshold"
+        case simulateColorblind = "simulate_colorblind"
+        case recolor
+        case orderedDither = "ordered_dither"
+        case assistColorblind = "assist_colorblind"
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -247,6 +339,16 @@ public enum Effect: Sendable, Hashable {
         case .unsharpMask: .unsharpMask
         case .autoContrast: .autoContrast
         case .autoBrightness: .autoBrightness
+        case .autoColor: .autoColor
+        case .improve: .improve
+        case .fillLight: .fillLight
+        case .replaceColor: .replaceColor
+        case .makeTransparent: .makeTransparent
+        case .opacityThreshold: .opacityThreshold
+        case .simulateColorblind: .simulateColorblind
+        case .recolor: .recolor
+        case .orderedDither: .orderedDither
+        case .assistColorblind: .assistColorblind
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -259,10 +361,11 @@ public enum Effect: Sendable, Hashable {
         switch self {
         case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
-             .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .blurFaces(let n), .pixelateFaces(let n),
-             .blurRegion(let n, _), .pixelateRegion(let n, _): n
+             .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
+             .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
-        case .grayscale, .negate: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
     }
 
@@ -270,8 +373,12 @@ public enum Effect: Sendable, Hashable {
     /// not force a full-size decode when they come before a resize.
     public var isPointwise: Bool {
         switch self {
-        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance: true
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance, .fillLight, .opacityThreshold,
+             .simulateColorblind, .recolor: true
+        // With their colour given they are pointwise; without, the colour is the image's.
+        case .replaceColor(_, _, let from): from != nil
+        case .makeTransparent(_, let color): color != nil
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

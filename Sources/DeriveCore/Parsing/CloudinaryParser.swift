@@ -22,8 +22,8 @@ public struct CloudinaryParser: Sendable {
     }
 
     /// Every parameter prefix the language knows.
-    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "region_relative", "relative", "ignore_aspect_ratio"]
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t", "cs"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -392,7 +392,7 @@ struct ParseRun {
             var rest = c
             rest.params = p
             rest.assignments = []
-            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless"].contains($0) }
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile"].contains($0) }
             note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
@@ -466,7 +466,7 @@ struct ParseRun {
         if let effect, let parsed = self.effect(effect, color: colorizeColor, in: c) {
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
-            fail(c, param: "co", "applies to e_colorize and text layers")
+            fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers")
         }
         if let round { steps.append(.round(round)) }
         if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
@@ -490,8 +490,14 @@ struct ParseRun {
         for step in steps {
             for issue in StepRules.issues(in: step, limits: limits) {
                 let param = CloudinaryNames.parameter(for: step, field: issue.field)
+                // An effect's other settings (e_fill_light's bias, e_recolor's matrix) are named,
+                // its amount is not.
+                var subject = param
+                if case .effect(let e) = step, issue.field != EffectRules.amountField(of: e.kind) { subject = "e_\(e.kind.rawValue) \(issue.field)" }
                 if let bound = issue.bound, let value = c.params[param] {
-                    fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(param) \(issue.reason)", bound: bound))
+                    fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(subject) \(issue.reason)", bound: bound))
+                } else if subject != param {
+                    fail(c, "\(subject) \(issue.reason)")
                 } else if param.isEmpty {
                     fail(c, issue.reason)
                 } else {
@@ -528,6 +534,18 @@ struct ParseRun {
                 fail(c, param: "q", "must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got \(Quoted(q))")
             }
         }
+        // Derive's pixels are always sRGB (a CMYK source is converted): cs_srgb and cs_no_cmyk ask
+        // for what it makes; cs_tinysrgb's point, a smaller profile, is met by writing none.
+        // cs_keep_cmyk, cs_cmyk and cs_icc: are refused by the vocabulary before this.
+        if let cs = p.removeValue(forKey: "cs") {
+            switch cs {
+            case "srgb", "no_cmyk": break
+            case "tinysrgb": found.stripProfile = true
+            default:
+                fail(c, CloudinaryVocabulary.unknown("cs_" + cs, what: "colour space \(Quoted(cs))",
+                                                     hint: Suggest.hint(for: cs, among: ["srgb", "no_cmyk", "tinysrgb"], else: "; Derive writes sRGB: cs_srgb, cs_no_cmyk, cs_tinysrgb")))
+            }
+        }
         if let pg = p.removeValue(forKey: "pg") {
             if let frame = Int(pg) {
                 found.frame = frame
@@ -551,6 +569,7 @@ struct ParseRun {
             case "progressive": found.progressive = true
             case "keep_iptc", "keep_metadata": found.strip = false
             case "lossless": found.lossless = true
+            case "strip_profile": found.stripProfile = true
             default: break
             }
         }
@@ -703,13 +722,14 @@ struct ParseRun {
         }
     }
 
-    mutating func color(_ text: String, param: String, in c: Component) -> Color? {
+    /// `written`: how the parameter holding the colour was written, when it is more than `param_text`.
+    mutating func color(_ text: String, param: String, written: String? = nil, in c: Component) -> Color? {
         if let color = Color.parse(text) { return color }
         if let feature = CloudinaryVocabulary.unsupported(key: param, value: text) {
-            refuse(c, "\(param)_\(text)", feature)
+            refuse(c, written ?? "\(param)_\(text)", feature)
             return nil
         }
-        fail(c, CloudinaryVocabulary.unknown("\(param)_\(text)", what: "colour \(Quoted(text))",
+        fail(c, CloudinaryVocabulary.unknown(written ?? "\(param)_\(text)", what: "colour \(Quoted(text))",
                                              hint: Suggest.hint(for: text, among: Color.allNames, else: "; use a CSS name or rgb:rrggbb[aa]")))
         return nil
     }
@@ -817,10 +837,33 @@ struct ParseRun {
             }
             return nil
         }
-        let args = Array(parts.dropFirst())
+        var args = Array(parts.dropFirst())
+        if kind == .replaceColor { return replaceColor(text, args: args, color: color, in: c) }
+        // e_assist_colorblind[:<strength>|xray]
+        if kind == .assistColorblind, args.first == "xray" {
+            if args.count > 1 { fail(c, "e_assist_colorblind:xray takes no strength") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            return .assistColorblind(.value(EffectRules.defaultAmount(of: .assistColorblind) ?? 10), xray: true)
+        }
+        if kind == .simulateColorblind || kind == .recolor {
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
+        }
+        // e_improve[:<mode>][:<blend>]: a mode is a word, a blend a number (Cloudinary's SDKs
+        // write `e_improve:50` for a blend alone).
+        var mode = ImproveMode.outdoor
+        if kind == .improve, let first = args.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
+            guard let m = ImproveMode(rawValue: first) else {
+                fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_improve mode \(Quoted(first))",
+                                                     hint: "; modes: " + ImproveMode.allCases.map(\.rawValue).joined(separator: ", ")))
+                return nil
+            }
+            mode = m
+            args.removeFirst()
+        }
         if EffectRules.range(of: kind) == nil {
             if !args.isEmpty { fail(c, "e_\(name) takes no amount") }
-            if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return EffectRules.make(kind, amount: nil, color: nil)
         }
         var amount: WholeNumber?
@@ -844,17 +887,99 @@ struct ParseRun {
                 if effectColor == nil { return nil }
             }
             if color != nil { fail(c, param: "co", "applies to e_colorize; give the tint colour as e_tint:<amount>:<color>") }
-        case .colorize:
-            if args.count > 1 { fail(c, "e_colorize takes one amount; give the colour with co_") }
+        case .colorize, .makeTransparent:
+            if args.count > 1 { fail(c, "e_\(name) takes one amount; give the colour with co_") }
             if let color {
                 effectColor = self.color(color, param: "co", in: c)
                 if effectColor == nil { return nil }
             }
+        case .fillLight:
+            // e_fill_light[:<blend>][:<bias>]
+            if args.count > 2 { fail(c, "e_fill_light takes a blend and a bias") }
+            if args.count == 2 {
+                guard let bias = Int(args[1]) else {
+                    fail(c, "e_fill_light takes a whole-number bias (-100 to 100), got \(Quoted(args[1]))")
+                    return nil
+                }
+                return .fillLight(amount ?? .value(EffectRules.defaultAmount(of: .fillLight) ?? 100), bias: bias)
+            }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
         default:
             if args.count > 1 { fail(c, "e_\(name) takes one amount") }
-            if color != nil { fail(c, param: "co", "applies to e_colorize and text layers") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
         }
+        if kind == .improve { return .improve(amount ?? .value(EffectRules.defaultAmount(of: .improve) ?? 100), mode: mode) }
         return EffectRules.make(kind, amount: amount, color: effectColor)
+    }
+}
+
+extension ParseRun {
+    /// `e_simulate_colorblind[:<condition>]`, deuteranopia by default.
+    mutating func simulateColorblind(_ text: String, args: [String], in c: Component) -> Effect? {
+        guard let first = args.first else { return .simulateColorblind(.deuteranopia) }
+        if args.count > 1 { fail(c, "e_simulate_colorblind takes one condition") }
+        guard let condition = ColorblindCondition(rawValue: first) else {
+            let names = ColorblindCondition.allCases.map(\.rawValue)
+            fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "colour-blind condition \(Quoted(first))",
+                                                 hint: Suggest.hint(for: first, among: names, else: "; conditions: " + names.joined(separator: ", "))))
+            return nil
+        }
+        return .simulateColorblind(condition)
+    }
+
+    /// `e_recolor:<9 or 16 numbers>`: a 3x3 or 4x4 colour matrix, row by row.
+    mutating func recolor(_ args: [String], in c: Component) -> Effect? {
+        guard !args.isEmpty else {
+            fail(c, "e_recolor needs a colour matrix: 9 numbers (3x3, RGB) or 16 (4x4, RGBA), row by row, such as e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1")
+            return nil
+        }
+        var values: [Double] = []
+        for a in args {
+            guard let v = Double(a), v.isFinite, a.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-" || $0 == "+") }) else {
+                fail(c, "e_recolor takes numbers, got \(Quoted(a))")
+                return nil
+            }
+            values.append(v)
+        }
+        return .recolor(values)
+    }
+
+    /// `e_replace_color:<to>[:<tolerance>][:<from>]`; a colour may be written `rgb:<hex>`.
+    mutating func replaceColor(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
+        var rest = args[...]
+        // Cloudinary's examples write bare hex here (e_replace_color:aa7812).
+        func takeColor() -> String? {
+            guard var word = rest.popFirst() else { return nil }
+            if word == "rgb", let hex = rest.popFirst() { word += ":" + hex }
+            if Color.parse(word) == nil, [3, 6].contains(word.count), word.allSatisfy({ $0.isASCII && $0.isHexDigit }) { word = "rgb:" + word }
+            return word
+        }
+        guard let toText = takeColor(), !toText.isEmpty else {
+            fail(c, "e_replace_color needs a target colour: e_replace_color:<to>[:<tolerance>][:<from>]")
+            return nil
+        }
+        guard let to = self.color(toText, param: "e", written: "e_" + text, in: c) else { return nil }
+        var tolerance = WholeNumber.value(EffectRules.defaultAmount(of: .replaceColor) ?? 50)
+        if let t = rest.popFirst() {
+            if let n = Int(t) {
+                tolerance = .value(n)
+            } else if ExpressionParser.looksLikeExpression(t) {
+                guard let n = wholeNumberExpression(t, param: "e", written: "e_" + text, label: "e_replace_color:",
+                                                    accepts: "a whole-number tolerance", in: c) else { return nil }
+                tolerance = n
+            } else {
+                fail(c, "e_replace_color takes a whole-number tolerance after the target colour, got \(Quoted(t))")
+                return nil
+            }
+        }
+        var from: Color?
+        if let f = takeColor() {
+            guard let parsed = self.color(f, param: "e", written: "e_" + text, in: c) else { return nil }
+            from = parsed
+        }
+        if !rest.isEmpty { fail(c, "e_replace_color takes a target colour, a tolerance and a source colour, got \(Quoted(text))") }
+        if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+        return .replaceColor(tolerance, to: to, from: from)
     }
 }
 
@@ -905,6 +1030,7 @@ enum CloudinaryNames {
         case "frame", "pages": "pg"
         case "lossless": "fl_lossless"
         case "progressive": "fl_progressive"
+        case "stripProfile": "fl_strip_profile"
         case "strip": "fl_keep_iptc"
         case "autoOrient": "a_ignore"
         default: field

@@ -120,6 +120,27 @@ public enum CloudinaryPrinter {
         case .blurRegion(let amount, let region?), .pixelateRegion(let amount, let region?):
             let amountText = amount == EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) ? "" : ":\(amount)"
             return name + amountText + ",x_\(region.x.cloudinaryText),y_\(region.y.cloudinaryText),w_\(region.width.cloudinaryText),h_\(region.height.cloudinaryText)"
+        case .replaceColor(let tolerance, let to, let from):
+            let toleranceIsDefault = tolerance == EffectRules.defaultAmount(of: .replaceColor).map(WholeNumber.value)
+            if let from { return "\(name):\(color(to)):\(tolerance):\(color(from))" }
+            return "\(name):\(color(to))" + (toleranceIsDefault ? "" : ":\(tolerance)")
+        case .makeTransparent(let tolerance, let c):
+            let amountText = tolerance == EffectRules.defaultAmount(of: .makeTransparent).map(WholeNumber.value) ? "" : ":\(tolerance)"
+            return name + amountText + (c.map { ",co_" + color($0) } ?? "")
+        case .assistColorblind(_, xray: true):
+            return name + ":xray"
+        case .simulateColorblind(let condition):
+            return condition == .deuteranopia ? name : "\(name):\(condition.rawValue)"
+        case .recolor(let matrix):
+            return name + ":" + matrix.map(Decimal6.string).joined(separator: ":")
+        case .improve(let blend, let mode):
+            // The mode is written whenever a blend is, so the blend is never read as a mode.
+            let blendText = blend == EffectRules.defaultAmount(of: .improve).map(WholeNumber.value) ? "" : ":\(blend)"
+            return name + (mode == .outdoor && blendText.isEmpty ? "" : ":" + mode.rawValue) + blendText
+        case .fillLight(let blend, let bias):
+            let blendIsDefault = blend == EffectRules.defaultAmount(of: .fillLight).map(WholeNumber.value)
+            if bias != EffectRules.fillLightDefaultBias { return "\(name):\(blend):\(bias)" }
+            return blendIsDefault ? name : "\(name):\(blend)"
         default:
             guard let amount = e.amount, amount != EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) else { return name }
             return "\(name):\(amount)"
@@ -174,6 +195,7 @@ public enum CloudinaryPrinter {
         if s.progressive { flags.append("progressive") }
         if !s.strip { flags.append("keep_iptc") }
         if s.lossless { flags.append("lossless") }
+        if s.stripProfile { flags.append("strip_profile") }
         if !flags.isEmpty { p.append("fl_" + flags.joined(separator: ".")) }
         if let effort = s.effort, s.format.isConcrete, effort != s.format.defaultEffort {
             throw Unprintable(reason: "effort exists only in JSON")

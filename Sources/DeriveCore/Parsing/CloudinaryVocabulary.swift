@@ -111,6 +111,7 @@ public enum CloudinaryVocabulary {
     static let plannedEffects = "planned in the next language issue (effects, layers and formats)"
     static let generative = "generative AI, which Derive does not run"
     static let addOn = "a Cloudinary add-on or AI feature that Derive does not have"
+    static let cmykRefusal = "Derive converts every source to sRGB and writes no CMYK or other profile; cs_srgb, cs_no_cmyk and cs_tinysrgb are what it makes"
     static let video = "video and audio only; Derive makes images"
 
     /// The one list of Cloudinary features Derive does not support.
@@ -130,7 +131,10 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .parameter("fn"), spelling: "fn_<function>", reason: "custom functions run user code (WebAssembly or a remote call), which Derive does not"),
         Unsupported(match: .parameter("d"), spelling: "d_<image>", reason: "default image: a placeholder for a missing public ID; a Derive job names its source and fails when it is missing"),
         Unsupported(match: .parameter("bl"), spelling: "bl_<name>", reason: "baseline transformations; \(plannedEffects)"),
-        Unsupported(match: .parameter("cs"), spelling: "cs_<colour space>", reason: "Derive converts to sRGB and keeps the profile only where needed; \(plannedEffects)"),
+        Unsupported(match: .value("cs", "keep_cmyk"), spelling: "cs_keep_cmyk, cs_cmyk, cs_icc:<profile>, cs_srgb:truecolor", reason: cmykRefusal),
+        Unsupported(match: .value("cs", "cmyk"), spelling: "", reason: cmykRefusal),
+        Unsupported(match: .valuePrefix("cs", "icc:"), spelling: "", reason: cmykRefusal),
+        Unsupported(match: .value("cs", "srgb:truecolor"), spelling: "", reason: cmykRefusal),
         Unsupported(match: .parameter("dn"), spelling: "dn_<density>", reason: "rasterisation density of PDF and vector sources; \(plannedEffects)"),
         Unsupported(match: .parameter("p"), spelling: "p_<prefix>", reason: "CSS sprite prefixes, which Derive does not make"),
         Unsupported(match: .parameter("dl"), spelling: "dl_<delay>", reason: "animation frame delay; \(plannedEffects)"),

@@ -8,7 +8,7 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
@@ -204,6 +204,7 @@ public struct JSONChainDecoder: Sendable {
         }
         s.strip = log.bool(fields["strip"], at: path.appending("strip"))
         s.progressive = log.bool(fields["progressive"], at: path.appending("progressive"))
+        s.stripProfile = log.bool(fields["stripProfile"], at: path.appending("stripProfile"))
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))
         s.effort = log.int(fields["effort"], at: path.appending("effort"))
         s.chromaSubsampling = log.keyword(fields["chromaSubsampling"], at: path.appending("chromaSubsampling"),
@@ -458,6 +459,9 @@ public struct JSONChainDecoder: Sendable {
 
     func readEffect(_ kind: Effect.Kind, _ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
         let amountField = EffectRules.amountField(of: kind)
+        if kind == .replaceColor { return readReplaceColor(value, at: path, log: log) }
+        if kind == .simulateColorblind { return readColorblind(value, at: path, log: log) }
+        if kind == .recolor { return readRecolor(value, at: path, log: log) }
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))
@@ -468,6 +472,9 @@ public struct JSONChainDecoder: Sendable {
             if let amountField { allowed.append(amountField) }
             if EffectRules.takesColor(kind) { allowed.append("color") }
             if EffectRules.takesRegion(kind) { allowed += ["x", "y", "width", "height"] }
+            if kind == .improve { allowed.append("mode") }
+            if kind == .fillLight { allowed.append("bias") }
+            if kind == .assistColorblind { allowed.append("xray") }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
             if let amountField, let v = fields[amountField] {
@@ -491,8 +498,92 @@ public struct JSONChainDecoder: Sendable {
                 guard let x, let y else { return nil }
                 region = Region(x: x, y: y, width: width, height: height)
             }
-            return .effect(EffectRules.with(EffectRules.make(kind, amount: amount, color: color), region: region))
+            var effect = EffectRules.make(kind, amount: amount, color: color)
+            if let m = fields["mode"] {
+                guard case .string(let text) = m, let mode = ImproveMode(rawValue: text) else {
+                    let got = if case .string(let text) = m { Quoted(text).description } else { m.typeDescription }
+                    log.add(path.appending("mode"), "expected one of " + ImproveMode.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(got)")
+                    return nil
+                }
+                effect = .improve(effect.amount ?? .value(100), mode: mode)
+            }
+            if let x = fields["xray"] {
+                guard let xray = log.bool(x, at: path.appending("xray")) else { return nil }
+                effect = .assistColorblind(effect.amount ?? .value(10), xray: xray)
+            }
+            if let b = fields["bias"] {
+                guard let bias = log.int(b, at: path.appending("bias")) else { return nil }
+                effect = .fillLight(effect.amount ?? .value(100), bias: bias)
+            }
+            return .effect(EffectRules.with(effect, region: region))
         }
+    }
+
+    /// `{"simulate_colorblind": true}`, `{"simulate_colorblind": "protanopia"}` or `{"simulate_colorblind": {"condition": "protanopia"}}`.
+    func readColorblind(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        var conditionValue: JSONValue? = value
+        var conditionPath = path
+        switch value {
+        case .bool(true): return .effect(.simulateColorblind(.deuteranopia))
+        case .string: break
+        default:
+            guard let fields = log.object(value, at: path, allowed: ["condition"]) else { return nil }
+            conditionValue = fields["condition"]
+            conditionPath = path.appending("condition")
+            if conditionValue == nil { return .effect(.simulateColorblind(.deuteranopia)) }
+        }
+        guard case .string(let text)? = conditionValue, let condition = ColorblindCondition(rawValue: text) else {
+            let got = if case .string(let text)? = conditionValue { Quoted(text).description } else { conditionValue?.typeDescription ?? "nothing" }
+            log.add(conditionPath, "expected one of " + ColorblindCondition.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(got)")
+            return nil
+        }
+        return .effect(.simulateColorblind(condition))
+    }
+
+    /// `{"recolor": [9 or 16 numbers]}` or `{"recolor": {"matrix": [...]}}`, row by row.
+    func readRecolor(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        var list = value
+        var listPath = path
+        if case .object = value {
+            guard let fields = log.object(value, at: path, allowed: ["matrix"]) else { return nil }
+            listPath = path.appending("matrix")
+            guard let m = fields["matrix"] else {
+                log.add(listPath, "is required: 9 numbers (3x3, RGB) or 16 (4x4, RGBA), row by row")
+                return nil
+            }
+            list = m
+        }
+        guard case .array(let items) = list else {
+            log.add(listPath, "expected a list of 9 or 16 numbers, got \(list.typeDescription)")
+            return nil
+        }
+        let numbers = items.enumerated().compactMap { i, v in log.double(v, at: listPath.appending(i)) }
+        guard numbers.count == items.count else { return nil }
+        return .effect(.recolor(numbers))
+    }
+
+    /// `{"replace_color": "orange"}` or `{"replace_color": {"to": "orange", "tolerance": 60, "from": "green"}}`.
+    func readReplaceColor(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        let tolerance = WholeNumber.value(EffectRules.defaultAmount(of: .replaceColor) ?? 50)
+        if case .string = value {
+            return log.color(value, at: path.appending("to")).map { .effect(.replaceColor(tolerance, to: $0, from: nil)) }
+        }
+        guard let fields = log.object(value, at: path, allowed: ["to", "tolerance", "from"]) else { return nil }
+        guard let toValue = fields["to"] else {
+            log.add(path.appending("to"), "is required: the colour to replace with")
+            return nil
+        }
+        guard let to = log.color(toValue, at: path.appending("to")) else { return nil }
+        var effect = Effect.replaceColor(tolerance, to: to, from: nil)
+        if let t = fields["tolerance"] {
+            guard let n = log.wholeNumber(t, at: path.appending("tolerance")) else { return nil }
+            effect = .replaceColor(n, to: to, from: nil)
+        }
+        if let f = fields["from"] {
+            guard let from = log.color(f, at: path.appending("from")) else { return nil }
+            effect = EffectRules.with(effect, from: from)
+        }
+        return .effect(effect)
     }
 
     func readTrim(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Trim? {

@@ -91,14 +91,7 @@ extension Step {
         switch self {
         case .effect(let e):
             guard let amount = e.amount else { return self }
-            let mapped = transform(amount, "e_" + e.kind.rawValue)
-            switch e {
-            case .tint(_, let color): return .effect(.tint(amount: mapped, color: color))
-            case .colorize(_, let color): return .effect(.colorize(amount: mapped, color: color))
-            case .blurRegion(_, let region): return .effect(.blurRegion(mapped, region))
-            case .pixelateRegion(_, let region): return .effect(.pixelateRegion(mapped, region))
-            default: return .effect(EffectRules.make(e.kind, amount: mapped, color: nil))
-            }
+            return .effect(EffectRules.with(e, amount: transform(amount, "e_" + e.kind.rawValue)))
         case .opacity(let o):
             return .opacity(transform(o, "o"))
         case .round(var r):

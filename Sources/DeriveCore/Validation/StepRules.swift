@@ -3,32 +3,46 @@ public enum EffectRules {
     public static let trimDefaultTolerance = 10
     public static let tintDefaultColor = Color.blue
     public static let colorizeDefaultColor = Color.gray
+    /// e_fill_light's bias: Cloudinary's range and default (SDK reference, Adjust.fillLight).
+    public static let fillLightBiasRange = -100...100
+    public static let fillLightDefaultBias = 0
 
     public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? {
         switch kind {
         case .blur, .sharpen, .unsharpMask, .blurFaces, .blurRegion: 1...2000
         case .pixelate, .pixelateFaces, .pixelateRegion: 1...200
-        case .sepia: 1...100
+        case .sepia, .assistColorblind: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite, .autoContrast, .autoBrightness: 0...100
+        case .blackwhite, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
+        // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
+        case .replaceColor: 0...300
+        case .orderedDither: 0...18
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
-        case .grayscale, .negate: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
+    }
+
+    /// The amounts Derive draws: Cloudinary's range, less e_ordered_dither's halftone and circle
+    /// maps (6–18), which are refused as beyond Derive.
+    public static func supportedRange(of kind: Effect.Kind) -> ClosedRange<Int>? {
+        kind == .orderedDither ? DitherMaps.supported : range(of: kind)
     }
 
     public static func defaultAmount(of kind: Effect.Kind) -> Int? {
         switch kind {
-        case .blur, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .colorize, .blurRegion: 100
+        case .blur, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .colorize, .blurRegion: 100
         case .blurFaces: 500
         case .pixelate, .pixelateFaces, .pixelateRegion: 10
         case .sepia, .brightness, .saturation, .hue, .brightnessHSB: 80
         case .contrast, .gamma, .red, .green, .blue: 0
         case .tint: 60
         case .vignette, .vibrance: 20
-        case .blackwhite: 50
-        case .grayscale, .negate: nil
+        case .blackwhite, .replaceColor, .opacityThreshold: 50
+        case .makeTransparent, .assistColorblind: 10
+        case .orderedDither: 0
+        case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
     }
 
@@ -59,6 +73,16 @@ public enum EffectRules {
         case .unsharpMask: return .unsharpMask(n)
         case .autoContrast: return .autoContrast(n)
         case .autoBrightness: return .autoBrightness(n)
+        case .autoColor: return .autoColor(n)
+        case .improve: return .improve(n, mode: .outdoor)
+        case .fillLight: return .fillLight(n, bias: fillLightDefaultBias)
+        case .replaceColor: return .replaceColor(n, to: color ?? .black, from: nil)
+        case .makeTransparent: return .makeTransparent(n, color: color)
+        case .opacityThreshold: return .opacityThreshold(n)
+        case .orderedDither: return .orderedDither(n)
+        case .assistColorblind: return .assistColorblind(n, xray: false)
+        case .simulateColorblind: return .simulateColorblind(.deuteranopia)
+        case .recolor: return .recolor([1, 0, 0, 0, 1, 0, 0, 0, 1])
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -69,20 +93,57 @@ public enum EffectRules {
     /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
     static func amountField(of kind: Effect.Kind) -> String? {
         switch kind {
-        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance: "strength"
+        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind: "strength"
         case .blackwhite: "threshold"
-        case .autoContrast, .autoBrightness: "blend"
+        case .replaceColor, .makeTransparent: "tolerance"
+        case .opacityThreshold, .orderedDither: "level"
+        case .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight: "blend"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
-        case .grayscale, .negate: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor: nil
         }
     }
 
-    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize }
+    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize || kind == .makeTransparent }
 
     /// Effects on a rectangle given by `x`, `y`, `width` and `height`.
     public static func takesRegion(_ kind: Effect.Kind) -> Bool { kind == .blurRegion || kind == .pixelateRegion }
+
+    /// The same effect with another blend (or amount), keeping its other settings (the mode of
+    /// e_improve, the bias of e_fill_light, a colour, a region).
+    static func with(_ effect: Effect, amount: WholeNumber) -> Effect {
+        switch effect {
+        case .tint(_, let color): .tint(amount: amount, color: color)
+        case .colorize(_, let color): .colorize(amount: amount, color: color)
+        case .blurRegion(_, let region): .blurRegion(amount, region)
+        case .pixelateRegion(_, let region): .pixelateRegion(amount, region)
+        case .improve(_, let mode): .improve(amount, mode: mode)
+        case .fillLight(_, let bias): .fillLight(amount, bias: bias)
+        case .replaceColor(_, let to, let from): .replaceColor(amount, to: to, from: from)
+        case .makeTransparent(_, let color): .makeTransparent(amount, color: color)
+        case .assistColorblind(_, let xray): .assistColorblind(amount, xray: xray)
+        default: make(effect.kind, amount: amount, color: nil)
+        }
+    }
+
+    /// Cloudinary's e_recolor takes a 3x3 (RGB) or 4x4 (RGBA) matrix; it documents no range
+    /// for the numbers, so ±100 is Derive's bound.
+    static func recolorIssues(_ matrix: [Double]) -> [FieldIssue] {
+        if matrix.count != 9 && matrix.count != 16 {
+            return [FieldIssue(field: "matrix", reason: "needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got \(matrix.count)")]
+        }
+        if let bad = matrix.first(where: { !$0.isFinite || abs($0) > 100 }) {
+            return [FieldIssue(field: "matrix", reason: "numbers must be between -100 and 100, got \(Decimal6.string(bad))", bound: .derive)]
+        }
+        return []
+    }
+
+    /// replace_color with a source colour.
+    static func with(_ effect: Effect, from: Color) -> Effect {
+        guard case .replaceColor(let tolerance, let to, _) = effect else { return effect }
+        return .replaceColor(tolerance, to: to, from: from)
+    }
 
     /// The same effect on another region.
     static func with(_ effect: Effect, region: Region?) -> Effect {
@@ -107,10 +168,18 @@ enum StepRules {
             return r.angle.isFinite && abs(r.angle) <= 1_000_000
                 ? [] : [FieldIssue(field: "angle", reason: "must be a finite number of degrees")]
         case .round(let r): return roundIssues(r, limits: limits)
+        case .effect(.recolor(let matrix)):
+            return EffectRules.recolorIssues(matrix)
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"
-            var issues = check(amount, in: range, field: field)
+            // replace_color's upper end is Derive's (Cloudinary documents none).
+            var issues = check(amount, in: range, field: field, derivesLimits: e.kind == .replaceColor)
+            if case .fillLight(_, let bias) = e { issues += check(bias, in: EffectRules.fillLightBiasRange, field: "bias") }
+            // Cloudinary's halftone and circle maps (6–18) are known, but Derive does not draw them.
+            if issues.isEmpty, case .orderedDither(.value(let level)) = e, !DitherMaps.supported.contains(level) {
+                issues.append(FieldIssue(field: field, reason: "must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got \(level)", bound: .derive))
+            }
             switch e {
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
                 issues += offsetIssues(region.x, field: "x", limits: limits) + offsetIssues(region.y, field: "y", limits: limits)
