@@ -75,7 +75,7 @@ public struct Reprocessor: Sendable {
         if let preset = plan.preset {
             return .object(["version": .int(1), "source": .string(candidate.source), "preset": .string(preset)])
         }
-        return .object(["version": .int(1), "task": .string("check-source"), "source": .string(candidate.source)])
+        return .object(["version": .int(1), "task": .string(JobTask.checkSource.rawValue), "source": .string(candidate.source)])
     }
 
     /// One waiting job per asset and preset (or per source checked).

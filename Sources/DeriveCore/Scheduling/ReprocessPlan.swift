@@ -40,7 +40,7 @@ public struct ReprocessPlan: Sendable, Equatable {
     public var taskDocument: JSONValue {
         var members: [JSONMember] = [
             JSONMember(key: "version", value: .int(1)),
-            JSONMember(key: "task", value: .string(preset == nil ? "revalidate" : "reprocess")),
+            JSONMember(key: "task", value: .string((preset == nil ? JobTask.revalidate : .reprocess).rawValue)),
         ]
         if let preset { members.append(JSONMember(key: "preset", value: .string(preset))) }
         members += [
@@ -54,11 +54,11 @@ public struct ReprocessPlan: Sendable, Equatable {
 
     /// Reads a task document back.
     public init(task document: JSONValue) throws(ValidationError) {
-        guard case .string(let task)? = document["task"], task == "reprocess" || task == "revalidate" else {
+        guard case .string(let name)? = document["task"], let task = JobTask(rawValue: name), task != .checkSource else {
             throw ValidationError(location: "task", reason: "must be reprocess or revalidate")
         }
         var preset: String?
-        if task == "reprocess" {
+        if task == .reprocess {
             guard case .string(let name)? = document["preset"] else { throw ValidationError(location: "preset", reason: "a reprocess needs a preset") }
             preset = name
         }

@@ -1,0 +1,63 @@
+import DeriveCore
+import Foundation
+import Logging
+import Synchronization
+
+/// The dispatcher: claims as many jobs as there are free slots, hands them to the slots, and
+/// sleeps until a slot frees, a notification arrives or the next housekeeping tick.
+extension Worker {
+    func dispatch() {
+        var maintenance = Maintenance()
+        var failures = 0
+        while !state.withLock({ $0.stopping }) {
+            health.looped()
+            maintain(&maintenance)
+            let free = settings.slots - state.withLock { $0.inFlight }
+            metrics.set(.slotsBusy, to: Double(settings.slots - free))
+            if free > 0 {
+                do {
+                    let jobs = try database.queue.claim(queues: settings.queues, limit: free, owner: settings.id, lease: settings.lease)
+                    health.database(nil)
+                    failures = 0
+                    if !jobs.isEmpty {
+                        hand(jobs)
+                        // A full batch: there may be more; claim again as soon as a slot frees.
+                        if jobs.count == free { continue }
+                    } else if settings.untilIdle, state.withLock({ $0.inFlight }) == 0, try queuesAreIdle() {
+                        logger.info("the queues are empty: stopping (--until-idle)")
+                        break
+                    }
+                } catch {
+                    failures += 1
+                    health.database(error)
+                    metrics.increment(.databaseErrors)
+                    let delay = Backoff(base: 0.5, factor: 2, maximum: 30).ceiling(attempt: failures)
+                    logger.warning("cannot claim jobs; trying again", metadata: ["error": "\(error)", "retryIn": "\(delay)"])
+                    _ = wake.wait(timeout: .now() + delay)
+                    continue
+                }
+            }
+            // Idle waits end in time for the next schedule check and housekeeping tick.
+            let idle = min(free > 0 ? settings.pollInterval : 1, settings.schedulerInterval ?? 1, settings.tickInterval)
+            _ = wake.wait(timeout: .now() + idle)
+        }
+    }
+
+    func hand(_ jobs: [ClaimedJob]) {
+        state.withLock { $0.pending += jobs }
+        for job in jobs {
+            logger.debug("claimed", metadata: ["job": "\(job.run.id)", "attempt": "\(job.run.attempt)", "queue": "\(job.queue)"])
+            work.signal()
+        }
+    }
+
+    /// No job available, running or waiting to be retried in the worker's queues. A retry is
+    /// work begun (its claim's answer may have been lost with a connection, and its lease
+    /// rescued): stopping before it would leave a batch unfinished. Jobs submitted to run
+    /// later wait for a later worker.
+    func queuesAreIdle() throws(DeriveError) -> Bool {
+        _ = try database.queue.promoteScheduled(limit: 1000)
+        let counts = try database.queue.counts().filter { settings.queues.contains($0.queue) }
+        return counts.allSatisfy { ($0.states[.available] ?? 0) == 0 && ($0.states[.running] ?? 0) == 0 && $0.retrying == 0 }
+    }
+}
