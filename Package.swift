@@ -76,6 +76,11 @@ let package = Package(
             .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
+        // `derive dashboard`: the operator's pages, server-rendered over FlyingFox, reading
+        // through DeriveCore's queue seams.
+        .target(name: "DeriveDashboard", dependencies: [
+            "DeriveCore", .product(name: "Logging", package: "swift-log"), .product(name: "FlyingFox", package: "FlyingFox"),
+        ]),
         .executableTarget(
             name: "derive",
             dependencies: [
@@ -86,6 +91,7 @@ let package = Package(
                 "DerivePostgres",
                 "DeriveSQLite",
                 "DeriveWorker",
+                "DeriveDashboard",
                 "DeriveDigest",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -111,7 +117,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeriveWorkerTests",
-            dependencies: ["DeriveCore", "DeriveWorker", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveVips", "DeriveVision", "DeriveDigest",
+            dependencies: ["DeriveCore", "DeriveWorker", "DeriveDashboard", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveVips", "DeriveVision", "DeriveDigest",
                            "DeriveTestSupport", .product(name: "Logging", package: "swift-log"),
                            .product(name: "CoreMetrics", package: "swift-metrics")]
         ),

@@ -1,0 +1,37 @@
+/// The stylesheet and the script, served by Derive itself: no build step, no CDN, and the
+/// Content-Security-Policy forbids inline code, so the script lives here.
+enum Assets {
+    static let style = """
+        body { font: 14px/1.45 system-ui, sans-serif; margin: 0; color: #1d1d1f; background: #fafafa; }
+        nav { background: #1d1d1f; color: #fff; padding: .6em 1.2em; }
+        nav a { color: #cfe3ff; margin-left: 1.2em; text-decoration: none; }
+        main { padding: 1em 1.6em; max-width: 1200px; }
+        table { border-collapse: collapse; margin: .5em 0 1.5em; background: #fff; }
+        th, td { border-bottom: 1px solid #e3e3e3; padding: .35em .7em; text-align: left; vertical-align: top; }
+        th { font-weight: 600; background: #f0f0f0; }
+        pre { background: #fff; border: 1px solid #e3e3e3; padding: .8em; overflow: auto; }
+        form.filter label { margin-right: 1em; }
+        #throughput { width: 100%; max-width: 600px; height: 120px; background: #fff; border: 1px solid #e3e3e3; }
+        #throughput .completed { fill: #3a8f4b; } #throughput .failed { fill: #c33; }
+        svg.bar { width: 300px; height: 10px; } svg.bar rect { fill: #4a78c2; }
+        .state-live, .state-completed { color: #2d7a3e; } .state-failed, .state-gone { color: #b32020; }
+        .state-suspect, .state-stopping, .state-cancelled { color: #a86400; }
+        .legend { color: #666; margin-top: 0; }
+        """
+
+    /// Refreshes the overview's live part every five seconds without reloading the page.
+    static let script = """
+        "use strict";
+        document.addEventListener("DOMContentLoaded", () => {
+          const live = document.querySelector("[data-refresh]");
+          if (!live) return;
+          const refresh = async () => {
+            try {
+              const response = await fetch(live.dataset.refresh, { cache: "no-store" });
+              if (response.ok) live.innerHTML = await response.text();
+            } catch (error) { /* the next tick tries again */ }
+          };
+          setInterval(refresh, 5000);
+        });
+        """
+}

@@ -1,0 +1,201 @@
+import DeriveCore
+import FlyingFox
+import FlyingSocks
+import Foundation
+import Logging
+
+/// What the dashboard reads: the queue, its operator views and the workers' reports, through
+/// the same seams as `derive status` and `derive jobs` (PostgreSQL, SQLite, or the in-memory
+/// queue in tests).
+public typealias DashboardDatabase = JobStore & QueueInspector & WorkerRegistry
+
+/// `derive dashboard`: server-rendered pages over FlyingFox, everything they need served by
+/// Derive itself, and every response under a Content-Security-Policy that allows nothing from
+/// elsewhere and no inline script. Read-only in this version; it listens on loopback unless
+/// told otherwise.
+public final class DashboardServer: Sendable {
+    public let port: Int
+    private let server: HTTPServer
+    private let running: Task<Void, Never>
+
+    /// Every page's security headers: scripts and styles only from this server, images from it
+    /// (and `data:` for placeholders), no frames, no plugins, forms only to itself.
+    public static let securityHeaders: [HTTPHeader: String] = [
+        HTTPHeader("Content-Security-Policy"): "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            + "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        HTTPHeader("X-Content-Type-Options"): "nosniff",
+        HTTPHeader("Referrer-Policy"): "no-referrer",
+        HTTPHeader("Cache-Control"): "no-store",
+    ]
+
+    private let quiet: DashboardLogger.Quiet
+
+    private init(port: Int, server: HTTPServer, running: Task<Void, Never>, quiet: DashboardLogger.Quiet) {
+        self.port = port
+        self.server = server
+        self.running = running
+        self.quiet = quiet
+    }
+
+    /// Listens on `address:port` (port 0: any free one, reported by `port`) and returns once it
+    /// does; throws, saying why, when it cannot.
+    public static func start(database: any DashboardDatabase, address: String = "127.0.0.1", port: Int,
+                             logger: Logger = Logger(label: "derive.dashboard")) async throws -> DashboardServer {
+        guard (0...65535).contains(port) else { throw DashboardError("\(port) is not a port (0 to 65535)") }
+        let socketAddress: any SocketAddress
+        do {
+            socketAddress = address.contains(":") ? try sockaddr_in6.inet6(ip6: address, port: UInt16(port))
+                                                  : try sockaddr_in.inet(ip4: address, port: UInt16(port))
+        } catch {
+            throw DashboardError("\(address) is not an IP address (say 127.0.0.1, 0.0.0.0 or ::1)")
+        }
+        let quiet = DashboardLogger.Quiet()
+        let server = HTTPServer(address: socketAddress, timeout: 30, logger: DashboardLogger(logger: logger, quiet: quiet))
+        let pages = Pages(database: database)
+        await server.appendRoute("GET /") { _ in Pages.guarded { try pages.overview() } }
+        await server.appendRoute("GET /live") { _ in Pages.guarded { try pages.live() } }
+        await server.appendRoute("GET /jobs") { request in Pages.guarded { try pages.jobs(request) } }
+        await server.appendRoute("GET /jobs/:id") { request in Pages.guarded { try pages.job(request) } }
+        await server.appendRoute("GET /failures") { request in Pages.guarded { try pages.failures(request) } }
+        await server.appendRoute("GET /static/dashboard.css") { _ in Pages.respond(Assets.style, type: "text/css; charset=utf-8") }
+        await server.appendRoute("GET /static/dashboard.js") { _ in Pages.respond(Assets.script, type: "text/javascript; charset=utf-8") }
+        await server.appendRoute("*") { _ in Pages.respond(Views.notFound("There is no such page."), status: .notFound) }
+
+        let failure = Failure()
+        let running = Task {
+            do { try await server.run() } catch { failure.set(error) }
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while true {
+            if await server.isListening, let listening = await server.listeningAddress {
+                let actual = switch listening {
+                case .ip4(_, let port), .ip6(_, let port): Int(port)
+                case .unix: port
+                }
+                return DashboardServer(port: actual, server: server, running: running, quiet: quiet)
+            }
+            if let error = failure.get() { throw DashboardError("cannot listen on \(address):\(port): \(error)") }
+            if ContinuousClock.now > deadline {
+                running.cancel()
+                throw DashboardError("cannot listen on \(address):\(port): not listening after 10 s")
+            }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    public func stop() async {
+        // The end of the listening socket on stopping is no error.
+        quiet.set()
+        await server.stop(timeout: 0.25)
+        running.cancel()
+        await running.value
+    }
+
+    private final class Failure: @unchecked Sendable {
+        private let lock = NSLock()
+        private var error: (any Error)?
+        func set(_ error: any Error) { lock.withLock { self.error = error } }
+        func get() -> (any Error)? { lock.withLock { error } }
+    }
+}
+
+/// Each page: read through the seams, render with `Views`, answer with the security headers.
+struct Pages: Sendable {
+    let database: any DashboardDatabase
+    var liveness = Views.Liveness()
+    static let pageSize = 50
+
+    func overview() throws -> HTTPResponse {
+        Self.respond(Views.overview(try liveMarkup()))
+    }
+
+    func live() throws -> HTTPResponse {
+        Self.respond(try liveMarkup().description, type: "text/html; charset=utf-8")
+    }
+
+    private func liveMarkup() throws -> Markup {
+        let now = Date()
+        return Views.overviewLive(counts: try database.counts(), workers: try database.workers(seenSince: now.addingTimeInterval(-3600)),
+                                  throughput: try database.throughput(since: now.addingTimeInterval(-3600), bucket: 60), now: now,
+                                  liveness: liveness)
+    }
+
+    func jobs(_ request: HTTPRequest) throws -> HTTPResponse {
+        func value(_ name: String) -> String? {
+            request.query[name].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0.trimmingCharacters(in: .whitespaces) }
+        }
+        let outcome = value("outcome").flatMap(JobState.init(rawValue:)).flatMap { $0.isLive ? nil : $0 }
+        let filter = JobFilter(outcome: outcome, queue: value("queue"), errorCode: value("code"), sourceHost: value("host"))
+        var cursor: JobCursor?
+        if let seconds = value("before").flatMap(Double.init), seconds.isFinite, let id = value("before_id").flatMap(Int64.init) {
+            cursor = JobCursor(finishedAt: Date(timeIntervalSince1970: seconds), id: id)
+        }
+        let page = try database.finishedJobs(filter, after: cursor, limit: Self.pageSize)
+        // Live jobs on the first page only, and only when the filter can match them.
+        let live = cursor == nil && filter.outcome == nil && filter.errorCode == nil && filter.sourceHost == nil
+            ? try database.jobs(state: nil, queue: filter.queue, limit: Self.pageSize) : []
+        return Self.respond(Views.jobs(page, filter: filter, live: live))
+    }
+
+    func job(_ request: HTTPRequest) throws -> HTTPResponse {
+        let text: String? = request.routeParameters["id"]
+        guard let id = text.flatMap(Int64.init), let job = try database.job(id) else {
+            return Self.respond(Views.notFound("There is no job \(text ?? "")."), status: .notFound)
+        }
+        return Self.respond(Views.job(job))
+    }
+
+    func failures(_ request: HTTPRequest) throws -> HTTPResponse {
+        let hours = min(24 * 30, max(1, request.query["hours"].flatMap(Int.init) ?? 24))
+        let groups = try database.failureGroups(since: Date().addingTimeInterval(-Double(hours) * 3600))
+        var examples: [String: [JobSnapshot]] = [:]
+        for group in groups.prefix(20) {
+            examples[group.code] = try database.finishedJobs(JobFilter(outcome: .failed, errorCode: group.code), after: nil, limit: 3).jobs
+        }
+        return Self.respond(Views.failures(groups, examples: examples, hours: hours))
+    }
+
+    /// A page whose database call failed is a 503 that says why (escaped), never a crash.
+    static func guarded(_ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do {
+            return try body()
+        } catch {
+            return respond(HTML.page(title: "The database does not answer", HTML.element("p", [], .text("\(error)"))), status: .serviceUnavailable)
+        }
+    }
+
+    static func respond(_ body: String, status: HTTPStatusCode = .ok, type: String = "text/html; charset=utf-8") -> HTTPResponse {
+        var headers = DashboardServer.securityHeaders
+        headers[.contentType] = type
+        return HTTPResponse(statusCode: status, headers: headers, body: Data(body.utf8))
+    }
+}
+
+public struct DashboardError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// FlyingFox's lines in Derive's log: its per-connection chatter at debug, its failures as
+/// errors, and everything at debug once the server is being stopped.
+struct DashboardLogger: FlyingSocks.Logging {
+    final class Quiet: @unchecked Sendable {
+        private let lock = NSLock()
+        private var quiet = false
+        func set() { lock.withLock { quiet = true } }
+        var isSet: Bool { lock.withLock { quiet } }
+    }
+
+    let logger: Logger
+    let quiet: Quiet
+
+    private func log(_ level: Logger.Level, _ message: String) {
+        logger.log(level: quiet.isSet ? .debug : level, "\(message)")
+    }
+
+    func logDebug(_ debug: @autoclosure () -> String) { logger.debug("\(debug())") }
+    func logInfo(_ info: @autoclosure () -> String) { logger.debug("\(info())") }
+    func logWarning(_ warning: @autoclosure () -> String) { log(.warning, warning()) }
+    func logError(_ error: @autoclosure () -> String) { log(.error, error()) }
+    func logCritical(_ critical: @autoclosure () -> String) { log(.error, critical()) }
+}

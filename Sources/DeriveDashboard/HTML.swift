@@ -1,0 +1,112 @@
+import DeriveCore
+import Foundation
+
+/// HTML text, built only from escaped strings and markup written here: every value that comes
+/// from a job, a source, an error or a preset goes through `escape` (or `Markup.text`), so a
+/// `<script>` in a source URL or an error detail is shown as text.
+public struct Markup: Sendable, CustomStringConvertible {
+    public let description: String
+
+    /// Markup written by Derive itself.
+    init(raw: String) {
+        description = raw
+    }
+
+    /// A value shown as text.
+    static func text(_ value: String) -> Markup {
+        Markup(raw: HTML.escape(value))
+    }
+
+    static func + (a: Markup, b: Markup) -> Markup {
+        Markup(raw: a.description + b.description)
+    }
+
+    static func join(_ parts: [Markup], separator: String = "") -> Markup {
+        Markup(raw: parts.map(\.description).joined(separator: separator))
+    }
+}
+
+public enum HTML {
+    /// Escapes the five characters that can end a text or an attribute value.
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// A query string from name and value pairs (nil values left out), percent-encoded.
+    public static func query(_ items: [(String, String?)]) -> String {
+        var components = URLComponents()
+        components.queryItems = items.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
+        // `+` means a space to form decoders: encode it.
+        return (components.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
+    }
+
+    /// `<tag>` around text; `attributes` are escaped too.
+    static func element(_ tag: String, _ attributes: [(String, String)] = [], _ content: Markup) -> Markup {
+        let rendered = attributes.map { " \($0.0)=\"\(escape($0.1))\"" }.joined()
+        return Markup(raw: "<\(tag)\(rendered)>\(content.description)</\(tag)>")
+    }
+
+    static func link(_ href: String, _ text: String) -> Markup {
+        element("a", [("href", href)], .text(text))
+    }
+
+    /// A table of text cells (already markup where a cell holds a link).
+    static func table(_ header: [String], _ rows: [[Markup]], id: String? = nil) -> Markup {
+        let head = Markup.join(header.map { element("th", [], .text($0)) })
+        let body = Markup.join(rows.map { row in element("tr", [], Markup.join(row.map { element("td", [], $0) })) })
+        return element("table", id.map { [("id", $0)] } ?? [], element("thead", [], element("tr", [], head)) + element("tbody", [], body))
+    }
+
+    /// The page around `content`: the navigation, the stylesheet and the script, all served
+    /// by Derive itself (no CDN; the Content-Security-Policy allows nothing else).
+    static func page(title: String, _ content: Markup) -> String {
+        """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(escape(title)) · Derive</title>
+        <link rel="stylesheet" href="/static/dashboard.css">
+        <script src="/static/dashboard.js" defer></script>
+        </head>
+        <body>
+        <nav><strong>Derive</strong> <a href="/">Overview</a> <a href="/jobs">Jobs</a> <a href="/failures">Failures</a></nav>
+        <main>
+        <h1>\(escape(title))</h1>
+        \(content.description)
+        </main>
+        </body>
+        </html>
+
+        """
+    }
+}
+
+/// "3 s", "4 min", "2 h 5 min", "3 d": ages and durations for people.
+func duration(_ seconds: Double) -> String {
+    let s = max(0, Int(seconds.rounded()))
+    if s < 120 { return "\(s) s" }
+    if s < 7200 { return "\(s / 60) min" }
+    if s < 172_800 { return "\(s / 3600) h \(s % 3600 / 60) min" }
+    return "\(s / 86400) d"
+}
+
+/// "2.4 MB": sizes for people.
+func bytes(_ count: Int) -> String {
+    if count < 1000 { return "\(count) B" }
+    if count < 1_000_000 { return String(format: "%.1f kB", Double(count) / 1000) }
+    return String(format: "%.1f MB", Double(count) / 1_000_000)
+}

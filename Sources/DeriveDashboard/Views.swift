@@ -1,0 +1,208 @@
+import DeriveCore
+import Foundation
+
+/// The dashboard's pages, as pure functions of what the queue's seams return: testable without
+/// a server, and the same on PostgreSQL, SQLite and the in-memory queue.
+public enum Views {
+    /// How long a worker may go unheard before it is shown as suspect, then as gone: it reports
+    /// every few seconds, and a lease is how long its jobs stay its own without a heartbeat.
+    public struct Liveness: Sendable {
+        public var suspectAfter: Double
+        public var goneAfter: Double
+
+        public init(suspectAfter: Double = 15, goneAfter: Double = 60) {
+            self.suspectAfter = suspectAfter
+            self.goneAfter = goneAfter
+        }
+    }
+
+    /// The live part of the overview (the script replaces it every few seconds).
+    public static func overviewLive(counts: [QueueCounts], workers: [WorkerStatus], throughput: [ThroughputBucket], now: Date,
+                                    liveness: Liveness = Liveness()) -> Markup {
+        let queueRows: [[Markup]] = counts.map { queue in
+            [HTML.link("/jobs?" + HTML.query([("queue", queue.queue)]), queue.queue),
+             .text("\(queue.states[.available] ?? 0)"), .text("\(queue.states[.scheduled] ?? 0) (\(queue.retrying))"),
+             .text("\(queue.states[.running] ?? 0)"),
+             .text(queue.oldestAvailable.map { duration(now.timeIntervalSince($0)) } ?? "–")]
+        }
+        let queues = counts.isEmpty ? HTML.element("p", [], .text("No jobs waiting or running."))
+            : HTML.table(["queue", "available", "scheduled (retries)", "running", "oldest waiting"], queueRows, id: "queues")
+        let workerRows: [[Markup]] = workers.map { worker in
+            let silent = now.timeIntervalSince(worker.seenAt)
+            let state = silent > liveness.goneAfter ? "gone" : silent > liveness.suspectAfter ? "suspect" : worker.stopping ? "stopping" : "live"
+            let jobs = Markup.join(worker.running.map { job in
+                HTML.link("/jobs/\(job.id)", "#\(job.id)") + .text(" \(job.stage) \(duration(now.timeIntervalSince(job.since)))")
+            }, separator: "<br>")
+            return [.text(worker.id), HTML.element("span", [("class", "state-\(state)")], .text(state)),
+                    .text("\(worker.running.count)/\(worker.slots)"), .text(worker.queues.joined(separator: ", ")),
+                    state == "gone" ? .text("–") : jobs, .text("\(duration(silent)) ago")]
+        }
+        let workersTable = workers.isEmpty ? HTML.element("p", [], .text("No worker has reported in the last hour."))
+            : HTML.table(["worker", "state", "slots busy", "queues", "running", "last heard"], workerRows, id: "workers")
+        return HTML.element("h2", [], .text("Queues")) + queues
+            + HTML.element("h2", [], .text("Finished per minute, last hour")) + chart(throughput, now: now)
+            + HTML.element("h2", [], .text("Workers")) + workersTable
+    }
+
+    public static func overview(_ live: Markup) -> String {
+        HTML.page(title: "Overview", HTML.element("div", [("id", "live"), ("data-refresh", "/live")], live))
+    }
+
+    /// Completed and failed jobs per minute as bars, drawn on the server (no chart library).
+    static func chart(_ buckets: [ThroughputBucket], now: Date) -> Markup {
+        let minutes = 60, width = 600, height = 120
+        let start = (now.timeIntervalSince1970 / 60).rounded(.down) * 60 - Double(minutes - 1) * 60
+        var completed = [Int](repeating: 0, count: minutes), failed = [Int](repeating: 0, count: minutes)
+        for bucket in buckets {
+            let index = Int(((bucket.start.timeIntervalSince1970 - start) / 60).rounded(.down))
+            guard (0..<minutes).contains(index) else { continue }
+            completed[index] += bucket.counts[.completed] ?? 0
+            failed[index] += bucket.counts[.failed] ?? 0
+        }
+        let top = max(1, zip(completed, failed).map { $0 + $1 }.max() ?? 1)
+        let bar = Double(width) / Double(minutes)
+        var shapes = ""
+        for index in 0..<minutes {
+            let x = Double(index) * bar
+            let okHeight = Double(completed[index]) / Double(top) * Double(height)
+            let failedHeight = Double(failed[index]) / Double(top) * Double(height)
+            shapes += String(format: "<rect class=\"completed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%d completed</title></rect>",
+                             x, Double(height) - okHeight, bar - 1, okHeight, completed[index])
+            shapes += String(format: "<rect class=\"failed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%d failed</title></rect>",
+                             x, Double(height) - okHeight - failedHeight, bar - 1, failedHeight, failed[index])
+        }
+        let total = completed.reduce(0, +), failures = failed.reduce(0, +)
+        return Markup(raw: "<svg id=\"throughput\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(total) completed and \(failures) failed in the last hour\">\(shapes)</svg>")
+            + HTML.element("p", [("class", "legend")], .text("\(total) completed, \(failures) failed in the last hour (most at once: \(top) a minute)"))
+    }
+
+    /// Finished jobs, newest first, with the filter's form and a link to the next page.
+    public static func jobs(_ page: JobPage, filter: JobFilter, live: [JobSnapshot]) -> String {
+        func field(_ name: String, _ label: String, _ value: String?) -> Markup {
+            HTML.element("label", [], .text(label + " ") + Markup(raw: "<input name=\"\(name)\" value=\"\(HTML.escape(value ?? ""))\">"))
+        }
+        let outcomes = ["", "completed", "failed", "cancelled"].map { value in
+            "<option value=\"\(value)\"\(filter.outcome?.rawValue == value || (value.isEmpty && filter.outcome == nil) ? " selected" : "")>\(value.isEmpty ? "any" : value)</option>"
+        }.joined()
+        let form = HTML.element("form", [("method", "get"), ("action", "/jobs"), ("class", "filter")],
+                                Markup(raw: "<label>outcome <select name=\"outcome\">\(outcomes)</select></label>")
+                                    + field("queue", "queue", filter.queue) + field("code", "error code", filter.errorCode)
+                                    + field("host", "source host", filter.sourceHost) + Markup(raw: "<button>Filter</button>"))
+        let liveRows: [[Markup]] = live.map { job in
+            [HTML.link("/jobs/\(job.id)", "#\(job.id)"), .text(job.state.rawValue), .text(job.queue), .text(source(job)),
+             .text("\(job.attempt)/\(job.maxAttempts)")]
+        }
+        let finishedRows: [[Markup]] = page.jobs.map { job in
+            [HTML.link("/jobs/\(job.id)", "#\(job.id)"), HTML.element("span", [("class", "state-\(job.state.rawValue)")], .text(job.state.rawValue)),
+             .text(job.queue), .text(source(job)), .text(lastError(job)?.code ?? ""),
+             .text(job.finishedAt.map { ISO8601DateFormatter().string(from: $0) } ?? "")]
+        }
+        var content = form
+        if !live.isEmpty {
+            content = content + HTML.element("h2", [], .text("Waiting and running"))
+                + HTML.table(["job", "state", "queue", "source", "attempt"], liveRows, id: "live-jobs")
+        }
+        content = content + HTML.element("h2", [], .text("Finished, newest first"))
+        content = content + (finishedRows.isEmpty ? HTML.element("p", [], .text("No finished job matches."))
+            : HTML.table(["job", "outcome", "queue", "source", "error", "finished"], finishedRows, id: "finished-jobs"))
+        if let next = page.next {
+            // The finishing time as Swift prints a Double, which reads back to the same Double:
+            // the cursor must compare equal to the time it came from, to the last digit.
+            let query = filterQuery(filter) + [("before", "\(next.finishedAt.timeIntervalSince1970)"), ("before_id", String(next.id))]
+            content = content + HTML.element("p", [], HTML.element("a", [("href", "/jobs?" + HTML.query(query)), ("rel", "next")], .text("Older →")))
+        }
+        return HTML.page(title: "Jobs", content)
+    }
+
+    static func filterQuery(_ filter: JobFilter) -> [(String, String?)] {
+        [("outcome", filter.outcome?.rawValue), ("queue", filter.queue), ("code", filter.errorCode), ("host", filter.sourceHost)]
+    }
+
+    /// One job: its document, its attempts and errors, its timings and its outputs.
+    public static func job(_ job: JobSnapshot) -> String {
+        let facts: [[Markup]] = [
+            [.text("state"), HTML.element("span", [("class", "state-\(job.state.rawValue)")], .text(job.state.rawValue))],
+            [.text("queue"), .text(job.queue)], [.text("priority"), .text("\(job.priority)")],
+            [.text("attempts"), .text("\(job.attempt) of \(job.maxAttempts)")], [.text("source"), .text(source(job))],
+            [.text("created"), .text(ISO8601DateFormatter().string(from: job.createdAt))],
+            [.text("finished"), .text(job.finishedAt.map { ISO8601DateFormatter().string(from: $0) } ?? "–")],
+        ]
+        var content = HTML.table(["", ""], facts, id: "facts")
+        if !job.errors.isEmpty {
+            let rows: [[Markup]] = job.errors.map { entry in
+                [.text(entry["attempt"].map(JSONWriter.compact) ?? ""), .text(text(entry["code"])), .text(text(entry["detail"])),
+                 .text(entry["retryable"] == .bool(true) ? "yes" : "no"), .text(text(entry["at"]))]
+            }
+            content = content + HTML.element("h2", [], .text("Errors")) + HTML.table(["attempt", "code", "detail", "retryable", "at"], rows, id: "errors")
+        }
+        if case .object? = job.result, case .object(let timings)? = job.result?["timings"] {
+            content = content + HTML.element("h2", [], .text("Timings")) + waterfall(timings)
+        }
+        if case .array(let outputs)? = job.result?["outputs"], !outputs.isEmpty {
+            let rows: [[Markup]] = outputs.map { output in
+                [.text(text(output["name"])), .text(text(output["format"])),
+                 .text("\(text(output["width"]))×\(text(output["height"]))"),
+                 .text(output["bytes"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } }.map(bytes) ?? ""),
+                 .text(output["quality"].map(JSONWriter.compact) ?? ""), .text(text(output["location"]))]
+            }
+            content = content + HTML.element("h2", [], .text("Outputs")) + HTML.table(["name", "format", "size", "bytes", "quality", "location"], rows, id: "outputs")
+        }
+        content = content + HTML.element("h2", [], .text("Document")) + HTML.element("pre", [("id", "document")], .text(JSONWriter.pretty(job.payload)))
+        return HTML.page(title: "Job #\(job.id)", content)
+    }
+
+    /// Each stage's milliseconds as a bar after the ones before it.
+    static func waterfall(_ timings: [JSONMember]) -> Markup {
+        let stages = timings.filter { $0.key != "total" }.compactMap { member -> (String, Double)? in
+            if case .number(let n) = member.value, n.doubleValue.isFinite { (member.key, n.doubleValue) } else { nil }
+        }
+        let total = max(1, stages.reduce(0) { $0 + $1.1 })
+        var offset = 0.0
+        let rows: [[Markup]] = stages.map { name, milliseconds in
+            defer { offset += milliseconds }
+            let bar = String(format: "<svg class=\"bar\" viewBox=\"0 0 100 4\" preserveAspectRatio=\"none\"><rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"4\"></rect></svg>",
+                             offset / total * 100, max(0.2, milliseconds / total * 100))
+            return [.text(name), .text(String(format: "%.1f ms", milliseconds)), Markup(raw: bar)]
+        }
+        return HTML.table(["stage", "time", ""], rows, id: "timings")
+    }
+
+    /// Failed jobs by the code of their last error, each with its latest examples.
+    public static func failures(_ groups: [FailureGroup], examples: [String: [JobSnapshot]], hours: Int) -> String {
+        guard !groups.isEmpty else { return HTML.page(title: "Failures", HTML.element("p", [], .text("No job failed in the last \(hours) h."))) }
+        var content = Markup(raw: "")
+        for group in groups {
+            let list = Markup.join((examples[group.code] ?? []).map { job in
+                HTML.element("li", [], HTML.link("/jobs/\(job.id)", "#\(job.id)") + .text(" \(source(job)): \(lastError(job)?.detail ?? "")"))
+            })
+            content = content + HTML.element("section", [("class", "failure-group")],
+                HTML.element("h2", [], .text("\(group.code) — \(group.count) job\(group.count == 1 ? "" : "s"), last \(ISO8601DateFormatter().string(from: group.lastFailedAt))"))
+                + HTML.element("ul", [], list)
+                + HTML.element("p", [], HTML.link("/jobs?" + HTML.query([("outcome", "failed"), ("code", group.code)]), "All of them")))
+        }
+        return HTML.page(title: "Failures in the last \(hours) h", content)
+    }
+
+    public static func notFound(_ what: String) -> String {
+        HTML.page(title: "Not found", HTML.element("p", [], .text(what)))
+    }
+
+    static func source(_ job: JobSnapshot) -> String {
+        if case .string(let source)? = job.payload["source"] { return Redacted.url(source) }
+        if case .string(let task)? = job.payload["task"] { return "task: \(task)" }
+        return "–"
+    }
+
+    static func lastError(_ job: JobSnapshot) -> (code: String, detail: String)? {
+        guard let entry = job.errors.last else { return nil }
+        return (text(entry["code"]), text(entry["detail"]))
+    }
+
+    static func text(_ value: JSONValue?) -> String {
+        switch value {
+        case .string(let text)?: text
+        case nil, .null?: ""
+        case let other?: JSONWriter.compact(other)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import DeriveCore
+import DeriveDashboard
+import Foundation
+import Logging
+
+struct Dashboard: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the operator's pages: the queue, the workers, jobs and failures (read-only).",
+        discussion: """
+            Listens on 127.0.0.1 unless told otherwise (--address 0.0.0.0 to listen everywhere, behind \
+            something that authenticates). Reads through the same seams as `derive status` and `derive jobs`, \
+            on PostgreSQL or the embedded SQLite queue. Stops on SIGTERM or SIGINT.
+            """
+    )
+
+    @Option(name: .long, help: "The address to listen on. Env: DERIVE_DASHBOARD_ADDRESS (default 127.0.0.1).")
+    var address: String?
+
+    @Option(name: .long, help: "The port. Env: DERIVE_DASHBOARD_PORT (default 8080; 0 picks a free one).")
+    var port: Int?
+
+    @OptionGroup var databaseOption: DatabaseOption
+
+    func run() throws {
+        try reportingFailures("dashboard") {
+            let environment = ProcessInfo.processInfo.environment
+            let address = address ?? environment["DERIVE_DASHBOARD_ADDRESS"] ?? "127.0.0.1"
+            guard let port = port ?? (environment["DERIVE_DASHBOARD_PORT"].map { Int($0) } ?? 8080) else {
+                throw CLIError("DERIVE_DASHBOARD_PORT must be a port number")
+            }
+            let database = try openDatabase(try databaseOption.configuration().database).database
+            let stopped = DispatchSemaphore(value: 0)
+            let watcher = SignalWatcher { _ in stopped.signal() }
+            defer { watcher.cancel() }
+            let server = try waitFor { try await DashboardServer.start(database: database, address: address, port: port) }
+            // The first line of its log says where it listens (port 0 picks one): scripts and tests read it.
+            let line = "derive dashboard listening on http://\(address.contains(":") ? "[\(address)]" : address):\(server.port)/\n"
+            FileHandle.standardError.write(Data(line.utf8))
+            stopped.wait()
+            try? waitFor { await server.stop() }
+        }
+    }
+}

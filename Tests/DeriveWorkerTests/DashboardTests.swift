@@ -1,0 +1,109 @@
+import DeriveCore
+import DeriveDashboard
+import DeriveTestSupport
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The dashboard's pages over a real HTTP server on loopback, on the in-memory queue (the same
+/// seams PostgreSQL and SQLite pass the conformance suite on): what they show, that whatever a
+/// job carries is shown as text, the security headers, paging, and `derive dashboard` itself.
+@Suite struct DashboardTests {
+    static let hostile = "https://evil.example/<script>alert(1)</script>.jpg"
+
+    /// A queue with finished, failed and waiting jobs, one of them carrying markup everywhere.
+    static func queue() throws -> (MemoryJobQueue, hostileJob: JobID, completed: [JobID]) {
+        let queue = MemoryJobQueue()
+        let ids = try queue.submit((0..<60).map { index in NewJob(payload: document("https://images.example/\(index).jpg")) }).map(\.id)
+        let runs = try queue.claim(queues: ["default"], limit: 60, owner: "w", lease: 30).map(\.run)
+        _ = try queue.complete(runs.map { Completion(run: $0, result: .object(["outputs": .array([]), "timings": .object(["fetch": .int(12)])])) })
+        let hostileJob = try #require(try queue.submit([NewJob(payload: document(Self.hostile), maxAttempts: 1)]).first).id
+        let run = try #require(try queue.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        _ = try queue.fail([Failure(run: run, error: DeriveError(.sourceRefused, "refused <img src=x onerror=alert(2)>"))], policy: retryAtOnce)
+        _ = try queue.submit([NewJob(payload: document("https://images.example/waiting.jpg"), queue: "bulk")])
+        try queue.report(WorkerStatus(id: "host-a:42:abc", host: "host-a", pid: 42, queues: ["default"], slots: 2, startedAt: Date(),
+                                      seenAt: Date(), running: [], finished: [:], stopping: false))
+        return (queue, hostileJob, ids)
+    }
+
+    static func get(_ port: Int, _ path: String) async throws -> (status: Int, headers: [String: String], body: String) {
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
+        let (data, response) = try await URLSession.shared.data(from: url)
+        let http = try #require(response as? HTTPURLResponse)
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields { headers["\(key)".lowercased()] = "\(value)" }
+        return (http.statusCode, headers, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func pagesShowTheQueueAndEscapeWhatJobsCarry() async throws {
+        let (queue, hostileJob, _) = try Self.queue()
+        let server = try await DashboardServer.start(database: queue, port: 0)
+        let overview = try await Self.get(server.port, "/")
+        #expect(overview.status == 200 && overview.body.contains("id=\"queues\"") && overview.body.contains("bulk"))
+        #expect(overview.body.contains("host-a:42:abc") && overview.body.contains("60 completed, 1 failed in the last hour"))
+        let csp = try #require(overview.headers["content-security-policy"])
+        #expect(csp.contains("default-src 'none'") && csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"))
+        #expect(overview.headers["x-content-type-options"] == "nosniff")
+
+        for path in ["/jobs?outcome=failed", "/jobs/\(hostileJob)", "/failures"] {
+            let page = try await Self.get(server.port, path)
+            #expect(page.status == 200 && (page.body.contains("/jobs/\(hostileJob)") || page.body.contains("Job #\(hostileJob)")), "\(path)")
+            #expect(!page.body.contains("<script>alert") && !page.body.contains("<img src=x"), "\(path) lets markup through")
+        }
+        // The job's page shows its document and its error as they are: as text.
+        let job = try await Self.get(server.port, "/jobs/\(hostileJob)")
+        #expect(job.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && job.body.contains("refused &lt;img src=x onerror=alert(2)&gt;"))
+        #expect(job.body.contains("source_refused") && job.body.contains("id=\"document\""))
+        let failures = try await Self.get(server.port, "/failures")
+        #expect(failures.body.contains("source_refused — 1 job"))
+        #expect(try await Self.get(server.port, "/jobs/987654").status == 404)
+        #expect(try await Self.get(server.port, "/no-such-page").status == 404)
+        let script = try await Self.get(server.port, "/static/dashboard.js")
+        #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
+        await server.stop()
+    }
+
+    @Test func finishedJobsArePagedByKeysetLinks() async throws {
+        let (queue, hostileJob, completed) = try Self.queue()
+        let server = try await DashboardServer.start(database: queue, port: 0)
+        let first = try await Self.get(server.port, "/jobs")
+        func links(_ body: String) -> [String] {
+            body.components(separatedBy: "href=\"/jobs/").dropFirst().compactMap { $0.split(separator: "\"").first.map(String.init) }
+        }
+        // The waiting job first, then the newest 50 finished (the failed one, then completed ones).
+        #expect(first.body.contains("id=\"live-jobs\""))
+        let next = try #require(first.body.components(separatedBy: "href=\"").first { $0.hasPrefix("/jobs?") && $0.contains("before=") }?
+            .split(separator: "\"").first.map(String.init))
+        let second = try await Self.get(server.port, next.replacingOccurrences(of: "&amp;", with: "&"))
+        let shown = Set((links(first.body) + links(second.body)).compactMap { Int64($0) })
+        #expect(shown.isSuperset(of: Set(completed + [hostileJob])))
+        #expect(!second.body.contains("rel=\"next\"") && !second.body.contains("id=\"live-jobs\""))
+        await server.stop()
+    }
+
+    @Test func aBadAddressIsRefusedClearly() async throws {
+        await #expect(throws: DashboardError.self) { try await DashboardServer.start(database: MemoryJobQueue(), address: "not-an-address", port: 0) }
+    }
+
+    /// `derive dashboard` on the embedded queue: says where it listens, serves, stops on SIGTERM.
+    @Test func theCommandServesAndStopsOnSIGTERM() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-dashboard-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = try BackgroundProcess(["dashboard", "--port", "0", "--database", "sqlite:" + folder.appendingPathComponent("q.sqlite").path])
+        var port: Int?
+        for _ in 0..<400 where port == nil {
+            port = process.logLines.joined().components(separatedBy: "listening on http://127.0.0.1:").dropFirst().first
+                .flatMap { Int($0.prefix { $0.isNumber }) }
+            if port == nil { try await Task.sleep(for: .milliseconds(25)) }
+        }
+        let listening = try #require(port, "no listening line: \(process.logLines)")
+        let overview = try await Self.get(listening, "/")
+        #expect(overview.status == 200 && overview.body.contains("No jobs waiting or running."))
+        process.signal(SIGTERM)
+        #expect(process.wait(timeout: 10) == 0)
+        #expect(!process.logLines.contains { $0.contains("critical") || $0.contains("error") }, "\(process.logLines)")
+    }
+}
