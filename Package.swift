@@ -79,7 +79,7 @@ let package = Package(
         // `derive dashboard`: the operator's pages, server-rendered over FlyingFox, reading
         // through DeriveCore's queue seams.
         .target(name: "DeriveDashboard", dependencies: [
-            "DeriveCore", .product(name: "Logging", package: "swift-log"), .product(name: "FlyingFox", package: "FlyingFox"),
+            "DeriveCore", "DeriveDigest", .product(name: "Logging", package: "swift-log"), .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
         .executableTarget(
             name: "derive",

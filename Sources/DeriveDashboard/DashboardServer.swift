@@ -39,7 +39,8 @@ public final class DashboardServer: Sendable {
 
     /// Listens on `address:port` (port 0: any free one, reported by `port`) and returns once it
     /// does; throws, saying why, when it cannot.
-    public static func start(database: any DashboardDatabase, address: String = "127.0.0.1", port: Int,
+    public static func start(database: any DashboardDatabase, access: DashboardAccess = DashboardAccess(token: nil),
+                             address: String = "127.0.0.1", port: Int,
                              logger: Logger = Logger(label: "derive.dashboard")) async throws -> DashboardServer {
         guard (0...65535).contains(port) else { throw DashboardError("\(port) is not a port (0 to 65535)") }
         let socketAddress: any SocketAddress
@@ -51,11 +52,25 @@ public final class DashboardServer: Sendable {
         }
         let quiet = DashboardLogger.Quiet()
         let server = HTTPServer(address: socketAddress, timeout: 30, logger: DashboardLogger(logger: logger, quiet: quiet))
-        let pages = Pages(database: database)
+        let pages = Pages(database: database, access: access, logger: logger)
         await server.appendRoute("GET /") { _ in Pages.guarded { try pages.overview() } }
         await server.appendRoute("GET /live") { _ in Pages.guarded { try pages.live() } }
         await server.appendRoute("GET /jobs") { request in Pages.guarded { try pages.jobs(request) } }
         await server.appendRoute("GET /jobs/:id") { request in Pages.guarded { try pages.job(request) } }
+        await server.appendRoute("GET /login") { _ in Pages.respond(access.canAct ? Views.login(failed: false) : Views.notFound("This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set.")) }
+        await server.appendRoute("POST /login") { request in pages.login(DashboardAccess.form(try await request.bodyData)) }
+        await server.appendRoute("POST /jobs/:id/retry") { request in
+            let form = DashboardAccess.form(try await request.bodyData)
+            return Pages.guarded { try pages.act(request, form: form) { id throws(DeriveError) in try pages.retry(id) } }
+        }
+        await server.appendRoute("POST /jobs/:id/cancel") { request in
+            let form = DashboardAccess.form(try await request.bodyData)
+            return Pages.guarded { try pages.act(request, form: form) { id throws(DeriveError) in try pages.cancel(id) } }
+        }
+        await server.appendRoute("POST /failures/retry") { request in
+            let form = DashboardAccess.form(try await request.bodyData)
+            return Pages.guarded { try pages.retryGroup(request, form: form) }
+        }
         await server.appendRoute("GET /failures") { request in Pages.guarded { try pages.failures(request) } }
         await server.appendRoute("GET /static/dashboard.css") { _ in Pages.respond(Assets.style, type: "text/css; charset=utf-8") }
         await server.appendRoute("GET /static/dashboard.js") { _ in Pages.respond(Assets.script, type: "text/javascript; charset=utf-8") }
@@ -102,6 +117,8 @@ public final class DashboardServer: Sendable {
 /// Each page: read through the seams, render with `Views`, answer with the security headers.
 struct Pages: Sendable {
     let database: any DashboardDatabase
+    let access: DashboardAccess
+    let logger: Logger
     var liveness = Views.Liveness()
     static let pageSize = 50
 
@@ -142,7 +159,7 @@ struct Pages: Sendable {
         guard let id = text.flatMap(Int64.init), let job = try database.job(id) else {
             return Self.respond(Views.notFound("There is no job \(text ?? "")."), status: .notFound)
         }
-        return Self.respond(Views.job(job))
+        return Self.respond(Views.job(job, actions: actions(request)))
     }
 
     func failures(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -152,7 +169,72 @@ struct Pages: Sendable {
         for group in groups.prefix(20) {
             examples[group.code] = try database.finishedJobs(JobFilter(outcome: .failed, errorCode: group.code), after: nil, limit: 3).jobs
         }
-        return Self.respond(Views.failures(groups, examples: examples, hours: hours))
+        return Self.respond(Views.failures(groups, examples: examples, hours: hours, actions: actions(request)))
+    }
+
+    func actions(_ request: HTTPRequest) -> Views.Actions {
+        guard access.canAct, let csrf = access.csrf else { return .readOnly }
+        return access.isLoggedIn(request) ? .allowed(csrf: csrf) : .logIn
+    }
+
+    /// The token from the login form: right, a session cookie and back to the overview;
+    /// wrong, the form again (403).
+    func login(_ form: [String: String]) -> HTTPResponse {
+        guard access.tokenMatches(form["token"] ?? ""), let session = access.session else {
+            logger.warning("dashboard login refused: wrong token")
+            return Self.respond(Views.login(failed: true), status: .forbidden)
+        }
+        var response = Self.redirect("/")
+        response.headers[.setCookie] = "\(DashboardAccess.cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict"
+        return response
+    }
+
+    /// One job's action, allowed only with the session and CSRF field (or the bearer token).
+    func act(_ request: HTTPRequest, form: [String: String], _ action: (JobID) throws(DeriveError) -> String) throws -> HTTPResponse {
+        guard access.mayAct(request, form: form) else { return refusal() }
+        let text: String? = request.routeParameters["id"]
+        guard let id = text.flatMap(Int64.init) else { return Self.respond(Views.notFound("There is no job \(text ?? "")."), status: .notFound) }
+        return Self.redirect(try action(id))
+    }
+
+    func retry(_ id: JobID) throws(DeriveError) -> String {
+        let live = try database.retry(id)
+        logger.info("dashboard: job retried", metadata: ["job": "\(id)", "as": "\(live.map(String.init) ?? "-")"])
+        return "/jobs/\(live ?? id)"
+    }
+
+    func cancel(_ id: JobID) throws(DeriveError) -> String {
+        let result = try database.cancel(id)
+        logger.info("dashboard: job cancel", metadata: ["job": "\(id)", "result": "\(result.rawValue)"])
+        return "/jobs/\(id)"
+    }
+
+    /// Runs every failed job of one error code in the window again (at most a thousand a click).
+    func retryGroup(_ request: HTTPRequest, form: [String: String]) throws -> HTTPResponse {
+        guard access.mayAct(request, form: form) else { return refusal() }
+        guard let code = form["code"], !code.isEmpty else { return Self.respond(Views.notFound("Say which error code."), status: .badRequest) }
+        let hours = min(24 * 30, max(1, form["hours"].flatMap(Int.init) ?? 24))
+        let filter = JobFilter(outcome: .failed, errorCode: code, finishedSince: Date().addingTimeInterval(-Double(hours) * 3600))
+        var cursor: JobCursor?, retried = 0
+        repeat {
+            let page = try database.finishedJobs(filter, after: cursor, limit: 200)
+            for job in page.jobs where retried < 1000 { if try database.retry(job.id) != nil { retried += 1 } }
+            cursor = page.next
+        } while cursor != nil && retried < 1000
+        logger.info("dashboard: failures retried", metadata: ["code": "\(code)", "jobs": "\(retried)"])
+        return Self.redirect("/jobs?" + HTML.query([("outcome", "failed"), ("code", code)]))
+    }
+
+    func refusal() -> HTTPResponse {
+        Self.respond(HTML.page(title: "Not allowed", HTML.element("p", [], .text(access.canAct
+            ? "Log in first (the form must come from this dashboard), or send Authorization: Bearer with the token."
+            : "This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set."))), status: .forbidden)
+    }
+
+    static func redirect(_ path: String) -> HTTPResponse {
+        var headers = DashboardServer.securityHeaders
+        headers[.location] = path
+        return HTTPResponse(statusCode: .seeOther, headers: headers, body: Data())
     }
 
     /// A page whose database call failed is a 503 that says why (escaped), never a crash.

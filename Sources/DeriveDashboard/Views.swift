@@ -4,6 +4,35 @@ import Foundation
 /// The dashboard's pages, as pure functions of what the queue's seams return: testable without
 /// a server, and the same on PostgreSQL, SQLite and the in-memory queue.
 public enum Views {
+    /// What the viewer may do on a page.
+    public enum Actions: Sendable, Equatable {
+        /// No token is configured: nobody acts.
+        case readOnly
+        /// A token is configured and this browser has not logged in.
+        case logIn
+        /// Forms carry this CSRF value.
+        case allowed(csrf: String)
+    }
+
+    static func actionForm(_ path: String, _ label: String, csrf: String, fields: [(String, String)] = []) -> Markup {
+        let hidden = ([("csrf", csrf)] + fields).map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined()
+        return HTML.element("form", [("method", "post"), ("action", path), ("class", "action")], Markup(raw: hidden + "<button>\(HTML.escape(label))</button>"))
+    }
+
+    static func actionNote(_ actions: Actions) -> Markup {
+        switch actions {
+        case .readOnly: HTML.element("p", [("class", "note")], .text("Read-only: set DERIVE_DASHBOARD_TOKEN to retry and cancel from here."))
+        case .logIn: HTML.element("p", [("class", "note")], HTML.link("/login", "Log in") + .text(" to retry and cancel."))
+        case .allowed: Markup(raw: "")
+        }
+    }
+
+    public static func login(failed: Bool) -> String {
+        let message = failed ? HTML.element("p", [("class", "error")], .text("That is not the token.")) : Markup(raw: "")
+        return HTML.page(title: "Log in", message + HTML.element("form", [("method", "post"), ("action", "/login")],
+            Markup(raw: "<label>Token (DERIVE_DASHBOARD_TOKEN) <input type=\"password\" name=\"token\" autocomplete=\"current-password\"></label> <button>Log in</button>")))
+    }
+
     /// How long a worker may go unheard before it is shown as suspect, then as gone: it reports
     /// every few seconds, and a lease is how long its jobs stay its own without a heartbeat.
     public struct Liveness: Sendable {
@@ -119,7 +148,7 @@ public enum Views {
     }
 
     /// One job: its document, its attempts and errors, its timings and its outputs.
-    public static func job(_ job: JobSnapshot) -> String {
+    public static func job(_ job: JobSnapshot, actions: Actions = .readOnly) -> String {
         let facts: [[Markup]] = [
             [.text("state"), HTML.element("span", [("class", "state-\(job.state.rawValue)")], .text(job.state.rawValue))],
             [.text("queue"), .text(job.queue)], [.text("priority"), .text("\(job.priority)")],
@@ -128,6 +157,14 @@ public enum Views {
             [.text("finished"), .text(job.finishedAt.map { ISO8601DateFormatter().string(from: $0) } ?? "–")],
         ]
         var content = HTML.table(["", ""], facts, id: "facts")
+        if case .allowed(let csrf) = actions {
+            if job.state == .failed || job.state == .cancelled || job.state == .scheduled {
+                content = content + actionForm("/jobs/\(job.id)/retry", job.state == .scheduled ? "Run now" : "Retry", csrf: csrf)
+            }
+            if job.state.isLive { content = content + actionForm("/jobs/\(job.id)/cancel", "Cancel", csrf: csrf) }
+        } else {
+            content = content + actionNote(actions)
+        }
         if !job.errors.isEmpty {
             let rows: [[Markup]] = job.errors.map { entry in
                 [.text(entry["attempt"].map(JSONWriter.compact) ?? ""), .text(text(entry["code"])), .text(text(entry["detail"])),
@@ -168,9 +205,9 @@ public enum Views {
     }
 
     /// Failed jobs by the code of their last error, each with its latest examples.
-    public static func failures(_ groups: [FailureGroup], examples: [String: [JobSnapshot]], hours: Int) -> String {
+    public static func failures(_ groups: [FailureGroup], examples: [String: [JobSnapshot]], hours: Int, actions: Actions = .readOnly) -> String {
         guard !groups.isEmpty else { return HTML.page(title: "Failures", HTML.element("p", [], .text("No job failed in the last \(hours) h."))) }
-        var content = Markup(raw: "")
+        var content = actionNote(actions)
         for group in groups {
             let list = Markup.join((examples[group.code] ?? []).map { job in
                 HTML.element("li", [], HTML.link("/jobs/\(job.id)", "#\(job.id)") + .text(" \(source(job)): \(lastError(job)?.detail ?? "")"))
@@ -178,7 +215,12 @@ public enum Views {
             content = content + HTML.element("section", [("class", "failure-group")],
                 HTML.element("h2", [], .text("\(group.code) — \(group.count) job\(group.count == 1 ? "" : "s"), last \(ISO8601DateFormatter().string(from: group.lastFailedAt))"))
                 + HTML.element("ul", [], list)
-                + HTML.element("p", [], HTML.link("/jobs?" + HTML.query([("outcome", "failed"), ("code", group.code)]), "All of them")))
+                + HTML.element("p", [], HTML.link("/jobs?" + HTML.query([("outcome", "failed"), ("code", group.code)]), "All of them"))
+                + { if case .allowed(let csrf) = actions {
+                        return actionForm("/failures/retry", "Retry all \(group.count)", csrf: csrf, fields: [("code", group.code), ("hours", "\(hours)")])
+                    }
+                    return Markup(raw: "")
+                }())
         }
         return HTML.page(title: "Failures in the last \(hours) h", content)
     }

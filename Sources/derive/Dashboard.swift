@@ -6,11 +6,13 @@ import Logging
 
 struct Dashboard: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve the operator's pages: the queue, the workers, jobs and failures (read-only).",
+        abstract: "Serve the operator's pages: the queue, the workers, jobs and failures; retry and cancel with DERIVE_DASHBOARD_TOKEN.",
         discussion: """
             Listens on 127.0.0.1 unless told otherwise (--address 0.0.0.0 to listen everywhere, behind \
             something that authenticates). Reads through the same seams as `derive status` and `derive jobs`, \
-            on PostgreSQL or the embedded SQLite queue. Stops on SIGTERM or SIGINT.
+            on PostgreSQL or the embedded SQLite queue. Without DERIVE_DASHBOARD_TOKEN it is read-only; with it, \
+            a browser logs in with the token (or a script sends Authorization: Bearer) to retry and cancel. \
+            Stops on SIGTERM or SIGINT.
             """
     )
 
@@ -33,9 +35,11 @@ struct Dashboard: ParsableCommand {
             let stopped = DispatchSemaphore(value: 0)
             let watcher = SignalWatcher { _ in stopped.signal() }
             defer { watcher.cancel() }
-            let server = try waitFor { try await DashboardServer.start(database: database, address: address, port: port) }
+            let access = DashboardAccess(token: environment["DERIVE_DASHBOARD_TOKEN"])
+            let server = try waitFor { try await DashboardServer.start(database: database, access: access, address: address, port: port) }
             // The first line of its log says where it listens (port 0 picks one): scripts and tests read it.
-            let line = "derive dashboard listening on http://\(address.contains(":") ? "[\(address)]" : address):\(server.port)/\n"
+            let line = "derive dashboard listening on http://\(address.contains(":") ? "[\(address)]" : address):\(server.port)/"
+                + (access.canAct ? " (actions need the token)\n" : " (read-only: no DERIVE_DASHBOARD_TOKEN)\n")
             FileHandle.standardError.write(Data(line.utf8))
             stopped.wait()
             try? waitFor { await server.stop() }

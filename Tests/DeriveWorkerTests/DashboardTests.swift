@@ -107,3 +107,98 @@ import FoundationNetworking
         #expect(!process.logLines.contains { $0.contains("critical") || $0.contains("error") }, "\(process.logLines)")
     }
 }
+
+/// Acting from the dashboard: nobody without a token; with one, a logged-in browser's form
+/// with its CSRF field, or a script with the bearer token; never a form from elsewhere.
+@Suite struct DashboardActionTests {
+    static let token = "s3cret-\(UUID().uuidString)"
+
+    static func post(_ port: Int, _ path: String, form: String, cookie: String? = nil, bearer: String? = nil) async throws
+        -> (status: Int, headers: [String: String], body: String) {
+        var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)\(path)")))
+        request.httpMethod = "POST"
+        request.httpBody = Data(form.utf8)
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        if let cookie { request.setValue(cookie, forHTTPHeaderField: "Cookie") }
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+        let (data, response) = try await session.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields { headers["\(key)".lowercased()] = "\(value)" }
+        return (http.statusCode, headers, String(decoding: data, as: UTF8.self))
+    }
+
+    final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+            completionHandler(nil)
+        }
+    }
+
+    static func failedJob(_ queue: MemoryJobQueue) throws -> JobID {
+        let id = try #require(try queue.submit([NewJob(payload: document(), maxAttempts: 1)]).first).id
+        let run = try #require(try queue.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        _ = try queue.fail([Failure(run: run, error: DeriveError(.sourceUnavailable, "origin answered 503"))], policy: retryAtOnce)
+        return id
+    }
+
+    @Test func withoutATokenNothingActs() async throws {
+        let queue = MemoryJobQueue()
+        let id = try Self.failedJob(queue)
+        let server = try await DashboardServer.start(database: queue, port: 0)
+        let page = try await DashboardTests.get(server.port, "/jobs/\(id)")
+        #expect(page.body.contains("Read-only") && !page.body.contains("<form method=\"post\""))
+        #expect(try await Self.post(server.port, "/jobs/\(id)/retry", form: "csrf=x").status == 403)
+        #expect(try await Self.post(server.port, "/jobs/\(id)/retry", form: "", bearer: "").status == 403)
+        #expect(try queue.counts().isEmpty, "a refused action ran")
+        await server.stop()
+    }
+
+    @Test func aLoggedInFormRetriesAndAFormFromElsewhereDoesNot() async throws {
+        let queue = MemoryJobQueue()
+        let id = try Self.failedJob(queue)
+        let server = try await DashboardServer.start(database: queue, access: DashboardAccess(token: Self.token), port: 0)
+        // Not logged in: a link to log in, no form.
+        #expect(try await DashboardTests.get(server.port, "/jobs/\(id)").body.contains("href=\"/login\""))
+        #expect(try await Self.post(server.port, "/login", form: "token=wrong").status == 403)
+        let login = try await Self.post(server.port, "/login", form: "token=" + (Self.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+        #expect(login.status == 303)
+        let setCookie = try #require(login.headers["set-cookie"])
+        #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && !setCookie.contains(Self.token))
+        let cookie = String(setCookie.split(separator: ";")[0])
+
+        // Logged in, the page has the form with its CSRF field.
+        var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(server.port)/jobs/\(id)")))
+        request.setValue(cookie, forHTTPHeaderField: "Cookie")
+        let (data, _) = try await URLSession.shared.data(for: request)
+        let page = String(decoding: data, as: UTF8.self)
+        let csrf = try #require(page.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().first?.split(separator: "\"").first.map(String.init))
+        #expect(!page.contains(Self.token))
+
+        // A form without the field (another site's) or with the cookie missing is refused.
+        #expect(try await Self.post(server.port, "/jobs/\(id)/retry", form: "", cookie: cookie).status == 403)
+        #expect(try await Self.post(server.port, "/jobs/\(id)/retry", form: "csrf=\(csrf)").status == 403)
+        #expect(try queue.counts().isEmpty)
+
+        let retried = try await Self.post(server.port, "/jobs/\(id)/retry", form: "csrf=\(csrf)", cookie: cookie)
+        #expect(retried.status == 303)
+        let location = try #require(retried.headers["location"])
+        let rerun = try #require(Int64(location.replacingOccurrences(of: "/jobs/", with: "")))
+        #expect(try rerun != id && queue.job(rerun)?.state == .available)
+        // A script with the bearer token cancels it.
+        #expect(try await Self.post(server.port, "/jobs/\(rerun)/cancel", form: "", bearer: Self.token).status == 303)
+        #expect(try queue.job(rerun)?.state == .cancelled)
+        await server.stop()
+    }
+
+    @Test func aFailureGroupIsRetriedFromItsPage() async throws {
+        let queue = MemoryJobQueue()
+        let ids = try (0..<3).map { _ in try Self.failedJob(queue) }
+        let server = try await DashboardServer.start(database: queue, access: DashboardAccess(token: Self.token), port: 0)
+        let done = try await Self.post(server.port, "/failures/retry", form: "code=source_unavailable&hours=1", bearer: Self.token)
+        #expect(done.status == 303)
+        #expect(try queue.counts().first?.states[.available] == ids.count)
+        await server.stop()
+    }
+}
