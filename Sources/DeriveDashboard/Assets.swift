@@ -22,6 +22,12 @@ enum Assets {
         form.action button { padding: .3em .9em; }
         """
 
+    /// Four squares, one smaller than the last: an image and its derivatives.
+    static let favicon = """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1d1d1f"/>\
+        <rect x="2" y="2" width="8" height="8" fill="#4a78c2"/><rect x="10" y="10" width="4" height="4" fill="#3a8f4b"/></svg>
+        """
+
     /// Refreshes the overview's live part every five seconds without reloading the page.
     static let script = """
         "use strict";

@@ -73,6 +73,7 @@ public final class DashboardServer: Sendable {
         }
         await server.appendRoute("GET /failures") { request in Pages.guarded { try pages.failures(request) } }
         await server.appendRoute("GET /static/dashboard.css") { _ in Pages.respond(Assets.style, type: "text/css; charset=utf-8") }
+        await server.appendRoute("GET /static/favicon.svg") { _ in Pages.respond(Assets.favicon, type: "image/svg+xml") }
         await server.appendRoute("GET /static/dashboard.js") { _ in Pages.respond(Assets.script, type: "text/javascript; charset=utf-8") }
         await server.appendRoute("*") { _ in Pages.respond(Views.notFound("There is no such page."), status: .notFound) }
 

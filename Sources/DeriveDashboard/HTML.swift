@@ -66,7 +66,8 @@ public enum HTML {
     static func table(_ header: [String], _ rows: [[Markup]], id: String? = nil) -> Markup {
         let head = Markup.join(header.map { element("th", [], .text($0)) })
         let body = Markup.join(rows.map { row in element("tr", [], Markup.join(row.map { element("td", [], $0) })) })
-        return element("table", id.map { [("id", $0)] } ?? [], element("thead", [], element("tr", [], head)) + element("tbody", [], body))
+        let thead = header.allSatisfy(\.isEmpty) ? Markup(raw: "") : element("thead", [], element("tr", [], head))
+        return element("table", id.map { [("id", $0)] } ?? [], thead + element("tbody", [], body))
     }
 
     /// The page around `content`: the navigation, the stylesheet and the script, all served
@@ -79,6 +80,7 @@ public enum HTML {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(escape(title)) · Derive</title>
+        <link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
         <link rel="stylesheet" href="/static/dashboard.css">
         <script src="/static/dashboard.js" defer></script>
         </head>

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Drives Debian's headless Chromium through a running `derive dashboard` and prints what it saw
+as one JSON object; DashboardBrowserTests (Swift) starts the servers, the dashboard and the
+worker, and decides what must hold. Nothing is downloaded: Chromium and chromedriver come from
+Debian's packages (Scripts/test.sh installs them) and Selenium runs offline.
+
+usage: dashboard.py URL TOKEN FAILED_JOB_ID [SCREENSHOT_DIR]
+"""
+import json
+import os
+import sys
+import time
+
+os.environ["SE_OFFLINE"] = "true"
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,1000",
+                     "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def counts(driver):
+    """The overview's queue table as {queue: {column: text}}."""
+    table = {}
+    for row in driver.find_elements(By.CSS_SELECTOR, "#queues tbody tr"):
+        cells = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+        table[cells[0]] = {"available": int(cells[1]), "running": int(cells[3])}
+    return table
+
+
+def main():
+    url, token, failed_job = sys.argv[1].rstrip("/"), sys.argv[2], sys.argv[3]
+    shots = sys.argv[4] if len(sys.argv) > 4 else None
+    seen = {}
+    driver = browser()
+    try:
+        # The overview, watched without reloading while the worker drains the queue.
+        driver.get(url + "/")
+        driver.execute_script("window.loadedOnce = 'still the same page';")
+        seen["overviewFirst"] = counts(driver)
+        deadline = time.time() + 90
+        history = [seen["overviewFirst"]]
+        while time.time() < deadline:
+            time.sleep(1)
+            now = counts(driver)
+            if now != history[-1]:
+                history.append(now)
+            if not now or all(q["available"] == 0 and q["running"] == 0 for q in now.values()):
+                break
+        seen["overviewHistory"] = history
+        seen["overviewReloaded"] = driver.execute_script("return window.loadedOnce") != "still the same page"
+        seen["overviewText"] = driver.find_element(By.TAG_NAME, "main").text
+        if shots:
+            driver.save_screenshot(os.path.join(shots, "overview.png"))
+
+        # The failed job's page: its source and error hold markup, shown as text.
+        driver.get(f"{url}/jobs/{failed_job}")
+        seen["jobText"] = driver.find_element(By.TAG_NAME, "main").text
+        seen["pwned"] = driver.execute_script("return window.pwned === undefined ? null : window.pwned")
+        seen["scriptsOnJobPage"] = driver.execute_script("return document.scripts.length")
+        if shots:
+            driver.save_screenshot(os.path.join(shots, "job.png"))
+        # Before the refused request below, which the console reports: nothing so far may fail
+        # (a script or style the Content-Security-Policy blocked would show here).
+        seen["consoleErrors"] = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+        # An action without logging in is refused.
+        seen["unauthenticatedRetry"] = driver.execute_script(
+            "const r = await fetch(arguments[0], {method: 'POST', body: 'csrf=x', "
+            "headers: {'Content-Type': 'application/x-www-form-urlencoded'}, redirect: 'manual'}); return r.status;",
+            f"/jobs/{failed_job}/retry")
+
+        # Log in with the token, then retry the failure group from the failures page.
+        driver.get(url + "/login")
+        driver.find_element(By.NAME, "token").send_keys(token)
+        driver.find_element(By.CSS_SELECTOR, "form button").click()
+        driver.get(url + "/failures")
+        seen["failuresText"] = driver.find_element(By.TAG_NAME, "main").text
+        if shots:
+            driver.save_screenshot(os.path.join(shots, "failures.png"))
+        buttons = driver.find_elements(By.CSS_SELECTOR, "form.action button")
+        seen["retryButtons"] = [button.text for button in buttons]
+        if buttons:
+            buttons[0].click()
+            seen["afterRetryURL"] = driver.current_url
+    finally:
+        driver.quit()
+    print(json.dumps(seen))
+
+
+if __name__ == "__main__":
+    main()

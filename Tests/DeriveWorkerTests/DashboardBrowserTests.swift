@@ -1,0 +1,97 @@
+import DeriveCore
+import DeriveTestSupport
+import Foundation
+import Testing
+
+/// The dashboard in a real browser: Debian's headless Chromium, driven by Selenium
+/// (`Tests/Browser/dashboard.py`), against `derive dashboard` and `derive work` on the real
+/// PostgreSQL and HTTP origin that Scripts/test.sh starts.
+@Suite(.enabled(if: TestServers.available && TestServers.postgresAvailable && Browser.available,
+                "needs the servers, Chromium, chromedriver and Selenium that Scripts/test.sh installs and starts"))
+struct DashboardBrowserTests {
+    @Test func anOperatorWatchesTheQueueDrainSeesFailuresAsTextAndRetriesThem() throws {
+        let queue = try TestQueue(.postgres)
+        let origin = try TestServers.origin()
+        let token = "token-\(UUID().uuidString)"
+        // Jobs that take a few seconds each, so the browser sees the counts move; and one whose
+        // source and error carry a script, which must show as text and never run.
+        let slow = (0..<5).map { _ in WorkerBehaviourTests.job(origin + "/slow?delay=2&n=\(UUID().uuidString)") }
+        _ = try queue.store.submit(slow)
+        let hostileSource = "/nonexistent/<script>window.pwned=1</script>.jpg"
+        let hostile = try #require(try queue.store.submit([WorkerBehaviourTests.job(hostileSource, maxAttempts: 1)]).first).id
+
+        let dashboard = try BackgroundProcess(["dashboard", "--port", "0", "--database", queue.location],
+                                              environment: ["DERIVE_DASHBOARD_TOKEN": token])
+        defer {
+            dashboard.signal(SIGTERM)
+            _ = dashboard.wait(timeout: 10)
+        }
+        var port: Int?
+        for _ in 0..<400 where port == nil {
+            port = dashboard.logLines.joined().components(separatedBy: "listening on http://127.0.0.1:").dropFirst().first
+                .flatMap { Int($0.prefix { $0.isNumber }) }
+            if port == nil { Thread.sleep(forTimeInterval: 0.025) }
+        }
+        let url = "http://127.0.0.1:\(try #require(port, "\(dashboard.logLines)"))"
+        let worker = try WorkerBehaviourTests.worker(queue, ["--slots", "1"])
+        defer {
+            worker.signal(SIGTERM)
+            _ = worker.wait(timeout: 30)
+        }
+
+        let browser = Process()
+        browser.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        browser.arguments = ["python3", Paths.repository.appendingPathComponent("Tests/Browser/dashboard.py").path, url, token, String(hostile)]
+        let output = Pipe(), errors = Pipe()
+        browser.standardOutput = output
+        browser.standardError = errors
+        try browser.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        let complaints = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        browser.waitUntilExit()
+        #expect(browser.terminationStatus == 0, "\(complaints)")
+        guard case .object(let seen) = try JSONParser().parse(String(decoding: printed, as: UTF8.self)) else { throw BrowserOutputUnreadable(complaints) }
+        let view = Dictionary(uniqueKeysWithValues: seen.map { ($0.key, $0.value) })
+
+        // The overview changed while the worker drained the queue, without a reload.
+        guard case .array(let history)? = view["overviewHistory"] else { throw BrowserOutputUnreadable("no history") }
+        #expect(history.count >= 2, "the counts never changed on the page: \(history)")
+        #expect(view["overviewReloaded"] == .bool(false))
+        // The hostile job: text, not code.
+        guard case .string(let jobText)? = view["jobText"] else { throw BrowserOutputUnreadable("no job page") }
+        #expect(jobText.contains("<script>window.pwned=1</script>"), "\(jobText)")
+        #expect(view["pwned"] == .null && view["scriptsOnJobPage"] == .int(1))
+        // Without logging in, the page cannot act.
+        #expect(view["unauthenticatedRetry"] == .int(403))
+        // Logged in, the failures page lists the group and its button retries it.
+        guard case .string(let failures)? = view["failuresText"] else { throw BrowserOutputUnreadable("no failures page") }
+        #expect(failures.contains("source_refused"), "\(failures)")
+        #expect(view["retryButtons"].map { JSONWriter.compact($0) }?.contains("Retry all") == true)
+        #expect(view["consoleErrors"] == .array([]), "\(String(describing: view["consoleErrors"]))")
+        try waitUntil("the retried job ran again", timeout: 30) {
+            let live = try queue.store.jobs(state: nil, queue: nil, limit: 50).filter { $0.payload["source"] == .string(hostileSource) }
+            let failed = try queue.store.finishedJobs(JobFilter(outcome: .failed, errorCode: "source_refused"), after: nil, limit: 50).jobs
+            return live.count + failed.count >= 2
+        }
+    }
+}
+
+/// Whether this machine can run the browser tests.
+enum Browser {
+    static let available: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver") else { return false }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        probe.arguments = ["python3", "-c", "import selenium"]
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }()
+}
+
+struct BrowserOutputUnreadable: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = "the browser script's output could not be read: \(description)" }
+}
