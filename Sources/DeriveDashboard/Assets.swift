@@ -17,6 +17,7 @@ enum Assets {
         .state-live, .state-completed { color: #2d7a3e; } .state-failed, .state-gone { color: #b32020; }
         .state-suspect, .state-stopping, .state-cancelled { color: #a86400; }
         .legend { color: #666; margin-top: 0; }
+        #outputs img { max-width: 240px; max-height: 180px; width: auto; height: auto; background: #eee; }
         .note { color: #666; } .error { color: #b32020; }
         form.action { display: inline-block; margin: 0 .6em .8em 0; }
         form.action button { padding: .3em .9em; }

@@ -39,7 +39,7 @@ public final class DashboardServer: Sendable {
 
     /// Listens on `address:port` (port 0: any free one, reported by `port`) and returns once it
     /// does; throws, saying why, when it cannot.
-    public static func start(database: any DashboardDatabase, access: DashboardAccess = DashboardAccess(token: nil),
+    public static func start(database: any DashboardDatabase, store: (any AssetStore)? = nil, access: DashboardAccess = DashboardAccess(token: nil),
                              address: String = "127.0.0.1", port: Int,
                              logger: Logger = Logger(label: "derive.dashboard")) async throws -> DashboardServer {
         guard (0...65535).contains(port) else { throw DashboardError("\(port) is not a port (0 to 65535)") }
@@ -52,11 +52,12 @@ public final class DashboardServer: Sendable {
         }
         let quiet = DashboardLogger.Quiet()
         let server = HTTPServer(address: socketAddress, timeout: 30, logger: DashboardLogger(logger: logger, quiet: quiet))
-        let pages = Pages(database: database, access: access, logger: logger)
+        let pages = Pages(database: database, store: store, access: access, logger: logger)
         await server.appendRoute("GET /") { _ in Pages.guarded { try pages.overview() } }
         await server.appendRoute("GET /live") { _ in Pages.guarded { try pages.live() } }
         await server.appendRoute("GET /jobs") { request in Pages.guarded { try pages.jobs(request) } }
         await server.appendRoute("GET /jobs/:id") { request in Pages.guarded { try pages.job(request) } }
+        await server.appendRoute("GET /jobs/:id/outputs/:index") { request in Pages.guarded { try pages.output(request) } }
         await server.appendRoute("GET /login") { _ in Pages.respond(access.canAct ? Views.login(failed: false) : Views.notFound("This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set.")) }
         await server.appendRoute("POST /login") { request in pages.login(DashboardAccess.form(try await request.bodyData)) }
         await server.appendRoute("POST /jobs/:id/retry") { request in
@@ -118,6 +119,8 @@ public final class DashboardServer: Sendable {
 /// Each page: read through the seams, render with `Views`, answer with the security headers.
 struct Pages: Sendable {
     let database: any DashboardDatabase
+    /// Where outputs are read back from, to show them (the store's credentials stay here).
+    let store: (any AssetStore)?
     let access: DashboardAccess
     let logger: Logger
     var liveness = Views.Liveness()
@@ -160,7 +163,7 @@ struct Pages: Sendable {
         guard let id = text.flatMap(Int64.init), let job = try database.job(id) else {
             return Self.respond(Views.notFound("There is no job \(text ?? "")."), status: .notFound)
         }
-        return Self.respond(Views.job(job, actions: actions(request)))
+        return Self.respond(Views.job(job, actions: actions(request), images: store != nil))
     }
 
     func failures(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -171,6 +174,26 @@ struct Pages: Sendable {
             examples[group.code] = try database.finishedJobs(JobFilter(outcome: .failed, errorCode: group.code), after: nil, limit: 3).jobs
         }
         return Self.respond(Views.failures(groups, examples: examples, hours: hours, actions: actions(request)))
+    }
+
+    /// An output's bytes, read from the store by the key its job recorded.
+    func output(_ request: HTTPRequest) throws -> HTTPResponse {
+        let idText: String? = request.routeParameters["id"], indexText: String? = request.routeParameters["index"]
+        guard let store, let id = idText.flatMap(Int64.init), let index = indexText.flatMap(Int.init), let job = try database.job(id),
+              case .array(let outputs)? = job.result?["outputs"], outputs.indices.contains(index),
+              case .string(let key)? = outputs[index]["key"] else {
+            return Self.respond(Views.notFound("There is no such output."), status: .notFound)
+        }
+        guard let bytes = try store.get(try StorageKey(key)) else {
+            return Self.respond(Views.notFound("The store no longer has \(key)."), status: .notFound)
+        }
+        var format = OutputFormat.jpeg
+        if case .string(let name)? = outputs[index]["format"], let known = OutputFormat(rawValue: name) { format = known }
+        var headers = DashboardServer.securityHeaders
+        headers[.contentType] = format.mediaType
+        // Keys name content (they hold the same bytes for ever): the browser may keep them.
+        headers[.cacheControl] = "private, max-age=3600"
+        return HTTPResponse(statusCode: .ok, headers: headers, body: Data(bytes))
     }
 
     func actions(_ request: HTTPRequest) -> Views.Actions {

@@ -148,7 +148,7 @@ public enum Views {
     }
 
     /// One job: its document, its attempts and errors, its timings and its outputs.
-    public static func job(_ job: JobSnapshot, actions: Actions = .readOnly) -> String {
+    public static func job(_ job: JobSnapshot, actions: Actions = .readOnly, images: Bool = false) -> String {
         let facts: [[Markup]] = [
             [.text("state"), HTML.element("span", [("class", "state-\(job.state.rawValue)")], .text(job.state.rawValue))],
             [.text("queue"), .text(job.queue)], [.text("priority"), .text("\(job.priority)")],
@@ -176,13 +176,18 @@ public enum Views {
             content = content + HTML.element("h2", [], .text("Timings")) + waterfall(timings)
         }
         if case .array(let outputs)? = job.result?["outputs"], !outputs.isEmpty {
-            let rows: [[Markup]] = outputs.map { output in
-                [.text(text(output["name"])), .text(text(output["format"])),
+            let rows: [[Markup]] = outputs.enumerated().map { index, output in
+                let picture: Markup = images && output["key"] != nil
+                    ? Markup(raw: "<img src=\"/jobs/\(job.id)/outputs/\(index)\" alt=\"\(HTML.escape(text(output["name"])))\" loading=\"lazy\" "
+                             + "width=\"\(HTML.escape(text(output["width"])))\" height=\"\(HTML.escape(text(output["height"])))\">")
+                    : .text("")
+                return [picture, .text(text(output["name"])), .text(text(output["format"])),
                  .text("\(text(output["width"]))×\(text(output["height"]))"),
                  .text(output["bytes"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } }.map(bytes) ?? ""),
                  .text(output["quality"].map(JSONWriter.compact) ?? ""), .text(text(output["location"]))]
             }
-            content = content + HTML.element("h2", [], .text("Outputs")) + HTML.table(["name", "format", "size", "bytes", "quality", "location"], rows, id: "outputs")
+            content = content + HTML.element("h2", [], .text("Outputs"))
+                + HTML.table(["", "name", "format", "size", "bytes", "quality", "location"], rows, id: "outputs")
         }
         content = content + HTML.element("h2", [], .text("Document")) + HTML.element("pre", [("id", "document")], .text(JSONWriter.pretty(job.payload)))
         return HTML.page(title: "Job #\(job.id)", content)

@@ -143,7 +143,7 @@ public struct JobPipeline: Sendable {
         }
         timings.store = milliseconds(since: mark)
         let report = JobReport(plan: reported, result: RenderResult(source: result.source, outputs: outputs, timings: result.timings),
-                               locations: objects.map(\.url), timings: timings, totalMilliseconds: milliseconds(since: started),
+                               locations: objects.map(\.url), keys: objects.map(\.key.value), timings: timings, totalMilliseconds: milliseconds(since: started),
                                fetched: fetched.origin == .file ? nil : fetched, decoded: !missing.isEmpty)
         return Outcome(report: report, record: DerivationRecord(report: report, resolved: job, stored: objects, sourceURL: source))
     }

@@ -22,6 +22,9 @@ struct Dashboard: ParsableCommand {
     @Option(name: .long, help: "The port. Env: DERIVE_DASHBOARD_PORT (default 8080; 0 picks a free one).")
     var port: Int?
 
+    @Option(name: .long, help: "The store whose outputs the job pages show: a folder or s3://bucket/prefix. Env: DERIVE_STORE.")
+    var store: String?
+
     @OptionGroup var databaseOption: DatabaseOption
 
     func run() throws {
@@ -31,12 +34,14 @@ struct Dashboard: ParsableCommand {
             guard let port = port ?? (environment["DERIVE_DASHBOARD_PORT"].map { Int($0) } ?? 8080) else {
                 throw CLIError("DERIVE_DASHBOARD_PORT must be a port number")
             }
-            let database = try openDatabase(try databaseOption.configuration().database).database
+            let configuration = try databaseOption.configuration(store: store)
+            let database = try openDatabase(configuration.database).database
+            let assets = try makeStore(configuration)
             let stopped = DispatchSemaphore(value: 0)
             let watcher = SignalWatcher { _ in stopped.signal() }
             defer { watcher.cancel() }
             let access = DashboardAccess(token: environment["DERIVE_DASHBOARD_TOKEN"])
-            let server = try waitFor { try await DashboardServer.start(database: database, access: access, address: address, port: port) }
+            let server = try waitFor { try await DashboardServer.start(database: database, store: assets, access: access, address: address, port: port) }
             // The first line of its log says where it listens (port 0 picks one): scripts and tests read it.
             let line = "derive dashboard listening on http://\(address.contains(":") ? "[\(address)]" : address):\(server.port)/"
                 + (access.canAct ? " (actions need the token)\n" : " (read-only: no DERIVE_DASHBOARD_TOKEN)\n")

@@ -28,12 +28,16 @@ def browser():
 
 
 def counts(driver):
-    """The overview's queue table as {queue: {column: text}}."""
-    table = {}
-    for row in driver.find_elements(By.CSS_SELECTOR, "#queues tbody tr"):
-        cells = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
-        table[cells[0]] = {"available": int(cells[1]), "running": int(cells[3])}
-    return table
+    """The overview's queue table as {queue: {"available": n, "running": n}}, read in one script
+    run: the page's own script replaces the table every few seconds, and element handles taken
+    before a refresh go stale."""
+    return driver.execute_script(
+        "const table = {};"
+        "for (const row of document.querySelectorAll('#queues tbody tr')) {"
+        "  const cells = Array.from(row.cells).map(cell => cell.textContent.trim());"
+        "  table[cells[0]] = {available: parseInt(cells[1], 10), running: parseInt(cells[3], 10)};"
+        "}"
+        "return table;")
 
 
 def main():
@@ -68,6 +72,23 @@ def main():
         seen["scriptsOnJobPage"] = driver.execute_script("return document.scripts.length")
         if shots:
             driver.save_screenshot(os.path.join(shots, "job.png"))
+        # A completed job's page: its outputs load (decoded, with a size).
+        driver.get(url + "/jobs?outcome=completed")
+        first = driver.find_elements(By.CSS_SELECTOR, "#finished-jobs tbody a")
+        seen["completedJobImages"] = []
+        if first:
+            first[0].click()
+            deadline = time.time() + 10
+            while time.time() < deadline:
+                images = driver.execute_script(
+                    "return Array.from(document.querySelectorAll('#outputs img')).map(i => "
+                    "({complete: i.complete, naturalWidth: i.naturalWidth, naturalHeight: i.naturalHeight}))")
+                if images and all(image["complete"] for image in images):
+                    break
+                time.sleep(0.1)
+            seen["completedJobImages"] = images
+            if shots:
+                driver.save_screenshot(os.path.join(shots, "completed-job.png"))
         # Before the refused request below, which the console reports: nothing so far may fail
         # (a script or style the Content-Security-Policy blocked would show here).
         seen["consoleErrors"] = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
@@ -82,6 +103,12 @@ def main():
         driver.get(url + "/login")
         driver.find_element(By.NAME, "token").send_keys(token)
         driver.find_element(By.CSS_SELECTOR, "form button").click()
+        # The login answers with a redirect to the overview: wait for it before going on, or
+        # it lands after the next page was asked for.
+        deadline = time.time() + 10
+        while driver.current_url.rstrip("/") != url and time.time() < deadline:
+            time.sleep(0.05)
+        seen["afterLoginURL"] = driver.current_url
         driver.get(url + "/failures")
         seen["failuresText"] = driver.find_element(By.TAG_NAME, "main").text
         if shots:

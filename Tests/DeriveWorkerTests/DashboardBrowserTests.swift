@@ -20,8 +20,10 @@ struct DashboardBrowserTests {
         let hostileSource = "/nonexistent/<script>window.pwned=1</script>.jpg"
         let hostile = try #require(try queue.store.submit([WorkerBehaviourTests.job(hostileSource, maxAttempts: 1)]).first).id
 
-        let dashboard = try BackgroundProcess(["dashboard", "--port", "0", "--database", queue.location],
-                                              environment: ["DERIVE_DASHBOARD_TOKEN": token])
+        // The worker writes to S3 (WorkerBehaviourTests.worker); the dashboard reads outputs back from there.
+        let s3 = try TestServers.s3()
+        let dashboard = try BackgroundProcess(["dashboard", "--port", "0", "--database", queue.location, "--store", "s3://\(s3.bucket)/behaviour"],
+                                              environment: WorkerEndToEndTests.environment(s3).merging(["DERIVE_DASHBOARD_TOKEN": token]) { $1 })
         defer {
             dashboard.signal(SIGTERM)
             _ = dashboard.wait(timeout: 10)
@@ -68,6 +70,11 @@ struct DashboardBrowserTests {
         #expect(failures.contains("source_refused"), "\(failures)")
         #expect(view["retryButtons"].map { JSONWriter.compact($0) }?.contains("Retry all") == true)
         #expect(view["consoleErrors"] == .array([]), "\(String(describing: view["consoleErrors"]))")
+        // A completed job's page shows its output, loaded: the image decoded at its size.
+        guard case .array(let images)? = view["completedJobImages"] else { throw BrowserOutputUnreadable("no completed job page") }
+        #expect(!images.isEmpty && images.allSatisfy { image in
+            if case .number(let width)? = image["naturalWidth"], let pixels = width.intValue { return pixels > 0 } else { return false }
+        }, "\(images)")
         try waitUntil("the retried job ran again", timeout: 30) {
             let live = try queue.store.jobs(state: nil, queue: nil, limit: 50).filter { $0.payload["source"] == .string(hostileSource) }
             let failed = try queue.store.finishedJobs(JobFilter(outcome: .failed, errorCode: "source_refused"), after: nil, limit: 50).jobs

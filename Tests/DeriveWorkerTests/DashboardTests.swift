@@ -202,3 +202,31 @@ import FoundationNetworking
         await server.stop()
     }
 }
+
+/// A job's outputs, shown on its page from the store by the keys the job recorded.
+@Suite struct DashboardImageTests {
+    @Test func aJobsPageShowsItsOutputsReadFromTheStore() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-dashboard-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = FileAssetStore(root: folder)
+        let photo = try Data(contentsOf: Paths.fixture("photos/grace_hopper_noexif.jpg"))
+        _ = try store.put([UInt8](photo), key: try StorageKey("abc/thumb-1.jpg"), contentType: "image/jpeg")
+        let queue = MemoryJobQueue()
+        let id = try #require(try queue.submit([NewJob(payload: document())]).first).id
+        let run = try #require(try queue.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        let outputs: JSONValue = .array([
+            .object(["name": .string("thumb"), "key": .string("abc/thumb-1.jpg"), "format": .string("jpeg"), "width": .int(512), "height": .int(600)]),
+            .object(["name": .string("gone"), "key": .string("abc/missing.webp"), "format": .string("webp"), "width": .int(10), "height": .int(10)]),
+        ])
+        _ = try queue.complete([Completion(run: run, result: .object(["outputs": outputs]))])
+        let server = try await DashboardServer.start(database: queue, store: store, port: 0)
+        let page = try await DashboardTests.get(server.port, "/jobs/\(id)")
+        #expect(page.body.contains("<img src=\"/jobs/\(id)/outputs/0\" alt=\"thumb\""))
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/jobs/\(id)/outputs/0"))
+        let (bytes, response) = try await URLSession.shared.data(from: url)
+        #expect(bytes == photo && (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") == "image/jpeg")
+        #expect(try await DashboardTests.get(server.port, "/jobs/\(id)/outputs/1").status == 404)
+        #expect(try await DashboardTests.get(server.port, "/jobs/\(id)/outputs/7").status == 404)
+        await server.stop()
+    }
+}

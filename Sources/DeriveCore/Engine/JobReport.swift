@@ -5,6 +5,9 @@ public struct JobReport: Sendable {
     public var result: RenderResult
     /// Where each output went, in the order of `result.outputs`.
     public var locations: [String]
+    /// Each output's key in the store, in the same order (empty when it was not stored under
+    /// one: `derive run --out`): what the dashboard reads an output's bytes back by.
+    public var keys: [String]
     public var timings: StageTimings
     public var totalMilliseconds: Double
     /// How the source was fetched, when it was (not for local files).
@@ -12,11 +15,12 @@ public struct JobReport: Sendable {
     /// False when every output was reused from an earlier run and nothing was decoded.
     public var decoded: Bool
 
-    public init(plan: Plan, result: RenderResult, locations: [String], timings: StageTimings, totalMilliseconds: Double,
+    public init(plan: Plan, result: RenderResult, locations: [String], keys: [String] = [], timings: StageTimings, totalMilliseconds: Double,
                 fetched: FetchedSource? = nil, decoded: Bool = true) {
         self.plan = plan
         self.result = result
         self.locations = locations
+        self.keys = keys
         self.timings = timings
         self.totalMilliseconds = totalMilliseconds
         self.fetched = fetched
@@ -54,7 +58,8 @@ public struct JobReport: Sendable {
                 "etag": fetched.etag.map(JSONValue.string) ?? .null, "lastModified": fetched.lastModified.map(JSONValue.string) ?? .null,
             ])))
         }
-        let outputs = zip(result.outputs, locations).map { output, location -> JSONValue in
+        let outputs = zip(result.outputs, locations).enumerated().map { index, pair -> JSONValue in
+            let (output, location) = pair
             let m = output.metadata
             let planned = plan.outputs.first { $0.name == output.name }
             var members: [JSONMember] = [JSONMember(key: "name", value: .string(output.name))]
@@ -62,6 +67,9 @@ public struct JobReport: Sendable {
             if output.reused { members.append(JSONMember(key: "reused", value: .bool(true))) }
             members += [
                 JSONMember(key: "location", value: .string(location)),
+            ]
+            if index < keys.count { members.append(JSONMember(key: "key", value: .string(keys[index]))) }
+            members += [
                 JSONMember(key: "format", value: .string(m.format.rawValue)),
                 JSONMember(key: "width", value: .int(m.width)),
                 JSONMember(key: "height", value: .int(m.height)),
