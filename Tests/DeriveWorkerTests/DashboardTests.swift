@@ -92,7 +92,13 @@ import FoundationNetworking
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-dashboard-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = try BackgroundProcess(["dashboard", "--port", "0", "--database", "sqlite:" + folder.appendingPathComponent("q.sqlite").path])
+        let process = try BackgroundProcess(["dashboard", "--port", "0", "--database", "sqlite:" + folder.appendingPathComponent("q.sqlite").path,
+                                             "--store", folder.appendingPathComponent("store").path])
+        // Stopped when the test ends, whatever happened (a second SIGTERM is harmless).
+        defer {
+            process.signal(SIGTERM)
+            _ = process.wait(timeout: 10)
+        }
         var port: Int?
         for _ in 0..<400 where port == nil {
             port = process.logLines.joined().components(separatedBy: "listening on http://127.0.0.1:").dropFirst().first

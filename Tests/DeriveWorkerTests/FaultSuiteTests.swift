@@ -95,7 +95,13 @@ struct FaultSuiteTests {
         let forwarder = try Forwarder(to: target.host ?? "127.0.0.1", port: target.port ?? 80)
         let run = try makeRun("http://127.0.0.1:\(forwarder.port)")
         for _ in 0..<2 { try run.startWorker() }
-        Thread.sleep(forTimeInterval: 1.5)
+        // Cut once the workers are under way, not after a fixed pause: on a loaded machine
+        // (CI once, with builds beside) they had not started fetching 1.5 s in, and the whole
+        // outage passed before the first fetch, so no job met it.
+        try waitUntil("the workers have finished their first jobs", timeout: 60) {
+            let finished = try run.rows("SELECT count(*) FROM derive.job_archive").first?.first ?? nil
+            return (Int(finished ?? "0") ?? 0) >= 2
+        }
         forwarder.stop()
         Thread.sleep(forTimeInterval: seconds)
         try forwarder.start()
