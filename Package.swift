@@ -72,14 +72,19 @@ let package = Package(
         // metrics and structured logs, schedules and reprocessing. DeriveCore's protocols only
         // (and content hashes): the CLI wires the implementations in.
         .target(name: "DeriveWorker", dependencies: [
-            "DeriveCore", "DeriveDigest", .product(name: "Logging", package: "swift-log"),
+            "DeriveCore", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "FlyingFox", package: "FlyingFox"),
+        ]),
+        // FlyingFox, started and stopped the way Derive's servers need (`/metrics`, the dashboard).
+        .target(name: "DeriveHTTP", dependencies: [
+            .product(name: "Logging", package: "swift-log"), .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
         // `derive dashboard`: the operator's pages, server-rendered over FlyingFox, reading
         // through DeriveCore's queue seams.
         .target(name: "DeriveDashboard", dependencies: [
-            "DeriveCore", "DeriveDigest", .product(name: "Logging", package: "swift-log"), .product(name: "FlyingFox", package: "FlyingFox"),
+            "DeriveCore", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
+            .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
         .executableTarget(
             name: "derive",

@@ -1,6 +1,6 @@
 import DeriveCore
 import FlyingFox
-import FlyingSocks
+import DeriveHTTP
 import Foundation
 import Logging
 
@@ -14,9 +14,9 @@ public typealias DashboardDatabase = JobStore & QueueInspector & WorkerRegistry
 /// elsewhere and no inline script. Read-only in this version; it listens on loopback unless
 /// told otherwise.
 public final class DashboardServer: Sendable {
-    public let port: Int
-    private let server: HTTPServer
-    private let running: Task<Void, Never>
+    /// The port it listens on (the one the system chose, when asked for port 0).
+    public var port: Int { listener.port }
+    private let listener: HTTPListener
 
     /// Every page's security headers: scripts and styles only from this server, images from it
     /// (and `data:` for placeholders), no frames, no plugins, forms only to itself.
@@ -28,13 +28,8 @@ public final class DashboardServer: Sendable {
         HTTPHeader("Cache-Control"): "no-store",
     ]
 
-    private let quiet: DashboardLogger.Quiet
-
-    private init(port: Int, server: HTTPServer, running: Task<Void, Never>, quiet: DashboardLogger.Quiet) {
-        self.port = port
-        self.server = server
-        self.running = running
-        self.quiet = quiet
+    private init(listener: HTTPListener) {
+        self.listener = listener
     }
 
     /// Listens on `address:port` (port 0: any free one, reported by `port`) and returns once it
@@ -42,17 +37,17 @@ public final class DashboardServer: Sendable {
     public static func start(database: any DashboardDatabase, store: (any AssetStore)? = nil, access: DashboardAccess = DashboardAccess(token: nil),
                              address: String = "127.0.0.1", port: Int,
                              logger: Logger = Logger(label: "derive.dashboard")) async throws -> DashboardServer {
-        guard (0...65535).contains(port) else { throw DashboardError("\(port) is not a port (0 to 65535)") }
-        let socketAddress: any SocketAddress
-        do {
-            socketAddress = address.contains(":") ? try sockaddr_in6.inet6(ip6: address, port: UInt16(port))
-                                                  : try sockaddr_in.inet(ip4: address, port: UInt16(port))
-        } catch {
-            throw DashboardError("\(address) is not an IP address (say 127.0.0.1, 0.0.0.0 or ::1)")
-        }
-        let quiet = DashboardLogger.Quiet()
-        let server = HTTPServer(address: socketAddress, timeout: 30, logger: DashboardLogger(logger: logger, quiet: quiet))
         let pages = Pages(database: database, store: store, access: access, logger: logger)
+        do {
+            return DashboardServer(listener: try await HTTPListener.start(address: address, port: port, timeout: 30, logger: logger) { server in
+                await routes(server, pages: pages, access: access)
+            })
+        } catch {
+            throw DashboardError(error.description)
+        }
+    }
+
+    private static func routes(_ server: HTTPServer, pages: Pages, access: DashboardAccess) async {
         await server.appendRoute("GET /") { _ in Pages.guarded { try pages.overview() } }
         await server.appendRoute("GET /live") { _ in Pages.guarded { try pages.live() } }
         await server.appendRoute("GET /jobs") { request in Pages.guarded { try pages.jobs(request) } }
@@ -77,42 +72,10 @@ public final class DashboardServer: Sendable {
         await server.appendRoute("GET /static/favicon.svg") { _ in Pages.respond(Assets.favicon, type: "image/svg+xml") }
         await server.appendRoute("GET /static/dashboard.js") { _ in Pages.respond(Assets.script, type: "text/javascript; charset=utf-8") }
         await server.appendRoute("*") { _ in Pages.respond(Views.notFound("There is no such page."), status: .notFound) }
-
-        let failure = Failure()
-        let running = Task {
-            do { try await server.run() } catch { failure.set(error) }
-        }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while true {
-            if await server.isListening, let listening = await server.listeningAddress {
-                let actual = switch listening {
-                case .ip4(_, let port), .ip6(_, let port): Int(port)
-                case .unix: port
-                }
-                return DashboardServer(port: actual, server: server, running: running, quiet: quiet)
-            }
-            if let error = failure.get() { throw DashboardError("cannot listen on \(address):\(port): \(error)") }
-            if ContinuousClock.now > deadline {
-                running.cancel()
-                throw DashboardError("cannot listen on \(address):\(port): not listening after 10 s")
-            }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
     }
 
     public func stop() async {
-        // The end of the listening socket on stopping is no error.
-        quiet.set()
-        await server.stop(timeout: 0.25)
-        running.cancel()
-        await running.value
-    }
-
-    private final class Failure: @unchecked Sendable {
-        private let lock = NSLock()
-        private var error: (any Error)?
-        func set(_ error: any Error) { lock.withLock { self.error = error } }
-        func get() -> (any Error)? { lock.withLock { error } }
+        await listener.stop()
     }
 }
 
@@ -280,28 +243,4 @@ struct Pages: Sendable {
 public struct DashboardError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// FlyingFox's lines in Derive's log: its per-connection chatter at debug, its failures as
-/// errors, and everything at debug once the server is being stopped.
-struct DashboardLogger: FlyingSocks.Logging {
-    final class Quiet: @unchecked Sendable {
-        private let lock = NSLock()
-        private var quiet = false
-        func set() { lock.withLock { quiet = true } }
-        var isSet: Bool { lock.withLock { quiet } }
-    }
-
-    let logger: Logger
-    let quiet: Quiet
-
-    private func log(_ level: Logger.Level, _ message: String) {
-        logger.log(level: quiet.isSet ? .debug : level, "\(message)")
-    }
-
-    func logDebug(_ debug: @autoclosure () -> String) { logger.debug("\(debug())") }
-    func logInfo(_ info: @autoclosure () -> String) { logger.debug("\(info())") }
-    func logWarning(_ warning: @autoclosure () -> String) { log(.warning, warning()) }
-    func logError(_ error: @autoclosure () -> String) { log(.error, error()) }
-    func logCritical(_ critical: @autoclosure () -> String) { log(.error, critical()) }
 }

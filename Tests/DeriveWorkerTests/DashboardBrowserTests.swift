@@ -28,13 +28,7 @@ struct DashboardBrowserTests {
             dashboard.signal(SIGTERM)
             _ = dashboard.wait(timeout: 10)
         }
-        var port: Int?
-        for _ in 0..<400 where port == nil {
-            port = dashboard.logLines.joined().components(separatedBy: "listening on http://127.0.0.1:").dropFirst().first
-                .flatMap { Int($0.prefix { $0.isNumber }) }
-            if port == nil { Thread.sleep(forTimeInterval: 0.025) }
-        }
-        let url = "http://127.0.0.1:\(try #require(port, "\(dashboard.logLines)"))"
+        let url = "http://127.0.0.1:\(try #require(DashboardTests.listeningPort(of: dashboard), "\(dashboard.logLines)"))"
         let worker = try WorkerBehaviourTests.worker(queue, ["--slots", "1"])
         defer {
             worker.signal(SIGTERM)

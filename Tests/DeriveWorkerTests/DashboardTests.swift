@@ -28,6 +28,16 @@ import FoundationNetworking
         return (queue, hostileJob, ids)
     }
 
+    /// The port `derive dashboard --port 0` names in its first log line (nil after 10 s).
+    static func listeningPort(of process: BackgroundProcess) -> Int? {
+        for _ in 0..<400 {
+            if let port = process.logLines.joined().components(separatedBy: "listening on http://127.0.0.1:").dropFirst().first
+                .flatMap({ Int($0.prefix { $0.isNumber }) }) { return port }
+            Thread.sleep(forTimeInterval: 0.025)
+        }
+        return nil
+    }
+
     static func get(_ port: Int, _ path: String) async throws -> (status: Int, headers: [String: String], body: String) {
         let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
         let (data, response) = try await URLSession.shared.data(from: url)
@@ -99,13 +109,7 @@ import FoundationNetworking
             process.signal(SIGTERM)
             _ = process.wait(timeout: 10)
         }
-        var port: Int?
-        for _ in 0..<400 where port == nil {
-            port = process.logLines.joined().components(separatedBy: "listening on http://127.0.0.1:").dropFirst().first
-                .flatMap { Int($0.prefix { $0.isNumber }) }
-            if port == nil { try await Task.sleep(for: .milliseconds(25)) }
-        }
-        let listening = try #require(port, "no listening line: \(process.logLines)")
+        let listening = try #require(Self.listeningPort(of: process), "no listening line: \(process.logLines)")
         let overview = try await Self.get(listening, "/")
         #expect(overview.status == 200 && overview.body.contains("No jobs waiting or running."))
         process.signal(SIGTERM)
