@@ -227,6 +227,13 @@ enum Effects {
             }
             let rgba = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }.withAlpha()
             return try rgba.recombined(rows).interpreted(as: "srgb")
+        case .art(let filter):
+            // The look's affine grade: recomb with the matrix, then the offsets added and the
+            // result clipped to 8 bits by linear; alpha kept.
+            let (matrix, offset) = filter.grade
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().recombined(matrix, uchar: false).linear([1, 1, 1], offset).interpreted(as: "srgb")
+            }
         case .orderedDither(let level):
             // Each RGB channel above the map's threshold (the tile repeated over the image,
             // libvips' replicate) turns 255, else 0; alpha kept.

@@ -216,6 +216,54 @@ public enum ColorblindCondition: String, Sendable, Hashable, CaseIterable {
     }
 }
 
+/// `e_art:<filter>`: Cloudinary's named artistic looks (the names of its SDKs' ArtisticFilter).
+/// Cloudinary does not document what each does, so each is Derive's own fixed colour grade in
+/// their spirit, one affine map on RGB; they approximate Cloudinary's looks, not reproduce them.
+public enum ArtFilter: String, Sendable, Hashable, CaseIterable {
+    case alDente = "al_dente"
+    case athena, audrey, aurora, daguerre, eucalyptus, fes, frost, hairspray, hokusai, incognito, linen, peacock, primavera, quartz
+    case redRock = "red_rock"
+    case refresh, sizzle, sonnet, ukulele, zorro
+
+    /// The grade's parts: saturation (0 is grey, 1 unchanged), contrast about mid-grey,
+    /// brightness added (of 255), then a gain per channel (the warmth or tint of the look).
+    var parts: (saturation: Double, contrast: Double, brightness: Double, gains: [Double]) {
+        switch self {
+        case .alDente: (1.1, 1.05, 0, [1.08, 1.0, 0.88])
+        case .athena: (0.9, 1.0, 10, [0.95, 1.0, 1.08])
+        case .audrey: (0, 1.2, 0, [1, 1, 1])
+        case .aurora: (1.1, 1.0, 0, [0.9, 1.05, 1.05])
+        case .daguerre: (0, 0.9, 0, [1.1, 1.0, 0.8])
+        case .eucalyptus: (0.8, 0.9, 8, [0.92, 1.06, 0.96])
+        case .fes: (0.85, 0.85, 12, [1.06, 1.0, 0.94])
+        case .frost: (0.7, 1.0, 6, [0.92, 0.98, 1.1])
+        case .hairspray: (1.2, 1.0, 8, [1.06, 1.02, 0.94])
+        case .hokusai: (1.35, 1.15, 0, [1.0, 1.0, 1.05])
+        case .incognito: (0.6, 1.1, -12, [0.95, 1.0, 1.02])
+        case .linen: (0.75, 0.8, 15, [1.04, 1.0, 0.95])
+        case .peacock: (1.25, 1.05, 0, [0.9, 1.04, 1.08])
+        case .primavera: (1.15, 1.0, 6, [1.0, 1.06, 0.96])
+        case .quartz: (0.9, 1.05, 0, [1.04, 0.96, 1.06])
+        case .redRock: (1.1, 1.05, 0, [1.15, 0.95, 0.88])
+        case .refresh: (1.2, 1.08, 5, [1, 1, 1])
+        case .sizzle: (1.3, 1.1, 0, [1.1, 1.0, 0.85])
+        case .sonnet: (0.7, 0.9, 5, [1.02, 0.95, 1.06])
+        case .ukulele: (1.1, 1.0, 10, [1.08, 1.02, 0.9])
+        case .zorro: (0.8, 1.3, -8, [1, 1, 1])
+        }
+    }
+
+    /// The grade as `out = matrix · rgb + offset` on 8-bit sRGB values: saturation mixes each
+    /// channel with Rec. 709 luma, contrast scales about 128, then brightness and the gains.
+    public var grade: (matrix: [[Double]], offset: [Double]) {
+        let (s, c, b, g) = parts
+        let luma = [0.2126, 0.7152, 0.0722]
+        let matrix = (0..<3).map { r in (0..<3).map { col in g[r] * c * (s * (r == col ? 1 : 0) + (1 - s) * luma[col]) } }
+        let offset = (0..<3).map { r in g[r] * (128 * (1 - c) + b) }
+        return (matrix, offset)
+    }
+}
+
 /// Colour and filter effects (`e_<name>[:<amount>]`); an amount may be an expression
 /// (`e_blur:w_div_10`), which the planner evaluates like a length.
 public enum Effect: Sendable, Hashable {
@@ -282,6 +330,8 @@ public enum Effect: Sendable, Hashable {
     case orderedDither(WholeNumber)
     /// A colour matrix: 9 numbers (3x3, on RGB) or 16 (4x4, on RGBA), row by row.
     case recolor([Double])
+    /// One of Cloudinary's named artistic looks, as a fixed colour grade.
+    case art(ArtFilter)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -308,6 +358,7 @@ public enum Effect: Sendable, Hashable {
         case recolor
         case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
+        case art
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -349,6 +400,7 @@ public enum Effect: Sendable, Hashable {
         case .recolor: .recolor
         case .orderedDither: .orderedDither
         case .assistColorblind: .assistColorblind
+        case .art: .art
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -365,7 +417,7 @@ public enum Effect: Sendable, Hashable {
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
              .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
-        case .grayscale, .negate, .simulateColorblind, .recolor: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
     }
 
@@ -374,7 +426,7 @@ public enum Effect: Sendable, Hashable {
     public var isPointwise: Bool {
         switch self {
         case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance, .fillLight, .opacityThreshold,
-             .simulateColorblind, .recolor: true
+             .simulateColorblind, .recolor, .art: true
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil

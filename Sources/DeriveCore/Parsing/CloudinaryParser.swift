@@ -845,6 +845,10 @@ struct ParseRun {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return .assistColorblind(.value(EffectRules.defaultAmount(of: .assistColorblind) ?? 10), xray: true)
         }
+        if kind == .art {
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            return art(text, args: args, in: c)
+        }
         if kind == .simulateColorblind || kind == .recolor {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
@@ -914,6 +918,22 @@ struct ParseRun {
 }
 
 extension ParseRun {
+    /// `e_art:<filter>`: Cloudinary's strings always name the look.
+    mutating func art(_ text: String, args: [String], in c: Component) -> Effect? {
+        let names = ArtFilter.allCases.map(\.rawValue)
+        guard let first = args.first else {
+            fail(c, "e_art needs a filter: e_art:<filter>, one of " + names.joined(separator: ", "))
+            return nil
+        }
+        if args.count > 1 { fail(c, "e_art takes one filter") }
+        guard let filter = ArtFilter(rawValue: first) else {
+            fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "art filter \(Quoted(first))",
+                                                 hint: Suggest.hint(for: first, among: names, else: "; filters: " + names.joined(separator: ", "))))
+            return nil
+        }
+        return .art(filter)
+    }
+
     /// `e_simulate_colorblind[:<condition>]`, deuteranopia by default.
     mutating func simulateColorblind(_ text: String, args: [String], in c: Component) -> Effect? {
         guard let first = args.first else { return .simulateColorblind(.deuteranopia) }

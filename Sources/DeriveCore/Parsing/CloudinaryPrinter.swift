@@ -131,6 +131,8 @@ public enum CloudinaryPrinter {
             return name + ":xray"
         case .simulateColorblind(let condition):
             return condition == .deuteranopia ? name : "\(name):\(condition.rawValue)"
+        case .art(let filter):
+            return "\(name):\(filter.rawValue)"
         case .recolor(let matrix):
             return name + ":" + matrix.map(Decimal6.string).joined(separator: ":")
         case .improve(let blend, let mode):

@@ -461,6 +461,7 @@ public struct JSONChainDecoder: Sendable {
         let amountField = EffectRules.amountField(of: kind)
         if kind == .replaceColor { return readReplaceColor(value, at: path, log: log) }
         if kind == .simulateColorblind { return readColorblind(value, at: path, log: log) }
+        if kind == .art { return readArt(value, at: path, log: log) }
         if kind == .recolor { return readRecolor(value, at: path, log: log) }
         switch value {
         case .bool(true):
@@ -517,6 +518,28 @@ public struct JSONChainDecoder: Sendable {
             }
             return .effect(EffectRules.with(effect, region: region))
         }
+    }
+
+    /// `{"art": "incognito"}` or `{"art": {"filter": "incognito"}}`; the filter is required.
+    func readArt(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        var filterValue: JSONValue? = value
+        var filterPath = path
+        if case .string = value {} else {
+            guard let fields = log.object(value, at: path, allowed: ["filter"]) else { return nil }
+            filterValue = fields["filter"]
+            filterPath = path.appending("filter")
+        }
+        let names = ArtFilter.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ")
+        guard let filterValue else {
+            log.add(filterPath, "is required: one of \(names)")
+            return nil
+        }
+        guard case .string(let text) = filterValue, let filter = ArtFilter(rawValue: text) else {
+            let got = if case .string(let text) = filterValue { Quoted(text).description } else { filterValue.typeDescription }
+            log.add(filterPath, "expected one of \(names), got \(got)")
+            return nil
+        }
+        return .effect(.art(filter))
     }
 
     /// `{"simulate_colorblind": true}`, `{"simulate_colorblind": "protanopia"}` or `{"simulate_colorblind": {"condition": "protanopia"}}`.

@@ -20,7 +20,7 @@ public enum EffectRules {
         case .orderedDither: 0...18
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
-        case .grayscale, .negate, .simulateColorblind, .recolor: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
     }
 
@@ -42,7 +42,7 @@ public enum EffectRules {
         case .blackwhite, .replaceColor, .opacityThreshold: 50
         case .makeTransparent, .assistColorblind: 10
         case .orderedDither: 0
-        case .grayscale, .negate, .simulateColorblind, .recolor: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
     }
 
@@ -83,6 +83,8 @@ public enum EffectRules {
         case .assistColorblind: return .assistColorblind(n, xray: false)
         case .simulateColorblind: return .simulateColorblind(.deuteranopia)
         case .recolor: return .recolor([1, 0, 0, 0, 1, 0, 0, 0, 1])
+        // Cloudinary names no default look; the parsers require one, this is only a fallback.
+        case .art: return .art(.incognito)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -101,7 +103,7 @@ public enum EffectRules {
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
-        case .grayscale, .negate, .simulateColorblind, .recolor: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
     }
 
