@@ -191,7 +191,11 @@ final class OperationRunner {
         let gravity: Compass
         if case .compass(let c)? = overlay.gravity { gravity = c } else { gravity = .center }
         let origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
-        return try base.composited(layer, at: origin)
+        guard overlay.underlay else { return try base.composited(layer, at: origin) }
+        // An underlay: the layer on a transparent canvas of the base's size, the base over it.
+        let canvas = try base.withAlpha().constant(.transparent, bands: 4).composited(layer, at: origin)
+        let result = try canvas.composited(base, at: (0, 0))
+        return base.hasAlpha ? result : try result.withoutAlpha()
     }
 
     /// The overlay as an image, decoded and transformed once per job.

@@ -14,7 +14,6 @@ import Testing
         ("c_crop,w_100,h_100,x_ils_mul_10", #"chain component 0 ("c_crop,w_100,h_100,x_ils_mul_10"): x_ils_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
         ("dpr_auto", #"chain component 0 ("dpr_auto"): dpr_auto without a w_ or h_ in the chain: known to Cloudinary, not supported by Derive: a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"#),
         ("c_limit,w_auto:100/e_sepia", #"chain component 1 ("e_sepia"): "e_sepia" after w_auto:100: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
-        ("u_logo/c_scale,w_50/fl_layer_apply", #"chain component 0 ("u_logo"): u_logo: known to Cloudinary, not supported by Derive: underlays; planned in the next language issue (effects, layers and formats)"#),
         ("l_video:dog/fl_layer_apply,g_north", #"chain component 0 ("l_video:dog"): l_video:dog: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("l_private:logo,g_north", #"chain component 0 ("l_private:logo,g_north"): l_private:logo: known to Cloudinary, not supported by Derive: Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"#),
         ("e_gen_remove:prompt_dog/e_gen_fill", #"chain component 0 ("e_gen_remove:prompt_dog"): e_gen_remove:prompt_dog: known to Cloudinary, not supported by Derive: generative AI, which Derive does not run"#),
@@ -29,7 +28,7 @@ import Testing
         ("a_auto_left", #"chain component 0 ("a_auto_left"): a_auto_left: known to Cloudinary, not supported by Derive: turns by the requested aspect ratio; rotate by an explicit angle (EXIF orientation is applied automatically)"#),
         ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
         ("l_a,l_b", #"chain component 0 ("l_a,l_b"): repeats l_; put each layer in its own component"#),
-        ("k_100", #"chain component 0 ("k_100"): k_100: unknown to Cloudinary (no parameter "k_"); supported: c_, w_, h_, ar_, g_, x_, y_, dpr_, z_, a_, r_, e_, co_, b_, bo_, o_, l_, fl_, f_, q_, pg_, t_, cs_"#),
+        ("k_100", #"chain component 0 ("k_100"): k_100: unknown to Cloudinary (no parameter "k_"); supported: c_, w_, h_, ar_, g_, x_, y_, dpr_, z_, a_, r_, e_, co_, b_, bo_, o_, l_, u_, fl_, f_, q_, pg_, t_, cs_"#),
         ("e_sepai:50", #"chain component 0 ("e_sepai:50"): e_sepai:50: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#),
         ("c_crop,w_100,h_100,g_bottle", #"chain component 0 ("c_crop,w_100,h_100,g_bottle"): g_bottle: known to Cloudinary, not supported by Derive: object, text and body gravities: a Cloudinary add-on or AI feature that Derive does not have; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
         ("c_fill,w_10,h_10,g_nrth", #"chain component 0 ("c_fill,w_10,h_10,g_nrth"): g_nrth: unknown to Cloudinary (no gravity "nrth"); did you mean "north"?; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
@@ -41,7 +40,7 @@ import Testing
 
     /// Parameters Cloudinary has get no "did you mean" guessing a one-letter parameter.
     @Test func noGuessesForParametersCloudinaryHas() {
-        for text in ["if_du_gt_1,e_sepia", "f_$name", "u_logo", "fn_wasm:blur.wasm", "so_2"] {
+        for text in ["if_du_gt_1,e_sepia", "f_$name", "d_logo", "fn_wasm:blur.wasm", "so_2"] {
             let issues = CloudinaryParser().parse(text).issues.map(\.description)
             #expect(issues.count == 1 && issues.allSatisfy { !$0.contains("did you mean") && $0.contains("known to Cloudinary, not supported by Derive") }, "\(text): \(issues)")
         }

@@ -157,6 +157,8 @@ public enum ChainEncoder {
             add("x", o.x?.json)
             add("y", o.y?.json)
             if o.regionRelative { add("regionRelative", .bool(true)) }
+            // Only when set, so an overlay keeps the identity it always had.
+            if o.underlay { add("underlay", .bool(true)) }
         case .validate(let c):
             add("minWidth", c.minWidth.map(JSONValue.int))
             add("maxWidth", c.maxWidth.map(JSONValue.int))

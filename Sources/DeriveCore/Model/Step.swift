@@ -517,9 +517,13 @@ public struct Overlay: Sendable, Hashable {
     /// `fl_region_relative`: fractional sizes in the overlay's chain are of the face it is
     /// placed on, not of the overlay itself (`w_1.1` is a tenth wider than the face).
     public var regionRelative: Bool
+    /// `u_` instead of `l_`: the layer is drawn beneath the image, which keeps its size and
+    /// shows the layer where it is transparent.
+    public var underlay: Bool
 
     public init(source: Source, chain: [Step] = [], gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil,
-                regionRelative: Bool = false) {
+                regionRelative: Bool = false, underlay: Bool = false) {
+        self.underlay = underlay
         self.source = source
         self.chain = chain
         self.gravity = gravity

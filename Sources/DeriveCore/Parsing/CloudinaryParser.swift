@@ -22,7 +22,7 @@ public struct CloudinaryParser: Sendable {
     }
 
     /// Every parameter prefix the language knows.
-    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t", "cs"]
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs"]
     static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
@@ -83,7 +83,7 @@ struct Component {
     var label: String { "component \(index) (\(Quoted(text)))" }
     func has(_ key: String) -> Bool { params[key] != nil }
     var isLayerApply: Bool { flags.contains("layer_apply") }
-    /// Opens a layer that a later `fl_layer_apply` closes (`u_` too, though it is refused).
+    /// Opens a layer that a later `fl_layer_apply` closes: an overlay (`l_`) or an underlay (`u_`).
     var opensLayer: Bool { has("l") || has("u") }
     /// Nothing but the branch parameter: an `if_` like this opens a block up to its `if_end`.
     var isBranchAlone: Bool { params.isEmpty && flags.isEmpty && assignments.isEmpty && template == nil }

@@ -171,6 +171,7 @@ public enum CloudinaryPrinter {
             if t.color != .black { opener += ",co_" + color(t.color) }
             if let width = t.width { opener += ",c_fit,w_\(width)" }
         }
+        if o.underlay { opener = "u_" + opener.dropFirst(2) }
         var apply = o.regionRelative ? ["fl_layer_apply", "fl_region_relative"] : ["fl_layer_apply"]
         if let g = o.gravity, g != .center, let token = g.token { apply.append("g_" + token) }
         if let x = o.x, x != .pixels(0) { apply.append("x_" + x.cloudinaryText) }

@@ -14,7 +14,7 @@ public struct JSONChainDecoder: Sendable {
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom", "relative"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
-    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative"]
+    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay"]
     static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width"]
     static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
 
@@ -650,7 +650,8 @@ public struct JSONChainDecoder: Sendable {
         let x = log.dimension(fields["x"], at: path.appending("x"))
         let y = log.dimension(fields["y"], at: path.appending("y"))
         let regionRelative = fields["regionRelative"].flatMap { log.bool($0, at: path.appending("regionRelative")) } ?? false
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
+        let underlay = fields["underlay"].flatMap { log.bool($0, at: path.appending("underlay")) } ?? false
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: underlay) }
     }
 
     func readText(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> TextLayer? {
