@@ -9,6 +9,11 @@ import Testing
         ("e_art:al_dente", #"{"art": {"filter": "al_dente"}}"#, .art(.alDente)),
         ("e_art:red_rock", #"{"art": "red_rock"}"#, .art(.redRock)),
         ("e_art:zorro", #"{"art": {"filter": "zorro"}}"#, .art(.zorro)),
+        ("e_cartoonify", #"{"cartoonify": true}"#, .cartoonify(50, colors: .auto)),
+        ("e_cartoonify:70", #"{"cartoonify": 70}"#, .cartoonify(70, colors: .auto)),
+        ("e_cartoonify:20:bw", #"{"cartoonify": {"lines": 20, "reduction": "bw"}}"#, .cartoonify(20, colors: .blackwhite)),
+        ("e_cartoonify:50:80", #"{"cartoonify": {"reduction": 80}}"#, .cartoonify(50, colors: .reduction(80))),
+        ("e_cartoonify:0:0", #"{"cartoonify": {"lines": 0, "reduction": 0}}"#, .cartoonify(0, colors: .reduction(0))),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try ToneEffectTests.step(text) == .effect(effect))
@@ -21,6 +26,29 @@ import Testing
     }
 
     @Test(arguments: [
+        ("e_cartoonify", "e_cartoonify"), ("e_cartoonify:50", "e_cartoonify"), ("e_cartoonify:70", "e_cartoonify:70"),
+        ("e_cartoonify:20:bw", "e_cartoonify:20:bw"), ("e_cartoonify:50:80", "e_cartoonify:50:80"), ("e_cartoonify:0:0", "e_cartoonify:0:0"),
+    ])
+    func cartoonifyRoundTrips(text: String, printed: String) throws {
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    /// The colour levels: the line strength decides when no reduction is given, 0 keeps the
+    /// colours, 100 leaves two levels, bw at least the levels of reduction 50.
+    @Test func cartoonColourLevels() {
+        #expect(CartoonColors.auto.levels(lineStrength: 50) == 9)
+        #expect(CartoonColors.auto.levels(lineStrength: 0) == nil)
+        #expect(CartoonColors.reduction(0).levels(lineStrength: 100) == nil)
+        #expect(CartoonColors.reduction(100).levels(lineStrength: 0) == 2)
+        #expect(CartoonColors.reduction(1).levels(lineStrength: 0) == 16)
+        #expect(CartoonColors.blackwhite.levels(lineStrength: 10) == 9)
+    }
+
+    @Test(arguments: [
+        ("e_cartoonify:101", "e_cartoonify:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
+        ("e_cartoonify:50:101", "e_cartoonify:50:101: unknown to Cloudinary (e_cartoonify reduction must be between 0 and 100, got 101)"),
+        ("e_cartoonify:50:grey", #"e_cartoonify takes a whole-number colour reduction (0 to 100) or bw, got "grey""#),
+        ("e_cartoonify:50:50:50", "e_cartoonify takes a line strength and a colour reduction (or bw)"),
         ("e_art", "e_art needs a filter: e_art:<filter>, one of al_dente, athena, audrey, aurora, daguerre, eucalyptus, fes, frost, hairspray, hokusai, incognito, linen, peacock, primavera, quartz, red_rock, refresh, sizzle, sonnet, ukulele, zorro"),
         ("e_art:incognit", #"e_art:incognit: unknown to Cloudinary (no art filter "incognit"); did you mean "incognito"?"#),
         ("e_art:zorro:50", "e_art takes one filter"),
@@ -30,6 +58,9 @@ import Testing
     }
 
     @Test(arguments: [
+        (#"{"cartoonify": {"reduction": "grey"}}"#, #"outputs[0].chain[0].cartoonify.reduction: expected a whole number (0 to 100) or "bw", got string "grey""#),
+        (#"{"cartoonify": {"lines": 101}}"#, "outputs[0].chain[0].cartoonify.lines: must be between 0 and 100, got 101"),
+        (#"{"cartoonify": {"reduction": -1}}"#, "outputs[0].chain[0].cartoonify.reduction: must be between 0 and 100, got -1"),
         (#"{"art": true}"#, "outputs[0].chain[0].art: expected an object, got boolean true"),
         (#"{"art": {}}"#, #"outputs[0].chain[0].art.filter: is required: one of "al_dente", "athena", "audrey", "aurora", "daguerre", "eucalyptus", "fes", "frost", "hairspray", "hokusai", "incognito", "linen", "peacock", "primavera", "quartz", "red_rock", "refresh", "sizzle", "sonnet", "ukulele", "zorro""#),
         (#"{"art": "mona_lisa"}"#, #"outputs[0].chain[0].art: expected one of "al_dente", "athena", "audrey", "aurora", "daguerre", "eucalyptus", "fes", "frost", "hairspray", "hokusai", "incognito", "linen", "peacock", "primavera", "quartz", "red_rock", "refresh", "sizzle", "sonnet", "ukulele", "zorro", got "mona_lisa""#),

@@ -46,4 +46,50 @@ import Testing
         let redShift = (Harness.mean(redRock, channel: 0) - Harness.mean(redRock, channel: 2)) - (Harness.mean(plain, channel: 0) - Harness.mean(plain, channel: 2))
         #expect(redShift > 15, "red_rock: red over blue grew by \(redShift)")
     }
+
+    /// Distinct colours among the opaque pixels.
+    static func colourCount(_ p: PixelBuffer) -> Int {
+        Set(stride(from: 0, to: p.pixels.count, by: p.bands).filter { p.pixels[$0 + 3] == 255 }.map { Array(p.pixels[$0..<($0 + 3)]) }).count
+    }
+
+    /// Opaque pure-black pixels: the cartoon's lines.
+    static func blackCount(_ p: PixelBuffer) -> Int {
+        stride(from: 0, to: p.pixels.count, by: p.bands).filter { p.pixels[$0 + 3] == 255 && p.pixels[$0..<($0 + 3)].allSatisfy { $0 == 0 } }.count
+    }
+
+    /// e_cartoonify: the colour reduction leaves few colours (at most levels³ and black), the
+    /// lines add black along edges (more at a higher strength, none at 0), bw leaves greys
+    /// only; size and alpha are kept exactly.
+    @Test(arguments: [("e_cartoonify", 9), ("e_cartoonify:70:80", 5), ("e_cartoonify:100:100", 2), ("e_cartoonify:0:0", nil as Int?),
+                      ("e_cartoonify:40:bw", 9)])
+    func cartoonifyFlattensColoursAndDrawsLines(chain: String, levels: Int?) throws {
+        let plain = ToneEffectTests.plain
+        let changed = try ToneEffectTests.pixels(chain)
+        #expect(changed.width == plain.width && changed.height == plain.height && changed.bands == 4)
+        #expect(Self.alphas(changed) == Self.alphas(plain), "\(chain) changed the alpha")
+        if let levels {
+            let most = chain.hasSuffix("bw") ? levels + 1 : levels * levels * levels + 1
+            #expect(Self.colourCount(changed) <= most, "\(chain): \(Self.colourCount(changed)) colours")
+        } else {
+            #expect(Self.colourCount(changed) > 1000, "\(chain): the colours were reduced")
+        }
+        if chain.hasSuffix("bw") {
+            #expect(Self.meanChroma(changed) == 0)
+        }
+    }
+
+    @Test func linesGrowWithStrength() throws {
+        let counts = try [0, 40, 70, 100].map { try Self.blackCount(ToneEffectTests.pixels("e_cartoonify:\($0):0")) }
+        let plainBlack = Self.blackCount(ToneEffectTests.plain)
+        #expect(counts[0] <= plainBlack, "strength 0 drew lines: \(counts)")
+        #expect(counts[1] > plainBlack + 50 && counts[2] > counts[1] && counts[3] > counts[2], "\(counts), plain \(plainBlack)")
+        // Without lines and reduction only a light blur (sigma 1 on 120 px) remains: close to the photo.
+        let blurred = try ToneEffectTests.pixels("e_cartoonify:0:0"), plain = ToneEffectTests.plain
+        var total = 0, count = 0
+        for i in stride(from: 0, to: plain.pixels.count, by: 4) where plain.pixels[i + 3] == 255 {
+            for c in 0..<3 { total += abs(Int(blurred.pixels[i + c]) - Int(plain.pixels[i + c])) }
+            count += 3
+        }
+        #expect(Double(total) / Double(count) < 12, "mean difference \(Double(total) / Double(count))")
+    }
 }

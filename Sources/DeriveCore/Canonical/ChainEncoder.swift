@@ -113,6 +113,8 @@ public enum ChainEncoder {
             case .makeTransparent(_, let color): add("color", color.map { .string($0.hex) })
             case .simulateColorblind(let condition): add("condition", .string(condition.rawValue))
             case .art(let filter): add("filter", .string(filter.rawValue))
+            case .cartoonify(_, .reduction(let r)): add("reduction", .int(r))
+            case .cartoonify(_, .blackwhite): add("reduction", .string("bw"))
             case .assistColorblind(_, xray: true): add("xray", .bool(true))
             case .recolor(let matrix): add("matrix", .array(matrix.map(JSONValue.decimal)))
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):

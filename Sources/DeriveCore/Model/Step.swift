@@ -216,6 +216,28 @@ public enum ColorblindCondition: String, Sendable, Hashable, CaseIterable {
     }
 }
 
+/// e_cartoonify's colours: reduced by a level (0 keeps them, 100 leaves two per channel), by the
+/// line strength when not given (Cloudinary: "automatically adjusts according to the
+/// line_strength value"), or black and white (`bw`).
+public enum CartoonColors: Sendable, Hashable {
+    case auto
+    case reduction(Int)
+    case blackwhite
+
+    /// Levels per channel after the reduction, nil when the colours are kept: 16 at a
+    /// reduction of 1, falling evenly to 2 at 100.
+    public func levels(lineStrength: Int) -> Int? {
+        let r: Int
+        switch self {
+        case .auto: r = lineStrength
+        case .reduction(let n): r = n
+        case .blackwhite: r = max(lineStrength, 50)
+        }
+        guard r > 0 else { return nil }
+        return max(2, Int((2 + Double(100 - r) / 100 * 14).rounded()))
+    }
+}
+
 /// `e_art:<filter>`: Cloudinary's named artistic looks (the names of its SDKs' ArtisticFilter).
 /// Cloudinary does not document what each does, so each is Derive's own fixed colour grade in
 /// their spirit, one affine map on RGB; they approximate Cloudinary's looks, not reproduce them.
@@ -332,6 +354,9 @@ public enum Effect: Sendable, Hashable {
     case recolor([Double])
     /// One of Cloudinary's named artistic looks, as a fixed colour grade.
     case art(ArtFilter)
+    /// A cartoon: flat colours (fewer levels per channel) and dark lines along the edges,
+    /// thicker and more of them as the line strength (0..100) rises.
+    case cartoonify(WholeNumber, colors: CartoonColors)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -358,7 +383,7 @@ public enum Effect: Sendable, Hashable {
         case recolor
         case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
-        case art
+        case art, cartoonify
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -401,6 +426,7 @@ public enum Effect: Sendable, Hashable {
         case .orderedDither: .orderedDither
         case .assistColorblind: .assistColorblind
         case .art: .art
+        case .cartoonify: .cartoonify
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -415,7 +441,7 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _): n
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
@@ -430,7 +456,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

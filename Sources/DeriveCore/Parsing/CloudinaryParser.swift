@@ -897,6 +897,22 @@ struct ParseRun {
                 effectColor = self.color(color, param: "co", in: c)
                 if effectColor == nil { return nil }
             }
+        case .cartoonify:
+            // e_cartoonify[:<line strength>][:<colour reduction>|bw]
+            if args.count > 2 { fail(c, "e_cartoonify takes a line strength and a colour reduction (or bw)") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            var colors = CartoonColors.auto
+            if args.count == 2 {
+                if args[1] == "bw" {
+                    colors = .blackwhite
+                } else if let r = Int(args[1]) {
+                    colors = .reduction(r)
+                } else {
+                    fail(c, "e_cartoonify takes a whole-number colour reduction (0 to 100) or bw, got \(Quoted(args[1]))")
+                    return nil
+                }
+            }
+            return .cartoonify(amount ?? .value(EffectRules.defaultAmount(of: .cartoonify) ?? 50), colors: colors)
         case .fillLight:
             // e_fill_light[:<blend>][:<bias>]
             if args.count > 2 { fail(c, "e_fill_light takes a blend and a bias") }

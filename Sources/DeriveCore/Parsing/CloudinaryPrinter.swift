@@ -131,6 +131,13 @@ public enum CloudinaryPrinter {
             return name + ":xray"
         case .simulateColorblind(let condition):
             return condition == .deuteranopia ? name : "\(name):\(condition.rawValue)"
+        case .cartoonify(let lines, let colors):
+            let linesText = lines == EffectRules.defaultAmount(of: .cartoonify).map(WholeNumber.value) ? "" : ":\(lines)"
+            switch colors {
+            case .auto: return name + linesText
+            case .reduction(let r): return "\(name):\(lines):\(r)"
+            case .blackwhite: return "\(name):\(lines):bw"
+            }
         case .art(let filter):
             return "\(name):\(filter.rawValue)"
         case .recolor(let matrix):

@@ -475,6 +475,7 @@ public struct JSONChainDecoder: Sendable {
             if EffectRules.takesRegion(kind) { allowed += ["x", "y", "width", "height"] }
             if kind == .improve { allowed.append("mode") }
             if kind == .fillLight { allowed.append("bias") }
+            if kind == .cartoonify { allowed.append("reduction") }
             if kind == .assistColorblind { allowed.append("xray") }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
@@ -511,6 +512,17 @@ public struct JSONChainDecoder: Sendable {
             if let x = fields["xray"] {
                 guard let xray = log.bool(x, at: path.appending("xray")) else { return nil }
                 effect = .assistColorblind(effect.amount ?? .value(10), xray: xray)
+            }
+            if let r = fields["reduction"] {
+                var colors = CartoonColors.blackwhite
+                if r != .string("bw") {
+                    guard case .number = r, let n = log.int(r, at: path.appending("reduction")) else {
+                        log.add(path.appending("reduction"), "expected a whole number (0 to 100) or \"bw\", got \(r.typeDescription)")
+                        return nil
+                    }
+                    colors = .reduction(n)
+                }
+                effect = .cartoonify(effect.amount ?? .value(50), colors: colors)
             }
             if let b = fields["bias"] {
                 guard let bias = log.int(b, at: path.appending("bias")) else { return nil }
