@@ -250,6 +250,15 @@ enum Effects {
                 if s >= 70 { edges = try VipsCall("rank").image("in", edges).int("width", 3).int("height", 3).int("index", 8).run().image("out") }
                 return try flat.constant(values: [0, 0, 0]).interpreted(as: "srgb").blended(with: flat, mask: edges)
             }
+        case .vectorize(let colors):
+            // Speckles smoothed by a 5x5 median (libvips' rank; Cloudinary's default despeckle is
+            // 2 px), then each channel rounded to Vectorize.levels steps.
+            let step = 255 / Double(Vectorize.levels(colors: colors.planned) - 1)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let smooth = try VipsCall("rank").image("in", colour.rgb()).int("width", 5).int("height", 5).int("index", 12).run().image("out")
+                return try VipsCall("round").image("in", smooth.linear([1 / step], [0], uchar: false)).enumeration("round", "rint").run().image("out")
+                    .linear([step], [0]).interpreted(as: "srgb")
+            }
         case .art(let filter):
             // The look's affine grade: recomb with the matrix, then the offsets added and the
             // result clipped to 8 bits by linear; alpha kept.

@@ -10,6 +10,9 @@ import Testing
         ("e_art:red_rock", #"{"art": "red_rock"}"#, .art(.redRock)),
         ("e_art:zorro", #"{"art": {"filter": "zorro"}}"#, .art(.zorro)),
         ("e_cartoonify", #"{"cartoonify": true}"#, .cartoonify(50, colors: .auto)),
+        ("e_vectorize", #"{"vectorize": true}"#, .vectorize(10)),
+        ("e_vectorize:2", #"{"vectorize": 2}"#, .vectorize(2)),
+        ("e_vectorize:30", #"{"vectorize": {"colors": 30}}"#, .vectorize(30)),
         ("e_cartoonify:70", #"{"cartoonify": 70}"#, .cartoonify(70, colors: .auto)),
         ("e_cartoonify:20:bw", #"{"cartoonify": {"lines": 20, "reduction": "bw"}}"#, .cartoonify(20, colors: .blackwhite)),
         ("e_cartoonify:50:80", #"{"cartoonify": {"reduction": 80}}"#, .cartoonify(50, colors: .reduction(80))),
@@ -26,6 +29,7 @@ import Testing
     }
 
     @Test(arguments: [
+        ("e_vectorize", "e_vectorize"), ("e_vectorize:10", "e_vectorize"), ("e_vectorize:27", "e_vectorize:27"),
         ("e_cartoonify", "e_cartoonify"), ("e_cartoonify:50", "e_cartoonify"), ("e_cartoonify:70", "e_cartoonify:70"),
         ("e_cartoonify:20:bw", "e_cartoonify:20:bw"), ("e_cartoonify:50:80", "e_cartoonify:50:80"), ("e_cartoonify:0:0", "e_cartoonify:0:0"),
     ])
@@ -35,6 +39,10 @@ import Testing
 
     /// The colour levels: the line strength decides when no reduction is given, 0 keeps the
     /// colours, 100 leaves two levels, bw at least the levels of reduction 50.
+    @Test func vectorizeLevelsKeepToTheColours() {
+        #expect([2, 7, 8, 10, 26, 27, 30].map { Vectorize.levels(colors: $0) } == [2, 2, 2, 2, 2, 3, 3])
+    }
+
     @Test func cartoonColourLevels() {
         #expect(CartoonColors.auto.levels(lineStrength: 50) == 9)
         #expect(CartoonColors.auto.levels(lineStrength: 0) == nil)
@@ -45,6 +53,9 @@ import Testing
     }
 
     @Test(arguments: [
+        ("e_vectorize:1", "e_vectorize:1: unknown to Cloudinary (e must be between 2 and 30, got 1)"),
+        ("e_vectorize:31", "e_vectorize:31: unknown to Cloudinary (e must be between 2 and 30, got 31)"),
+        ("e_vectorize:5:0.5", "e_vectorize:5:0.5: known to Cloudinary, not supported by Derive: e_vectorize's detail, despeckle, paths and corners levels shape traced paths, and Derive draws a raster; give the number of colours alone (e_vectorize:<2-30>)"),
         ("e_cartoonify:101", "e_cartoonify:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
         ("e_cartoonify:50:101", "e_cartoonify:50:101: unknown to Cloudinary (e_cartoonify reduction must be between 0 and 100, got 101)"),
         ("e_cartoonify:50:grey", #"e_cartoonify takes a whole-number colour reduction (0 to 100) or bw, got "grey""#),
@@ -61,6 +72,7 @@ import Testing
         (#"{"cartoonify": {"reduction": "grey"}}"#, #"outputs[0].chain[0].cartoonify.reduction: expected a whole number (0 to 100) or "bw", got string "grey""#),
         (#"{"cartoonify": {"lines": 101}}"#, "outputs[0].chain[0].cartoonify.lines: must be between 0 and 100, got 101"),
         (#"{"cartoonify": {"reduction": -1}}"#, "outputs[0].chain[0].cartoonify.reduction: must be between 0 and 100, got -1"),
+        (#"{"vectorize": {"colors": 31}}"#, "outputs[0].chain[0].vectorize.colors: must be between 2 and 30, got 31"),
         (#"{"art": true}"#, "outputs[0].chain[0].art: expected an object, got boolean true"),
         (#"{"art": {}}"#, #"outputs[0].chain[0].art.filter: is required: one of "al_dente", "athena", "audrey", "aurora", "daguerre", "eucalyptus", "fes", "frost", "hairspray", "hokusai", "incognito", "linen", "peacock", "primavera", "quartz", "red_rock", "refresh", "sizzle", "sonnet", "ukulele", "zorro""#),
         (#"{"art": "mona_lisa"}"#, #"outputs[0].chain[0].art: expected one of "al_dente", "athena", "audrey", "aurora", "daguerre", "eucalyptus", "fes", "frost", "hairspray", "hokusai", "incognito", "linen", "peacock", "primavera", "quartz", "red_rock", "refresh", "sizzle", "sonnet", "ukulele", "zorro", got "mona_lisa""#),

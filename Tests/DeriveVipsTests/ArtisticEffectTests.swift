@@ -92,4 +92,17 @@ import Testing
         }
         #expect(Double(total) / Double(count) < 12, "mean difference \(Double(total) / Double(count))")
     }
+
+    /// e_vectorize: flat regions of few colours (at most levels³), size and alpha kept.
+    @Test(arguments: [("e_vectorize", 8), ("e_vectorize:2", 8), ("e_vectorize:30", 27)])
+    func vectorizeLeavesFewColours(chain: String, most: Int) throws {
+        let plain = ToneEffectTests.plain
+        let changed = try ToneEffectTests.pixels(chain)
+        #expect(changed.width == plain.width && changed.height == plain.height && changed.bands == 4)
+        #expect(Self.alphas(changed) == Self.alphas(plain), "\(chain) changed the alpha")
+        #expect(Self.colourCount(plain) > 1000)
+        #expect(Self.colourCount(changed) <= most && Self.colourCount(changed) >= 3, "\(chain): \(Self.colourCount(changed)) colours")
+        // Still the photo: mean luma within 25 of it.
+        #expect(abs(ToneEffectTests.meanLuma(changed) - ToneEffectTests.meanLuma(plain)) < 25)
+    }
 }

@@ -238,6 +238,17 @@ public enum CartoonColors: Sendable, Hashable {
     }
 }
 
+/// e_vectorize as a raster: Derive flattens colours instead of tracing paths.
+public enum Vectorize {
+    /// Levels per channel for at most `colors` colours where 2 levels each (8 colours) allow
+    /// it: ⌊∛colors⌋, at least 2 (Cloudinary's 2–30 give 2 or 3).
+    public static func levels(colors: Int) -> Int {
+        var n = 2
+        while (n + 1) * (n + 1) * (n + 1) <= colors { n += 1 }
+        return n
+    }
+}
+
 /// `e_art:<filter>`: Cloudinary's named artistic looks (the names of its SDKs' ArtisticFilter).
 /// Cloudinary does not document what each does, so each is Derive's own fixed colour grade in
 /// their spirit, one affine map on RGB; they approximate Cloudinary's looks, not reproduce them.
@@ -357,6 +368,9 @@ public enum Effect: Sendable, Hashable {
     /// A cartoon: flat colours (fewer levels per channel) and dark lines along the edges,
     /// thicker and more of them as the line strength (0..100) rises.
     case cartoonify(WholeNumber, colors: CartoonColors)
+    /// Flat colour regions (a raster "vectorised" look): speckles smoothed away, then few
+    /// colours (Cloudinary's number of colours, 2..30).
+    case vectorize(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -383,7 +397,7 @@ public enum Effect: Sendable, Hashable {
         case recolor
         case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
-        case art, cartoonify
+        case art, cartoonify, vectorize
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -427,6 +441,7 @@ public enum Effect: Sendable, Hashable {
         case .assistColorblind: .assistColorblind
         case .art: .art
         case .cartoonify: .cartoonify
+        case .vectorize: .vectorize
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -441,7 +456,7 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _): n
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
@@ -456,7 +471,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

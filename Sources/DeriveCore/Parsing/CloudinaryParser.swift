@@ -897,6 +897,14 @@ struct ParseRun {
                 effectColor = self.color(color, param: "co", in: c)
                 if effectColor == nil { return nil }
             }
+        case .vectorize:
+            // e_vectorize[:<colours>]; Cloudinary's detail, despeckle, paths and corners shape
+            // traced paths, which a raster result has none of.
+            if args.count > 1 {
+                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: e_vectorize's detail, despeckle, paths and corners levels shape traced paths, and Derive draws a raster; give the number of colours alone (e_vectorize:<2-30>)")
+                return nil
+            }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
         case .cartoonify:
             // e_cartoonify[:<line strength>][:<colour reduction>|bw]
             if args.count > 2 { fail(c, "e_cartoonify takes a line strength and a colour reduction (or bw)") }

@@ -18,6 +18,8 @@ public enum EffectRules {
         // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
         case .replaceColor: 0...300
         case .orderedDither: 0...18
+        // Cloudinary's number of colours (SDK reference, Vectorize).
+        case .vectorize: 2...30
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
         case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
@@ -42,6 +44,7 @@ public enum EffectRules {
         case .blackwhite, .replaceColor, .opacityThreshold, .cartoonify: 50
         case .makeTransparent, .assistColorblind: 10
         case .orderedDither: 0
+        case .vectorize: 10
         case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
     }
@@ -86,6 +89,7 @@ public enum EffectRules {
         // Cloudinary names no default look; the parsers require one, this is only a fallback.
         case .art: return .art(.incognito)
         case .cartoonify: return .cartoonify(n, colors: .auto)
+        case .vectorize: return .vectorize(n)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -99,6 +103,7 @@ public enum EffectRules {
         case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind: "strength"
         case .blackwhite: "threshold"
         case .cartoonify: "lines"
+        case .vectorize: "colors"
         case .replaceColor, .makeTransparent: "tolerance"
         case .opacityThreshold, .orderedDither: "level"
         case .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight: "blend"
