@@ -152,6 +152,10 @@ public enum ChainEncoder {
                 ]
                 // Only when given, so text without wrapping keeps the identity it always had.
                 if let width = t.width { members.append(JSONMember(key: "width", value: .int(width))) }
+                // Likewise the decorations and spacing.
+                if t.underline { members.append(JSONMember(key: "underline", value: .bool(true))) }
+                if t.strikethrough { members.append(JSONMember(key: "strikethrough", value: .bool(true))) }
+                if let spacing = t.letterSpacing { members.append(JSONMember(key: "letterSpacing", value: .int(spacing))) }
                 add("text", .object(members))
             }
             add("chain", json(o.chain))

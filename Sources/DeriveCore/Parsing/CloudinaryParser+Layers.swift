@@ -154,6 +154,14 @@ extension ParseRun {
                 tokens.removeFirst()
             }
             switch token {
+            case "underline": layer.underline = true
+            case "strikethrough": layer.strikethrough = true
+            case "letter_spacing":
+                guard let v = tokens.popFirst(), let n = Int(v) else {
+                    fail(c, CloudinaryVocabulary.malformed(key + "_text:" + value[..<colon], "letter_spacing takes whole pixels: letter_spacing_<n>", hint: ""))
+                    return nil
+                }
+                layer.letterSpacing = n
             case "bold": layer.bold = true
             case "italic": layer.italic = true
             case "normal": break

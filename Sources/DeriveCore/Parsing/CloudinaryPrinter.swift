@@ -169,6 +169,9 @@ public enum CloudinaryPrinter {
             var style = [percentEncode(t.font), String(t.size)]
             if t.bold { style.append("bold") }
             if t.italic { style.append("italic") }
+            if t.underline { style.append("underline") }
+            if t.strikethrough { style.append("strikethrough") }
+            if let spacing = t.letterSpacing { style.append("letter_spacing_\(spacing)") }
             opener = "l_text:" + style.joined(separator: "_") + ":" + t.parts.map { part in
                 switch part {
                 case .literal(let s): percentEncode(s)

@@ -15,7 +15,7 @@ public struct JSONChainDecoder: Sendable {
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom", "relative"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay"]
-    static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width"]
+    static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing"]
     static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
 
     /// Parses and decodes a job document (`{"source": ..., "outputs": [...]}`).
@@ -681,6 +681,9 @@ public struct JSONChainDecoder: Sendable {
         if let italic = log.bool(fields["italic"], at: path.appending("italic")) { layer.italic = italic }
         if let color = log.color(fields["color"], at: path.appending("color")) { layer.color = color }
         if let width = log.int(fields["width"], at: path.appending("width")) { layer.width = width }
+        if let underline = log.bool(fields["underline"], at: path.appending("underline")) { layer.underline = underline }
+        if let strike = log.bool(fields["strikethrough"], at: path.appending("strikethrough")) { layer.strikethrough = strike }
+        layer.letterSpacing = log.int(fields["letterSpacing"], at: path.appending("letterSpacing"))
         return layer
     }
 
