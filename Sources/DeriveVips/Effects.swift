@@ -227,6 +227,45 @@ enum Effects {
             }
             let rgba = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }.withAlpha()
             return try rgba.recombined(rows).interpreted(as: "srgb")
+        case .cartoonify(let lines, let colors):
+            // Flat colours: a light blur, then each channel rounded to `levels` steps (libvips'
+            // round); bw does so on the luminance. Lines: where the luminance's Sobel edge
+            // (0–255) is above 20 + 100 × (1 − strength/100), black, widened by a 3x3 maximum
+            // (rank) from strength 70. Strength 0 draws no lines.
+            let s = lines.planned
+            let levels = colors.levels(lineStrength: s)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                var flat = try colour.rgb().gaussianBlurred(sigma: 1).cast("uchar")
+                if colors == .blackwhite { flat = try flat.colourspace("b-w") }
+                if let levels {
+                    let step = 255 / Double(levels - 1)
+                    flat = try VipsCall("round").image("in", flat.linear([1 / step], [0], uchar: false)).enumeration("round", "rint").run().image("out")
+                        .linear([step], [0])
+                }
+                if colors == .blackwhite { flat = try flat.interpreted(as: "b-w").colourspace("srgb") }
+                flat = try flat.interpreted(as: "srgb")
+                guard s > 0 else { return flat }
+                var edges = try VipsCall("sobel").image("in", colour.rgb().colourspace("b-w")).run().image("out")
+                    .cast("uchar").above(20 + 100 * (1 - Double(s) / 100))
+                if s >= 70 { edges = try VipsCall("rank").image("in", edges).int("width", 3).int("height", 3).int("index", 8).run().image("out") }
+                return try flat.constant(values: [0, 0, 0]).interpreted(as: "srgb").blended(with: flat, mask: edges)
+            }
+        case .vectorize(let colors):
+            // Speckles smoothed by a 5x5 median (libvips' rank; Cloudinary's default despeckle is
+            // 2 px), then each channel rounded to Vectorize.levels steps.
+            let step = 255 / Double(Vectorize.levels(colors: colors.planned) - 1)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let smooth = try VipsCall("rank").image("in", colour.rgb()).int("width", 5).int("height", 5).int("index", 12).run().image("out")
+                return try VipsCall("round").image("in", smooth.linear([1 / step], [0], uchar: false)).enumeration("round", "rint").run().image("out")
+                    .linear([step], [0]).interpreted(as: "srgb")
+            }
+        case .art(let filter):
+            // The look's affine grade: recomb with the matrix, then the offsets added and the
+            // result clipped to 8 bits by linear; alpha kept.
+            let (matrix, offset) = filter.grade
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().recombined(matrix, uchar: false).linear([1, 1, 1], offset).interpreted(as: "srgb")
+            }
         case .orderedDither(let level):
             // Each RGB channel above the map's threshold (the tile repeated over the image,
             // libvips' replicate) turns 255, else 0; alpha kept.

@@ -191,7 +191,11 @@ final class OperationRunner {
         let gravity: Compass
         if case .compass(let c)? = overlay.gravity { gravity = c } else { gravity = .center }
         let origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
-        return try base.composited(layer, at: origin)
+        guard overlay.underlay else { return try base.composited(layer, at: origin) }
+        // An underlay: the layer on a transparent canvas of the base's size, the base over it.
+        let canvas = try base.withAlpha().constant(.transparent, bands: 4).composited(layer, at: origin)
+        let result = try canvas.composited(base, at: (0, 0))
+        return base.hasAlpha ? result : try result.withoutAlpha()
     }
 
     /// The overlay as an image, decoded and transformed once per job.
@@ -224,7 +228,14 @@ final class OperationRunner {
         var font = layer.font
         if layer.bold { font += " Bold" }
         if layer.italic { font += " Italic" }
-        var call = VipsCall("text").string("text", escaped).string("font", "\(font) \(layer.size)").int("dpi", 72)
+        // Decorations and spacing as a Pango span around the escaped text; letter_spacing is in
+        // 1/1024 pt, a pixel at 72 dpi.
+        var attributes: [String] = []
+        if layer.underline { attributes.append(#"underline="single""#) }
+        if layer.strikethrough { attributes.append(#"strikethrough="true""#) }
+        if let spacing = layer.letterSpacing { attributes.append("letter_spacing=\"\(spacing * 1024)\"") }
+        let markup = attributes.isEmpty ? escaped : "<span \(attributes.joined(separator: " "))>\(escaped)</span>"
+        var call = VipsCall("text").string("text", markup).string("font", "\(font) \(layer.size)").int("dpi", 72)
         // Pango breaks lines at word boundaries to keep within the width (Cloudinary's c_fit,w_).
         if let width = layer.width { call = call.int("width", width) }
         let mask = try call.run(failing: .invalidJob).image("out")

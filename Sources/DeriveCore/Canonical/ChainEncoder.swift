@@ -112,6 +112,9 @@ public enum ChainEncoder {
                 add("from", from.map { .string($0.hex) })
             case .makeTransparent(_, let color): add("color", color.map { .string($0.hex) })
             case .simulateColorblind(let condition): add("condition", .string(condition.rawValue))
+            case .art(let filter): add("filter", .string(filter.rawValue))
+            case .cartoonify(_, .reduction(let r)): add("reduction", .int(r))
+            case .cartoonify(_, .blackwhite): add("reduction", .string("bw"))
             case .assistColorblind(_, xray: true): add("xray", .bool(true))
             case .recolor(let matrix): add("matrix", .array(matrix.map(JSONValue.decimal)))
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
@@ -149,6 +152,10 @@ public enum ChainEncoder {
                 ]
                 // Only when given, so text without wrapping keeps the identity it always had.
                 if let width = t.width { members.append(JSONMember(key: "width", value: .int(width))) }
+                // Likewise the decorations and spacing.
+                if t.underline { members.append(JSONMember(key: "underline", value: .bool(true))) }
+                if t.strikethrough { members.append(JSONMember(key: "strikethrough", value: .bool(true))) }
+                if let spacing = t.letterSpacing { members.append(JSONMember(key: "letterSpacing", value: .int(spacing))) }
                 add("text", .object(members))
             }
             add("chain", json(o.chain))
@@ -156,6 +163,8 @@ public enum ChainEncoder {
             add("x", o.x?.json)
             add("y", o.y?.json)
             if o.regionRelative { add("regionRelative", .bool(true)) }
+            // Only when set, so an overlay keeps the identity it always had.
+            if o.underlay { add("underlay", .bool(true)) }
         case .validate(let c):
             add("minWidth", c.minWidth.map(JSONValue.int))
             add("maxWidth", c.maxWidth.map(JSONValue.int))

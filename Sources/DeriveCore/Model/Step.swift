@@ -216,6 +216,87 @@ public enum ColorblindCondition: String, Sendable, Hashable, CaseIterable {
     }
 }
 
+/// e_cartoonify's colours: reduced by a level (0 keeps them, 100 leaves two per channel), by the
+/// line strength when not given (Cloudinary: "automatically adjusts according to the
+/// line_strength value"), or black and white (`bw`).
+public enum CartoonColors: Sendable, Hashable {
+    case auto
+    case reduction(Int)
+    case blackwhite
+
+    /// Levels per channel after the reduction, nil when the colours are kept: 16 at a
+    /// reduction of 1, falling evenly to 2 at 100.
+    public func levels(lineStrength: Int) -> Int? {
+        let r: Int
+        switch self {
+        case .auto: r = lineStrength
+        case .reduction(let n): r = n
+        case .blackwhite: r = max(lineStrength, 50)
+        }
+        guard r > 0 else { return nil }
+        return max(2, Int((2 + Double(100 - r) / 100 * 14).rounded()))
+    }
+}
+
+/// e_vectorize as a raster: Derive flattens colours instead of tracing paths.
+public enum Vectorize {
+    /// Levels per channel for at most `colors` colours where 2 levels each (8 colours) allow
+    /// it: ⌊∛colors⌋, at least 2 (Cloudinary's 2–30 give 2 or 3).
+    public static func levels(colors: Int) -> Int {
+        var n = 2
+        while (n + 1) * (n + 1) * (n + 1) <= colors { n += 1 }
+        return n
+    }
+}
+
+/// `e_art:<filter>`: Cloudinary's named artistic looks (the names of its SDKs' ArtisticFilter).
+/// Cloudinary does not document what each does, so each is Derive's own fixed colour grade in
+/// their spirit, one affine map on RGB; they approximate Cloudinary's looks, not reproduce them.
+public enum ArtFilter: String, Sendable, Hashable, CaseIterable {
+    case alDente = "al_dente"
+    case athena, audrey, aurora, daguerre, eucalyptus, fes, frost, hairspray, hokusai, incognito, linen, peacock, primavera, quartz
+    case redRock = "red_rock"
+    case refresh, sizzle, sonnet, ukulele, zorro
+
+    /// The grade's parts: saturation (0 is grey, 1 unchanged), contrast about mid-grey,
+    /// brightness added (of 255), then a gain per channel (the warmth or tint of the look).
+    var parts: (saturation: Double, contrast: Double, brightness: Double, gains: [Double]) {
+        switch self {
+        case .alDente: (1.1, 1.05, 0, [1.08, 1.0, 0.88])
+        case .athena: (0.9, 1.0, 10, [0.95, 1.0, 1.08])
+        case .audrey: (0, 1.2, 0, [1, 1, 1])
+        case .aurora: (1.1, 1.0, 0, [0.9, 1.05, 1.05])
+        case .daguerre: (0, 0.9, 0, [1.1, 1.0, 0.8])
+        case .eucalyptus: (0.8, 0.9, 8, [0.92, 1.06, 0.96])
+        case .fes: (0.85, 0.85, 12, [1.06, 1.0, 0.94])
+        case .frost: (0.7, 1.0, 6, [0.92, 0.98, 1.1])
+        case .hairspray: (1.2, 1.0, 8, [1.06, 1.02, 0.94])
+        case .hokusai: (1.35, 1.15, 0, [1.0, 1.0, 1.05])
+        case .incognito: (0.6, 1.1, -12, [0.95, 1.0, 1.02])
+        case .linen: (0.75, 0.8, 15, [1.04, 1.0, 0.95])
+        case .peacock: (1.25, 1.05, 0, [0.9, 1.04, 1.08])
+        case .primavera: (1.15, 1.0, 6, [1.0, 1.06, 0.96])
+        case .quartz: (0.9, 1.05, 0, [1.04, 0.96, 1.06])
+        case .redRock: (1.1, 1.05, 0, [1.15, 0.95, 0.88])
+        case .refresh: (1.2, 1.08, 5, [1, 1, 1])
+        case .sizzle: (1.3, 1.1, 0, [1.1, 1.0, 0.85])
+        case .sonnet: (0.7, 0.9, 5, [1.02, 0.95, 1.06])
+        case .ukulele: (1.1, 1.0, 10, [1.08, 1.02, 0.9])
+        case .zorro: (0.8, 1.3, -8, [1, 1, 1])
+        }
+    }
+
+    /// The grade as `out = matrix · rgb + offset` on 8-bit sRGB values: saturation mixes each
+    /// channel with Rec. 709 luma, contrast scales about 128, then brightness and the gains.
+    public var grade: (matrix: [[Double]], offset: [Double]) {
+        let (s, c, b, g) = parts
+        let luma = [0.2126, 0.7152, 0.0722]
+        let matrix = (0..<3).map { r in (0..<3).map { col in g[r] * c * (s * (r == col ? 1 : 0) + (1 - s) * luma[col]) } }
+        let offset = (0..<3).map { r in g[r] * (128 * (1 - c) + b) }
+        return (matrix, offset)
+    }
+}
+
 /// Colour and filter effects (`e_<name>[:<amount>]`); an amount may be an expression
 /// (`e_blur:w_div_10`), which the planner evaluates like a length.
 public enum Effect: Sendable, Hashable {
@@ -282,6 +363,14 @@ public enum Effect: Sendable, Hashable {
     case orderedDither(WholeNumber)
     /// A colour matrix: 9 numbers (3x3, on RGB) or 16 (4x4, on RGBA), row by row.
     case recolor([Double])
+    /// One of Cloudinary's named artistic looks, as a fixed colour grade.
+    case art(ArtFilter)
+    /// A cartoon: flat colours (fewer levels per channel) and dark lines along the edges,
+    /// thicker and more of them as the line strength (0..100) rises.
+    case cartoonify(WholeNumber, colors: CartoonColors)
+    /// Flat colour regions (a raster "vectorised" look): speckles smoothed away, then few
+    /// colours (Cloudinary's number of colours, 2..30).
+    case vectorize(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -308,6 +397,7 @@ public enum Effect: Sendable, Hashable {
         case recolor
         case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
+        case art, cartoonify, vectorize
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -349,6 +439,9 @@ public enum Effect: Sendable, Hashable {
         case .recolor: .recolor
         case .orderedDither: .orderedDither
         case .assistColorblind: .assistColorblind
+        case .art: .art
+        case .cartoonify: .cartoonify
+        case .vectorize: .vectorize
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -363,9 +456,9 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _): n
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n): n
         case .tint(let n, _), .colorize(let n, _): n
-        case .grayscale, .negate, .simulateColorblind, .recolor: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
     }
 
@@ -374,11 +467,11 @@ public enum Effect: Sendable, Hashable {
     public var isPointwise: Bool {
         switch self {
         case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance, .fillLight, .opacityThreshold,
-             .simulateColorblind, .recolor: true
+             .simulateColorblind, .recolor, .art: true
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 
@@ -465,9 +558,13 @@ public struct Overlay: Sendable, Hashable {
     /// `fl_region_relative`: fractional sizes in the overlay's chain are of the face it is
     /// placed on, not of the overlay itself (`w_1.1` is a tenth wider than the face).
     public var regionRelative: Bool
+    /// `u_` instead of `l_`: the layer is drawn beneath the image, which keeps its size and
+    /// shows the layer where it is transparent.
+    public var underlay: Bool
 
     public init(source: Source, chain: [Step] = [], gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil,
-                regionRelative: Bool = false) {
+                regionRelative: Bool = false, underlay: Bool = false) {
+        self.underlay = underlay
         self.source = source
         self.chain = chain
         self.gravity = gravity

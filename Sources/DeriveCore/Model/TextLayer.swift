@@ -13,6 +13,11 @@ public struct TextLayer: Sendable, Hashable {
     /// Wraps the text into lines no wider than this many pixels (`c_fit,w_<n>` beside `l_text`);
     /// nil keeps it on one line (or the lines its `%0A` breaks make).
     public var width: Int?
+    /// `_underline`, `_strikethrough` and `_letter_spacing_<px>` in the style: a line under or
+    /// through the text, and extra space (pixels, negative tightens) between letters.
+    public var underline = false
+    public var strikethrough = false
+    public var letterSpacing: Int?
 
     public init(text: String, font: String = "sans", size: Int = 32, bold: Bool = false, italic: Bool = false,
                 color: Color = .black, width: Int? = nil) {

@@ -6,6 +6,7 @@ extension ParseRun {
         var source = layerSource(opener)
         var first = opener
         first.params["l"] = nil
+        first.params["u"] = nil
         first.params["co"] = nil
         wrapText(&source, taking: &first)
         var placement = apply
@@ -29,19 +30,20 @@ extension ParseRun {
         } else if let flag = placement.flags.first {
             fail(apply, CloudinaryVocabulary.notSupported("fl_\(flag) beside fl_layer_apply", CloudinaryVocabulary.feature(.besideLayerApply)))
         }
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: opener.has("u")) }
     }
 
     mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {
         var source = layerSource(c)
         var rest = c
         rest.params["l"] = nil
+        rest.params["u"] = nil
         rest.params["co"] = nil
         wrapText(&source, taking: &rest)
         let regionRelative = Self.takeFlag("region_relative", from: &rest)
         let (gravity, x, y) = layerPlacement(&rest)
         let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: c.has("u")) }
     }
 
     /// `c_fit,w_<pixels>` beside `l_text` is Cloudinary's text wrapping: the text is set in
@@ -92,16 +94,18 @@ extension ParseRun {
     }
 
     mutating func layerSource(_ c: Component) -> Overlay.Source? {
-        guard let value = c.params["l"] else { return nil }
+        // An underlay (`u_`) names its source as an overlay does.
+        let key = c.has("l") ? "l" : "u"
+        guard let value = c.params[key] else { return nil }
         if value.hasPrefix("text:") {
-            return text(String(value.dropFirst(5)), color: c.params["co"], in: c).map(Overlay.Source.text)
+            return text(String(value.dropFirst(5)), color: c.params["co"], key: key, in: c).map(Overlay.Source.text)
         }
         if c.params["co"] != nil {
             fail(c, param: "co", "applies to text layers and e_colorize, not image layers")
         }
         if value.hasPrefix("fetch:") {
             guard let uri = Base64URL.decode(String(value.dropFirst(6))), !uri.isEmpty else {
-                fail(c, "l_fetch: needs the source URL in base64url")
+                fail(c, "\(key)_fetch: needs the source URL in base64url")
                 return nil
             }
             return .image(uri)
@@ -110,27 +114,27 @@ extension ParseRun {
         let allowed = value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:$".contains($0)) }
             && value.split(separator: "$", omittingEmptySubsequences: false).dropFirst().allSatisfy { $0.first?.isLetter == true }
         guard allowed, !value.split(separator: ":", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
-            fail(c, "l_ expects a name such as l_logo or l_folder:logo, l_fetch:<base64url URL> or l_text:<font>_<size>:<text>, got \(Quoted(value))")
+            fail(c, "\(key)_ expects a name such as \(key)_logo or \(key)_folder:logo, \(key)_fetch:<base64url URL> or \(key)_text:<font>_<size>:<text>, got \(Quoted(value))")
             return nil
         }
         return .image(value.replacingOccurrences(of: ":", with: "/"))
     }
 
     /// `<font>_<size>[_bold][_italic]:<percent-encoded text>`.
-    mutating func text(_ value: String, color: String?, in c: Component) -> TextLayer? {
+    mutating func text(_ value: String, color: String?, key: String = "l", in c: Component) -> TextLayer? {
         guard let colon = value.firstIndex(of: ":") else {
-            fail(c, CloudinaryVocabulary.malformed("l_text:" + value, "a text layer gives its font and size, then its text: l_text:<font>_<size>:<text>", hint: ""))
+            fail(c, CloudinaryVocabulary.malformed(key + "_text:" + value, "a text layer gives its font and size, then its text: l_text:<font>_<size>:<text>", hint: ""))
             return nil
         }
         let style = value[..<colon].split(separator: "_", omittingEmptySubsequences: false).map(String.init)
         let encoded = String(value[value.index(after: colon)...])
         if value[..<colon].contains("$") {
-            refuse(c, "l_text:" + value[..<colon], CloudinaryVocabulary.feature(.variable))
+            refuse(c, key + "_text:" + value[..<colon], CloudinaryVocabulary.feature(.variable))
             return nil
         }
         guard let parts = textParts(encoded, in: c) else { return nil }
         guard style.count >= 2, let font = style[0].removingPercentEncoding, let size = Int(style[1]) else {
-            let written = "l_text:" + value[..<colon]
+            let written = key + "_text:" + value[..<colon]
             if style.count == 1 {
                 // Cloudinary reads a lone name as a text style saved as an asset of the account.
                 refuse(c, written, CloudinaryVocabulary.feature(.savedTextStyle))
@@ -150,6 +154,14 @@ extension ParseRun {
                 tokens.removeFirst()
             }
             switch token {
+            case "underline": layer.underline = true
+            case "strikethrough": layer.strikethrough = true
+            case "letter_spacing":
+                guard let v = tokens.popFirst(), let n = Int(v) else {
+                    fail(c, CloudinaryVocabulary.malformed(key + "_text:" + value[..<colon], "letter_spacing takes whole pixels: letter_spacing_<n>", hint: ""))
+                    return nil
+                }
+                layer.letterSpacing = n
             case "bold": layer.bold = true
             case "italic": layer.italic = true
             case "normal": break
@@ -159,7 +171,7 @@ extension ParseRun {
                     let value = takesValue ? tokens.popFirst().map { "_" + $0 } ?? "" : ""
                     unsupported.append(token + value)
                 } else {
-                    fail(c, CloudinaryVocabulary.unknown("l_text:" + value[..<colon], what: "text style \(Quoted(token))",
+                    fail(c, CloudinaryVocabulary.unknown(key + "_text:" + value[..<colon], what: "text style \(Quoted(token))",
                                                          hint: Suggest.hint(for: token, among: Array(CloudinaryVocabulary.cloudinaryTextStyles.keys) + ["bold", "italic", "normal"],
                                                                             else: "; Derive reads bold, italic and normal")))
                     return nil
@@ -167,7 +179,7 @@ extension ParseRun {
             }
         }
         if !unsupported.isEmpty {
-            fail(c, CloudinaryVocabulary.notSupported("l_text:" + value[..<colon], CloudinaryVocabulary.feature(.textStyle))
+            fail(c, CloudinaryVocabulary.notSupported(key + "_text:" + value[..<colon], CloudinaryVocabulary.feature(.textStyle))
                  + " (here \(unsupported.joined(separator: ", ")))")
             return nil
         }

@@ -22,7 +22,7 @@ public struct CloudinaryParser: Sendable {
     }
 
     /// Every parameter prefix the language knows.
-    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "fl", "f", "q", "pg", "t", "cs"]
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs"]
     static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
@@ -83,7 +83,7 @@ struct Component {
     var label: String { "component \(index) (\(Quoted(text)))" }
     func has(_ key: String) -> Bool { params[key] != nil }
     var isLayerApply: Bool { flags.contains("layer_apply") }
-    /// Opens a layer that a later `fl_layer_apply` closes (`u_` too, though it is refused).
+    /// Opens a layer that a later `fl_layer_apply` closes: an overlay (`l_`) or an underlay (`u_`).
     var opensLayer: Bool { has("l") || has("u") }
     /// Nothing but the branch parameter: an `if_` like this opens a block up to its `if_end`.
     var isBranchAlone: Bool { params.isEmpty && flags.isEmpty && assignments.isEmpty && template == nil }
@@ -845,6 +845,10 @@ struct ParseRun {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return .assistColorblind(.value(EffectRules.defaultAmount(of: .assistColorblind) ?? 10), xray: true)
         }
+        if kind == .art {
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            return art(text, args: args, in: c)
+        }
         if kind == .simulateColorblind || kind == .recolor {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
@@ -893,6 +897,30 @@ struct ParseRun {
                 effectColor = self.color(color, param: "co", in: c)
                 if effectColor == nil { return nil }
             }
+        case .vectorize:
+            // e_vectorize[:<colours>]; Cloudinary's detail, despeckle, paths and corners shape
+            // traced paths, which a raster result has none of.
+            if args.count > 1 {
+                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: e_vectorize's detail, despeckle, paths and corners levels shape traced paths, and Derive draws a raster; give the number of colours alone (e_vectorize:<2-30>)")
+                return nil
+            }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+        case .cartoonify:
+            // e_cartoonify[:<line strength>][:<colour reduction>|bw]
+            if args.count > 2 { fail(c, "e_cartoonify takes a line strength and a colour reduction (or bw)") }
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            var colors = CartoonColors.auto
+            if args.count == 2 {
+                if args[1] == "bw" {
+                    colors = .blackwhite
+                } else if let r = Int(args[1]) {
+                    colors = .reduction(r)
+                } else {
+                    fail(c, "e_cartoonify takes a whole-number colour reduction (0 to 100) or bw, got \(Quoted(args[1]))")
+                    return nil
+                }
+            }
+            return .cartoonify(amount ?? .value(EffectRules.defaultAmount(of: .cartoonify) ?? 50), colors: colors)
         case .fillLight:
             // e_fill_light[:<blend>][:<bias>]
             if args.count > 2 { fail(c, "e_fill_light takes a blend and a bias") }
@@ -914,6 +942,22 @@ struct ParseRun {
 }
 
 extension ParseRun {
+    /// `e_art:<filter>`: Cloudinary's strings always name the look.
+    mutating func art(_ text: String, args: [String], in c: Component) -> Effect? {
+        let names = ArtFilter.allCases.map(\.rawValue)
+        guard let first = args.first else {
+            fail(c, "e_art needs a filter: e_art:<filter>, one of " + names.joined(separator: ", "))
+            return nil
+        }
+        if args.count > 1 { fail(c, "e_art takes one filter") }
+        guard let filter = ArtFilter(rawValue: first) else {
+            fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "art filter \(Quoted(first))",
+                                                 hint: Suggest.hint(for: first, among: names, else: "; filters: " + names.joined(separator: ", "))))
+            return nil
+        }
+        return .art(filter)
+    }
+
     /// `e_simulate_colorblind[:<condition>]`, deuteranopia by default.
     mutating func simulateColorblind(_ text: String, args: [String], in c: Component) -> Effect? {
         guard let first = args.first else { return .simulateColorblind(.deuteranopia) }

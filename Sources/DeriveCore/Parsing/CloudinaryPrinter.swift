@@ -131,6 +131,15 @@ public enum CloudinaryPrinter {
             return name + ":xray"
         case .simulateColorblind(let condition):
             return condition == .deuteranopia ? name : "\(name):\(condition.rawValue)"
+        case .cartoonify(let lines, let colors):
+            let linesText = lines == EffectRules.defaultAmount(of: .cartoonify).map(WholeNumber.value) ? "" : ":\(lines)"
+            switch colors {
+            case .auto: return name + linesText
+            case .reduction(let r): return "\(name):\(lines):\(r)"
+            case .blackwhite: return "\(name):\(lines):bw"
+            }
+        case .art(let filter):
+            return "\(name):\(filter.rawValue)"
         case .recolor(let matrix):
             return name + ":" + matrix.map(Decimal6.string).joined(separator: ":")
         case .improve(let blend, let mode):
@@ -160,6 +169,9 @@ public enum CloudinaryPrinter {
             var style = [percentEncode(t.font), String(t.size)]
             if t.bold { style.append("bold") }
             if t.italic { style.append("italic") }
+            if t.underline { style.append("underline") }
+            if t.strikethrough { style.append("strikethrough") }
+            if let spacing = t.letterSpacing { style.append("letter_spacing_\(spacing)") }
             opener = "l_text:" + style.joined(separator: "_") + ":" + t.parts.map { part in
                 switch part {
                 case .literal(let s): percentEncode(s)
@@ -169,6 +181,7 @@ public enum CloudinaryPrinter {
             if t.color != .black { opener += ",co_" + color(t.color) }
             if let width = t.width { opener += ",c_fit,w_\(width)" }
         }
+        if o.underlay { opener = "u_" + opener.dropFirst(2) }
         var apply = o.regionRelative ? ["fl_layer_apply", "fl_region_relative"] : ["fl_layer_apply"]
         if let g = o.gravity, g != .center, let token = g.token { apply.append("g_" + token) }
         if let x = o.x, x != .pixels(0) { apply.append("x_" + x.cloudinaryText) }

@@ -14,8 +14,8 @@ public struct JSONChainDecoder: Sendable {
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom", "relative"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
-    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative"]
-    static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width"]
+    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay"]
+    static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing"]
     static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
 
     /// Parses and decodes a job document (`{"source": ..., "outputs": [...]}`).
@@ -461,6 +461,7 @@ public struct JSONChainDecoder: Sendable {
         let amountField = EffectRules.amountField(of: kind)
         if kind == .replaceColor { return readReplaceColor(value, at: path, log: log) }
         if kind == .simulateColorblind { return readColorblind(value, at: path, log: log) }
+        if kind == .art { return readArt(value, at: path, log: log) }
         if kind == .recolor { return readRecolor(value, at: path, log: log) }
         switch value {
         case .bool(true):
@@ -474,6 +475,7 @@ public struct JSONChainDecoder: Sendable {
             if EffectRules.takesRegion(kind) { allowed += ["x", "y", "width", "height"] }
             if kind == .improve { allowed.append("mode") }
             if kind == .fillLight { allowed.append("bias") }
+            if kind == .cartoonify { allowed.append("reduction") }
             if kind == .assistColorblind { allowed.append("xray") }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
@@ -511,12 +513,45 @@ public struct JSONChainDecoder: Sendable {
                 guard let xray = log.bool(x, at: path.appending("xray")) else { return nil }
                 effect = .assistColorblind(effect.amount ?? .value(10), xray: xray)
             }
+            if let r = fields["reduction"] {
+                var colors = CartoonColors.blackwhite
+                if r != .string("bw") {
+                    guard case .number = r, let n = log.int(r, at: path.appending("reduction")) else {
+                        log.add(path.appending("reduction"), "expected a whole number (0 to 100) or \"bw\", got \(r.typeDescription)")
+                        return nil
+                    }
+                    colors = .reduction(n)
+                }
+                effect = .cartoonify(effect.amount ?? .value(50), colors: colors)
+            }
             if let b = fields["bias"] {
                 guard let bias = log.int(b, at: path.appending("bias")) else { return nil }
                 effect = .fillLight(effect.amount ?? .value(100), bias: bias)
             }
             return .effect(EffectRules.with(effect, region: region))
         }
+    }
+
+    /// `{"art": "incognito"}` or `{"art": {"filter": "incognito"}}`; the filter is required.
+    func readArt(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        var filterValue: JSONValue? = value
+        var filterPath = path
+        if case .string = value {} else {
+            guard let fields = log.object(value, at: path, allowed: ["filter"]) else { return nil }
+            filterValue = fields["filter"]
+            filterPath = path.appending("filter")
+        }
+        let names = ArtFilter.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ")
+        guard let filterValue else {
+            log.add(filterPath, "is required: one of \(names)")
+            return nil
+        }
+        guard case .string(let text) = filterValue, let filter = ArtFilter(rawValue: text) else {
+            let got = if case .string(let text) = filterValue { Quoted(text).description } else { filterValue.typeDescription }
+            log.add(filterPath, "expected one of \(names), got \(got)")
+            return nil
+        }
+        return .effect(.art(filter))
     }
 
     /// `{"simulate_colorblind": true}`, `{"simulate_colorblind": "protanopia"}` or `{"simulate_colorblind": {"condition": "protanopia"}}`.
@@ -627,7 +662,8 @@ public struct JSONChainDecoder: Sendable {
         let x = log.dimension(fields["x"], at: path.appending("x"))
         let y = log.dimension(fields["y"], at: path.appending("y"))
         let regionRelative = fields["regionRelative"].flatMap { log.bool($0, at: path.appending("regionRelative")) } ?? false
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative) }
+        let underlay = fields["underlay"].flatMap { log.bool($0, at: path.appending("underlay")) } ?? false
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: underlay) }
     }
 
     func readText(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> TextLayer? {
@@ -645,6 +681,9 @@ public struct JSONChainDecoder: Sendable {
         if let italic = log.bool(fields["italic"], at: path.appending("italic")) { layer.italic = italic }
         if let color = log.color(fields["color"], at: path.appending("color")) { layer.color = color }
         if let width = log.int(fields["width"], at: path.appending("width")) { layer.width = width }
+        if let underline = log.bool(fields["underline"], at: path.appending("underline")) { layer.underline = underline }
+        if let strike = log.bool(fields["strikethrough"], at: path.appending("strikethrough")) { layer.strikethrough = strike }
+        layer.letterSpacing = log.int(fields["letterSpacing"], at: path.appending("letterSpacing"))
         return layer
     }
 

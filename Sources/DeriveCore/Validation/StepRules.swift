@@ -14,13 +14,15 @@ public enum EffectRules {
         case .sepia, .assistColorblind: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
+        case .blackwhite, .cartoonify, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
         // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
         case .replaceColor: 0...300
         case .orderedDither: 0...18
+        // Cloudinary's number of colours (SDK reference, Vectorize).
+        case .vectorize: 2...30
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
-        case .grayscale, .negate, .simulateColorblind, .recolor: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
     }
 
@@ -39,10 +41,11 @@ public enum EffectRules {
         case .contrast, .gamma, .red, .green, .blue: 0
         case .tint: 60
         case .vignette, .vibrance: 20
-        case .blackwhite, .replaceColor, .opacityThreshold: 50
+        case .blackwhite, .replaceColor, .opacityThreshold, .cartoonify: 50
         case .makeTransparent, .assistColorblind: 10
         case .orderedDither: 0
-        case .grayscale, .negate, .simulateColorblind, .recolor: nil
+        case .vectorize: 10
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
     }
 
@@ -83,6 +86,10 @@ public enum EffectRules {
         case .assistColorblind: return .assistColorblind(n, xray: false)
         case .simulateColorblind: return .simulateColorblind(.deuteranopia)
         case .recolor: return .recolor([1, 0, 0, 0, 1, 0, 0, 0, 1])
+        // Cloudinary names no default look; the parsers require one, this is only a fallback.
+        case .art: return .art(.incognito)
+        case .cartoonify: return .cartoonify(n, colors: .auto)
+        case .vectorize: return .vectorize(n)
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -95,13 +102,15 @@ public enum EffectRules {
         switch kind {
         case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind: "strength"
         case .blackwhite: "threshold"
+        case .cartoonify: "lines"
+        case .vectorize: "colors"
         case .replaceColor, .makeTransparent: "tolerance"
         case .opacityThreshold, .orderedDither: "level"
         case .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight: "blend"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
-        case .grayscale, .negate, .simulateColorblind, .recolor: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
         }
     }
 
@@ -123,6 +132,7 @@ public enum EffectRules {
         case .replaceColor(_, let to, let from): .replaceColor(amount, to: to, from: from)
         case .makeTransparent(_, let color): .makeTransparent(amount, color: color)
         case .assistColorblind(_, let xray): .assistColorblind(amount, xray: xray)
+        case .cartoonify(_, let colors): .cartoonify(amount, colors: colors)
         default: make(effect.kind, amount: amount, color: nil)
         }
     }
@@ -176,6 +186,8 @@ enum StepRules {
             // replace_color's upper end is Derive's (Cloudinary documents none).
             var issues = check(amount, in: range, field: field, derivesLimits: e.kind == .replaceColor)
             if case .fillLight(_, let bias) = e { issues += check(bias, in: EffectRules.fillLightBiasRange, field: "bias") }
+            // Cloudinary's range for the colour reduction (SDK reference, Cartoonify).
+            if case .cartoonify(_, .reduction(let r)) = e { issues += check(r, in: 0...100, field: "reduction") }
             // Cloudinary's halftone and circle maps (6–18) are known, but Derive does not draw them.
             if issues.isEmpty, case .orderedDither(.value(let level)) = e, !DitherMaps.supported.contains(level) {
                 issues.append(FieldIssue(field: field, reason: "must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got \(level)", bound: .derive))
