@@ -11,8 +11,8 @@ public typealias DashboardDatabase = JobStore & QueueInspector & WorkerRegistry
 
 /// `derive dashboard`: server-rendered pages over FlyingFox, everything they need served by
 /// Derive itself, and every response under a Content-Security-Policy that allows nothing from
-/// elsewhere and no inline script. Read-only in this version; it listens on loopback unless
-/// told otherwise.
+/// elsewhere and no inline script. Actions need the token (`DashboardAccess`); it listens on
+/// loopback unless told otherwise.
 public final class DashboardServer: Sendable {
     /// The port it listens on (the one the system chose, when asked for port 0).
     public var port: Int { listener.port }

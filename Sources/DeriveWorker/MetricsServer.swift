@@ -3,7 +3,6 @@ import FlyingFox
 import DeriveHTTP
 import Foundation
 import Logging
-import Synchronization
 
 /// Serves `GET /metrics` (Prometheus' text format), and with a `Health`, `GET /healthz` (the
 /// worker's loop is turning) and `GET /readyz` (and its database and store answer), over
