@@ -209,13 +209,7 @@ import Testing
         (#"{"replace_color": true}"#, "outputs[0].chain[0].replace_color: expected an object, got boolean true"),
     ])
     func jsonOutsideCloudinarysRangeIsRefused(step: String, message: String) {
-        let json = #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [\#(step)]}]}"#
-        #expect(throws: (any Error).self) { try JSONChainDecoder().decodeJob(json: json) }
-        do {
-            _ = try JSONChainDecoder().decodeJob(json: json)
-        } catch {
-            #expect(error.issues.map(\.description) == [message])
-        }
+        expectStepRefused(step, message: message)
     }
 }
 
@@ -279,5 +273,16 @@ import Testing
     ])
     func refusals(text: String, reason: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.reason) == [reason])
+    }
+}
+
+/// A job whose one step is `step` (JSON) is refused with exactly `message`.
+func expectStepRefused(_ step: String, message: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    let json = #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [\#(step)]}]}"#
+    #expect(throws: (any Error).self, sourceLocation: sourceLocation) { try JSONChainDecoder().decodeJob(json: json) }
+    do {
+        _ = try JSONChainDecoder().decodeJob(json: json)
+    } catch {
+        #expect(error.issues.map(\.description) == [message], sourceLocation: sourceLocation)
     }
 }
