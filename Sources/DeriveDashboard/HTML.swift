@@ -97,14 +97,8 @@ public enum HTML {
     }
 }
 
-/// "3 s", "4 min", "2 h 5 min", "3 d": ages and durations for people.
-func duration(_ seconds: Double) -> String {
-    let s = max(0, Int(seconds.rounded()))
-    if s < 120 { return "\(s) s" }
-    if s < 7200 { return "\(s / 60) min" }
-    if s < 172_800 { return "\(s / 3600) h \(s % 3600 / 60) min" }
-    return "\(s / 86400) d"
-}
+/// Ages and durations as `derive status` shows them.
+func duration(_ seconds: Double) -> String { humanDuration(seconds) }
 
 /// "2.4 MB": sizes for people.
 func bytes(_ count: Int) -> String {

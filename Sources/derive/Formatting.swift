@@ -16,14 +16,8 @@ func isoTime(_ date: Date) -> String {
     return formatter.string(from: date)
 }
 
-/// `3s`, `4m`, `2h05m`, `3d`.
-func duration(_ seconds: Double) -> String {
-    let s = Int(max(0, seconds))
-    if s < 60 { return "\(s)s" }
-    if s < 3600 { return "\(s / 60)m" }
-    if s < 86400 { return "\(s / 3600)h\(String(format: "%02d", s % 3600 / 60))m" }
-    return "\(s / 86400)d"
-}
+/// `3s`, `4m`, `2h05m`, `3d` (DeriveCore's, shared with the dashboard).
+func duration(_ seconds: Double) -> String { humanDuration(seconds) }
 
 /// Columns padded to their widest cell.
 func printTable(_ rows: [[String]]) {
