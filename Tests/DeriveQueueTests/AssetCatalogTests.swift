@@ -1,5 +1,6 @@
 import DeriveCore
 import DerivePostgres
+import DeriveSQLite
 import DeriveTestSupport
 import Foundation
 import Testing
@@ -241,8 +242,8 @@ import Testing
 }
 
 /// No query of the asset catalog scans or sorts assets, derivatives or sources: each reads
-/// through an index in the order it returns (checked on ~10,000 assets with ~50,000 derivatives,
-/// analysed, with the planner's own costs).
+/// through an index in the order it returns (checked on 10,000 assets with 50,000 derivatives,
+/// analysed, with the planners' own costs), in PostgreSQL and in SQLite.
 @Suite struct AssetCatalogPlanTests {
     @Test(.enabled(if: TestServers.postgresAvailable, "needs the PostgreSQL Scripts/test.sh starts"))
     func everyQueryReadsThroughAnIndex() throws {
@@ -273,10 +274,10 @@ import Testing
              PostgresJobStore.recentAssetsQuery(before: nil, limit: 50, outputsPerAsset: 4).values),
             ("page after a cursor", PostgresJobStore.recentAssetsQuery(before: 5000, limit: 50, outputsPerAsset: 4).sql,
              PostgresJobStore.recentAssetsQuery(before: 5000, limit: 50, outputsPerAsset: 4).values),
-            ("one asset", CatalogSQL.asset, ["4321"]),
-            ("its derivatives", CatalogSQL.derivativesOfAsset, ["4321"]),
-            ("its sources", CatalogSQL.sourcesOfAsset, ["4320"]),
-            ("one derivative", CatalogSQL.derivative, ["12345"]),
+            ("one asset", DerivePostgres.CatalogSQL.asset, ["4321"]),
+            ("its derivatives", DerivePostgres.CatalogSQL.derivativesOfAsset, ["4321"]),
+            ("its sources", DerivePostgres.CatalogSQL.sourcesOfAsset, ["4320"]),
+            ("one derivative", DerivePostgres.CatalogSQL.derivative, ["12345"]),
         ]
         for (name, query, values) in queries {
             let plan = try sql.query("EXPLAIN " + query, values).rows.compactMap { $0.first ?? nil }.joined(separator: "\n")
@@ -287,6 +288,47 @@ import Testing
             // Rows come in an index's order: no sort anywhere (an asset's outputs included).
             let sorts = plan.split(separator: "\n").filter { $0.hasPrefix("Sort ") || $0.contains("->  Sort ") || $0.contains("Incremental Sort") }
             #expect(sorts.isEmpty, "\(name) sorts:\n\(plan)")
+        }
+    }
+    @Test func everySQLiteQueryReadsThroughAnIndex() throws {
+        let queue = try TestQueue(.sqlite)
+        guard case .sqlite(let path) = try QueueLocation.parse(queue.location) else { throw Missing() }
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("""
+            INSERT INTO presets (name, version, outputs, created_at) VALUES ('web', 1, '[]', 0), ('web', 2, '[]', 0), ('cards', 1, '[]', 0);
+            WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 10000)
+            INSERT INTO assets (sha256, source_url, bytes, format, width, height, pages, has_alpha, orientation, created_at, updated_at)
+            SELECT printf('%064d', n), 'https://host' || (n % 20) || '.example/' || n || '.jpg', 1000, 'jpeg', 640, 480, 1, 0, 1, n, n FROM g;
+            WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 5)
+            INSERT INTO derivatives (asset_id, job_id, output_name, chain, chain_hash, preset_name, preset_version, storage_key, url, format,
+                                     width, height, bytes, sha256, created_at, superseded_at)
+            SELECT a.id, a.id, 'o' || n, '{}', 'h' || n, CASE WHEN a.id % 2 = 0 THEN 'web' ELSE 'cards' END, 1, a.sha256 || '/' || n, 'u',
+                   'webp', 100 * n, 75 * n, 1000, a.sha256, a.created_at + n, CASE WHEN n = 1 AND a.id % 2 = 0 THEN a.created_at + 10 END
+            FROM assets a, g;
+            INSERT INTO sources (url, asset_id, checked_at, changed_at) SELECT source_url, id, created_at, created_at FROM assets;
+            ANALYZE;
+            """)
+        #expect(try connection.query("SELECT count(*) FROM derivatives").first?.first?.int == 50000)
+        let first = SQLiteJobStore.recentAssetsQuery(before: nil, limit: 50, outputsPerAsset: 4)
+        let later = SQLiteJobStore.recentAssetsQuery(before: 5000, limit: 50, outputsPerAsset: 4)
+        let queries: [(String, String, [DatabaseValue])] = [
+            ("first page", first.sql, first.values), ("page after a cursor", later.sql, later.values),
+            ("one asset", DeriveSQLite.CatalogSQL.asset, [4321]), ("its derivatives", DeriveSQLite.CatalogSQL.derivativesOfAsset, [4321]),
+            ("its sources", DeriveSQLite.CatalogSQL.sourcesOfAsset, [4320]), ("one derivative", DeriveSQLite.CatalogSQL.derivative, [12345]),
+        ]
+        for (name, query, values) in queries {
+            let plan = try connection.query("EXPLAIN QUERY PLAN " + query, values).compactMap { $0.last?.string }.joined(separator: "\n")
+            // SQLite names tables by their aliases here: every SCAN reads a whole table but one of
+            // a subquery's own rows (a co-routine), and the first page's walk of the assets' rowid
+            // tree newest first, which is the table's own order and stops at the limit (no
+            // TEMP B-TREE below proves there is no sort).
+            let lines = plan.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            var allowed = Set(lines.compactMap { $0.hasPrefix("CO-ROUTINE ") || $0.hasPrefix("MATERIALIZE ") ? $0.split(separator: " ").last.map(String.init) : nil })
+            if name == "first page" { allowed.insert("assets") }
+            let scans = lines.filter { $0.hasPrefix("SCAN ") && !allowed.contains(String($0.dropFirst(5))) }
+            #expect(scans.isEmpty, "\(name) scans a table:\n\(plan)")
+            #expect(plan.contains("INDEX") || plan.contains("PRIMARY KEY"), "\(name):\n\(plan)")
+            #expect(!plan.contains("TEMP B-TREE"), "\(name) sorts:\n\(plan)")
         }
     }
 }
