@@ -177,6 +177,14 @@ enum SQLiteSchema {
         CREATE INDEX job_archive_queue ON job_archive (queue, finished_at, id);
         CREATE INDEX job_archive_error_code ON job_archive (json_extract(errors, '$[#-1].code'), finished_at, id);
         """,
+        // 0008: the asset catalog's pages read each asset's current outputs narrowest first,
+        // all its outputs newest first and its sources by URL, each from an index.
+        """
+        CREATE INDEX derivatives_asset_current ON derivatives (asset_id, width, id) WHERE superseded_at IS NULL;
+        CREATE INDEX derivatives_asset_created ON derivatives (asset_id, created_at, id);
+        CREATE INDEX sources_asset_url ON sources (asset_id, url);
+        DROP INDEX sources_asset;
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

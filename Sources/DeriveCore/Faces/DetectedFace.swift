@@ -42,6 +42,29 @@ public struct FaceFindings: Sendable, Hashable {
     }
 }
 
+extension FaceFindings {
+    /// Reads back what `json` wrote (an asset row's `faces`). The time detection took is not
+    /// stored, so `milliseconds` is 0; `count` is the number of boxes.
+    public init(json: JSONValue) throws(DeriveError) {
+        func bad(_ what: String) -> DeriveError {
+            DeriveError(.internalError, "face findings \(what): \(JSONWriter.compact(json).prefix(120))", retryable: false)
+        }
+        guard case .string(let detector)? = json["detector"] else { throw bad("have no detector") }
+        guard case .array(let boxes)? = json["boxes"] else { throw bad("have no list of boxes") }
+        var faces: [DetectedFace] = []
+        for box in boxes {
+            func int(_ key: String) -> Int? {
+                if case .number(let number)? = box[key] { return number.intValue }
+                return nil
+            }
+            guard let x = int("x"), let y = int("y"), let width = int("width"), let height = int("height"),
+                  case .number(let score)? = box["score"], score.doubleValue.isFinite else { throw bad("have a malformed box") }
+            faces.append(DetectedFace(box: Rect(x: x, y: y, width: width, height: height), score: score.doubleValue))
+        }
+        self.init(faces: faces, detector: detector, milliseconds: 0)
+    }
+}
+
 extension DetectedFace {
     public var json: JSONValue {
         .object(["x": .int(box.x), "y": .int(box.y), "width": .int(box.width), "height": .int(box.height),

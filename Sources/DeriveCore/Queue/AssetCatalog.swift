@@ -7,15 +7,17 @@ public protocol AssetCatalog: Sendable {
     /// to `outputsPerAsset` of its current (not superseded) derivatives, narrowest first.
     func recentAssets(before cursor: Int64?, limit: Int, outputsPerAsset: Int) throws(DeriveError) -> AssetPage
     /// One asset: its row (with the faces found, when a job looked), every derivative ever
-    /// recorded for it (superseded ones too), and the source URLs that last held it.
+    /// recorded for it (superseded ones too), and the source URLs that last held it; nil for an
+    /// id no asset has.
     func asset(id: Int64) throws(DeriveError) -> AssetDetail?
-    /// One derivative row, to serve its object from the store.
+    /// One derivative row, to serve its object from the store; nil for an id no row has.
     func derivative(id: Int64) throws(DeriveError) -> CatalogDerivative?
 }
 
 public struct AssetPage: Sendable, Equatable {
     public var assets: [AssetSummary]
-    /// The cursor for the next (older) page; nil on the last.
+    /// The cursor for the next (older) page: the last asset's id when the page is full, nil when
+    /// it is not (so a full page that ends at the oldest asset is followed by an empty one).
     public var next: Int64?
 
     public init(assets: [AssetSummary], next: Int64?) {

@@ -78,7 +78,8 @@ public struct AssetRecord: Sendable, Equatable {
     public var exif: [String: String]
     public var hasLocation: Bool
     public var perceptualHash: String?
-    /// Nil when the job did not look for faces (the row keeps what an earlier job found).
+    /// Nil when the job did not look for faces (the row keeps what an earlier job found). Read
+    /// back from the row, `milliseconds` is 0: the time detection took is not kept.
     public var faces: FaceFindings?
 
     public init(sha256: String, sourceURL: String, bytes: Int, format: String, width: Int, height: Int, pages: Int, hasAlpha: Bool,

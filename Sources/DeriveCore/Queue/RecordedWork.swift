@@ -90,11 +90,17 @@ extension AssetRecord {
         if case .object(let members)? = row.optional("exif") {
             for member in members { if case .string(let text) = member.value { exif[member.key] = text } }
         }
+        // Faces as `FaceFindings.json` wrote them (without the milliseconds, which are not kept);
+        // NULL, or a row selected without the column, is "no job looked".
+        var faces: FaceFindings?
+        if let found = row.optional("faces") {
+            do { faces = try FaceFindings(json: found) } catch { throw row.bad("faces", "face findings (\(error.detail))") }
+        }
         self.init(sha256: try row.string("sha256"), sourceURL: try row.string("source_url"), bytes: try row.int("bytes"),
                   format: try row.string("format"), width: try row.int("width"), height: try row.int("height"), pages: try row.int("pages"),
                   hasAlpha: try row.bool("has_alpha"), orientation: try row.int("orientation"), colourSpace: try row.optionalString("colour_space"),
                   iccDescription: try row.optionalString("icc_description"), exif: exif, hasLocation: try row.bool("has_location"),
-                  perceptualHash: try row.optionalString("perceptual_hash"))
+                  perceptualHash: try row.optionalString("perceptual_hash"), faces: faces)
     }
 }
 

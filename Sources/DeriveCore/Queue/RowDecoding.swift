@@ -129,3 +129,60 @@ extension JobState {
         return counts
     }
 }
+
+// MARK: The asset catalog
+
+extension CatalogDerivative {
+    /// Columns: id, asset_id, job_id, record (the row as JSON with the table's column names, as
+    /// `DerivativeRecord(row:)` reads it), created_at, superseded_at, current_preset_version.
+    public init(row: DatabaseRow) throws(DeriveError) {
+        self.init(id: try row.int64("id"), assetID: try row.int64("asset_id"), jobID: try row.int64("job_id"),
+                  record: try DerivativeRecord(row: try row.json("record")), createdAt: try row.date("created_at"),
+                  supersededAt: try row.optionalDate("superseded_at"), currentPresetVersion: try row.optionalInt("current_preset_version"))
+    }
+}
+
+extension AssetPage {
+    /// Rows of one asset each with one of its outputs: the asset's columns asset_id,
+    /// asset_sha256, asset_source_url, asset_format, asset_width, asset_height, asset_created_at
+    /// and output_count, beside a `CatalogDerivative`'s columns (id NULL for an asset with no
+    /// current output). Ordered here, newest asset first and narrowest output first, so that the
+    /// statement needs no sort; `next` is the oldest asset's id when the page is full.
+    public init(rows: [DatabaseRow], limit: Int) throws(DeriveError) {
+        var assets: [Int64: AssetSummary] = [:]
+        for row in rows {
+            let id = try row.int64("asset_id")
+            if assets[id] == nil {
+                assets[id] = AssetSummary(id: id, sha256: try row.string("asset_sha256"), sourceURL: try row.string("asset_source_url"),
+                                          format: try row.string("asset_format"), width: try row.int("asset_width"),
+                                          height: try row.int("asset_height"), createdAt: try row.date("asset_created_at"),
+                                          outputCount: try row.int("output_count"), outputs: [])
+            }
+            if try !row.isNull("id") { assets[id]?.outputs.append(try CatalogDerivative(row: row)) }
+        }
+        let page = assets.values.sorted { $0.id > $1.id }.map { asset in
+            var asset = asset
+            asset.outputs.sort { ($0.record.width, $0.id) < ($1.record.width, $1.id) }
+            return asset
+        }
+        self.init(assets: page, next: limit > 0 && page.count == limit ? page.last?.id : nil)
+    }
+}
+
+extension AssetDetail {
+    /// Columns: id, record (the asset row as JSON with the table's column names, as
+    /// `AssetRecord(row:)` reads it), created_at, updated_at.
+    public init(row: DatabaseRow, derivatives: [CatalogDerivative], sources: [SourceRevalidation]) throws(DeriveError) {
+        self.init(id: try row.int64("id"), record: try AssetRecord(row: try row.json("record")), createdAt: try row.date("created_at"),
+                  updatedAt: try row.date("updated_at"), derivatives: derivatives, sources: sources)
+    }
+}
+
+extension SourceRevalidation {
+    /// Columns: url, version, etag, last_modified, checked_at, changed_at.
+    public init(row: DatabaseRow) throws(DeriveError) {
+        self.init(url: try row.string("url"), version: try row.int("version"), etag: try row.optionalString("etag"),
+                  lastModified: try row.optionalString("last_modified"), checkedAt: try row.date("checked_at"),
+                  changedAt: try row.date("changed_at"))
+    }
+}
