@@ -38,6 +38,12 @@ final class S3Client: Sendable {
     }
 
     func url(bucket: String, key: String, query: [(String, String)] = []) -> String {
+        Self.url(settings: settings, bucket: bucket, key: key, query: query)
+    }
+
+    /// A request's URL, path style or virtual-host style as configured: what curl signs for
+    /// requests and what `S3Presigner` signs for presigned URLs, so both sign the bytes sent.
+    static func url(settings: S3Settings, bucket: String, key: String, query: [(String, String)] = []) -> String {
         var base: String
         if settings.pathStyle {
             base = "\(settings.endpoint)/\(Self.encode(bucket))/\(Self.encode(key))"
@@ -330,6 +336,21 @@ public struct S3AssetStore: AssetStore {
         }
         return stored(key, bytes: total)
     }
+
+    /// A presigned GET of the object at the endpoint (never `publicBaseURL`: a CDN in front
+    /// would not pass the signature on), valid for `seconds` capped at 7 days; nil below 1.
+    public func temporaryURL(for key: StorageKey, expiresIn seconds: Int) -> String? {
+        temporaryURL(for: key, expiresIn: seconds, now: Date())
+    }
+
+    /// Signed as at `now`: tests sign in the past to get URLs that have expired.
+    func temporaryURL(for key: StorageKey, expiresIn seconds: Int, now: Date) -> String? {
+        guard seconds >= 1 else { return nil }
+        return S3Presigner.presignedGET(settings: client.settings, bucket: bucket, key: objectKey(key), now: now,
+                                        expires: min(seconds, S3Presigner.maximumExpiry))
+    }
+
+    public var temporaryURLOrigin: String? { S3Presigner.origin(settings: client.settings, bucket: bucket) }
 
     public func get(_ key: StorageKey) throws(DeriveError) -> [UInt8]? {
         do {

@@ -19,6 +19,15 @@ public protocol AssetStore: Sendable {
     /// folder store's temporary files, an S3 store's unfinished multipart uploads); see
     /// `AbandonedWrites`. Throws only when the store cannot be looked through at all.
     func removeAbandonedWrites(olderThan cutoff: Date) throws(DeriveError) -> AbandonedWriteSweep
+    /// A short-lived URL a browser can fetch the object from without credentials (a presigned
+    /// S3 GET), valid for `seconds` (at most 7 days, SigV4's limit: longer is capped); nil when
+    /// `seconds` < 1, or when the store has no such URLs: a folder store's bytes are served by
+    /// whoever reads them (the dashboard serves them itself). Nothing is checked on the server:
+    /// the URL of a missing object is refused when fetched.
+    func temporaryURL(for key: StorageKey, expiresIn seconds: Int) -> String?
+    /// The origin (`scheme://host[:port]`) every `temporaryURL` points at, for a
+    /// Content-Security-Policy to allow exactly that (`img-src`); nil when there are none.
+    var temporaryURLOrigin: String? { get }
     /// A description for logs and reports; never carries credentials.
     var description: String { get }
     /// The same store whichever way a worker reaches it (`s3://bucket/prefix/`, `folder
@@ -28,6 +37,8 @@ public protocol AssetStore: Sendable {
 
 extension AssetStore {
     public var identity: String { description }
+    public func temporaryURL(for key: StorageKey, expiresIn seconds: Int) -> String? { nil }
+    public var temporaryURLOrigin: String? { nil }
 }
 
 public struct StoredObject: Sendable, Hashable {
