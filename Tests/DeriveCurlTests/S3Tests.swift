@@ -66,6 +66,62 @@ struct S3Tests {
         }
     }
 
+    /// A plain GET, as a browser sends one: no credentials, no signing.
+    static func unsignedGET(_ url: String) throws -> HTTPResponse {
+        try HTTPClient().perform(HTTPRequest(url: url, maxResponseBytes: 16 << 20, connectTimeout: 10, totalTimeout: 30, stallTimeout: 10))
+    }
+
+    /// A presigned URL serves the object to a plain GET (which the object, private, refuses
+    /// without one) until it has expired; it points at the origin the store names for a
+    /// Content-Security-Policy, and carries no secret.
+    @Test func presignedURLsServeThePrivateObjectUntilTheyExpire() throws {
+        let s3 = try TestServers.s3()
+        let store = try Self.store()
+        let key = try StorageKey("ab/thumb-1_x.webp")
+        let data = [UInt8](try Data(contentsOf: Paths.fixture("formats/webp-lossless-alpha.webp")))
+        _ = try store.put(data, key: key, contentType: "image/webp")
+        let url = try #require(store.temporaryURL(for: key, expiresIn: 300))
+        #expect(url.hasPrefix("\(s3.endpoint)/\(store.bucket)/\(store.prefix)ab/thumb-1_x.webp?X-Amz-Algorithm=AWS4-HMAC-SHA256&"))
+        #expect(!url.contains(s3.secretKey))
+        #expect(store.temporaryURLOrigin == s3.endpoint)
+        let fetched = try Self.unsignedGET(url)
+        #expect(fetched.status == 200 && fetched.body == data, "status \(fetched.status)")
+        #expect(fetched.header("content-type") == "image/webp")
+
+        let unsigned = try Self.unsignedGET(String(url.prefix { $0 != "?" }))
+        #expect(unsigned.status == 403, "the object is not public: the signature is what lets the GET in")
+
+        // Signed an hour ago for a minute: expired, though the signature itself is right.
+        let expired = try #require(store.temporaryURL(for: key, expiresIn: 60, now: Date().addingTimeInterval(-3600)))
+        let refused = try Self.unsignedGET(expired)
+        #expect(refused.status == 403, "status \(refused.status)")
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("Request has expired"))
+    }
+
+    /// A presigned URL changed in any signed part, or signed with the wrong secret, is refused.
+    @Test func tamperedPresignedURLsAreRefused() throws {
+        let store = try Self.store()
+        let key = try StorageKey("ab/thumb-1_x.webp"), other = try StorageKey("ab/other-1_x.webp")
+        _ = try store.put([1, 2, 3], key: key, contentType: "image/webp")
+        _ = try store.put([4, 5, 6], key: other, contentType: "image/webp")
+        let url = try #require(store.temporaryURL(for: key, expiresIn: 300))
+        #expect(try Self.unsignedGET(url).body == [1, 2, 3])
+        let last = try #require(url.last)
+        let tampered = [
+            "signature": String(url.dropLast()) + (last == "0" ? "1" : "0"),
+            "key": url.replacingOccurrences(of: "ab/thumb-1_x.webp?", with: "ab/other-1_x.webp?"),
+            "expiry": url.replacingOccurrences(of: "&X-Amz-Expires=300&", with: "&X-Amz-Expires=600&"),
+            "secret": try #require(S3AssetStore(settings: try Self.settings(secret: "not-the-secret"), bucket: store.bucket,
+                                                prefix: store.prefix).temporaryURL(for: key, expiresIn: 300)),
+        ]
+        for (what, changed) in tampered.sorted(by: { $0.key < $1.key }) {
+            #expect(changed != url, "\(what)")
+            let response = try Self.unsignedGET(changed)
+            #expect(response.status == 403, "\(what): status \(response.status)")
+            #expect(String(decoding: response.body, as: UTF8.self).contains("SignatureDoesNotMatch"), "\(what)")
+        }
+    }
+
     /// Server errors are retried: the origin's /s3-flaky answers 503 twice, then 200.
     @Test func serverErrorsAreRetried() throws {
         let origin = try TestServers.origin()
