@@ -19,8 +19,10 @@ public final class MetricsServer: Sendable {
     }
 
     /// Listens on `address:port` (an IPv4 or IPv6 address; port 0: any free port, reported by
-    /// `port`), and returns once it does; throws, saying why, when it cannot.
+    /// `port`), and returns once it does; throws, saying why, when it cannot. `more` adds
+    /// routes after these (the dashboard's pages, with their own catch-all).
     public static func start(address: String = "127.0.0.1", port: Int, metrics: Metrics, health: Health? = nil,
+                             more: (@Sendable (HTTPServer) async -> Void)? = nil,
                              logger: Logger = Logger(label: "derive.metrics")) async throws -> MetricsServer {
         do {
             return MetricsServer(listener: try await HTTPListener.start(address: address, port: port, timeout: 10, logger: logger) { server in
@@ -32,6 +34,7 @@ public final class MetricsServer: Sendable {
                     await server.appendRoute("GET /healthz") { _ in Self.json(health.live()) }
                     await server.appendRoute("GET /readyz") { _ in Self.json(health.ready()) }
                 }
+                if let more { await more(server) }
                 await server.appendRoute("*") { _ in
                     HTTPResponse(statusCode: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
                                  body: Data("Derive serves /metrics, /healthz and /readyz\n".utf8))

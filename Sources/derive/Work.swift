@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreMetrics
 import DeriveCore
+import DeriveDashboard
 import DeriveWorker
 import Dispatch
 import Foundation
@@ -43,6 +44,9 @@ struct Work: ParsableCommand {
 
     @Option(name: .long, help: "Serve Prometheus metrics on this port at /metrics. Env: DERIVE_METRICS_PORT.")
     var metricsPort: Int?
+
+    @Flag(name: .long, help: "Serve the dashboard's pages on the metrics port too (actions need DERIVE_DASHBOARD_TOKEN). Env: DERIVE_WORKER_DASHBOARD=1.")
+    var dashboard = false
 
     @Option(name: .long, help: "Address for the metrics port. Env: DERIVE_METRICS_ADDRESS (default 127.0.0.1; 0.0.0.0 to be scraped from other hosts).")
     var metricsAddress: String?
@@ -119,10 +123,18 @@ struct Work: ParsableCommand {
             // Libraries that report through swift-metrics' global system land on the same page.
             MetricsSystem.bootstrap(metrics.factory)
             var server: MetricsServer?
+            let servesDashboard = dashboard || ProcessInfo.processInfo.environment["DERIVE_WORKER_DASHBOARD"] == "1"
             if let port = metricsPort ?? environment.metricsPort {
                 let address = metricsAddress ?? environment.metricsAddress
-                server = try waitFor { try await MetricsServer.start(address: address, port: port, metrics: metrics, health: health, logger: logger) }
-                logger.info("serving metrics", metadata: ["address": "\(address)", "port": "\(server!.port)", "path": "/metrics, /healthz, /readyz"])
+                let pages = servesDashboard
+                    ? DashboardServer.routes(database: opened.database, records: opened.database, store: store,
+                                             access: DashboardAccess(token: ProcessInfo.processInfo.environment["DERIVE_DASHBOARD_TOKEN"]), logger: logger)
+                    : nil
+                server = try waitFor { try await MetricsServer.start(address: address, port: port, metrics: metrics, health: health, more: pages, logger: logger) }
+                logger.info("serving metrics", metadata: ["address": "\(address)", "port": "\(server!.port)",
+                                                          "path": "/metrics, /healthz, /readyz\(servesDashboard ? " and the dashboard at /" : "")"])
+            } else if servesDashboard {
+                throw CLIError("--dashboard serves the pages on the metrics port: give --metrics-port (or DERIVE_METRICS_PORT) too")
             }
             logger.info("using", metadata: ["database": "\(opened.location)", "store": "\(store.description)"])
             let worker = Worker(database: opened.database, pipeline: pipeline, settings: workerSettings, notifier: opened.notifier,

@@ -109,5 +109,35 @@ import Testing
         guard case .string(let port)? = serving["port"] else { throw Missing() }
         #expect(try TestServers.fetch("http://127.0.0.1:\(port)/metrics").contains("# TYPE derive_slots gauge\nderive_slots "))
         #expect(try TestServers.fetch("http://127.0.0.1:\(port)/healthz").contains(#""live":true"#))
+        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/jobs").contains("Derive serves /metrics"), "no dashboard unless asked for")
+    }
+
+    /// `derive work --dashboard`: the dashboard's pages beside /metrics on the worker's port,
+    /// read-only without a token; and refused without a metrics port to serve them on.
+    @Test func theWorkerServesTheDashboardWhenAsked() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-metrics-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let arguments = ["work", "--database", "sqlite:" + folder.appendingPathComponent("derive.sqlite").path,
+                         "--store", folder.appendingPathComponent("derived").path, "--dashboard"]
+        let worker = try BackgroundProcess(arguments + ["--metrics-port", "0"], environment: ["DERIVE_LOG_FORMAT": "json"])
+        defer {
+            worker.signal(SIGTERM)
+            _ = worker.wait(timeout: 30)
+        }
+        var serving = JSONValue.null
+        try waitUntil("the worker serves metrics") {
+            guard let line = worker.logLines.first(where: { $0.contains("serving metrics") }) else { return false }
+            serving = try JSONParser().parse(line)
+            return true
+        }
+        guard case .string(let port)? = serving["port"] else { throw Missing() }
+        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/metrics").contains("# TYPE derive_slots gauge"))
+        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/").contains("<title>Overview · Derive</title>"))
+        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/assets").contains("No asset has been recorded yet."))
+
+        let refused = try BackgroundProcess(arguments, environment: [:])
+        #expect(refused.wait(timeout: 30) != 0)
+        #expect(refused.logLines.joined().contains("--dashboard serves the pages on the metrics port"), "\(refused.logLines)")
     }
 }
