@@ -81,9 +81,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"), .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
         // `derive dashboard`: the operator's pages, server-rendered over FlyingFox, reading
-        // through DeriveCore's queue seams.
+        // through DeriveCore's queue seams (and counting a reprocess as DeriveWorker's
+        // Reprocessor does).
         .target(name: "DeriveDashboard", dependencies: [
-            "DeriveCore", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
+            "DeriveCore", "DeriveDigest", "DeriveHTTP", "DeriveWorker", .product(name: "Logging", package: "swift-log"),
             .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
         .executableTarget(

@@ -21,6 +21,23 @@ enum Assets {
         .note { color: #666; } .error { color: #b32020; }
         form.action { display: inline-block; margin: 0 .6em .8em 0; }
         form.action button { padding: .3em .9em; }
+        .sheet { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 1em; }
+        figure.asset { margin: 0; background: #fff; border: 1px solid #e3e3e3; padding: .5em; }
+        figure.asset .pictures { display: flex; gap: 4px; align-items: flex-end; height: 130px; overflow: hidden; }
+        figure.asset figcaption { margin-top: .4em; overflow-wrap: anywhere; }
+        .picture { position: relative; display: inline-block; background: #eee; line-height: 0; }
+        .picture canvas { position: absolute; inset: 0; width: 100%; height: 100%; }
+        .picture img { position: relative; display: block; }
+        figure.asset .picture img { max-height: 130px; max-width: 260px; width: auto; height: auto; }
+        table .picture img { max-width: 160px; max-height: 120px; width: auto; height: auto; }
+        #faces { max-width: 640px; width: 100%; height: auto; background: #eee; display: block; }
+        #faces .face { fill: none; stroke: #ffd400; } #faces .frame { fill: #ddd; }
+        figure.faces { margin: 0 0 1.5em; }
+        .state-stale { color: #a86400; }
+        pre.diff del { color: #b32020; text-decoration: none; background: #fdecec; display: block; }
+        pre.diff ins { color: #2d7a3e; text-decoration: none; background: #e9f6ec; display: block; }
+        pre.diff span { display: block; } pre.diff .gap { color: #999; }
+        section.version h2 { font-size: 1.1em; }
         """
 
     /// Four squares, one smaller than the last: an image and its derivatives.
@@ -29,10 +46,71 @@ enum Assets {
         <rect x="2" y="2" width="8" height="8" fill="#4a78c2"/><rect x="10" y="10" width="4" height="4" fill="#3a8f4b"/></svg>
         """
 
-    /// Refreshes the overview's live part every five seconds without reloading the page.
+    /// Refreshes the overview's live part every five seconds without reloading the page, and
+    /// draws each picture's BlurHash (the worker records one per output) behind it while the
+    /// image loads: the decoder is BlurHash's published algorithm, on a 32-pixel canvas.
     static let script = """
         "use strict";
+        const BLURHASH_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~";
+        function base83(text) {
+          let value = 0;
+          for (const character of text) {
+            const digit = BLURHASH_DIGITS.indexOf(character);
+            if (digit < 0) throw new Error("not base 83");
+            value = value * 83 + digit;
+          }
+          return value;
+        }
+        const toLinear = v => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+        const toSRGB = v => {
+          v = Math.max(0, Math.min(1, v));
+          return Math.round((v <= 0.0031308 ? v * 12.92 : 1.055 * Math.pow(v, 1 / 2.4) - 0.055) * 255);
+        };
+        const signedSquare = v => Math.sign(v) * v * v;
+        function decodeBlurHash(hash, width, height) {
+          const size = base83(hash[0]), columns = size % 9 + 1, rows = Math.floor(size / 9) + 1;
+          if (hash.length !== 4 + 2 * columns * rows) throw new Error("wrong length");
+          const maximum = (base83(hash[1]) + 1) / 166;
+          const colours = [];
+          const dc = base83(hash.substring(2, 6));
+          colours.push([toLinear(dc >> 16), toLinear((dc >> 8) & 255), toLinear(dc & 255)]);
+          for (let i = 1; i < columns * rows; i++) {
+            const ac = base83(hash.substring(4 + i * 2, 6 + i * 2));
+            colours.push([Math.floor(ac / 361), Math.floor(ac / 19) % 19, ac % 19].map(q => signedSquare((q - 9) / 9) * maximum));
+          }
+          const pixels = new Uint8ClampedArray(width * height * 4);
+          for (let y = 0; y < height; y++) {
+            for (let x = 0; x < width; x++) {
+              let r = 0, g = 0, b = 0;
+              for (let j = 0; j < rows; j++) {
+                for (let i = 0; i < columns; i++) {
+                  const basis = Math.cos(Math.PI * x * i / width) * Math.cos(Math.PI * y * j / height);
+                  const colour = colours[i + j * columns];
+                  r += colour[0] * basis; g += colour[1] * basis; b += colour[2] * basis;
+                }
+              }
+              const at = 4 * (x + y * width);
+              pixels[at] = toSRGB(r); pixels[at + 1] = toSRGB(g); pixels[at + 2] = toSRGB(b); pixels[at + 3] = 255;
+            }
+          }
+          return pixels;
+        }
+        function drawPlaceholders() {
+          for (const holder of document.querySelectorAll("[data-blurhash]")) {
+            const image = holder.querySelector("img");
+            if (!image || image.complete) continue;
+            try {
+              const canvas = document.createElement("canvas");
+              canvas.width = 32; canvas.height = 32;
+              canvas.getContext("2d").putImageData(new ImageData(decodeBlurHash(holder.dataset.blurhash, 32, 32), 32, 32), 0, 0);
+              holder.insertBefore(canvas, image);
+              const done = () => canvas.remove();
+              image.addEventListener("load", done, { once: true });
+            } catch (error) { /* a malformed hash: no placeholder */ }
+          }
+        }
         document.addEventListener("DOMContentLoaded", () => {
+          drawPlaceholders();
           const live = document.querySelector("[data-refresh]");
           if (!live) return;
           const refresh = async () => {

@@ -19,10 +19,10 @@ public enum Views {
         return HTML.element("form", [("method", "post"), ("action", path), ("class", "action")], Markup(raw: hidden + "<button>\(HTML.escape(label))</button>"))
     }
 
-    static func actionNote(_ actions: Actions) -> Markup {
+    static func actionNote(_ actions: Actions, to purpose: String = "retry and cancel") -> Markup {
         switch actions {
-        case .readOnly: HTML.element("p", [("class", "note")], .text("Read-only: set DERIVE_DASHBOARD_TOKEN to retry and cancel from here."))
-        case .logIn: HTML.element("p", [("class", "note")], HTML.link("/login", "Log in") + .text(" to retry and cancel."))
+        case .readOnly: HTML.element("p", [("class", "note")], .text("Read-only: set DERIVE_DASHBOARD_TOKEN to \(purpose) from here."))
+        case .logIn: HTML.element("p", [("class", "note")], HTML.link("/login", "Log in") + .text(" to \(purpose)."))
         case .allowed: Markup(raw: "")
         }
     }
@@ -106,17 +106,24 @@ public enum Views {
     }
 
     /// Finished jobs, newest first, with the filter's form and a link to the next page.
-    public static func jobs(_ page: JobPage, filter: JobFilter, live: [JobSnapshot]) -> String {
+    /// `hours`: the "finished within" choice the filter's time came from.
+    public static func jobs(_ page: JobPage, filter: JobFilter, hours: Int? = nil, live: [JobSnapshot]) -> String {
         func field(_ name: String, _ label: String, _ value: String?) -> Markup {
             HTML.element("label", [], .text(label + " ") + Markup(raw: "<input name=\"\(name)\" value=\"\(HTML.escape(value ?? ""))\">"))
         }
         let outcomes = ["", "completed", "failed", "cancelled"].map { value in
             "<option value=\"\(value)\"\(filter.outcome?.rawValue == value || (value.isEmpty && filter.outcome == nil) ? " selected" : "")>\(value.isEmpty ? "any" : value)</option>"
         }.joined()
+        let choices: [(Int?, String)] = [(nil, "any time"), (1, "the last hour"), (24, "the last day"), (168, "the last week"), (720, "the last 30 days")]
+        let windows = choices.map { value, label in
+                "<option value=\"\(value.map(String.init) ?? "")\"\(value == hours ? " selected" : "")>\(label)</option>"
+            }.joined()
         let form = HTML.element("form", [("method", "get"), ("action", "/jobs"), ("class", "filter")],
                                 Markup(raw: "<label>outcome <select name=\"outcome\">\(outcomes)</select></label>")
                                     + field("queue", "queue", filter.queue) + field("code", "error code", filter.errorCode)
-                                    + field("host", "source host", filter.sourceHost) + Markup(raw: "<button>Filter</button>"))
+                                    + field("host", "source host", filter.sourceHost)
+                                    + Markup(raw: "<label>finished in <select name=\"hours\">\(windows)</select></label>")
+                                    + Markup(raw: "<button>Filter</button>"))
         let liveRows: [[Markup]] = live.map { job in
             [HTML.link("/jobs/\(job.id)", "#\(job.id)"), .text(job.state.rawValue), .text(job.queue), .text(source(job)),
              .text("\(job.attempt)/\(job.maxAttempts)")]
@@ -137,7 +144,7 @@ public enum Views {
         if let next = page.next {
             // The finishing time as Swift prints a Double, which reads back to the same Double:
             // the cursor must compare equal to the time it came from, to the last digit.
-            let query = filterQuery(filter) + [("before", "\(next.finishedAt.timeIntervalSince1970)"), ("before_id", String(next.id))]
+            let query = filterQuery(filter) + [("hours", hours.map(String.init)), ("before", "\(next.finishedAt.timeIntervalSince1970)"), ("before_id", String(next.id))]
             content = content + HTML.element("p", [], HTML.element("a", [("href", "/jobs?" + HTML.query(query)), ("rel", "next")], .text("Older →")))
         }
         return HTML.page(title: "Jobs", content)

@@ -6,12 +6,12 @@ import Logging
 
 struct Dashboard: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve the operator's pages: the queue, the workers, jobs and failures; retry and cancel with DERIVE_DASHBOARD_TOKEN.",
+        abstract: "Serve the operator's pages: the queue, the workers, jobs, failures, assets, presets and schedules; act with DERIVE_DASHBOARD_TOKEN.",
         discussion: """
             Listens on 127.0.0.1 unless told otherwise (--address 0.0.0.0 to listen everywhere, behind \
             something that authenticates). Reads through the same seams as `derive status` and `derive jobs`, \
             on PostgreSQL or the embedded SQLite queue. Without DERIVE_DASHBOARD_TOKEN it is read-only; with it, \
-            a browser logs in with the token (or a script sends Authorization: Bearer) to retry and cancel. \
+            a browser logs in with the token (or a script sends Authorization: Bearer) to retry, cancel and reprocess. \
             Stops on SIGTERM or SIGINT.
             """
     )
@@ -41,7 +41,7 @@ struct Dashboard: ParsableCommand {
             let watcher = SignalWatcher { _ in stopped.signal() }
             defer { watcher.cancel() }
             let access = DashboardAccess(token: environment["DERIVE_DASHBOARD_TOKEN"])
-            let server = try waitFor { try await DashboardServer.start(database: database, store: assets, access: access, address: address, port: port) }
+            let server = try waitFor { try await DashboardServer.start(database: database, records: database, store: assets, access: access, address: address, port: port) }
             // The first line of its log says where it listens (port 0 picks one): scripts and tests read it.
             let line = "derive dashboard listening on http://\(address.contains(":") ? "[\(address)]" : address):\(server.port)/"
                 + (access.canAct ? " (actions need the token)\n" : " (read-only: no DERIVE_DASHBOARD_TOKEN)\n")

@@ -2,6 +2,7 @@ import DeriveCore
 import DeriveDashboard
 import DeriveTestSupport
 import Foundation
+import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -90,6 +91,29 @@ import FoundationNetworking
         let shown = Set((links(first.body) + links(second.body)).compactMap { Int64($0) })
         #expect(shown.isSuperset(of: Set(completed + [hostileJob])))
         #expect(!second.body.contains("rel=\"next\"") && !second.body.contains("id=\"live-jobs\""))
+        await server.stop()
+    }
+
+    /// "Finished in the last day" leaves out a job finished two days ago, and the choice stays
+    /// selected.
+    @Test func finishedJobsAreFilteredByTime() async throws {
+        let offset = Mutex(-2 * 86400.0)
+        let queue = MemoryJobQueue(clock: { Date().addingTimeInterval(offset.withLock { $0 }) })
+        func finish(_ source: String) throws -> JobID {
+            let id = try #require(try queue.submit([NewJob(payload: document(source))]).first).id
+            let run = try #require(try queue.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+            _ = try queue.complete([Completion(run: run, result: .object(["outputs": .array([])]))])
+            return id
+        }
+        let old = try finish("https://images.example/old.jpg")
+        offset.withLock { $0 = 0 }
+        let recent = try finish("https://images.example/recent.jpg")
+        let server = try await DashboardServer.start(database: queue, port: 0)
+        let all = try await Self.get(server.port, "/jobs")
+        #expect(all.body.contains("href=\"/jobs/\(old)\"") && all.body.contains("href=\"/jobs/\(recent)\""))
+        let day = try await Self.get(server.port, "/jobs?hours=24")
+        #expect(!day.body.contains("href=\"/jobs/\(old)\"") && day.body.contains("href=\"/jobs/\(recent)\""))
+        #expect(day.body.contains("<option value=\"24\" selected>"))
         await server.stop()
     }
 

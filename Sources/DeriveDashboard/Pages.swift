@@ -1,0 +1,184 @@
+import DeriveCore
+import FlyingFox
+import Foundation
+import Logging
+
+/// Each page: read through the seams, render with `Views`, answer with the security headers.
+struct Pages: Sendable {
+    let database: any DashboardDatabase
+    /// Assets, presets and schedules, where the database keeps them (not the in-memory queue).
+    let records: (any DashboardRecords)?
+    /// Where outputs are read back from, to show them (the store's credentials stay here).
+    let store: (any AssetStore)?
+    let access: DashboardAccess
+    let logger: Logger
+    var liveness = Views.Liveness()
+    static let pageSize = 50
+
+    func overview() throws -> HTTPResponse {
+        Self.respond(Views.overview(try liveMarkup()))
+    }
+
+    func live() throws -> HTTPResponse {
+        Self.respond(try liveMarkup().description, type: "text/html; charset=utf-8")
+    }
+
+    private func liveMarkup() throws -> Markup {
+        let now = Date()
+        return Views.overviewLive(counts: try database.counts(), workers: try database.workers(seenSince: now.addingTimeInterval(-3600)),
+                                  throughput: try database.throughput(since: now.addingTimeInterval(-3600), bucket: 60), now: now,
+                                  liveness: liveness)
+    }
+
+    func jobs(_ request: HTTPRequest) throws -> HTTPResponse {
+        func value(_ name: String) -> String? {
+            request.query[name].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0.trimmingCharacters(in: .whitespaces) }
+        }
+        let outcome = value("outcome").flatMap(JobState.init(rawValue:)).flatMap { $0.isLive ? nil : $0 }
+        let hours = value("hours").flatMap(Int.init).map { min(24 * 365, max(1, $0)) }
+        let filter = JobFilter(outcome: outcome, queue: value("queue"), errorCode: value("code"), sourceHost: value("host"),
+                               finishedSince: hours.map { Date().addingTimeInterval(-Double($0) * 3600) })
+        var cursor: JobCursor?
+        if let seconds = value("before").flatMap(Double.init), seconds.isFinite, let id = value("before_id").flatMap(Int64.init) {
+            cursor = JobCursor(finishedAt: Date(timeIntervalSince1970: seconds), id: id)
+        }
+        let page = try database.finishedJobs(filter, after: cursor, limit: Self.pageSize)
+        // Live jobs on the first page only, and only when the filter can match them.
+        let live = cursor == nil && filter.outcome == nil && filter.errorCode == nil && filter.sourceHost == nil && hours == nil
+            ? try database.jobs(state: nil, queue: filter.queue, limit: Self.pageSize) : []
+        return Self.respond(Views.jobs(page, filter: filter, hours: hours, live: live))
+    }
+
+    func job(_ request: HTTPRequest) throws -> HTTPResponse {
+        let text: String? = request.routeParameters["id"]
+        guard let id = text.flatMap(Int64.init), let job = try database.job(id) else {
+            return Self.respond(Views.notFound("There is no job \(text ?? "")."), status: .notFound)
+        }
+        return Self.respond(Views.job(job, actions: actions(request), images: store != nil))
+    }
+
+    func failures(_ request: HTTPRequest) throws -> HTTPResponse {
+        let hours = min(24 * 30, max(1, request.query["hours"].flatMap(Int.init) ?? 24))
+        let groups = try database.failureGroups(since: Date().addingTimeInterval(-Double(hours) * 3600))
+        var examples: [String: [JobSnapshot]] = [:]
+        for group in groups.prefix(20) {
+            examples[group.code] = try database.finishedJobs(JobFilter(outcome: .failed, errorCode: group.code), after: nil, limit: 3).jobs
+        }
+        return Self.respond(Views.failures(groups, examples: examples, hours: hours, actions: actions(request)))
+    }
+
+    /// An output's bytes, read from the store by the key its job recorded.
+    func output(_ request: HTTPRequest) throws -> HTTPResponse {
+        let idText: String? = request.routeParameters["id"], indexText: String? = request.routeParameters["index"]
+        guard let store, let id = idText.flatMap(Int64.init), let index = indexText.flatMap(Int.init), let job = try database.job(id),
+              case .array(let outputs)? = job.result?["outputs"], outputs.indices.contains(index),
+              case .string(let key)? = outputs[index]["key"] else {
+            return Self.respond(Views.notFound("There is no such output."), status: .notFound)
+        }
+        var format = OutputFormat.jpeg
+        if case .string(let name)? = outputs[index]["format"], let known = OutputFormat(rawValue: name) { format = known }
+        return try object(key, format: format, from: store)
+    }
+
+    /// How long a presigned URL the dashboard hands out works: long enough for a page's images
+    /// to load, short enough that a copied link soon stops working.
+    static let presignedSeconds = 300
+
+    /// A stored object: a redirect to a short-lived presigned URL where the store makes them
+    /// (S3: the browser fetches from S3, the credentials stay here), else its bytes.
+    func object(_ key: String, format: OutputFormat, from store: any AssetStore) throws -> HTTPResponse {
+        if let url = store.temporaryURL(for: try StorageKey(key), expiresIn: Self.presignedSeconds) {
+            var response = Self.redirect(url)
+            response.statusCode = .found
+            return response
+        }
+        guard let bytes = try store.get(try StorageKey(key)) else {
+            return Self.respond(Views.notFound("The store no longer has \(key)."), status: .notFound)
+        }
+        var headers = DashboardServer.securityHeaders
+        headers[.contentType] = format.mediaType
+        // Keys name content (they hold the same bytes for ever): the browser may keep them.
+        headers[.cacheControl] = "private, max-age=3600"
+        return HTTPResponse(statusCode: .ok, headers: headers, body: Data(bytes))
+    }
+
+    func actions(_ request: HTTPRequest) -> Views.Actions {
+        guard access.canAct, let csrf = access.csrf else { return .readOnly }
+        return access.isLoggedIn(request) ? .allowed(csrf: csrf) : .logIn
+    }
+
+    /// The token from the login form: right, a session cookie and back to the overview;
+    /// wrong, the form again (403).
+    func login(_ form: [String: String]) -> HTTPResponse {
+        guard access.tokenMatches(form["token"] ?? ""), let session = access.session else {
+            logger.warning("dashboard login refused: wrong token")
+            return Self.respond(Views.login(failed: true), status: .forbidden)
+        }
+        var response = Self.redirect("/")
+        response.headers[.setCookie] = "\(DashboardAccess.cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict"
+        return response
+    }
+
+    /// One job's action, allowed only with the session and CSRF field (or the bearer token).
+    func act(_ request: HTTPRequest, form: [String: String], _ action: (JobID) throws(DeriveError) -> String) throws -> HTTPResponse {
+        guard access.mayAct(request, form: form) else { return refusal() }
+        let text: String? = request.routeParameters["id"]
+        guard let id = text.flatMap(Int64.init) else { return Self.respond(Views.notFound("There is no job \(text ?? "")."), status: .notFound) }
+        return Self.redirect(try action(id))
+    }
+
+    func retry(_ id: JobID) throws(DeriveError) -> String {
+        let live = try database.retry(id)
+        logger.info("dashboard: job retried", metadata: ["job": "\(id)", "as": "\(live.map(String.init) ?? "-")"])
+        return "/jobs/\(live ?? id)"
+    }
+
+    func cancel(_ id: JobID) throws(DeriveError) -> String {
+        let result = try database.cancel(id)
+        logger.info("dashboard: job cancel", metadata: ["job": "\(id)", "result": "\(result.rawValue)"])
+        return "/jobs/\(id)"
+    }
+
+    /// Runs every failed job of one error code in the window again (at most a thousand a click).
+    func retryGroup(_ request: HTTPRequest, form: [String: String]) throws -> HTTPResponse {
+        guard access.mayAct(request, form: form) else { return refusal() }
+        guard let code = form["code"], !code.isEmpty else { return Self.respond(Views.notFound("Say which error code."), status: .badRequest) }
+        let hours = min(24 * 30, max(1, form["hours"].flatMap(Int.init) ?? 24))
+        let filter = JobFilter(outcome: .failed, errorCode: code, finishedSince: Date().addingTimeInterval(-Double(hours) * 3600))
+        var cursor: JobCursor?, retried = 0
+        repeat {
+            let page = try database.finishedJobs(filter, after: cursor, limit: 200)
+            for job in page.jobs where retried < 1000 { if try database.retry(job.id) != nil { retried += 1 } }
+            cursor = page.next
+        } while cursor != nil && retried < 1000
+        logger.info("dashboard: failures retried", metadata: ["code": "\(code)", "jobs": "\(retried)"])
+        return Self.redirect("/jobs?" + HTML.query([("outcome", "failed"), ("code", code)]))
+    }
+
+    func refusal() -> HTTPResponse {
+        Self.respond(HTML.page(title: "Not allowed", HTML.element("p", [], .text(access.canAct
+            ? "Log in first (the form must come from this dashboard), or send Authorization: Bearer with the token."
+            : "This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set."))), status: .forbidden)
+    }
+
+    static func redirect(_ path: String) -> HTTPResponse {
+        var headers = DashboardServer.securityHeaders
+        headers[.location] = path
+        return HTTPResponse(statusCode: .seeOther, headers: headers, body: Data())
+    }
+
+    /// A page whose database call failed is a 503 that says why (escaped), never a crash.
+    static func guarded(_ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do {
+            return try body()
+        } catch {
+            return respond(HTML.page(title: "The database does not answer", HTML.element("p", [], .text("\(error)"))), status: .serviceUnavailable)
+        }
+    }
+
+    static func respond(_ body: String, status: HTTPStatusCode = .ok, type: String = "text/html; charset=utf-8") -> HTTPResponse {
+        var headers = DashboardServer.securityHeaders
+        headers[.contentType] = type
+        return HTTPResponse(statusCode: status, headers: headers, body: Data(body.utf8))
+    }
+}
