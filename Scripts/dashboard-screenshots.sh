@@ -2,7 +2,8 @@
 # Screenshots of the dashboard's main pages, for people to look at: a queue on the embedded
 # SQLite default with the shared photographs and one job whose source carries a script, a
 # worker draining it, and Debian's headless Chromium (driven by Tests/Browser/dashboard.py, the
-# browser test's own script) saving the overview, that job's page and the failures page.
+# browser test's own script) saving the overview, that job's page, the failures page, the
+# assets' contact sheet, an asset, the presets and a preset's versions, and the schedules.
 # Usage: bash Scripts/dashboard-screenshots.sh [OUT_DIR]   (default Docs/dashboard)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,13 @@ trap cleanup EXIT
 export DERIVE_DATABASE_URL="sqlite:$work/queue.sqlite" DERIVE_STORE="$work/store"
 token="screenshots-$RANDOM$RANDOM"
 
+# A preset, used, then changed (so the asset pages show stale outputs and the preset page a
+# diff), and a schedule that reprocesses it.
+"$derive" presets add cards --chain '[{"name": "card", "chain": "c_fill,w_480,h_320,g_auto/f_webp"}, {"name": "full", "chain": "c_scale,w_640"}]' >/dev/null
+"$derive" submit "$fixtures"/photos/*.jpg --preset cards >/dev/null
+"$derive" work --slots 2 --until-idle 2> "$work/first-worker.log"
+"$derive" presets add cards --chain '[{"name": "card", "chain": "c_fill,w_480,h_320,g_faces/f_webp"}, {"name": "full", "chain": "c_scale,w_640"}]' >/dev/null
+"$derive" schedule add nightly-cards --cron '0 3 * * *' --timezone Europe/Paris --reprocess cards --stale >/dev/null
 "$derive" submit "$fixtures"/photos/*.jpg --chain 'c_fill,w_480,h_320,g_auto/f_webp' >/dev/null
 # Refused before any connection (a loopback address): it fails, and its text must show as text.
 failed=$("$derive" submit 'http://127.0.0.1:9/<script>window.pwned=1</script>.jpg' --chain 'c_scale,w_100' --max-attempts 1 --json \

@@ -40,6 +40,19 @@ def counts(driver):
         "return table;")
 
 
+def wait_for_images(driver, selector, seconds=15):
+    """The images the selector names, once all have loaded (or the time is up): whether each
+    completed and its natural size (0 when it did not decode)."""
+    deadline = time.time() + seconds
+    while True:
+        images = driver.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0])).map(i => "
+            "({complete: i.complete, naturalWidth: i.naturalWidth, naturalHeight: i.naturalHeight, src: i.currentSrc}))", selector)
+        if (images and all(image["complete"] for image in images)) or time.time() > deadline:
+            return images
+        time.sleep(0.1)
+
+
 def main():
     url, token, failed_job = sys.argv[1].rstrip("/"), sys.argv[2], sys.argv[3]
     shots = sys.argv[4] if len(sys.argv) > 4 else None
@@ -89,6 +102,38 @@ def main():
             seen["completedJobImages"] = images
             if shots:
                 driver.save_screenshot(os.path.join(shots, "completed-job.png"))
+        # The contact sheet: every picture loads; each BlurHash placeholder, decoded by the
+        # page's own script, has the colours of its picture (the Swift test compares them).
+        driver.get(url + "/assets")
+        seen["assetPictures"] = wait_for_images(driver, "#assets img")
+        seen["blurhashMeans"] = driver.execute_script(
+            "return Array.from(document.querySelectorAll('[data-blurhash]')).slice(0, 8).map(holder => {"
+            "  const pixels = decodeBlurHash(holder.dataset.blurhash, 16, 16); const mean = [0, 0, 0];"
+            "  for (let i = 0; i < pixels.length; i += 4) { mean[0] += pixels[i]; mean[1] += pixels[i + 1]; mean[2] += pixels[i + 2]; }"
+            "  return {hash: holder.dataset.blurhash, mean: mean.map(v => Math.round(v / 256))};"
+            "})")
+        if shots:
+            driver.save_screenshot(os.path.join(shots, "assets.png"))
+        cards = driver.find_elements(By.CSS_SELECTOR, "#assets figcaption a")
+        if cards:
+            cards[0].click()
+            seen["assetPageImages"] = wait_for_images(driver, "table img")
+            seen["assetText"] = driver.find_element(By.TAG_NAME, "main").text
+            seen["faceBoxes"] = len(driver.find_elements(By.CSS_SELECTOR, "#faces rect.face"))
+            if shots:
+                driver.save_screenshot(os.path.join(shots, "asset.png"))
+        for page in ["presets", "schedules"]:
+            driver.get(f"{url}/{page}")
+            seen[page + "Text"] = driver.find_element(By.TAG_NAME, "main").text
+            links = driver.find_elements(By.CSS_SELECTOR, "#presets a") if page == "presets" else []
+            if shots:
+                driver.save_screenshot(os.path.join(shots, page + ".png"))
+            if links:
+                links[0].click()
+                seen["presetText"] = driver.find_element(By.TAG_NAME, "main").text
+                if shots:
+                    driver.save_screenshot(os.path.join(shots, "preset.png"))
+
         # Before the refused request below, which the console reports: nothing so far may fail
         # (a script or style the Content-Security-Policy blocked would show here).
         seen["consoleErrors"] = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]

@@ -15,8 +15,21 @@ struct DashboardBrowserTests {
         let token = "token-\(UUID().uuidString)"
         // Jobs that take a few seconds each, so the browser sees the counts move; and one whose
         // source and error carry a script, which must show as text and never run.
-        let slow = (0..<5).map { _ in WorkerBehaviourTests.job(origin + "/slow?delay=2&n=\(UUID().uuidString)") }
+        // Each with a face-aware crop (so the worker looks for faces) and a plain scale (which
+        // the asset page draws the faces on).
+        let slow = (0..<5).map { _ in
+            NewJob(payload: .object(["version": .int(1), "source": .string(origin + "/slow?delay=2&n=\(UUID().uuidString)"), "outputs": .array([
+                .object(["name": .string("t"), "chain": .string("c_thumb,w_32,h_32")]),
+                .object(["name": .string("scaled"), "chain": .string("c_scale,w_320")]),
+            ])]))
+        }
         _ = try queue.store.submit(slow)
+        // A preset with two versions and a schedule, for their pages.
+        for width in [256, 320] {
+            _ = try queue.store.savePreset(name: "cards", outputs: .array([.object(["name": .string("card"), "chain": .string("c_scale,w_\(width)")])]))
+        }
+        try queue.store.saveSchedule(Schedule(name: "nightly-cards", cron: "0 3 * * *", timeZone: "UTC",
+                                              action: ReprocessPlan(preset: "cards", filter: AssetFilter(stale: true)).taskDocument))
         let hostileSource = "/nonexistent/<script>window.pwned=1</script>.jpg"
         let hostile = try #require(try queue.store.submit([WorkerBehaviourTests.job(hostileSource, maxAttempts: 1)]).first).id
 
@@ -69,11 +82,49 @@ struct DashboardBrowserTests {
         #expect(!images.isEmpty && images.allSatisfy { image in
             if case .number(let width)? = image["naturalWidth"], let pixels = width.intValue { return pixels > 0 } else { return false }
         }, "\(images)")
+        // The contact sheet and the asset page: pictures loaded, placeholders with the colours of
+        // their pictures (the mean of the page's decoding against the hash's own average
+        // colour), the face found drawn.
+        for key in ["assetPictures", "assetPageImages"] {
+            guard case .array(let pictures)? = view[key] else { throw BrowserOutputUnreadable("no \(key)") }
+            #expect(!pictures.isEmpty && pictures.allSatisfy { picture in
+                if case .number(let width)? = picture["naturalWidth"], let pixels = width.intValue { return pixels > 0 } else { return false }
+            }, "\(key): \(pictures)")
+        }
+        guard case .array(let means)? = view["blurhashMeans"], !means.isEmpty else { throw BrowserOutputUnreadable("no placeholders") }
+        for entry in means {
+            guard case .string(let hash)? = entry["hash"], case .array(let mean)? = entry["mean"] else { throw BrowserOutputUnreadable("\(entry)") }
+            let average = try #require(BlurHashAverage.rgb(hash), "\(hash)")
+            let decoded = mean.compactMap { if case .number(let n) = $0 { n.intValue } else { nil } }
+            #expect(decoded.count == 3 && zip(decoded, average).allSatisfy { abs($0 - $1) <= 16 }, "\(hash): page \(decoded), hash \(average)")
+        }
+        #expect(view["faceBoxes"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } } ?? 0 >= 1, "\(String(describing: view["assetText"]))")
+        guard case .string(let assetText)? = view["assetText"] else { throw BrowserOutputUnreadable("no asset page") }
+        #expect(assetText.contains("face found by") || assetText.contains("faces found by"), "\(assetText)")
+        #expect(view["presetsText"].map { JSONWriter.compact($0) }?.contains("cards") == true)
+        #expect(view["presetText"].map { JSONWriter.compact($0) }?.contains("c_scale,w_320") == true)
+        #expect(view["schedulesText"].map { JSONWriter.compact($0) }?.contains("nightly-cards") == true)
         try waitUntil("the retried job ran again", timeout: 30) {
             let live = try queue.store.jobs(state: nil, queue: nil, limit: 50).filter { $0.payload["source"] == .string(hostileSource) }
             let failed = try queue.store.finishedJobs(JobFilter(outcome: .failed, errorCode: "source_refused"), after: nil, limit: 50).jobs
             return live.count + failed.count >= 2
         }
+    }
+}
+
+/// The average colour a BlurHash carries in its first component (characters 2 to 5, sRGB).
+enum BlurHashAverage {
+    static let digits = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~")
+
+    static func rgb(_ hash: String) -> [Int]? {
+        let characters = Array(hash)
+        guard characters.count >= 6 else { return nil }
+        var value = 0
+        for character in characters[2..<6] {
+            guard let digit = digits.firstIndex(of: character) else { return nil }
+            value = value * 83 + digit
+        }
+        return [value >> 16, (value >> 8) & 255, value & 255]
     }
 }
 
