@@ -57,9 +57,15 @@ public final class SQLiteJobStore: JobStore {
             SQLiteValue(job.maxAttempts), SQLiteValue(job.dedupeKey), SQLiteValue(JSONWriter.compact(job.payload)), SQLiteValue(now),
         ])
         if let id = inserted.first?.first?.int { return SubmitResult(id: JobID(id), deduplicated: false) }
-        let live = try connection.query("SELECT id FROM jobs WHERE dedupe_key = ?", [SQLiteValue(job.dedupeKey)])
+        return SubmitResult(id: try liveJob(dedupeKey: job.dedupeKey, on: connection), deduplicated: true)
+    }
+
+    /// The live job holding `dedupeKey`, after an insert `jobs_dedupe` turned away (inside the
+    /// same write transaction, so it is still there).
+    static func liveJob(dedupeKey: String?, on connection: SQLiteConnection) throws(SQLiteError) -> JobID {
+        let live = try connection.query("SELECT id FROM jobs WHERE dedupe_key = ?", [SQLiteValue(dedupeKey)])
         guard let id = live.first?.first?.int else { throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "dedupe key lookup failed") }
-        return SubmitResult(id: JobID(id), deduplicated: true)
+        return JobID(id)
     }
 
     // MARK: Running
@@ -197,8 +203,12 @@ public final class SQLiteJobStore: JobStore {
             try connection.query("UPDATE jobs SET state = 'available', run_at = ? WHERE id = ? AND state = 'scheduled'",
                                  [SQLiteValue(now), SQLiteValue(Int(id))])
             if connection.changes > 0 { return id }
-            let rows = try connection.query(SQL.rerun, [SQLiteValue(now), SQLiteValue(now), SQLiteValue(Int(id))])
-            return rows.first?.first?.int.map { JobID($0) }
+            // Under the archived job's dedupe key, else retry:<id>; while a live job holds it, that job.
+            let key = try connection.query(SQL.retryKey, [SQLiteValue(Int(id))])
+            guard let key = key.first?.first?.string else { return nil }
+            let rows = try connection.query(SQL.rerun, [SQLiteValue(now), SQLiteValue(key), SQLiteValue(Int(id))])
+            if let rerun = rows.first?.first?.int { return JobID(rerun) }
+            return try Self.liveJob(dedupeKey: key, on: connection)
         }
     }
 
@@ -341,11 +351,18 @@ public final class SQLiteJobStore: JobStore {
             WHERE id IN (SELECT id FROM jobs WHERE state = 'scheduled' AND run_at <= ? ORDER BY run_at LIMIT ?)
             """
 
-        /// A failed or cancelled job, run again as a new job with fresh attempts.
+        /// The dedupe key a retry of failed or cancelled job ?1 carries: its own (a retry's is the
+        /// key it was given), else `retry:<id>`. No row: nothing to retry.
+        static let retryKey = """
+            SELECT COALESCE(dedupe_key, 'retry:' || id) FROM job_archive WHERE id = ?1 AND outcome IN ('failed', 'cancelled')
+            """
+
+        /// Failed or cancelled job ?3, run again as a new job with fresh attempts under dedupe key
+        /// ?2, unless a live job holds that key.
         static let rerun = """
-            INSERT INTO jobs (queue, state, priority, run_at, max_attempts, payload, created_at)
-            SELECT queue, 'available', priority, ?1, max_attempts, payload, ?2 FROM job_archive
-            WHERE id = ?3 AND outcome IN ('failed', 'cancelled')
+            INSERT INTO jobs (queue, state, priority, run_at, max_attempts, dedupe_key, payload, created_at)
+            SELECT queue, 'available', priority, ?1, max_attempts, ?2, payload, ?1 FROM job_archive WHERE id = ?3
+            ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
             RETURNING id
             """
 

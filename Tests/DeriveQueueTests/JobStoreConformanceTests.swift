@@ -299,6 +299,87 @@ import Testing
         #expect(try queue.store.retry(987_654_321) == nil)
     }
 
+    /// A double click on Retry all, or `derive jobs retry` run twice: one live job, not two.
+    @Test(arguments: JobStoreKind.runnable)
+    func retryingAFailedJobTwiceGivesOneLiveJob(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
+        let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        _ = try queue.store.fail([Failure(run: run, error: permanent)], policy: retryAtOnce)
+        let rerun = try #require(try queue.store.retry(id))
+        #expect(rerun != id)
+        #expect(try queue.store.retry(id) == rerun)
+        #expect(try liveJobs(queue.store) == 1)
+        #expect(try queue.store.job(rerun)?.dedupeKey == "retry:\(id)")
+        // The key is held only while the retry is live: once it has finished, it is free again.
+        let again = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        #expect(again.id == rerun)
+        #expect(try queue.store.complete([Completion(run: again)]) == [rerun])
+        let later = try #require(try queue.store.retry(id))
+        #expect(later != rerun && later != id)
+        #expect(try liveJobs(queue.store) == 1)
+    }
+
+    /// After a retry fails too, Retry all retries both the original and its copy: one live job,
+    /// and every generation carries the first job's key.
+    @Test(arguments: JobStoreKind.runnable)
+    func retryingAJobAndItsFailedRetryGivesOneLiveJob(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
+        let original = try #require(try queue.store.submit([NewJob(payload: document())]).first).id
+        let first = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        _ = try queue.store.fail([Failure(run: first, error: permanent)], policy: retryAtOnce)
+        let copy = try #require(try queue.store.retry(original))
+        let second = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        #expect(second.id == copy)
+        #expect(try queue.store.fail([Failure(run: second, error: permanent)], policy: retryAtOnce) == [copy: .failed])
+        let archived = try #require(try queue.store.job(copy))
+        #expect(archived.state == .failed && archived.dedupeKey == "retry:\(original)")
+
+        // Newest first, as the failures page lists them.
+        let fromCopy = try #require(try queue.store.retry(copy))
+        #expect(fromCopy != copy && fromCopy != original)
+        #expect(try queue.store.retry(original) == fromCopy)
+        #expect(try queue.store.retry(copy) == fromCopy)
+        #expect(try liveJobs(queue.store) == 1)
+        let live = try #require(try queue.store.job(fromCopy))
+        #expect(live.state == .available && live.dedupeKey == "retry:\(original)" && same(live.payload, document()))
+    }
+
+    @Test(arguments: JobStoreKind.runnable)
+    func aRetryKeepsTheJobsOwnDedupeKey(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document(), dedupeKey: "asset-7")]).first).id
+        let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        _ = try queue.store.fail([Failure(run: run, error: permanent)], policy: retryAtOnce)
+        let rerun = try #require(try queue.store.retry(id))
+        #expect(rerun != id)
+        #expect(try queue.store.job(rerun)?.dedupeKey == "asset-7")
+        #expect(try queue.store.retry(id) == rerun)
+        // The key is the job's own: a submit with it finds the retry, as it would the job.
+        let submitted = try #require(try queue.store.submit([NewJob(payload: document("other"), dedupeKey: "asset-7")]).first)
+        #expect(submitted == SubmitResult(id: rerun, deduplicated: true))
+        #expect(try liveJobs(queue.store) == 1)
+    }
+
+    @Test(arguments: JobStoreKind.runnable)
+    func aCancelledJobIsRetriedOnceWhileItsRetryIsLive(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
+        let id = try #require(try queue.store.submit([NewJob(payload: document(), queue: "q", priority: 2)]).first).id
+        #expect(try queue.store.cancel(id) == .cancelled)
+        let rerun = try #require(try queue.store.retry(id))
+        #expect(rerun != id)
+        #expect(try queue.store.retry(id) == rerun)
+        let snapshot = try #require(try queue.store.job(rerun))
+        #expect(snapshot.state == .available && snapshot.queue == "q" && snapshot.priority == 2 && snapshot.dedupeKey == "retry:\(id)")
+        #expect(try queue.store.job(id)?.state == .cancelled)
+        // The retry cancelled too: retrying either runs the work once more, as one job.
+        #expect(try queue.store.cancel(rerun) == .cancelled)
+        let third = try #require(try queue.store.retry(rerun))
+        #expect(third != rerun && third != id)
+        #expect(try queue.store.retry(id) == third)
+        #expect(try liveJobs(queue.store) == 1)
+    }
+
     @Test(arguments: JobStoreKind.runnable)
     func pruningDeletesOnlyOldArchivedJobs(kind: JobStoreKind) throws {
         let queue = try JobStoreUnderTest(kind)
@@ -342,6 +423,11 @@ import Testing
         }
         #expect(try queue.store.counts().isEmpty)
     }
+}
+
+/// Jobs waiting or running, in every queue.
+func liveJobs(_ store: any JobStore) throws -> Int {
+    try store.counts().reduce(0) { total, queue in total + queue.states.filter { $0.key.isLive }.values.reduce(0, +) }
 }
 
 struct Missing: Error {}

@@ -257,6 +257,12 @@ public protocol JobStore: Sendable {
 
     /// Runs a failed or cancelled job again (as a new live job with fresh attempts), or a
     /// waiting retry now. Returns the live job's id, or nil if there is nothing to retry.
+    ///
+    /// Deduplicated while live, as `submit` is: the new job carries the archived job's dedupe
+    /// key, or `retry:<id>` when it had none, and a retry that fails passes its key on, so every
+    /// generation of one piece of work shares one key. While a live job holds that key, its id
+    /// is returned and nothing is enqueued: retrying one job twice, or a failed job and the
+    /// failed retry of it, yields one live job.
     func retry(_ id: JobID) throws(DeriveError) -> JobID?
 
     func job(_ id: JobID) throws(DeriveError) -> JobSnapshot?

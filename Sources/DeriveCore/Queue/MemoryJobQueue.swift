@@ -51,6 +51,18 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         var workers: [String: WorkerStatus] = [:]
         /// Set by `failCalls(with:)`: every call throws it, as a store whose database is down.
         var outage: DeriveError?
+
+        /// Enqueues the job `make` builds under the next id, unless a live job holds
+        /// `dedupeKey` (the SQL stores' `jobs_dedupe` index): then that job is the answer.
+        mutating func enqueue(dedupeKey: String?, _ make: (JobID) -> LiveJob) -> SubmitResult {
+            if let key = dedupeKey, let existing = live.values.first(where: { $0.dedupeKey == key }) {
+                return SubmitResult(id: existing.id, deduplicated: true)
+            }
+            let id = nextID
+            nextID += 1
+            live[id] = make(id)
+            return SubmitResult(id: id, deduplicated: false)
+        }
     }
 
     private let state = Mutex(State())
@@ -97,16 +109,11 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         for job in jobs { try Self.validate(job) }
         return try withState { state, now throws(DeriveError) in
             jobs.map { job in
-                if let key = job.dedupeKey, let existing = state.live.values.first(where: { $0.dedupeKey == key }) {
-                    return SubmitResult(id: existing.id, deduplicated: true)
-                }
-                let id = state.nextID
-                state.nextID += 1
                 let runAt = job.runAt?.timeIntervalSince1970 ?? now
-                state.live[id] = LiveJob(id: id, queue: job.queue, state: runAt > now ? .scheduled : .available, priority: job.priority,
-                                         runAt: runAt, maxAttempts: job.maxAttempts, dedupeKey: job.dedupeKey, payload: job.payload,
-                                         createdAt: now)
-                return SubmitResult(id: id, deduplicated: false)
+                return state.enqueue(dedupeKey: job.dedupeKey) { id in
+                    LiveJob(id: id, queue: job.queue, state: runAt > now ? .scheduled : .available, priority: job.priority, runAt: runAt,
+                            maxAttempts: job.maxAttempts, dedupeKey: job.dedupeKey, payload: job.payload, createdAt: now)
+                }
             }
         }
     }
@@ -258,12 +265,13 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
                 return id
             }
             guard let archived = state.archive[id], archived.outcome == .failed || archived.outcome == .cancelled else { return nil }
-            let newID = state.nextID
-            state.nextID += 1
             let old = archived.job
-            state.live[newID] = LiveJob(id: newID, queue: old.queue, state: .available, priority: old.priority, runAt: now,
-                                        maxAttempts: old.maxAttempts, payload: old.payload, createdAt: now)
-            return newID
+            // Its own dedupe key (a retry's is the one it was given), else the first job's id.
+            let key = old.dedupeKey ?? "retry:\(old.id)"
+            return state.enqueue(dedupeKey: key) { newID in
+                LiveJob(id: newID, queue: old.queue, state: .available, priority: old.priority, runAt: now, maxAttempts: old.maxAttempts,
+                        dedupeKey: key, payload: old.payload, createdAt: now)
+            }.id
         }
     }
 
