@@ -29,10 +29,10 @@ token="screenshots-$RANDOM$RANDOM"
 
 # A preset, used, then changed (so the asset pages show stale outputs and the preset page a
 # diff), and a schedule that reprocesses it.
-"$derive" presets add cards --chain '[{"name": "card", "chain": "c_fill,w_480,h_320,g_auto/f_webp"}, {"name": "full", "chain": "c_scale,w_640"}]' >/dev/null
+"$derive" presets add cards --chain '{"outputs": [{"name": "card", "chain": "c_fill,w_480,h_320,g_auto/f_webp"}, {"name": "full", "chain": "c_scale,w_640"}]}' >/dev/null
 "$derive" submit "$fixtures"/photos/*.jpg --preset cards >/dev/null
 "$derive" work --slots 2 --until-idle 2> "$work/first-worker.log"
-"$derive" presets add cards --chain '[{"name": "card", "chain": "c_fill,w_480,h_320,g_faces/f_webp"}, {"name": "full", "chain": "c_scale,w_640"}]' >/dev/null
+"$derive" presets add cards --chain '{"outputs": [{"name": "card", "chain": "c_fill,w_480,h_320,g_faces/f_webp"}, {"name": "full", "chain": "c_scale,w_640"}]}' >/dev/null
 "$derive" schedule add nightly-cards --cron '0 3 * * *' --timezone Europe/Paris --reprocess cards --stale >/dev/null
 "$derive" submit "$fixtures"/photos/*.jpg --chain 'c_fill,w_480,h_320,g_auto/f_webp' >/dev/null
 # Refused before any connection (a loopback address): it fails, and its text must show as text.

@@ -23,14 +23,14 @@ enum Assets {
         form.action button { padding: .3em .9em; }
         .sheet { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 1em; }
         figure.asset { margin: 0; background: #fff; border: 1px solid #e3e3e3; padding: .5em; }
-        figure.asset .pictures { display: flex; gap: 4px; align-items: flex-end; height: 130px; overflow: hidden; }
+        figure.asset .pictures { display: flex; flex-wrap: wrap; gap: 4px; align-items: flex-end; }
         figure.asset figcaption { margin-top: .4em; overflow-wrap: anywhere; }
         .picture { position: relative; display: inline-block; background: #eee; line-height: 0; }
         .picture canvas { position: absolute; inset: 0; width: 100%; height: 100%; }
         .picture img { position: relative; display: block; }
-        figure.asset .picture img { max-height: 130px; max-width: 260px; width: auto; height: auto; }
+        figure.asset .picture img { max-height: 96px; max-width: 250px; width: auto; height: auto; }
         table .picture img { max-width: 160px; max-height: 120px; width: auto; height: auto; }
-        #faces { max-width: 640px; width: 100%; height: auto; background: #eee; display: block; }
+        #faces { max-width: 480px; max-height: 480px; width: 100%; height: auto; background: #eee; display: block; }
         #faces .face { fill: none; stroke: #ffd400; } #faces .frame { fill: #ddd; }
         figure.faces { margin: 0 0 1.5em; }
         .state-stale { color: #a86400; }
@@ -98,7 +98,9 @@ enum Assets {
         function drawPlaceholders() {
           for (const holder of document.querySelectorAll("[data-blurhash]")) {
             const image = holder.querySelector("img");
-            if (!image || image.complete) continue;
+            // Loaded already (from the cache): no placeholder. A lazy image not yet asked for
+            // may also say it is complete, with no pixels: it gets one.
+            if (!image || (image.complete && image.naturalWidth > 0)) continue;
             try {
               const canvas = document.createElement("canvas");
               canvas.width = 32; canvas.height = 32;

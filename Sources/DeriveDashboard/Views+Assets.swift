@@ -24,7 +24,7 @@ extension Views {
             return HTML.element("figure", [("class", "asset")],
                 HTML.element("a", [("href", "/assets/\(asset.id)")], HTML.element("div", [("class", "pictures")], pictures))
                 + HTML.element("figcaption", [],
-                    HTML.link("/assets/\(asset.id)", Redacted.url(asset.sourceURL))
+                    HTML.element("a", [("href", "/assets/\(asset.id)"), ("title", Redacted.url(asset.sourceURL))], .text(shortName(asset.sourceURL)))
                     + HTML.element("span", [("class", "note")],
                         .text(" \(asset.format) \(asset.width)×\(asset.height), \(asset.outputCount) output\(asset.outputCount == 1 ? "" : "s")\(more), "
                               + "\(duration(now.timeIntervalSince(asset.createdAt))) ago"))))
@@ -34,6 +34,14 @@ extension Views {
             content = content + HTML.element("p", [], HTML.element("a", [("href", "/assets?" + HTML.query([("before", String(next))])), ("rel", "next")], .text("Older →")))
         }
         return HTML.page(title: "Assets", content)
+    }
+
+    /// A source as a caption: the last part of its path (the whole URL is the link's title and
+    /// on the asset's page).
+    static func shortName(_ source: String) -> String {
+        let redacted = Redacted.url(source)
+        let path = URLComponents(string: redacted)?.path ?? redacted
+        return path.split(separator: "/").last.map(String.init) ?? redacted
     }
 
     /// One asset: its facts, its faces drawn over an uncropped output, its sources' revalidation

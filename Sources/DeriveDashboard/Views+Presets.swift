@@ -60,11 +60,12 @@ extension Views {
         for index in changed { for near in max(0, index - context)...min(lines.count - 1, index + context) { shown.insert(near) } }
         var out = "", last = -1
         for index in shown.sorted() {
-            if last >= 0 && index > last + 1 { out += "<span class=\"gap\">…</span>\n" }
+            // Each line is a block of its own (the stylesheet says so): no newline between them.
+            if last >= 0 && index > last + 1 { out += "<span class=\"gap\">…</span>" }
             switch lines[index] {
-            case .same(let line): out += "<span>  \(HTML.escape(line))</span>\n"
-            case .removed(let line): out += "<del>- \(HTML.escape(line))</del>\n"
-            case .added(let line): out += "<ins>+ \(HTML.escape(line))</ins>\n"
+            case .same(let line): out += "<span>  \(HTML.escape(line))</span>"
+            case .removed(let line): out += "<del>- \(HTML.escape(line))</del>"
+            case .added(let line): out += "<ins>+ \(HTML.escape(line))</ins>"
             }
             last = index
         }

@@ -114,14 +114,17 @@ def main():
             "})")
         if shots:
             driver.save_screenshot(os.path.join(shots, "assets.png"))
-        cards = driver.find_elements(By.CSS_SELECTOR, "#assets figcaption a")
-        if cards:
-            cards[0].click()
+        # The first asset page with a face drawn (or the last of the sheet's first eight).
+        pages = [link.get_attribute("href") for link in driver.find_elements(By.CSS_SELECTOR, "#assets figcaption a")][:8]
+        for page in pages:
+            driver.get(page)
             seen["assetPageImages"] = wait_for_images(driver, "table img")
             seen["assetText"] = driver.find_element(By.TAG_NAME, "main").text
             seen["faceBoxes"] = len(driver.find_elements(By.CSS_SELECTOR, "#faces rect.face"))
-            if shots:
-                driver.save_screenshot(os.path.join(shots, "asset.png"))
+            if seen["faceBoxes"]:
+                break
+        if pages and shots:
+            driver.save_screenshot(os.path.join(shots, "asset.png"))
         for page in ["presets", "schedules"]:
             driver.get(f"{url}/{page}")
             seen[page + "Text"] = driver.find_element(By.TAG_NAME, "main").text
