@@ -58,7 +58,8 @@ public struct PostgresRows: Sendable {
 
     /// The rows by column name, as text (`source` names them in errors).
     public func named(_ source: String) -> [DatabaseRow] {
-        rows.map { DatabaseRow(columns: columns, values: $0.map { DatabaseValue($0) }, source: source) }
+        let named = DatabaseRow.Columns(columns)
+        return rows.map { DatabaseRow(columns: named, values: $0.map { DatabaseValue($0) }, source: source) }
     }
 }
 

@@ -128,7 +128,8 @@ public final class SQLiteConnection: @unchecked Sendable {
         let values = try query(sql, parameters)
         guard let statement = statements[sql] else { return [] }
         let columns = (0..<sqlite3_column_count(statement)).map { String(cString: sqlite3_column_name(statement, $0)) }
-        return values.map { DatabaseRow(columns: columns, values: $0, source: source) }
+        let named = DatabaseRow.Columns(columns)
+        return values.map { DatabaseRow(columns: named, values: $0, source: source) }
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.

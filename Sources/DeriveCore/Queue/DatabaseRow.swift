@@ -59,12 +59,26 @@ public struct DatabaseRow: Sendable {
     private let index: [String: Int]
     private let values: [DatabaseValue]
 
-    public init(columns: [String], values: [DatabaseValue], source: String) {
+    /// Column names to positions, built once per result and shared by its rows (a claim or a
+    /// page returns dozens of rows with the same columns).
+    public struct Columns: Sendable {
+        let positions: [String: Int]
+
+        public init(_ names: [String]) {
+            var positions: [String: Int] = [:]
+            for (position, name) in names.enumerated() where positions[name] == nil { positions[name] = position }
+            self.positions = positions
+        }
+    }
+
+    public init(columns: Columns, values: [DatabaseValue], source: String) {
         self.source = source
         self.values = values
-        var index: [String: Int] = [:]
-        for (position, name) in columns.enumerated() where index[name] == nil { index[name] = position }
-        self.index = index
+        index = columns.positions
+    }
+
+    public init(columns: [String], values: [DatabaseValue], source: String) {
+        self.init(columns: Columns(columns), values: values, source: source)
     }
 
     /// The raw value of `column`; a column the query did not return is an error.
