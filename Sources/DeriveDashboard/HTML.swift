@@ -100,6 +100,10 @@ public enum HTML {
 /// Ages and durations as `derive status` shows them.
 func duration(_ seconds: Double) -> String { humanDuration(seconds) }
 
+/// `2026-11-23T22:44:06Z`: a time as the pages show it (a format style, not a formatter made
+/// per row: a page of jobs shows a hundred times).
+func timestamp(_ date: Date) -> String { date.formatted(.iso8601) }
+
 /// "2.4 MB": sizes for people.
 func bytes(_ count: Int) -> String {
     if count < 1000 { return "\(count) B" }

@@ -53,7 +53,7 @@ extension Views {
             [.text("format"), .text("\(record.format), \(record.width)×\(record.height)" + (record.pages > 1 ? ", \(record.pages) pages" : ""))],
             [.text("bytes"), .text(bytes(record.bytes))],
             [.text("colour"), .text([record.colourSpace, record.iccDescription].compactMap { $0 }.joined(separator: ", "))],
-            [.text("recorded"), .text("\(ISO8601DateFormatter().string(from: asset.createdAt)) (updated \(duration(now.timeIntervalSince(asset.updatedAt))) ago)")],
+            [.text("recorded"), .text("\(timestamp(asset.createdAt)) (updated \(duration(now.timeIntervalSince(asset.updatedAt))) ago)")],
         ]
         if record.hasLocation { facts.append([.text("location"), .text("the source carries a GPS position")]) }
         var content = HTML.table(["", ""], facts, id: "facts")
@@ -139,7 +139,7 @@ extension Views {
 
     static func state(_ output: CatalogDerivative) -> Markup {
         if let superseded = output.supersededAt {
-            return HTML.element("span", [("class", "state-stale")], .text("superseded \(ISO8601DateFormatter().string(from: superseded))"))
+            return HTML.element("span", [("class", "state-stale")], .text("superseded \(timestamp(superseded))"))
         }
         if output.isStale, let current = output.currentPresetVersion {
             return HTML.element("span", [("class", "state-stale")], .text("stale: the preset is at v\(current)"))

@@ -13,7 +13,7 @@ extension Views {
         let rows: [[Markup]] = presets.map { preset in
             let known = byName[preset.name]
             return [HTML.link("/presets/\(preset.name)", preset.name), .text("v\(preset.version)"),
-                    .text(preset.retiredAt == nil ? "in use" : "retired"), .text(ISO8601DateFormatter().string(from: preset.createdAt)),
+                    .text(preset.retiredAt == nil ? "in use" : "retired"), .text(timestamp(preset.createdAt)),
                     .text(known.map { "\($0.assets)" } ?? "0"), staleCell(known?.stale ?? 0)]
         }
         return HTML.page(title: "Presets", HTML.table(["preset", "newest", "state", "saved", "assets with its outputs", "stale"], rows, id: "presets"))
@@ -37,7 +37,7 @@ extension Views {
             content = content + actionNote(actions, to: "reprocess")
         }
         for (index, version) in versions.enumerated() {
-            let heading = "v\(version.version), saved \(ISO8601DateFormatter().string(from: version.createdAt))"
+            let heading = "v\(version.version), saved \(timestamp(version.createdAt))"
             let text = JSONWriter.pretty(version.outputs)
             let body: Markup
             if index + 1 < versions.count {
@@ -114,9 +114,9 @@ extension Views {
             let schedule = row.schedule
             let next: Markup = !schedule.enabled ? .text("disabled")
                 : row.problem.map { HTML.element("span", [("class", "error")], .text($0)) }
-                ?? .text(row.next.map { "\(ISO8601DateFormatter().string(from: $0)) (in \(duration($0.timeIntervalSince(now))))" } ?? "never")
+                ?? .text(row.next.map { "\(timestamp($0)) (in \(duration($0.timeIntervalSince(now))))" } ?? "never")
             let last: Markup = row.last.map { fire in
-                .text("\(ISO8601DateFormatter().string(from: fire.fireTime)) ") + (fire.jobID.map { HTML.link("/jobs/\($0)", "job #\($0)") } ?? .text("(no job)"))
+                .text("\(timestamp(fire.fireTime)) ") + (fire.jobID.map { HTML.link("/jobs/\($0)", "job #\($0)") } ?? .text("(no job)"))
             } ?? .text("never")
             return [.text(schedule.name), .text("\(schedule.cron) (\(schedule.timeZone))"), .text(task(schedule.action)), next, last]
         }

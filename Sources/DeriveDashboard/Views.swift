@@ -131,7 +131,7 @@ public enum Views {
         let finishedRows: [[Markup]] = page.jobs.map { job in
             [HTML.link("/jobs/\(job.id)", "#\(job.id)"), HTML.element("span", [("class", "state-\(job.state.rawValue)")], .text(job.state.rawValue)),
              .text(job.queue), .text(source(job)), .text(lastError(job)?.code ?? ""),
-             .text(job.finishedAt.map { ISO8601DateFormatter().string(from: $0) } ?? "")]
+             .text(job.finishedAt.map { timestamp($0) } ?? "")]
         }
         var content = form
         if !live.isEmpty {
@@ -160,8 +160,8 @@ public enum Views {
             [.text("state"), HTML.element("span", [("class", "state-\(job.state.rawValue)")], .text(job.state.rawValue))],
             [.text("queue"), .text(job.queue)], [.text("priority"), .text("\(job.priority)")],
             [.text("attempts"), .text("\(job.attempt) of \(job.maxAttempts)")], [.text("source"), .text(source(job))],
-            [.text("created"), .text(ISO8601DateFormatter().string(from: job.createdAt))],
-            [.text("finished"), .text(job.finishedAt.map { ISO8601DateFormatter().string(from: $0) } ?? "–")],
+            [.text("created"), .text(timestamp(job.createdAt))],
+            [.text("finished"), .text(job.finishedAt.map { timestamp($0) } ?? "–")],
         ]
         var content = HTML.table(["", ""], facts, id: "facts")
         if case .allowed(let csrf) = actions {
@@ -225,7 +225,7 @@ public enum Views {
                 HTML.element("li", [], HTML.link("/jobs/\(job.id)", "#\(job.id)") + .text(" \(source(job)): \(lastError(job)?.detail ?? "")"))
             })
             content = content + HTML.element("section", [("class", "failure-group")],
-                HTML.element("h2", [], .text("\(group.code) — \(group.count) job\(group.count == 1 ? "" : "s"), last \(ISO8601DateFormatter().string(from: group.lastFailedAt))"))
+                HTML.element("h2", [], .text("\(group.code) — \(group.count) job\(group.count == 1 ? "" : "s"), last \(timestamp(group.lastFailedAt))"))
                 + HTML.element("ul", [], list)
                 + HTML.element("p", [], HTML.link("/jobs?" + HTML.query([("outcome", "failed"), ("code", group.code)]), "All of them"))
                 + { if case .allowed(let csrf) = actions {
