@@ -87,39 +87,15 @@ import Testing
         await server.stop()
     }
 
-    /// `derive work --metrics-port 0` with no address: on loopback, and answering there.
-    @Test func theWorkerServesOnLoopbackUnlessToldOtherwise() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-metrics-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let worker = try BackgroundProcess(["work", "--database", "sqlite:" + folder.appendingPathComponent("derive.sqlite").path,
-                                            "--store", folder.appendingPathComponent("derived").path, "--metrics-port", "0"],
-                                           environment: ["DERIVE_LOG_FORMAT": "json"])
-        defer {
-            worker.signal(SIGTERM)
-            _ = worker.wait(timeout: 30)
-        }
-        var serving = JSONValue.null
-        try waitUntil("the worker serves metrics") {
-            guard let line = worker.logLines.first(where: { $0.contains("serving metrics") }) else { return false }
-            serving = try JSONParser().parse(line)
-            return true
-        }
-        #expect(serving["address"] == .string("127.0.0.1"), "\(serving)")
-        guard case .string(let port)? = serving["port"] else { throw Missing() }
-        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/metrics").contains("# TYPE derive_slots gauge\nderive_slots "))
-        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/healthz").contains(#""live":true"#))
-        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/jobs").contains("Derive serves /metrics"), "no dashboard unless asked for")
-    }
-
-    /// `derive work --dashboard`: the dashboard's pages beside /metrics on the worker's port,
-    /// read-only without a token; and refused without a metrics port to serve them on.
-    @Test func theWorkerServesTheDashboardWhenAsked() throws {
+    /// `derive work` on a fresh SQLite queue and folder store with `extra` arguments, run until
+    /// `body` returns: `body` gets the worker's "serving metrics" log line and the arguments
+    /// without `--metrics-port`.
+    func withServingWorker(_ extra: [String], _ body: (_ serving: JSONValue, _ port: String, _ arguments: [String]) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-metrics-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let arguments = ["work", "--database", "sqlite:" + folder.appendingPathComponent("derive.sqlite").path,
-                         "--store", folder.appendingPathComponent("derived").path, "--dashboard"]
+                         "--store", folder.appendingPathComponent("derived").path] + extra
         let worker = try BackgroundProcess(arguments + ["--metrics-port", "0"], environment: ["DERIVE_LOG_FORMAT": "json"])
         defer {
             worker.signal(SIGTERM)
@@ -132,12 +108,30 @@ import Testing
             return true
         }
         guard case .string(let port)? = serving["port"] else { throw Missing() }
-        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/metrics").contains("# TYPE derive_slots gauge"))
-        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/").contains("<title>Overview · Derive</title>"))
-        #expect(try TestServers.fetch("http://127.0.0.1:\(port)/assets").contains("No asset has been recorded yet."))
+        try body(serving, port, arguments)
+    }
 
-        let refused = try BackgroundProcess(arguments, environment: [:])
-        #expect(refused.wait(timeout: 30) != 0)
-        #expect(refused.logLines.joined().contains("--dashboard serves the pages on the metrics port"), "\(refused.logLines)")
+    /// `derive work --metrics-port 0` with no address: on loopback, and answering there.
+    @Test func theWorkerServesOnLoopbackUnlessToldOtherwise() throws {
+        try withServingWorker([]) { serving, port, _ throws in
+            #expect(serving["address"] == .string("127.0.0.1"), "\(serving)")
+            #expect(try TestServers.fetch("http://127.0.0.1:\(port)/metrics").contains("# TYPE derive_slots gauge\nderive_slots "))
+            #expect(try TestServers.fetch("http://127.0.0.1:\(port)/healthz").contains(#""live":true"#))
+            #expect(try TestServers.fetch("http://127.0.0.1:\(port)/jobs").contains("Derive serves /metrics"), "no dashboard unless asked for")
+        }
+    }
+
+    /// `derive work --dashboard`: the dashboard's pages beside /metrics on the worker's port,
+    /// read-only without a token; and refused without a metrics port to serve them on.
+    @Test func theWorkerServesTheDashboardWhenAsked() throws {
+        try withServingWorker(["--dashboard"]) { _, port, arguments throws in
+            #expect(try TestServers.fetch("http://127.0.0.1:\(port)/metrics").contains("# TYPE derive_slots gauge"))
+            #expect(try TestServers.fetch("http://127.0.0.1:\(port)/").contains("<title>Overview · Derive</title>"))
+            #expect(try TestServers.fetch("http://127.0.0.1:\(port)/assets").contains("No asset has been recorded yet."))
+
+            let refused = try BackgroundProcess(arguments, environment: [:])
+            #expect(refused.wait(timeout: 30) != 0)
+            #expect(refused.logLines.joined().contains("--dashboard serves the pages on the metrics port"), "\(refused.logLines)")
+        }
     }
 }
