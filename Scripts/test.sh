@@ -62,9 +62,35 @@ export DERIVE_TEST_S3_ACCESS_KEY DERIVE_TEST_S3_SECRET_KEY
 
 # Every test must run here: this script installs every tool and starts every server the tests
 # need, so a skipped test means the set-up is broken, not that the test does not apply.
+#
+# With no arguments the fault runner (FaultSuiteTests: its scenarios run one after another,
+# mostly waiting for worker processes) runs in a second test process beside all the other
+# tests, from its first second: in one process it started minutes in, once the cooperative
+# pool's two threads were free. That process is the test bundle run directly, as `swift test`
+# runs it: a second `swift test` would wait for the first one's lock on .build. Arguments
+# (`--filter X`) run one process, as `swift test` would.
 set +e
-swift test "$@" 2>&1 | tee "$work/swift-test.log"
-status=${PIPESTATUS[0]}
+if [ "$#" -eq 0 ]; then
+    swift build --build-tests 2>&1 | tee "$work/build.log" | grep -E 'error:|Build complete' | tail -20
+    if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+        echo "test.sh: the build failed (above)" >&2
+        exit 1
+    fi
+    NO_COLOR=1 "$(swift build --show-bin-path)/DerivePackageTests.xctest" --testing-library swift-testing --filter FaultSuiteTests \
+        > "$work/fault-suite.log" 2>&1 &
+    fault_pid=$!
+    swift test --skip-build --skip FaultSuiteTests 2>&1 | tee "$work/swift-test.log"
+    status=${PIPESTATUS[0]}
+    wait "$fault_pid"
+    fault_status=$?
+    echo "test.sh: the fault runner, run beside the others:"
+    grep -E '^fault run|✘|Test run with|Suite FaultSuiteTests' "$work/fault-suite.log" | grep -v 'VIPS-WARNING'
+    cat "$work/fault-suite.log" >> "$work/swift-test.log"
+    [ "$status" -eq 0 ] && status=$fault_status
+else
+    swift test "$@" 2>&1 | tee "$work/swift-test.log"
+    status=${PIPESTATUS[0]}
+fi
 set -e
 # Failures again at the end, where a CI log that keeps only its tail still shows them.
 if [ "$status" -ne 0 ]; then
