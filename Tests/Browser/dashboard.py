@@ -163,8 +163,15 @@ def main():
             driver.save_screenshot(os.path.join(shots, "failures.png"))
         buttons = driver.find_elements(By.CSS_SELECTOR, "form.action button")
         seen["retryButtons"] = [button.text for button in buttons]
-        if buttons:
-            buttons[0].click()
+        # The refused source's own group (on a loaded machine another group may come first),
+        # and the browser kept open until the form's POST has been answered with its redirect
+        # to the failed jobs of that code: quitting at once could drop the request unsent.
+        refused = driver.find_elements(By.XPATH, "//form[@class='action'][input[@name='code' and @value='source_refused']]/button")
+        if refused:
+            refused[0].click()
+            deadline = time.time() + 20
+            while "code=source_refused" not in driver.current_url and time.time() < deadline:
+                time.sleep(0.05)
             seen["afterRetryURL"] = driver.current_url
     finally:
         driver.quit()

@@ -104,7 +104,9 @@ struct DashboardBrowserTests {
         #expect(view["presetsText"].map { JSONWriter.compact($0) }?.contains("cards") == true)
         #expect(view["presetText"].map { JSONWriter.compact($0) }?.contains("c_scale,w_320") == true)
         #expect(view["schedulesText"].map { JSONWriter.compact($0) }?.contains("nightly-cards") == true)
-        try waitUntil("the retried job ran again", timeout: 30) {
+        #expect(view["afterRetryURL"].map { JSONWriter.compact($0) }?.contains("code=source_refused") == true,
+                "the retry form was not answered: \(String(describing: view["afterRetryURL"])); failures page: \(failures)")
+        try waitUntil("the retried job ran again", timeout: 60) {
             let live = try queue.store.jobs(state: nil, queue: nil, limit: 50).filter { $0.payload["source"] == .string(hostileSource) }
             let failed = try queue.store.finishedJobs(JobFilter(outcome: .failed, errorCode: "source_refused"), after: nil, limit: 50).jobs
             return live.count + failed.count >= 2
