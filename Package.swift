@@ -33,6 +33,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        // The worker as a Service: graceful shutdown, the grace period's escalation to
+        // cancellation, and signals (no SwiftNIO; it brings swift-async-algorithms).
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
     ],
     targets: [
         // Pure Swift: the transformation language, validation, canonical identity and the
@@ -75,6 +79,8 @@ let package = Package(
             "DeriveCore", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "FlyingFox", package: "FlyingFox"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
         ]),
         // FlyingFox, started and stopped the way Derive's servers need (`/metrics`, the dashboard).
         .target(name: "DeriveHTTP", dependencies: [
@@ -102,6 +108,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // Submits and drains no-op jobs: the queue benchmark, and the multi-process test.

@@ -4,50 +4,54 @@ import Logging
 import Synchronization
 
 /// The dispatcher: claims as many jobs as there are free slots, hands them to the slots, and
-/// sleeps until a slot frees, a notification arrives or the next housekeeping tick.
+/// waits until a slot frees, a notification arrives or the poll interval has passed.
 extension Worker {
-    func dispatch() {
-        var maintenance = Maintenance()
+    func dispatch(on threads: BlockingPool) async {
         var failures = 0
-        while !state.withLock({ $0.stopping }) {
+        while !isStopping {
             health.looped()
-            maintain(&maintenance)
             let free = settings.slots - state.withLock { $0.inFlight }
             metrics.set(.slotsBusy, to: Double(settings.slots - free))
             if free > 0 {
-                do {
-                    let jobs = try database.queue.claim(queues: settings.queues, limit: free, owner: settings.id, lease: settings.lease)
+                let claimed = await threads.run { [self] in
+                    Result { () throws(DeriveError) in
+                        try database.queue.claim(queues: settings.queues, limit: free, owner: settings.id, lease: settings.lease)
+                    }
+                }
+                guard let claimed else { break }  // cancelled: stopping at once
+                switch claimed {
+                case .success(let jobs):
                     health.database(nil)
                     failures = 0
                     if !jobs.isEmpty {
-                        hand(jobs)
+                        await hand(jobs)
                         // A full batch: there may be more; claim again as soon as a slot frees.
                         if jobs.count == free { continue }
-                    } else if settings.untilIdle, state.withLock({ $0.inFlight }) == 0, try queuesAreIdle() {
+                    } else if settings.untilIdle, state.withLock({ $0.inFlight }) == 0,
+                              await threads.run({ [self] in (try? queuesAreIdle()) ?? false }) == true {
                         logger.info("the queues are empty: stopping (--until-idle)")
-                        break
+                        return
                     }
-                } catch {
+                case .failure(let error):
                     failures += 1
                     health.database(error)
                     metrics.increment(.databaseErrors)
                     let delay = Backoff(base: 0.5, factor: 2, maximum: 30).ceiling(attempt: failures)
                     logger.warning("cannot claim jobs; trying again", metadata: ["error": "\(error)", "retryIn": "\(delay)"])
-                    _ = wake.wait(timeout: .now() + delay)
+                    await doorbell.wait(timeout: .seconds(of: delay), clock: clock)
                     continue
                 }
             }
-            // Idle waits end in time for the next schedule check and housekeeping tick.
-            let idle = min(free > 0 ? settings.pollInterval : 1, settings.schedulerInterval ?? 1, settings.tickInterval)
-            _ = wake.wait(timeout: .now() + idle)
+            await doorbell.wait(timeout: .seconds(of: free > 0 ? settings.pollInterval : 1), clock: clock)
         }
     }
 
-    func hand(_ jobs: [ClaimedJob]) {
+    /// Hands claimed jobs to free slots (there is one for each: the claim asked for no more).
+    func hand(_ jobs: [ClaimedJob]) async {
         state.withLock { $0.pending += jobs }
         for job in jobs {
             logger.debug("claimed", metadata: ["job": "\(job.run.id)", "attempt": "\(job.run.attempt)", "queue": "\(job.queue)"])
-            work.signal()
+            await handoff.send(job)
         }
     }
 

@@ -3,39 +3,44 @@ import Foundation
 import Logging
 import Synchronization
 
-/// What the dispatcher does between claims: heartbeats, promotion, rescue, status reports, the
-/// queue depth, schedules, superseded outputs, and (on a thread of its own) the sweep of
-/// abandoned writes.
+/// The worker's periodic tasks, each a child of `run()`'s task group calling the database on
+/// the housekeeping threads: heartbeats; promotion, rescue, status reports, the queue depth and
+/// superseded outputs; schedules; notifications; the sweep of abandoned writes. Database errors
+/// here are logged and tried again next time.
 extension Worker {
-    struct Maintenance {
-        var nextTick: UInt64 = 0
-        var nextRescue: UInt64 = 0
-        var nextStatus: UInt64 = 0
-        var nextQueueDepth: UInt64 = 0
-        var nextSchedule: UInt64 = 0
-        /// The fire each schedule last had handled here, so a tick does not ask again.
-        var handledFires: [String: Date] = [:]
+    /// Every tick (a second): extends the leases of long jobs and hears of cancellations. Goes
+    /// on while jobs run in the grace period; ends when `run()` cancels it.
+    func heartbeats(on threads: BlockingPool) async {
+        while (try? await clock.sleep(.seconds(of: settings.tickInterval))) != nil {
+            let now = clock.now()
+            _ = await threads.run { [self] in heartbeat(now: now) }
+        }
     }
 
-    /// Every tick (a second): promote due jobs and extend long jobs' leases; every few seconds: rescue
-    /// expired leases, report status and, when metrics are served, read the queue depth. Database errors here are logged
-    /// and tried again next time.
-    func maintain(_ schedule: inout Maintenance) {
-        let now = DispatchTime.now().uptimeNanoseconds
-        // Schedules keep their own time: a fire is due at its second, not at the next tick.
-        if let interval = settings.schedulerInterval, let store = database.schedules, now >= schedule.nextSchedule {
-            schedule.nextSchedule = now + UInt64(interval * 1e9)
-            runSchedules(store, &schedule.handledFires)
+    /// Every tick: promotes due jobs; every few seconds: rescues expired leases, reports
+    /// status and, when metrics are served, reads the queue depth. Ends when stopping.
+    func housekeeping(on threads: BlockingPool) async {
+        var nextRescue = Duration.zero, nextStatus = Duration.zero, nextQueueDepth = Duration.zero
+        while !isStopping {
+            let now = clock.now()
+            let rescue = now >= nextRescue, status = now >= nextStatus
+            let queueDepth = settings.queueDepthInterval.map { _ in now >= nextQueueDepth } ?? false
+            if rescue { nextRescue = now + .seconds(of: settings.rescueInterval) }
+            if status { nextStatus = now + .seconds(of: settings.statusInterval) }
+            if queueDepth, let interval = settings.queueDepthInterval { nextQueueDepth = now + .seconds(of: interval) }
+            let done = await threads.run { [self] in
+                maintain(rescue: rescue, status: status, queueDepth: queueDepth)
+            }
+            guard done != nil, (try? await clock.sleep(.seconds(of: settings.tickInterval))) != nil else { return }
         }
-        guard now >= schedule.nextTick else { return }
-        schedule.nextTick = now + UInt64(settings.tickInterval * 1e9)
-        heartbeat(now: now)
+    }
+
+    func maintain(rescue: Bool, status: Bool, queueDepth: Bool) {
         attempt("promote scheduled jobs") { () throws(DeriveError) in
             let promoted = try database.queue.promoteScheduled(limit: 1000)
             if promoted > 0 { logger.debug("promoted scheduled jobs", metadata: ["count": "\(promoted)"]) }
         }
-        if now >= schedule.nextRescue {
-            schedule.nextRescue = now + UInt64(settings.rescueInterval * 1e9)
+        if rescue {
             probeStore()
             if settings.deleteSuperseded, let derivations = database.derivations { deleteSupersededOutputs(derivations) }
             attempt("rescue expired leases") { () throws(DeriveError) in
@@ -48,12 +53,8 @@ extension Worker {
                 }
             }
         }
-        if now >= schedule.nextStatus {
-            schedule.nextStatus = now + UInt64(settings.statusInterval * 1e9)
-            reportStatus()
-        }
-        if let interval = settings.queueDepthInterval, now >= schedule.nextQueueDepth {
-            schedule.nextQueueDepth = now + UInt64(interval * 1e9)
+        if status { reportStatus() }
+        if queueDepth {
             attempt("read the queue depth") { () throws(DeriveError) in
                 let counts = try database.queue.counts()
                 metrics.replace(.queueDepth, with: counts.flatMap { queue in
@@ -63,6 +64,28 @@ extension Worker {
                     queue.oldestAvailable.map { (["queue": queue.queue], max(0, Date().timeIntervalSince($0))) }
                 })
             }
+        }
+    }
+
+    /// Looks at the schedules every `interval` seconds (a fire is due at its second, not at
+    /// the next tick) until stopping.
+    func scheduler(_ store: any ScheduleStore, every interval: Double, on threads: BlockingPool) async {
+        // The fire each schedule last had handled here, so a look does not ask again.
+        let handled = Mutex<[String: Date]>([:])
+        while !isStopping {
+            let done = await threads.run { [self] in
+                handled.withLock { runSchedules(store, &$0) }
+            }
+            guard done != nil, (try? await clock.sleep(.seconds(of: interval))) != nil else { return }
+        }
+    }
+
+    /// Turns the database's notifications (PostgreSQL's LISTEN) into wake-ups of the
+    /// dispatcher, so a submitted job starts without waiting for the next poll.
+    func listen(to notifier: any WorkNotifier, on threads: BlockingPool) async {
+        while !isStopping {
+            guard let notified = await threads.run({ notifier.wait(timeout: 1) }) else { return }
+            if notified { doorbell.ring() }
         }
     }
 
@@ -152,28 +175,33 @@ extension Worker {
 
     /// Removes, every `interval` seconds, the temporary files and multipart uploads that
     /// writers killed mid-write left in the store. On a thread of its own: walking a large
-    /// folder store takes a while, and the dispatcher must keep claiming and heartbeating.
-    /// The first sweep comes within a minute of starting (at a random moment, so workers
-    /// started together do not sweep together), so short-lived workers sweep too.
-    func sweepAbandonedWrites(every interval: Double) {
-        var due = Date().addingTimeInterval(Double.random(in: 0..<min(interval, 60)))
-        while true {
-            while Date() < due {
-                if state.withLock({ $0.stopping }) { return }
-                Thread.sleep(forTimeInterval: min(1, max(0, due.timeIntervalSinceNow)))
+    /// folder store takes a while. The first sweep comes within a minute of starting (at a
+    /// random moment, so workers started together do not sweep together), so short-lived
+    /// workers sweep too.
+    func sweepAbandonedWrites(every interval: Double, on threads: BlockingPool) async {
+        var delay = Double.random(in: 0..<min(interval, 60))
+        while !isStopping {
+            // Sleeps of a second at most, to see a stop promptly.
+            let due = clock.now() + .seconds(of: delay)
+            while clock.now() < due {
+                if isStopping { return }
+                guard (try? await clock.sleep(min(.seconds(1), due - clock.now()))) != nil else { return }
             }
-            if state.withLock({ $0.stopping }) { return }
-            due = Date().addingTimeInterval(interval)
-            let cutoff = Date().addingTimeInterval(-settings.abandonedAfter)
-            report(sweeping: "abandoned writes", counting: .abandonedWritesRemoved,
-                   "removed writes that interrupted writers left in the store") { () throws(DeriveError) in
-                try pipeline.store.removeAbandonedWrites(olderThan: cutoff)
+            if isStopping { return }
+            delay = interval
+            let swept = await threads.run { [self] in
+                let cutoff = Date().addingTimeInterval(-settings.abandonedAfter)
+                report(sweeping: "abandoned writes", counting: .abandonedWritesRemoved,
+                       "removed writes that interrupted writers left in the store") { () throws(DeriveError) in
+                    try pipeline.store.removeAbandonedWrites(olderThan: cutoff)
+                }
+                guard let ledger = database.ledger else { return }
+                report(sweeping: "unrecorded writes", counting: .unrecordedWritesRemoved,
+                       "removed objects that runs wrote and never recorded (their source changed before the retry)") {
+                    () throws(DeriveError) in try ledger.sweepUnrecordedWrites(in: pipeline.store, olderThan: cutoff)
+                }
             }
-            guard let ledger = database.ledger else { continue }
-            report(sweeping: "unrecorded writes", counting: .unrecordedWritesRemoved,
-                   "removed objects that runs wrote and never recorded (their source changed before the retry)") {
-                () throws(DeriveError) in try ledger.sweepUnrecordedWrites(in: pipeline.store, olderThan: cutoff)
-            }
+            if swept == nil { return }
         }
     }
 
@@ -200,8 +228,8 @@ extension Worker {
 
     /// Extends the leases of jobs running longer than a third of a lease, and passes on
     /// cancellation requests.
-    func heartbeat(now: UInt64) {
-        let interval = UInt64(settings.lease / 3 * 1e9)
+    func heartbeat(now: Duration) {
+        let interval = Duration.seconds(of: settings.lease / 3)
         let due = state.withLock { state in state.running.values.filter { now - $0.lastLease >= interval }.map(\.job.run) }
         guard !due.isEmpty else { return }
         attempt("extend leases") { () throws(DeriveError) in

@@ -4,63 +4,69 @@ import Logging
 import Synchronization
 
 /// Stopping: the grace period for jobs in flight, releasing the rest without spending an
-/// attempt, and waiting for every thread `run()` started.
+/// attempt, and the last records. Its database calls run to the end even when the stop is
+/// immediate (cancellation): releasing the jobs is what an immediate stop is for.
 extension Worker {
-    func shutDown() -> Summary {
+    func shutDown(on threads: BlockingPool) async -> Summary {
         // Jobs claimed but not started go straight back.
         var leftovers = state.withLock { state in
             state.stopping = true
             defer { state.pending.removeAll() }
             return state.pending.map(\.run)
         }
+        handoff.finish()
         let busy = state.withLock { $0.running.count }
         if busy > 0 {
             logger.info("stopping: waiting for jobs in flight", metadata: ["jobs": "\(busy)", "grace": "\(settings.grace)"])
-            reportStatus(stopping: true)
+            _ = await threads.run(cancellable: false) { [self] in reportStatus(stopping: true) }
         }
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(settings.grace * 1e9)
+        // The heartbeats go on meanwhile, in their own task.
+        let deadline = clock.now() + .seconds(of: settings.grace)
         while true {
             let (running, immediately) = state.withLock { ($0.running.count, $0.immediately) }
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = clock.now()
             if running == 0 || immediately || now >= deadline { break }
             health.looped()
-            heartbeat(now: now)
-            _ = wake.wait(timeout: .now() + min(settings.tickInterval, Double(deadline - now) / 1e9))
+            await doorbell.wait(timeout: min(.seconds(of: settings.tickInterval), deadline - now), clock: clock)
         }
         let abandoned = state.withLock { state in state.running.values.map(\.job.run) }
         leftovers += abandoned
-        var released = 0
-        if !leftovers.isEmpty {
-            for attempt in 1...5 {
-                do {
-                    released = try database.queue.release(leftovers).count
-                    break
-                } catch {
-                    logger.warning("could not release jobs", metadata: ["error": "\(error)"])
-                    if attempt < 5 { Thread.sleep(forTimeInterval: Double(attempt)) }
-                }
+        let released = leftovers.isEmpty ? 0 : await release(leftovers, on: threads)
+        _ = await threads.run(cancellable: false) { [self] in
+            completions.close()
+            // What the last completions superseded goes too, not at some later worker's tick.
+            if settings.deleteSuperseded, let derivations = database.derivations { deleteSupersededOutputs(derivations) }
+            if let registry = database.registry {
+                attempt("remove this worker from the status list") { () throws(DeriveError) in try registry.forgetWorker(settings.id) }
             }
-            metrics.increment(.jobs, ["outcome": RunOutcome.released.rawValue], by: released)
-            logger.info("released unfinished jobs without spending an attempt", metadata: [
-                "jobs": .array(leftovers.map { .stringConvertible($0.id) }), "released": "\(released)",
-            ])
-        }
-        completions.close()
-        // What the last completions superseded goes too, not at some later worker's tick.
-        if settings.deleteSuperseded, let derivations = database.derivations { deleteSupersededOutputs(derivations) }
-        if let registry = database.registry {
-            attempt("remove this worker from the status list") { () throws(DeriveError) in try registry.forgetWorker(settings.id) }
-        }
-        for _ in 0..<settings.slots { work.signal() }
-        // The listener and the sweeper look at `stopping` at least once a second, and idle
-        // slots end at once. A slot whose job outran the grace period is not waited for: its
-        // job is released, and what it finishes is dropped (`CompletionBatcher.add`).
-        if abandoned.isEmpty, threads.wait(timeout: .now() + 10) == .timedOut {
-            logger.warning("stopped with a thread still running (a sweep that takes long)")
         }
         let finished = self.finished
         logger.info("worker stopped", metadata: ["finished": .dictionary(finished.mapValues { .stringConvertible($0) }),
                                                  "released": "\(released)"])
-        return Summary(finished: finished, released: released)
+        return Summary(finished: finished, released: released, abandoned: abandoned.count)
+    }
+
+    /// Gives runs back to the queue without spending an attempt, trying for a while if the
+    /// database is away; returns how many it released.
+    func release(_ runs: [JobRun], on threads: BlockingPool) async -> Int {
+        var released = 0
+        for attempt in 1...5 {
+            let result = await threads.run(cancellable: false) { [self] in
+                Result { () throws(DeriveError) in try database.queue.release(runs).count }
+            }
+            if case .success(let count)? = result {
+                released = count
+                break
+            }
+            if case .failure(let error)? = result { logger.warning("could not release jobs", metadata: ["error": "\(error)"]) }
+            // Not the worker's clock: the database's outage passes in real time, and a
+            // cancelled task's sleep would not wait at all.
+            if attempt < 5 { _ = await threads.run(cancellable: false) { Thread.sleep(forTimeInterval: Double(attempt)) } }
+        }
+        metrics.increment(.jobs, ["outcome": RunOutcome.released.rawValue], by: released)
+        logger.info("released unfinished jobs without spending an attempt", metadata: [
+            "jobs": .array(runs.map { .stringConvertible($0.id) }), "released": "\(released)",
+        ])
+        return released
     }
 }

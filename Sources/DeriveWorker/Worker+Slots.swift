@@ -3,25 +3,24 @@ import Foundation
 import Logging
 import Synchronization
 
-/// A slot: takes one job at a time from the dispatcher and runs it (a derivation through the
-/// pipeline, or a task), then records how it ended.
+/// A slot: takes one job at a time from the dispatcher and runs it on the slot threads (a
+/// derivation through the pipeline, or a task), then records how it ended.
 extension Worker {
-    func slot() {
-        while true {
-            work.wait()
-            let next: ClaimedJob? = state.withLock { state in
-                guard !state.stopping || !state.immediately, !state.pending.isEmpty else { return nil }
-                let job = state.pending.removeFirst()
-                state.running[job.run.id] = InFlight(job: job, stage: .resolve, since: Date(), lastLease: DispatchTime.now().uptimeNanoseconds)
-                return job
+    func slot(on threads: BlockingPool) async {
+        for await job in handoff {
+            let started: Bool = state.withLock { state in
+                // Stopping at once: the job stays pending, and shutting down releases it.
+                guard !state.immediately, let index = state.pending.firstIndex(where: { $0.run.id == job.run.id }) else { return false }
+                state.pending.remove(at: index)
+                state.running[job.run.id] = InFlight(job: job, stage: .resolve, since: Date(), lastLease: clock.now())
+                return true
             }
-            guard let job = next else {
-                if state.withLock({ $0.stopping }) { return }
-                continue
-            }
-            execute(job)
+            guard started else { continue }
+            // Nil when cancelled past the grace period: the thread finishes the job alone and
+            // its late completion is dropped (the job was released).
+            guard await threads.run({ [self] in execute(job) }) != nil else { return }
             state.withLock { _ = $0.running.removeValue(forKey: job.run.id) }
-            wake.signal()
+            doorbell.ring()
         }
     }
 
@@ -133,6 +132,7 @@ extension Worker {
                     log.error("could not record the job's outcome; its lease will expire and it will be rescued", metadata: ["error": "\(error)"])
                     return
                 }
+                // On the slot's own thread, which waits for nothing else.
                 Thread.sleep(forTimeInterval: Backoff(base: 0.2, factor: 2, maximum: 5).ceiling(attempt: attempt))
             }
         }

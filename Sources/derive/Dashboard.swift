@@ -3,6 +3,7 @@ import DeriveCore
 import DeriveDashboard
 import Foundation
 import Logging
+import UnixSignals
 
 struct Dashboard: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -37,16 +38,15 @@ struct Dashboard: ParsableCommand {
             let configuration = try databaseOption.configuration(store: store)
             let database = try openDatabase(configuration.database).database
             let assets = try makeStore(configuration)
-            let stopped = DispatchSemaphore(value: 0)
-            let watcher = SignalWatcher { _ in stopped.signal() }
-            defer { watcher.cancel() }
+            // SIGTERM and SIGINT stop the server instead of the process dying at once.
+            let signals = try waitFor { await UnixSignalsSequence(trapping: .sigterm, .sigint) }
             let access = DashboardAccess(token: environment["DERIVE_DASHBOARD_TOKEN"])
             let server = try waitFor { try await DashboardServer.start(database: database, records: database, store: assets, access: access, address: address, port: port) }
             // The first line of its log says where it listens (port 0 picks one): scripts and tests read it.
             let line = "derive dashboard listening on http://\(address.contains(":") ? "[\(address)]" : address):\(server.port)/"
                 + (access.canAct ? " (actions need the token)\n" : " (read-only: no DERIVE_DASHBOARD_TOKEN)\n")
             FileHandle.standardError.write(Data(line.utf8))
-            stopped.wait()
+            try waitFor { for await _ in signals { break } }
             try? waitFor { await server.stop() }
         }
     }

@@ -6,7 +6,9 @@ import DeriveWorker
 import Dispatch
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 struct Work: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -71,7 +73,7 @@ struct Work: ParsableCommand {
         // From its first line SIGTERM and SIGINT stop the worker, whether they come while it
         // reads its settings, waits for the database, starts (a signal then once went unheard:
         // the database wait's watcher had left them ignored), or works.
-        let stops = StopRequests()
+        let stops = try waitFor { await StopRequests() }
         try reportingFailures("work") {
             var configuration = try databaseOption.configuration(settings, store: store)
             let environment = configuration.worker
@@ -139,14 +141,13 @@ struct Work: ParsableCommand {
             logger.info("using", metadata: ["database": "\(opened.location)", "store": "\(store.description)"])
             let worker = Worker(database: opened.database, pipeline: pipeline, settings: workerSettings, notifier: opened.notifier,
                                 metrics: metrics, health: health, logger: logger)
-            guard stops.attach(worker, logger: logger) else {
+            let grace = workerSettings.grace
+            let summary = try waitFor { await stops.run(worker, grace: grace, logger: logger) }
+            if let server { try? waitFor { await server.stop() } }
+            guard let summary else {
                 logger.info("stopping: asked to before the first job")
-                if let server { try? waitFor { await server.stop() } }
                 return
             }
-            let summary = worker.run()
-            stops.cancel()
-            if let server { try? waitFor { await server.stop() } }
             if output.json {
                 print(JSONWriter.compact(.object([
                     "finished": .object(summary.finished.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .int($0.value)) }),
@@ -157,42 +158,72 @@ struct Work: ParsableCommand {
     }
 }
 
-/// The stop signals of one `derive work`, from its first line to its end: before the worker
-/// exists they are remembered (the settings, the wait for the database and the start-up look
-/// at `requested`); once it is attached they stop it, the second releasing jobs in flight at once.
-final class StopRequests: @unchecked Sendable {  // the watcher is only created and cancelled
-    private final class State: Sendable {
-        let value = Mutex<(count: Int, worker: Worker?, logger: Logger?)>((0, nil, nil))
+/// The stop signals of one `derive work`, from its first line to its end. Before the worker
+/// runs they are remembered (the settings, the wait for the database and the start-up look at
+/// `requested`); while it runs in its service group, the first SIGTERM or SIGINT shuts the
+/// group down gracefully (jobs in flight get the grace period, after which the group cancels
+/// the worker) and the second cancels it at once: the worker releases its jobs.
+final class StopRequests: Sendable {
+    private struct State {
+        var count = 0
+        var group: ServiceGroup?
+        var running: Task<Void, Never>?
     }
-    private let state = State()
-    private let watcher: SignalWatcher
 
-    init() {
-        let state = self.state
-        watcher = SignalWatcher { count in
-            let (worker, logger) = state.value.withLock { value in
-                value.count = count
-                return (value.worker, value.logger)
+    /// A class around the lock, so the signal task can hold it too.
+    private final class Shared: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let shared = Shared()
+
+    /// Traps the signals before returning: from then on they no longer end the process.
+    init() async {
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        Task { [shared] in
+            for await _ in signals {
+                let (count, group, running) = shared.state.withLock { state in
+                    state.count += 1
+                    return (state.count, state.group, state.running)
+                }
+                if count == 1 {
+                    await group?.triggerGracefulShutdown()
+                } else {
+                    running?.cancel()
+                }
             }
-            guard let worker else { return }
-            logger?.info(count == 1 ? "stopping: finishing jobs in flight (signal again to release them at once)" : "stopping now")
-            worker.stop(immediately: count > 1)
         }
     }
 
-    var requested: Bool { state.value.withLock { $0.count > 0 } }
+    var requested: Bool { shared.state.withLock { $0.count > 0 } }
 
-    /// Hands later signals to `worker`; false when one already came (then it should not run).
-    func attach(_ worker: Worker, logger: Logger) -> Bool {
-        state.value.withLock { value in
-            guard value.count == 0 else { return false }
-            value.worker = worker
-            value.logger = logger
-            return true
+    /// Runs `worker` in a service group until it stops; nil when a signal came before it
+    /// started (then it does not run).
+    func run(_ worker: Worker, grace: Double, logger: Logger) async -> Worker.Summary? {
+        var configuration = ServiceGroupConfiguration(services: [.init(service: worker)], logger: logger)
+        configuration.maximumGracefulShutdownDuration = .milliseconds(Int64(min(grace, 1e9) * 1000))
+        let group = ServiceGroup(configuration: configuration)
+        // Attached under the lock the signal handler counts under, so no signal falls between.
+        let running: Task<Void, Never>? = shared.state.withLock { state in
+            guard state.count == 0 else { return nil }
+            state.group = group
+            state.running = Task {
+                do {
+                    try await group.run()
+                } catch {
+                    logger.error("the worker's service group failed", metadata: ["error": "\(error)"])
+                }
+            }
+            return state.running
         }
+        guard let running else { return nil }
+        await running.value
+        shared.state.withLock { state in
+            state.group = nil
+            state.running = nil
+        }
+        return worker.summary
     }
-
-    func cancel() { watcher.cancel() }
 }
 
 /// A worker started while its database is down or restarting waits for it, as a running worker
@@ -217,32 +248,6 @@ func openDatabaseWaiting(_ location: QueueLocation, logger: Logger, stopRequeste
             Thread.sleep(forTimeInterval: 0.05)
         }
         delay = min(30, delay * 2)
-    }
-}
-
-/// SIGTERM and SIGINT, handled on a queue rather than by the default of dying at once.
-final class SignalWatcher {
-    private let sources: [any DispatchSourceSignal]
-
-    /// `handler` hears how many signals have arrived so far.
-    init(_ handler: @escaping @Sendable (Int) -> Void) {
-        let count = Mutex(0)
-        sources = [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                handler(count.withLock { count in
-                    count += 1
-                    return count
-                })
-            }
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() {
-        sources.forEach { $0.cancel() }
     }
 }
 

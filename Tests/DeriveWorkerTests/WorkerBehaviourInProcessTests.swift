@@ -321,7 +321,7 @@ final class Rig: @unchecked Sendable {
     }
 }
 
-/// `Worker.run()` on a thread of its own, so the test can act while it runs.
+/// `Worker.runBlocking()` on a thread of its own, so the test can act while it runs.
 final class RunningWorker: Sendable {
     let worker: Worker
     private let summary = Mutex<Worker.Summary?>(nil)
@@ -330,7 +330,7 @@ final class RunningWorker: Sendable {
     init(_ worker: Worker) {
         self.worker = worker
         Thread { [self] in
-            let result = worker.run()
+            let result = worker.runBlocking()
             summary.withLock { $0 = result }
             done.signal()
         }.start()

@@ -46,7 +46,7 @@ import Testing
         settings.abandonedSweepInterval = 3600
         #expect(try Self.workerThreads().isEmpty)
         let quiet = Logger(label: "derive.worker") { _ in SwiftLogNoOpLogHandler() }
-        let summary = Worker(database: queue.store, pipeline: pipeline, settings: settings, logger: quiet).run()
+        let summary = Worker(database: queue.store, pipeline: pipeline, settings: settings, logger: quiet).runBlocking()
 
         #expect(summary.finished["completed"] == 4)
         for id in ids { #expect(try queue.store.job(id)?.state == .completed) }
