@@ -133,7 +133,8 @@ let package = Package(
             name: "DeriveWorkerTests",
             dependencies: ["DeriveCore", "DeriveWorker", "DeriveDashboard", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveVips", "DeriveVision", "DeriveDigest",
                            "DeriveTestSupport", .product(name: "Logging", package: "swift-log"),
-                           .product(name: "CoreMetrics", package: "swift-metrics")]
+                           .product(name: "CoreMetrics", package: "swift-metrics"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
         .testTarget(
             name: "DeriveCurlTests",

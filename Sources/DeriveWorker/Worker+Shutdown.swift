@@ -8,6 +8,8 @@ import Synchronization
 /// immediate (cancellation): releasing the jobs is what an immediate stop is for.
 extension Worker {
     func shutDown(on threads: BlockingPool) async -> Summary {
+        // The grace period runs from the moment the worker stops claiming.
+        let deadline = clock.now() + .seconds(of: settings.grace)
         // Jobs claimed but not started go straight back.
         var leftovers = state.withLock { state in
             state.stopping = true
@@ -21,7 +23,6 @@ extension Worker {
             _ = await threads.run(cancellable: false) { [self] in reportStatus(stopping: true) }
         }
         // The heartbeats go on meanwhile, in their own task.
-        let deadline = clock.now() + .seconds(of: settings.grace)
         while true {
             let (running, immediately) = state.withLock { ($0.running.count, $0.immediately) }
             let now = clock.now()

@@ -5,6 +5,7 @@ import DeriveVips
 import DeriveWorker
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -50,6 +51,62 @@ extension WorkerInProcessTests {
             rig.fetcher.letThroughAll()
             Thread.sleep(forTimeInterval: 0.5)
             #expect(try rig.queue.job(id)?.state == .available && rig.queue.records.isEmpty)
+        }
+
+        /// The grace period on the worker's injected clock: thirty seconds pass when the test
+        /// says, not in real time.
+        @Test func theGracePeriodIsTheWorkersClocks() throws {
+            // The queue on real time: its status list keeps what was reported in the last hour
+            // of its own clock. The worker's time is the test's.
+            let rig = try Rig(slots: 1, grace: 30, realTime: true)
+            let id = try #require(try rig.submit(["slow"], held: true).first)
+            let running = try rig.start(onTestClock: true)
+            try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
+            running.stop()
+            // Not released before the clock reaches the end of the grace period...
+            try waitUntil("the worker says it is stopping", timeout: 5) {
+                try rig.queue.workers(seenSince: .distantPast).first?.stopping == true
+            }
+            rig.clock.advance(by: 29)
+            Thread.sleep(forTimeInterval: 0.2)
+            #expect(try rig.queue.job(id)?.state == .running)
+            // ...and at once after it.
+            let before = Date()
+            rig.clock.advance(by: 2)
+            let summary = try running.wait(timeout: 5)
+            #expect(Date().timeIntervalSince(before) < 3)
+            #expect(summary.released == 1 && summary.abandoned == 1)
+            #expect(try rig.queue.job(id)?.state == .available)
+        }
+
+        /// In a swift-service-lifecycle service group, as `derive work` runs it: graceful
+        /// shutdown lets the job in flight finish; cancellation releases it at once.
+        @Test(arguments: [false, true]) func inAServiceGroup(cancelled: Bool) async throws {
+            let rig = try Rig(slots: 1, grace: 30)
+            let id = try #require(try rig.submit(["in-group"], held: true).first)
+            let quiet = Logger(label: "derive.worker") { _ in SwiftLogNoOpLogHandler() }
+            let worker = Worker(database: WorkerDatabase(queue: rig.queue, registry: rig.queue), pipeline: rig.pipeline,
+                                settings: rig.settings, logger: quiet)
+            let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: worker)], logger: quiet))
+            let running = Task { try await group.run() }
+            while rig.fetcher.startedCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            if cancelled {
+                running.cancel()
+            } else {
+                await group.triggerGracefulShutdown()
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(try rig.queue.job(id)?.state == .running)
+                rig.fetcher.letThroughAll()
+            }
+            try await running.value
+            let summary = try #require(worker.summary)
+            if cancelled {
+                #expect(summary.released == 1 && summary.finished["completed"] == nil)
+                #expect(try rig.queue.job(id)?.state == .available)
+            } else {
+                #expect(summary.released == 0 && summary.finished["completed"] == 1)
+                #expect(try rig.queue.job(id)?.state == .completed)
+            }
         }
 
         @Test func stoppingImmediatelyReleasesWithoutWaitingForTheGrace() throws {
@@ -204,14 +261,71 @@ extension WorkerInProcessTests {
     }
 }
 
-/// A clock the test moves by hand.
-final class TestClock: Sendable {
-    private let time = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+/// A clock the test moves by hand: the in-memory queue's time (`date`, for leases and
+/// backoff) and, as a `Clock`, the worker's (`WorkerClock(clock)`: its ticks, polls and grace
+/// period pass only when the test advances it).
+final class TestClock: Clock, Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+    }
 
-    var now: Date { time.withLock { $0 } }
+    private struct Sleeper {
+        var deadline: Instant
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var date = Date(timeIntervalSince1970: 1_800_000_000)
+        var offset = Duration.zero
+        var sleepers: [UUID: Sleeper] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    var date: Date { state.withLock { $0.date } }
+
+    var now: Instant { state.withLock { Instant(offset: $0.offset) } }
+
+    var minimumResolution: Duration { .nanoseconds(1) }
 
     func advance(by seconds: Double) {
-        time.withLock { $0 = $0.addingTimeInterval(seconds) }
+        let due = state.withLock { state in
+            state.date = state.date.addingTimeInterval(seconds)
+            state.offset += .nanoseconds(Int64(seconds * 1e9))
+            let due = state.sleepers.filter { $0.value.deadline.offset <= state.offset }
+            for id in due.keys { state.sleepers[id] = nil }
+            return due.values.map(\.continuation)
+        }
+        for continuation in due { continuation.resume() }
+    }
+
+    /// How many sleeps are waiting for the clock to move.
+    var sleeping: Int { state.withLock { $0.sleepers.count } }
+}
+
+extension TestClock {
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        let id = UUID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let answer: Result<Void, any Error>? = state.withLock { state in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if deadline.offset <= state.offset { return .success(()) }
+                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return nil
+                }
+                if let answer { continuation.resume(with: answer) }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { state in
+                defer { state.sleepers[id] = nil }
+                return state.sleepers[id]
+            }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
     }
 }
 
@@ -274,7 +388,7 @@ final class Rig: @unchecked Sendable {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-behaviour-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let testClock = clock
-        queue = realTime ? MemoryJobQueue() : MemoryJobQueue(clock: { testClock.now })
+        queue = realTime ? MemoryJobQueue() : MemoryJobQueue(clock: { testClock.date })
         fetcher = GatedFetcher(LocalFirstFetcher(fetcher: try CurlFetcher(settings: FetchSettings()), maxBytes: 64 << 20))
         let engine = try VipsEngine()
         pipeline = JobPipeline(engine: engine, planner: engine.planner, fetcher: fetcher, overlays: NoOverlays(),
@@ -312,11 +426,14 @@ final class Rig: @unchecked Sendable {
         return try queue.submit(names.map { job(source: source($0)) }).map(\.id)
     }
 
-    func start(untilIdle: Bool = false) throws -> RunningWorker {
+    /// `onTestClock`: the worker's ticks, polls and grace period on `clock` too, so they pass
+    /// only when the test advances it (else real time, short ticks).
+    func start(untilIdle: Bool = false, onTestClock: Bool = false) throws -> RunningWorker {
         var settings = self.settings
         settings.untilIdle = untilIdle
         let quiet = Logger(label: "derive.worker") { _ in SwiftLogNoOpLogHandler() }
-        let worker = Worker(database: WorkerDatabase(queue: queue, registry: queue), pipeline: pipeline, settings: settings, logger: quiet)
+        let worker = Worker(database: WorkerDatabase(queue: queue, registry: queue), pipeline: pipeline, settings: settings,
+                            clock: onTestClock ? WorkerClock(clock) : .continuous, logger: quiet)
         return RunningWorker(worker)
     }
 }
