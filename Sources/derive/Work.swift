@@ -168,6 +168,7 @@ final class StopRequests: Sendable {
         var count = 0
         var group: ServiceGroup?
         var running: Task<Void, Never>?
+        var logger: Logger?
     }
 
     /// A class around the lock, so the signal task can hold it too.
@@ -182,14 +183,17 @@ final class StopRequests: Sendable {
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         Task { [shared] in
             for await _ in signals {
-                let (count, group, running) = shared.state.withLock { state in
+                let (count, group, running, logger) = shared.state.withLock { state in
                     state.count += 1
-                    return (state.count, state.group, state.running)
+                    return (state.count, state.group, state.running, state.logger)
                 }
+                guard let group, let running else { continue }
                 if count == 1 {
-                    await group?.triggerGracefulShutdown()
+                    logger?.info("stopping: finishing jobs in flight (signal again to release them at once)")
+                    await group.triggerGracefulShutdown()
                 } else {
-                    running?.cancel()
+                    logger?.info("stopping now")
+                    running.cancel()
                 }
             }
         }
@@ -207,6 +211,7 @@ final class StopRequests: Sendable {
         let running: Task<Void, Never>? = shared.state.withLock { state in
             guard state.count == 0 else { return nil }
             state.group = group
+            state.logger = logger
             state.running = Task {
                 do {
                     try await group.run()
