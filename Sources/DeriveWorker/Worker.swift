@@ -12,7 +12,8 @@ import Synchronization
 ///
 /// A swift-service-lifecycle `Service`: `run()` owns one task group whose children are the
 /// slots, the heartbeats, the housekeeping (promotion, rescue, status, queue depth), the
-/// scheduler, the listener and the sweeper, while the dispatcher runs in `run()` itself.
+/// scheduler, the listener, the sweeper and the completion batcher's archivers, while the
+/// dispatcher runs in `run()` itself.
 /// Graceful shutdown finishes jobs in flight within the grace period; cancellation (the
 /// service group's grace expiring, a second signal, a cancelled test) releases them at once.
 /// Blocking C calls never run on Swift's cooperative pool: a job runs on one of the slots'
@@ -113,7 +114,7 @@ public final class Worker: Service, Sendable {
         self.logger = logger
         // Completions are retried for about a lease: after that the job has been rescued and
         // recording it would be refused anyway.
-        completions = CompletionBatcher(store: database.queue, settings: CompletionBatcher.Settings(attempts: 14)) { batch, result in
+        completions = CompletionBatcher(store: database.queue, settings: CompletionBatcher.Settings(attempts: 14), startsThreads: false) { batch, result in
             switch result {
             case .success(let done):
                 metrics.increment(.jobs, ["outcome": RunOutcome.completed.rawValue], by: done.count)
@@ -190,11 +191,18 @@ public final class Worker: Service, Sendable {
         // One thread for each task below that calls the database or the store, so none waits
         // for another: dispatcher, heartbeats, housekeeping, scheduler, listener, sweeper.
         let serviceThreads = BlockingPool(name: "derive-db", threads: 6)
+        // The completion batcher's archivers: each blocks in a transaction while slots go on.
+        let archiverThreads = BlockingPool(name: "derive-archive", threads: completions.archivers)
         let summary = await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 await withTaskGroup(of: Void.self, returning: Summary.self) { group in
                     for _ in 0..<settings.slots {
                         group.addTask { await self.slot(on: slotThreads) }
+                    }
+                    for _ in 0..<completions.archivers {
+                        // Not cancellable: an archiver ends once the shutdown closes the batcher
+                        // and what was added is archived.
+                        group.addTask { _ = await archiverThreads.run(cancellable: false) { self.completions.archive() } }
                     }
                     group.addTask { await self.heartbeats(on: serviceThreads) }
                     group.addTask { await self.housekeeping(on: serviceThreads) }
@@ -223,10 +231,14 @@ public final class Worker: Service, Sendable {
         }
         slotThreads.close()
         serviceThreads.close()
+        archiverThreads.close()
         // A slot thread still in an abandoned job is not waited for; every other thread ends
         // within moments (a sweep of a large folder store may take longer: said, not waited for).
         if summary.abandoned == 0, await !slotThreads.joined(timeout: 10) {
             logger.warning("stopped with a job thread still running")
+        }
+        if await !archiverThreads.joined(timeout: 10) {
+            logger.warning("stopped with a completion archiver still running")
         }
         if await !serviceThreads.joined(timeout: 10) {
             logger.warning("stopped with a thread still running (a sweep that takes long)")

@@ -55,17 +55,24 @@ public final class CompletionBatcher: Sendable {
     /// Room for completions not yet archived (see `Settings.maxPending`).
     private let room: DispatchSemaphore
 
-    public init(store: any JobStore, settings: Settings = Settings(), report: @escaping Report = { _, _ in }) {
+    /// `startsThreads`: the batcher archives on `settings.concurrency` threads of its own;
+    /// false leaves that to the host, which calls `archive()` that many times, each on a
+    /// thread that may block (the worker does, as child tasks of its run).
+    public init(store: any JobStore, settings: Settings = Settings(), startsThreads: Bool = true, report: @escaping Report = { _, _ in }) {
         self.store = store
         self.settings = settings
         self.report = report
         room = DispatchSemaphore(value: settings.maxPending)
+        guard startsThreads else { return }
         for index in 0..<settings.concurrency {
-            let thread = Thread { [self] in run() }
+            let thread = Thread { [self] in archive() }
             thread.name = "derive-completions-\(index)"
             thread.start()
         }
     }
+
+    /// How many archivers it runs (or the host must run: see `init`).
+    public var archivers: Int { settings.concurrency }
 
     /// Queues a finished run; waits only while `maxPending` completions are already waiting.
     /// After `close()` nothing is queued (returns false): the worker released that run when it
@@ -89,7 +96,7 @@ public final class CompletionBatcher: Sendable {
         return true
     }
 
-    /// Archives everything added so far and stops the batcher's thread.
+    /// Archives everything added so far and stops the archivers.
     public func close() {
         let alreadyClosing = state.withLock { state in
             defer { state.closing = true }
@@ -103,7 +110,9 @@ public final class CompletionBatcher: Sendable {
         for _ in 0..<settings.concurrency { finished.wait() }
     }
 
-    private func run() {
+    /// One archiver: takes batches and archives them until `close()` has been called and
+    /// nothing is left. Blocks; run `settings.concurrency` of them (see `init`).
+    public func archive() {
         while true {
             arrived.wait()
             let closing = state.withLock { $0.closing }
