@@ -12,18 +12,12 @@ ensure_swift
 ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" time python3
 swift build -c release --product derive > /dev/null
 derive="$(swift build -c release --show-bin-path)/derive"
-photos="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}/photos"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-for i in $(seq 12); do
-    cp "$photos/kodak-pixpro-az521.jpg" "k$i.jpg"
-    cp "$photos/apple-iphone-6_square_orient6.jpg" "a$i.jpg"
-done
-chain='{"outputs": [{"name": "full", "chain": "c_limit,w_2048,h_2048", "format": "jpeg", "quality": 82},
-                    {"name": "mid", "chain": "c_limit,w_1024", "format": "webp"},
-                    {"name": "thumb", "chain": "c_thumb,w_320,h_320", "format": "webp"}]}'
+worker_benchmark_sources
+chain="$worker_chain"
 echo "$(nproc) cores; 24 jobs (12 x 4608x3456, 12 x 2448x2448 JPEG), 3 outputs each"
 echo "| slots | wall (s) | jobs/s | peak memory (MB) |"
 echo "|---:|---:|---:|---:|"

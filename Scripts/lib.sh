@@ -111,3 +111,18 @@ stop_postgres() {
     [ -f "$1/data/postmaster.pid" ] && as_postgres "$(postgres_bin)/pg_ctl" -D "$1/data" -m immediate stop > /dev/null 2>&1
     return 0
 }
+
+# The worker benchmarks' jobs (Benchmarks/worker.sh, Benchmarks/contention.sh): in the current
+# folder, 12 copies each of a 16-megapixel and a 6-megapixel fixture JPEG, and in
+# $worker_chain their three outputs: a 2048 px JPEG, a 1024 px WebP and a 320 px WebP.
+worker_benchmark_fixtures="${DERIVE_FIXTURES:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/fixtures}"
+worker_benchmark_sources() {
+    local photos="$worker_benchmark_fixtures/photos"
+    for i in $(seq 12); do
+        cp "$photos/kodak-pixpro-az521.jpg" "k$i.jpg"
+        cp "$photos/apple-iphone-6_square_orient6.jpg" "a$i.jpg"
+    done
+    worker_chain='{"outputs": [{"name": "full", "chain": "c_limit,w_2048,h_2048", "format": "jpeg", "quality": 82},
+                    {"name": "mid", "chain": "c_limit,w_1024", "format": "webp"},
+                    {"name": "thumb", "chain": "c_thumb,w_320,h_320", "format": "webp"}]}'
+}
