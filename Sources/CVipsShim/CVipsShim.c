@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dvips_init(const char *program) {
+int dvips_init(const char *program, int malloc_arenas) {
     // Each libvips worker thread would get its own glibc malloc arena, and a long-running worker
-    // grows by tens of megabytes for nothing; two arenas keep memory flat at the same speed.
-    // An operator's MALLOC_ARENA_MAX wins.
+    // grows by tens of megabytes for nothing; a few arenas keep memory flat at the same speed
+    // (the caller's choice: two, or one per worker slot). An operator's MALLOC_ARENA_MAX wins.
     if (getenv("MALLOC_ARENA_MAX") == NULL) {
-        mallopt(M_ARENA_MAX, 2);
+        mallopt(M_ARENA_MAX, malloc_arenas > 0 ? malloc_arenas : 2);
     }
     // The q_auto search allocates and frees planes of a few hundred kilobytes to a few
     // megabytes for every candidate it scores. Above glibc's mmap threshold each is mapped,

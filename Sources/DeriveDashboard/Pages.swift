@@ -12,7 +12,7 @@ struct Pages: Sendable {
     let store: (any AssetStore)?
     let access: DashboardAccess
     let logger: Logger
-    var liveness = Views.Liveness()
+    var liveness = WorkerLiveness()
     static let pageSize = 50
 
     func overview() throws -> HTTPResponse {
@@ -25,8 +25,10 @@ struct Pages: Sendable {
 
     private func liveMarkup() throws -> Markup {
         let now = Date()
+        // Jobs running at once are at most the slots of the workers, far fewer than this.
+        let running = Dictionary(try database.jobs(state: .running, queue: nil, limit: 10_000).map { ($0.id, $0) }) { first, _ in first }
         return Views.overviewLive(counts: try database.counts(), workers: try database.workers(seenSince: now.addingTimeInterval(-3600)),
-                                  throughput: try database.throughput(since: now.addingTimeInterval(-3600), bucket: 60), now: now,
+                                  running: running, throughput: try database.throughput(since: now.addingTimeInterval(-3600), bucket: 60), now: now,
                                   liveness: liveness)
     }
 

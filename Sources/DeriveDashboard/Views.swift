@@ -33,21 +33,11 @@ public enum Views {
             Markup(raw: "<label>Token (DERIVE_DASHBOARD_TOKEN) <input type=\"password\" name=\"token\" autocomplete=\"current-password\"></label> <button>Log in</button>")))
     }
 
-    /// How long a worker may go unheard before it is shown as suspect, then as gone: it reports
-    /// every few seconds, and a lease is how long its jobs stay its own without a heartbeat.
-    public struct Liveness: Sendable {
-        public var suspectAfter: Double
-        public var goneAfter: Double
-
-        public init(suspectAfter: Double = 15, goneAfter: Double = 60) {
-            self.suspectAfter = suspectAfter
-            self.goneAfter = goneAfter
-        }
-    }
-
     /// The live part of the overview (the script replaces it every few seconds).
-    public static func overviewLive(counts: [QueueCounts], workers: [WorkerStatus], throughput: [ThroughputBucket], now: Date,
-                                    liveness: Liveness = Liveness()) -> Markup {
+    /// `running`: the queue's running jobs, by which a worker's report is believed (only the
+    /// jobs its run still holds are shown as its own).
+    public static func overviewLive(counts: [QueueCounts], workers: [WorkerStatus], running: [JobID: JobSnapshot],
+                                    throughput: [ThroughputBucket], now: Date, liveness: WorkerLiveness = WorkerLiveness()) -> Markup {
         let queueRows: [[Markup]] = counts.map { queue in
             [HTML.link("/jobs?" + HTML.query([("queue", queue.queue)]), queue.queue),
              .text("\(queue.states[.available] ?? 0)"), .text("\(queue.states[.scheduled] ?? 0) (\(queue.retrying))"),
@@ -56,9 +46,10 @@ public enum Views {
         }
         let queues = counts.isEmpty ? HTML.element("p", [], .text("No jobs waiting or running."))
             : HTML.table(["queue", "available", "scheduled (retries)", "running", "oldest waiting"], queueRows, id: "queues")
-        let workerRows: [[Markup]] = workers.map { worker in
+        let workerRows: [[Markup]] = workers.map { reported in
+            let worker = liveness.believed(reported, running: running, at: now)
             let silent = now.timeIntervalSince(worker.seenAt)
-            let state = silent > liveness.goneAfter ? "gone" : silent > liveness.suspectAfter ? "suspect" : worker.stopping ? "stopping" : "live"
+            let state = liveness.state(of: worker, at: now).rawValue
             let jobs = Markup.join(worker.running.map { job in
                 HTML.link("/jobs/\(job.id)", "#\(job.id)") + .text(" \(job.stage) \(duration(now.timeIntervalSince(job.since)))")
             }, separator: "<br>")

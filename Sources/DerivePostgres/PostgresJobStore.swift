@@ -413,12 +413,13 @@ public final class PostgresJobStore: JobStore {
         /// A job's columns as `snapshot(_:)` reads them, live and archived.
         static let liveColumns = """
             id, queue, state, priority, attempt, max_attempts, extract(epoch FROM run_at) AS run_at, lease_owner, dedupe_key,
-            cancel_requested, payload, errors, NULL::jsonb AS result, extract(epoch FROM created_at) AS created_at, NULL::numeric AS finished_at
+            cancel_requested, payload, errors, NULL::jsonb AS result, extract(epoch FROM created_at) AS created_at, NULL::numeric AS finished_at,
+            extract(epoch FROM lease_expires_at) AS lease_expires_at
             """
         static let archivedColumns = """
             id, queue, outcome AS state, priority, attempt, max_attempts, NULL::numeric AS run_at, NULL AS lease_owner, dedupe_key,
             false AS cancel_requested, payload, errors, result, extract(epoch FROM created_at) AS created_at,
-            extract(epoch FROM finished_at) AS finished_at
+            extract(epoch FROM finished_at) AS finished_at, NULL::numeric AS lease_expires_at
             """
 
         static let job = """

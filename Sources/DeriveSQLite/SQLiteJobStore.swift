@@ -369,11 +369,11 @@ public final class SQLiteJobStore: JobStore {
         /// What `JobSnapshot(row:)` reads, from the jobs table and from the archive.
         static let liveColumns = """
             id, queue, state, priority, attempt, max_attempts, run_at, lease_owner, dedupe_key, cancel_requested, payload, errors,
-            NULL AS result, created_at, NULL AS finished_at
+            NULL AS result, created_at, NULL AS finished_at, lease_expires_at
             """
         static let archivedColumns = """
             id, queue, outcome AS state, priority, attempt, max_attempts, NULL AS run_at, NULL AS lease_owner, dedupe_key,
-            0 AS cancel_requested, payload, errors, result, created_at, finished_at
+            0 AS cancel_requested, payload, errors, result, created_at, finished_at, NULL AS lease_expires_at
             """
 
         static let job = """

@@ -20,7 +20,7 @@ enum VipsRuntime {
     static func start(_ settings: EngineSettings) throws(DeriveError) {
         try state.withLock { (current: inout State) throws(DeriveError) in
             if current.settings == nil {
-                guard dvips_init("derive") == 0 else {
+                guard dvips_init("derive", Int32(settings.mallocArenas)) == 0 else {
                     throw DeriveError(.internalError, "libvips failed to start: \(VipsRuntime.takeError())")
                 }
                 dvips_block_untrusted(1)

@@ -20,7 +20,13 @@ struct Status: ParsableCommand {
             let counts = try database.counts()
             let window = Double(max(1, minutes)) * 60
             let finished = try database.finishedCounts(since: now.addingTimeInterval(-window))
-            let workers = try database.workers(seenSince: now.addingTimeInterval(-30))
+            // Workers heard within a lease, and of the jobs each says it runs only those its run
+            // still holds (a killed worker's last report names jobs finished elsewhere since).
+            let liveness = WorkerLiveness()
+            let running = Dictionary(try database.jobs(state: .running, queue: nil, limit: 10_000).map { ($0.id, $0) }) { first, _ in first }
+            let workers = try database.workers(seenSince: now.addingTimeInterval(-liveness.goneAfter)).map {
+                liveness.believed($0, running: running, at: now)
+            }
             let staleness = try database.staleness()
             let perMinute = Double(finished[.completed] ?? 0) / (window / 60)
             if output.json {
@@ -31,7 +37,7 @@ struct Status: ParsableCommand {
                     "queues": .array(counts.map { Self.json($0, now: now) }),
                     "finished": .object(finishedMembers),
                     "completedPerMinute": .decimal(perMinute),
-                    "workers": .array(workers.map { Self.json($0, now: now) }),
+                    "workers": .array(workers.map { Self.json($0, state: liveness.state(of: $0, at: now), now: now) }),
                     "presets": .array(staleness.map { preset in
                         .object(["preset": .string(preset.preset), "version": .int(preset.currentVersion), "assets": .int(preset.assets),
                                  "stale": .int(preset.stale)])
@@ -55,8 +61,11 @@ struct Status: ParsableCommand {
             print("\nWorkers: \(workers.count)")
             for worker in workers {
                 let busy = worker.running.count
+                let state = liveness.state(of: worker, at: now)
+                let heard = state == .suspect ? "  suspect: last heard \(duration(now.timeIntervalSince(worker.seenAt))) ago"
+                    : state == .stopping ? "  stopping" : ""
                 print("  \(worker.id)  queues \(worker.queues.joined(separator: ","))  \(busy)/\(worker.slots) slots busy  "
-                      + "up \(duration(now.timeIntervalSince(worker.startedAt)))\(worker.stopping ? "  stopping" : "")")
+                      + "up \(duration(now.timeIntervalSince(worker.startedAt)))\(heard)")
                 for job in worker.running {
                     print("    job \(job.id)  \(job.stage)  \(duration(now.timeIntervalSince(job.since)))")
                 }
@@ -75,7 +84,7 @@ extension Status {
         ])
     }
 
-    static func json(_ worker: WorkerStatus, now: Date) -> JSONValue {
+    static func json(_ worker: WorkerStatus, state: WorkerLiveness.State, now: Date) -> JSONValue {
         let running: [JSONValue] = worker.running.map { job in
             .object(["id": .int(Int(job.id)), "stage": .string(job.stage), "seconds": .decimal(now.timeIntervalSince(job.since))])
         }
@@ -83,7 +92,7 @@ extension Status {
             "id": .string(worker.id), "host": .string(worker.host), "pid": .int(worker.pid),
             "queues": .array(worker.queues.map(JSONValue.string)), "slots": .int(worker.slots),
             "startedAt": .string(isoTime(worker.startedAt)), "seenSecondsAgo": .decimal(now.timeIntervalSince(worker.seenAt)),
-            "stopping": .bool(worker.stopping), "finished": worker.activity["finished"] ?? .object([]), "running": .array(running),
+            "stopping": .bool(worker.stopping), "state": .string(state.rawValue), "finished": worker.activity["finished"] ?? .object([]), "running": .array(running),
         ])
     }
 }

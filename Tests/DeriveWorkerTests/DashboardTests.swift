@@ -76,6 +76,48 @@ import FoundationNetworking
         await server.stop()
     }
 
+    /// The overview believes a worker's report only as far as the queue agrees: a worker
+    /// killed mid-job is suspect, then gone, and its job, rescued and run by another worker,
+    /// is shown under that worker alone.
+    @Test func theOverviewShowsAKilledWorkerAsSuspectThenGoneAndItsJobUnderItsNewWorker() throws {
+        let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        let queue = MemoryJobQueue(clock: { now.withLock { $0 } })
+        let id = try #require(try queue.submit([NewJob(payload: document("https://images.example/a.jpg"))]).first).id
+        let first = try #require(try queue.claim(queues: ["default"], limit: 1, owner: "killed", lease: 60).first)
+        let started = now.withLock { $0 }
+        func report(_ worker: String, running: [JobID]) throws {
+            try queue.report(WorkerStatus(id: worker, host: "h", pid: 1, queues: ["default"], slots: 1, startedAt: started,
+                                          seenAt: now.withLock { $0 }, running: running.map { .init(id: $0, stage: "decode", since: started) },
+                                          finished: [:], stopping: false))
+        }
+        func overview() throws -> String {
+            let at = now.withLock { $0 }
+            let running = Dictionary(uniqueKeysWithValues: try queue.jobs(state: .running, queue: nil, limit: 100).map { ($0.id, $0) })
+            return Views.overviewLive(counts: try queue.counts(), workers: try queue.workers(seenSince: .distantPast), running: running,
+                                      throughput: [], now: at).description
+        }
+        func row(_ page: String, _ worker: String) -> String {
+            page.components(separatedBy: "<tr>").first { $0.contains("<td>\(worker)</td>") } ?? ""
+        }
+        try report("killed", running: [first.run.id])
+        var killed = row(try overview(), "killed")
+        #expect(killed.contains("state-live") && killed.contains("#\(id)"))
+
+        now.withLock { $0 = $0.addingTimeInterval(20) }
+        killed = row(try overview(), "killed")
+        #expect(killed.contains("state-suspect") && killed.contains("#\(id)"))
+
+        now.withLock { $0 = $0.addingTimeInterval(45) }
+        _ = try queue.rescueExpired(limit: 10, policy: retryAtOnce)
+        let second = try #require(try queue.claim(queues: ["default"], limit: 1, owner: "alive", lease: 60).first)
+        try report("alive", running: [second.run.id])
+        let page = try overview()
+        killed = row(page, "killed")
+        let alive = row(page, "alive")
+        #expect(killed.contains("state-gone") && !killed.contains("#\(id)"))
+        #expect(alive.contains("state-live") && alive.contains("#\(id)"))
+    }
+
     @Test func finishedJobsArePagedByKeysetLinks() async throws {
         let (queue, hostileJob, completed) = try Self.queue()
         let server = try await DashboardServer.start(database: queue, port: 0)

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <vips/vips.h>
 
-int dvips_init(const char *program);
+int dvips_init(const char *program, int malloc_arenas);
 void dvips_block_untrusted(int block);
 int dvips_block_operation(const char *name, int block);
 void dvips_configure(int concurrency, int cache_max_operations, size_t cache_max_memory, int cache_max_files);

@@ -19,6 +19,11 @@ public struct EngineSettings: Sendable, Hashable {
     public var qualityMaxEncodes: Int
     /// The formats `f_auto` chooses among (the smallest at the quality target wins).
     public var autoFormats: [OutputFormat]
+    /// glibc malloc arenas for the process, set when libvips starts (an operator's
+    /// MALLOC_ARENA_MAX wins). glibc's own limit, eight per core, lets a long-running process
+    /// grow by tens of megabytes for nothing; two keep `derive run` flat, and `derive work`
+    /// gives each slot one, so slots do not queue for the same arena's lock.
+    public var mallocArenas: Int = 2
 
     public static let defaultQualityMaxEncodes = 16
     public static let defaultAutoFormats: [OutputFormat] = [.avif, .webp, .jpeg]

@@ -171,6 +171,8 @@ public struct JobSnapshot: Sendable, Equatable {
     public var maxAttempts: Int
     public var runAt: Date?
     public var leaseOwner: String?
+    /// When a running job's lease ends unless its worker extends it; nil when not running.
+    public var leaseExpiresAt: Date?
     public var dedupeKey: String?
     public var cancelRequested: Bool
     public var payload: JSONValue
@@ -182,7 +184,8 @@ public struct JobSnapshot: Sendable, Equatable {
 
     public init(id: JobID, queue: String, state: JobState, priority: Int, attempt: Int, maxAttempts: Int, runAt: Date?,
                 leaseOwner: String?, dedupeKey: String?, cancelRequested: Bool, payload: JSONValue, errors: [JSONValue],
-                result: JSONValue?, createdAt: Date, finishedAt: Date?) {
+                result: JSONValue?, createdAt: Date, finishedAt: Date?, leaseExpiresAt: Date? = nil) {
+        self.leaseExpiresAt = leaseExpiresAt
         self.id = id
         self.queue = queue
         self.state = state

@@ -428,7 +428,8 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         JobSnapshot(id: job.id, queue: job.queue, state: job.state, priority: job.priority, attempt: job.attempt,
                     maxAttempts: job.maxAttempts, runAt: Date(timeIntervalSince1970: job.runAt), leaseOwner: job.leaseOwner,
                     dedupeKey: job.dedupeKey, cancelRequested: job.cancelRequested, payload: job.payload, errors: job.errors,
-                    result: nil, createdAt: Date(timeIntervalSince1970: job.createdAt), finishedAt: nil)
+                    result: nil, createdAt: Date(timeIntervalSince1970: job.createdAt), finishedAt: nil,
+                    leaseExpiresAt: job.leaseExpiresAt.map { Date(timeIntervalSince1970: $0) })
     }
 
     private static func snapshot(_ archived: ArchivedJob) -> JobSnapshot {

@@ -80,3 +80,46 @@ public struct WorkerStatus: Sendable, Equatable {
         if case .bool(let flag)? = json["stopping"] { stopping = flag }
     }
 }
+
+/// What an operator may believe about a worker from its last report: a worker reports every
+/// few seconds, so one unheard for a while is suspect, and one unheard for a lease is gone
+/// (its jobs are about to be rescued, if they were not already). What `derive status` and the
+/// dashboard show.
+public struct WorkerLiveness: Sendable, Hashable {
+    public enum State: String, Sendable {
+        case live, stopping, suspect, gone
+    }
+
+    public var suspectAfter: Double
+    public var goneAfter: Double
+
+    /// Suspect after three missed reports (every 5 s), gone after the default lease.
+    public init(suspectAfter: Double = 15, goneAfter: Double = 60) {
+        self.suspectAfter = suspectAfter
+        self.goneAfter = goneAfter
+    }
+
+    public func state(of worker: WorkerStatus, at now: Date) -> State {
+        let silent = now.timeIntervalSince(worker.seenAt)
+        if silent > goneAfter { return .gone }
+        if silent > suspectAfter { return .suspect }
+        return worker.stopping ? .stopping : .live
+    }
+
+    /// The worker as it can be believed: of the jobs it last said it was running, only those
+    /// its run still holds (the job is running, leased to this worker, and the lease has not
+    /// ended); none when it is gone. A killed worker's report keeps naming jobs that were
+    /// rescued and finished elsewhere; the queue's own rows say which are still its own.
+    public func believed(_ worker: WorkerStatus, running jobs: [JobID: JobSnapshot], at now: Date) -> WorkerStatus {
+        var worker = worker
+        guard state(of: worker, at: now) != .gone else {
+            worker.running = []
+            return worker
+        }
+        worker.running = worker.running.filter { reported in
+            guard let job = jobs[reported.id] else { return false }
+            return job.state == .running && job.leaseOwner == worker.id && (job.leaseExpiresAt.map { $0 > now } ?? false)
+        }
+        return worker
+    }
+}
