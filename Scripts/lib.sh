@@ -115,6 +115,7 @@ stop_postgres() {
 # The worker benchmarks' jobs (Benchmarks/worker.sh, Benchmarks/contention.sh): in the current
 # folder, 12 copies each of a 16-megapixel and a 6-megapixel fixture JPEG, and in
 # $worker_chain their three outputs: a 2048 px JPEG, a 1024 px WebP and a 320 px WebP.
+# Copies have the same content, so reuse is turned off (DERIVE_REUSE=off): every job derives.
 worker_benchmark_fixtures="${DERIVE_FIXTURES:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/fixtures}"
 worker_benchmark_sources() {
     local photos="$worker_benchmark_fixtures/photos"
@@ -125,4 +126,5 @@ worker_benchmark_sources() {
     worker_chain='{"outputs": [{"name": "full", "chain": "c_limit,w_2048,h_2048", "format": "jpeg", "quality": 82},
                     {"name": "mid", "chain": "c_limit,w_1024", "format": "webp"},
                     {"name": "thumb", "chain": "c_thumb,w_320,h_320", "format": "webp"}]}'
+    export DERIVE_REUSE=off
 }
