@@ -207,7 +207,10 @@ final class StopRequests: Sendable {
     /// Runs `worker` in a service group until it stops; nil when a signal came before it
     /// started (then it does not run).
     func run(_ worker: Worker, grace: Double, logger: Logger) async -> Worker.Summary? {
-        var configuration = ServiceGroupConfiguration(services: [.init(service: worker)], logger: logger)
+        // A worker that returns by itself (`--until-idle`, the queues empty) ends the group; the
+        // group's default would call that a failure.
+        var configuration = ServiceGroupConfiguration(services: [.init(service: worker, successTerminationBehavior: .gracefullyShutdownGroup)],
+                                                      logger: logger)
         configuration.maximumGracefulShutdownDuration = .milliseconds(Int64(min(grace, 1e9) * 1000))
         let group = ServiceGroup(configuration: configuration)
         // Attached under the lock the signal handler counts under, so no signal falls between.
