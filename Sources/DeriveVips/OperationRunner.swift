@@ -191,6 +191,15 @@ final class OperationRunner {
         let gravity: Compass
         if case .compass(let c)? = overlay.gravity { gravity = c } else { gravity = .center }
         let origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
+        switch overlay.blend {
+        case nil: break
+        // PDF blend modes (libvips composite): the image keeps its own alpha.
+        case .multiply, .screen, .overlay: return try base.composited(layer, at: origin, mode: overlay.blend!.rawValue)
+        // The image's alpha times the layer's (dest-in) or times its complement (dest-out);
+        // outside the layer it is fully transparent for a mask and unchanged for a cut-out.
+        case .mask: return try base.withAlpha().composited(layer, at: origin, mode: "dest-in")
+        case .cutOut: return try base.withAlpha().composited(layer, at: origin, mode: "dest-out")
+        }
         guard overlay.underlay else { return try base.composited(layer, at: origin) }
         // An underlay: the layer on a transparent canvas of the base's size, the base over it.
         let canvas = try base.withAlpha().constant(.transparent, bands: 4).composited(layer, at: origin)

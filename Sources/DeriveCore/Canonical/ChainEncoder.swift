@@ -165,6 +165,7 @@ public enum ChainEncoder {
             if o.regionRelative { add("regionRelative", .bool(true)) }
             // Only when set, so an overlay keeps the identity it always had.
             if o.underlay { add("underlay", .bool(true)) }
+            if let blend = o.blend { add("blend", .string(blend.rawValue)) }
         case .validate(let c):
             add("minWidth", c.minWidth.map(JSONValue.int))
             add("maxWidth", c.maxWidth.map(JSONValue.int))

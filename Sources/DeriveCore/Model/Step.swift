@@ -561,10 +561,13 @@ public struct Overlay: Sendable, Hashable {
     /// `u_` instead of `l_`: the layer is drawn beneath the image, which keeps its size and
     /// shows the layer where it is transparent.
     public var underlay: Bool
+    /// How the layer combines with the image (`e_multiply,fl_layer_apply`); nil draws it over.
+    public var blend: BlendMode?
 
     public init(source: Source, chain: [Step] = [], gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil,
-                regionRelative: Bool = false, underlay: Bool = false) {
+                regionRelative: Bool = false, underlay: Bool = false, blend: BlendMode? = nil) {
         self.underlay = underlay
+        self.blend = blend
         self.source = source
         self.chain = chain
         self.gravity = gravity
@@ -572,6 +575,21 @@ public struct Overlay: Sendable, Hashable {
         self.y = y
         self.regionRelative = regionRelative
     }
+}
+
+/// Cloudinary's blend modes, written beside `fl_layer_apply` (`e_multiply,fl_layer_apply`):
+/// how an overlay's pixels combine with the image beneath them.
+public enum BlendMode: String, Sendable, Hashable, CaseIterable {
+    /// Darkens: each channel the product of the two (white in the layer changes nothing).
+    case multiply
+    /// Lightens: the inverse of multiplying the inverses (black in the layer changes nothing).
+    case screen
+    /// Multiplies the image's darks and screens its lights: the layer's contrast over the image.
+    case overlay
+    /// The image is kept only where the layer is opaque (the layer's alpha cuts it out).
+    case mask
+    /// The image becomes transparent where the layer is opaque (a hole the layer's shape).
+    case cutOut = "cut_out"
 }
 
 /// The upload "dimensions validator": the job fails permanently if the image at this point in

@@ -21,6 +21,24 @@ extension ParseRun {
         let (gravity, x, y) = placedInOpener ? layerPlacement(&first) : layerPlacement(&placement)
         var chain = first.params.isEmpty && first.flags.isEmpty ? [] : steps(from: first, inLayer: true)
         chain += sequence(components, inner, inLayer: true, depth: depth + 1)
+        // e_ beside fl_layer_apply: a blend mode says how the layer combines with the image;
+        // any other effect is the layer's last step, as the component that holds the flag
+        // closes the layer ("similar to a closing bracket", Cloudinary's layer documentation;
+        // `l_bike/e_sepia,fl_layer_apply` turns the bike sepia, not the whole image).
+        var blend: BlendMode?
+        if let e = placement.params.removeValue(forKey: "e") {
+            if let mode = BlendMode(rawValue: e) {
+                blend = mode
+                if opener.has("u") { fail(apply, "e_\(e) beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
+            } else {
+                var closing = apply
+                closing.params = ["e": e]
+                if let co = placement.params.removeValue(forKey: "co") { closing.params["co"] = co }
+                closing.flags = []
+                closing.assignments = []
+                chain += steps(from: closing, inLayer: true)
+            }
+        }
         if relativeInApply { chain = Self.relative(chain) }
         if let key = placement.params.keys.sorted().first {
             // Cloudinary reads blend modes (e_multiply, e_screen, e_overlay, e_mask...) here;
@@ -30,7 +48,7 @@ extension ParseRun {
         } else if let flag = placement.flags.first {
             fail(apply, CloudinaryVocabulary.notSupported("fl_\(flag) beside fl_layer_apply", CloudinaryVocabulary.feature(.besideLayerApply)))
         }
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: opener.has("u")) }
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: opener.has("u"), blend: blend) }
     }
 
     mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {

@@ -825,6 +825,10 @@ struct ParseRun {
             refuse(c, "e_" + text, CloudinaryVocabulary.feature(.variable))
             return nil
         }
+        if BlendMode(rawValue: name) != nil {
+            fail(c, "e_\(text): known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_\(name),fl_layer_apply)")
+            return nil
+        }
         guard let kind = Effect.Kind(rawValue: name) else {
             let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
             if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {

@@ -14,7 +14,7 @@ public struct JSONChainDecoder: Sendable {
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom", "relative"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
-    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay"]
+    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend"]
     static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing"]
     static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
 
@@ -663,7 +663,19 @@ public struct JSONChainDecoder: Sendable {
         let y = log.dimension(fields["y"], at: path.appending("y"))
         let regionRelative = fields["regionRelative"].flatMap { log.bool($0, at: path.appending("regionRelative")) } ?? false
         let underlay = fields["underlay"].flatMap { log.bool($0, at: path.appending("underlay")) } ?? false
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: underlay) }
+        var blend: BlendMode?
+        if let b = fields["blend"] {
+            guard case .string(let name) = b, let mode = BlendMode(rawValue: name) else {
+                log.add(path.appending("blend"), "expected one of \(BlendMode.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ")), got \(b.typeDescription)")
+                return nil
+            }
+            if underlay {
+                log.add(path.appending("blend"), "applies to overlays; an underlay is drawn beneath the image")
+                return nil
+            }
+            blend = mode
+        }
+        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: underlay, blend: blend) }
     }
 
     func readText(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> TextLayer? {
