@@ -227,6 +227,27 @@ enum Effects {
             }
             let rgba = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }.withAlpha()
             return try rgba.recombined(rows).interpreted(as: "srgb")
+        case .shear(let x, let y):
+            // libvips affine with [1, tan x; tan y, 1] onto the bounding box, the corners
+            // transparent; then centred on the planned canvas (they differ by rounding at most).
+            let g = EffectGeometry.shear(x: x, y: y, on: image.size)
+            let rgba = try image.withAlpha()
+            let sheared = try VipsCall("affine").image("in", rgba).doubles("matrix", [1, g.tx, g.ty, 1])
+                .enumeration("extend", "background").doubles("background", rgba.backgroundValues(.transparent))
+                .run().image("out")
+            return try sheared.centred(on: g.canvas).inMemory()
+        case .shadow(let strength, let color, let x, let y):
+            // The image's alpha (its shape; a rectangle when opaque) on the grown canvas at the
+            // offset, blurred (sigma 4 px), scaled to strength % of the colour's opacity, under
+            // a plane of the colour; the image over it.
+            let g = EffectGeometry.shadow(x: EffectGeometry.pixels(x, of: image.width), y: EffectGeometry.pixels(y, of: image.height), on: image.size)
+            let rgba = try image.withAlpha()
+            guard let alpha = try rgba.alphaBand() else { return image }
+            let opacity = Double(strength.planned) / 100 * Double(color.alpha) / 255
+            let shape = try alpha.embedded(at: g.shadow, canvas: g.canvas, background: .black)
+                .gaussianBlurred(sigma: EffectGeometry.shadowSigma).linear([opacity], [0])
+            let plane = try shape.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb")
+            return try plane.joined(with: shape).composited(rgba, at: g.image).inMemory()
         case .cartoonify(let lines, let colors):
             // Flat colours: a light blur, then each channel rounded to `levels` steps (libvips'
             // round); bw does so on the luminance. Lines: where the luminance's Sobel edge
@@ -410,5 +431,13 @@ extension VImage {
     /// Three colour bands (grey images are expanded), for effects defined on RGB.
     func rgb() throws(DeriveError) -> VImage {
         bands >= 3 ? self : try colourspace("srgb")
+    }
+
+    /// Centred on a canvas of exactly `canvas`, cut or padded with transparency.
+    func centred(on canvas: Size) throws(DeriveError) -> VImage {
+        if size == canvas { return self }
+        let x = (canvas.width - width) / 2, y = (canvas.height - height) / 2
+        let inside = try extracted(Rect(x: max(0, -x), y: max(0, -y), width: min(canvas.width, width), height: min(canvas.height, height)))
+        return try inside.embedded(at: (max(0, x), max(0, y)), canvas: canvas, background: .transparent)
     }
 }

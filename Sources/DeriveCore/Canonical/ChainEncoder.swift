@@ -113,6 +113,13 @@ public enum ChainEncoder {
             case .makeTransparent(_, let color): add("color", color.map { .string($0.hex) })
             case .simulateColorblind(let condition): add("condition", .string(condition.rawValue))
             case .art(let filter): add("filter", .string(filter.rawValue))
+            case .shear(let x, let y):
+                add("x", .int(x))
+                add("y", .int(y))
+            case .shadow(_, let color, let x, let y):
+                add("color", .string(color.hex))
+                add("x", x.json)
+                add("y", y.json)
             case .cartoonify(_, .reduction(let r)): add("reduction", .int(r))
             case .cartoonify(_, .blackwhite): add("reduction", .string("bw"))
             case .assistColorblind(_, xray: true): add("xray", .bool(true))

@@ -371,6 +371,13 @@ public enum Effect: Sendable, Hashable {
     /// Flat colour regions (a raster "vectorised" look): speckles smoothed away, then few
     /// colours (Cloudinary's number of colours, 2..30).
     case vectorize(WholeNumber)
+    /// Skews the image by whole degrees along the x axis and the y axis (-89..89); the canvas
+    /// grows to hold it and the corners are transparent.
+    case shear(x: Int, y: Int)
+    /// A shadow of the image's shape in a colour, offset by x and y (pixels, fractions of the
+    /// image's side, or expressions until planned), blurred and as opaque as the strength
+    /// (0..100) says, beneath the image; the canvas grows to hold both.
+    case shadow(WholeNumber, color: Color, x: Length, y: Length)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -397,7 +404,7 @@ public enum Effect: Sendable, Hashable {
         case recolor
         case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
-        case art, cartoonify, vectorize
+        case art, cartoonify, vectorize, shear, shadow
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -442,6 +449,8 @@ public enum Effect: Sendable, Hashable {
         case .art: .art
         case .cartoonify: .cartoonify
         case .vectorize: .vectorize
+        case .shear: .shear
+        case .shadow: .shadow
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -456,9 +465,9 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n): n
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _): n
         case .tint(let n, _), .colorize(let n, _): n
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear: nil
         }
     }
 
@@ -471,7 +480,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .shadow, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

@@ -409,6 +409,12 @@ struct ParseRun {
             }
         }
         if let trim { steps.append(.trim(trim)) }
+        // e_shadow takes its offset from x_ and y_ beside it (Cloudinary's SDK: Shadow.offsetX).
+        var shadowOffset: (x: Length?, y: Length?) = (nil, nil)
+        if let e = effect, e == "shadow" || e.hasPrefix("shadow:") {
+            shadowOffset.x = p.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) }
+            shadowOffset.y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) }
+        }
         // A region effect takes its rectangle from x_, y_, w_ and h_ beside it.
         var region: Region?
         if let e = effect, let kind = Effect.Kind(rawValue: String(e.prefix { $0 != ":" })), EffectRules.takesRegion(kind),
@@ -463,7 +469,10 @@ struct ParseRun {
         let colorizeColor = p.removeValue(forKey: "co")
         if let resize { steps.append(.resize(resize)) }
         steps += rotations.filter { $0 != Rotate() || $0.background != nil }.map(Step.rotate)
-        if let effect, let parsed = self.effect(effect, color: colorizeColor, in: c) {
+        if let effect, var parsed = self.effect(effect, color: colorizeColor, in: c) {
+            if case .shadow(let n, let color, let x, let y) = parsed {
+                parsed = .shadow(n, color: color, x: shadowOffset.x ?? x, y: shadowOffset.y ?? y)
+            }
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
             fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers")
@@ -853,6 +862,23 @@ struct ParseRun {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return art(text, args: args, in: c)
         }
+        if kind == .shear {
+            // e_shear[:<x degrees>][:<y degrees>], each 0 when not given.
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }
+            guard args.count <= 2 else {
+                fail(c, "e_shear takes an x and a y skew in degrees")
+                return nil
+            }
+            var angles = [0, 0]
+            for (i, arg) in args.enumerated() where !arg.isEmpty {
+                guard let n = Int(arg) else {
+                    fail(c, "e_shear takes whole degrees (e_shear:<x>:<y>), got \(Quoted(arg))")
+                    return nil
+                }
+                angles[i] = n
+            }
+            return .shear(x: angles[0], y: angles[1])
+        }
         if kind == .simulateColorblind || kind == .recolor {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
@@ -895,7 +921,7 @@ struct ParseRun {
                 if effectColor == nil { return nil }
             }
             if color != nil { fail(c, param: "co", "applies to e_colorize; give the tint colour as e_tint:<amount>:<color>") }
-        case .colorize, .makeTransparent:
+        case .colorize, .makeTransparent, .shadow:
             if args.count > 1 { fail(c, "e_\(name) takes one amount; give the colour with co_") }
             if let color {
                 effectColor = self.color(color, param: "co", in: c)

@@ -140,6 +140,11 @@ public enum CloudinaryPrinter {
             }
         case .art(let filter):
             return "\(name):\(filter.rawValue)"
+        case .shear(let x, let y):
+            return "\(name):\(x):\(y)"
+        case .shadow(let strength, let c, let x, let y):
+            let amountText = strength == EffectRules.defaultAmount(of: .shadow).map(WholeNumber.value) ? "" : ":\(strength)"
+            return name + amountText + ",co_" + color(c) + ",x_" + x.cloudinaryText + ",y_" + y.cloudinaryText
         case .recolor(let matrix):
             return name + ":" + matrix.map(Decimal6.string).joined(separator: ":")
         case .improve(let blend, let mode):

@@ -477,6 +477,7 @@ public struct JSONChainDecoder: Sendable {
             if kind == .fillLight { allowed.append("bias") }
             if kind == .cartoonify { allowed.append("reduction") }
             if kind == .assistColorblind { allowed.append("xray") }
+            if kind == .shear || kind == .shadow { allowed += ["x", "y"] }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
             if let amountField, let v = fields[amountField] {
@@ -527,6 +528,26 @@ public struct JSONChainDecoder: Sendable {
             if let b = fields["bias"] {
                 guard let bias = log.int(b, at: path.appending("bias")) else { return nil }
                 effect = .fillLight(effect.amount ?? .value(100), bias: bias)
+            }
+            if kind == .shear {
+                var angles = [0, 0]
+                for (i, key) in ["x", "y"].enumerated() {
+                    guard let v = fields[key] else { continue }
+                    guard let n = log.int(v, at: path.appending(key)) else { return nil }
+                    angles[i] = n
+                }
+                effect = .shear(x: angles[0], y: angles[1])
+            }
+            if case .shadow(let n, let color, var x, var y) = effect {
+                if let v = fields["x"] {
+                    guard let d = log.dimension(v, at: path.appending("x")) else { return nil }
+                    x = d
+                }
+                if let v = fields["y"] {
+                    guard let d = log.dimension(v, at: path.appending("y")) else { return nil }
+                    y = d
+                }
+                effect = .shadow(n, color: color, x: x, y: y)
             }
             return .effect(EffectRules.with(effect, region: region))
         }

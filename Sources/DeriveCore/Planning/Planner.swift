@@ -390,6 +390,7 @@ public struct Planner: Sendable {
                 walk.operations.append(.round(r.radius, background: r.background ?? .transparent))
             case .effect(let e):
                 walk.operations.append(.effect(e))
+                if let grown = EffectGeometry.size(of: e, on: size) { walk.size = grown }
             case .trim(let t):
                 walk.operations.append(.trim(t))
                 if !rest.isEmpty { walk.operations.append(deferred(rest)) }

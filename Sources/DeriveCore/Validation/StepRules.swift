@@ -6,6 +6,12 @@ public enum EffectRules {
     /// e_fill_light's bias: Cloudinary's range and default (SDK reference, Adjust.fillLight).
     public static let fillLightBiasRange = -100...100
     public static let fillLightDefaultBias = 0
+    /// e_shadow's colour (Cloudinary: "server default: gray") and offset, which Cloudinary
+    /// gives only as "bottom right": Derive's is 8 pixels each way.
+    public static let shadowDefaultColor = Color.gray
+    public static let shadowDefaultOffset = 8
+    /// e_shear's angles: beyond ±89° the canvas has no bound (tan 90° is infinite).
+    public static let shearRange = -89...89
 
     public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? {
         switch kind {
@@ -14,7 +20,7 @@ public enum EffectRules {
         case .sepia, .assistColorblind: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite, .cartoonify, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
+        case .blackwhite, .cartoonify, .shadow, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
         // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
         case .replaceColor: 0...300
         case .orderedDither: 0...18
@@ -22,7 +28,7 @@ public enum EffectRules {
         case .vectorize: 2...30
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear: nil
         }
     }
 
@@ -45,7 +51,9 @@ public enum EffectRules {
         case .makeTransparent, .assistColorblind: 10
         case .orderedDither: 0
         case .vectorize: 10
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
+        // Cloudinary's server default (SDK reference, Shadow: strength 0 to 100, default 40).
+        case .shadow: 40
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear: nil
         }
     }
 
@@ -90,6 +98,8 @@ public enum EffectRules {
         case .art: return .art(.incognito)
         case .cartoonify: return .cartoonify(n, colors: .auto)
         case .vectorize: return .vectorize(n)
+        case .shear: return .shear(x: 0, y: 0)
+        case .shadow: return .shadow(n, color: color ?? shadowDefaultColor, x: .pixels(shadowDefaultOffset), y: .pixels(shadowDefaultOffset))
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -100,7 +110,7 @@ public enum EffectRules {
     /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
     static func amountField(of kind: Effect.Kind) -> String? {
         switch kind {
-        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind: "strength"
+        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind, .shadow: "strength"
         case .blackwhite: "threshold"
         case .cartoonify: "lines"
         case .vectorize: "colors"
@@ -110,11 +120,11 @@ public enum EffectRules {
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear: nil
         }
     }
 
-    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize || kind == .makeTransparent }
+    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize || kind == .makeTransparent || kind == .shadow }
 
     /// Effects on a rectangle given by `x`, `y`, `width` and `height`.
     public static func takesRegion(_ kind: Effect.Kind) -> Bool { kind == .blurRegion || kind == .pixelateRegion }
@@ -133,6 +143,7 @@ public enum EffectRules {
         case .makeTransparent(_, let color): .makeTransparent(amount, color: color)
         case .assistColorblind(_, let xray): .assistColorblind(amount, xray: xray)
         case .cartoonify(_, let colors): .cartoonify(amount, colors: colors)
+        case .shadow(_, let color, let x, let y): .shadow(amount, color: color, x: x, y: y)
         default: make(effect.kind, amount: amount, color: nil)
         }
     }
@@ -180,6 +191,8 @@ enum StepRules {
         case .round(let r): return roundIssues(r, limits: limits)
         case .effect(.recolor(let matrix)):
             return EffectRules.recolorIssues(matrix)
+        case .effect(.shear(let x, let y)):
+            return check(x, in: EffectRules.shearRange, field: "x", derivesLimits: true) + check(y, in: EffectRules.shearRange, field: "y", derivesLimits: true)
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"
@@ -193,6 +206,8 @@ enum StepRules {
                 issues.append(FieldIssue(field: field, reason: "must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got \(level)", bound: .derive))
             }
             switch e {
+            case .shadow(_, _, let x, let y):
+                issues += offsetIssues(x, field: "x", limits: limits) + offsetIssues(y, field: "y", limits: limits)
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
                 issues += offsetIssues(region.x, field: "x", limits: limits) + offsetIssues(region.y, field: "y", limits: limits)
                 issues += dimensionIssues(region.width, field: "width", limits: limits)
