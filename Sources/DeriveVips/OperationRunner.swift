@@ -50,6 +50,11 @@ final class OperationRunner {
             switch operation {
             case .smartCrop(let size, let gravity):
                 try perform(.crop(try window(size, gravity, in: image, faces: tracked)))
+            case .fillPad(let target, let background):
+                let planned = FillPad.operations(input: image.frameSize, target: target, background: background, faces: tracked)
+                let (result, inner) = try run(planned, on: image, faces: &tracked)
+                image = result
+                resolved += inner
             case .faceCrop(let r):
                 let (result, inner) = try run(try faceCrop(r, in: image.frameSize, faces: tracked), on: image, faces: &tracked)
                 image = result
@@ -173,7 +178,7 @@ final class OperationRunner {
             return try withAlpha.withoutAlpha().joined(with: alpha.linear([Double(percent) / 100], [0]))
         case .overlay(let overlay):
             return try composite(overlay, onto: image)
-        case .smartCrop, .faceCrop, .trim, .deferred:
+        case .smartCrop, .faceCrop, .fillPad, .trim, .deferred:
             return try run([operation], on: image).0
         }
     }

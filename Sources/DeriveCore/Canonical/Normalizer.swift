@@ -50,7 +50,7 @@ enum Normalizer {
         if r.zoom == 1 { r.zoom = nil }
         if oneDimension && !FaceGeometry.cutsAroundFaces(r) {
             switch r.mode {
-            case .fill, .thumb, .auto: r.mode = .scale
+            case .fill, .thumb, .auto, .fillPad, .autoPad: r.mode = .scale
             case .lfill, .lpad: r.mode = .limit
             case .pad: r.mode = .fit
             case .mpad: r.mode = .mfit
@@ -68,7 +68,7 @@ enum Normalizer {
                 r.y = zeroed(r.y ?? .pixels(0))
             }
         }
-        if r.mode.pads {
+        if r.mode.takesBackground {
             r.background = r.background ?? .transparent
         } else {
             r.background = nil

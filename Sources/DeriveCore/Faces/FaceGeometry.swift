@@ -214,7 +214,14 @@ public enum FaceGeometry {
             return boxes.map { rotated($0, degrees: degrees, input: input, canvas: canvas) }
         case .unorient(let orientation):
             return boxes.map { stored($0, orientation: orientation, upright: input) }
-        case .smartCrop, .faceCrop, .trim, .deferred:
+        case .effect(.shadow(_, _, let x, let y)):
+            // The image moves to its place on the grown canvas.
+            let at = EffectGeometry.shadow(x: EffectGeometry.pixels(x, of: input.width), y: EffectGeometry.pixels(y, of: input.height), on: input).image
+            return boxes.map { Rect(x: $0.x + at.x, y: $0.y + at.y, width: $0.width, height: $0.height) }
+        case .effect(.shear):
+            // Skewed boxes are no longer rectangles of the image: positions unknown.
+            return []
+        case .smartCrop, .faceCrop, .fillPad, .trim, .deferred:
             // The engine maps what these resolved to (a crop, a resize); unresolved, the
             // positions are unknown.
             return []

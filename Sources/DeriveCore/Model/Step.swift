@@ -62,9 +62,15 @@ extension Step {
 /// The resize modes of the geometry table (Cloudinary's `c_` values).
 public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
     case scale, fit, limit, mfit, fill, lfill, pad, lpad, mpad, crop, thumb, auto
+    /// `c_fill_pad`, `c_auto_pad`: a content-aware fill that pads instead of cutting into the
+    /// faces (`FillPad`).
+    case fillPad = "fill_pad"
+    case autoPad = "auto_pad"
 
     /// Modes that cut a window out of the (scaled) image and so take a gravity and offsets.
-    public var crops: Bool { [.fill, .lfill, .crop, .thumb, .auto].contains(self) }
+    public var crops: Bool { [.fill, .lfill, .crop, .thumb, .auto, .fillPad, .autoPad].contains(self) }
+    /// Modes that may pad, and so take a background: the pad modes, and fill_pad and auto_pad.
+    public var takesBackground: Bool { pads || self == .fillPad || self == .autoPad }
     /// Modes that place the scaled image on a canvas and so take a gravity, offsets and a background.
     public var pads: Bool { [.pad, .lpad, .mpad].contains(self) }
     public var takesGravity: Bool { crops || pads }
@@ -72,7 +78,7 @@ public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
     /// The gravity a step of this mode gets when it names none: content-aware for `thumb` and
     /// `auto`, the top-left corner when offsets are given (as with `c_crop`), else the centre.
     public func defaultGravity(hasOffsets: Bool) -> Gravity {
-        if self == .thumb || self == .auto { return .smart(.auto) }
+        if self == .thumb || self == .auto || self == .fillPad || self == .autoPad { return .smart(.auto) }
         return hasOffsets ? .compass(.northWest) : .center
     }
 }

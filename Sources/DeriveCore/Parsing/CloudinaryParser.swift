@@ -454,7 +454,7 @@ struct ParseRun {
         var background: Color?
         if let b = p.removeValue(forKey: "b") {
             if let color = color(b, param: "b", in: c) {
-                if resize?.mode.pads == true {
+                if resize?.mode.takesBackground == true {
                     resize?.background = color
                 } else if !rotations.isEmpty {
                     for i in rotations.indices { rotations[i].background = color }

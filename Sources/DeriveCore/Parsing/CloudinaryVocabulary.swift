@@ -147,8 +147,6 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("e", "enhance"), spelling: "", reason: addOn),
         Unsupported(match: .valuePrefix("e", "viesus_correct"), spelling: "e_viesus_correct", reason: addOn),
         Unsupported(match: .valuePrefix("c", "imagga_"), spelling: "c_imagga_crop, c_imagga_scale", reason: addOn),
-        Unsupported(match: .value("c", "auto_pad"), spelling: "c_auto_pad, c_fill_pad", reason: "content-aware padding; \(plannedEffects)"),
-        Unsupported(match: .value("c", "fill_pad"), spelling: "", reason: "content-aware padding; \(plannedEffects)"),
         Unsupported(match: .detectorGravity, spelling: "g_auto:subject, g_<object> (g_dog, g_bottle:cup), g_ocr_text, g_body, g_adv_*, g_custom", reason: "object, text and body gravities: \(addOn)"),
         Unsupported(match: .valuePrefix("b", "auto"), spelling: "b_auto[:<mode>]", reason: "content-aware pad colours; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("b", "blurred"), spelling: "b_blurred", reason: "blurred padding; \(plannedEffects)"),

@@ -109,6 +109,8 @@ extension ImageOperation {
         case .smartCrop(let s, let strategy):
             return op("smartCrop", size(s) + [JSONMember(key: "strategy", value: .string(strategy.rawValue))])
         case .faceCrop(let r): return op("faceCrop", body(.resize(r)))
+        case .fillPad(let s, let background):
+            return op("fillPad", size(s) + [JSONMember(key: "background", value: .string(background.hex))])
         case .embed(let at, let canvas, let background):
             return op("embed", rect(at) + [JSONMember(key: "canvasWidth", value: .int(canvas.width)),
                                            JSONMember(key: "canvasHeight", value: .int(canvas.height)),

@@ -48,6 +48,9 @@ public enum ImageOperation: Sendable, Hashable {
     /// `c_thumb`/`c_crop` with a face gravity: a region around the faces, scaled to the
     /// requested size (`FaceGeometry.region`); without faces, the step's fallback gravity.
     case faceCrop(Resize)
+    /// `c_fill_pad`/`c_auto_pad`: fills this size, or pads with `background` where filling
+    /// would cut into the faces (`FillPad.operations`, decided by the engine).
+    case fillPad(Size, background: Color)
     /// Places the image at `at` on a canvas of `canvas` filled with `background`.
     case embed(at: Rect, canvas: Size, background: Color)
     case flip(horizontal: Bool)
@@ -81,7 +84,7 @@ public enum ImageOperation: Sendable, Hashable {
     public var needsFaces: Bool {
         switch self {
         case .smartCrop(_, let gravity): gravity.needsFaces
-        case .faceCrop: true
+        case .faceCrop, .fillPad: true
         case .effect(let e): e.needsFaces
         case .overlay(let o): Step.overlay(o).needsFaces
         case .deferred(let steps): steps.contains { $0.needsFaces }

@@ -360,6 +360,14 @@ public struct Planner: Sendable {
                     // The region is the face's: the rest waits for its size, as after a trim.
                     if !rest.isEmpty { walk.operations.append(deferred(rest)) }
                 }
+            case .resize(let r) where (r.mode == .fillPad || r.mode == .autoPad) && ResizeGeometry.layout(r, input: size).window != nil:
+                // The box of a fill; the engine fills it or pads, by the faces it finds.
+                var pad = r
+                pad.mode = .pad
+                let background = ResizeGeometry.layout(pad, input: size).canvas?.background ?? r.background ?? .transparent
+                let output = ResizeGeometry.layout(r, input: size).output
+                walk.operations.append(.fillPad(output, background: background))
+                walk.size = output
             case .resize(let r) where r.relative:
                 issues.append(ValidationIssue(location: here, reason: "fl_relative: sizes a layer by the image it is placed on, so it belongs in an overlay's own chain"))
                 walk.size = nil
@@ -487,6 +495,9 @@ public struct Planner: Sendable {
                 return max(Double(target.width) / Double(current.width), Double(target.height) / Double(current.height))
             case .crop(let rect): current = rect.size
             case .smartCrop(let size, _): current = size
+            // Scaled by at most the fill's factor, decided on whatever size it is given.
+            case .fillPad(let target, _):
+                return max(Double(target.width) / Double(current.width), Double(target.height) / Double(current.height))
             case .unorient(let orientation): if orientation >= 5 { current = current.swapped }
             case .rotate(_, let canvas, _) where operation.commutesWithScaling: current = canvas
             default:
@@ -525,6 +536,10 @@ public struct Planner: Sendable {
                 out.append(.smartCrop(Size(w, h), strategy))
                 full = size
                 small = Size(w, h)
+            case .fillPad:
+                // Decided on the image it receives (its factor is relative), so no resample
+                // back to full size first.
+                return out + operations[i...]
             case .unorient(let orientation):
                 out.append(operation)
                 if orientation >= 5 {

@@ -328,8 +328,12 @@ enum StepRules {
             if r.x != nil { issues.append(FieldIssue(field: "x", reason: why)) }
             if r.y != nil { issues.append(FieldIssue(field: "y", reason: why)) }
         }
-        if r.background != nil && !r.mode.pads {
-            issues.append(FieldIssue(field: "background", reason: "applies only to the pad modes (pad, lpad, mpad), not \(mode)"))
+        if r.background != nil && !r.mode.takesBackground {
+            issues.append(FieldIssue(field: "background", reason: "applies only to the pad modes (pad, lpad, mpad, fill_pad, auto_pad), not \(mode)"))
+        }
+        // Cloudinary supports fill_pad and auto_pad only with automatic gravity.
+        if r.mode == .fillPad || r.mode == .autoPad, let g = r.gravity, g != .smart(.auto) {
+            issues.append(FieldIssue(field: "gravity", reason: "mode \(mode) is content-aware; it takes gravity auto only"))
         }
         switch r.gravity {
         case .compass?:
