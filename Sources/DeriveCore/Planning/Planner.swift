@@ -103,8 +103,8 @@ public struct Planner: Sendable {
             issues.append(ValidationIssue(location: "\(label).pages", reason: "\(written) selects more than \(PageSet.maxFrames) frames, Derive's limit"))
             return nil
         }
-        guard format.canAnimate || format == .auto else {
-            issues.append(ValidationIssue(location: "\(label).pages", reason: "\(written): known to Cloudinary, not supported by Derive with \(format.rawValue): Cloudinary makes a PDF of several pages, which Derive does not write, and \(format.rawValue) holds no animation of them; select one page (pg_<n>) or write a format that animates (f_gif, f_webp or f_auto)"))
+        guard format.holdsPages || format == .auto else {
+            issues.append(ValidationIssue(location: "\(label).pages", reason: "\(written): known to Cloudinary, not supported by Derive with \(format.rawValue): Cloudinary makes a PDF of several pages, which Derive does not write, and \(format.rawValue) holds one image; select one page (pg_<n>), or write a format that holds them: an animation (f_gif, f_webp or f_auto) or a multi-page TIFF (f_tiff)"))
             return nil
         }
         return pages
