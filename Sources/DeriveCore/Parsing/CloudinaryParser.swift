@@ -22,7 +22,7 @@ public struct CloudinaryParser: Sendable {
     }
 
     /// Every parameter prefix the language knows.
-    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs"]
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn"]
     static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
@@ -553,6 +553,17 @@ struct ParseRun {
             default:
                 fail(c, CloudinaryVocabulary.unknown("cs_" + cs, what: "colour space \(Quoted(cs))",
                                                      hint: Suggest.hint(for: cs, among: ["srgb", "no_cmyk", "tinysrgb"], else: "; Derive writes sRGB: cs_srgb, cs_no_cmyk, cs_tinysrgb")))
+            }
+        }
+        if let dn = p.removeValue(forKey: "dn") {
+            if let dpi = Int(dn) {
+                if let problem = StepRules.check(dpi, in: EncodingLimits.density, field: "dn", derivesLimits: true).first, let bound = problem.bound {
+                    fail(c, CloudinaryVocabulary.outOfRange("dn_" + dn, "\(problem.field) \(problem.reason)", bound: bound))
+                } else {
+                    found.density = dpi
+                }
+            } else {
+                fail(c, param: "dn", "must be whole dots per inch (dn_300), got \(Quoted(dn))")
             }
         }
         if let pg = p.removeValue(forKey: "pg") {
@@ -1105,6 +1116,7 @@ enum CloudinaryNames {
         case "lossless": "fl_lossless"
         case "progressive": "fl_progressive"
         case "stripProfile": "fl_strip_profile"
+        case "density": "dn"
         case "strip": "fl_keep_iptc"
         case "autoOrient": "a_ignore"
         default: field

@@ -207,6 +207,7 @@ public enum CloudinaryPrinter {
         } else if let q = s.quality, q != defaultQuality {
             p.append("q_" + (q == .auto(.good) ? "auto" : q.text))
         }
+        if let density = s.density { p.append("dn_\(density)") }
         if s.frame != nil { p.append("pg_\(s.frame!)") }
         if let pages = s.pages { p.append("pg_" + pages.text) }
         if !s.autoOrient { p.append("a_ignore") }

@@ -134,7 +134,6 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .value("cs", "cmyk"), spelling: "", reason: cmykRefusal),
         Unsupported(match: .valuePrefix("cs", "icc:"), spelling: "", reason: cmykRefusal),
         Unsupported(match: .value("cs", "srgb:truecolor"), spelling: "", reason: cmykRefusal),
-        Unsupported(match: .parameter("dn"), spelling: "dn_<density>", reason: "rasterisation density of PDF and vector sources; \(plannedEffects)"),
         Unsupported(match: .parameter("p"), spelling: "p_<prefix>", reason: "CSS sprite prefixes, which Derive does not make"),
         Unsupported(match: .parameter("dl"), spelling: "dl_<delay>", reason: "animation frame delay; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("e", "gen_"), spelling: "e_gen_*", reason: generative),

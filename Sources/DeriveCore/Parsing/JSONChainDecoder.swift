@@ -8,7 +8,7 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
@@ -205,6 +205,7 @@ public struct JSONChainDecoder: Sendable {
         s.strip = log.bool(fields["strip"], at: path.appending("strip"))
         s.progressive = log.bool(fields["progressive"], at: path.appending("progressive"))
         s.stripProfile = log.bool(fields["stripProfile"], at: path.appending("stripProfile"))
+        s.density = log.int(fields["density"], at: path.appending("density"))
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))
         s.effort = log.int(fields["effort"], at: path.appending("effort"))
         s.chromaSubsampling = log.keyword(fields["chromaSubsampling"], at: path.appending("chromaSubsampling"),

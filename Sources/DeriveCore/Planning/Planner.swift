@@ -114,9 +114,21 @@ public struct Planner: Sendable {
         let label = "outputs[\(index)] (\(Quoted(output.name)))"
         // The decoder applies EXIF orientation; an output that ignores it turns the image back.
         let autoOrient = output.encoding.autoOrient
-        let start = autoOrient ? source.orientedSize : source.storedSize
+        var start = autoOrient ? source.orientedSize : source.storedSize
         var prefix: [ImageOperation] = []
         if !autoOrient && source.orientation != 1 { prefix.append(.unorient(orientation: source.orientation)) }
+        // dn_: a vector or page source (its header's size is at 72 dpi) is rasterised at this
+        // density, so the chain starts from that many pixels; the decode follows the resample.
+        if let dpi = output.encoding.density, source.format.isScalable, dpi != 72 {
+            let k = Double(dpi) / 72
+            let rasterised = Size(ResizeGeometry.px(Double(start.width) * k), ResizeGeometry.px(Double(start.height) * k))
+            if rasterised.width > limits.maxOutputDimension || rasterised.height > limits.maxOutputDimension || rasterised.pixels > limits.maxOutputPixels {
+                issues.append(ValidationIssue(location: "\(label).density", reason: CloudinaryVocabulary.outOfRange("dn_\(dpi)", "rasterises the \(source.format.rawValue) at \(rasterised); the limit is \(limits.maxOutputDimension) pixels per side and \(limits.maxOutputPixels) pixels in all", bound: .derive)))
+                return []
+            }
+            prefix.append(.resize(rasterised))
+            start = rasterised
+        }
 
         let page = output.encoding.frame ?? 1
         if page > source.pages {

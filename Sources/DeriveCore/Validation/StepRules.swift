@@ -1,3 +1,8 @@
+/// Bounds of output settings that are Derive's own.
+public enum EncodingLimits {
+    public static let density = 1...1200
+}
+
 /// Ranges and defaults of effect amounts (Cloudinary's, where Cloudinary documents one).
 public enum EffectRules {
     public static let trimDefaultTolerance = 10
@@ -436,6 +441,9 @@ enum StepRules {
         let format = s.format.flatMap { $0.isConcrete ? $0 : nil }
         if case .value(let q)? = s.quality { issues += check(q, in: 1...100, field: "quality") }
         if let effort = s.effort { issues += check(effort, in: 0...9, field: "effort") }
+        // Cloudinary documents no range; 1200 dpi is Derive's (a page rasterised beyond it
+        // soon passes the pixel limit).
+        if let density = s.density { issues += check(density, in: EncodingLimits.density, field: "density", derivesLimits: true) }
         if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame", derivesLimits: true) }
         if let pages = s.pages {
             issues += check(pages.highestNamed, in: 1...10_000, field: "pages", derivesLimits: true)
