@@ -22,13 +22,13 @@ import Testing
         ("b_gen_fill,c_pad,w_100,h_100", #"chain component 0 ("b_gen_fill,c_pad,w_100,h_100"): b_gen_fill: known to Cloudinary, not supported by Derive: generative AI, which Derive does not run"#),
         ("c_pad,w_100,h_100,b_blurred", #"chain component 0 ("c_pad,w_100,h_100,b_blurred"): b_blurred: known to Cloudinary, not supported by Derive: blurred padding; planned in the next language issue (effects, layers and formats)"#),
         ("c_scale,w_100/so_2.5", #"chain component 1 ("so_2.5"): so_2.5: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
-        ("d_avatar.png", #"chain component 0 ("d_avatar.png"): d_avatar.png: known to Cloudinary, not supported by Derive: default image: a placeholder for a missing public ID; a Derive job names its source and fails when it is missing"#),
+        ("d_a::b", #"chain component 0 ("d_a::b"): d_a::b: unknown to Cloudinary (a default image is a name such as d_avatar.png or d_folder:avatar)"#),
         ("fl_attachment", #"chain component 0 ("fl_attachment"): fl_attachment: known to Cloudinary, not supported by Derive; supported flags: layer_apply, progressive, keep_iptc, keep_metadata, lossless, strip_profile, region_relative, relative, ignore_aspect_ratio"#),
         ("e_oil_paint", #"chain component 0 ("e_oil_paint"): e_oil_paint: known to Cloudinary, not supported by Derive: planned in the next language issue (effects, layers and formats); supported: blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue, brightness_hsb, red, green, blue, blackwhite, vibrance, unsharp_mask, auto_contrast, auto_brightness, auto_color, improve, fill_light, replace_color, make_transparent, opacity_threshold, simulate_colorblind, recolor, ordered_dither, assist_colorblind, art, cartoonify, vectorize, shear, shadow, blur_faces, pixelate_faces, blur_region, pixelate_region, trim"#),
         ("a_auto_left", #"chain component 0 ("a_auto_left"): a_auto_left: known to Cloudinary, not supported by Derive: turns by the requested aspect ratio; rotate by an explicit angle (EXIF orientation is applied automatically)"#),
         ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
         ("l_a,l_b", #"chain component 0 ("l_a,l_b"): repeats l_; put each layer in its own component"#),
-        ("k_100", #"chain component 0 ("k_100"): k_100: unknown to Cloudinary (no parameter "k_"); supported: c_, w_, h_, ar_, g_, x_, y_, dpr_, z_, a_, r_, e_, co_, b_, bo_, o_, l_, u_, fl_, f_, q_, pg_, t_, cs_, dn_"#),
+        ("k_100", #"chain component 0 ("k_100"): k_100: unknown to Cloudinary (no parameter "k_"); supported: c_, w_, h_, ar_, g_, x_, y_, dpr_, z_, a_, r_, e_, co_, b_, bo_, o_, l_, u_, fl_, f_, q_, pg_, t_, cs_, dn_, d_"#),
         ("e_sepai:50", #"chain component 0 ("e_sepai:50"): e_sepai:50: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#),
         ("c_crop,w_100,h_100,g_bottle", #"chain component 0 ("c_crop,w_100,h_100,g_bottle"): g_bottle: known to Cloudinary, not supported by Derive: object, text and body gravities: a Cloudinary add-on or AI feature that Derive does not have; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
         ("c_fill,w_10,h_10,g_nrth", #"chain component 0 ("c_fill,w_10,h_10,g_nrth"): g_nrth: unknown to Cloudinary (no gravity "nrth"); did you mean "north"?; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
@@ -40,7 +40,7 @@ import Testing
 
     /// Parameters Cloudinary has get no "did you mean" guessing a one-letter parameter.
     @Test func noGuessesForParametersCloudinaryHas() {
-        for text in ["if_du_gt_1,e_sepia", "f_$name", "d_logo", "fn_wasm:blur.wasm", "so_2"] {
+        for text in ["if_du_gt_1,e_sepia", "f_$name", "bl_base", "fn_wasm:blur.wasm", "so_2"] {
             let issues = CloudinaryParser().parse(text).issues.map(\.description)
             #expect(issues.count == 1 && issues.allSatisfy { !$0.contains("did you mean") && $0.contains("known to Cloudinary, not supported by Derive") }, "\(text): \(issues)")
         }

@@ -70,6 +70,8 @@ public struct EncodingSettings: Sendable, Hashable {
     public var stripProfile: Bool
     /// `dn_`: dots per inch (rasterising density of vector sources, resolution of the output).
     public var density: Int?
+    /// `d_`: made from this image when the source does not exist.
+    public var defaultImage: String?
 
     public init(_ s: OutputSettings) {
         format = s.format ?? .original
@@ -86,6 +88,7 @@ public struct EncodingSettings: Sendable, Hashable {
         densities = s.densities
         stripProfile = !strip && (s.stripProfile ?? false)
         density = s.density
+        defaultImage = s.defaultImage
     }
 
     /// The same settings resolved for a concrete format.
@@ -106,6 +109,7 @@ public struct EncodingSettings: Sendable, Hashable {
         // Written only when set, so outputs without it keep their identity.
         s.stripProfile = stripProfile ? true : nil
         s.density = density
+        s.defaultImage = defaultImage
         return s
     }
 }

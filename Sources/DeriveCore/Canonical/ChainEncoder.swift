@@ -34,6 +34,7 @@ public enum ChainEncoder {
         add("progressive", s.progressive.map(JSONValue.bool))
         add("stripProfile", s.stripProfile.map(JSONValue.bool))
         add("density", s.density.map(JSONValue.int))
+        add("defaultImage", s.defaultImage.map(JSONValue.string))
         add("lossless", s.lossless.map(JSONValue.bool))
         add("effort", s.effort.map(JSONValue.int))
         add("chromaSubsampling", s.chromaSubsampling.map { .string($0.rawValue) })

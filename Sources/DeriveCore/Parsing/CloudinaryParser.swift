@@ -22,7 +22,7 @@ public struct CloudinaryParser: Sendable {
     }
 
     /// Every parameter prefix the language knows.
-    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn"]
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d"]
     static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
@@ -564,6 +564,17 @@ struct ParseRun {
                 }
             } else {
                 fail(c, param: "dn", "must be whole dots per inch (dn_300), got \(Quoted(dn))")
+            }
+        }
+        // d_<image>: named as a layer is (`:` for folders); Cloudinary's public IDs carry their
+        // extension (`d_avatar.png`).
+        if let d = p.removeValue(forKey: "d") {
+            let parts = d.split(separator: ":", omittingEmptySubsequences: false)
+            if !d.isEmpty, d.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }),
+               !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+                found.defaultImage = parts.joined(separator: "/")
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("d_" + d, "a default image is a name such as d_avatar.png or d_folder:avatar", hint: ""))
             }
         }
         if let pg = p.removeValue(forKey: "pg") {
@@ -1117,6 +1128,7 @@ enum CloudinaryNames {
         case "progressive": "fl_progressive"
         case "stripProfile": "fl_strip_profile"
         case "density": "dn"
+        case "defaultImage": "d"
         case "strip": "fl_keep_iptc"
         case "autoOrient": "a_ignore"
         default: field

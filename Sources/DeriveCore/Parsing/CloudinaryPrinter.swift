@@ -208,6 +208,7 @@ public enum CloudinaryPrinter {
             p.append("q_" + (q == .auto(.good) ? "auto" : q.text))
         }
         if let density = s.density { p.append("dn_\(density)") }
+        if let image = s.defaultImage { p.append("d_" + image.replacingOccurrences(of: "/", with: ":")) }
         if s.frame != nil { p.append("pg_\(s.frame!)") }
         if let pages = s.pages { p.append("pg_" + pages.text) }
         if !s.autoOrient { p.append("a_ignore") }

@@ -128,7 +128,6 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("l", "private:"), spelling: "l_private:<id>, l_authenticated:<id>", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
         Unsupported(match: .valuePrefix("l", "authenticated:"), spelling: "", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
         Unsupported(match: .parameter("fn"), spelling: "fn_<function>", reason: "custom functions run user code (WebAssembly or a remote call), which Derive does not"),
-        Unsupported(match: .parameter("d"), spelling: "d_<image>", reason: "default image: a placeholder for a missing public ID; a Derive job names its source and fails when it is missing"),
         Unsupported(match: .parameter("bl"), spelling: "bl_<name>", reason: "baseline transformations; \(plannedEffects)"),
         Unsupported(match: .value("cs", "keep_cmyk"), spelling: "cs_keep_cmyk, cs_cmyk, cs_icc:<profile>, cs_srgb:truecolor", reason: cmykRefusal),
         Unsupported(match: .value("cs", "cmyk"), spelling: "", reason: cmykRefusal),

@@ -8,7 +8,7 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
@@ -206,6 +206,7 @@ public struct JSONChainDecoder: Sendable {
         s.progressive = log.bool(fields["progressive"], at: path.appending("progressive"))
         s.stripProfile = log.bool(fields["stripProfile"], at: path.appending("stripProfile"))
         s.density = log.int(fields["density"], at: path.appending("density"))
+        s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))
         s.effort = log.int(fields["effort"], at: path.appending("effort"))
         s.chromaSubsampling = log.keyword(fields["chromaSubsampling"], at: path.appending("chromaSubsampling"),
