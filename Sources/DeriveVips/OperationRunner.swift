@@ -147,6 +147,8 @@ final class OperationRunner {
             return try image.extracted(rect)
         case .embed(let at, let canvas, let background):
             return try image.embedded(at: (at.x, at.y), canvas: canvas, background: background)
+        case .padFill(let at, let canvas, let fill):
+            return try Self.padded(image, at: at, canvas: canvas, fill: fill)
         case .flip(let horizontal):
             return try image.flipped(horizontal: horizontal)
         case .rotate(let degrees, let canvas, let background):

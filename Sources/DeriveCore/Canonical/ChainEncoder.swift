@@ -86,6 +86,14 @@ public enum ChainEncoder {
             add("y", r.y?.json)
             add("dpr", r.dpr.map(JSONValue.decimal) ?? r.dprExpression.map { .string($0.canonicalText) })
             add("background", r.background.map { .string($0.hex) })
+            switch r.padFill {
+            case .blurred(let i, let b)?:
+                add("padFill", .object([JSONMember(key: "blurred", value: .object([JSONMember(key: "intensity", value: .int(i)),
+                                                                                   JSONMember(key: "brightness", value: .int(b))]))]))
+            case .auto(let mode)?:
+                add("padFill", .object([JSONMember(key: "auto", value: .string(mode.rawValue))]))
+            case nil: break
+            }
             add("zoom", r.zoom.map(JSONValue.decimal) ?? r.zoomExpression.map { .string($0.canonicalText) })
             add("relative", r.relative ? .bool(true) : nil)
         case .rotate(let r):

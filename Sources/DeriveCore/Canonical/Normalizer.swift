@@ -68,7 +68,10 @@ enum Normalizer {
                 r.y = zeroed(r.y ?? .pixels(0))
             }
         }
-        if r.mode.takesBackground {
+        if !r.mode.pads { r.padFill = nil }
+        if r.padFill != nil {
+            r.background = nil
+        } else if r.mode.takesBackground {
             r.background = r.background ?? .transparent
         } else {
             r.background = nil

@@ -200,7 +200,7 @@ public enum FaceGeometry {
             return boxes.map { scaled($0, sx, sy) }
         case .crop(let rect):
             return boxes.compactMap { clipped(Rect(x: $0.x - rect.x, y: $0.y - rect.y, width: $0.width, height: $0.height), to: rect.size) }
-        case .embed(let at, _, _):
+        case .embed(let at, _, _), .padFill(let at, _, _):
             let sx = Double(at.width) / Double(input.width), sy = Double(at.height) / Double(input.height)
             return boxes.map { let s = scaled($0, sx, sy); return Rect(x: s.x + at.x, y: s.y + at.y, width: s.width, height: s.height) }
         case .border(let border):

@@ -107,6 +107,9 @@ public struct Resize: Sendable, Hashable {
     /// the overlay is placed on, not of the overlay (`l_logo,c_scale,w_0.25,fl_relative` is a
     /// quarter of the base image's width). The planner turns them into pixels there.
     public var relative = false
+    /// `b_blurred`, `b_auto`: with a pad mode, the padding is filled from the image itself
+    /// instead of a colour (`background` is then nil).
+    public var padFill: PadFill?
 
     /// Whether an aspect ratio is given, as a number or as an expression.
     public var hasAspectRatio: Bool { aspectRatio != nil || aspectRatioExpression != nil }
@@ -124,6 +127,53 @@ public struct Resize: Sendable, Hashable {
         self.dpr = dpr
         self.background = background
         self.zoom = zoom
+    }
+}
+
+/// What fills a pad mode's padding when it is not a fixed colour.
+public enum PadFill: Sendable, Hashable {
+    /// `b_blurred[:<intensity>][:<brightness>]`: the image scaled to cover the canvas, blurred
+    /// (intensity 1–2000, default 100, as e_blur) and brightened or darkened (-300–100, default 0).
+    case blurred(intensity: Int, brightness: Int)
+    /// `b_auto[:<mode>]`: a colour taken from the image.
+    case auto(AutoPadColor)
+
+    public static let blurredDefaults = (intensity: 100, brightness: 0)
+    public static let intensityRange = 1...2000
+    public static let brightnessRange = -300...100
+
+    /// `b_blurred:400:15`, `b_auto:predominant`, defaults left out.
+    public var cloudinaryText: String {
+        switch self {
+        case .blurred(let i, let b):
+            if b != PadFill.blurredDefaults.brightness { return "blurred:\(i):\(b)" }
+            return i == PadFill.blurredDefaults.intensity ? "blurred" : "blurred:\(i)"
+        case .auto(let mode): return mode == .border ? "auto" : "auto:" + mode.rawValue
+        }
+    }
+}
+
+/// `b_auto`'s modes Derive draws: the colour of the image's border (the default) or its
+/// predominant colour, or black or white, whichever contrasts with that colour more.
+public enum AutoPadColor: String, Sendable, Hashable, CaseIterable {
+    case border, predominant
+    case borderContrast = "border_contrast"
+    case predominantContrast = "predominant_contrast"
+
+    /// The pad colour from the border's and the predominant colours (computed by the engine).
+    public func color(border: Color, predominant: Color) -> Color {
+        switch self {
+        case .border: border
+        case .predominant: predominant
+        case .borderContrast: Self.contrasting(border)
+        case .predominantContrast: Self.contrasting(predominant)
+        }
+    }
+
+    /// Black or white, whichever is farther in Rec. 709 luma.
+    static func contrasting(_ c: Color) -> Color {
+        let luma = 0.2126 * Double(c.red) + 0.7152 * Double(c.green) + 0.0722 * Double(c.blue)
+        return luma >= 128 ? .black : .white
     }
 }
 

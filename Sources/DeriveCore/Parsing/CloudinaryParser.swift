@@ -452,7 +452,14 @@ struct ParseRun {
         // b_ is the pad colour with a pad mode, else the corner colour of a rotation or rounding,
         // else a step of its own that flattens transparency.
         var background: Color?
-        if let b = p.removeValue(forKey: "b") {
+        if let b = p.removeValue(forKey: "b"), let fill = padFill(b, in: c) {
+            // b_blurred and b_auto fill a pad mode's padding from the image.
+            if resize?.mode.pads == true {
+                resize?.padFill = fill
+            } else {
+                fail(c, "b_\(b): known to Cloudinary, not supported by Derive without a pad mode: it fills the padding of c_pad, c_lpad or c_mpad")
+            }
+        } else if let b = c.params["b"], !Self.isPadFill(b) {
             if let color = color(b, param: "b", in: c) {
                 if resize?.mode.takesBackground == true {
                     resize?.background = color
@@ -994,6 +1001,48 @@ struct ParseRun {
 }
 
 extension ParseRun {
+    static func isPadFill(_ b: String) -> Bool {
+        b == "blurred" || b.hasPrefix("blurred:") || b == "auto" || b.hasPrefix("auto:")
+    }
+
+    /// `b_blurred[:<intensity>][:<brightness>]` and `b_auto[:<mode>]`; nil for a colour (or a
+    /// malformed fill, refused here).
+    mutating func padFill(_ b: String, in c: Component) -> PadFill? {
+        guard Self.isPadFill(b) else { return nil }
+        let parts = b.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        if parts[0] == "auto" {
+            guard parts.count <= 2 else {
+                fail(c, "b_\(b): known to Cloudinary, not supported by Derive: the number of colours and the direction go with the gradient modes, which Derive does not draw; b_auto takes border, predominant, border_contrast or predominant_contrast")
+                return nil
+            }
+            guard parts.count == 2 else { return .auto(.border) }
+            guard let mode = AutoPadColor(rawValue: parts[1]) else {
+                fail(c, CloudinaryVocabulary.unknown("b_" + b, what: "b_auto mode \(Quoted(parts[1]))",
+                                                     hint: Suggest.hint(for: parts[1], among: AutoPadColor.allCases.map(\.rawValue), else: "; modes: " + AutoPadColor.allCases.map(\.rawValue).joined(separator: ", "))))
+                return nil
+            }
+            return .auto(mode)
+        }
+        guard parts.count <= 3 else {
+            fail(c, "b_blurred takes an intensity and a brightness: b_blurred:<1-2000>:<-300-100>")
+            return nil
+        }
+        var values = [PadFill.blurredDefaults.intensity, PadFill.blurredDefaults.brightness]
+        for (i, text) in parts.dropFirst().enumerated() {
+            guard let n = Int(text) else {
+                fail(c, "b_blurred takes whole numbers (b_blurred:<intensity>:<brightness>), got \(Quoted(text))")
+                return nil
+            }
+            let (range, name) = i == 0 ? (PadFill.intensityRange, "intensity") : (PadFill.brightnessRange, "brightness")
+            if let problem = StepRules.check(n, in: range, field: "b_blurred \(name)").first {
+                fail(c, CloudinaryVocabulary.outOfRange("b_" + b, "\(problem.field) \(problem.reason)", bound: problem.bound ?? .cloudinary))
+                return nil
+            }
+            values[i] = n
+        }
+        return .blurred(intensity: values[0], brightness: values[1])
+    }
+
     /// `e_art:<filter>`: Cloudinary's strings always name the look.
     mutating func art(_ text: String, args: [String], in c: Component) -> Effect? {
         let names = ArtFilter.allCases.map(\.rawValue)

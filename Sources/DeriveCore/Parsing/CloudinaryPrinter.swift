@@ -103,6 +103,7 @@ public enum CloudinaryPrinter {
         if let dpr = r.dpr, dpr != 1 { p.append("dpr_" + Decimal6.string(dpr)) }
         if let dpr = r.dprExpression { p.append("dpr_" + dpr.canonicalText) }
         if let b = r.background, b != .transparent { p.append("b_" + color(b)) }
+        if let fill = r.padFill { p.append("b_" + fill.cloudinaryText) }
         if let zoom = r.zoom { p.append("z_" + Decimal6.string(zoom)) }
         if let zoom = r.zoomExpression { p.append("z_" + zoom.canonicalText) }
         if r.relative { p.append("fl_relative") }

@@ -12,7 +12,7 @@ public struct JSONChainDecoder: Sendable {
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
-    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom", "relative"]
+    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend"]
     static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing"]
@@ -402,6 +402,7 @@ public struct JSONChainDecoder: Sendable {
             r.dpr = log.double(fields["dpr"], at: path.appending("dpr"))
         }
         r.background = log.color(fields["background"], at: path.appending("background"))
+        if let fill = fields["padFill"] { r.padFill = readPadFill(fill, at: path.appending("padFill"), log: log) }
         if let e = log.decimalExpression(fields["zoom"], at: path.appending("zoom")) { r.zoomExpression = e } else {
             r.zoom = log.double(fields["zoom"], at: path.appending("zoom"))
         }
@@ -553,6 +554,29 @@ public struct JSONChainDecoder: Sendable {
             }
             return .effect(EffectRules.with(effect, region: region))
         }
+    }
+
+    /// `"blurred"`, `{"blurred": {"intensity": 400, "brightness": 15}}`, `"auto"` or
+    /// `{"auto": "predominant"}`.
+    func readPadFill(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> PadFill? {
+        if value == .string("blurred") { return .blurred(intensity: PadFill.blurredDefaults.intensity, brightness: PadFill.blurredDefaults.brightness) }
+        if value == .string("auto") { return .auto(.border) }
+        guard let fields = log.object(value, at: path, allowed: ["blurred", "auto"]) else { return nil }
+        if let mode = fields["auto"] {
+            guard case .string(let text) = mode, let parsed = AutoPadColor(rawValue: text) else {
+                log.add(path.appending("auto"), "expected one of " + AutoPadColor.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(mode.typeDescription)")
+                return nil
+            }
+            return .auto(parsed)
+        }
+        guard let blurred = fields["blurred"], let inner = log.object(blurred, at: path.appending("blurred"), allowed: ["intensity", "brightness"]) else {
+            log.add(path, "expected \"blurred\", \"auto\", {\"blurred\": {...}} or {\"auto\": <mode>}")
+            return nil
+        }
+        let intensity = inner["intensity"].map { log.int($0, at: path.appending("blurred").appending("intensity")) } ?? PadFill.blurredDefaults.intensity
+        let brightness = inner["brightness"].map { log.int($0, at: path.appending("blurred").appending("brightness")) } ?? PadFill.blurredDefaults.brightness
+        guard let intensity, let brightness else { return nil }
+        return .blurred(intensity: intensity, brightness: brightness)
     }
 
     /// `{"art": "incognito"}` or `{"art": {"filter": "incognito"}}`; the filter is required.

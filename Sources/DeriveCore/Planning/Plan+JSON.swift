@@ -115,6 +115,10 @@ extension ImageOperation {
             return op("embed", rect(at) + [JSONMember(key: "canvasWidth", value: .int(canvas.width)),
                                            JSONMember(key: "canvasHeight", value: .int(canvas.height)),
                                            JSONMember(key: "background", value: .string(background.hex))])
+        case .padFill(let at, let canvas, let fill):
+            return op("padFill", rect(at) + [JSONMember(key: "canvasWidth", value: .int(canvas.width)),
+                                             JSONMember(key: "canvasHeight", value: .int(canvas.height)),
+                                             JSONMember(key: "fill", value: .string(fill.cloudinaryText))])
         case .flip(let horizontal): return op("flip", [JSONMember(key: "axis", value: .string(horizontal ? "horizontal" : "vertical"))])
         case .rotate(let degrees, let canvas, let background):
             var m = [JSONMember(key: "degrees", value: .decimal(degrees))] + size(canvas)

@@ -51,6 +51,9 @@ public enum ImageOperation: Sendable, Hashable {
     /// `c_fill_pad`/`c_auto_pad`: fills this size, or pads with `background` where filling
     /// would cut into the faces (`FillPad.operations`, decided by the engine).
     case fillPad(Size, background: Color)
+    /// Places the image at `at` on a canvas of `canvas` filled from the image (`b_blurred`,
+    /// `b_auto`), which the engine computes.
+    case padFill(at: Rect, canvas: Size, fill: PadFill)
     /// Places the image at `at` on a canvas of `canvas` filled with `background`.
     case embed(at: Rect, canvas: Size, background: Color)
     case flip(horizontal: Bool)

@@ -393,8 +393,12 @@ public struct Planner: Sendable {
                 }
                 if let canvas = layout.canvas {
                     let placed = layout.window?.size ?? layout.scaled
-                    walk.operations.append(.embed(at: Rect(x: canvas.origin.x, y: canvas.origin.y, width: placed.width, height: placed.height),
-                                                  canvas: canvas.size, background: canvas.background))
+                    let at = Rect(x: canvas.origin.x, y: canvas.origin.y, width: placed.width, height: placed.height)
+                    if let fill = r.padFill {
+                        walk.operations.append(.padFill(at: at, canvas: canvas.size, fill: fill))
+                    } else {
+                        walk.operations.append(.embed(at: at, canvas: canvas.size, background: canvas.background))
+                    }
                 }
                 walk.size = layout.output
             case .rotate(let r):

@@ -333,6 +333,18 @@ enum StepRules {
             if r.x != nil { issues.append(FieldIssue(field: "x", reason: why)) }
             if r.y != nil { issues.append(FieldIssue(field: "y", reason: why)) }
         }
+        if let fill = r.padFill {
+            if !r.mode.pads {
+                issues.append(FieldIssue(field: "padFill", reason: "applies only to the pad modes (pad, lpad, mpad), not \(mode)"))
+            }
+            if r.background != nil {
+                issues.append(FieldIssue(field: "padFill", reason: "cannot be combined with background; give one of them"))
+            }
+            if case .blurred(let i, let b) = fill {
+                issues += check(i, in: PadFill.intensityRange, field: "padFill.blurred.intensity")
+                issues += check(b, in: PadFill.brightnessRange, field: "padFill.blurred.brightness")
+            }
+        }
         if r.background != nil && !r.mode.takesBackground {
             issues.append(FieldIssue(field: "background", reason: "applies only to the pad modes (pad, lpad, mpad, fill_pad, auto_pad), not \(mode)"))
         }
