@@ -227,6 +227,25 @@ enum Effects {
             }
             let rgba = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }.withAlpha()
             return try rgba.recombined(rows).interpreted(as: "srgb")
+        case .gradientFade(let strength, let symmetric, let x, let y):
+            // The faded band: y (default 0.5, the top half) or x, as a fraction of the side or
+            // pixels, negative from the far edge; alpha scaled by Masks.gradientFade.
+            let vertical = x == nil
+            let side = vertical ? image.pageHeight : image.width
+            let length = y ?? x ?? .fraction(0.5)
+            let band = abs(EffectGeometry.pixels(length, of: side))
+            let negative: Bool = switch length {
+            case .pixels(let p): p < 0
+            case .fraction(let f): f < 0
+            case .expression: false
+            }
+            let mask = try VImage.fromPixels(Masks.gradientFade(width: image.width, height: image.pageHeight, band: band, vertical: vertical,
+                                                                fromEnd: negative, symmetric: symmetric, strength: strength.planned),
+                                             width: image.width, height: image.pageHeight, bands: 1)
+            // Only the alpha changes (colours kept, so a faded edge does not darken).
+            let rgba = try image.withAlpha()
+            guard let alpha = try rgba.alphaBand() else { return image }
+            return try rgba.withoutAlpha().joined(with: alpha.multiplied(by: mask).linear([1.0 / 255], [0]))
         case .shear(let x, let y):
             // libvips affine with [1, tan x; tan y, 1] onto the bounding box, the corners
             // transparent; then centred on the planned canvas (they differ by rounding at most).

@@ -126,6 +126,10 @@ public enum ChainEncoder {
             case .shear(let x, let y):
                 add("x", .int(x))
                 add("y", .int(y))
+            case .gradientFade(_, let symmetric, let x, let y):
+                if symmetric { add("symmetric", .bool(true)) }
+                add("x", x?.json)
+                add("y", y?.json)
             case .shadow(_, let color, let x, let y):
                 add("color", .string(color.hex))
                 add("x", x.json)

@@ -434,6 +434,10 @@ public enum Effect: Sendable, Hashable {
     /// image's side, or expressions until planned), blurred and as opaque as the strength
     /// (0..100) says, beneath the image; the canvas grows to hold both.
     case shadow(WholeNumber, color: Color, x: Length, y: Length)
+    /// Fades the image to transparent from one edge: `y` (default 0.5, the top half) or `x`,
+    /// positive from the top or left, negative from the bottom or right, as a fraction or
+    /// pixels; `symmetric` fades the opposite edge too. Strength (0..100) shapes the ramp.
+    case gradientFade(WholeNumber, symmetric: Bool, x: Length?, y: Length?)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -461,6 +465,7 @@ public enum Effect: Sendable, Hashable {
         case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
         case art, cartoonify, vectorize, shear, shadow
+        case gradientFade = "gradient_fade"
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -507,6 +512,7 @@ public enum Effect: Sendable, Hashable {
         case .vectorize: .vectorize
         case .shear: .shear
         case .shadow: .shadow
+        case .gradientFade: .gradientFade
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -521,7 +527,7 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _): n
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear: nil
         }
@@ -536,7 +542,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .shadow, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .shadow, .gradientFade, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

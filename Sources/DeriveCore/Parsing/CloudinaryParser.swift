@@ -411,7 +411,7 @@ struct ParseRun {
         if let trim { steps.append(.trim(trim)) }
         // e_shadow takes its offset from x_ and y_ beside it (Cloudinary's SDK: Shadow.offsetX).
         var shadowOffset: (x: Length?, y: Length?) = (nil, nil)
-        if let e = effect, e == "shadow" || e.hasPrefix("shadow:") {
+        if let e = effect, e == "shadow" || e.hasPrefix("shadow:") || e == "gradient_fade" || e.hasPrefix("gradient_fade:") {
             shadowOffset.x = p.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) }
             shadowOffset.y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) }
         }
@@ -479,6 +479,9 @@ struct ParseRun {
         if let effect, var parsed = self.effect(effect, color: colorizeColor, in: c) {
             if case .shadow(let n, let color, let x, let y) = parsed {
                 parsed = .shadow(n, color: color, x: shadowOffset.x ?? x, y: shadowOffset.y ?? y)
+            }
+            if case .gradientFade(let n, let symmetric, _, _) = parsed {
+                parsed = .gradientFade(n, symmetric: symmetric, x: shadowOffset.x, y: shadowOffset.y)
             }
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
@@ -907,6 +910,37 @@ struct ParseRun {
                 angles[i] = n
             }
             return .shear(x: angles[0], y: angles[1])
+        }
+        if kind == .gradientFade {
+            // e_gradient_fade[:symmetric][:<strength>]
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }
+            var rest = args[...]
+            var symmetric = false
+            if let first = rest.first, first.first?.isLetter == true {
+                guard first == "symmetric" else {
+                    if first == "symmetric_pad" {
+                        fail(c, "e_\(text): known to Cloudinary, not supported by Derive: symmetric_pad fades into a pad's background, which Derive does not; use symmetric")
+                    } else {
+                        fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_gradient_fade type \(Quoted(first))", hint: "; types: symmetric, symmetric_pad"))
+                    }
+                    return nil
+                }
+                symmetric = true
+                rest = rest.dropFirst()
+            }
+            guard rest.count <= 1 else {
+                fail(c, "e_gradient_fade takes a type (symmetric) and a strength")
+                return nil
+            }
+            var strength = WholeNumber.value(EffectRules.defaultAmount(of: .gradientFade) ?? 20)
+            if let s = rest.first {
+                guard let n = Int(s) else {
+                    fail(c, "e_gradient_fade takes a whole-number strength, got \(Quoted(s))")
+                    return nil
+                }
+                strength = .value(n)
+            }
+            return .gradientFade(strength, symmetric: symmetric, x: nil, y: nil)
         }
         if kind == .simulateColorblind || kind == .recolor {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }

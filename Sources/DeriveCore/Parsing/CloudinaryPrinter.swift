@@ -143,6 +143,12 @@ public enum CloudinaryPrinter {
             return "\(name):\(filter.rawValue)"
         case .shear(let x, let y):
             return "\(name):\(x):\(y)"
+        case .gradientFade(let strength, let symmetric, let x, let y):
+            let isDefault = strength == EffectRules.defaultAmount(of: .gradientFade).map(WholeNumber.value)
+            var text = name + (symmetric ? ":symmetric" : "") + (isDefault ? "" : ":\(strength)")
+            if let x { text += ",x_" + x.cloudinaryText }
+            if let y { text += ",y_" + y.cloudinaryText }
+            return text
         case .shadow(let strength, let c, let x, let y):
             let amountText = strength == EffectRules.defaultAmount(of: .shadow).map(WholeNumber.value) ? "" : ":\(strength)"
             return name + amountText + ",co_" + color(c) + ",x_" + x.cloudinaryText + ",y_" + y.cloudinaryText

@@ -480,7 +480,8 @@ public struct JSONChainDecoder: Sendable {
             if kind == .fillLight { allowed.append("bias") }
             if kind == .cartoonify { allowed.append("reduction") }
             if kind == .assistColorblind { allowed.append("xray") }
-            if kind == .shear || kind == .shadow { allowed += ["x", "y"] }
+            if kind == .shear || kind == .shadow || kind == .gradientFade { allowed += ["x", "y"] }
+            if kind == .gradientFade { allowed.append("symmetric") }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
             if let amountField, let v = fields[amountField] {
@@ -540,6 +541,19 @@ public struct JSONChainDecoder: Sendable {
                     angles[i] = n
                 }
                 effect = .shear(x: angles[0], y: angles[1])
+            }
+            if case .gradientFade(let n, _, _, _) = effect {
+                let symmetric = fields["symmetric"].flatMap { log.bool($0, at: path.appending("symmetric")) } ?? false
+                var x: Length?, y: Length?
+                if let v = fields["x"] {
+                    guard let d = log.dimension(v, at: path.appending("x")) else { return nil }
+                    x = d
+                }
+                if let v = fields["y"] {
+                    guard let d = log.dimension(v, at: path.appending("y")) else { return nil }
+                    y = d
+                }
+                effect = .gradientFade(n, symmetric: symmetric, x: x, y: y)
             }
             if case .shadow(let n, let color, var x, var y) = effect {
                 if let v = fields["x"] {

@@ -25,7 +25,7 @@ public enum EffectRules {
         case .sepia, .assistColorblind: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite, .cartoonify, .shadow, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
+        case .blackwhite, .cartoonify, .shadow, .gradientFade, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
         // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
         case .replaceColor: 0...300
         case .orderedDither: 0...18
@@ -51,6 +51,8 @@ public enum EffectRules {
         case .sepia, .brightness, .saturation, .hue, .brightnessHSB: 80
         case .contrast, .gamma, .red, .green, .blue: 0
         case .tint: 60
+        // Cloudinary's server default (SDK reference, GradientFade: strength 0 to 100, default 20).
+        case .gradientFade: 20
         case .vignette, .vibrance: 20
         case .blackwhite, .replaceColor, .opacityThreshold, .cartoonify: 50
         case .makeTransparent, .assistColorblind: 10
@@ -104,6 +106,7 @@ public enum EffectRules {
         case .cartoonify: return .cartoonify(n, colors: .auto)
         case .vectorize: return .vectorize(n)
         case .shear: return .shear(x: 0, y: 0)
+        case .gradientFade: return .gradientFade(n, symmetric: false, x: nil, y: nil)
         case .shadow: return .shadow(n, color: color ?? shadowDefaultColor, x: .pixels(shadowDefaultOffset), y: .pixels(shadowDefaultOffset))
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
@@ -115,7 +118,7 @@ public enum EffectRules {
     /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
     static func amountField(of kind: Effect.Kind) -> String? {
         switch kind {
-        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind, .shadow: "strength"
+        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind, .shadow, .gradientFade: "strength"
         case .blackwhite: "threshold"
         case .cartoonify: "lines"
         case .vectorize: "colors"
@@ -149,6 +152,7 @@ public enum EffectRules {
         case .assistColorblind(_, let xray): .assistColorblind(amount, xray: xray)
         case .cartoonify(_, let colors): .cartoonify(amount, colors: colors)
         case .shadow(_, let color, let x, let y): .shadow(amount, color: color, x: x, y: y)
+        case .gradientFade(_, let symmetric, let x, let y): .gradientFade(amount, symmetric: symmetric, x: x, y: y)
         default: make(effect.kind, amount: amount, color: nil)
         }
     }
@@ -213,6 +217,10 @@ enum StepRules {
             switch e {
             case .shadow(_, _, let x, let y):
                 issues += offsetIssues(x, field: "x", limits: limits) + offsetIssues(y, field: "y", limits: limits)
+            case .gradientFade(_, _, let x, let y):
+                issues += offsetIssues(x, field: "x", limits: limits) + offsetIssues(y, field: "y", limits: limits)
+                // Cloudinary: "Only one direction can be specified"; chain fades for more edges.
+                if x != nil && y != nil { issues.append(FieldIssue(field: "y", reason: "fades from one edge: give x or y, not both (chain two fades for two edges)")) }
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
                 issues += offsetIssues(region.x, field: "x", limits: limits) + offsetIssues(region.y, field: "y", limits: limits)
                 issues += dimensionIssues(region.width, field: "width", limits: limits)
