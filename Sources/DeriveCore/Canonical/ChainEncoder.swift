@@ -126,6 +126,11 @@ public enum ChainEncoder {
             case .shear(let x, let y):
                 add("x", .int(x))
                 add("y", .int(y))
+            case .outline(let mode, let width, let blur, let color):
+                add("mode", .string(mode.rawValue))
+                add("width", .int(width))
+                add("blur", .int(blur))
+                add("color", .string(color.hex))
             case .gradientFade(_, let symmetric, let x, let y):
                 if symmetric { add("symmetric", .bool(true)) }
                 add("x", x?.json)

@@ -305,6 +305,15 @@ public enum Vectorize {
     }
 }
 
+/// e_outline's modes Derive draws (Cloudinary's inner_fill and fill are refused).
+public enum OutlineMode: String, Sendable, Hashable, CaseIterable {
+    case outer, inner
+
+    public static let widthRange = 1...100
+    public static let blurRange = 0...2000
+    public static let defaults = (mode: OutlineMode.outer, width: 5, blur: 0, color: Color.black)
+}
+
 /// `e_art:<filter>`: Cloudinary's named artistic looks (the names of its SDKs' ArtisticFilter).
 /// Cloudinary does not document what each does, so each is Derive's own fixed colour grade in
 /// their spirit, one affine map on RGB; they approximate Cloudinary's looks, not reproduce them.
@@ -438,6 +447,10 @@ public enum Effect: Sendable, Hashable {
     /// positive from the top or left, negative from the bottom or right, as a fraction or
     /// pixels; `symmetric` fades the opposite edge too. Strength (0..100) shapes the ramp.
     case gradientFade(WholeNumber, symmetric: Bool, x: Length?, y: Length?)
+    /// An outline of the image's shape (its alpha) in a colour: outside it (`outer`, the
+    /// default) or inside its edge (`inner`), `width` pixels wide (1..100), its edge softened
+    /// by `blur` (0..2000, as e_blur).
+    case outline(OutlineMode, width: Int, blur: Int, color: Color)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -466,6 +479,7 @@ public enum Effect: Sendable, Hashable {
         case assistColorblind = "assist_colorblind"
         case art, cartoonify, vectorize, shear, shadow
         case gradientFade = "gradient_fade"
+        case outline
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -513,6 +527,7 @@ public enum Effect: Sendable, Hashable {
         case .shear: .shear
         case .shadow: .shadow
         case .gradientFade: .gradientFade
+        case .outline: .outline
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -529,7 +544,7 @@ public enum Effect: Sendable, Hashable {
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
              .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _): n
         case .tint(let n, _), .colorize(let n, _): n
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
         }
     }
 
@@ -542,7 +557,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .shadow, .gradientFade, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .shadow, .gradientFade, .outline, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

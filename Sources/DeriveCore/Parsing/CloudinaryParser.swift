@@ -911,6 +911,41 @@ struct ParseRun {
             }
             return .shear(x: angles[0], y: angles[1])
         }
+        if kind == .outline {
+            // e_outline[:<mode>][:<width>][:<blur>], co_ the colour.
+            var rest = args[...]
+            var mode = OutlineMode.defaults.mode
+            if let first = rest.first, first.first?.isLetter == true {
+                guard let m = OutlineMode(rawValue: first) else {
+                    if first == "inner_fill" || first == "fill" {
+                        fail(c, "e_\(text): known to Cloudinary, not supported by Derive: the \(first) outline modes fill the image's transparent areas, which Derive does not; it draws outer and inner")
+                    } else {
+                        fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_outline mode \(Quoted(first))", hint: "; modes: outer, inner, inner_fill, fill"))
+                    }
+                    return nil
+                }
+                mode = m
+                rest = rest.dropFirst()
+            }
+            guard rest.count <= 2 else {
+                fail(c, "e_outline takes a mode, a width and a blur")
+                return nil
+            }
+            var numbers = [OutlineMode.defaults.width, OutlineMode.defaults.blur]
+            for (i, t) in rest.enumerated() {
+                guard let n = Int(t) else {
+                    fail(c, "e_outline takes whole numbers for its width and blur, got \(Quoted(t))")
+                    return nil
+                }
+                numbers[i] = n
+            }
+            var outlineColor = OutlineMode.defaults.color
+            if let color {
+                guard let parsed = self.color(color, param: "co", in: c) else { return nil }
+                outlineColor = parsed
+            }
+            return .outline(mode, width: numbers[0], blur: numbers[1], color: outlineColor)
+        }
         if kind == .gradientFade {
             // e_gradient_fade[:symmetric][:<strength>]
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }

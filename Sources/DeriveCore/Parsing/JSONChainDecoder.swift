@@ -466,6 +466,7 @@ public struct JSONChainDecoder: Sendable {
         if kind == .simulateColorblind { return readColorblind(value, at: path, log: log) }
         if kind == .art { return readArt(value, at: path, log: log) }
         if kind == .recolor { return readRecolor(value, at: path, log: log) }
+        if kind == .outline { return readOutline(value, at: path, log: log) }
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))
@@ -591,6 +592,26 @@ public struct JSONChainDecoder: Sendable {
         let brightness = inner["brightness"].map { log.int($0, at: path.appending("blurred").appending("brightness")) } ?? PadFill.blurredDefaults.brightness
         guard let intensity, let brightness else { return nil }
         return .blurred(intensity: intensity, brightness: brightness)
+    }
+
+    /// `{"outline": true}` or `{"outline": {"mode": "inner", "width": 8, "blur": 200, "color": "red"}}`.
+    func readOutline(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        let d = OutlineMode.defaults
+        if value == .bool(true) { return .effect(.outline(d.mode, width: d.width, blur: d.blur, color: d.color)) }
+        guard let fields = log.object(value, at: path, allowed: ["mode", "width", "blur", "color"]) else { return nil }
+        var mode = d.mode
+        if let m = fields["mode"] {
+            guard case .string(let text) = m, let parsed = OutlineMode(rawValue: text) else {
+                log.add(path.appending("mode"), "expected one of \"outer\", \"inner\", got \(m.typeDescription)")
+                return nil
+            }
+            mode = parsed
+        }
+        let width = fields["width"].map { log.int($0, at: path.appending("width")) } ?? d.width
+        let blur = fields["blur"].map { log.int($0, at: path.appending("blur")) } ?? d.blur
+        let color = fields["color"].map { log.color($0, at: path.appending("color")) } ?? d.color
+        guard let width, let blur, let color else { return nil }
+        return .effect(.outline(mode, width: width, blur: blur, color: color))
     }
 
     /// `{"art": "incognito"}` or `{"art": {"filter": "incognito"}}`; the filter is required.

@@ -33,7 +33,7 @@ public enum EffectRules {
         case .vectorize: 2...30
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
         }
     }
 
@@ -60,7 +60,7 @@ public enum EffectRules {
         case .vectorize: 10
         // Cloudinary's server default (SDK reference, Shadow: strength 0 to 100, default 40).
         case .shadow: 40
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
         }
     }
 
@@ -107,6 +107,7 @@ public enum EffectRules {
         case .vectorize: return .vectorize(n)
         case .shear: return .shear(x: 0, y: 0)
         case .gradientFade: return .gradientFade(n, symmetric: false, x: nil, y: nil)
+        case .outline: return .outline(OutlineMode.defaults.mode, width: OutlineMode.defaults.width, blur: OutlineMode.defaults.blur, color: color ?? OutlineMode.defaults.color)
         case .shadow: return .shadow(n, color: color ?? shadowDefaultColor, x: .pixels(shadowDefaultOffset), y: .pixels(shadowDefaultOffset))
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
@@ -128,11 +129,11 @@ public enum EffectRules {
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
         }
     }
 
-    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize || kind == .makeTransparent || kind == .shadow }
+    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize || kind == .makeTransparent || kind == .shadow || kind == .outline }
 
     /// Effects on a rectangle given by `x`, `y`, `width` and `height`.
     public static func takesRegion(_ kind: Effect.Kind) -> Bool { kind == .blurRegion || kind == .pixelateRegion }
@@ -200,6 +201,9 @@ enum StepRules {
         case .round(let r): return roundIssues(r, limits: limits)
         case .effect(.recolor(let matrix)):
             return EffectRules.recolorIssues(matrix)
+        case .effect(.outline(_, let width, let blur, _)):
+            // Cloudinary's ranges (SDK reference, Outline: width 1 to 100, blur 0 to 2000).
+            return check(width, in: OutlineMode.widthRange, field: "width") + check(blur, in: OutlineMode.blurRange, field: "blur")
         case .effect(.shear(let x, let y)):
             return check(x, in: EffectRules.shearRange, field: "x", derivesLimits: true) + check(y, in: EffectRules.shearRange, field: "y", derivesLimits: true)
         case .effect(let e):
