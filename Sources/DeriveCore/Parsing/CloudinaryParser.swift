@@ -951,7 +951,7 @@ struct ParseRun {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }
             var rest = args[...]
             var symmetric = false
-            if let first = rest.first, first.first?.isLetter == true {
+            if let first = rest.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
                 guard first == "symmetric" else {
                     if first == "symmetric_pad" {
                         fail(c, "e_\(text): known to Cloudinary, not supported by Derive: symmetric_pad fades into a pad's background, which Derive does not; use symmetric")
@@ -969,11 +969,16 @@ struct ParseRun {
             }
             var strength = WholeNumber.value(EffectRules.defaultAmount(of: .gradientFade) ?? 20)
             if let s = rest.first {
-                guard let n = Int(s) else {
+                if let n = Int(s) {
+                    strength = .value(n)
+                } else if ExpressionParser.looksLikeExpression(s) {
+                    guard let e = wholeNumberExpression(s, param: "e", written: "e_" + text, label: "e_gradient_fade:",
+                                                        accepts: "a whole-number strength", in: c) else { return nil }
+                    strength = e
+                } else {
                     fail(c, "e_gradient_fade takes a whole-number strength, got \(Quoted(s))")
                     return nil
                 }
-                strength = .value(n)
             }
             return .gradientFade(strength, symmetric: symmetric, x: nil, y: nil)
         }
