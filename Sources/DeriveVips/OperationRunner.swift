@@ -194,10 +194,20 @@ final class OperationRunner {
     // MARK: - Overlays
 
     func composite(_ overlay: Overlay, onto base: VImage) throws(DeriveError) -> VImage {
-        let layer = try rendered(overlay)
+        var layer = try rendered(overlay)
         let gravity: Compass
         if case .compass(let c)? = overlay.gravity { gravity = c } else { gravity = .center }
-        let origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
+        var origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
+        if overlay.tiled {
+            // fl_tiled: copies of the layer side by side over the whole image, one of them at
+            // the placed origin; then drawn like one layer of the image's size.
+            let (w, h) = (layer.width, layer.height)
+            let big = try VipsCall("replicate").image("in", layer).int("across", (base.width + w - 1) / w + 1)
+                .int("down", (base.height + h - 1) / h + 1).run().image("out")
+            let shift = (x: ((w - origin.x % w) % w + w) % w, y: ((h - origin.y % h) % h + h) % h)
+            layer = try big.extracted(Rect(x: shift.x, y: shift.y, width: base.width, height: base.height))
+            origin = (0, 0)
+        }
         switch overlay.blend {
         case nil: break
         // PDF blend modes (libvips composite): the image keeps its own alpha.

@@ -65,3 +65,31 @@ import Testing
         }
     }
 }
+
+/// `fl_tiled` and `fl_no_overflow` beside a layer (issue 16, item 3).
+@Suite struct LayerFlagLanguageTests {
+    @Test func tiledInStringsAndJSON() throws {
+        var tiled = Overlay(source: .image("logo"), gravity: .compass(.northWest))
+        tiled.tiled = true
+        #expect(try ToneEffectTests.step("l_logo/fl_layer_apply,fl_tiled,g_north_west") == .overlay(tiled))
+        #expect(try ToneEffectTests.step("l_logo,fl_tiled,g_north_west") == .overlay(tiled))
+        #expect(try ToneEffectTests.step(json: #"{"overlay": {"image": "logo", "gravity": "north_west", "tiled": true}}"#) == .overlay(tiled))
+        try expectRoundTrip("l_logo/c_scale,w_30/fl_layer_apply,fl_tiled", printed: "l_logo/c_scale,w_30/fl_layer_apply,fl_tiled")
+        #expect(try canonical(string: "l_logo/fl_layer_apply,fl_tiled").identity != (try canonical(string: "l_logo/fl_layer_apply").identity))
+    }
+
+    /// A Derive layer never grows the canvas, so fl_no_overflow changes nothing: the same
+    /// identity, and a note says so.
+    @Test func noOverflowChangesNothingAndSaysSo() throws {
+        let result = CloudinaryParser().parse("l_logo/fl_layer_apply,fl_no_overflow,g_south")
+        #expect(result.issues.isEmpty)
+        #expect(result.notes.contains { $0.contains("fl_no_overflow: a layer never extends the canvas in Derive") })
+        #expect(try canonical(string: "l_logo/fl_layer_apply,fl_no_overflow,g_south").identity == (try canonical(string: "l_logo/fl_layer_apply,g_south").identity))
+    }
+
+    @Test(arguments: ["fl_tiled", "c_scale,w_10,fl_no_overflow"])
+    func outsideALayerTheyAreRefused(text: String) {
+        let issues = CloudinaryParser().parse(text).issues.map(\.reason)
+        #expect(issues.count == 1 && issues[0].hasSuffix("applies to a layer: put it beside l_ or fl_layer_apply"), "\(issues)")
+    }
+}

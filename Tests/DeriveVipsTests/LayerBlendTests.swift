@@ -93,3 +93,29 @@ import Testing
         #expect(outsideAll.hits > outsideAll.of / 2)
     }
 }
+
+/// `fl_tiled`: the coffee photo as a 30x30 tile over the whole of Grace Hopper.
+@Suite struct TiledLayerTests {
+    @Test func theLayerRepeatsAcrossTheWholeImage() throws {
+        let (loader, folder) = try UnderlayTests.loader()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func render(_ chain: String) throws -> PixelBuffer {
+            try Harness.pixels(Harness.render(ToneEffectTests.photo, "c_fit,w_120,h_120/\(chain)/f_png", overlays: loader).1.outputs[0].data)
+        }
+        let tiled = try render("l_bg/c_fill,w_30,h_30/fl_layer_apply,fl_tiled,g_north_west")
+        let once = try render("l_bg/c_fill,w_30,h_30/fl_layer_apply,g_north_west")
+        #expect(tiled.width == once.width && tiled.height == once.height)
+        // Every pixel is the tile's: the top-left tile repeats every 30 px both ways.
+        var periodic = 0, total = 0
+        for y in 0..<tiled.height {
+            for x in 0..<tiled.width {
+                total += 1
+                if Harness.pixel(tiled, x, y).prefix(3) == Harness.pixel(tiled, x % 30, y % 30).prefix(3) { periodic += 1 }
+            }
+        }
+        #expect(periodic == total, "\(total - periodic) pixels break the tiling")
+        // The single layer covers its corner only: far from it, the photo.
+        #expect(Harness.pixel(once, 80, 100).prefix(3) != Harness.pixel(tiled, 80, 100).prefix(3))
+        #expect(Harness.pixel(once, 10, 10).prefix(3) == Harness.pixel(tiled, 10, 10).prefix(3))
+    }
+}

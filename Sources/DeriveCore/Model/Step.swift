@@ -649,6 +649,9 @@ public struct Overlay: Sendable, Hashable {
     public var underlay: Bool
     /// How the layer combines with the image (`e_multiply,fl_layer_apply`); nil draws it over.
     public var blend: BlendMode?
+    /// `fl_tiled`: the layer repeated across the whole image, one tile where the gravity and
+    /// offsets put it and the others beside it.
+    public var tiled = false
 
     public init(source: Source, chain: [Step] = [], gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil,
                 regionRelative: Bool = false, underlay: Bool = false, blend: BlendMode? = nil) {

@@ -23,7 +23,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -380,6 +380,9 @@ struct ParseRun {
         takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
         if c.flags.contains("region_relative") {
             fail(c, "fl_region_relative applies to a layer: put it beside l_ or fl_layer_apply")
+        }
+        for flag in ["tiled", "no_overflow"] where c.flags.contains(flag) {
+            fail(c, "fl_\(flag) applies to a layer: put it beside l_ or fl_layer_apply")
         }
 
         if let name = p.removeValue(forKey: "t") {

@@ -204,6 +204,7 @@ public enum CloudinaryPrinter {
         if let x = o.x, x != .pixels(0) { apply.append("x_" + x.cloudinaryText) }
         if let y = o.y, y != .pixels(0) { apply.append("y_" + y.cloudinaryText) }
         if let blend = o.blend { apply.append("e_" + blend.rawValue) }
+        if o.tiled { apply.append("fl_tiled") }
         return [opener] + (try components(o.chain)) + [apply.joined(separator: ",")]
     }
 
