@@ -70,3 +70,18 @@ import Testing
         #expect(g.image.x == 13 && g.image.y == 8 && g.shadow.x == 8 && g.shadow.y == 20)
     }
 }
+
+/// `e_oil_paint[:<strength>]` (issue 16, item 2).
+@Suite struct OilPaintLanguageTests {
+    @Test(arguments: [("e_oil_paint", #"{"oil_paint": true}"#, Effect.oilPaint(30)), ("e_oil_paint:70", #"{"oil_paint": {"strength": 70}}"#, .oilPaint(70))])
+    func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
+        #expect(try ToneEffectTests.step(text) == .effect(effect))
+        #expect(try ToneEffectTests.step(json: json) == .effect(effect))
+    }
+
+    @Test func roundTripsAndRange() throws {
+        try expectRoundTrip("e_oil_paint:30", printed: "e_oil_paint")
+        try expectRoundTrip("e_oil_paint:80", printed: "e_oil_paint:80")
+        #expect(CloudinaryParser().parse("e_oil_paint:101").issues.map(\.reason) == ["e_oil_paint:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"])
+    }
+}

@@ -69,3 +69,22 @@ import Testing
         #expect(Self.alpha(none, plain.width / 2, plain.height + 8 + 5) == 0)
     }
 }
+
+/// `e_oil_paint` on Grace Hopper (round-cornered, as ToneEffectTests): fine detail melts (less
+/// high-frequency energy, more at a higher strength), the mean colour, the size and the alpha
+/// stay.
+@Suite struct OilPaintTests {
+    @Test func detailMeltsAndTheImageStays() throws {
+        let plain = ToneEffectTests.plain
+        let light = try ToneEffectTests.pixels("e_oil_paint")
+        let heavy = try ToneEffectTests.pixels("e_oil_paint:100")
+        for painted in [light, heavy] {
+            #expect(painted.width == plain.width && painted.height == plain.height && painted.bands == 4)
+            #expect(ArtisticEffectVipsTests.alphas(painted) == ArtisticEffectVipsTests.alphas(plain))
+            #expect(abs(ToneEffectTests.meanLuma(painted) - ToneEffectTests.meanLuma(plain)) < 6)
+        }
+        let (e0, e1, e2) = (ToneEffectTests.laplacianEnergy(plain), ToneEffectTests.laplacianEnergy(light), ToneEffectTests.laplacianEnergy(heavy))
+        #expect(e1 < e0 * 0.8 && e2 < e1 * 0.7, "\(e0) -> \(e1) -> \(e2)")
+        #expect(try ToneEffectTests.pixels("e_oil_paint:0").pixels == plain.pixels)
+    }
+}

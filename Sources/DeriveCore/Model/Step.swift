@@ -451,6 +451,9 @@ public enum Effect: Sendable, Hashable {
     /// default) or inside its edge (`inner`), `width` pixels wide (1..100), its edge softened
     /// by `blur` (0..2000, as e_blur).
     case outline(OutlineMode, width: Int, blur: Int, color: Color)
+    /// An oil-painting look: each channel the median of a square neighbourhood that grows with
+    /// the strength (0..100), so detail melts into flat strokes while edges stay.
+    case oilPaint(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -480,6 +483,7 @@ public enum Effect: Sendable, Hashable {
         case art, cartoonify, vectorize, shear, shadow
         case gradientFade = "gradient_fade"
         case outline
+        case oilPaint = "oil_paint"
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -528,6 +532,7 @@ public enum Effect: Sendable, Hashable {
         case .shadow: .shadow
         case .gradientFade: .gradientFade
         case .outline: .outline
+        case .oilPaint: .oilPaint
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -542,7 +547,7 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _): n
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
         }
@@ -557,7 +562,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .shadow, .gradientFade, .outline, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .shadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

@@ -25,7 +25,7 @@ public enum EffectRules {
         case .sepia, .assistColorblind: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite, .cartoonify, .shadow, .gradientFade, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
+        case .blackwhite, .cartoonify, .shadow, .gradientFade, .oilPaint, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
         // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
         case .replaceColor: 0...300
         case .orderedDither: 0...18
@@ -53,6 +53,8 @@ public enum EffectRules {
         case .tint: 60
         // Cloudinary's server default (SDK reference, GradientFade: strength 0 to 100, default 20).
         case .gradientFade: 20
+        // Cloudinary's server default (SDK reference, OilPaint: strength 0 to 100, default 30).
+        case .oilPaint: 30
         case .vignette, .vibrance: 20
         case .blackwhite, .replaceColor, .opacityThreshold, .cartoonify: 50
         case .makeTransparent, .assistColorblind: 10
@@ -107,6 +109,7 @@ public enum EffectRules {
         case .vectorize: return .vectorize(n)
         case .shear: return .shear(x: 0, y: 0)
         case .gradientFade: return .gradientFade(n, symmetric: false, x: nil, y: nil)
+        case .oilPaint: return .oilPaint(n)
         case .outline: return .outline(OutlineMode.defaults.mode, width: OutlineMode.defaults.width, blur: OutlineMode.defaults.blur, color: color ?? OutlineMode.defaults.color)
         case .shadow: return .shadow(n, color: color ?? shadowDefaultColor, x: .pixels(shadowDefaultOffset), y: .pixels(shadowDefaultOffset))
         case .blurFaces: return .blurFaces(n)
@@ -119,7 +122,7 @@ public enum EffectRules {
     /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
     static func amountField(of kind: Effect.Kind) -> String? {
         switch kind {
-        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind, .shadow, .gradientFade: "strength"
+        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind, .shadow, .gradientFade, .oilPaint: "strength"
         case .blackwhite: "threshold"
         case .cartoonify: "lines"
         case .vectorize: "colors"
