@@ -140,7 +140,7 @@ import Testing
         ("q_best", #"chain component 0 ("q_best"): q must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got "best""#),
         ("r_1:2:3:4:5", #"chain component 0 ("r_1:2:3:4:5"): r must be max or 1–4 radii in pixels joined by ':', got "1:2:3:4:5""#),
         ("bo_4_solid_black", #"chain component 0 ("bo_4_solid_black"): bo must be <width>px_solid_<color>, such as bo_4px_solid_black, got "4_solid_black""#),
-        ("a_auto_right", #"chain component 0 ("a_auto_right"): a_auto_right: known to Cloudinary, not supported by Derive: turns by the requested aspect ratio; rotate by an explicit angle (EXIF orientation is applied automatically)"#),
+        ("a_auto,c_scale,w_10,h_10", #"chain component 0 ("a_auto,c_scale,w_10,h_10"): a_auto: known to Cloudinary, not supported by Derive: not among Cloudinary's documented rotation modes; a_auto_right and a_auto_left turn by the requested aspect ratio, and EXIF orientation is applied automatically"#),
         ("l_logo/f_webp/fl_layer_apply", #"chain component 1 ("f_webp"): output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) apply to the whole output, not inside a layer"#),
         ("c_pad,w_10,h_10,g_auto", #"chain component 0 ("c_pad,w_10,h_10,g_auto"): g auto chooses a crop; the pad modes take a compass gravity"#),
         ("c_auto,w_10,h_10,g_north", #"chain component 0 ("c_auto,w_10,h_10,g_north"): g mode auto is always content-aware; use gravity auto or entropy, or mode fill"#),

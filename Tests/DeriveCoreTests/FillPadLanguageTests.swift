@@ -64,3 +64,41 @@ import Testing
         #expect(plan.needsFaces)
     }
 }
+
+/// `a_auto_right` and `a_auto_left` beside a resize (issue 16, item 2).
+@Suite struct AutoTurnLanguageTests {
+    @Test func stringAndJSONAndRoundTrip() throws {
+        var r = Resize(mode: .fill, width: .pixels(400), height: .pixels(200))
+        r.autoTurn = .right
+        #expect(try ToneEffectTests.step("a_auto_right,c_fill,w_400,h_200") == .resize(r))
+        #expect(try ToneEffectTests.step(json: #"{"resize": {"mode": "fill", "width": 400, "height": 200, "autoTurn": "right"}}"#) == .resize(r))
+        try expectRoundTrip("c_fill,h_200,w_400,a_auto_right", printed: "c_fill,w_400,h_200,a_auto_right")
+        try expectRoundTrip("a_auto_left,c_pad,ar_16:9,w_300", printed: "c_pad,w_300,ar_1.777778,a_auto_left")
+        #expect(try canonical(string: "a_auto_left,c_fill,w_400,h_200").identity != (try canonical(string: "c_fill,w_400,h_200").identity))
+    }
+
+    /// A quarter turn first only when the box's orientation is not the image's.
+    @Test(arguments: [
+        ("a_auto_right,c_fill,w_400,h_200", SourceFacts(format: .jpeg, width: 300, height: 400), 90.0 as Double?),
+        ("a_auto_left,c_fill,w_400,h_200", SourceFacts(format: .jpeg, width: 300, height: 400), -90),
+        ("a_auto_right,c_fill,w_400,h_200", SourceFacts(format: .jpeg, width: 400, height: 300), nil),
+        ("a_auto_right,c_fill,w_200,h_200", SourceFacts(format: .jpeg, width: 300, height: 400), nil),
+        ("a_auto_right,c_scale,w_100,h_300", SourceFacts(format: .jpeg, width: 400, height: 300), 90),
+    ])
+    func turnsOnlyWhenTheOrientationsDiffer(chain: String, facts: SourceFacts, degrees: Double?) throws {
+        let plan = try plan([chain], facts)
+        if let degrees {
+            guard case .rotate(let turned, _, nil)? = plan.outputs[0].operations.first else {
+                Issue.record("\(plan.outputs[0].operations)")
+                return
+            }
+            #expect(turned == degrees)
+        } else {
+            #expect(!plan.outputs[0].operations.contains { if case .rotate = $0 { true } else { false } })
+        }
+    }
+
+    @Test func aTurnNeedsABox() {
+        #expect(CloudinaryParser().parse("a_auto_right,c_scale,w_100").issues.map(\.reason) == ["a_auto turns by the requested box's orientation, so it needs a width and a height, or an aspect ratio"])
+    }
+}

@@ -41,3 +41,20 @@ import Testing
         #expect(padded.width == filled.width && padded.height == filled.height && padded.pixels == filled.pixels)
     }
 }
+
+/// `a_auto_right`/`a_auto_left` on Grace Hopper's portrait: a landscape box turns it first,
+/// exactly as a_90 (a_-90) in a component before the fill; a portrait box leaves it upright.
+@Suite struct AutoTurnTests {
+    static func pixels(_ chain: String) throws -> PixelBuffer {
+        try Harness.pixels(Harness.render(ToneEffectTests.photo, chain + "/f_png").1.outputs[0].data)
+    }
+
+    @Test func aLandscapeBoxTurnsThePortraitAndAPortraitBoxDoesNot() throws {
+        let right = try Self.pixels("a_auto_right,c_fill,w_200,h_100"), turned = try Self.pixels("a_90/c_fill,w_200,h_100")
+        #expect(right.width == 200 && right.height == 100 && right.pixels == turned.pixels)
+        let left = try Self.pixels("a_auto_left,c_fill,w_200,h_100"), back = try Self.pixels("a_-90/c_fill,w_200,h_100")
+        #expect(left.pixels == back.pixels && left.pixels != right.pixels)
+        let upright = try Self.pixels("a_auto_right,c_fill,w_100,h_200"), plain = try Self.pixels("c_fill,w_100,h_200")
+        #expect(upright.pixels == plain.pixels)
+    }
+}

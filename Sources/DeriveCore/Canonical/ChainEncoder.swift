@@ -96,6 +96,7 @@ public enum ChainEncoder {
             }
             add("zoom", r.zoom.map(JSONValue.decimal) ?? r.zoomExpression.map { .string($0.canonicalText) })
             add("relative", r.relative ? .bool(true) : nil)
+            add("autoTurn", r.autoTurn.map { .string($0.rawValue) })
         case .rotate(let r):
             add("angle", r.angleExpression.map { .string($0.canonicalText) } ?? .decimal(r.angle))
             switch (r.horizontalFlip, r.verticalFlip) {

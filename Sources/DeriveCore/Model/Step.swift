@@ -110,6 +110,9 @@ public struct Resize: Sendable, Hashable {
     /// `b_blurred`, `b_auto`: with a pad mode, the padding is filled from the image itself
     /// instead of a colour (`background` is then nil).
     public var padFill: PadFill?
+    /// `a_auto_right`, `a_auto_left` beside the resize: turn the image a quarter first (clockwise
+    /// or anticlockwise) when its orientation (landscape or portrait) is not the requested box's.
+    public var autoTurn: AutoTurn?
 
     /// Whether an aspect ratio is given, as a number or as an expression.
     public var hasAspectRatio: Bool { aspectRatio != nil || aspectRatioExpression != nil }
@@ -127,6 +130,19 @@ public struct Resize: Sendable, Hashable {
         self.dpr = dpr
         self.background = background
         self.zoom = zoom
+    }
+}
+
+/// `a_auto_right` (clockwise) and `a_auto_left`.
+public enum AutoTurn: String, Sendable, Hashable, CaseIterable {
+    case right, left
+
+    /// The quarter turn for an image of `size` and a requested box, or nil when their
+    /// orientations agree (or either is square, or a side of the box is unknown).
+    public func degrees(for size: Size, box: (width: Int?, height: Int?)) -> Double? {
+        guard let bw = box.width, let bh = box.height, bw != bh, size.width != size.height else { return nil }
+        guard (bw > bh) != (size.width > size.height) else { return nil }
+        return self == .right ? 90 : -90
     }
 }
 

@@ -429,12 +429,25 @@ struct ParseRun {
             if let w, let h { region = Region(x: x, y: y, width: w, height: h) } else { fail(c, "e_\(kind.rawValue) needs w_ and h_ for its region (x_ and y_ default to 0)") }
         }
 
+        // a_auto_right / a_auto_left qualify the resize beside them (the requested box).
+        var autoTurn: AutoTurn?
+        if let a = p["a"], a == "auto_right" || a == "auto_left" {
+            p["a"] = nil
+            autoTurn = a == "auto_right" ? .right : .left
+        }
         let resizeKeys = ["c", "w", "h", "ar", "dpr", "g", "x", "y", "z"]
         var resize: Resize?
         if resizeKeys.contains(where: { p[$0] != nil }) {
             resize = self.resize(&p, in: c).flatMap { ignoringQualifiers($0, in: c) }
         }
         if c.flags.contains("ignore_aspect_ratio") { resize = ignoringAspectRatio(resize, in: c) }
+        if let autoTurn {
+            if resize == nil {
+                fail(c, "a_auto_\(autoTurn.rawValue): known to Cloudinary, not supported by Derive without a resize beside it: it turns the image when the requested box's orientation differs; give w_ and h_ (or ar_) in the same component")
+            } else {
+                resize?.autoTurn = autoTurn
+            }
+        }
         if c.flags.contains("relative") {
             if !inLayer {
                 fail(c, "fl_relative sizes a layer by the image it is placed on: put it beside the layer's fractional w_ or h_ (l_logo,c_scale,w_0.25,fl_relative)")
@@ -1220,7 +1233,8 @@ enum CloudinaryNames {
             case "dpr": return "dpr"
             case "zoom": return "z"
             case "relative": return "fl_relative"
-            case "background": return "b"
+            case "background", "padFill": return "b"
+            case "autoTurn": return "a_auto"
             default: return ""
             }
         case .rotate: return "a"

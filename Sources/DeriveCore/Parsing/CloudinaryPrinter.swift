@@ -107,6 +107,7 @@ public enum CloudinaryPrinter {
         if let zoom = r.zoom { p.append("z_" + Decimal6.string(zoom)) }
         if let zoom = r.zoomExpression { p.append("z_" + zoom.canonicalText) }
         if r.relative { p.append("fl_relative") }
+        if let turn = r.autoTurn { p.append("a_auto_" + turn.rawValue) }
         return p.joined(separator: ",")
     }
 

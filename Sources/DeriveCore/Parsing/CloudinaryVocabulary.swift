@@ -148,7 +148,7 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .detectorGravity, spelling: "g_auto:subject, g_<object> (g_dog, g_bottle:cup), g_ocr_text, g_body, g_adv_*, g_custom", reason: "object, text and body gravities: \(addOn)"),
         Unsupported(match: .valuePrefix("b", "auto:predominant_gradient"), spelling: "b_auto:predominant_gradient[_contrast], b_auto:border_gradient[_contrast]", reason: "gradient pad fills; Derive's b_auto modes are border, predominant, border_contrast and predominant_contrast"),
         Unsupported(match: .valuePrefix("b", "auto:border_gradient"), spelling: "", reason: "gradient pad fills; Derive's b_auto modes are border, predominant, border_contrast and predominant_contrast"),
-        Unsupported(match: .valuePrefix("a", "auto"), spelling: "a_auto_right, a_auto_left", reason: "turns by the requested aspect ratio; rotate by an explicit angle (EXIF orientation is applied automatically)"),
+        Unsupported(match: .value("a", "auto"), spelling: "a_auto", reason: "not among Cloudinary's documented rotation modes; a_auto_right and a_auto_left turn by the requested aspect ratio, and EXIF orientation is applied automatically"),
         Unsupported(match: .value("a", "exif"), spelling: "", reason: "EXIF orientation is applied automatically; a_ignore turns it off"),
     ] + ["ac", "af", "br", "du", "eo", "so", "sp", "vc", "vs", "fps", "ki"].map {
         Unsupported(match: .parameter($0), spelling: $0 == "ac" ? "ac_, af_, br_, du_, eo_, so_, sp_, vc_, vs_, fps_, ki_" : "", reason: video)

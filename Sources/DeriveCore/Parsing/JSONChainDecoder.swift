@@ -12,7 +12,7 @@ public struct JSONChainDecoder: Sendable {
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
-    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative"]
+    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative", "autoTurn"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend", "tiled"]
     static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing"]
@@ -403,6 +403,13 @@ public struct JSONChainDecoder: Sendable {
         }
         r.background = log.color(fields["background"], at: path.appending("background"))
         if let fill = fields["padFill"] { r.padFill = readPadFill(fill, at: path.appending("padFill"), log: log) }
+        if let turn = fields["autoTurn"] {
+            if case .string(let text) = turn, let parsed = AutoTurn(rawValue: text) {
+                r.autoTurn = parsed
+            } else {
+                log.add(path.appending("autoTurn"), "expected \"right\" or \"left\", got \(turn.typeDescription)")
+            }
+        }
         if let e = log.decimalExpression(fields["zoom"], at: path.appending("zoom")) { r.zoomExpression = e } else {
             r.zoom = log.double(fields["zoom"], at: path.appending("zoom"))
         }

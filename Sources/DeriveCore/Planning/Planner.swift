@@ -280,7 +280,7 @@ public struct Planner: Sendable {
         while k + 1 < pending.count {
             k += 1
             let (written, j, label) = pending[k]
-            guard let size = walk.size else { break }
+            guard var size = walk.size else { break }
             let here = "\(location) \(label) (\(written.key))"
             // Expressions are evaluated on the image this step receives, then the step is
             // checked as if it had been written with their values.
@@ -339,7 +339,7 @@ public struct Planner: Sendable {
                 walk.size = nil
                 break
             }
-            let step = evaluation.step
+            var step = evaluation.step
             if !evaluation.evaluated.isEmpty {
                 let values = evaluation.evaluated.map { "\($0.written) is \($0.value)" }.joined(separator: ", ")
                 let problems = StepRules.issues(in: step, limits: limits)
@@ -364,6 +364,17 @@ public struct Planner: Sendable {
                 .deferred(stepFacts.assignments + rest.map { $0.substitutingSourceFacts(stepFacts) })
             }
             let rest = pending[(k + 1)...].map(\.step)
+            // a_auto_right/left: a quarter turn first when the box's orientation is not the
+            // image's; then the resize as written, on the turned image.
+            if case .resize(var r) = step, let turn = r.autoTurn {
+                if let degrees = turn.degrees(for: size, box: ResizeGeometry.requestedBox(r, input: size)) {
+                    walk.operations.append(.rotate(degrees: degrees, canvas: size.swapped, background: nil))
+                    size = size.swapped
+                    walk.size = size
+                }
+                r.autoTurn = nil
+                step = .resize(r)
+            }
             switch step {
             case .resize(let r) where FaceGeometry.cutsAroundFaces(r):
                 walk.operations.append(.faceCrop(r))

@@ -348,6 +348,9 @@ enum StepRules {
             if r.x != nil { issues.append(FieldIssue(field: "x", reason: why)) }
             if r.y != nil { issues.append(FieldIssue(field: "y", reason: why)) }
         }
+        if r.autoTurn != nil && !((r.width != nil && r.height != nil) || r.hasAspectRatio) {
+            issues.append(FieldIssue(field: "autoTurn", reason: "turns by the requested box's orientation, so it needs a width and a height, or an aspect ratio"))
+        }
         if let fill = r.padFill {
             if !r.mode.pads {
                 issues.append(FieldIssue(field: "padFill", reason: "applies only to the pad modes (pad, lpad, mpad), not \(mode)"))
