@@ -15,6 +15,29 @@ final class OperationRunner {
     /// The content-aware crops taken since the last `takeDecisions()`, for the output's report.
     var decisions: [CropDecision] = []
     private var overlayCache: [Overlay: VImage] = [:]
+    private var lutCache: [String: Lut3D] = [:]
+
+    /// `l_lut:`: the file loaded as overlays are and read once per job, then every pixel's
+    /// RGB mapped through it (alpha kept).
+    func applyingLut(_ name: String, to image: VImage) throws(DeriveError) -> VImage {
+        let lut: Lut3D
+        if let cached = lutCache[name] {
+            lut = cached
+        } else {
+            do {
+                lut = try Lut3D.parse(overlays.load(name).bytes, name: name)
+            } catch {
+                throw error.prefixed("l_lut:\(name.replacingOccurrences(of: "/", with: ":"))")
+            }
+            lutCache[name] = lut
+        }
+        return try image.changingColour { (colour) throws(DeriveError) in
+            let rgb = try colour.rgb().cast("uchar")
+            var pixels = try rgb.pixelBuffer()
+            lut.apply(to: &pixels.pixels, bands: pixels.bands)
+            return try VImage.fromPixels(pixels.pixels, width: pixels.width, height: pixels.height, bands: pixels.bands).interpreted(as: "srgb")
+        }
+    }
 
     init(engine: VipsEngine, overlays: any OverlayLoader, sourceFormat: ImageFormat, faces: [Rect]? = nil) {
         self.engine = engine
@@ -180,6 +203,8 @@ final class OperationRunner {
             return try withAlpha.withoutAlpha().joined(with: alpha.linear([Double(percent) / 100], [0]))
         case .overlay(let overlay):
             return try composite(overlay, onto: image)
+        case .lut(let name):
+            return try applyingLut(name, to: image)
         case .smartCrop, .faceCrop, .fillPad, .trim, .deferred:
             return try run([operation], on: image).0
         }

@@ -20,7 +20,7 @@ import Testing
         ("e_background_removal/b_lightblue,c_pad,w_1.0", #"chain component 0 ("e_background_removal"): e_background_removal: known to Cloudinary, not supported by Derive: a Cloudinary add-on or AI feature that Derive does not have"#),
         ("c_imagga_crop,w_100,h_100", #"chain component 0 ("c_imagga_crop,w_100,h_100"): c_imagga_crop: known to Cloudinary, not supported by Derive: a Cloudinary add-on or AI feature that Derive does not have"#),
         ("b_gen_fill,c_pad,w_100,h_100", #"chain component 0 ("b_gen_fill,c_pad,w_100,h_100"): b_gen_fill: known to Cloudinary, not supported by Derive: generative AI, which Derive does not run"#),
-        ("l_lut:warm.cube", #"chain component 0 ("l_lut:warm.cube"): l_lut:warm.cube: known to Cloudinary, not supported by Derive: 3D LUT layers; planned in the next language issue (effects, layers and formats)"#),
+        ("bl_base", #"chain component 0 ("bl_base"): bl_base: known to Cloudinary, not supported by Derive: baseline transformations; planned in the next language issue (effects, layers and formats)"#),
         ("c_scale,w_100/so_2.5", #"chain component 1 ("so_2.5"): so_2.5: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("d_a::b", #"chain component 0 ("d_a::b"): d_a::b: unknown to Cloudinary (a default image is a name such as d_avatar.png or d_folder:avatar)"#),
         ("fl_attachment", #"chain component 0 ("fl_attachment"): fl_attachment: known to Cloudinary, not supported by Derive; supported flags: layer_apply, progressive, keep_iptc, keep_metadata, lossless, strip_profile, region_relative, relative, ignore_aspect_ratio, tiled, no_overflow"#),
@@ -40,7 +40,7 @@ import Testing
 
     /// Parameters Cloudinary has get no "did you mean" guessing a one-letter parameter.
     @Test func noGuessesForParametersCloudinaryHas() {
-        for text in ["if_du_gt_1,e_sepia", "f_$name", "bl_base", "fn_wasm:blur.wasm", "so_2"] {
+        for text in ["if_du_gt_1,e_sepia", "f_$name", "dl_200", "fn_wasm:blur.wasm", "so_2"] {
             let issues = CloudinaryParser().parse(text).issues.map(\.description)
             #expect(issues.count == 1 && issues.allSatisfy { !$0.contains("did you mean") && $0.contains("known to Cloudinary, not supported by Derive") }, "\(text): \(issues)")
         }

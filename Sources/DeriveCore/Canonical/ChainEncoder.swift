@@ -201,7 +201,7 @@ public enum ChainEncoder {
             add("maxHeight", c.maxHeight.map(JSONValue.int))
             add("maxPixels", c.maxPixels.map(JSONValue.int))
             add("formats", c.formats.map { .array($0.map { .string($0.rawValue) }) })
-        case .preset(let name):
+        case .preset(let name), .lut(let name):
             return .string(name)
         case .assign(let a):
             add("name", .string(a.name))

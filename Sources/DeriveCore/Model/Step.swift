@@ -15,6 +15,9 @@ public enum Step: Sendable, Hashable {
     case validate(ImageConstraints)
     /// A named preset's chain, expanded in place before anything else looks at the chain.
     case preset(String)
+    /// `l_lut:<file>`: a 3D colour lookup table (`.cube` or `.3dl`, `Lut3D`) applied to the
+    /// image, the file found as overlays are.
+    case lut(String)
     /// `$name_<value>`: sets a variable for the steps after it; changes no pixels.
     case assign(VariableAssignment)
     /// `if_<condition>/…/if_else/…/if_end`: one branch or the other, decided when planning.
@@ -36,6 +39,7 @@ public enum Step: Sendable, Hashable {
         case .opacity: "opacity"
         case .overlay: "overlay"
         case .validate: "validate"
+        case .lut: "lut"
         case .preset: "preset"
         case .assign: "variable"
         case .conditional: "if"

@@ -187,6 +187,16 @@ struct ParseRun {
                 }
                 continue
             }
+            if key == "l", value.hasPrefix("lut:") {
+                // A 3D LUT applied to the image: a step of its own, not a layer that a
+                // fl_layer_apply closes.
+                if component.params["lut"] != nil {
+                    fail(component, "repeats l_lut:; put each LUT in its own component")
+                } else {
+                    component.params["lut"] = String(value.dropFirst(4))
+                }
+                continue
+            }
             if key == "l" || key == "u" {
                 if component.params[key] != nil {
                     fail(component, "repeats \(key)_; put each layer in its own component")
@@ -502,6 +512,15 @@ struct ParseRun {
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
             fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers")
+        }
+        if let lut = p.removeValue(forKey: "lut") {
+            let parts = lut.split(separator: ":", omittingEmptySubsequences: false)
+            if !lut.isEmpty, lut.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }),
+               !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+                steps.append(.lut(parts.joined(separator: "/")))
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("l_lut:" + lut, "a LUT is a file name such as l_lut:warm.cube or l_lut:folder:film.3dl", hint: ""))
+            }
         }
         if let round { steps.append(.round(round)) }
         if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
@@ -1251,6 +1270,7 @@ enum CloudinaryNames {
             default: return "l"
             }
         case .preset: return "t"
+        case .lut: return "l_lut"
         case .assign(let a): return "$" + a.name
         case .conditional: return "if"
         case .template: return ""

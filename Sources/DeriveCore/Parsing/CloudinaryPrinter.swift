@@ -74,6 +74,7 @@ public enum CloudinaryPrinter {
         case .conditional(let c):
             return ["if_" + c.condition.canonicalText] + (try components(c.then))
                 + (c.otherwise.isEmpty ? [] : ["if_else"] + (try components(c.otherwise))) + ["if_end"]
+        case .lut(let name): return ["l_lut:" + name.replacingOccurrences(of: "/", with: ":")]
         case .validate:
             throw Unprintable(reason: "validate steps exist only in JSON")
         }

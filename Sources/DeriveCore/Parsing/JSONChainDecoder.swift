@@ -11,7 +11,7 @@ public struct JSONChainDecoder: Sendable {
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
-                                  "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
+                                  "validate", "preset", "variable", "if", "template", "lut"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative", "autoTurn"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend", "tiled"]
@@ -363,6 +363,8 @@ public struct JSONChainDecoder: Sendable {
             return readConstraints(body, at: bodyPath, log: log).map(Step.validate)
         case "preset":
             return log.string(body, at: bodyPath).map(Step.preset)
+        case "lut":
+            return log.string(body, at: bodyPath).map(Step.lut)
         case "variable":
             return readAssignment(body, at: bodyPath, log: log).map(Step.assign)
         case "if":

@@ -127,6 +127,7 @@ extension ImageOperation {
         case .round(let radius, let background): return op("round", body(.round(RoundCorners(radius: radius, background: background))))
         case .effect(let e): return op(e.kind.rawValue, body(.effect(e)))
         case .trim(let t): return op("trim", body(.trim(t)))
+        case .lut(let name): return op("lut", [JSONMember(key: "file", value: .string(name))])
         case .flatten(let c): return op("flatten", [JSONMember(key: "color", value: .string(c.hex))])
         case .border(let b): return op("border", body(.border(b)))
         case .opacity(let o): return op("opacity", [JSONMember(key: "percent", value: .int(o))])

@@ -62,6 +62,8 @@ public enum ImageOperation: Sendable, Hashable {
     case round(RoundCorners.Radius, background: Color)
     case effect(Effect)
     case trim(Trim)
+    /// A 3D LUT (`l_lut:`), loaded as overlays are and applied to every pixel.
+    case lut(String)
     /// Composites transparency onto a colour.
     case flatten(Color)
     case border(Border)
@@ -79,6 +81,7 @@ public enum ImageOperation: Sendable, Hashable {
         case .selectPage, .selectPages, .unorient, .crop, .smartCrop, .flip: true
         case .rotate(let degrees, _, _): ResizeGeometry.isRightAngle(degrees)
         case .effect(let e): e.isPointwise
+        case .lut: true
         default: false
         }
     }

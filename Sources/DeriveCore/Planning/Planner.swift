@@ -475,6 +475,8 @@ public struct Planner: Sendable {
                     }
                 }
                 walk.operations.append(.overlay(o))
+            case .lut(let name):
+                walk.operations.append(.lut(name))
             case .validate(let c):
                 for reason in Self.violations(of: c, size: size, format: sourceFormat) {
                     issues.append(ValidationIssue(location: here, reason: reason))

@@ -243,6 +243,10 @@ enum StepRules {
         case .overlay(let o): return overlayIssues(o, limits: limits)
         case .validate(let c): return constraintIssues(c)
         case .preset(let name): return presetNameIssues(name, field: "")
+        case .lut(let name):
+            let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+            return !name.isEmpty && !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) ? []
+                : [FieldIssue(field: "", reason: "a LUT is a file name such as warm.cube or folder/film.3dl, got \(Quoted(name))")]
         case .assign(let a):
             if case .text(let t) = a.value, t.utf8.count > 1000 { return [FieldIssue(field: "text", reason: "is \(t.utf8.count) bytes; the limit is 1000")] }
             return []
