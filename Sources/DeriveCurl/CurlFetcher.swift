@@ -111,6 +111,8 @@ public final class CurlFetcher: SourceFetcher {
                     let wait = response.header("retry-after").flatMap { RetryAfter.seconds($0) }
                     throw DeriveError(.sourceUnavailable, "\(Redacted.url(finalURL)) answered HTTP \(response.status)\(wait.map { " (Retry-After \(Int($0)) s)" } ?? "")",
                                       retryable: true, retryAfter: wait)
+                case 404, 410:
+                    throw DeriveError.missing("\(Redacted.url(finalURL)) answered HTTP \(response.status); not retried")
                 default:
                     throw DeriveError(.sourceRefused, "\(Redacted.url(finalURL)) answered HTTP \(response.status); not retried")
                 }
@@ -172,7 +174,7 @@ public final class CurlFetcher: SourceFetcher {
             throw DeriveError(.sourceRefused, "bucket \(Quoted(bucket)) is not one sources may come from; allow it with DERIVE_S3_SOURCE_BUCKETS")
         }
         guard let bytes = try s3.get(bucket: bucket, key: key, maxBytes: settings.maxBytes) else {
-            throw DeriveError(.sourceRefused, "\(source) does not exist")
+            throw DeriveError.missing("\(source) does not exist")
         }
         return try identified(bytes, location: source, origin: .network, transferred: bytes.count)
     }

@@ -15,6 +15,29 @@ final class OperationRunner {
     /// The content-aware crops taken since the last `takeDecisions()`, for the output's report.
     var decisions: [CropDecision] = []
     private var overlayCache: [Overlay: VImage] = [:]
+    private var lutCache: [String: Lut3D] = [:]
+
+    /// `l_lut:`: the file loaded as overlays are and read once per job, then every pixel's
+    /// RGB mapped through it (alpha kept).
+    func applyingLut(_ name: String, to image: VImage) throws(DeriveError) -> VImage {
+        let lut: Lut3D
+        if let cached = lutCache[name] {
+            lut = cached
+        } else {
+            do {
+                lut = try Lut3D.parse(overlays.load(name).bytes, name: name)
+            } catch {
+                throw error.prefixed("l_lut:\(name.replacingOccurrences(of: "/", with: ":"))")
+            }
+            lutCache[name] = lut
+        }
+        return try image.changingColour { (colour) throws(DeriveError) in
+            let rgb = try colour.rgb().cast("uchar")
+            var pixels = try rgb.pixelBuffer()
+            lut.apply(to: &pixels.pixels, bands: pixels.bands)
+            return try VImage.fromPixels(pixels.pixels, width: pixels.width, height: pixels.height, bands: pixels.bands).interpreted(as: "srgb")
+        }
+    }
 
     init(engine: VipsEngine, overlays: any OverlayLoader, sourceFormat: ImageFormat, faces: [Rect]? = nil) {
         self.engine = engine
@@ -50,6 +73,11 @@ final class OperationRunner {
             switch operation {
             case .smartCrop(let size, let gravity):
                 try perform(.crop(try window(size, gravity, in: image, faces: tracked)))
+            case .fillPad(let target, let background):
+                let planned = FillPad.operations(input: image.frameSize, target: target, background: background, faces: tracked)
+                let (result, inner) = try run(planned, on: image, faces: &tracked)
+                image = result
+                resolved += inner
             case .faceCrop(let r):
                 let (result, inner) = try run(try faceCrop(r, in: image.frameSize, faces: tracked), on: image, faces: &tracked)
                 image = result
@@ -142,6 +170,8 @@ final class OperationRunner {
             return try image.extracted(rect)
         case .embed(let at, let canvas, let background):
             return try image.embedded(at: (at.x, at.y), canvas: canvas, background: background)
+        case .padFill(let at, let canvas, let fill):
+            return try Self.padded(image, at: at, canvas: canvas, fill: fill)
         case .flip(let horizontal):
             return try image.flipped(horizontal: horizontal)
         case .rotate(let degrees, let canvas, let background):
@@ -173,7 +203,9 @@ final class OperationRunner {
             return try withAlpha.withoutAlpha().joined(with: alpha.linear([Double(percent) / 100], [0]))
         case .overlay(let overlay):
             return try composite(overlay, onto: image)
-        case .smartCrop, .faceCrop, .trim, .deferred:
+        case .lut(let name):
+            return try applyingLut(name, to: image)
+        case .smartCrop, .faceCrop, .fillPad, .trim, .deferred:
             return try run([operation], on: image).0
         }
     }
@@ -187,10 +219,29 @@ final class OperationRunner {
     // MARK: - Overlays
 
     func composite(_ overlay: Overlay, onto base: VImage) throws(DeriveError) -> VImage {
-        let layer = try rendered(overlay)
+        var layer = try rendered(overlay)
         let gravity: Compass
         if case .compass(let c)? = overlay.gravity { gravity = c } else { gravity = .center }
-        let origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
+        var origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
+        if overlay.tiled {
+            // fl_tiled: copies of the layer side by side over the whole image, one of them at
+            // the placed origin; then drawn like one layer of the image's size.
+            let (w, h) = (layer.width, layer.height)
+            let big = try VipsCall("replicate").image("in", layer).int("across", (base.width + w - 1) / w + 1)
+                .int("down", (base.height + h - 1) / h + 1).run().image("out")
+            let shift = (x: ((w - origin.x % w) % w + w) % w, y: ((h - origin.y % h) % h + h) % h)
+            layer = try big.extracted(Rect(x: shift.x, y: shift.y, width: base.width, height: base.height))
+            origin = (0, 0)
+        }
+        switch overlay.blend {
+        case nil: break
+        // PDF blend modes (libvips composite): the image keeps its own alpha.
+        case .multiply, .screen, .overlay: return try base.composited(layer, at: origin, mode: overlay.blend!.rawValue)
+        // The image's alpha times the layer's (dest-in) or times its complement (dest-out);
+        // outside the layer it is fully transparent for a mask and unchanged for a cut-out.
+        case .mask: return try base.withAlpha().composited(layer, at: origin, mode: "dest-in")
+        case .cutOut: return try base.withAlpha().composited(layer, at: origin, mode: "dest-out")
+        }
         guard overlay.underlay else { return try base.composited(layer, at: origin) }
         // An underlay: the layer on a transparent canvas of the base's size, the base over it.
         let canvas = try base.withAlpha().constant(.transparent, bands: 4).composited(layer, at: origin)

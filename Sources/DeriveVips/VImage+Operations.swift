@@ -191,11 +191,12 @@ extension VImage {
     }
 
     /// Draws `overlay` over this image at `origin`, keeping this image's alpha-ness.
-    func composited(_ overlay: VImage, at origin: (x: Int, y: Int)) throws(DeriveError) -> VImage {
+    /// `overlay` drawn at `origin` with a libvips blend mode (`over`, `multiply`, `dest-in`...).
+    func composited(_ overlay: VImage, at origin: (x: Int, y: Int), mode: String = "over") throws(DeriveError) -> VImage {
         let base = try matchingBands(for: overlay)
         let top = try overlay.matchingBands(for: base)
         let result = try VipsCall("composite2").image("base", base).image("overlay", top)
-            .enumeration("mode", "over").int("x", origin.x).int("y", origin.y)
+            .enumeration("mode", mode).int("x", origin.x).int("y", origin.y)
             .run().image("out").cast("uchar")
         return hasAlpha ? result : try result.withoutAlpha()
     }

@@ -56,6 +56,12 @@ enum VipsEncoder {
         let strip = resolved.strip
         // fl_strip_profile / cs_tinysrgb: the other metadata stays, the ICC profile goes.
         if resolved.stripProfile { image = try image.removing(["icc-profile-data"]) }
+        // dn_: the resolution written in the file (libvips keeps pixels per millimetre; JPEG's
+        // JFIF density, PNG's pHYs and TIFF's resolution tags carry it).
+        if let dpi = resolved.density {
+            image = try VipsCall("copy").image("in", image).double("xres", Double(dpi) / 25.4).double("yres", Double(dpi) / 25.4)
+                .run().image("out")
+        }
         let chroma: String
         switch resolved.chromaSubsampling {
         case .auto: chroma = "auto"

@@ -89,7 +89,13 @@ public struct JobPipeline: Sendable {
         func milliseconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000 }
 
         stage(.fetch)
-        let fetched = try fetcher.fetch(source)
+        let fetched: FetchedSource
+        do {
+            fetched = try fetcher.fetch(source)
+        } catch let error where error.sourceMissing {
+            guard let placeholder = job.defaultImage else { throw error }
+            fetched = try Self.defaultImage(placeholder, overlays: overlays, missing: error)
+        }
         var image = fetched.image
         // Hashed once, before anything parses it: the content's hash finds recorded work.
         let sourceHash = ContentHash.sha256(image.bytes)
@@ -146,6 +152,21 @@ public struct JobPipeline: Sendable {
                                locations: objects.map(\.url), keys: objects.map(\.key.value), timings: timings, totalMilliseconds: milliseconds(since: started),
                                fetched: fetched.origin == .file ? nil : fetched, decoded: !missing.isEmpty)
         return Outcome(report: report, record: DerivationRecord(report: report, resolved: job, stored: objects, sourceURL: source))
+    }
+
+    /// `d_`: the default image, loaded as overlays are, in place of a source that does not
+    /// exist. Its own failure says both what was missing and why the default could not stand in.
+    static func defaultImage(_ name: String, overlays: any OverlayLoader, missing: DeriveError) throws(DeriveError) -> FetchedSource {
+        let image: SourceImage
+        do {
+            image = try overlays.load(name)
+        } catch {
+            throw error.prefixed("\(missing.detail); and the default image d_\(name.replacingOccurrences(of: "/", with: ":"))")
+        }
+        guard let format = ImageSniffer.format(of: image.bytes) else {
+            throw DeriveError(.unsupportedFormat, "\(missing.detail); and the default image \(Quoted(name)) is not an image format Derive recognises")
+        }
+        return FetchedSource(image: image, format: format, finalLocation: image.location, origin: .file, transferredBytes: 0)
     }
 
     private func plan(_ job: ResolvedJob, facts: SourceFacts) throws(DeriveError) -> Plan {

@@ -193,7 +193,16 @@ struct ChainGenerator {
                 if random.chance(0.5) { r.x = offset() } else { r.y = offset() }
             }
         }
+        if r.mode == .fillPad || r.mode == .autoPad {
+            // Content-aware: gravity auto (or none, which is auto), no offsets.
+            (r.gravity, r.x, r.y) = (random.chance(0.5) ? .smart(.auto) : nil, nil, nil)
+            if random.chance(0.4) { r.background = color() }
+        }
         if r.mode.pads && random.chance(0.4) { r.background = color() }
+        if r.mode.pads && r.background == nil && random.chance(0.2) {
+            r.padFill = random.chance(0.5) ? .blurred(intensity: Int.random(in: 1...2000, using: &random), brightness: Int.random(in: -300...100, using: &random))
+                : .auto(random.pick(AutoPadColor.allCases))
+        }
         return r
     }
 

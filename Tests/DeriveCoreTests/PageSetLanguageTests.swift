@@ -88,13 +88,21 @@ import Testing
         ("pg_2-12,f_gif", animation, #"outputs[0] ("o0").pages: pg_2-12: page 12 does not exist; the source has 9"#),
         ("pg_10-,f_gif", animation, #"outputs[0] ("o0").pages: pg_10-: page 10 does not exist; the source has 9"#),
         ("pg_1;4,f_gif", document, #"outputs[0] ("o0").pages: pg_1;4: page 4 does not exist; the source has 3"#),
-        ("pg_2-4,f_jpg", animation, #"outputs[0] ("o0").pages: pg_2-4: known to Cloudinary, not supported by Derive with jpeg: Cloudinary makes a PDF of several pages, which Derive does not write, and jpeg holds no animation of them; select one page (pg_<n>) or write a format that animates (f_gif, f_webp or f_auto)"#),
-        ("pg_1;3,f_png", document, #"outputs[0] ("o0").pages: pg_1;3: known to Cloudinary, not supported by Derive with png: Cloudinary makes a PDF of several pages, which Derive does not write, and png holds no animation of them; select one page (pg_<n>) or write a format that animates (f_gif, f_webp or f_auto)"#),
-        // A TIFF's own format is TIFF, which holds no animation.
-        ("pg_1-2", document, #"outputs[0] ("o0").pages: pg_1-2: known to Cloudinary, not supported by Derive with tiff: Cloudinary makes a PDF of several pages, which Derive does not write, and tiff holds no animation of them; select one page (pg_<n>) or write a format that animates (f_gif, f_webp or f_auto)"#),
+        ("pg_2-4,f_jpg", animation, #"outputs[0] ("o0").pages: pg_2-4: known to Cloudinary, not supported by Derive with jpeg: Cloudinary makes a PDF of several pages, which Derive does not write, and jpeg holds one image; select one page (pg_<n>), or write a format that holds them: an animation (f_gif, f_webp or f_auto) or a multi-page TIFF (f_tiff)"#),
+        ("pg_1;3,f_png", document, #"outputs[0] ("o0").pages: pg_1;3: known to Cloudinary, not supported by Derive with png: Cloudinary makes a PDF of several pages, which Derive does not write, and png holds one image; select one page (pg_<n>), or write a format that holds them: an animation (f_gif, f_webp or f_auto) or a multi-page TIFF (f_tiff)"#),
     ])
     func refusals(text: String, facts: SourceFacts, message: String) {
         #expect(planRefusal(text, facts).map(\.description) == [message])
+    }
+
+    /// A TIFF's own format is TIFF, which holds pages: pg_1-2 of it is a two-page TIFF, as f_tiff
+    /// of an animation is.
+    @Test func aTIFFHoldsThePagesOfASet() throws {
+        let document = try plan(["pg_1-2", "pg_2-3,f_tiff"], Self.document)
+        #expect(document.outputs[0].encoding.format == .tiff && document.outputs[0].keepsAnimation)
+        #expect(document.outputs[0].operations.first == .selectPages([1, 2]))
+        let animation = try plan(["pg_2-4,f_tiff"], Self.animation)
+        #expect(animation.outputs[0].encoding.format == .tiff && animation.outputs[0].operations.first == .selectPages([2, 3, 4]))
     }
 
     /// Page numbers past Derive's limit are refused as Derive's, like pg_<n>.

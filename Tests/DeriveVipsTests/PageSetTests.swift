@@ -17,6 +17,8 @@ import Testing
         ("formats/webp-animated-9frames.webp", "c_scale,w_40/b_white", "pg_7;2;5", "f_webp,fl_lossless", [7, 2, 5], 0.5),
         ("formats/webp-animated-9frames.webp", "c_scale,w_40/b_white", "pg_1-2;8-", "f_gif", [1, 2, 8, 9], 12.0),
         ("formats/gif-animated-cogs.gif", "c_fill,w_48,h_40/b_white", "pg_4-", "f_webp,fl_lossless", [4, 5], 0.5),
+        // A multi-page TIFF of an animation's frames.
+        ("formats/webp-animated-9frames.webp", "c_scale,w_40/b_white", "pg_2-4", "f_tiff", [2, 3, 4], 0.5),
     ])
     func anOutputAnimatesTheSelectedPagesInOrder(fixture: String, chain: String, pages: String, format: String,
                                                  selected: [Int], tolerance: Double) throws {
@@ -42,6 +44,25 @@ import Testing
             #expect(differences.enumerated().min { $0.element < $1.element }?.offset == page - 1,
                     "frame \(k + 1) is closest to page \(page): \(differences)")
         }
+    }
+
+    /// A TIFF source without f_ keeps its format: pg_3;1 of a three-page TIFF (made here from
+    /// the WebP's frames 1 to 3, as the fixture's pages differ in size) is a two-page TIFF whose
+    /// pages are its third and first, lossless.
+    @Test func aTIFFsPageSetIsATIFFOfThosePages() throws {
+        let made = try Harness.render("formats/webp-animated-9frames.webp", "c_scale,w_40/b_white/pg_1-3,f_tiff").1.outputs[0]
+        #expect(try Harness.header(made.data).0.facts.pages == 3)
+        let source = SourceImage(bytes: made.data, location: "three-pages.tif")
+        let (plan, result) = try Harness.render(source, "pg_3;1")
+        #expect(plan.outputs[0].encoding.format == .tiff)
+        let output = result.outputs[0]
+        #expect(output.metadata.format == .tiff && output.metadata.frames == 2)
+        #expect(try Harness.header(output.data).0.facts.pages == 2)
+        for (k, page) in [3, 1].enumerated() {
+            let frame = try Self.frame(k + 1, of: output.data), original = try Self.frame(page, of: made.data)
+            #expect(Harness.difference(frame, original) == 0, "page \(k + 1) is not the source's page \(page)")
+        }
+        #expect(Harness.difference(try Self.frame(1, of: output.data), try Self.frame(1, of: made.data)) > 1)
     }
 
     /// The pages of a document become frames only when they have one size: libvips reads them

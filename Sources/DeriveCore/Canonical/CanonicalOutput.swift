@@ -68,6 +68,10 @@ public struct EncodingSettings: Sendable, Hashable {
     public var densities: [Double]?
     /// Only when metadata is kept: stripping all of it removes the profile already.
     public var stripProfile: Bool
+    /// `dn_`: dots per inch (rasterising density of vector sources, resolution of the output).
+    public var density: Int?
+    /// `d_`: made from this image when the source does not exist.
+    public var defaultImage: String?
 
     public init(_ s: OutputSettings) {
         format = s.format ?? .original
@@ -83,6 +87,8 @@ public struct EncodingSettings: Sendable, Hashable {
         breakpoints = s.breakpoints
         densities = s.densities
         stripProfile = !strip && (s.stripProfile ?? false)
+        density = s.density
+        defaultImage = s.defaultImage
     }
 
     /// The same settings resolved for a concrete format.
@@ -102,6 +108,8 @@ public struct EncodingSettings: Sendable, Hashable {
         s.pages = pages
         // Written only when set, so outputs without it keep their identity.
         s.stripProfile = stripProfile ? true : nil
+        s.density = density
+        s.defaultImage = defaultImage
         return s
     }
 }

@@ -33,6 +33,8 @@ public enum ChainEncoder {
         add("strip", s.strip.map(JSONValue.bool))
         add("progressive", s.progressive.map(JSONValue.bool))
         add("stripProfile", s.stripProfile.map(JSONValue.bool))
+        add("density", s.density.map(JSONValue.int))
+        add("defaultImage", s.defaultImage.map(JSONValue.string))
         add("lossless", s.lossless.map(JSONValue.bool))
         add("effort", s.effort.map(JSONValue.int))
         add("chromaSubsampling", s.chromaSubsampling.map { .string($0.rawValue) })
@@ -84,8 +86,17 @@ public enum ChainEncoder {
             add("y", r.y?.json)
             add("dpr", r.dpr.map(JSONValue.decimal) ?? r.dprExpression.map { .string($0.canonicalText) })
             add("background", r.background.map { .string($0.hex) })
+            switch r.padFill {
+            case .blurred(let i, let b)?:
+                add("padFill", .object([JSONMember(key: "blurred", value: .object([JSONMember(key: "intensity", value: .int(i)),
+                                                                                   JSONMember(key: "brightness", value: .int(b))]))]))
+            case .auto(let mode)?:
+                add("padFill", .object([JSONMember(key: "auto", value: .string(mode.rawValue))]))
+            case nil: break
+            }
             add("zoom", r.zoom.map(JSONValue.decimal) ?? r.zoomExpression.map { .string($0.canonicalText) })
             add("relative", r.relative ? .bool(true) : nil)
+            add("autoTurn", r.autoTurn.map { .string($0.rawValue) })
         case .rotate(let r):
             add("angle", r.angleExpression.map { .string($0.canonicalText) } ?? .decimal(r.angle))
             switch (r.horizontalFlip, r.verticalFlip) {
@@ -113,6 +124,22 @@ public enum ChainEncoder {
             case .makeTransparent(_, let color): add("color", color.map { .string($0.hex) })
             case .simulateColorblind(let condition): add("condition", .string(condition.rawValue))
             case .art(let filter): add("filter", .string(filter.rawValue))
+            case .shear(let x, let y):
+                add("x", .int(x))
+                add("y", .int(y))
+            case .outline(let mode, let width, let blur, let color):
+                add("mode", .string(mode.rawValue))
+                add("width", .int(width))
+                add("blur", .int(blur))
+                add("color", .string(color.hex))
+            case .gradientFade(_, let symmetric, let x, let y):
+                if symmetric { add("symmetric", .bool(true)) }
+                add("x", x?.json)
+                add("y", y?.json)
+            case .shadow(_, let color, let x, let y):
+                add("color", .string(color.hex))
+                add("x", x.json)
+                add("y", y.json)
             case .cartoonify(_, .reduction(let r)): add("reduction", .int(r))
             case .cartoonify(_, .blackwhite): add("reduction", .string("bw"))
             case .assistColorblind(_, xray: true): add("xray", .bool(true))
@@ -165,6 +192,8 @@ public enum ChainEncoder {
             if o.regionRelative { add("regionRelative", .bool(true)) }
             // Only when set, so an overlay keeps the identity it always had.
             if o.underlay { add("underlay", .bool(true)) }
+            if let blend = o.blend { add("blend", .string(blend.rawValue)) }
+            if o.tiled { add("tiled", .bool(true)) }
         case .validate(let c):
             add("minWidth", c.minWidth.map(JSONValue.int))
             add("maxWidth", c.maxWidth.map(JSONValue.int))
@@ -172,7 +201,7 @@ public enum ChainEncoder {
             add("maxHeight", c.maxHeight.map(JSONValue.int))
             add("maxPixels", c.maxPixels.map(JSONValue.int))
             add("formats", c.formats.map { .array($0.map { .string($0.rawValue) }) })
-        case .preset(let name):
+        case .preset(let name), .lut(let name):
             return .string(name)
         case .assign(let a):
             add("name", .string(a.name))

@@ -32,7 +32,7 @@ enum Normalizer {
         case .validate(var c):
             if let formats = c.formats { c.formats = Array(Set(formats)).sorted { $0.rawValue < $1.rawValue } }
             return .validate(c)
-        case .trim, .background, .border, .preset, .assign, .template:
+        case .trim, .background, .border, .preset, .assign, .template, .lut:
             return step
         case .conditional(var c):
             c.then = normalize(c.then)
@@ -50,7 +50,7 @@ enum Normalizer {
         if r.zoom == 1 { r.zoom = nil }
         if oneDimension && !FaceGeometry.cutsAroundFaces(r) {
             switch r.mode {
-            case .fill, .thumb, .auto: r.mode = .scale
+            case .fill, .thumb, .auto, .fillPad, .autoPad: r.mode = .scale
             case .lfill, .lpad: r.mode = .limit
             case .pad: r.mode = .fit
             case .mpad: r.mode = .mfit
@@ -68,7 +68,10 @@ enum Normalizer {
                 r.y = zeroed(r.y ?? .pixels(0))
             }
         }
-        if r.mode.pads {
+        if !r.mode.pads { r.padFill = nil }
+        if r.padFill != nil {
+            r.background = nil
+        } else if r.mode.takesBackground {
             r.background = r.background ?? .transparent
         } else {
             r.background = nil

@@ -36,6 +36,14 @@ public struct InMemoryPresetCatalog: PresetCatalog {
 public struct ResolvedJob: Sendable, Hashable {
     public var source: String?
     public var outputs: [CanonicalOutput]
+
+    /// The image that stands in for a source that does not exist (`d_`): the job decodes one
+    /// source, so only when every output names the same one.
+    public var defaultImage: String? {
+        let names = Set(outputs.map(\.encoding.defaultImage))
+        guard names.count == 1, let name = names.first else { return nil }
+        return name
+    }
     /// The job-level preset, if the job named one.
     public var preset: PresetReference?
 

@@ -38,6 +38,16 @@ public struct DeriveError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isRetryable: Bool
     /// Seconds the origin asked to wait (`Retry-After`) before trying again.
     public var retryAfter: Double?
+    /// The source does not exist (HTTP 404 or 410, no such S3 key or file), as opposed to being
+    /// refused or unreachable: what an output's default image (`d_`) stands in for.
+    public var sourceMissing = false
+
+    /// A source that does not exist: refused (retrying will not make it appear), and marked so.
+    public static func missing(_ detail: String) -> DeriveError {
+        var error = DeriveError(.sourceRefused, detail)
+        error.sourceMissing = true
+        return error
+    }
 
     public init(_ code: Code, _ detail: String, retryable: Bool? = nil, retryAfter: Double? = nil) {
         self.code = code

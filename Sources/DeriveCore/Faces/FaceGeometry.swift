@@ -200,7 +200,7 @@ public enum FaceGeometry {
             return boxes.map { scaled($0, sx, sy) }
         case .crop(let rect):
             return boxes.compactMap { clipped(Rect(x: $0.x - rect.x, y: $0.y - rect.y, width: $0.width, height: $0.height), to: rect.size) }
-        case .embed(let at, _, _):
+        case .embed(let at, _, _), .padFill(let at, _, _):
             let sx = Double(at.width) / Double(input.width), sy = Double(at.height) / Double(input.height)
             return boxes.map { let s = scaled($0, sx, sy); return Rect(x: s.x + at.x, y: s.y + at.y, width: s.width, height: s.height) }
         case .border(let border):
@@ -214,11 +214,18 @@ public enum FaceGeometry {
             return boxes.map { rotated($0, degrees: degrees, input: input, canvas: canvas) }
         case .unorient(let orientation):
             return boxes.map { stored($0, orientation: orientation, upright: input) }
-        case .smartCrop, .faceCrop, .trim, .deferred:
+        case .effect(.shadow(_, _, let x, let y)):
+            // The image moves to its place on the grown canvas.
+            let at = EffectGeometry.shadow(x: EffectGeometry.pixels(x, of: input.width), y: EffectGeometry.pixels(y, of: input.height), on: input).image
+            return boxes.map { Rect(x: $0.x + at.x, y: $0.y + at.y, width: $0.width, height: $0.height) }
+        case .effect(.shear):
+            // Skewed boxes are no longer rectangles of the image: positions unknown.
+            return []
+        case .smartCrop, .faceCrop, .fillPad, .trim, .deferred:
             // The engine maps what these resolved to (a crop, a resize); unresolved, the
             // positions are unknown.
             return []
-        case .selectPage, .selectPages, .round, .effect, .flatten, .opacity, .overlay:
+        case .selectPage, .selectPages, .round, .effect, .flatten, .opacity, .overlay, .lut:
             return boxes
         }
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Alpha masks for steps whose shape is pure geometry, computed here so they are exact and
 /// testable: rounded corners, the ellipse of `r_max`, and the vignette's falloff. Values are
 /// 0–255 coverage, anti-aliased across a one-pixel edge.
@@ -144,6 +146,30 @@ extension Masks {
                 let d = rising ? x + y : x - y + period * height
                 if d % period < period / 2 { mask[y * width + x] = 255 }
             }
+        }
+        return mask
+    }
+
+    /// e_gradient_fade's opacity, 0 (transparent) to 255: over a band from the faded edge (the
+    /// top or left for a positive length, the bottom or right for a negative one; `vertical`
+    /// says which axis), opacity rises from 0 at the edge to 255 at the band's end as t^(s/20),
+    /// s the strength (20, the default, is linear; higher keeps more of the band faint; 0 does
+    /// nothing); symmetric fades the opposite edge the same way.
+    public static func gradientFade(width: Int, height: Int, band: Int, vertical: Bool, fromEnd: Bool, symmetric: Bool, strength: Int) -> [UInt8] {
+        let length = vertical ? height : width
+        let exponent = Double(strength) / 20
+        let profile: [UInt8] = (0..<length).map { i in
+            func opacity(_ d: Int) -> Double {
+                guard band > 0, d < band else { return 1 }
+                return pow((Double(d) + 0.5) / Double(band), exponent)
+            }
+            var o = opacity(fromEnd ? length - 1 - i : i)
+            if symmetric { o = min(o, opacity(fromEnd ? i : length - 1 - i)) }
+            return UInt8((min(1, max(0, o)) * 255).rounded())
+        }
+        var mask = [UInt8](repeating: 255, count: width * height)
+        for y in 0..<height {
+            for x in 0..<width { mask[y * width + x] = profile[vertical ? y : x] }
         }
         return mask
     }

@@ -74,6 +74,9 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     /// The largest side the format can hold (ICO stores sizes in one byte, 256 as 0).
     public var maxSide: Int? { self == .ico ? 256 : nil }
     public var canAnimate: Bool { self == .gif || self == .webp }
+    /// Formats that hold several pages or frames: the animated ones, and TIFF as a multi-page
+    /// document (a page set `pg_2-4` of a TIFF stays a TIFF of those pages).
+    public var holdsPages: Bool { canAnimate || self == .tiff }
     public var supportsLossless: Bool { [.webp, .avif, .jxl, .jp2, .heic].contains(self) }
     public var supportsProgressive: Bool { [.jpeg, .png, .gif].contains(self) }
     public var supportsChromaSubsampling: Bool { [.jpeg, .avif, .heic].contains(self) }

@@ -42,6 +42,12 @@ public struct OutputSettings: Sendable, Hashable {
     /// `fl_strip_profile` (and `cs_tinysrgb`): no ICC profile in the output even when the other
     /// metadata is kept (`strip` off); the pixels are sRGB either way.
     public var stripProfile: Bool?
+    /// `dn_<dpi>`: the density vector and page sources (SVG, PDF) are rasterised at (72 is
+    /// their own), and the resolution written in the output.
+    public var density: Int?
+    /// `d_<image>`: the image this output is made from when the job's source does not exist
+    /// (HTTP 404 or 410, no such key or file), named as overlays are (`d_avatar.png`, `d_brand:avatar`).
+    public var defaultImage: String?
 
     public init(format: OutputFormat? = nil, quality: Quality? = nil, strip: Bool? = nil, progressive: Bool? = nil,
                 lossless: Bool? = nil, effort: Int? = nil, chromaSubsampling: ChromaSubsampling? = nil,
@@ -177,6 +183,8 @@ extension OutputSettings {
         take(\.densities, "densities")
         take(\.formats, "formats")
         take(\.stripProfile, "stripProfile")
+        take(\.density, "density")
+        take(\.defaultImage, "defaultImage")
         return (merged, conflicts)
     }
 }

@@ -15,6 +15,9 @@ public enum Step: Sendable, Hashable {
     case validate(ImageConstraints)
     /// A named preset's chain, expanded in place before anything else looks at the chain.
     case preset(String)
+    /// `l_lut:<file>`: a 3D colour lookup table (`.cube` or `.3dl`, `Lut3D`) applied to the
+    /// image, the file found as overlays are.
+    case lut(String)
     /// `$name_<value>`: sets a variable for the steps after it; changes no pixels.
     case assign(VariableAssignment)
     /// `if_<condition>/…/if_else/…/if_end`: one branch or the other, decided when planning.
@@ -36,6 +39,7 @@ public enum Step: Sendable, Hashable {
         case .opacity: "opacity"
         case .overlay: "overlay"
         case .validate: "validate"
+        case .lut: "lut"
         case .preset: "preset"
         case .assign: "variable"
         case .conditional: "if"
@@ -62,9 +66,15 @@ extension Step {
 /// The resize modes of the geometry table (Cloudinary's `c_` values).
 public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
     case scale, fit, limit, mfit, fill, lfill, pad, lpad, mpad, crop, thumb, auto
+    /// `c_fill_pad`, `c_auto_pad`: a content-aware fill that pads instead of cutting into the
+    /// faces (`FillPad`).
+    case fillPad = "fill_pad"
+    case autoPad = "auto_pad"
 
     /// Modes that cut a window out of the (scaled) image and so take a gravity and offsets.
-    public var crops: Bool { [.fill, .lfill, .crop, .thumb, .auto].contains(self) }
+    public var crops: Bool { [.fill, .lfill, .crop, .thumb, .auto, .fillPad, .autoPad].contains(self) }
+    /// Modes that may pad, and so take a background: the pad modes, and fill_pad and auto_pad.
+    public var takesBackground: Bool { pads || self == .fillPad || self == .autoPad }
     /// Modes that place the scaled image on a canvas and so take a gravity, offsets and a background.
     public var pads: Bool { [.pad, .lpad, .mpad].contains(self) }
     public var takesGravity: Bool { crops || pads }
@@ -72,7 +82,7 @@ public enum ResizeMode: String, Sendable, Hashable, CaseIterable {
     /// The gravity a step of this mode gets when it names none: content-aware for `thumb` and
     /// `auto`, the top-left corner when offsets are given (as with `c_crop`), else the centre.
     public func defaultGravity(hasOffsets: Bool) -> Gravity {
-        if self == .thumb || self == .auto { return .smart(.auto) }
+        if self == .thumb || self == .auto || self == .fillPad || self == .autoPad { return .smart(.auto) }
         return hasOffsets ? .compass(.northWest) : .center
     }
 }
@@ -101,6 +111,12 @@ public struct Resize: Sendable, Hashable {
     /// the overlay is placed on, not of the overlay (`l_logo,c_scale,w_0.25,fl_relative` is a
     /// quarter of the base image's width). The planner turns them into pixels there.
     public var relative = false
+    /// `b_blurred`, `b_auto`: with a pad mode, the padding is filled from the image itself
+    /// instead of a colour (`background` is then nil).
+    public var padFill: PadFill?
+    /// `a_auto_right`, `a_auto_left` beside the resize: turn the image a quarter first (clockwise
+    /// or anticlockwise) when its orientation (landscape or portrait) is not the requested box's.
+    public var autoTurn: AutoTurn?
 
     /// Whether an aspect ratio is given, as a number or as an expression.
     public var hasAspectRatio: Bool { aspectRatio != nil || aspectRatioExpression != nil }
@@ -118,6 +134,66 @@ public struct Resize: Sendable, Hashable {
         self.dpr = dpr
         self.background = background
         self.zoom = zoom
+    }
+}
+
+/// `a_auto_right` (clockwise) and `a_auto_left`.
+public enum AutoTurn: String, Sendable, Hashable, CaseIterable {
+    case right, left
+
+    /// The quarter turn for an image of `size` and a requested box, or nil when their
+    /// orientations agree (or either is square, or a side of the box is unknown).
+    public func degrees(for size: Size, box: (width: Int?, height: Int?)) -> Double? {
+        guard let bw = box.width, let bh = box.height, bw != bh, size.width != size.height else { return nil }
+        guard (bw > bh) != (size.width > size.height) else { return nil }
+        return self == .right ? 90 : -90
+    }
+}
+
+/// What fills a pad mode's padding when it is not a fixed colour.
+public enum PadFill: Sendable, Hashable {
+    /// `b_blurred[:<intensity>][:<brightness>]`: the image scaled to cover the canvas, blurred
+    /// (intensity 1–2000, default 100, as e_blur) and brightened or darkened (-300–100, default 0).
+    case blurred(intensity: Int, brightness: Int)
+    /// `b_auto[:<mode>]`: a colour taken from the image.
+    case auto(AutoPadColor)
+
+    public static let blurredDefaults = (intensity: 100, brightness: 0)
+    public static let intensityRange = 1...2000
+    public static let brightnessRange = -300...100
+
+    /// `b_blurred:400:15`, `b_auto:predominant`, defaults left out.
+    public var cloudinaryText: String {
+        switch self {
+        case .blurred(let i, let b):
+            if b != PadFill.blurredDefaults.brightness { return "blurred:\(i):\(b)" }
+            return i == PadFill.blurredDefaults.intensity ? "blurred" : "blurred:\(i)"
+        case .auto(let mode): return mode == .border ? "auto" : "auto:" + mode.rawValue
+        }
+    }
+}
+
+/// `b_auto`'s modes Derive draws: the colour of the image's border (the default) or its
+/// predominant colour, or black or white, whichever contrasts with that colour more.
+public enum AutoPadColor: String, Sendable, Hashable, CaseIterable {
+    case border, predominant
+    case borderContrast = "border_contrast"
+    case predominantContrast = "predominant_contrast"
+
+    /// The pad colour from the border's and the predominant colours (computed by the engine).
+    public func color(border: Color, predominant: Color) -> Color {
+        switch self {
+        case .border: border
+        case .predominant: predominant
+        case .borderContrast: Self.contrasting(border)
+        case .predominantContrast: Self.contrasting(predominant)
+        }
+    }
+
+    /// Black or white, whichever is farther in Rec. 709 luma.
+    static func contrasting(_ c: Color) -> Color {
+        let luma = 0.2126 * Double(c.red) + 0.7152 * Double(c.green) + 0.0722 * Double(c.blue)
+        return luma >= 128 ? .black : .white
     }
 }
 
@@ -249,6 +325,15 @@ public enum Vectorize {
     }
 }
 
+/// e_outline's modes Derive draws (Cloudinary's inner_fill and fill are refused).
+public enum OutlineMode: String, Sendable, Hashable, CaseIterable {
+    case outer, inner
+
+    public static let widthRange = 1...100
+    public static let blurRange = 0...2000
+    public static let defaults = (mode: OutlineMode.outer, width: 5, blur: 0, color: Color.black)
+}
+
 /// `e_art:<filter>`: Cloudinary's named artistic looks (the names of its SDKs' ArtisticFilter).
 /// Cloudinary does not document what each does, so each is Derive's own fixed colour grade in
 /// their spirit, one affine map on RGB; they approximate Cloudinary's looks, not reproduce them.
@@ -371,6 +456,24 @@ public enum Effect: Sendable, Hashable {
     /// Flat colour regions (a raster "vectorised" look): speckles smoothed away, then few
     /// colours (Cloudinary's number of colours, 2..30).
     case vectorize(WholeNumber)
+    /// Skews the image by whole degrees along the x axis and the y axis (-89..89); the canvas
+    /// grows to hold it and the corners are transparent.
+    case shear(x: Int, y: Int)
+    /// A shadow of the image's shape in a colour, offset by x and y (pixels, fractions of the
+    /// image's side, or expressions until planned), blurred and as opaque as the strength
+    /// (0..100) says, beneath the image; the canvas grows to hold both.
+    case shadow(WholeNumber, color: Color, x: Length, y: Length)
+    /// Fades the image to transparent from one edge: `y` (default 0.5, the top half) or `x`,
+    /// positive from the top or left, negative from the bottom or right, as a fraction or
+    /// pixels; `symmetric` fades the opposite edge too. Strength (0..100) shapes the ramp.
+    case gradientFade(WholeNumber, symmetric: Bool, x: Length?, y: Length?)
+    /// An outline of the image's shape (its alpha) in a colour: outside it (`outer`, the
+    /// default) or inside its edge (`inner`), `width` pixels wide (1..100), its edge softened
+    /// by `blur` (0..2000, as e_blur).
+    case outline(OutlineMode, width: Int, blur: Int, color: Color)
+    /// An oil-painting look: each channel the median of a square neighbourhood that grows with
+    /// the strength (0..100), so detail melts into flat strokes while edges stay.
+    case oilPaint(WholeNumber)
     /// Blurs every detected face (and the head around it), for privacy.
     case blurFaces(WholeNumber)
     /// Pixelates every detected face (and the head around it) in squares of this size.
@@ -397,7 +500,10 @@ public enum Effect: Sendable, Hashable {
         case recolor
         case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
-        case art, cartoonify, vectorize
+        case art, cartoonify, vectorize, shear, shadow
+        case gradientFade = "gradient_fade"
+        case outline
+        case oilPaint = "oil_paint"
         case blurFaces = "blur_faces"
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
@@ -442,6 +548,11 @@ public enum Effect: Sendable, Hashable {
         case .art: .art
         case .cartoonify: .cartoonify
         case .vectorize: .vectorize
+        case .shear: .shear
+        case .shadow: .shadow
+        case .gradientFade: .gradientFade
+        case .outline: .outline
+        case .oilPaint: .oilPaint
         case .blurFaces: .blurFaces
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
@@ -456,9 +567,9 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n): n
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
         case .tint(let n, _), .colorize(let n, _): n
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
         }
     }
 
@@ -471,7 +582,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .shadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 
@@ -561,10 +672,16 @@ public struct Overlay: Sendable, Hashable {
     /// `u_` instead of `l_`: the layer is drawn beneath the image, which keeps its size and
     /// shows the layer where it is transparent.
     public var underlay: Bool
+    /// How the layer combines with the image (`e_multiply,fl_layer_apply`); nil draws it over.
+    public var blend: BlendMode?
+    /// `fl_tiled`: the layer repeated across the whole image, one tile where the gravity and
+    /// offsets put it and the others beside it.
+    public var tiled = false
 
     public init(source: Source, chain: [Step] = [], gravity: Gravity? = nil, x: Length? = nil, y: Length? = nil,
-                regionRelative: Bool = false, underlay: Bool = false) {
+                regionRelative: Bool = false, underlay: Bool = false, blend: BlendMode? = nil) {
         self.underlay = underlay
+        self.blend = blend
         self.source = source
         self.chain = chain
         self.gravity = gravity
@@ -572,6 +689,21 @@ public struct Overlay: Sendable, Hashable {
         self.y = y
         self.regionRelative = regionRelative
     }
+}
+
+/// Cloudinary's blend modes, written beside `fl_layer_apply` (`e_multiply,fl_layer_apply`):
+/// how an overlay's pixels combine with the image beneath them.
+public enum BlendMode: String, Sendable, Hashable, CaseIterable {
+    /// Darkens: each channel the product of the two (white in the layer changes nothing).
+    case multiply
+    /// Lightens: the inverse of multiplying the inverses (black in the layer changes nothing).
+    case screen
+    /// Multiplies the image's darks and screens its lights: the layer's contrast over the image.
+    case overlay
+    /// The image is kept only where the layer is opaque (the layer's alpha cuts it out).
+    case mask
+    /// The image becomes transparent where the layer is opaque (a hole the layer's shape).
+    case cutOut = "cut_out"
 }
 
 /// The upload "dimensions validator": the job fails permanently if the image at this point in

@@ -15,12 +15,32 @@ extension ParseRun {
         let regionRelative = Self.takeFlag("region_relative", from: &placement) || inOpener
         // fl_relative beside fl_layer_apply makes the layer's fractional sizes relative too.
         let relativeInApply = Self.takeFlag("relative", from: &placement)
+        let tiled = Self.takeFlag("tiled", from: &placement) || Self.takeFlag("tiled", from: &first)
+        if Self.takeFlag("no_overflow", from: &placement) || Self.takeFlag("no_overflow", from: &first) { noteNoOverflow(apply) }
         // Placement belongs to fl_layer_apply, but Cloudinary's own examples also put it beside
         // l_ (`l_mask,g_faces,w_1.1/fl_layer_apply`): there it places the layer too.
         let placedInOpener = ["g", "x", "y"].contains { placement.params[$0] == nil && first.params[$0] != nil }
         let (gravity, x, y) = placedInOpener ? layerPlacement(&first) : layerPlacement(&placement)
         var chain = first.params.isEmpty && first.flags.isEmpty ? [] : steps(from: first, inLayer: true)
         chain += sequence(components, inner, inLayer: true, depth: depth + 1)
+        // e_ beside fl_layer_apply: a blend mode says how the layer combines with the image;
+        // any other effect is the layer's last step, as the component that holds the flag
+        // closes the layer ("similar to a closing bracket", Cloudinary's layer documentation;
+        // `l_bike/e_sepia,fl_layer_apply` turns the bike sepia, not the whole image).
+        var blend: BlendMode?
+        if let e = placement.params.removeValue(forKey: "e") {
+            if let mode = BlendMode(rawValue: e) {
+                blend = mode
+                if opener.has("u") { fail(apply, "e_\(e) beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
+            } else {
+                var closing = apply
+                closing.params = ["e": e]
+                if let co = placement.params.removeValue(forKey: "co") { closing.params["co"] = co }
+                closing.flags = []
+                closing.assignments = []
+                chain += steps(from: closing, inLayer: true)
+            }
+        }
         if relativeInApply { chain = Self.relative(chain) }
         if let key = placement.params.keys.sorted().first {
             // Cloudinary reads blend modes (e_multiply, e_screen, e_overlay, e_mask...) here;
@@ -30,7 +50,17 @@ extension ParseRun {
         } else if let flag = placement.flags.first {
             fail(apply, CloudinaryVocabulary.notSupported("fl_\(flag) beside fl_layer_apply", CloudinaryVocabulary.feature(.besideLayerApply)))
         }
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: opener.has("u")) }
+        return source.map {
+            var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: opener.has("u"), blend: blend)
+            overlay.tiled = tiled
+            return overlay
+        }
+    }
+
+    /// fl_no_overflow keeps a layer from growing the canvas, which a Derive layer never does
+    /// (what falls outside the image is cut off): nothing to do, and the notes say so.
+    mutating func noteNoOverflow(_ c: Component) {
+        note(c, "fl_no_overflow: a layer never extends the canvas in Derive (what falls outside the image is cut off); the flag changes nothing")
     }
 
     mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {
@@ -41,9 +71,15 @@ extension ParseRun {
         rest.params["co"] = nil
         wrapText(&source, taking: &rest)
         let regionRelative = Self.takeFlag("region_relative", from: &rest)
+        let tiled = Self.takeFlag("tiled", from: &rest)
+        if Self.takeFlag("no_overflow", from: &rest) { noteNoOverflow(c) }
         let (gravity, x, y) = layerPlacement(&rest)
         let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: c.has("u")) }
+        return source.map {
+            var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: c.has("u"))
+            overlay.tiled = tiled
+            return overlay
+        }
     }
 
     /// `c_fit,w_<pixels>` beside `l_text` is Cloudinary's text wrapping: the text is set in

@@ -22,8 +22,8 @@ public struct CloudinaryParser: Sendable {
     }
 
     /// Every parameter prefix the language knows.
-    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio"]
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -184,6 +184,16 @@ struct ParseRun {
                     component.branch = branch
                 } else {
                     component.refused = true
+                }
+                continue
+            }
+            if key == "l", value.hasPrefix("lut:") {
+                // A 3D LUT applied to the image: a step of its own, not a layer that a
+                // fl_layer_apply closes.
+                if component.params["lut"] != nil {
+                    fail(component, "repeats l_lut:; put each LUT in its own component")
+                } else {
+                    component.params["lut"] = String(value.dropFirst(4))
                 }
                 continue
             }
@@ -381,6 +391,9 @@ struct ParseRun {
         if c.flags.contains("region_relative") {
             fail(c, "fl_region_relative applies to a layer: put it beside l_ or fl_layer_apply")
         }
+        for flag in ["tiled", "no_overflow"] where c.flags.contains(flag) {
+            fail(c, "fl_\(flag) applies to a layer: put it beside l_ or fl_layer_apply")
+        }
 
         if let name = p.removeValue(forKey: "t") {
             // `t_a.b` applies the named transformations a and b in turn, as Cloudinary's SDKs
@@ -409,6 +422,12 @@ struct ParseRun {
             }
         }
         if let trim { steps.append(.trim(trim)) }
+        // e_shadow takes its offset from x_ and y_ beside it (Cloudinary's SDK: Shadow.offsetX).
+        var shadowOffset: (x: Length?, y: Length?) = (nil, nil)
+        if let e = effect, e == "shadow" || e.hasPrefix("shadow:") || e == "gradient_fade" || e.hasPrefix("gradient_fade:") {
+            shadowOffset.x = p.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) }
+            shadowOffset.y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) }
+        }
         // A region effect takes its rectangle from x_, y_, w_ and h_ beside it.
         var region: Region?
         if let e = effect, let kind = Effect.Kind(rawValue: String(e.prefix { $0 != ":" })), EffectRules.takesRegion(kind),
@@ -420,12 +439,25 @@ struct ParseRun {
             if let w, let h { region = Region(x: x, y: y, width: w, height: h) } else { fail(c, "e_\(kind.rawValue) needs w_ and h_ for its region (x_ and y_ default to 0)") }
         }
 
+        // a_auto_right / a_auto_left qualify the resize beside them (the requested box).
+        var autoTurn: AutoTurn?
+        if let a = p["a"], a == "auto_right" || a == "auto_left" {
+            p["a"] = nil
+            autoTurn = a == "auto_right" ? .right : .left
+        }
         let resizeKeys = ["c", "w", "h", "ar", "dpr", "g", "x", "y", "z"]
         var resize: Resize?
         if resizeKeys.contains(where: { p[$0] != nil }) {
             resize = self.resize(&p, in: c).flatMap { ignoringQualifiers($0, in: c) }
         }
         if c.flags.contains("ignore_aspect_ratio") { resize = ignoringAspectRatio(resize, in: c) }
+        if let autoTurn {
+            if resize == nil {
+                fail(c, "a_auto_\(autoTurn.rawValue): known to Cloudinary, not supported by Derive without a resize beside it: it turns the image when the requested box's orientation differs; give w_ and h_ (or ar_) in the same component")
+            } else {
+                resize?.autoTurn = autoTurn
+            }
+        }
         if c.flags.contains("relative") {
             if !inLayer {
                 fail(c, "fl_relative sizes a layer by the image it is placed on: put it beside the layer's fractional w_ or h_ (l_logo,c_scale,w_0.25,fl_relative)")
@@ -446,9 +478,16 @@ struct ParseRun {
         // b_ is the pad colour with a pad mode, else the corner colour of a rotation or rounding,
         // else a step of its own that flattens transparency.
         var background: Color?
-        if let b = p.removeValue(forKey: "b") {
+        if let b = p.removeValue(forKey: "b"), let fill = padFill(b, in: c) {
+            // b_blurred and b_auto fill a pad mode's padding from the image.
+            if resize?.mode.pads == true {
+                resize?.padFill = fill
+            } else {
+                fail(c, "b_\(b): known to Cloudinary, not supported by Derive without a pad mode: it fills the padding of c_pad, c_lpad or c_mpad")
+            }
+        } else if let b = c.params["b"], !Self.isPadFill(b) {
             if let color = color(b, param: "b", in: c) {
-                if resize?.mode.pads == true {
+                if resize?.mode.takesBackground == true {
                     resize?.background = color
                 } else if !rotations.isEmpty {
                     for i in rotations.indices { rotations[i].background = color }
@@ -463,10 +502,25 @@ struct ParseRun {
         let colorizeColor = p.removeValue(forKey: "co")
         if let resize { steps.append(.resize(resize)) }
         steps += rotations.filter { $0 != Rotate() || $0.background != nil }.map(Step.rotate)
-        if let effect, let parsed = self.effect(effect, color: colorizeColor, in: c) {
+        if let effect, var parsed = self.effect(effect, color: colorizeColor, in: c) {
+            if case .shadow(let n, let color, let x, let y) = parsed {
+                parsed = .shadow(n, color: color, x: shadowOffset.x ?? x, y: shadowOffset.y ?? y)
+            }
+            if case .gradientFade(let n, let symmetric, _, _) = parsed {
+                parsed = .gradientFade(n, symmetric: symmetric, x: shadowOffset.x, y: shadowOffset.y)
+            }
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
             fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers")
+        }
+        if let lut = p.removeValue(forKey: "lut") {
+            let parts = lut.split(separator: ":", omittingEmptySubsequences: false)
+            if !lut.isEmpty, lut.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }),
+               !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+                steps.append(.lut(parts.joined(separator: "/")))
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("l_lut:" + lut, "a LUT is a file name such as l_lut:warm.cube or l_lut:folder:film.3dl", hint: ""))
+            }
         }
         if let round { steps.append(.round(round)) }
         if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
@@ -544,6 +598,28 @@ struct ParseRun {
             default:
                 fail(c, CloudinaryVocabulary.unknown("cs_" + cs, what: "colour space \(Quoted(cs))",
                                                      hint: Suggest.hint(for: cs, among: ["srgb", "no_cmyk", "tinysrgb"], else: "; Derive writes sRGB: cs_srgb, cs_no_cmyk, cs_tinysrgb")))
+            }
+        }
+        if let dn = p.removeValue(forKey: "dn") {
+            if let dpi = Int(dn) {
+                if let problem = StepRules.check(dpi, in: EncodingLimits.density, field: "dn", derivesLimits: true).first, let bound = problem.bound {
+                    fail(c, CloudinaryVocabulary.outOfRange("dn_" + dn, "\(problem.field) \(problem.reason)", bound: bound))
+                } else {
+                    found.density = dpi
+                }
+            } else {
+                fail(c, param: "dn", "must be whole dots per inch (dn_300), got \(Quoted(dn))")
+            }
+        }
+        // d_<image>: named as a layer is (`:` for folders); Cloudinary's public IDs carry their
+        // extension (`d_avatar.png`).
+        if let d = p.removeValue(forKey: "d") {
+            let parts = d.split(separator: ":", omittingEmptySubsequences: false)
+            if !d.isEmpty, d.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }),
+               !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+                found.defaultImage = parts.joined(separator: "/")
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("d_" + d, "a default image is a name such as d_avatar.png or d_folder:avatar", hint: ""))
             }
         }
         if let pg = p.removeValue(forKey: "pg") {
@@ -825,6 +901,10 @@ struct ParseRun {
             refuse(c, "e_" + text, CloudinaryVocabulary.feature(.variable))
             return nil
         }
+        if BlendMode(rawValue: name) != nil {
+            fail(c, "e_\(text): known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_\(name),fl_layer_apply)")
+            return nil
+        }
         guard let kind = Effect.Kind(rawValue: name) else {
             let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
             if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {
@@ -848,6 +928,94 @@ struct ParseRun {
         if kind == .art {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return art(text, args: args, in: c)
+        }
+        if kind == .shear {
+            // e_shear[:<x degrees>][:<y degrees>], each 0 when not given.
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }
+            guard args.count <= 2 else {
+                fail(c, "e_shear takes an x and a y skew in degrees")
+                return nil
+            }
+            var angles = [0, 0]
+            for (i, arg) in args.enumerated() where !arg.isEmpty {
+                guard let n = Int(arg) else {
+                    fail(c, "e_shear takes whole degrees (e_shear:<x>:<y>), got \(Quoted(arg))")
+                    return nil
+                }
+                angles[i] = n
+            }
+            return .shear(x: angles[0], y: angles[1])
+        }
+        if kind == .outline {
+            // e_outline[:<mode>][:<width>][:<blur>], co_ the colour.
+            var rest = args[...]
+            var mode = OutlineMode.defaults.mode
+            if let first = rest.first, first.first?.isLetter == true {
+                guard let m = OutlineMode(rawValue: first) else {
+                    if first == "inner_fill" || first == "fill" {
+                        fail(c, "e_\(text): known to Cloudinary, not supported by Derive: the \(first) outline modes fill the image's transparent areas, which Derive does not; it draws outer and inner")
+                    } else {
+                        fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_outline mode \(Quoted(first))", hint: "; modes: outer, inner, inner_fill, fill"))
+                    }
+                    return nil
+                }
+                mode = m
+                rest = rest.dropFirst()
+            }
+            guard rest.count <= 2 else {
+                fail(c, "e_outline takes a mode, a width and a blur")
+                return nil
+            }
+            var numbers = [OutlineMode.defaults.width, OutlineMode.defaults.blur]
+            for (i, t) in rest.enumerated() {
+                guard let n = Int(t) else {
+                    fail(c, "e_outline takes whole numbers for its width and blur, got \(Quoted(t))")
+                    return nil
+                }
+                numbers[i] = n
+            }
+            var outlineColor = OutlineMode.defaults.color
+            if let color {
+                guard let parsed = self.color(color, param: "co", in: c) else { return nil }
+                outlineColor = parsed
+            }
+            return .outline(mode, width: numbers[0], blur: numbers[1], color: outlineColor)
+        }
+        if kind == .gradientFade {
+            // e_gradient_fade[:symmetric][:<strength>]
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }
+            var rest = args[...]
+            var symmetric = false
+            if let first = rest.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
+                guard first == "symmetric" else {
+                    if first == "symmetric_pad" {
+                        fail(c, "e_\(text): known to Cloudinary, not supported by Derive: symmetric_pad fades into a pad's background, which Derive does not; use symmetric")
+                    } else {
+                        fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_gradient_fade type \(Quoted(first))", hint: "; types: symmetric, symmetric_pad"))
+                    }
+                    return nil
+                }
+                symmetric = true
+                rest = rest.dropFirst()
+            }
+            guard rest.count <= 1 else {
+                fail(c, "e_gradient_fade takes a type (symmetric) and a strength")
+                return nil
+            }
+            var strength = WholeNumber.value(EffectRules.defaultAmount(of: .gradientFade) ?? 20)
+            if let s = rest.first {
+                if let n = Int(s) {
+                    strength = .value(n)
+                } else if ExpressionParser.looksLikeExpression(s) {
+                    guard let e = wholeNumberExpression(s, param: "e", written: "e_" + text, label: "e_gradient_fade:",
+                                                        accepts: "a whole-number strength", in: c) else { return nil }
+                    strength = e
+                } else {
+                    fail(c, "e_gradient_fade takes a whole-number strength, got \(Quoted(s))")
+                    return nil
+                }
+            }
+            return .gradientFade(strength, symmetric: symmetric, x: nil, y: nil)
         }
         if kind == .simulateColorblind || kind == .recolor {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
@@ -891,7 +1059,7 @@ struct ParseRun {
                 if effectColor == nil { return nil }
             }
             if color != nil { fail(c, param: "co", "applies to e_colorize; give the tint colour as e_tint:<amount>:<color>") }
-        case .colorize, .makeTransparent:
+        case .colorize, .makeTransparent, .shadow:
             if args.count > 1 { fail(c, "e_\(name) takes one amount; give the colour with co_") }
             if let color {
                 effectColor = self.color(color, param: "co", in: c)
@@ -942,6 +1110,48 @@ struct ParseRun {
 }
 
 extension ParseRun {
+    static func isPadFill(_ b: String) -> Bool {
+        b == "blurred" || b.hasPrefix("blurred:") || b == "auto" || b.hasPrefix("auto:")
+    }
+
+    /// `b_blurred[:<intensity>][:<brightness>]` and `b_auto[:<mode>]`; nil for a colour (or a
+    /// malformed fill, refused here).
+    mutating func padFill(_ b: String, in c: Component) -> PadFill? {
+        guard Self.isPadFill(b) else { return nil }
+        let parts = b.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        if parts[0] == "auto" {
+            guard parts.count <= 2 else {
+                fail(c, "b_\(b): known to Cloudinary, not supported by Derive: the number of colours and the direction go with the gradient modes, which Derive does not draw; b_auto takes border, predominant, border_contrast or predominant_contrast")
+                return nil
+            }
+            guard parts.count == 2 else { return .auto(.border) }
+            guard let mode = AutoPadColor(rawValue: parts[1]) else {
+                fail(c, CloudinaryVocabulary.unknown("b_" + b, what: "b_auto mode \(Quoted(parts[1]))",
+                                                     hint: Suggest.hint(for: parts[1], among: AutoPadColor.allCases.map(\.rawValue), else: "; modes: " + AutoPadColor.allCases.map(\.rawValue).joined(separator: ", "))))
+                return nil
+            }
+            return .auto(mode)
+        }
+        guard parts.count <= 3 else {
+            fail(c, "b_blurred takes an intensity and a brightness: b_blurred:<1-2000>:<-300-100>")
+            return nil
+        }
+        var values = [PadFill.blurredDefaults.intensity, PadFill.blurredDefaults.brightness]
+        for (i, text) in parts.dropFirst().enumerated() {
+            guard let n = Int(text) else {
+                fail(c, "b_blurred takes whole numbers (b_blurred:<intensity>:<brightness>), got \(Quoted(text))")
+                return nil
+            }
+            let (range, name) = i == 0 ? (PadFill.intensityRange, "intensity") : (PadFill.brightnessRange, "brightness")
+            if let problem = StepRules.check(n, in: range, field: "b_blurred \(name)").first {
+                fail(c, CloudinaryVocabulary.outOfRange("b_" + b, "\(problem.field) \(problem.reason)", bound: problem.bound ?? .cloudinary))
+                return nil
+            }
+            values[i] = n
+        }
+        return .blurred(intensity: values[0], brightness: values[1])
+    }
+
     /// `e_art:<filter>`: Cloudinary's strings always name the look.
     mutating func art(_ text: String, args: [String], in c: Component) -> Effect? {
         let names = ArtFilter.allCases.map(\.rawValue)
@@ -1042,7 +1252,8 @@ enum CloudinaryNames {
             case "dpr": return "dpr"
             case "zoom": return "z"
             case "relative": return "fl_relative"
-            case "background": return "b"
+            case "background", "padFill": return "b"
+            case "autoTurn": return "a_auto"
             default: return ""
             }
         case .rotate: return "a"
@@ -1059,6 +1270,7 @@ enum CloudinaryNames {
             default: return "l"
             }
         case .preset: return "t"
+        case .lut: return "l_lut"
         case .assign(let a): return "$" + a.name
         case .conditional: return "if"
         case .template: return ""
@@ -1075,6 +1287,8 @@ enum CloudinaryNames {
         case "lossless": "fl_lossless"
         case "progressive": "fl_progressive"
         case "stripProfile": "fl_strip_profile"
+        case "density": "dn"
+        case "defaultImage": "d"
         case "strip": "fl_keep_iptc"
         case "autoOrient": "a_ignore"
         default: field

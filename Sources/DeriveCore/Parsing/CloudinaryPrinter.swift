@@ -74,6 +74,7 @@ public enum CloudinaryPrinter {
         case .conditional(let c):
             return ["if_" + c.condition.canonicalText] + (try components(c.then))
                 + (c.otherwise.isEmpty ? [] : ["if_else"] + (try components(c.otherwise))) + ["if_end"]
+        case .lut(let name): return ["l_lut:" + name.replacingOccurrences(of: "/", with: ":")]
         case .validate:
             throw Unprintable(reason: "validate steps exist only in JSON")
         }
@@ -103,9 +104,11 @@ public enum CloudinaryPrinter {
         if let dpr = r.dpr, dpr != 1 { p.append("dpr_" + Decimal6.string(dpr)) }
         if let dpr = r.dprExpression { p.append("dpr_" + dpr.canonicalText) }
         if let b = r.background, b != .transparent { p.append("b_" + color(b)) }
+        if let fill = r.padFill { p.append("b_" + fill.cloudinaryText) }
         if let zoom = r.zoom { p.append("z_" + Decimal6.string(zoom)) }
         if let zoom = r.zoomExpression { p.append("z_" + zoom.canonicalText) }
         if r.relative { p.append("fl_relative") }
+        if let turn = r.autoTurn { p.append("a_auto_" + turn.rawValue) }
         return p.joined(separator: ",")
     }
 
@@ -140,6 +143,22 @@ public enum CloudinaryPrinter {
             }
         case .art(let filter):
             return "\(name):\(filter.rawValue)"
+        case .shear(let x, let y):
+            return "\(name):\(x):\(y)"
+        case .outline(let mode, let width, let blur, let c):
+            var args: [String] = []
+            if blur != OutlineMode.defaults.blur { args = [String(width), String(blur)] } else if width != OutlineMode.defaults.width { args = [String(width)] }
+            if mode != OutlineMode.defaults.mode || !args.isEmpty { args.insert(mode.rawValue, at: 0) }
+            return name + args.map { ":" + $0 }.joined() + (c == OutlineMode.defaults.color ? "" : ",co_" + color(c))
+        case .gradientFade(let strength, let symmetric, let x, let y):
+            let isDefault = strength == EffectRules.defaultAmount(of: .gradientFade).map(WholeNumber.value)
+            var text = name + (symmetric ? ":symmetric" : "") + (isDefault ? "" : ":\(strength)")
+            if let x { text += ",x_" + x.cloudinaryText }
+            if let y { text += ",y_" + y.cloudinaryText }
+            return text
+        case .shadow(let strength, let c, let x, let y):
+            let amountText = strength == EffectRules.defaultAmount(of: .shadow).map(WholeNumber.value) ? "" : ":\(strength)"
+            return name + amountText + ",co_" + color(c) + ",x_" + x.cloudinaryText + ",y_" + y.cloudinaryText
         case .recolor(let matrix):
             return name + ":" + matrix.map(Decimal6.string).joined(separator: ":")
         case .improve(let blend, let mode):
@@ -186,6 +205,8 @@ public enum CloudinaryPrinter {
         if let g = o.gravity, g != .center, let token = g.token { apply.append("g_" + token) }
         if let x = o.x, x != .pixels(0) { apply.append("x_" + x.cloudinaryText) }
         if let y = o.y, y != .pixels(0) { apply.append("y_" + y.cloudinaryText) }
+        if let blend = o.blend { apply.append("e_" + blend.rawValue) }
+        if o.tiled { apply.append("fl_tiled") }
         return [opener] + (try components(o.chain)) + [apply.joined(separator: ",")]
     }
 
@@ -201,6 +222,8 @@ public enum CloudinaryPrinter {
         } else if let q = s.quality, q != defaultQuality {
             p.append("q_" + (q == .auto(.good) ? "auto" : q.text))
         }
+        if let density = s.density { p.append("dn_\(density)") }
+        if let image = s.defaultImage { p.append("d_" + image.replacingOccurrences(of: "/", with: ":")) }
         if s.frame != nil { p.append("pg_\(s.frame!)") }
         if let pages = s.pages { p.append("pg_" + pages.text) }
         if !s.autoOrient { p.append("a_ignore") }

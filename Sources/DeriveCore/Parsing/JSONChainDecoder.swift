@@ -8,13 +8,13 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
-                                  "validate", "preset", "variable", "if", "template"] + Effect.Kind.allCases.map(\.rawValue)
-    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "zoom", "relative"]
+                                  "validate", "preset", "variable", "if", "template", "lut"] + Effect.Kind.allCases.map(\.rawValue)
+    static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative", "autoTurn"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
-    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay"]
+    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend", "tiled"]
     static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing"]
     static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
 
@@ -205,6 +205,8 @@ public struct JSONChainDecoder: Sendable {
         s.strip = log.bool(fields["strip"], at: path.appending("strip"))
         s.progressive = log.bool(fields["progressive"], at: path.appending("progressive"))
         s.stripProfile = log.bool(fields["stripProfile"], at: path.appending("stripProfile"))
+        s.density = log.int(fields["density"], at: path.appending("density"))
+        s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))
         s.effort = log.int(fields["effort"], at: path.appending("effort"))
         s.chromaSubsampling = log.keyword(fields["chromaSubsampling"], at: path.appending("chromaSubsampling"),
@@ -361,6 +363,8 @@ public struct JSONChainDecoder: Sendable {
             return readConstraints(body, at: bodyPath, log: log).map(Step.validate)
         case "preset":
             return log.string(body, at: bodyPath).map(Step.preset)
+        case "lut":
+            return log.string(body, at: bodyPath).map(Step.lut)
         case "variable":
             return readAssignment(body, at: bodyPath, log: log).map(Step.assign)
         case "if":
@@ -400,6 +404,14 @@ public struct JSONChainDecoder: Sendable {
             r.dpr = log.double(fields["dpr"], at: path.appending("dpr"))
         }
         r.background = log.color(fields["background"], at: path.appending("background"))
+        if let fill = fields["padFill"] { r.padFill = readPadFill(fill, at: path.appending("padFill"), log: log) }
+        if let turn = fields["autoTurn"] {
+            if case .string(let text) = turn, let parsed = AutoTurn(rawValue: text) {
+                r.autoTurn = parsed
+            } else {
+                log.add(path.appending("autoTurn"), "expected \"right\" or \"left\", got \(turn.typeDescription)")
+            }
+        }
         if let e = log.decimalExpression(fields["zoom"], at: path.appending("zoom")) { r.zoomExpression = e } else {
             r.zoom = log.double(fields["zoom"], at: path.appending("zoom"))
         }
@@ -463,6 +475,7 @@ public struct JSONChainDecoder: Sendable {
         if kind == .simulateColorblind { return readColorblind(value, at: path, log: log) }
         if kind == .art { return readArt(value, at: path, log: log) }
         if kind == .recolor { return readRecolor(value, at: path, log: log) }
+        if kind == .outline { return readOutline(value, at: path, log: log) }
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))
@@ -477,6 +490,8 @@ public struct JSONChainDecoder: Sendable {
             if kind == .fillLight { allowed.append("bias") }
             if kind == .cartoonify { allowed.append("reduction") }
             if kind == .assistColorblind { allowed.append("xray") }
+            if kind == .shear || kind == .shadow || kind == .gradientFade { allowed += ["x", "y"] }
+            if kind == .gradientFade { allowed.append("symmetric") }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
             if let amountField, let v = fields[amountField] {
@@ -528,8 +543,84 @@ public struct JSONChainDecoder: Sendable {
                 guard let bias = log.int(b, at: path.appending("bias")) else { return nil }
                 effect = .fillLight(effect.amount ?? .value(100), bias: bias)
             }
+            if kind == .shear {
+                var angles = [0, 0]
+                for (i, key) in ["x", "y"].enumerated() {
+                    guard let v = fields[key] else { continue }
+                    guard let n = log.int(v, at: path.appending(key)) else { return nil }
+                    angles[i] = n
+                }
+                effect = .shear(x: angles[0], y: angles[1])
+            }
+            if case .gradientFade(let n, _, _, _) = effect {
+                let symmetric = fields["symmetric"].flatMap { log.bool($0, at: path.appending("symmetric")) } ?? false
+                var x: Length?, y: Length?
+                if let v = fields["x"] {
+                    guard let d = log.dimension(v, at: path.appending("x")) else { return nil }
+                    x = d
+                }
+                if let v = fields["y"] {
+                    guard let d = log.dimension(v, at: path.appending("y")) else { return nil }
+                    y = d
+                }
+                effect = .gradientFade(n, symmetric: symmetric, x: x, y: y)
+            }
+            if case .shadow(let n, let color, var x, var y) = effect {
+                if let v = fields["x"] {
+                    guard let d = log.dimension(v, at: path.appending("x")) else { return nil }
+                    x = d
+                }
+                if let v = fields["y"] {
+                    guard let d = log.dimension(v, at: path.appending("y")) else { return nil }
+                    y = d
+                }
+                effect = .shadow(n, color: color, x: x, y: y)
+            }
             return .effect(EffectRules.with(effect, region: region))
         }
+    }
+
+    /// `"blurred"`, `{"blurred": {"intensity": 400, "brightness": 15}}`, `"auto"` or
+    /// `{"auto": "predominant"}`.
+    func readPadFill(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> PadFill? {
+        if value == .string("blurred") { return .blurred(intensity: PadFill.blurredDefaults.intensity, brightness: PadFill.blurredDefaults.brightness) }
+        if value == .string("auto") { return .auto(.border) }
+        guard let fields = log.object(value, at: path, allowed: ["blurred", "auto"]) else { return nil }
+        if let mode = fields["auto"] {
+            guard case .string(let text) = mode, let parsed = AutoPadColor(rawValue: text) else {
+                log.add(path.appending("auto"), "expected one of " + AutoPadColor.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(mode.typeDescription)")
+                return nil
+            }
+            return .auto(parsed)
+        }
+        guard let blurred = fields["blurred"], let inner = log.object(blurred, at: path.appending("blurred"), allowed: ["intensity", "brightness"]) else {
+            log.add(path, "expected \"blurred\", \"auto\", {\"blurred\": {...}} or {\"auto\": <mode>}")
+            return nil
+        }
+        let intensity = inner["intensity"].map { log.int($0, at: path.appending("blurred").appending("intensity")) } ?? PadFill.blurredDefaults.intensity
+        let brightness = inner["brightness"].map { log.int($0, at: path.appending("blurred").appending("brightness")) } ?? PadFill.blurredDefaults.brightness
+        guard let intensity, let brightness else { return nil }
+        return .blurred(intensity: intensity, brightness: brightness)
+    }
+
+    /// `{"outline": true}` or `{"outline": {"mode": "inner", "width": 8, "blur": 200, "color": "red"}}`.
+    func readOutline(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        let d = OutlineMode.defaults
+        if value == .bool(true) { return .effect(.outline(d.mode, width: d.width, blur: d.blur, color: d.color)) }
+        guard let fields = log.object(value, at: path, allowed: ["mode", "width", "blur", "color"]) else { return nil }
+        var mode = d.mode
+        if let m = fields["mode"] {
+            guard case .string(let text) = m, let parsed = OutlineMode(rawValue: text) else {
+                log.add(path.appending("mode"), "expected one of \"outer\", \"inner\", got \(m.typeDescription)")
+                return nil
+            }
+            mode = parsed
+        }
+        let width = fields["width"].map { log.int($0, at: path.appending("width")) } ?? d.width
+        let blur = fields["blur"].map { log.int($0, at: path.appending("blur")) } ?? d.blur
+        let color = fields["color"].map { log.color($0, at: path.appending("color")) } ?? d.color
+        guard let width, let blur, let color else { return nil }
+        return .effect(.outline(mode, width: width, blur: blur, color: color))
     }
 
     /// `{"art": "incognito"}` or `{"art": {"filter": "incognito"}}`; the filter is required.
@@ -663,7 +754,24 @@ public struct JSONChainDecoder: Sendable {
         let y = log.dimension(fields["y"], at: path.appending("y"))
         let regionRelative = fields["regionRelative"].flatMap { log.bool($0, at: path.appending("regionRelative")) } ?? false
         let underlay = fields["underlay"].flatMap { log.bool($0, at: path.appending("underlay")) } ?? false
-        return source.map { Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: underlay) }
+        var blend: BlendMode?
+        if let b = fields["blend"] {
+            guard case .string(let name) = b, let mode = BlendMode(rawValue: name) else {
+                log.add(path.appending("blend"), "expected one of \(BlendMode.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ")), got \(b.typeDescription)")
+                return nil
+            }
+            if underlay {
+                log.add(path.appending("blend"), "applies to overlays; an underlay is drawn beneath the image")
+                return nil
+            }
+            blend = mode
+        }
+        let tiled = fields["tiled"].flatMap { log.bool($0, at: path.appending("tiled")) } ?? false
+        return source.map {
+            var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: underlay, blend: blend)
+            overlay.tiled = tiled
+            return overlay
+        }
     }
 
     func readText(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> TextLayer? {

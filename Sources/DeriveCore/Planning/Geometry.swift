@@ -149,7 +149,8 @@ public enum ResizeGeometry {
             return ResizeLayout(scaled: scaled(min(1, kfit)), window: nil, canvas: nil)
         case .mfit:
             return ResizeLayout(scaled: scaled(max(1, kfit)), window: nil, canvas: nil)
-        case .fill, .thumb, .auto:
+        // fill_pad and auto_pad: the output box of a fill; the engine decides whether to pad.
+        case .fill, .thumb, .auto, .fillPad, .autoPad:
             return both ? cropped(kcov) : ResizeLayout(scaled: scaled(kfit), window: nil, canvas: nil)
         case .lfill:
             return both ? cropped(min(1, kcov)) : ResizeLayout(scaled: scaled(min(1, kfit)), window: nil, canvas: nil)

@@ -109,10 +109,16 @@ extension ImageOperation {
         case .smartCrop(let s, let strategy):
             return op("smartCrop", size(s) + [JSONMember(key: "strategy", value: .string(strategy.rawValue))])
         case .faceCrop(let r): return op("faceCrop", body(.resize(r)))
+        case .fillPad(let s, let background):
+            return op("fillPad", size(s) + [JSONMember(key: "background", value: .string(background.hex))])
         case .embed(let at, let canvas, let background):
             return op("embed", rect(at) + [JSONMember(key: "canvasWidth", value: .int(canvas.width)),
                                            JSONMember(key: "canvasHeight", value: .int(canvas.height)),
                                            JSONMember(key: "background", value: .string(background.hex))])
+        case .padFill(let at, let canvas, let fill):
+            return op("padFill", rect(at) + [JSONMember(key: "canvasWidth", value: .int(canvas.width)),
+                                             JSONMember(key: "canvasHeight", value: .int(canvas.height)),
+                                             JSONMember(key: "fill", value: .string(fill.cloudinaryText))])
         case .flip(let horizontal): return op("flip", [JSONMember(key: "axis", value: .string(horizontal ? "horizontal" : "vertical"))])
         case .rotate(let degrees, let canvas, let background):
             var m = [JSONMember(key: "degrees", value: .decimal(degrees))] + size(canvas)
@@ -121,6 +127,7 @@ extension ImageOperation {
         case .round(let radius, let background): return op("round", body(.round(RoundCorners(radius: radius, background: background))))
         case .effect(let e): return op(e.kind.rawValue, body(.effect(e)))
         case .trim(let t): return op("trim", body(.trim(t)))
+        case .lut(let name): return op("lut", [JSONMember(key: "file", value: .string(name))])
         case .flatten(let c): return op("flatten", [JSONMember(key: "color", value: .string(c.hex))])
         case .border(let b): return op("border", body(.border(b)))
         case .opacity(let o): return op("opacity", [JSONMember(key: "percent", value: .int(o))])

@@ -48,6 +48,12 @@ public enum ImageOperation: Sendable, Hashable {
     /// `c_thumb`/`c_crop` with a face gravity: a region around the faces, scaled to the
     /// requested size (`FaceGeometry.region`); without faces, the step's fallback gravity.
     case faceCrop(Resize)
+    /// `c_fill_pad`/`c_auto_pad`: fills this size, or pads with `background` where filling
+    /// would cut into the faces (`FillPad.operations`, decided by the engine).
+    case fillPad(Size, background: Color)
+    /// Places the image at `at` on a canvas of `canvas` filled from the image (`b_blurred`,
+    /// `b_auto`), which the engine computes.
+    case padFill(at: Rect, canvas: Size, fill: PadFill)
     /// Places the image at `at` on a canvas of `canvas` filled with `background`.
     case embed(at: Rect, canvas: Size, background: Color)
     case flip(horizontal: Bool)
@@ -56,6 +62,8 @@ public enum ImageOperation: Sendable, Hashable {
     case round(RoundCorners.Radius, background: Color)
     case effect(Effect)
     case trim(Trim)
+    /// A 3D LUT (`l_lut:`), loaded as overlays are and applied to every pixel.
+    case lut(String)
     /// Composites transparency onto a colour.
     case flatten(Color)
     case border(Border)
@@ -73,6 +81,7 @@ public enum ImageOperation: Sendable, Hashable {
         case .selectPage, .selectPages, .unorient, .crop, .smartCrop, .flip: true
         case .rotate(let degrees, _, _): ResizeGeometry.isRightAngle(degrees)
         case .effect(let e): e.isPointwise
+        case .lut: true
         default: false
         }
     }
@@ -81,7 +90,7 @@ public enum ImageOperation: Sendable, Hashable {
     public var needsFaces: Bool {
         switch self {
         case .smartCrop(_, let gravity): gravity.needsFaces
-        case .faceCrop: true
+        case .faceCrop, .fillPad: true
         case .effect(let e): e.needsFaces
         case .overlay(let o): Step.overlay(o).needsFaces
         case .deferred(let steps): steps.contains { $0.needsFaces }

@@ -103,8 +103,8 @@ public struct Planner: Sendable {
             issues.append(ValidationIssue(location: "\(label).pages", reason: "\(written) selects more than \(PageSet.maxFrames) frames, Derive's limit"))
             return nil
         }
-        guard format.canAnimate || format == .auto else {
-            issues.append(ValidationIssue(location: "\(label).pages", reason: "\(written): known to Cloudinary, not supported by Derive with \(format.rawValue): Cloudinary makes a PDF of several pages, which Derive does not write, and \(format.rawValue) holds no animation of them; select one page (pg_<n>) or write a format that animates (f_gif, f_webp or f_auto)"))
+        guard format.holdsPages || format == .auto else {
+            issues.append(ValidationIssue(location: "\(label).pages", reason: "\(written): known to Cloudinary, not supported by Derive with \(format.rawValue): Cloudinary makes a PDF of several pages, which Derive does not write, and \(format.rawValue) holds one image; select one page (pg_<n>), or write a format that holds them: an animation (f_gif, f_webp or f_auto) or a multi-page TIFF (f_tiff)"))
             return nil
         }
         return pages
@@ -114,9 +114,21 @@ public struct Planner: Sendable {
         let label = "outputs[\(index)] (\(Quoted(output.name)))"
         // The decoder applies EXIF orientation; an output that ignores it turns the image back.
         let autoOrient = output.encoding.autoOrient
-        let start = autoOrient ? source.orientedSize : source.storedSize
+        var start = autoOrient ? source.orientedSize : source.storedSize
         var prefix: [ImageOperation] = []
         if !autoOrient && source.orientation != 1 { prefix.append(.unorient(orientation: source.orientation)) }
+        // dn_: a vector or page source (its header's size is at 72 dpi) is rasterised at this
+        // density, so the chain starts from that many pixels; the decode follows the resample.
+        if let dpi = output.encoding.density, source.format.isScalable, dpi != 72 {
+            let k = Double(dpi) / 72
+            let rasterised = Size(ResizeGeometry.px(Double(start.width) * k), ResizeGeometry.px(Double(start.height) * k))
+            if rasterised.width > limits.maxOutputDimension || rasterised.height > limits.maxOutputDimension || rasterised.pixels > limits.maxOutputPixels {
+                issues.append(ValidationIssue(location: "\(label).density", reason: CloudinaryVocabulary.outOfRange("dn_\(dpi)", "rasterises the \(source.format.rawValue) at \(rasterised); the limit is \(limits.maxOutputDimension) pixels per side and \(limits.maxOutputPixels) pixels in all", bound: .derive)))
+                return []
+            }
+            prefix.append(.resize(rasterised))
+            start = rasterised
+        }
 
         let page = output.encoding.frame ?? 1
         if page > source.pages {
@@ -268,7 +280,7 @@ public struct Planner: Sendable {
         while k + 1 < pending.count {
             k += 1
             let (written, j, label) = pending[k]
-            guard let size = walk.size else { break }
+            guard var size = walk.size else { break }
             let here = "\(location) \(label) (\(written.key))"
             // Expressions are evaluated on the image this step receives, then the step is
             // checked as if it had been written with their values.
@@ -327,7 +339,7 @@ public struct Planner: Sendable {
                 walk.size = nil
                 break
             }
-            let step = evaluation.step
+            var step = evaluation.step
             if !evaluation.evaluated.isEmpty {
                 let values = evaluation.evaluated.map { "\($0.written) is \($0.value)" }.joined(separator: ", ")
                 let problems = StepRules.issues(in: step, limits: limits)
@@ -352,6 +364,17 @@ public struct Planner: Sendable {
                 .deferred(stepFacts.assignments + rest.map { $0.substitutingSourceFacts(stepFacts) })
             }
             let rest = pending[(k + 1)...].map(\.step)
+            // a_auto_right/left: a quarter turn first when the box's orientation is not the
+            // image's; then the resize as written, on the turned image.
+            if case .resize(var r) = step, let turn = r.autoTurn {
+                if let degrees = turn.degrees(for: size, box: ResizeGeometry.requestedBox(r, input: size)) {
+                    walk.operations.append(.rotate(degrees: degrees, canvas: size.swapped, background: nil))
+                    size = size.swapped
+                    walk.size = size
+                }
+                r.autoTurn = nil
+                step = .resize(r)
+            }
             switch step {
             case .resize(let r) where FaceGeometry.cutsAroundFaces(r):
                 walk.operations.append(.faceCrop(r))
@@ -360,6 +383,14 @@ public struct Planner: Sendable {
                     // The region is the face's: the rest waits for its size, as after a trim.
                     if !rest.isEmpty { walk.operations.append(deferred(rest)) }
                 }
+            case .resize(let r) where (r.mode == .fillPad || r.mode == .autoPad) && ResizeGeometry.layout(r, input: size).window != nil:
+                // The box of a fill; the engine fills it or pads, by the faces it finds.
+                var pad = r
+                pad.mode = .pad
+                let background = ResizeGeometry.layout(pad, input: size).canvas?.background ?? r.background ?? .transparent
+                let output = ResizeGeometry.layout(r, input: size).output
+                walk.operations.append(.fillPad(output, background: background))
+                walk.size = output
             case .resize(let r) where r.relative:
                 issues.append(ValidationIssue(location: here, reason: "fl_relative: sizes a layer by the image it is placed on, so it belongs in an overlay's own chain"))
                 walk.size = nil
@@ -373,8 +404,12 @@ public struct Planner: Sendable {
                 }
                 if let canvas = layout.canvas {
                     let placed = layout.window?.size ?? layout.scaled
-                    walk.operations.append(.embed(at: Rect(x: canvas.origin.x, y: canvas.origin.y, width: placed.width, height: placed.height),
-                                                  canvas: canvas.size, background: canvas.background))
+                    let at = Rect(x: canvas.origin.x, y: canvas.origin.y, width: placed.width, height: placed.height)
+                    if let fill = r.padFill {
+                        walk.operations.append(.padFill(at: at, canvas: canvas.size, fill: fill))
+                    } else {
+                        walk.operations.append(.embed(at: at, canvas: canvas.size, background: canvas.background))
+                    }
                 }
                 walk.size = layout.output
             case .rotate(let r):
@@ -390,6 +425,7 @@ public struct Planner: Sendable {
                 walk.operations.append(.round(r.radius, background: r.background ?? .transparent))
             case .effect(let e):
                 walk.operations.append(.effect(e))
+                if let grown = EffectGeometry.size(of: e, on: size) { walk.size = grown }
             case .trim(let t):
                 walk.operations.append(.trim(t))
                 if !rest.isEmpty { walk.operations.append(deferred(rest)) }
@@ -439,6 +475,8 @@ public struct Planner: Sendable {
                     }
                 }
                 walk.operations.append(.overlay(o))
+            case .lut(let name):
+                walk.operations.append(.lut(name))
             case .validate(let c):
                 for reason in Self.violations(of: c, size: size, format: sourceFormat) {
                     issues.append(ValidationIssue(location: here, reason: reason))
@@ -486,6 +524,9 @@ public struct Planner: Sendable {
                 return max(Double(target.width) / Double(current.width), Double(target.height) / Double(current.height))
             case .crop(let rect): current = rect.size
             case .smartCrop(let size, _): current = size
+            // Scaled by at most the fill's factor, decided on whatever size it is given.
+            case .fillPad(let target, _):
+                return max(Double(target.width) / Double(current.width), Double(target.height) / Double(current.height))
             case .unorient(let orientation): if orientation >= 5 { current = current.swapped }
             case .rotate(_, let canvas, _) where operation.commutesWithScaling: current = canvas
             default:
@@ -524,6 +565,10 @@ public struct Planner: Sendable {
                 out.append(.smartCrop(Size(w, h), strategy))
                 full = size
                 small = Size(w, h)
+            case .fillPad:
+                // Decided on the image it receives (its factor is relative), so no resample
+                // back to full size first.
+                return out + operations[i...]
             case .unorient(let orientation):
                 out.append(operation)
                 if orientation >= 5 {

@@ -89,7 +89,8 @@ public struct SourceSizeLimit: Sendable, Hashable {
     public func read(file path: String) throws(DeriveError) -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
-            throw DeriveError(.sourceRefused, "cannot read \(path)\(exists ? "" : ": no such file")")
+            let detail = "cannot read \(path)\(exists ? "" : ": no such file")"
+            throw exists ? DeriveError(.sourceRefused, detail) : DeriveError.missing(detail)
         }
         defer { try? handle.close() }
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int { try check(size, of: path) }

@@ -1,3 +1,8 @@
+/// Bounds of output settings that are Derive's own.
+public enum EncodingLimits {
+    public static let density = 1...1200
+}
+
 /// Ranges and defaults of effect amounts (Cloudinary's, where Cloudinary documents one).
 public enum EffectRules {
     public static let trimDefaultTolerance = 10
@@ -6,6 +11,12 @@ public enum EffectRules {
     /// e_fill_light's bias: Cloudinary's range and default (SDK reference, Adjust.fillLight).
     public static let fillLightBiasRange = -100...100
     public static let fillLightDefaultBias = 0
+    /// e_shadow's colour (Cloudinary: "server default: gray") and offset, which Cloudinary
+    /// gives only as "bottom right": Derive's is 8 pixels each way.
+    public static let shadowDefaultColor = Color.gray
+    public static let shadowDefaultOffset = 8
+    /// e_shear's angles: beyond ±89° the canvas has no bound (tan 90° is infinite).
+    public static let shearRange = -89...89
 
     public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? {
         switch kind {
@@ -14,7 +25,7 @@ public enum EffectRules {
         case .sepia, .assistColorblind: 1...100
         case .brightness, .brightnessHSB: -99...100
         case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite, .cartoonify, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
+        case .blackwhite, .cartoonify, .shadow, .gradientFade, .oilPaint, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
         // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
         case .replaceColor: 0...300
         case .orderedDither: 0...18
@@ -22,7 +33,7 @@ public enum EffectRules {
         case .vectorize: 2...30
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
         }
     }
 
@@ -40,12 +51,18 @@ public enum EffectRules {
         case .sepia, .brightness, .saturation, .hue, .brightnessHSB: 80
         case .contrast, .gamma, .red, .green, .blue: 0
         case .tint: 60
+        // Cloudinary's server default (SDK reference, GradientFade: strength 0 to 100, default 20).
+        case .gradientFade: 20
+        // Cloudinary's server default (SDK reference, OilPaint: strength 0 to 100, default 30).
+        case .oilPaint: 30
         case .vignette, .vibrance: 20
         case .blackwhite, .replaceColor, .opacityThreshold, .cartoonify: 50
         case .makeTransparent, .assistColorblind: 10
         case .orderedDither: 0
         case .vectorize: 10
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
+        // Cloudinary's server default (SDK reference, Shadow: strength 0 to 100, default 40).
+        case .shadow: 40
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
         }
     }
 
@@ -90,6 +107,11 @@ public enum EffectRules {
         case .art: return .art(.incognito)
         case .cartoonify: return .cartoonify(n, colors: .auto)
         case .vectorize: return .vectorize(n)
+        case .shear: return .shear(x: 0, y: 0)
+        case .gradientFade: return .gradientFade(n, symmetric: false, x: nil, y: nil)
+        case .oilPaint: return .oilPaint(n)
+        case .outline: return .outline(OutlineMode.defaults.mode, width: OutlineMode.defaults.width, blur: OutlineMode.defaults.blur, color: color ?? OutlineMode.defaults.color)
+        case .shadow: return .shadow(n, color: color ?? shadowDefaultColor, x: .pixels(shadowDefaultOffset), y: .pixels(shadowDefaultOffset))
         case .blurFaces: return .blurFaces(n)
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
@@ -100,7 +122,7 @@ public enum EffectRules {
     /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
     static func amountField(of kind: Effect.Kind) -> String? {
         switch kind {
-        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind: "strength"
+        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind, .shadow, .gradientFade, .oilPaint: "strength"
         case .blackwhite: "threshold"
         case .cartoonify: "lines"
         case .vectorize: "colors"
@@ -110,11 +132,11 @@ public enum EffectRules {
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
         }
     }
 
-    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize || kind == .makeTransparent }
+    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize || kind == .makeTransparent || kind == .shadow || kind == .outline }
 
     /// Effects on a rectangle given by `x`, `y`, `width` and `height`.
     public static func takesRegion(_ kind: Effect.Kind) -> Bool { kind == .blurRegion || kind == .pixelateRegion }
@@ -133,6 +155,8 @@ public enum EffectRules {
         case .makeTransparent(_, let color): .makeTransparent(amount, color: color)
         case .assistColorblind(_, let xray): .assistColorblind(amount, xray: xray)
         case .cartoonify(_, let colors): .cartoonify(amount, colors: colors)
+        case .shadow(_, let color, let x, let y): .shadow(amount, color: color, x: x, y: y)
+        case .gradientFade(_, let symmetric, let x, let y): .gradientFade(amount, symmetric: symmetric, x: x, y: y)
         default: make(effect.kind, amount: amount, color: nil)
         }
     }
@@ -180,6 +204,11 @@ enum StepRules {
         case .round(let r): return roundIssues(r, limits: limits)
         case .effect(.recolor(let matrix)):
             return EffectRules.recolorIssues(matrix)
+        case .effect(.outline(_, let width, let blur, _)):
+            // Cloudinary's ranges (SDK reference, Outline: width 1 to 100, blur 0 to 2000).
+            return check(width, in: OutlineMode.widthRange, field: "width") + check(blur, in: OutlineMode.blurRange, field: "blur")
+        case .effect(.shear(let x, let y)):
+            return check(x, in: EffectRules.shearRange, field: "x", derivesLimits: true) + check(y, in: EffectRules.shearRange, field: "y", derivesLimits: true)
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"
@@ -193,6 +222,12 @@ enum StepRules {
                 issues.append(FieldIssue(field: field, reason: "must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got \(level)", bound: .derive))
             }
             switch e {
+            case .shadow(_, _, let x, let y):
+                issues += offsetIssues(x, field: "x", limits: limits) + offsetIssues(y, field: "y", limits: limits)
+            case .gradientFade(_, _, let x, let y):
+                issues += offsetIssues(x, field: "x", limits: limits) + offsetIssues(y, field: "y", limits: limits)
+                // Cloudinary: "Only one direction can be specified"; chain fades for more edges.
+                if x != nil && y != nil { issues.append(FieldIssue(field: "y", reason: "fades from one edge: give x or y, not both (chain two fades for two edges)")) }
             case .blurRegion(_, let region?), .pixelateRegion(_, let region?):
                 issues += offsetIssues(region.x, field: "x", limits: limits) + offsetIssues(region.y, field: "y", limits: limits)
                 issues += dimensionIssues(region.width, field: "width", limits: limits)
@@ -208,6 +243,10 @@ enum StepRules {
         case .overlay(let o): return overlayIssues(o, limits: limits)
         case .validate(let c): return constraintIssues(c)
         case .preset(let name): return presetNameIssues(name, field: "")
+        case .lut(let name):
+            let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+            return !name.isEmpty && !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) ? []
+                : [FieldIssue(field: "", reason: "a LUT is a file name such as warm.cube or folder/film.3dl, got \(Quoted(name))")]
         case .assign(let a):
             if case .text(let t) = a.value, t.utf8.count > 1000 { return [FieldIssue(field: "text", reason: "is \(t.utf8.count) bytes; the limit is 1000")] }
             return []
@@ -313,8 +352,27 @@ enum StepRules {
             if r.x != nil { issues.append(FieldIssue(field: "x", reason: why)) }
             if r.y != nil { issues.append(FieldIssue(field: "y", reason: why)) }
         }
-        if r.background != nil && !r.mode.pads {
-            issues.append(FieldIssue(field: "background", reason: "applies only to the pad modes (pad, lpad, mpad), not \(mode)"))
+        if r.autoTurn != nil && !((r.width != nil && r.height != nil) || r.hasAspectRatio) {
+            issues.append(FieldIssue(field: "autoTurn", reason: "turns by the requested box's orientation, so it needs a width and a height, or an aspect ratio"))
+        }
+        if let fill = r.padFill {
+            if !r.mode.pads {
+                issues.append(FieldIssue(field: "padFill", reason: "applies only to the pad modes (pad, lpad, mpad), not \(mode)"))
+            }
+            if r.background != nil {
+                issues.append(FieldIssue(field: "padFill", reason: "cannot be combined with background; give one of them"))
+            }
+            if case .blurred(let i, let b) = fill {
+                issues += check(i, in: PadFill.intensityRange, field: "padFill.blurred.intensity")
+                issues += check(b, in: PadFill.brightnessRange, field: "padFill.blurred.brightness")
+            }
+        }
+        if r.background != nil && !r.mode.takesBackground {
+            issues.append(FieldIssue(field: "background", reason: "applies only to the pad modes (pad, lpad, mpad, fill_pad, auto_pad), not \(mode)"))
+        }
+        // Cloudinary supports fill_pad and auto_pad only with automatic gravity.
+        if r.mode == .fillPad || r.mode == .autoPad, let g = r.gravity, g != .smart(.auto) {
+            issues.append(FieldIssue(field: "gravity", reason: "mode \(mode) is content-aware; it takes gravity auto only"))
         }
         switch r.gravity {
         case .compass?:
@@ -417,6 +475,9 @@ enum StepRules {
         let format = s.format.flatMap { $0.isConcrete ? $0 : nil }
         if case .value(let q)? = s.quality { issues += check(q, in: 1...100, field: "quality") }
         if let effort = s.effort { issues += check(effort, in: 0...9, field: "effort") }
+        // Cloudinary documents no range; 1200 dpi is Derive's (a page rasterised beyond it
+        // soon passes the pixel limit).
+        if let density = s.density { issues += check(density, in: EncodingLimits.density, field: "density", derivesLimits: true) }
         if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame", derivesLimits: true) }
         if let pages = s.pages {
             issues += check(pages.highestNamed, in: 1...10_000, field: "pages", derivesLimits: true)

@@ -1,0 +1,95 @@
+@testable import DeriveCore
+import Testing
+
+/// What `fl_layer_apply`'s component may hold besides the placement (issue 16, item 3): a blend
+/// mode (`e_multiply,fl_layer_apply`) and any other effect, which is the layer's last step
+/// (`l_bike/e_sepia,fl_layer_apply` turns the bike sepia); string and JSON forms, round trips.
+@Suite struct LayerBlendLanguageTests {
+    @Test(arguments: [
+        ("l_texture/e_multiply,fl_layer_apply", #"{"overlay": {"image": "texture", "blend": "multiply"}}"#,
+         Overlay(source: .image("texture"), blend: .multiply)),
+        ("l_light/fl_layer_apply,e_screen,g_north", #"{"overlay": {"image": "light", "blend": "screen", "gravity": "north"}}"#,
+         Overlay(source: .image("light"), gravity: .compass(.north), blend: .screen)),
+        ("l_grain/c_scale,w_1.0/e_overlay,fl_layer_apply", #"{"overlay": {"image": "grain", "chain": [{"resize": {"width": 1.0}}], "blend": "overlay"}}"#,
+         Overlay(source: .image("grain"), chain: [.resize(Resize(width: .fraction(1)))], blend: .overlay)),
+        ("l_shape/e_mask,fl_layer_apply", #"{"overlay": {"image": "shape", "blend": "mask"}}"#, Overlay(source: .image("shape"), blend: .mask)),
+        ("l_shape/e_cut_out,fl_layer_apply", #"{"overlay": {"image": "shape", "blend": "cut_out"}}"#, Overlay(source: .image("shape"), blend: .cutOut)),
+        ("c_limit,w_300,h_300,l_bike/e_sepia,fl_layer_apply",
+         #"{"overlay": {"image": "bike", "chain": [{"resize": {"mode": "limit", "width": 300, "height": 300}}, {"sepia": 80}]}}"#,
+         Overlay(source: .image("bike"), chain: [.resize(Resize(mode: .limit, width: .pixels(300), height: .pixels(300))), .effect(.sepia(80))])),
+        ("l_logo/e_colorize:50,co_red,fl_layer_apply,g_south",
+         #"{"overlay": {"image": "logo", "chain": [{"colorize": {"amount": 50, "color": "red"}}], "gravity": "south"}}"#,
+         Overlay(source: .image("logo"), chain: [.effect(.colorize(amount: 50, color: Color(red: 255, green: 0, blue: 0)))], gravity: .compass(.south))),
+    ])
+    func stringAndJSONMeanTheSameLayer(text: String, json: String, overlay: Overlay) throws {
+        #expect(try ToneEffectTests.step(text) == .overlay(overlay))
+        #expect(try ToneEffectTests.step(json: json) == .overlay(overlay))
+    }
+
+    @Test(arguments: [
+        ("l_texture/e_multiply,fl_layer_apply", "l_texture/fl_layer_apply,e_multiply"),
+        ("l_light/fl_layer_apply,e_screen,g_north,x_10", "l_light/fl_layer_apply,g_north,x_10,e_screen"),
+        ("l_shape/e_cut_out,fl_layer_apply", "l_shape/fl_layer_apply,e_cut_out"),
+        ("l_bike/e_sepia,fl_layer_apply", "l_bike/e_sepia/fl_layer_apply"),
+        ("l_bike/e_sepia,fl_layer_apply/l_sheep/e_blackwhite,fl_layer_apply/e_grayscale",
+         "l_bike/e_sepia/fl_layer_apply/l_sheep/e_blackwhite/fl_layer_apply/e_grayscale"),
+    ])
+    func roundTrips(text: String, printed: String) throws {
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    /// A blend mode is part of the identity: the same layer drawn over is another output.
+    @Test func theBlendModeIsPartOfTheIdentity() throws {
+        let over = try ToneEffectTests.step("l_t/fl_layer_apply"), multiplied = try ToneEffectTests.step("l_t/e_multiply,fl_layer_apply")
+        #expect(ChainEncoder.json([over]) != ChainEncoder.json([multiplied]))
+    }
+
+    @Test(arguments: [
+        ("u_bg/e_multiply,fl_layer_apply", "e_multiply beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)"),
+        ("e_screen", "e_screen: known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_screen,fl_layer_apply)"),
+        ("l_a/e_anti_removal,fl_layer_apply", "e_anti_removal: known to Cloudinary, not supported by Derive: planned in the next language issue (effects, layers and formats); supported: "),
+    ])
+    func refusals(text: String, reason: String) {
+        let issues = CloudinaryParser().parse(text).issues.map(\.reason)
+        #expect(issues.contains { $0.hasPrefix(reason) }, "\(issues)")
+    }
+
+    @Test(arguments: [
+        (#"{"overlay": {"image": "a", "blend": "darken"}}"#, #"[0].overlay.blend: expected one of "multiply", "screen", "overlay", "mask", "cut_out", got string "darken""#),
+        (#"{"overlay": {"image": "a", "underlay": true, "blend": "mask"}}"#, "[0].overlay.blend: applies to overlays; an underlay is drawn beneath the image"),
+    ])
+    func jsonRefusals(json: String, message: String) {
+        #expect(throws: ValidationError.self) { try TransformationInput.parse(#"[\#(json)]"#) }
+        do { _ = try TransformationInput.parse(#"[\#(json)]"#) } catch {
+            #expect(error.issues.map(\.description).contains(message), "\(error.issues.map(\.description))")
+        }
+    }
+}
+
+/// `fl_tiled` and `fl_no_overflow` beside a layer (issue 16, item 3).
+@Suite struct LayerFlagLanguageTests {
+    @Test func tiledInStringsAndJSON() throws {
+        var tiled = Overlay(source: .image("logo"), gravity: .compass(.northWest))
+        tiled.tiled = true
+        #expect(try ToneEffectTests.step("l_logo/fl_layer_apply,fl_tiled,g_north_west") == .overlay(tiled))
+        #expect(try ToneEffectTests.step("l_logo,fl_tiled,g_north_west") == .overlay(tiled))
+        #expect(try ToneEffectTests.step(json: #"{"overlay": {"image": "logo", "gravity": "north_west", "tiled": true}}"#) == .overlay(tiled))
+        try expectRoundTrip("l_logo/c_scale,w_30/fl_layer_apply,fl_tiled", printed: "l_logo/c_scale,w_30/fl_layer_apply,fl_tiled")
+        #expect(try canonical(string: "l_logo/fl_layer_apply,fl_tiled").identity != (try canonical(string: "l_logo/fl_layer_apply").identity))
+    }
+
+    /// A Derive layer never grows the canvas, so fl_no_overflow changes nothing: the same
+    /// identity, and a note says so.
+    @Test func noOverflowChangesNothingAndSaysSo() throws {
+        let result = CloudinaryParser().parse("l_logo/fl_layer_apply,fl_no_overflow,g_south")
+        #expect(result.issues.isEmpty)
+        #expect(result.notes.contains { $0.contains("fl_no_overflow: a layer never extends the canvas in Derive") })
+        #expect(try canonical(string: "l_logo/fl_layer_apply,fl_no_overflow,g_south").identity == (try canonical(string: "l_logo/fl_layer_apply,g_south").identity))
+    }
+
+    @Test(arguments: ["fl_tiled", "c_scale,w_10,fl_no_overflow"])
+    func outsideALayerTheyAreRefused(text: String) {
+        let issues = CloudinaryParser().parse(text).issues.map(\.reason)
+        #expect(issues.count == 1 && issues[0].hasSuffix("applies to a layer: put it beside l_ or fl_layer_apply"), "\(issues)")
+    }
+}

@@ -1,0 +1,64 @@
+import DeriveCore
+import DeriveTestSupport
+@testable import DeriveVips
+import Foundation
+import Testing
+
+/// `b_blurred` and `b_auto` on a real photograph: Grace Hopper's portrait padded to a 400x100
+/// banner. The photo in the middle is exactly what a colour pad places there; the bars beside
+/// it are the blurred photo (many colours, soft) or one colour taken from it.
+@Suite struct PadFillTests {
+    static func render(_ chain: String) throws -> PixelBuffer {
+        try Harness.pixels(Harness.render(ToneEffectTests.photo, chain + "/f_png").1.outputs[0].data)
+    }
+
+    /// The columns of the left bar (the photo is 85 px wide in the middle of 400).
+    static let bar = 0..<150
+    static func barColours(_ p: PixelBuffer) -> Set<[Int]> {
+        Set(bar.flatMap { x in (0..<p.height).map { y in Array(Harness.pixel(p, x, y).prefix(3)) } })
+    }
+
+    static func middleIsThePhoto(_ p: PixelBuffer, _ plain: PixelBuffer) -> Bool {
+        (170..<230).allSatisfy { x in (0..<p.height).allSatisfy { y in Harness.pixel(p, x, y).prefix(3) == Harness.pixel(plain, x, y).prefix(3) } }
+    }
+
+    @Test func blurredBarsAreTheSoftenedPhoto() throws {
+        let plain = try Self.render("c_pad,w_400,h_100,b_black")
+        let blurred = try Self.render("c_pad,w_400,h_100,b_blurred")
+        #expect(blurred.width == 400 && blurred.height == 100)
+        #expect(Self.middleIsThePhoto(blurred, plain))
+        #expect(Self.barColours(plain).count == 1)
+        #expect(Self.barColours(blurred).count > 200, "\(Self.barColours(blurred).count) colours in the bar")
+        // Stronger blur: smoother bars (smaller differences between neighbours).
+        func roughness(_ p: PixelBuffer) -> Double {
+            var sum = 0
+            for x in 1..<150 { for y in 0..<p.height { sum += abs(Harness.pixel(p, x, y)[1] - Harness.pixel(p, x - 1, y)[1]) } }
+            return Double(sum) / Double(149 * p.height)
+        }
+        let strong = try Self.render("c_pad,w_400,h_100,b_blurred:1000")
+        #expect(roughness(strong) < roughness(blurred), "\(roughness(strong)) vs \(roughness(blurred))")
+        // Darker with a negative brightness.
+        let dark = try Self.render("c_pad,w_400,h_100,b_blurred:100:-50")
+        func barLuma(_ p: PixelBuffer) -> Double {
+            Double(Self.bar.flatMap { x in (0..<p.height).map { Harness.pixel(p, x, $0)[1] } }.reduce(0, +)) / Double(Self.bar.count * p.height)
+        }
+        #expect(barLuma(dark) < barLuma(blurred) * 0.6, "\(barLuma(dark)) vs \(barLuma(blurred))")
+    }
+
+    @Test func autoBarsAreOneColourFromThePhoto() throws {
+        let plain = try Self.render("c_pad,w_400,h_100,b_black")
+        // The border colour: the median of the fitted photo's outermost ring, per channel.
+        let fitted = try Self.render("c_fit,w_400,h_100")
+        var ring: [[Int]] = []
+        for x in 0..<fitted.width { ring.append(Harness.pixel(fitted, x, 0)); ring.append(Harness.pixel(fitted, x, fitted.height - 1)) }
+        for y in 0..<fitted.height { ring.append(Harness.pixel(fitted, 0, y)); ring.append(Harness.pixel(fitted, fitted.width - 1, y)) }
+        let median = (0..<3).map { c in ring.map { $0[c] }.sorted()[ring.count / 2] }
+        for (mode, check) in [("b_auto", { (c: [Int]) in (0..<3).allSatisfy { abs(c[$0] - median[$0]) <= 12 } }),
+                              ("b_auto:border_contrast", { (c: [Int]) in c == [0, 0, 0] || c == [255, 255, 255] })] {
+            let padded = try Self.render("c_pad,w_400,h_100,\(mode)")
+            #expect(Self.middleIsThePhoto(padded, plain), "\(mode)")
+            let colours = Self.barColours(padded)
+            #expect(colours.count == 1 && check(colours.first!), "\(mode): \(colours.prefix(3)), border median \(median)")
+        }
+    }
+}
