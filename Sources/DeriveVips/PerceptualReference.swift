@@ -16,7 +16,8 @@ struct PerceptualReference {
     let pixels: PixelBuffer
     /// Mean absolute difference of neighbouring luma values (0–255), the search's seed.
     let complexity: Double
-    /// Distinct colours in the sample, counted up to `Self.manyColours`.
+    /// Distinct colours in the sample, counted up to `Self.manyColours` (then one more): only
+    /// whether there are more than `AutoEncoder.graphicColours` matters.
     let colours: Int
 
     /// How much of a large output the search encodes: 16 tiles of 128×128 (512×512 in all),
@@ -36,7 +37,7 @@ struct PerceptualReference {
         static let jpeg = Sampling(tiles: 8)
     }
 
-    static let manyColours = 4096
+    static let manyColours = AutoEncoder.graphicColours
 
     /// How much higher a search on the mosaic aims, per format. Measured on the benchmark's
     /// photographs and screenshots at the quality chosen (sample score minus whole-image
@@ -136,48 +137,67 @@ struct PerceptualReference {
         guard bands >= 3, w >= 2, h >= 2 else { return nil }
         let cw = (w + 1) / 2, ch = (h + 1) / 2
         var luma = [Float](repeating: 0, count: w * h)
-        var cb = [Float](repeating: 0, count: cw * ch), cr = cb, count = cb
-        buffer.pixels.withUnsafeBufferPointer { p in
-            for y in 0..<h {
-                for x in 0..<w {
-                    let i = (y * w + x) * bands
-                    let r = Float(p[i]), g = Float(p[i + 1]), b = Float(p[i + 2])
-                    luma[y * w + x] = 0.299 * r + 0.587 * g + 0.114 * b
-                    let c = (y / 2) * cw + x / 2
-                    cb[c] += -0.168736 * r - 0.331264 * g + 0.5 * b
-                    cr[c] += 0.5 * r - 0.418688 * g - 0.081312 * b
-                    count[c] += 1
-                }
+        var cb = [Float](repeating: 0, count: cw * ch), cr = cb
+        // Bilinear between block centres, which sit half a pixel inside each 2×2 block: the
+        // blocks and weights each column and row reads, worked out once.
+        func taps(_ extent: Int, _ blocks: Int) -> [(Int, Int, Float)] {
+            (0..<extent).map { x in
+                let f = max(0, min(Float(blocks - 1), (Float(x) - 0.5) / 2))
+                let x0 = Int(f)
+                return (x0, min(blocks - 1, x0 + 1), f - Float(x0))
             }
         }
-        for c in 0..<cb.count {
-            cb[c] /= count[c]
-            cr[c] /= count[c]
-        }
-        // Bilinear between block centres, which sit half a pixel inside each 2×2 block.
-        func sample(_ plane: [Float], _ x: Int, _ y: Int) -> Float {
-            let fx = max(0, min(Float(cw - 1), (Float(x) - 0.5) / 2)), fy = max(0, min(Float(ch - 1), (Float(y) - 0.5) / 2))
-            let x0 = Int(fx), y0 = Int(fy), x1 = min(cw - 1, x0 + 1), y1 = min(ch - 1, y0 + 1)
-            let ax = fx - Float(x0), ay = fy - Float(y0)
-            let top = plane[y0 * cw + x0] * (1 - ax) + plane[y0 * cw + x1] * ax
-            let bottom = plane[y1 * cw + x0] * (1 - ax) + plane[y1 * cw + x1] * ax
-            return top * (1 - ay) + bottom * ay
-        }
+        let columns = taps(w, cw), rows = taps(h, ch)
         var out = buffer.pixels
-        for y in 0..<h {
-            for x in 0..<w {
-                let i = (y * w + x) * bands
-                let l = luma[y * w + x], u = sample(cb, x, y), v = sample(cr, x, y)
-                out[i] = Self.byte(l + 1.402 * v)
-                out[i + 1] = Self.byte(l - 0.344136 * u - 0.714136 * v)
-                out[i + 2] = Self.byte(l + 1.772 * u)
-            }
+        buffer.pixels.withUnsafeBufferPointer { p in
+            luma.withUnsafeMutableBufferPointer { luma in cb.withUnsafeMutableBufferPointer { cb in cr.withUnsafeMutableBufferPointer { cr in
+                let p = p.baseAddress!, luma = luma.baseAddress!, cb = cb.baseAddress!, cr = cr.baseAddress!
+                for y in 0..<h {
+                    let line = p + y * w * bands, chroma = (y / 2) * cw
+                    for x in 0..<w {
+                        let i = x * bands
+                        let r = Float(line[i]), g = Float(line[i + 1]), b = Float(line[i + 2])
+                        luma[y * w + x] = 0.299 * r + 0.587 * g + 0.114 * b
+                        cb[chroma + x / 2] += -0.168736 * r - 0.331264 * g + 0.5 * b
+                        cr[chroma + x / 2] += 0.5 * r - 0.418688 * g - 0.081312 * b
+                    }
+                }
+                for by in 0..<ch {
+                    let rowsIn: Float = by * 2 + 1 < h ? 2 : 1
+                    for bx in 0..<cw {
+                        let count = rowsIn * (bx * 2 + 1 < w ? 2 : 1)
+                        cb[by * cw + bx] /= count
+                        cr[by * cw + bx] /= count
+                    }
+                }
+                out.withUnsafeMutableBufferPointer { o in
+                    let o = o.baseAddress!
+                    for y in 0..<h {
+                        let (y0, y1, ay) = rows[y]
+                        let top0 = y0 * cw, bottom0 = y1 * cw
+                        for x in 0..<w {
+                            let (x0, x1, ax) = columns[x]
+                            func sample(_ plane: UnsafeMutablePointer<Float>) -> Float {
+                                let top = plane[top0 + x0] * (1 - ax) + plane[top0 + x1] * ax
+                                let bottom = plane[bottom0 + x0] * (1 - ax) + plane[bottom0 + x1] * ax
+                                return top * (1 - ay) + bottom * ay
+                            }
+                            let i = (y * w + x) * bands
+                            let l = luma[y * w + x], u = sample(cb), v = sample(cr)
+                            o[i] = Self.byte(l + 1.402 * v)
+                            o[i + 1] = Self.byte(l - 0.344136 * u - 0.714136 * v)
+                            o[i + 2] = Self.byte(l + 1.772 * u)
+                        }
+                    }
+                }
+            } } }
         }
         return PixelBuffer(width: w, height: h, bands: bands, pixels: out)
     }
 
+    /// Rounded to the nearest byte (halves up), clamped.
     @inline(__always)
-    static func byte(_ value: Float) -> UInt8 { UInt8(max(0, min(255, value.rounded()))) }
+    static func byte(_ value: Float) -> UInt8 { UInt8(max(0, min(255, value)) + 0.5) }
 
     static func complexity(_ buffer: PixelBuffer) -> Double {
         let w = buffer.width, h = buffer.height, bands = buffer.bands
@@ -197,16 +217,22 @@ struct PerceptualReference {
         return Double(total) / Double(2 * (w - 1) * (h - 1))
     }
 
+    /// Distinct colours, counted up to `limit` (then `limit` + 1). A run of one colour is
+    /// looked up once: flat graphics are mostly runs.
     static func distinctColours(_ buffer: PixelBuffer, limit: Int) -> Int {
-        var seen = Set<UInt32>()
+        var seen = Set<UInt32>(minimumCapacity: limit + 1)
         let bands = buffer.bands
         buffer.pixels.withUnsafeBufferPointer { p in
             var i = 0
+            var last: UInt32?
             while i < p.count {
                 let r = UInt32(p[i]), g = bands >= 3 ? UInt32(p[i + 1]) : r, b = bands >= 3 ? UInt32(p[i + 2]) : r
-                seen.insert(r << 16 | g << 8 | b)
-                if seen.count > limit { break }
+                let colour = r << 16 | g << 8 | b
                 i += bands
+                if colour == last { continue }
+                last = colour
+                seen.insert(colour)
+                if seen.count > limit { break }
             }
         }
         return seen.count
@@ -215,3 +241,4 @@ struct PerceptualReference {
 
 @available(*, unavailable)
 extension PerceptualReference: Sendable {}
+
