@@ -40,7 +40,9 @@ let package = Package(
         .target(name: "DeriveCore", exclude: ["Schema"]),
         // libvips (Debian's libvips-dev), and the few C helpers Swift cannot express itself.
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
-        .target(name: "CVipsShim", dependencies: ["CVips"]),
+        // libjpeg-turbo (libjpeg-dev, which libvips-dev depends on) decodes q_auto's JPEG
+        // candidates directly: see dvips_jpeg_decode.
+        .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("jpeg")]),
         // Fast SHA-256 of content over OpenSSL's libcrypto (Debian's libssl-dev).
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "DeriveDigest", dependencies: ["CCrypto"]),

@@ -1,7 +1,10 @@
 #include "CVipsShim.h"
 #include <malloc.h>
+#include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jpeglib.h>
 
 int dvips_init(const char *program) {
     // Each libvips worker thread would get its own glibc malloc arena, and a long-running worker
@@ -326,4 +329,87 @@ void *dvips_gunzip(const void *data, size_t length, size_t limit, size_t *out_le
     }
     *out_length = used;
     return out;
+}
+
+VipsImage *dvips_mosaic(VipsImage *image, int tile_width, int tile_height, int across, int count,
+                        const int *xs, const int *ys) {
+    const VipsPel *data = vips_image_get_data(image);
+    if (data == NULL || across < 1 || count < across || count % across != 0) {
+        return NULL;
+    }
+    VipsImage *out = vips_image_new_memory();
+    VipsImage *inputs[] = {image, NULL};
+    if (vips_image_pipeline_array(out, VIPS_DEMAND_STYLE_THINSTRIP, inputs)) {
+        g_object_unref(out);
+        return NULL;
+    }
+    out->Xsize = tile_width * across;
+    out->Ysize = tile_height * (count / across);
+    if (vips_image_write_prepare(out)) {
+        g_object_unref(out);
+        return NULL;
+    }
+    size_t pel = VIPS_IMAGE_SIZEOF_PEL(image), row = (size_t) tile_width * pel;
+    for (int i = 0; i < count; i++) {
+        int left = (i % across) * tile_width, top = (i / across) * tile_height;
+        for (int y = 0; y < tile_height; y++) {
+            memcpy(VIPS_IMAGE_ADDR(out, left, top + y), VIPS_IMAGE_ADDR(image, xs[i], ys[i] + y), row);
+        }
+    }
+    return out;
+}
+
+struct dvips_jpeg_error {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+};
+
+static void dvips_jpeg_fail(j_common_ptr info) {
+    longjmp(((struct dvips_jpeg_error *) info->err)->jump, 1);
+}
+
+static void dvips_jpeg_quiet(j_common_ptr info, int level) {
+    (void) info;
+    (void) level;
+}
+
+int dvips_jpeg_decode(const void *data, size_t length, unsigned char **pixels, int *width, int *height, int *bands) {
+    struct jpeg_decompress_struct info;
+    struct dvips_jpeg_error error;
+    unsigned char *volatile out = NULL;
+    *pixels = NULL;
+    info.err = jpeg_std_error(&error.manager);
+    error.manager.error_exit = dvips_jpeg_fail;
+    error.manager.emit_message = dvips_jpeg_quiet;
+    if (setjmp(error.jump)) {
+        jpeg_destroy_decompress(&info);
+        free(out);
+        return -1;
+    }
+    jpeg_create_decompress(&info);
+    jpeg_mem_src(&info, (const unsigned char *) data, (unsigned long) length);
+    jpeg_read_header(&info, TRUE);
+    if (info.jpeg_color_space != JCS_YCbCr && info.jpeg_color_space != JCS_GRAYSCALE && info.jpeg_color_space != JCS_RGB) {
+        jpeg_destroy_decompress(&info);
+        return 1;
+    }
+    info.out_color_space = info.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_start_decompress(&info);
+    size_t stride = (size_t) info.output_width * (size_t) info.output_components;
+    out = malloc(stride * info.output_height);
+    if (out == NULL) {
+        jpeg_destroy_decompress(&info);
+        return -1;
+    }
+    while (info.output_scanline < info.output_height) {
+        JSAMPROW row = out + (size_t) info.output_scanline * stride;
+        jpeg_read_scanlines(&info, &row, 1);
+    }
+    *width = (int) info.output_width;
+    *height = (int) info.output_height;
+    *bands = info.output_components;
+    jpeg_finish_decompress(&info);
+    jpeg_destroy_decompress(&info);
+    *pixels = out;
+    return 0;
 }

@@ -66,4 +66,18 @@ char **dvips_image_fields(VipsImage *image);
 void *dvips_image_write_to_memory(VipsImage *image, size_t *length);
 VipsImage *dvips_image_new_from_memory_copy(const void *data, size_t length, int width, int height, int bands);
 
+/// The q_auto search's mosaic: `count` tiles of tile_width×tile_height cut from `image` (its
+/// pixels rendered into memory if they are not) at (xs[i], ys[i]), `across` to a row, copied
+/// into a new image in memory with `image`'s metadata, as extract_area and arrayjoin would
+/// make it but without a pipeline of operations to build and run. NULL on failure.
+VipsImage *dvips_mosaic(VipsImage *image, int tile_width, int tile_height, int across, int count,
+                        const int *xs, const int *ys);
+
+/// Decodes a JPEG in memory with libjpeg-turbo straight to 8-bit RGB (or grey) rows: what
+/// jpegload gives for a YCbCr, RGB or grey JPEG (the same library, the same defaults), without
+/// libvips' pipeline and thread pool around it, which cost the q_auto search more than the
+/// decoding. Returns 0 with a malloc'd buffer in *pixels (free it), 1 for another colour space
+/// (CMYK: use jpegload), -1 when the data is not a JPEG libjpeg can read.
+int dvips_jpeg_decode(const void *data, size_t length, unsigned char **pixels, int *width, int *height, int *bands);
+
 #endif
