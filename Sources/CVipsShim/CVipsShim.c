@@ -413,3 +413,53 @@ int dvips_jpeg_decode(const void *data, size_t length, unsigned char **pixels, i
     *pixels = out;
     return 0;
 }
+
+int dvips_jpeg_encode(const unsigned char *pixels, int width, int height, int bands, int quality, int full_chroma,
+                      int progressive, unsigned char **data, size_t *length) {
+    struct jpeg_compress_struct info;
+    struct dvips_jpeg_error error;
+    unsigned char *volatile out = NULL;
+    unsigned long size = 0;
+    *data = NULL;
+    *length = 0;
+    if (bands != 1 && bands != 3) {
+        return 1;
+    }
+    info.err = jpeg_std_error(&error.manager);
+    error.manager.error_exit = dvips_jpeg_fail;
+    error.manager.emit_message = dvips_jpeg_quiet;
+    if (setjmp(error.jump)) {
+        jpeg_destroy_compress(&info);
+        free(out);
+        return -1;
+    }
+    jpeg_create_compress(&info);
+    jpeg_mem_dest(&info, (unsigned char **) &out, &size);
+    info.image_width = (JDIMENSION) width;
+    info.image_height = (JDIMENSION) height;
+    info.input_components = bands;
+    info.in_color_space = bands == 3 ? JCS_RGB : JCS_GRAYSCALE;
+    // What jpegsave sets, in its order: defaults, quality (baseline tables), Huffman tables
+    // optimised, progression, and whole chroma by clearing luma's 2x2 sampling.
+    jpeg_set_defaults(&info);
+    jpeg_set_quality(&info, quality, TRUE);
+    info.optimize_coding = TRUE;
+    if (progressive) {
+        jpeg_simple_progression(&info);
+    }
+    if (bands == 3 && full_chroma) {
+        info.comp_info[0].h_samp_factor = 1;
+        info.comp_info[0].v_samp_factor = 1;
+    }
+    jpeg_start_compress(&info, TRUE);
+    size_t stride = (size_t) width * (size_t) bands;
+    while (info.next_scanline < info.image_height) {
+        JSAMPROW row = (JSAMPROW) (pixels + (size_t) info.next_scanline * stride);
+        jpeg_write_scanlines(&info, &row, 1);
+    }
+    jpeg_finish_compress(&info);
+    jpeg_destroy_compress(&info);
+    *data = out;
+    *length = size;
+    return 0;
+}

@@ -11,6 +11,10 @@ struct AutoEncoder {
     /// Qualities searches of the same output found at a wider breakpoint, by format: each
     /// narrower width starts its search there.
     var hints: [OutputFormat: Int] = [:]
+    /// JPEG candidates on a sample (never stored) are encoded by libjpeg-turbo directly, with
+    /// jpegsave's pixels: for `q_auto` in JPEG, whose choice reads only their scores. `f_auto`
+    /// keeps jpegsave's, whose sizes (metadata included) it compares with other formats'.
+    var directJPEGSamples = false
 
     /// One format's search: the quality chosen, its score and bytes on the sample, and the
     /// encoded output when the sample was the whole image.
@@ -49,6 +53,11 @@ struct AutoEncoder {
         if animated || !Self.searchable.contains(encoding.format) {
             return try fixed(image, encoding: encoding, level: level, why: animated
                 ? "animations are not searched" : "\(encoding.format.rawValue) has no quality to search")
+        }
+        if encoding.format == .jpeg && !directJPEGSamples {
+            var direct = self
+            direct.directJPEGSamples = true
+            return try direct.search(image, encoding: encoding, level: level, animated: animated)
         }
         let reference = try PerceptualReference(image, sampling: encoding.format == .jpeg ? .jpeg : .standard)
         var lossless: Outcome?
@@ -294,6 +303,10 @@ struct AutoEncoder {
     }
 
     func writeSample(_ reference: PerceptualReference, encoding: EncodingSettings, quality: Int) throws(DeriveError) -> [UInt8] {
+        if directJPEGSamples && encoding.format == .jpeg && !reference.isFull,
+           let data = reference.directJPEG(quality: quality, encoding: encoding) {
+            return data
+        }
         var choices: [String] = []
         return try VipsEncoder.write(reference.sample, settings: encoding, quality: quality, choices: &choices)
     }

@@ -17,6 +17,8 @@ struct PerceptualReference {
     let metric: Ssimulacra2.Reference
     /// The sample's pixels as the metric reads them.
     let pixels: PixelBuffer
+    /// Whether `pixels` are the sample's own bytes (8-bit sRGB or grey without alpha).
+    let sampleIsPixels: Bool
     /// Mean absolute difference of neighbouring luma values (0–255), the search's seed.
     let complexity: Double
     /// Distinct colours in the sample, counted up to `Self.manyColours` (then one more): only
@@ -65,6 +67,7 @@ struct PerceptualReference {
         } else {
             (sample, tiles) = try Self.mosaic(image, sampling: sampling)
         }
+        sampleIsPixels = Self.isMetricPixels(sample)
         pixels = try Self.metricPixels(sample)
         metric = try Ssimulacra2.Reference(pixels)
         complexity = Self.complexity(pixels)
@@ -100,9 +103,13 @@ struct PerceptualReference {
     }
 
     /// 8-bit sRGB (or grey) pixels on white, as the metric reads them.
+    /// Whether the image's own bytes are what the metric reads: 8-bit sRGB or grey, no alpha.
+    static func isMetricPixels(_ image: VImage) -> Bool {
+        image.isEightBit && !image.hasAlpha && (image.bands == 3 && image.interpretation == "srgb" || image.bands == 1 && image.interpretation == "b-w")
+    }
+
     static func metricPixels(_ image: VImage) throws(DeriveError) -> PixelBuffer {
-        if image.isEightBit && !image.hasAlpha && (image.bands == 3 && image.interpretation == "srgb" || image.bands == 1 && image.interpretation == "b-w"),
-           let data = vips_image_get_data(image.pointer) {
+        if isMetricPixels(image), let data = vips_image_get_data(image.pointer) {
             // Already what the metric reads (the mosaic, in memory): its bytes as they are.
             let count = image.width * image.height * image.bands
             return PixelBuffer(width: image.width, height: image.height, bands: image.bands,
@@ -144,6 +151,29 @@ struct PerceptualReference {
         let count = Int(width) * Int(height) * Int(bands)
         return PixelBuffer(width: Int(width), height: Int(height), bands: Int(bands),
                            pixels: [UInt8](UnsafeBufferPointer(start: pixels, count: count)))
+    }
+
+    /// The sample encoded as JPEG by libjpeg-turbo directly, with the pixels jpegsave would
+    /// give (see `dvips_jpeg_encode`) but none of its metadata: for candidates that are only
+    /// scored, never stored. Nil where the metric's pixels are not the sample's own bytes
+    /// (alpha, other colour spaces), which jpegsave then encodes.
+    func directJPEG(quality: Int, encoding: EncodingSettings) -> [UInt8]? {
+        guard sampleIsPixels, !encoding.lossless else { return nil }
+        let full: Bool
+        switch encoding.chromaSubsampling {
+        case .auto: full = quality >= AutoEncoder.fullChroma
+        case .full: full = true
+        case .half: full = false
+        }
+        var data: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let status = pixels.pixels.withUnsafeBufferPointer { p in
+            dvips_jpeg_encode(p.baseAddress, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bands), Int32(quality),
+                              full ? 1 : 0, encoding.progressive ? 1 : 0, &data, &length)
+        }
+        guard status == 0, let data else { return nil }
+        defer { free(data) }
+        return [UInt8](UnsafeBufferPointer(start: data, count: length))
     }
 
     /// The score of an encoding of `sample`.
