@@ -59,7 +59,7 @@ struct AutoEncoder {
             direct.directJPEGSamples = true
             return try direct.search(image, encoding: encoding, level: level, animated: animated)
         }
-        let reference = try PerceptualReference(image, sampling: encoding.format == .jpeg ? .jpeg : .standard)
+        let reference = try PerceptualReference(image, sampling: encoding.format == .jpeg ? .jpeg : .standard, threads: width)
         var lossless: Outcome?
         if reference.colours <= Self.graphicColours && encoding.format == .webp {
             lossless = try losslessOutcome(reference, encoding: encoding)
@@ -95,7 +95,7 @@ struct AutoEncoder {
             if allowed.isEmpty { allowed = [.webp, .png] }
             if !dropped.isEmpty { notes.append("\(dropped.map(\.rawValue).joined(separator: ", ")) left out: the image has alpha") }
         }
-        let reference = try PerceptualReference(image)
+        let reference = try PerceptualReference(image, threads: width)
         // Lossless candidates first: one encode each, and for a graphic often the size the
         // lossy searches must beat, which stops them early.
         var lossless = allowed.filter { !Self.searchable.contains($0) }

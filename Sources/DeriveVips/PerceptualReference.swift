@@ -59,7 +59,8 @@ struct PerceptualReference {
 
     var isFull: Bool { tiles == 0 }
 
-    init(_ image: VImage, sampling: Sampling = .standard) throws(DeriveError) {
+    /// `threads`: how many the metric's reference half may use (the search's width).
+    init(_ image: VImage, sampling: Sampling = .standard, threads: Int = 1) throws(DeriveError) {
         full = image
         if image.width * image.height <= sampling.pixels {
             sample = image
@@ -69,7 +70,7 @@ struct PerceptualReference {
         }
         sampleIsPixels = Self.isMetricPixels(sample)
         pixels = try Self.metricPixels(sample)
-        metric = try Ssimulacra2.Reference(pixels)
+        metric = try Ssimulacra2.Reference(pixels, threads: threads)
         complexity = Self.complexity(pixels)
         colours = Self.distinctColours(pixels, limit: Self.manyColours)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// SSIMULACRA 2 (Jon Sneyers, libjxl `tools/ssimulacra2.cc`): a perceptual score from 100
 /// (identical) down to below 0, built from multi-scale SSIM and edge-difference maps in the
@@ -87,17 +88,36 @@ public enum Ssimulacra2 {
             var square: [[Float]]
         }
 
-        public init(_ buffer: PixelBuffer) throws(DeriveError) {
+        /// With `threads` 2, the full-size scale (three quarters of the pixels, one channel)
+        /// is prepared on one thread while the other halves the image and prepares the
+        /// smaller scales (a quarter of the pixels, most of the channels): about the same work.
+        public init(_ buffer: PixelBuffer, threads: Int = 1) throws(DeriveError) {
             guard buffer.width >= 8, buffer.height >= 8 else {
                 throw DeriveError(.internalError, "ssimulacra2: the images are smaller than 8×8")
             }
             width = buffer.width
             height = buffer.height
-            var linear = LinearImage(buffer)
+            let linear = LinearImage(buffer)
             let count = Ssimulacra2.scaleCount(width: width, height: height)
-            let work = Workspace(width: width, height: height)
+            guard threads > 1 && count > 1 else {
+                scales = Self.scales(from: linear, range: 0..<count, of: count)
+                return
+            }
+            let parts = Mutex<[Int: [Scale]]>([:])
+            DispatchQueue.concurrentPerform(iterations: 2) { part in
+                let made = part == 0 ? Self.scales(from: linear, range: 0..<1, of: count)
+                    : Self.scales(from: linear.halved(), range: 1..<count, of: count)
+                parts.withLock { $0[part] = made }
+            }
+            scales = parts.withLock { $0[0]! + $0[1]! }
+        }
+
+        /// The scales in `range`, `linear` being the first of them.
+        static func scales(from first: LinearImage, range: Range<Int>, of count: Int) -> [Scale] {
+            var linear = first
+            let work = Workspace(width: first.width, height: first.height)
             var scales: [Scale] = []
-            for scale in 0..<count {
+            for scale in range {
                 let terms = (0..<3).map { Terms(channel: $0, scale: scale, of: count) }
                 let xyb = linear.xyb(terms.map(\.any))
                 var mean: [[Float]] = [[], [], []], square: [[Float]] = [[], [], []]
@@ -105,9 +125,9 @@ public enum Ssimulacra2 {
                     (mean[c], square[c]) = work.blurred(xyb.planes[c], width: xyb.width, height: xyb.height, squares: terms[c].ssim)
                 }
                 scales.append(Scale(xyb: xyb, mean: mean, square: square))
-                if scale < count - 1 { linear = linear.halved() }
+                if scale < range.upperBound - 1 { linear = linear.halved() }
             }
-            self.scales = scales
+            return scales
         }
     }
 
