@@ -1,5 +1,6 @@
 internal import CVips
 internal import CVipsShim
+internal import CJpegShim
 import DeriveCore
 import Foundation
 
@@ -146,7 +147,7 @@ struct PerceptualReference {
     static func jpegPixels(_ data: [UInt8]) -> PixelBuffer? {
         var pixels: UnsafeMutablePointer<UInt8>?
         var width: Int32 = 0, height: Int32 = 0, bands: Int32 = 0
-        let status = data.withUnsafeBytes { raw in dvips_jpeg_decode(raw.baseAddress, raw.count, &pixels, &width, &height, &bands) }
+        let status = data.withUnsafeBytes { raw in derive_jpeg_decode(raw.baseAddress, raw.count, &pixels, &width, &height, &bands) }
         guard status == 0, let pixels else { return nil }
         defer { free(pixels) }
         let count = Int(width) * Int(height) * Int(bands)
@@ -155,7 +156,7 @@ struct PerceptualReference {
     }
 
     /// The sample encoded as JPEG by libjpeg-turbo directly, with the pixels jpegsave would
-    /// give (see `dvips_jpeg_encode`) but none of its metadata: for candidates that are only
+    /// give (see `derive_jpeg_encode`) but none of its metadata: for candidates that are only
     /// scored, never stored. Nil where the metric's pixels are not the sample's own bytes
     /// (alpha, other colour spaces), which jpegsave then encodes.
     func directJPEG(quality: Int, encoding: EncodingSettings) -> [UInt8]? {
@@ -169,7 +170,7 @@ struct PerceptualReference {
         var data: UnsafeMutablePointer<UInt8>?
         var length = 0
         let status = pixels.pixels.withUnsafeBufferPointer { p in
-            dvips_jpeg_encode(p.baseAddress, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bands), Int32(quality),
+            derive_jpeg_encode(p.baseAddress, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bands), Int32(quality),
                               full ? 1 : 0, encoding.progressive ? 1 : 0, &data, &length)
         }
         guard status == 0, let data else { return nil }
