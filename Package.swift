@@ -45,6 +45,9 @@ let package = Package(
         // libvips (Debian's libvips-dev), and the few C helpers Swift cannot express itself.
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         .target(name: "CVipsShim", dependencies: ["CVips"]),
+        // libjpeg-turbo (Debian's libjpeg62-turbo-dev): the q_auto search's JPEG candidates on a
+        // sample, coded without libvips' pipeline around them (see CJpegShim.h).
+        .target(name: "CJpegShim", linkerSettings: [.linkedLibrary("jpeg")]),
         // Fast SHA-256 of content over OpenSSL's libcrypto (Debian's libssl-dev).
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "DeriveDigest", dependencies: ["CCrypto"]),
@@ -54,7 +57,7 @@ let package = Package(
         // Fetching sources (http, https, s3, file, data) safely, and the S3 store.
         .target(name: "DeriveCurl", dependencies: ["DeriveCore", "DeriveDigest", "CCurl", "CCurlShim"]),
         // The image engine: decode at size, every operation, every encoder, the metadata.
-        .target(name: "DeriveVips", dependencies: ["DeriveCore", "DeriveDigest", "CVips", "CVipsShim"]),
+        .target(name: "DeriveVips", dependencies: ["DeriveCore", "DeriveDigest", "CVips", "CVipsShim", "CJpegShim"]),
         // Face detection: dlib's HOG detector (Debian's libdlib-dev) behind a C interface, linked
         // from dlib's static library so that processes that never detect do not load libdlib,
         // BLAS, LAPACK and gfortran at start (4 ms each run); the shim uses dlib's own SVD.

@@ -3,7 +3,7 @@
 # What building and running Derive needs: libvips (and pkg-config to find it), libcurl,
 # OpenSSL's libcrypto for content hashes, libpq and SQLite for the queue, dlib (linked statically: its
 # detector, nothing else) for face detection, and a font for text overlays.
-DERIVE_BUILD_PACKAGES=(pkg-config libvips-dev libcurl4-openssl-dev libssl-dev libpq-dev libsqlite3-dev libdlib-dev fonts-dejavu-core)
+DERIVE_BUILD_PACKAGES=(pkg-config libvips-dev libjpeg62-turbo-dev libcurl4-openssl-dev libssl-dev libpq-dev libsqlite3-dev libdlib-dev fonts-dejavu-core)
 
 # ensure_packages PKG... — apt-get installs the Debian packages that are not installed yet.
 ensure_packages() {

@@ -1,5 +1,6 @@
 #include "CVipsShim.h"
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -325,5 +326,33 @@ void *dvips_gunzip(const void *data, size_t length, size_t limit, size_t *out_le
         return NULL;
     }
     *out_length = used;
+    return out;
+}
+
+VipsImage *dvips_mosaic(VipsImage *image, int tile_width, int tile_height, int across, int count,
+                        const int *xs, const int *ys) {
+    const VipsPel *data = vips_image_get_data(image);
+    if (data == NULL || across < 1 || count < across || count % across != 0) {
+        return NULL;
+    }
+    VipsImage *out = vips_image_new_memory();
+    VipsImage *inputs[] = {image, NULL};
+    if (vips_image_pipeline_array(out, VIPS_DEMAND_STYLE_THINSTRIP, inputs)) {
+        g_object_unref(out);
+        return NULL;
+    }
+    out->Xsize = tile_width * across;
+    out->Ysize = tile_height * (count / across);
+    if (vips_image_write_prepare(out)) {
+        g_object_unref(out);
+        return NULL;
+    }
+    size_t pel = VIPS_IMAGE_SIZEOF_PEL(image), row = (size_t) tile_width * pel;
+    for (int i = 0; i < count; i++) {
+        int left = (i % across) * tile_width, top = (i / across) * tile_height;
+        for (int y = 0; y < tile_height; y++) {
+            memcpy(VIPS_IMAGE_ADDR(out, left, top + y), VIPS_IMAGE_ADDR(image, xs[i], ys[i] + y), row);
+        }
+    }
     return out;
 }

@@ -11,6 +11,10 @@ struct AutoEncoder {
     /// Qualities searches of the same output found at a wider breakpoint, by format: each
     /// narrower width starts its search there.
     var hints: [OutputFormat: Int] = [:]
+    /// JPEG candidates on a sample (never stored) are encoded by libjpeg-turbo directly, with
+    /// jpegsave's pixels: for `q_auto` in JPEG, whose choice reads only their scores. `f_auto`
+    /// keeps jpegsave's, whose sizes (metadata included) it compares with other formats'.
+    var directJPEGSamples = false
 
     /// One format's search: the quality chosen, its score and bytes on the sample, and the
     /// encoded output when the sample was the whole image.
@@ -50,7 +54,12 @@ struct AutoEncoder {
             return try fixed(image, encoding: encoding, level: level, why: animated
                 ? "animations are not searched" : "\(encoding.format.rawValue) has no quality to search")
         }
-        let reference = try PerceptualReference(image, sampling: encoding.format == .jpeg ? .jpeg : .standard)
+        if encoding.format == .jpeg && !directJPEGSamples {
+            var direct = self
+            direct.directJPEGSamples = true
+            return try direct.search(image, encoding: encoding, level: level, animated: animated)
+        }
+        let reference = try PerceptualReference(image, sampling: encoding.format == .jpeg ? .jpeg : .standard, threads: width)
         var lossless: Outcome?
         if reference.colours <= Self.graphicColours && encoding.format == .webp {
             lossless = try losslessOutcome(reference, encoding: encoding)
@@ -86,7 +95,7 @@ struct AutoEncoder {
             if allowed.isEmpty { allowed = [.webp, .png] }
             if !dropped.isEmpty { notes.append("\(dropped.map(\.rawValue).joined(separator: ", ")) left out: the image has alpha") }
         }
-        let reference = try PerceptualReference(image)
+        let reference = try PerceptualReference(image, threads: width)
         // Lossless candidates first: one encode each, and for a graphic often the size the
         // lossy searches must beat, which stops them early.
         var lossless = allowed.filter { !Self.searchable.contains($0) }
@@ -294,6 +303,10 @@ struct AutoEncoder {
     }
 
     func writeSample(_ reference: PerceptualReference, encoding: EncodingSettings, quality: Int) throws(DeriveError) -> [UInt8] {
+        if directJPEGSamples && encoding.format == .jpeg && !reference.isFull,
+           let data = reference.directJPEG(quality: quality, encoding: encoding) {
+            return data
+        }
         var choices: [String] = []
         return try VipsEncoder.write(reference.sample, settings: encoding, quality: quality, choices: &choices)
     }

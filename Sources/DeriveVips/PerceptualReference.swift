@@ -1,4 +1,8 @@
+internal import CVips
+internal import CVipsShim
+internal import CJpegShim
 import DeriveCore
+import Foundation
 
 /// What `q_auto` candidates are compared with: the pixels the encoder receives, or for a large
 /// output a mosaic of tiles cut from it at full resolution (encoders see the same blocks and
@@ -14,9 +18,12 @@ struct PerceptualReference {
     let metric: Ssimulacra2.Reference
     /// The sample's pixels as the metric reads them.
     let pixels: PixelBuffer
+    /// Whether `pixels` are the sample's own bytes (8-bit sRGB or grey without alpha).
+    let sampleIsPixels: Bool
     /// Mean absolute difference of neighbouring luma values (0–255), the search's seed.
     let complexity: Double
-    /// Distinct colours in the sample, counted up to `Self.manyColours`.
+    /// Distinct colours in the sample, counted up to `Self.manyColours` (then one more): only
+    /// whether there are more than `AutoEncoder.graphicColours` matters.
     let colours: Int
 
     /// How much of a large output the search encodes: 16 tiles of 128×128 (512×512 in all),
@@ -36,7 +43,7 @@ struct PerceptualReference {
         static let jpeg = Sampling(tiles: 8)
     }
 
-    static let manyColours = 4096
+    static let manyColours = AutoEncoder.graphicColours
 
     /// How much higher a search on the mosaic aims, per format. Measured on the benchmark's
     /// photographs and screenshots at the quality chosen (sample score minus whole-image
@@ -53,7 +60,8 @@ struct PerceptualReference {
 
     var isFull: Bool { tiles == 0 }
 
-    init(_ image: VImage, sampling: Sampling = .standard) throws(DeriveError) {
+    /// `threads`: how many the metric's reference half may use (the search's width).
+    init(_ image: VImage, sampling: Sampling = .standard, threads: Int = 1) throws(DeriveError) {
         full = image
         if image.width * image.height <= sampling.pixels {
             sample = image
@@ -61,8 +69,9 @@ struct PerceptualReference {
         } else {
             (sample, tiles) = try Self.mosaic(image, sampling: sampling)
         }
+        sampleIsPixels = Self.isMetricPixels(sample)
         pixels = try Self.metricPixels(sample)
-        metric = try Ssimulacra2.Reference(pixels)
+        metric = try Ssimulacra2.Reference(pixels, threads: threads)
         complexity = Self.complexity(pixels)
         colours = Self.distinctColours(pixels, limit: Self.manyColours)
     }
@@ -75,29 +84,45 @@ struct PerceptualReference {
         var across = min(image.width / tileWidth, 4)
         let down = min(image.height / tileHeight, max(1, wanted / across))
         across = min(image.width / tileWidth, max(across, wanted / down))
-        var tiles: [VImage] = []
+        var xs: [Int32] = [], ys: [Int32] = []
         for row in 0..<down {
             for column in 0..<across {
                 func origin(_ index: Int, _ count: Int, _ extent: Int, _ tile: Int) -> Int {
                     let centred = Double(extent - tile) * (Double(index) + 0.5) / Double(count)
                     return min(extent - tile, (Int(centred) / 16) * 16)
                 }
-                let rect = Rect(x: origin(column, across, image.width, tileWidth), y: origin(row, down, image.height, tileHeight),
-                                width: tileWidth, height: tileHeight)
-                tiles.append(try image.extracted(rect))
+                xs.append(Int32(origin(column, across, image.width, tileWidth)))
+                ys.append(Int32(origin(row, down, image.height, tileHeight)))
             }
         }
-        let joined = try VipsCall("arrayjoin").images("in", tiles).int("across", across).run().image("out").inMemory()
-        return (joined, tiles.count)
+        // Copied row by row from the image's pixels (the encoder's input is in memory): the
+        // same image extract_area and arrayjoin would make, metadata included, for a tenth of
+        // the time.
+        guard let joined = dvips_mosaic(image.pointer, Int32(tileWidth), Int32(tileHeight), Int32(across), Int32(xs.count), xs, ys) else {
+            throw DeriveError(.internalError, "could not cut the q_auto sample: \(VipsRuntime.takeError())")
+        }
+        return (VImage(owning: joined), xs.count)
     }
 
     /// 8-bit sRGB (or grey) pixels on white, as the metric reads them.
+    /// Whether the image's own bytes are what the metric reads: 8-bit sRGB or grey, no alpha.
+    static func isMetricPixels(_ image: VImage) -> Bool {
+        image.isEightBit && !image.hasAlpha && (image.bands == 3 && image.interpretation == "srgb" || image.bands == 1 && image.interpretation == "b-w")
+    }
+
     static func metricPixels(_ image: VImage) throws(DeriveError) -> PixelBuffer {
-        try image.standardised().flattened(on: .white).cast("uchar").pixelBuffer()
+        if isMetricPixels(image), let data = vips_image_get_data(image.pointer) {
+            // Already what the metric reads (the mosaic, in memory): its bytes as they are.
+            let count = image.width * image.height * image.bands
+            return PixelBuffer(width: image.width, height: image.height, bands: image.bands,
+                               pixels: [UInt8](UnsafeRawBufferPointer(start: data, count: count)))
+        }
+        return try image.standardised().flattened(on: .white).cast("uchar").pixelBuffer()
     }
 
     /// The pixels of an encoded candidate, decoded as a browser would.
     static func decodedPixels(_ data: [UInt8], format: OutputFormat) throws(DeriveError) -> PixelBuffer {
+        if format == .jpeg, let pixels = jpegPixels(data) { return pixels }
         let loader: String
         switch format {
         case .jpeg: loader = "jpegload_buffer"
@@ -115,6 +140,42 @@ struct PerceptualReference {
             let image = try VipsCall(loader).blob("buffer", buffer).run(failing: .encodeFailed).image("out")
             return try metricPixels(image)
         }
+    }
+
+    /// A JPEG candidate decoded by libjpeg-turbo directly (the pixels jpegload gives, in a
+    /// third of the time), or nil for what only jpegload reads.
+    static func jpegPixels(_ data: [UInt8]) -> PixelBuffer? {
+        var pixels: UnsafeMutablePointer<UInt8>?
+        var width: Int32 = 0, height: Int32 = 0, bands: Int32 = 0
+        let status = data.withUnsafeBytes { raw in derive_jpeg_decode(raw.baseAddress, raw.count, &pixels, &width, &height, &bands) }
+        guard status == 0, let pixels else { return nil }
+        defer { free(pixels) }
+        let count = Int(width) * Int(height) * Int(bands)
+        return PixelBuffer(width: Int(width), height: Int(height), bands: Int(bands),
+                           pixels: [UInt8](UnsafeBufferPointer(start: pixels, count: count)))
+    }
+
+    /// The sample encoded as JPEG by libjpeg-turbo directly, with the pixels jpegsave would
+    /// give (see `derive_jpeg_encode`) but none of its metadata: for candidates that are only
+    /// scored, never stored. Nil where the metric's pixels are not the sample's own bytes
+    /// (alpha, other colour spaces), which jpegsave then encodes.
+    func directJPEG(quality: Int, encoding: EncodingSettings) -> [UInt8]? {
+        guard sampleIsPixels, !encoding.lossless else { return nil }
+        let full: Bool
+        switch encoding.chromaSubsampling {
+        case .auto: full = quality >= AutoEncoder.fullChroma
+        case .full: full = true
+        case .half: full = false
+        }
+        var data: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let status = pixels.pixels.withUnsafeBufferPointer { p in
+            derive_jpeg_encode(p.baseAddress, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bands), Int32(quality),
+                              full ? 1 : 0, encoding.progressive ? 1 : 0, &data, &length)
+        }
+        guard status == 0, let data else { return nil }
+        defer { free(data) }
+        return [UInt8](UnsafeBufferPointer(start: data, count: length))
     }
 
     /// The score of an encoding of `sample`.
@@ -136,48 +197,67 @@ struct PerceptualReference {
         guard bands >= 3, w >= 2, h >= 2 else { return nil }
         let cw = (w + 1) / 2, ch = (h + 1) / 2
         var luma = [Float](repeating: 0, count: w * h)
-        var cb = [Float](repeating: 0, count: cw * ch), cr = cb, count = cb
-        buffer.pixels.withUnsafeBufferPointer { p in
-            for y in 0..<h {
-                for x in 0..<w {
-                    let i = (y * w + x) * bands
-                    let r = Float(p[i]), g = Float(p[i + 1]), b = Float(p[i + 2])
-                    luma[y * w + x] = 0.299 * r + 0.587 * g + 0.114 * b
-                    let c = (y / 2) * cw + x / 2
-                    cb[c] += -0.168736 * r - 0.331264 * g + 0.5 * b
-                    cr[c] += 0.5 * r - 0.418688 * g - 0.081312 * b
-                    count[c] += 1
-                }
+        var cb = [Float](repeating: 0, count: cw * ch), cr = cb
+        // Bilinear between block centres, which sit half a pixel inside each 2×2 block: the
+        // blocks and weights each column and row reads, worked out once.
+        func taps(_ extent: Int, _ blocks: Int) -> [(Int, Int, Float)] {
+            (0..<extent).map { x in
+                let f = max(0, min(Float(blocks - 1), (Float(x) - 0.5) / 2))
+                let x0 = Int(f)
+                return (x0, min(blocks - 1, x0 + 1), f - Float(x0))
             }
         }
-        for c in 0..<cb.count {
-            cb[c] /= count[c]
-            cr[c] /= count[c]
-        }
-        // Bilinear between block centres, which sit half a pixel inside each 2×2 block.
-        func sample(_ plane: [Float], _ x: Int, _ y: Int) -> Float {
-            let fx = max(0, min(Float(cw - 1), (Float(x) - 0.5) / 2)), fy = max(0, min(Float(ch - 1), (Float(y) - 0.5) / 2))
-            let x0 = Int(fx), y0 = Int(fy), x1 = min(cw - 1, x0 + 1), y1 = min(ch - 1, y0 + 1)
-            let ax = fx - Float(x0), ay = fy - Float(y0)
-            let top = plane[y0 * cw + x0] * (1 - ax) + plane[y0 * cw + x1] * ax
-            let bottom = plane[y1 * cw + x0] * (1 - ax) + plane[y1 * cw + x1] * ax
-            return top * (1 - ay) + bottom * ay
-        }
+        let columns = taps(w, cw), rows = taps(h, ch)
         var out = buffer.pixels
-        for y in 0..<h {
-            for x in 0..<w {
-                let i = (y * w + x) * bands
-                let l = luma[y * w + x], u = sample(cb, x, y), v = sample(cr, x, y)
-                out[i] = Self.byte(l + 1.402 * v)
-                out[i + 1] = Self.byte(l - 0.344136 * u - 0.714136 * v)
-                out[i + 2] = Self.byte(l + 1.772 * u)
-            }
+        buffer.pixels.withUnsafeBufferPointer { p in
+            luma.withUnsafeMutableBufferPointer { luma in cb.withUnsafeMutableBufferPointer { cb in cr.withUnsafeMutableBufferPointer { cr in
+                let p = p.baseAddress!, luma = luma.baseAddress!, cb = cb.baseAddress!, cr = cr.baseAddress!
+                for y in 0..<h {
+                    let line = p + y * w * bands, chroma = (y / 2) * cw
+                    for x in 0..<w {
+                        let i = x * bands
+                        let r = Float(line[i]), g = Float(line[i + 1]), b = Float(line[i + 2])
+                        luma[y * w + x] = 0.299 * r + 0.587 * g + 0.114 * b
+                        cb[chroma + x / 2] += -0.168736 * r - 0.331264 * g + 0.5 * b
+                        cr[chroma + x / 2] += 0.5 * r - 0.418688 * g - 0.081312 * b
+                    }
+                }
+                for by in 0..<ch {
+                    let rowsIn: Float = by * 2 + 1 < h ? 2 : 1
+                    for bx in 0..<cw {
+                        let count = rowsIn * (bx * 2 + 1 < w ? 2 : 1)
+                        cb[by * cw + bx] /= count
+                        cr[by * cw + bx] /= count
+                    }
+                }
+                out.withUnsafeMutableBufferPointer { o in
+                    let o = o.baseAddress!
+                    for y in 0..<h {
+                        let (y0, y1, ay) = rows[y]
+                        let top0 = y0 * cw, bottom0 = y1 * cw
+                        for x in 0..<w {
+                            let (x0, x1, ax) = columns[x]
+                            func sample(_ plane: UnsafeMutablePointer<Float>) -> Float {
+                                let top = plane[top0 + x0] * (1 - ax) + plane[top0 + x1] * ax
+                                let bottom = plane[bottom0 + x0] * (1 - ax) + plane[bottom0 + x1] * ax
+                                return top * (1 - ay) + bottom * ay
+                            }
+                            let i = (y * w + x) * bands
+                            let l = luma[y * w + x], u = sample(cb), v = sample(cr)
+                            o[i] = Self.byte(l + 1.402 * v)
+                            o[i + 1] = Self.byte(l - 0.344136 * u - 0.714136 * v)
+                            o[i + 2] = Self.byte(l + 1.772 * u)
+                        }
+                    }
+                }
+            } } }
         }
         return PixelBuffer(width: w, height: h, bands: bands, pixels: out)
     }
 
+    /// Rounded to the nearest byte (halves up), clamped.
     @inline(__always)
-    static func byte(_ value: Float) -> UInt8 { UInt8(max(0, min(255, value.rounded()))) }
+    static func byte(_ value: Float) -> UInt8 { UInt8(max(0, min(255, value)) + 0.5) }
 
     static func complexity(_ buffer: PixelBuffer) -> Double {
         let w = buffer.width, h = buffer.height, bands = buffer.bands
@@ -197,16 +277,22 @@ struct PerceptualReference {
         return Double(total) / Double(2 * (w - 1) * (h - 1))
     }
 
+    /// Distinct colours, counted up to `limit` (then `limit` + 1). A run of one colour is
+    /// looked up once: flat graphics are mostly runs.
     static func distinctColours(_ buffer: PixelBuffer, limit: Int) -> Int {
-        var seen = Set<UInt32>()
+        var seen = Set<UInt32>(minimumCapacity: limit + 1)
         let bands = buffer.bands
         buffer.pixels.withUnsafeBufferPointer { p in
             var i = 0
+            var last: UInt32?
             while i < p.count {
                 let r = UInt32(p[i]), g = bands >= 3 ? UInt32(p[i + 1]) : r, b = bands >= 3 ? UInt32(p[i + 2]) : r
-                seen.insert(r << 16 | g << 8 | b)
-                if seen.count > limit { break }
+                let colour = r << 16 | g << 8 | b
                 i += bands
+                if colour == last { continue }
+                last = colour
+                seen.insert(colour)
+                if seen.count > limit { break }
             }
         }
         return seen.count
@@ -215,3 +301,4 @@ struct PerceptualReference {
 
 @available(*, unavailable)
 extension PerceptualReference: Sendable {}
+

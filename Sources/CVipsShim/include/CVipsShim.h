@@ -66,4 +66,11 @@ char **dvips_image_fields(VipsImage *image);
 void *dvips_image_write_to_memory(VipsImage *image, size_t *length);
 VipsImage *dvips_image_new_from_memory_copy(const void *data, size_t length, int width, int height, int bands);
 
+/// The q_auto search's mosaic: `count` tiles of tile_width×tile_height cut from `image` (its
+/// pixels rendered into memory if they are not) at (xs[i], ys[i]), `across` to a row, copied
+/// into a new image in memory with `image`'s metadata, as extract_area and arrayjoin would
+/// make it but without a pipeline of operations to build and run. NULL on failure.
+VipsImage *dvips_mosaic(VipsImage *image, int tile_width, int tile_height, int across, int count,
+                        const int *xs, const int *ys);
+
 #endif

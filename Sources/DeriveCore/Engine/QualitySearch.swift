@@ -70,15 +70,36 @@ public struct QualitySearch: Sendable {
         }
     }
 
-    /// Where the search starts: where `good` ended on the benchmark's images of the same kind
-    /// (Benchmarks/quality.sh), shifted for the other levels. Graphics (few colours: text,
-    /// flat fills) keep their score at far lower WebP and AVIF qualities than photographs.
-    /// For JPEG photographs texture costs quality, not the reverse: smooth photos reach the
-    /// target near 57, busy ones near 80. `complexity` is the mean absolute difference of
-    /// neighbouring luma values (0–255): about 1 for flat graphics, 2–10 for photographs,
-    /// above 20 for noise.
+    /// Where the search starts: where each level ended on the benchmark's images of the same
+    /// kind (Benchmarks/quality.sh). Graphics (few colours: text, flat fills) keep their
+    /// score at far lower WebP and AVIF qualities than photographs. For JPEG photographs
+    /// texture costs quality, not the reverse: smooth photos reach `good` near 57, busy ones
+    /// near 80. `complexity` is the mean absolute difference of neighbouring luma values
+    /// (0–255): about 1 for flat graphics, 2–10 for photographs, above 20 for noise.
+    ///
+    /// JPEG's levels are apart by more than a fixed shift (the quality a score needs grows
+    /// faster towards the top: `best` is 15–19 above `good` on photographs, `low` 20–35
+    /// below it), so each has its own line, fitted to where the benchmark's searches ended
+    /// (seeds that put the lowest passing quality within the first round's bracket: 20, 22,
+    /// 23 and 23 of its 35 images for `good`, `best`, `eco` and `low`, against 18, 2, 3 and 3
+    /// with `good`'s line shifted 8 up, 7 and 14 down). The other formats shift `good`'s.
     static func seed(_ level: AutoQuality, for format: OutputFormat, complexity: Double, graphic: Bool,
                      range: ClosedRange<Int>) -> Int {
+        if format == .jpeg {
+            let texture = log(max(1, min(25, complexity)))
+            let seed: Double
+            switch (level, graphic) {
+            case (.best, true): seed = 77
+            case (.best, false): seed = 68 + 8 * texture
+            case (.good, true): seed = 60
+            case (.good, false): seed = 49 + 10 * texture
+            case (.eco, true): seed = 39
+            case (.eco, false): seed = 35 + 8 * texture
+            case (.low, true): seed = 31
+            case (.low, false): seed = 33 + 2 * texture
+            }
+            return clamp(Int(seed.rounded()), to: range)
+        }
         let base: Double
         switch (format, graphic) {
         case (.avif, false): base = 56

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// SSIMULACRA 2 (Jon Sneyers, libjxl `tools/ssimulacra2.cc`): a perceptual score from 100
 /// (identical) down to below 0, built from multi-scale SSIM and edge-difference maps in the
@@ -7,6 +8,12 @@ import Foundation
 ///
 /// This follows the PyPI `ssimulacra2` package (a port of libjxl's) step by step, in `Float`
 /// like libjxl, so the two can be compared pair by pair (`Benchmarks/metric_check.py`).
+///
+/// `q_auto` scores every candidate encoding with it, so the candidate's half is written for
+/// speed: eight pixels at a time through pointers (checked indexing keeps the compiler from
+/// vectorising), the candidate's three blurs of a channel (its mean, its square and its
+/// product with the reference) made in one pass over each row and consumed row by row by the
+/// SSIM and edge sums instead of being stored as planes, and buffers reused across scales.
 public enum Ssimulacra2 {
     static let scales = 6
     static let c2: Float = 0.0009
@@ -26,11 +33,13 @@ public enum Ssimulacra2 {
                 + "(\(reference.width)×\(reference.height) and \(distorted.width)×\(distorted.height))")
         }
         var linear = LinearImage(distorted)
+        let work = Workspace(width: reference.width, height: reference.height)
         var averages: [ScaleAverages] = []
+        let count = reference.scales.count
         for (index, scale) in reference.scales.enumerated() {
-            let needed = (0..<3).map { Terms(channel: $0, scale: index, of: reference.scales.count).any }
-            averages.append(ScaleAverages(scale, linear.xyb(needed), scale: index, of: reference.scales.count))
-            if index < reference.scales.count - 1 { linear = linear.halved() }
+            let needed = (0..<3).map { Terms(channel: $0, scale: index, of: count).any }
+            averages.append(ScaleAverages(scale, linear.xyb(needed), scale: index, of: count, work: work))
+            if index < count - 1 { linear = linear.halved() }
         }
         return combined(averages)
     }
@@ -79,25 +88,46 @@ public enum Ssimulacra2 {
             var square: [[Float]]
         }
 
-        public init(_ buffer: PixelBuffer) throws(DeriveError) {
+        /// With `threads` 2, the full-size scale (three quarters of the pixels, one channel)
+        /// is prepared on one thread while the other halves the image and prepares the
+        /// smaller scales (a quarter of the pixels, most of the channels): about the same work.
+        public init(_ buffer: PixelBuffer, threads: Int = 1) throws(DeriveError) {
             guard buffer.width >= 8, buffer.height >= 8 else {
                 throw DeriveError(.internalError, "ssimulacra2: the images are smaller than 8×8")
             }
             width = buffer.width
             height = buffer.height
-            var linear = LinearImage(buffer)
+            let linear = LinearImage(buffer)
             let count = Ssimulacra2.scaleCount(width: width, height: height)
+            guard threads > 1 && count > 1 else {
+                scales = Self.scales(from: linear, range: 0..<count, of: count)
+                return
+            }
+            let parts = Mutex<[Int: [Scale]]>([:])
+            DispatchQueue.concurrentPerform(iterations: 2) { part in
+                let made = part == 0 ? Self.scales(from: linear, range: 0..<1, of: count)
+                    : Self.scales(from: linear.halved(), range: 1..<count, of: count)
+                parts.withLock { $0[part] = made }
+            }
+            scales = parts.withLock { $0[0]! + $0[1]! }
+        }
+
+        /// The scales in `range`, `linear` being the first of them.
+        static func scales(from first: LinearImage, range: Range<Int>, of count: Int) -> [Scale] {
+            var linear = first
+            let work = Workspace(width: first.width, height: first.height)
             var scales: [Scale] = []
-            for scale in 0..<count {
+            for scale in range {
                 let terms = (0..<3).map { Terms(channel: $0, scale: scale, of: count) }
                 let xyb = linear.xyb(terms.map(\.any))
-                var blur = GaussianBlur(width: xyb.width, height: xyb.height)
-                scales.append(Scale(xyb: xyb,
-                                    mean: (0..<3).map { terms[$0].any ? blur.apply(xyb.planes[$0]) : [] },
-                                    square: (0..<3).map { c in terms[c].ssim ? blur.apply(xyb.planes[c].map { $0 * $0 }) : [] }))
-                if scale < count - 1 { linear = linear.halved() }
+                var mean: [[Float]] = [[], [], []], square: [[Float]] = [[], [], []]
+                for c in 0..<3 where terms[c].any {
+                    (mean[c], square[c]) = work.blurred(xyb.planes[c], width: xyb.width, height: xyb.height, squares: terms[c].ssim)
+                }
+                scales.append(Scale(xyb: xyb, mean: mean, square: square))
+                if scale < range.upperBound - 1 { linear = linear.halved() }
             }
-            self.scales = scales
+            return scales
         }
     }
 
@@ -122,8 +152,16 @@ public enum Ssimulacra2 {
         return sum > 0 ? 100 - 10 * pow(sum, 0.6276336467831387) : 100
     }
 
+    typealias V = SIMD8<Float>
+
+    @inline(__always)
+    static func load(_ p: UnsafePointer<Float>) -> V { UnsafeRawPointer(p).loadUnaligned(as: V.self) }
+
+    @inline(__always)
+    static func store(_ v: V, _ p: UnsafeMutablePointer<Float>) { UnsafeMutableRawPointer(p).storeBytes(of: v, as: V.self) }
+
     /// Three planes of linear-light RGB.
-    struct LinearImage {
+    struct LinearImage: Sendable {
         var width: Int
         var height: Int
         var planes: [[Float]]
@@ -142,50 +180,81 @@ public enum Ssimulacra2 {
         init(_ buffer: PixelBuffer) {
             width = buffer.width
             height = buffer.height
-            let count = width * height
-            let colour = buffer.bands >= 3 ? 3 : 1
-            var planes = [[Float]](repeating: [Float](repeating: 0, count: count), count: 3)
+            let count = width * height, bands = buffer.bands
+            var r = [Float](repeating: 0, count: count), g = r, b = r
             buffer.pixels.withUnsafeBufferPointer { pixels in
-                for c in 0..<3 {
-                    let offset = colour == 3 ? c : 0
-                    planes[c].withUnsafeMutableBufferPointer { plane in
-                        for i in 0..<count { plane[i] = Self.toLinear[Int(pixels[i * buffer.bands + offset])] }
-                    }
+                Self.toLinear.withUnsafeBufferPointer { lut in
+                    r.withUnsafeMutableBufferPointer { r in g.withUnsafeMutableBufferPointer { g in b.withUnsafeMutableBufferPointer { b in
+                        let p = pixels.baseAddress!, lut = lut.baseAddress!
+                        let r = r.baseAddress!, g = g.baseAddress!, b = b.baseAddress!
+                        if bands >= 3 {
+                            for i in 0..<count {
+                                let j = i * bands
+                                r[i] = lut[Int(p[j])]
+                                g[i] = lut[Int(p[j + 1])]
+                                b[i] = lut[Int(p[j + 2])]
+                            }
+                        } else {
+                            for i in 0..<count {
+                                let v = lut[Int(p[i * bands])]
+                                r[i] = v
+                                g[i] = v
+                                b[i] = v
+                            }
+                        }
+                    } } }
                 }
             }
-            self.planes = planes
+            planes = [r, g, b]
         }
 
         /// 2×2 box average; an odd last column or row averages the pixels it has.
         func halved() -> LinearImage {
             let w = (width + 1) / 2, h = (height + 1) / 2
-            var out = [[Float]](repeating: [Float](repeating: 0, count: w * h), count: 3)
+            let width = self.width, height = self.height
+            var out = [[Float]](repeating: [], count: 3)
             for c in 0..<3 {
-                planes[c].withUnsafeBufferPointer { src in
-                    out[c].withUnsafeMutableBufferPointer { dst in
+                out[c] = [Float](unsafeUninitializedCapacity: w * h) { dst, initialised in
+                    planes[c].withUnsafeBufferPointer { src in
+                        let src = src.baseAddress!, dst = dst.baseAddress!
+                        let quarter = SIMD8<Float>(repeating: 4)
                         for oy in 0..<h {
                             let y0 = oy * 2, y1 = min(oy * 2 + 1, height - 1)
-                            for ox in 0..<w {
-                                let x0 = ox * 2, x1 = min(ox * 2 + 1, width - 1)
-                                var sum = src[y0 * width + x0]
-                                var n: Float = 1
-                                if x1 != x0 { sum += src[y0 * width + x1]; n += 1 }
-                                if y1 != y0 {
-                                    sum += src[y1 * width + x0]; n += 1
-                                    if x1 != x0 { sum += src[y1 * width + x1]; n += 1 }
+                            let row0 = src + y0 * width, row1 = src + y1 * width, out = dst + oy * w
+                            var ox = 0
+                            if y1 != y0 {
+                                // Whole 2×2 blocks, eight at a time (same sums in the same order).
+                                while ox + 8 <= width / 2 {
+                                    let a = UnsafeRawPointer(row0 + 2 * ox).loadUnaligned(as: SIMD16<Float>.self)
+                                    let b = UnsafeRawPointer(row1 + 2 * ox).loadUnaligned(as: SIMD16<Float>.self)
+                                    Ssimulacra2.store((((a.evenHalf + a.oddHalf) + b.evenHalf) + b.oddHalf) / quarter, out + ox)
+                                    ox += 8
                                 }
-                                dst[oy * w + ox] = sum / n
+                            }
+                            while ox < w {
+                                let x0 = ox * 2, x1 = min(ox * 2 + 1, width - 1)
+                                var sum = row0[x0]
+                                var n: Float = 1
+                                if x1 != x0 { sum += row0[x1]; n += 1 }
+                                if y1 != y0 {
+                                    sum += row1[x0]; n += 1
+                                    if x1 != x0 { sum += row1[x1]; n += 1 }
+                                }
+                                out[ox] = sum / n
+                                ox += 1
                             }
                         }
                     }
+                    initialised = w * h
                 }
             }
             return LinearImage(width: w, height: h, planes: out)
         }
 
-        /// Cube root of a positive value: a bit-level first guess and three Newton steps
-        /// (relative error below 1e-7). Branch-free, eight lanes at a time: the conversion
-        /// runs it for every pixel of every scale.
+        /// Cube root of a value in the opsin mixes' range (the bias to 1 plus the bias): the
+        /// inverse cube root from a bit-level first guess and three Newton steps, which need
+        /// only multiplications, times the value and the root again (relative error below
+        /// 5e-7). Eight lanes at a time: the conversion runs it for every pixel of every scale.
         @inline(__always)
         static func cubeRoot(_ value: SIMD8<Float>) -> SIMD8<Float> {
             let bits = unsafeBitCast(value, to: SIMD8<UInt32>.self)
@@ -204,7 +273,6 @@ public enum Ssimulacra2 {
         /// does; only the planes `needed` (by channel) are made, the others left empty. The
         /// mixes are never below the bias: linear RGB is not negative and the matrix is not.
         func xyb(_ needed: [Bool] = [true, true, true]) -> LinearImage {
-            typealias V = SIMD8<Float>
             let m: (Float, Float, Float, Float, Float, Float, Float, Float, Float) = (
                 0.30, 1 - 0.078 - 0.30, 0.078,
                 0.23, 1 - 0.078 - 0.23, 0.078,
@@ -214,38 +282,42 @@ public enum Ssimulacra2 {
             let count = width * height
             let makeX = needed[0], makeB = needed[2], makeY = needed[1] || makeB
             guard makeX || makeY else { return LinearImage(width: width, height: height, planes: [[], [], []]) }
-            func plane(_ made: Bool) -> [Float] { [Float](repeating: 0, count: made ? count : 0) }
+            // Room for a last vector past the end, trimmed after.
+            let padded = (count + 7) / 8 * 8
+            func plane(_ made: Bool) -> [Float] { [Float](repeating: 0, count: made ? padded : 0) }
             var x = plane(makeX), y = plane(makeY), b = plane(makeB)
-            planes[0].withUnsafeBufferPointer { r in planes[1].withUnsafeBufferPointer { g in planes[2].withUnsafeBufferPointer { bl in
+            var source = planes
+            if padded != count {
+                for c in 0..<3 { source[c].append(contentsOf: repeatElement(0, count: padded - count)) }
+            }
+            source[0].withUnsafeBufferPointer { r in source[1].withUnsafeBufferPointer { g in source[2].withUnsafeBufferPointer { bl in
                 x.withUnsafeMutableBufferPointer { x in y.withUnsafeMutableBufferPointer { y in b.withUnsafeMutableBufferPointer { b in
-                    // Eight pixels at a time; the last few through a vector filled with what is left.
-                    @inline(__always) func load(_ p: UnsafeBufferPointer<Float>, _ i: Int, _ n: Int) -> V {
-                        if n == 8 { return UnsafeRawPointer(p.baseAddress! + i).loadUnaligned(as: V.self) }
-                        var v = V(repeating: 0)
-                        for k in 0..<n { v[k] = p[i + k] }
-                        return v
-                    }
-                    @inline(__always) func store(_ v: V, _ p: UnsafeMutableBufferPointer<Float>, _ i: Int, _ n: Int) {
-                        if n == 8 { UnsafeMutableRawPointer(p.baseAddress! + i).storeBytes(of: v, as: V.self); return }
-                        for k in 0..<n { p[i + k] = v[k] }
-                    }
+                    let r = r.baseAddress!, g = g.baseAddress!, bl = bl.baseAddress!
                     var i = 0
-                    while i < count {
-                        let n = min(8, count - i)
-                        let rv = load(r, i, n), gv = load(g, i, n), bv = load(bl, i, n)
+                    while i < padded {
+                        let rv = load(r + i), gv = load(g + i), bv = load(bl + i)
                         let m0 = Self.cubeRoot(m.0 * rv + m.1 * gv + m.2 * bv + bias) - biasRoot
                         let m1 = Self.cubeRoot(m.3 * rv + m.4 * gv + m.5 * bv + bias) - biasRoot
                         let yv = 0.5 * (m0 + m1)
-                        if makeX { store((0.5 * (m0 - m1)) * 14 + 0.42, x, i, n) }
-                        if makeY { store(yv + 0.01, y, i, n) }
+                        if makeX { store((0.5 * (m0 - m1)) * 14 + 0.42, x.baseAddress! + i) }
+                        if makeY { store(yv + 0.01, y.baseAddress! + i) }
                         if makeB {
                             let m2 = Self.cubeRoot(m.6 * rv + m.7 * gv + m.8 * bv + bias) - biasRoot
-                            store((m2 - yv) + 0.55, b, i, n)
+                            store((m2 - yv) + 0.55, b.baseAddress! + i)
                         }
                         i += 8
                     }
                 } } }
             } } }
+            if padded != count {
+                for c in [0, 1, 2] {
+                    switch c {
+                    case 0: if makeX { x.removeLast(padded - count) }
+                    case 1: if makeY { y.removeLast(padded - count) }
+                    default: if makeB { b.removeLast(padded - count) }
+                    }
+                }
+            }
             return LinearImage(width: width, height: height, planes: [x, needed[1] ? y : [], b])
         }
     }
@@ -255,114 +327,19 @@ public enum Ssimulacra2 {
         var ssim = [Double](repeating: 0, count: 6)
         var edge = [Double](repeating: 0, count: 12)
 
-        init(_ reference: Reference.Scale, _ b: LinearImage, scale: Int, of scaleCount: Int) {
-            let count = b.width * b.height
-            var blur = GaussianBlur(width: b.width, height: b.height)
-            var product = [Float](repeating: 0, count: count)
+        init(_ reference: Reference.Scale, _ b: LinearImage, scale: Int, of scaleCount: Int, work: Workspace) {
+            let n = Double(b.width * b.height)
             for c in 0..<3 {
                 let terms = Terms(channel: c, scale: scale, of: scaleCount)
                 guard terms.any else { continue }
-                let p1 = reference.xyb.planes[c], p2 = b.planes[c]
-                let mu1 = reference.mean[c]
-                let mu2 = blur.apply(p2)
-                guard terms.ssim else {
-                    (edge[c * 4], edge[c * 4 + 1], edge[c * 4 + 2], edge[c * 4 + 3]) = Self.sums(p1, p2, mu1, mu2, moments: nil).edges(Double(count))
-                    continue
+                let sums = work.sums(reference.xyb.planes[c], b.planes[c], reference.mean[c], terms.ssim ? reference.square[c] : nil,
+                                     width: b.width, height: b.height)
+                if terms.ssim {
+                    ssim[c * 2] = sums.ssim1 / n
+                    ssim[c * 2 + 1] = pow(sums.ssim4 / n, 0.25)
                 }
-                let s11 = reference.square[c]
-                func blurredProduct(_ u: [Float], _ v: [Float]) -> [Float] {
-                    product.withUnsafeMutableBufferPointer { out in
-                        u.withUnsafeBufferPointer { u in
-                            v.withUnsafeBufferPointer { v in
-                                for i in 0..<count { out[i] = u[i] * v[i] }
-                            }
-                        }
-                    }
-                    return blur.apply(product)
-                }
-                let s22 = blurredProduct(p2, p2), s12 = blurredProduct(p1, p2)
-                let sums = Self.sums(p1, p2, mu1, mu2, moments: (s11, s22, s12))
-                let n = Double(count)
-                ssim[c * 2] = sums.ssim1 / n
-                ssim[c * 2 + 1] = pow(sums.ssim4 / n, 0.25)
                 (edge[c * 4], edge[c * 4 + 1], edge[c * 4 + 2], edge[c * 4 + 3]) = sums.edges(n)
             }
-        }
-
-        /// The per-pixel terms of one channel, summed: SSIM's `d` and `d⁴` (when `moments`, the
-        /// blurred squares and product, are given) and the edge ratio's gains (ringing) and
-        /// losses (blurring) with their fourth powers. Eight pixels at a time in `Float`, each
-        /// block of 1,024 added into `Double`: the branch-free form of libjxl's loop, which the
-        /// compiler cannot vectorise by itself (it does not reorder floating-point sums).
-        static func sums(_ p1: [Float], _ p2: [Float], _ mu1: [Float], _ mu2: [Float],
-                         moments: ([Float], [Float], [Float])?) -> Sums {
-            var total = Sums()
-            let count = p1.count
-            let unused: [Float] = [0]  // stands in for the moments when there are none; never read
-            let (s11, s22, s12) = moments ?? (unused, unused, unused)
-            let withSSIM = moments != nil
-            withPointers(p1, p2, mu1, mu2, s11, s22, s12) { p1, p2, mu1, mu2, s11, s22, s12 in
-                typealias V = SIMD8<Float>
-                @inline(__always) func load(_ p: UnsafePointer<Float>, _ i: Int) -> V {
-                    UnsafeRawPointer(p + i).loadUnaligned(as: V.self)
-                }
-                // Selects rather than pointwiseMax, whose generic lane-by-lane form is 40 times slower.
-                @inline(__always) func positive(_ x: V) -> V { x.replacing(with: 0, where: x .< 0) }
-                @inline(__always) func magnitude(_ x: V) -> V { x.replacing(with: -x, where: x .< 0) }
-                let one = V(repeating: 1), zero = V(repeating: 0), c2v = V(repeating: c2)
-                var block = 0
-                while block < count {
-                    let end = min(count, block + 1024)
-                    var d1 = zero, d4 = zero, a1 = zero, a4 = zero, l1 = zero, l4 = zero
-                    var i = block
-                    while i + 8 <= end {
-                        let m1 = load(mu1, i), m2 = load(mu2, i)
-                        if withSSIM {
-                            let numM = one - (m1 - m2) * (m1 - m2)
-                            let numS = 2 * (load(s12, i) - m1 * m2) + c2v
-                            let denS = (load(s11, i) - m1 * m1) + (load(s22, i) - m2 * m2) + c2v
-                            let d = positive(one - numM * numS / denS)
-                            d1 += d
-                            d4 += (d * d) * (d * d)
-                        }
-                        let x2 = load(p2, i) - m2, x1 = load(p1, i) - m1
-                        let ratio = (one + magnitude(x2)) / (one + magnitude(x1)) - one
-                        let art = positive(ratio), lost = positive(-ratio)
-                        a1 += art
-                        a4 += (art * art) * (art * art)
-                        l1 += lost
-                        l4 += (lost * lost) * (lost * lost)
-                        i += 8
-                    }
-                    var tail = Sums()
-                    while i < end {
-                        let m1 = mu1[i], m2 = mu2[i]
-                        if withSSIM {
-                            let numM = 1 - (m1 - m2) * (m1 - m2)
-                            let numS = 2 * (s12[i] - m1 * m2) + c2
-                            let denS = (s11[i] - m1 * m1) + (s22[i] - m2 * m2) + c2
-                            let d = Double(max(0, 1 - numM * numS / denS))
-                            tail.ssim1 += d
-                            tail.ssim4 += (d * d) * (d * d)
-                        }
-                        let ratio = Double((1 + abs(p2[i] - m2)) / (1 + abs(p1[i] - m1)) - 1)
-                        let art = max(0, ratio), lost = max(0, -ratio)
-                        tail.art1 += art
-                        tail.art4 += (art * art) * (art * art)
-                        tail.lost1 += lost
-                        tail.lost4 += (lost * lost) * (lost * lost)
-                        i += 1
-                    }
-                    total.ssim1 += Double(d1.sum()) + tail.ssim1
-                    total.ssim4 += Double(d4.sum()) + tail.ssim4
-                    total.art1 += Double(a1.sum()) + tail.art1
-                    total.art4 += Double(a4.sum()) + tail.art4
-                    total.lost1 += Double(l1.sum()) + tail.lost1
-                    total.lost4 += Double(l4.sum()) + tail.lost4
-                    block = end
-                }
-            }
-            return total
         }
 
         struct Sums {
@@ -373,107 +350,265 @@ public enum Ssimulacra2 {
                 (art1 / n, pow(art4 / n, 0.25), lost1 / n, pow(lost4 / n, 0.25))
             }
         }
-
-        /// Base addresses of seven planes of the same size (the loop above reads them without
-        /// bounds checks, which keep the compiler from vectorising it).
-        private static func withPointers(_ a: [Float], _ b: [Float], _ c: [Float], _ d: [Float], _ e: [Float], _ f: [Float], _ g: [Float],
-                                  _ body: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>,
-                                           UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>) -> Void) {
-            a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in c.withUnsafeBufferPointer { c in
-                d.withUnsafeBufferPointer { d in e.withUnsafeBufferPointer { e in f.withUnsafeBufferPointer { f in
-                    g.withUnsafeBufferPointer { g in
-                        body(a.baseAddress!, b.baseAddress!, c.baseAddress!, d.baseAddress!, e.baseAddress!, f.baseAddress!, g.baseAddress!)
-                    }
-                } } }
-            } } }
-        }
     }
 
     /// Gaussian blur, σ 1.5, radius 5: zero beyond the left and right edges, mirrored at the
     /// top and bottom. That is what the reference computes (it pads one axis with zeros to
     /// follow libjxl's recursive Gaussian, on images it holds transposed).
-    struct GaussianBlur {
-        let width: Int
-        let height: Int
-        static let radius = 5
-        static let kernel: [Float] = {
-            let sigma = 1.5
-            let raw = (-radius...radius).map { exp(-0.5 * Double($0 * $0) / (sigma * sigma)) }
-            let sum = raw.reduce(0, +)
-            return raw.map { Float($0 / sum) }
-        }()
+    static let radius = 5
+    static let kernel: [Float] = {
+        let sigma = 1.5
+        let raw = (-radius...radius).map { exp(-0.5 * Double($0 * $0) / (sigma * sigma)) }
+        let sum = raw.reduce(0, +)
+        return raw.map { Float($0 / sum) }
+    }()
 
-        /// Row index mirrored at the edges (d c b a | a b c d | d c b a).
-        static func mirrored(_ y: Int, _ count: Int) -> Int {
-            y < 0 ? min(count - 1, -y - 1) : (y >= count ? max(0, 2 * count - y - 1) : y)
-        }
+    /// Row index mirrored at the edges (d c b a | a b c d | d c b a).
+    static func mirrored(_ y: Int, _ count: Int) -> Int {
+        y < 0 ? min(count - 1, -y - 1) : (y >= count ? max(0, 2 * count - y - 1) : y)
+    }
 
-        /// The row pass's output, kept between calls.
-        private var horizontal: [Float]
-        /// One row between zero margins, so the kernel reads contiguous memory.
-        private var padded: [Float]
+    /// The blurs and sums of one scoring, with buffers sized for its largest scale and reused
+    /// by every smaller one: the row pass's output for up to three planes, and three rows
+    /// between zero margins.
+    final class Workspace {
+        /// The row pass's output for up to three planes.
+        let horizontal: UnsafeMutablePointer<Float>
+        let planeSize: Int
+        /// Three rows between zero margins, so the kernel reads contiguous memory.
+        let rows: UnsafeMutablePointer<Float>
+        let rowStride: Int
+        /// The candidate's blurred mean, square and product for one row.
+        let columns: UnsafeMutablePointer<Float>
 
         init(width: Int, height: Int) {
-            self.width = width
-            self.height = height
-            horizontal = [Float](repeating: 0, count: width * height)
-            padded = [Float](repeating: 0, count: width + 2 * Self.radius)
+            planeSize = width * height + 8
+            horizontal = .allocate(capacity: 3 * planeSize)
+            rowStride = width + 2 * Ssimulacra2.radius + 8
+            rows = .allocate(capacity: 3 * rowStride)
+            rows.initialize(repeating: 0, count: 3 * rowStride)
+            columns = .allocate(capacity: 3 * rowStride)
         }
 
-        /// Pointer arithmetic throughout: checked index arithmetic keeps the compiler from
-        /// vectorising the loops, and the blur is most of the metric's time.
-        mutating func apply(_ input: [Float]) -> [Float] {
-            let r = Self.radius, width = self.width, height = self.height
-            let k = Self.kernel
-            let (k0, k1, k2, k3, k4, k5) = (k[5], k[4], k[3], k[2], k[1], k[0])
-            input.withUnsafeBufferPointer { src in
-                horizontal.withUnsafeMutableBufferPointer { dst in
-                    padded.withUnsafeMutableBufferPointer { row in
-                        let row = row.baseAddress! + r
-                        for y in 0..<height {
-                            let s = src.baseAddress! + y * width, d = dst.baseAddress! + y * width
-                            row.update(from: s, count: width)
-                            for x in 0..<width {
-                                let p = row + x
-                                var sum = k0 * p[0]
-                                sum += k1 * (p[-1] + p[1])
-                                sum += k2 * (p[-2] + p[2])
-                                sum += k3 * (p[-3] + p[3])
-                                sum += k4 * (p[-4] + p[4])
-                                sum += k5 * (p[-5] + p[5])
-                                d[x] = sum
+        deinit {
+            horizontal.deallocate()
+            rows.deallocate()
+            columns.deallocate()
+        }
+
+        /// The row pass (11 taps, zero beyond the row's ends) of one row already placed
+        /// between the margins of `row`, into `out`. Sums in the order the kernel lists them,
+        /// pairing the taps at equal distance, eight pixels at a time.
+        @inline(__always)
+        static func rowPass(_ row: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>, width: Int, _ k: (Float, Float, Float, Float, Float, Float)) {
+            let (k0, k1, k2, k3, k4, k5) = k
+            var x = 0
+            while x + 8 <= width {
+                let p = row + x
+                var sum = k0 * load(p)
+                sum += k1 * (load(p - 1) + load(p + 1))
+                sum += k2 * (load(p - 2) + load(p + 2))
+                sum += k3 * (load(p - 3) + load(p + 3))
+                sum += k4 * (load(p - 4) + load(p + 4))
+                sum += k5 * (load(p - 5) + load(p + 5))
+                store(sum, out + x)
+                x += 8
+            }
+            while x < width {
+                let p = row + x
+                var sum = k0 * p[0]
+                sum += k1 * (p[-1] + p[1])
+                sum += k2 * (p[-2] + p[2])
+                sum += k3 * (p[-3] + p[3])
+                sum += k4 * (p[-4] + p[4])
+                sum += k5 * (p[-5] + p[5])
+                out[x] = sum
+                x += 1
+            }
+        }
+
+        static var taps: (Float, Float, Float, Float, Float, Float) {
+            let k = kernel
+            return (k[5], k[4], k[3], k[2], k[1], k[0])
+        }
+
+        /// The column pass of one whole row: the 11 rows around it (mirrored at the top and
+        /// bottom) summed in the kernel's order into `out`.
+        @inline(__always)
+        static func columnRow(_ base: UnsafePointer<Float>, _ y: Int, width: Int, height: Int, into out: UnsafeMutablePointer<Float>,
+                              _ k: (Float, Float, Float, Float, Float, Float)) {
+            let (k0, k1, k2, k3, k4, k5) = k
+            func row(_ t: Int) -> UnsafePointer<Float> { base + mirrored(y + t, height) * width }
+            let (a0, a1, a2, a3, a4, a5) = (row(-5), row(-4), row(-3), row(-2), row(-1), row(0))
+            let (b1, b2, b3, b4, b5) = (row(1), row(2), row(3), row(4), row(5))
+            var x = 0
+            while x + 8 <= width {
+                var sum = k5 * load(a0 + x)
+                sum += k4 * load(a1 + x)
+                sum += k3 * load(a2 + x)
+                sum += k2 * load(a3 + x)
+                sum += k1 * load(a4 + x)
+                sum += k0 * load(a5 + x)
+                sum += k1 * load(b1 + x)
+                sum += k2 * load(b2 + x)
+                sum += k3 * load(b3 + x)
+                sum += k4 * load(b4 + x)
+                sum += k5 * load(b5 + x)
+                store(sum, out + x)
+                x += 8
+            }
+            while x < width {
+                var sum = k5 * a0[x]
+                sum += k4 * a1[x]
+                sum += k3 * a2[x]
+                sum += k2 * a3[x]
+                sum += k1 * a4[x]
+                sum += k0 * a5[x]
+                sum += k1 * b1[x]
+                sum += k2 * b2[x]
+                sum += k3 * b3[x]
+                sum += k4 * b4[x]
+                sum += k5 * b5[x]
+                out[x] = sum
+                x += 1
+            }
+        }
+
+        /// The row pass of up to three products of `a` and `b` (a itself, a², a·b) over the
+        /// whole plane, into `horizontal`.
+        func rowPasses(_ a: [Float], _ b: [Float]?, count planes: Int, width: Int, height: Int) {
+            let k = Self.taps, r = radius, stride = rowStride
+            let h0 = horizontal, h1 = horizontal + planeSize, h2 = horizontal + 2 * planeSize
+            let row0 = rows + r, row1 = rows + stride + r, row2 = rows + 2 * stride + r
+            // Zero past this plane's right end: a wider scale's pixels may be there.
+            for row in [row0, row1, row2] { (row + width).update(repeating: 0, count: stride - width - r) }
+            let other = b ?? a
+            a.withUnsafeBufferPointer { a in other.withUnsafeBufferPointer { b in
+                let a = a.baseAddress!, b = b.baseAddress!
+                for y in 0..<height {
+                    let pa = a + y * width, pb = b + y * width
+                    row0.update(from: pa, count: width)
+                    if planes > 1 {
+                        for x in 0..<width { row1[x] = pa[x] * pa[x] }
+                    }
+                    if planes > 2 {
+                        for x in 0..<width { row2[x] = pa[x] * pb[x] }
+                    }
+                    Self.rowPass(row0, h0 + y * width, width: width, k)
+                    if planes > 1 { Self.rowPass(row1, h1 + y * width, width: width, k) }
+                    if planes > 2 { Self.rowPass(row2, h2 + y * width, width: width, k) }
+                }
+            } }
+        }
+
+        /// The reference's blurred plane and, with `squares`, its blurred square.
+        func blurred(_ plane: [Float], width: Int, height: Int, squares: Bool) -> ([Float], [Float]) {
+            rowPasses(plane, nil, count: squares ? 2 : 1, width: width, height: height)
+            let k = Self.taps
+            func columnPass(_ index: Int) -> [Float] {
+                [Float](unsafeUninitializedCapacity: width * height) { out, initialised in
+                    let base = UnsafePointer(horizontal + index * planeSize), out = out.baseAddress!
+                    for y in 0..<height { Self.columnRow(base, y, width: width, height: height, into: out + y * width, k) }
+                    initialised = width * height
+                }
+            }
+            return (columnPass(0), squares ? columnPass(1) : [])
+        }
+
+        /// The per-pixel terms of one channel, summed: SSIM's `d` and `d⁴` (when `s11`, the
+        /// reference's blurred square, is given) and the edge ratio's gains (ringing) and
+        /// losses (blurring) with their fourth powers. The candidate's blurred mean, square and
+        /// product with the reference are made a row at a time and used at once. Eight pixels
+        /// at a time in `Float`, each row added into `Double` (at most 1,024 pixels at a time):
+        /// the branch-free form of libjxl's loop, which the compiler cannot vectorise by itself
+        /// (it does not reorder floating-point sums).
+        func sums(_ p1: [Float], _ p2: [Float], _ mu1: [Float], _ s11: [Float]?, width: Int, height: Int) -> ScaleAverages.Sums {
+            let withSSIM = s11 != nil
+            rowPasses(p2, p1, count: withSSIM ? 3 : 1, width: width, height: height)
+            var total = ScaleAverages.Sums()
+            let k = Self.taps
+            let unused: [Float] = [0]
+            p1.withUnsafeBufferPointer { p1 in p2.withUnsafeBufferPointer { p2 in mu1.withUnsafeBufferPointer { mu1 in
+                (s11 ?? unused).withUnsafeBufferPointer { s11 in
+                    do { do {
+                        do {
+                            let h0 = UnsafePointer(horizontal), h1 = h0 + planeSize, h2 = h0 + 2 * planeSize
+                            let p1 = p1.baseAddress!, p2 = p2.baseAddress!, mu1 = mu1.baseAddress!, s11 = s11.baseAddress!
+                            // Bit operations rather than pointwiseMax or masked selects, whose generic
+                            // lane-by-lane forms are many times slower: |x| clears the sign bit, and
+                            // (x + |x|) / 2 is x or 0, exactly.
+                            @inline(__always) func magnitude(_ x: V) -> V {
+                                unsafeBitCast(unsafeBitCast(x, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: V.self)
+                            }
+                            @inline(__always) func positive(_ x: V) -> V { (x + magnitude(x)) * 0.5 }
+                            let one = V(repeating: 1), zero = V(repeating: 0), c2v = V(repeating: c2)
+                            let mu2 = columns, s22 = columns + rowStride, s12 = columns + 2 * rowStride
+                            for y in 0..<height {
+                                Self.columnRow(h0, y, width: width, height: height, into: mu2, k)
+                                if withSSIM {
+                                    Self.columnRow(h1, y, width: width, height: height, into: s22, k)
+                                    Self.columnRow(h2, y, width: width, height: height, into: s12, k)
+                                }
+                                do {
+                                    let row = y * width
+                                    var x = 0
+                                    while x < width {
+                                        let end = min(width, x + 1024)
+                                        var d1 = zero, d4 = zero, a1 = zero, a4 = zero, l1 = zero, l4 = zero
+                                        while x + 8 <= end {
+                                            let i = row + x
+                                            let m1 = load(mu1 + i), m2 = load(mu2 + x)
+                                            if withSSIM {
+                                                let numM = one - (m1 - m2) * (m1 - m2)
+                                                let numS = 2 * (load(s12 + x) - m1 * m2) + c2v
+                                                let denS = (load(s11 + i) - m1 * m1) + (load(s22 + x) - m2 * m2) + c2v
+                                                let d = positive(one - numM * numS / denS)
+                                                d1 += d
+                                                d4 += (d * d) * (d * d)
+                                            }
+                                            let x2 = load(p2 + i) - m2, x1 = load(p1 + i) - m1
+                                            let ratio = (one + magnitude(x2)) / (one + magnitude(x1)) - one
+                                            let art = positive(ratio), lost = positive(-ratio)
+                                            a1 += art
+                                            a4 += (art * art) * (art * art)
+                                            l1 += lost
+                                            l4 += (lost * lost) * (lost * lost)
+                                            x += 8
+                                        }
+                                        var tail = ScaleAverages.Sums()
+                                        while x < end {
+                                            let i = row + x
+                                            let m1 = mu1[i], m2 = mu2[x]
+                                            if withSSIM {
+                                                let numM = 1 - (m1 - m2) * (m1 - m2)
+                                                let numS = 2 * (s12[x] - m1 * m2) + c2
+                                                let denS = (s11[i] - m1 * m1) + (s22[x] - m2 * m2) + c2
+                                                let d = Double(max(0, 1 - numM * numS / denS))
+                                                tail.ssim1 += d
+                                                tail.ssim4 += (d * d) * (d * d)
+                                            }
+                                            let ratio = Double((1 + abs(p2[i] - m2)) / (1 + abs(p1[i] - m1)) - 1)
+                                            let art = max(0, ratio), lost = max(0, -ratio)
+                                            tail.art1 += art
+                                            tail.art4 += (art * art) * (art * art)
+                                            tail.lost1 += lost
+                                            tail.lost4 += (lost * lost) * (lost * lost)
+                                            x += 1
+                                        }
+                                        total.ssim1 += Double(d1.sum()) + tail.ssim1
+                                        total.ssim4 += Double(d4.sum()) + tail.ssim4
+                                        total.art1 += Double(a1.sum()) + tail.art1
+                                        total.art4 += Double(a4.sum()) + tail.art4
+                                        total.lost1 += Double(l1.sum()) + tail.lost1
+                                        total.lost4 += Double(l4.sum()) + tail.lost4
+                                    }
+                                }
                             }
                         }
-                    }
+                    } }
                 }
-            }
-            // The column pass sums the 11 mirrored rows in the order the kernel lists them.
-            return [Float](unsafeUninitializedCapacity: width * height) { output, initialised in
-                horizontal.withUnsafeBufferPointer { src in
-                    let base = src.baseAddress!
-                    for y in 0..<height {
-                        func row(_ t: Int) -> UnsafePointer<Float> { base + Self.mirrored(y + t, height) * width }
-                        let (a0, a1, a2, a3, a4, a5) = (row(-5), row(-4), row(-3), row(-2), row(-1), row(0))
-                        let (b1, b2, b3, b4, b5) = (row(1), row(2), row(3), row(4), row(5))
-                        let d = output.baseAddress! + y * width
-                        for x in 0..<width {
-                            var sum = k5 * a0[x]
-                            sum += k4 * a1[x]
-                            sum += k3 * a2[x]
-                            sum += k2 * a3[x]
-                            sum += k1 * a4[x]
-                            sum += k0 * a5[x]
-                            sum += k1 * b1[x]
-                            sum += k2 * b2[x]
-                            sum += k3 * b3[x]
-                            sum += k4 * b4[x]
-                            sum += k5 * b5[x]
-                            d[x] = sum
-                        }
-                    }
-                }
-                initialised = width * height
-            }
+            } } }
+            return total
         }
     }
 
