@@ -1,30 +1,11 @@
 @testable import DeriveCore
+import DeriveTestSupport
 import Foundation
 import Testing
 
 /// `l_lut:<file>` (issue 16, item 3): the step in strings and JSON, and the `.cube` and `.3dl`
 /// readers and interpolation.
 @Suite struct LutLanguageTests {
-    /// A .cube of size n whose output is f(r, g, b) (each 0–1), red fastest.
-    static func cube(_ n: Int, _ f: (Double, Double, Double) -> (Double, Double, Double)) -> String {
-        var lines = ["TITLE \"test\"", "# a comment", "LUT_3D_SIZE \(n)"]
-        for b in 0..<n { for g in 0..<n { for r in 0..<n {
-            let v = f(Double(r) / Double(n - 1), Double(g) / Double(n - 1), Double(b) / Double(n - 1))
-            lines.append(String(format: "%.6f %.6f %.6f", v.0, v.1, v.2))
-        } } }
-        return lines.joined(separator: "\n") + "\n"
-    }
-
-    /// A .3dl of size n at 12 bits, blue fastest, with its mesh line.
-    static func threeDL(_ n: Int, _ f: (Double, Double, Double) -> (Double, Double, Double)) -> String {
-        var lines = [(0..<n).map { String($0 * 1023 / (n - 1)) }.joined(separator: " ")]
-        for r in 0..<n { for g in 0..<n { for b in 0..<n {
-            let v = f(Double(r) / Double(n - 1), Double(g) / Double(n - 1), Double(b) / Double(n - 1))
-            lines.append("\(Int((v.0 * 4095).rounded())) \(Int((v.1 * 4095).rounded())) \(Int((v.2 * 4095).rounded()))")
-        } } }
-        return lines.joined(separator: "\n") + "\n"
-    }
-
     @Test func stringAndJSONAndRoundTrip() throws {
         #expect(try ToneEffectTests.step("l_lut:looks:warm.cube") == .lut("looks/warm.cube"))
         #expect(try ToneEffectTests.step(json: #"{"lut": "looks/warm.cube"}"#) == .lut("looks/warm.cube"))
@@ -36,8 +17,8 @@ import Testing
 
     @Test func bothFormatsReadTheSameTable() throws {
         let swap: (Double, Double, Double) -> (Double, Double, Double) = { r, g, b in (b, g, r) }
-        let cube = try Lut3D.parse(Array(Self.cube(5, swap).utf8), name: "swap.cube")
-        let dl = try Lut3D.parse(Array(Self.threeDL(5, swap).utf8), name: "swap.3dl")
+        let cube = try Lut3D.parse(Array(LutFiles.cube(5, swap).utf8), name: "swap.cube")
+        let dl = try Lut3D.parse(Array(LutFiles.threeDL(5, swap).utf8), name: "swap.3dl")
         #expect(cube.size == 5 && dl.size == 5)
         #expect(zip(cube.table, dl.table).allSatisfy { abs($0 - $1) < 0.001 })
         var pixels: [UInt8] = [200, 100, 30, 255, 0, 0, 255, 128]
@@ -47,7 +28,7 @@ import Testing
 
     /// Trilinear interpolation is exact on a linear map: inversion through a 2-point LUT.
     @Test func interpolationIsExactOnALinearMap() throws {
-        let invert = try Lut3D.parse(Array(Self.cube(2) { (1 - $0, 1 - $1, 1 - $2) }.utf8), name: "invert.cube")
+        let invert = try Lut3D.parse(Array(LutFiles.cube(2) { (1 - $0, 1 - $1, 1 - $2) }.utf8), name: "invert.cube")
         var pixels: [UInt8] = []
         for v in 0..<255 {
             pixels += [UInt8(v), UInt8(255 - v), UInt8((v * 7) % 256)]

@@ -7,26 +7,6 @@ import Testing
 /// `l_lut:` on a real photograph, the LUT files in an overlay folder: an inverting .cube gives
 /// what e_negate gives, a red-blue swap in .3dl swaps the photo's channels, and alpha stays.
 @Suite struct LutTests {
-    /// A .cube of size n whose output is f(r, g, b) (each 0–1), red fastest.
-    static func cube(_ n: Int, _ f: (Double, Double, Double) -> (Double, Double, Double)) -> String {
-        var lines = ["LUT_3D_SIZE \(n)"]
-        for b in 0..<n { for g in 0..<n { for r in 0..<n {
-            let v = f(Double(r) / Double(n - 1), Double(g) / Double(n - 1), Double(b) / Double(n - 1))
-            lines.append(String(format: "%.6f %.6f %.6f", v.0, v.1, v.2))
-        } } }
-        return lines.joined(separator: "\n") + "\n"
-    }
-
-    /// A .3dl of size n at 12 bits, blue fastest, with its mesh line.
-    static func threeDL(_ n: Int, _ f: (Double, Double, Double) -> (Double, Double, Double)) -> String {
-        var lines = [(0..<n).map { String($0 * 1023 / (n - 1)) }.joined(separator: " ")]
-        for r in 0..<n { for g in 0..<n { for b in 0..<n {
-            let v = f(Double(r) / Double(n - 1), Double(g) / Double(n - 1), Double(b) / Double(n - 1))
-            lines.append("\(Int((v.0 * 4095).rounded())) \(Int((v.1 * 4095).rounded())) \(Int((v.2 * 4095).rounded()))")
-        } } }
-        return lines.joined(separator: "\n") + "\n"
-    }
-
     static func render(_ chain: String, files: [String: String]) throws -> PixelBuffer {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-luts-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -37,8 +17,8 @@ import Testing
     }
 
     @Test func anInvertingCubeIsANegativeAndASwapSwaps() throws {
-        let invert = Self.cube(2) { (1 - $0, 1 - $1, 1 - $2) }
-        let swap = Self.threeDL(9) { r, g, b in (b, g, r) }
+        let invert = LutFiles.cube(2) { (1 - $0, 1 - $1, 1 - $2) }
+        let swap = LutFiles.threeDL(9) { r, g, b in (b, g, r) }
         let files = ["invert.cube": invert, "swap.3dl": swap]
         let plain = ToneEffectTests.plain
         let negated = try ToneEffectTests.pixels("e_negate")

@@ -552,29 +552,21 @@ public struct JSONChainDecoder: Sendable {
                 }
                 effect = .shear(x: angles[0], y: angles[1])
             }
+            // The effect's `x` or `y` field: .some(nil) when absent, nil when present and invalid
+            // (the log says why).
+            func offset(_ name: String) -> Length?? {
+                guard let value = fields[name] else { return .some(nil) }
+                guard let length = log.dimension(value, at: path.appending(name)) else { return nil }
+                return .some(length)
+            }
             if case .gradientFade(let n, _, _, _) = effect {
                 let symmetric = fields["symmetric"].flatMap { log.bool($0, at: path.appending("symmetric")) } ?? false
-                var x: Length?, y: Length?
-                if let v = fields["x"] {
-                    guard let d = log.dimension(v, at: path.appending("x")) else { return nil }
-                    x = d
-                }
-                if let v = fields["y"] {
-                    guard let d = log.dimension(v, at: path.appending("y")) else { return nil }
-                    y = d
-                }
+                guard let x = offset("x"), let y = offset("y") else { return nil }
                 effect = .gradientFade(n, symmetric: symmetric, x: x, y: y)
             }
-            if case .shadow(let n, let color, var x, var y) = effect {
-                if let v = fields["x"] {
-                    guard let d = log.dimension(v, at: path.appending("x")) else { return nil }
-                    x = d
-                }
-                if let v = fields["y"] {
-                    guard let d = log.dimension(v, at: path.appending("y")) else { return nil }
-                    y = d
-                }
-                effect = .shadow(n, color: color, x: x, y: y)
+            if case .shadow(let n, let color, let x, let y) = effect {
+                guard let newX = offset("x"), let newY = offset("y") else { return nil }
+                effect = .shadow(n, color: color, x: newX ?? x, y: newY ?? y)
             }
             return .effect(EffectRules.with(effect, region: region))
         }
