@@ -44,6 +44,17 @@ final class BlockingPool: Sendable {
         }
     }
 
+    /// Queues `call` for a thread; false when the pool is closed (nothing will run it).
+    func submit(_ call: @escaping @Sendable () -> Void) -> Bool {
+        let queued = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.queue.append(call)
+            return true
+        }
+        if queued { available.signal() }
+        return queued
+    }
+
     /// Runs `body` on one of the pool's threads and returns what it returned. Cancelled while
     /// it waits or runs, a `cancellable` call returns nil at once and the thread finishes
     /// `body` on its own (a C call cannot be interrupted); what it returns then is dropped.
@@ -52,12 +63,7 @@ final class BlockingPool: Sendable {
         let answer = Answer<T>()
         let call: @Sendable (CheckedContinuation<T?, Never>) -> Void = { [self] continuation in
             guard answer.wait(continuation, cancelled: cancellable && Task.isCancelled) else { return }
-            let queued = state.withLock { state -> Bool in
-                guard !state.closed else { return false }
-                state.queue.append { answer.give(body()) }
-                return true
-            }
-            if queued { available.signal() } else { answer.give(nil) }
+            if !submit({ answer.give(body()) }) { answer.give(nil) }
         }
         guard cancellable else { return await withCheckedContinuation(call) }
         return await withTaskCancellationHandler {
@@ -79,21 +85,30 @@ final class BlockingPool: Sendable {
 
     /// Whether every thread had ended within `timeout` seconds of being asked (after `close()`).
     func joined(timeout: Double) async -> Bool {
-        let ended = Mutex(false)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            // Whichever comes first answers: the threads' end, or the timeout.
             let once = Mutex<CheckedContinuation<Bool, Never>?>(continuation)
-            let finish: @Sendable (Bool) -> Void = { value in
+            let finish: @Sendable (Bool) -> Void = { ended in
                 once.withLock { pending in
-                    pending?.resume(returning: value)
+                    pending?.resume(returning: ended)
                     pending = nil
                 }
             }
-            exited.notify(queue: .global()) {
-                ended.withLock { $0 = true }
-                finish(true)
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { finish(ended.withLock { $0 }) }
+            exited.notify(queue: .global()) { finish(true) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { finish(false) }
         }
+    }
+
+    /// Returns when every thread has ended (after `close()`).
+    func joined() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            exited.notify(queue: .global()) { continuation.resume() }
+        }
+    }
+
+    /// Waits, blocking the calling thread, until every thread has ended (after `close()`).
+    func join() {
+        exited.wait()
     }
 }
 

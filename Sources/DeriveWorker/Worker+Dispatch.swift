@@ -27,10 +27,16 @@ extension Worker {
                         await hand(jobs)
                         // A full batch: there may be more; claim again as soon as a slot frees.
                         if jobs.count == free { continue }
-                    } else if settings.untilIdle, state.withLock({ $0.inFlight }) == 0,
-                              await threads.run({ [self] in (try? queuesAreIdle()) ?? false }) == true {
-                        logger.info("the queues are empty: stopping (--until-idle)")
-                        return
+                    } else if settings.untilIdle, state.withLock({ $0.inFlight }) == 0 {
+                        let idle = await threads.run { [self] in Result { () throws(DeriveError) in try queuesAreIdle() } }
+                        if case .success(true)? = idle {
+                            logger.info("the queues are empty: stopping (--until-idle)")
+                            return
+                        }
+                        if case .failure(let error)? = idle {
+                            metrics.increment(.databaseErrors)
+                            logger.warning("cannot tell whether the queues are empty; asking again", metadata: ["error": "\(error)"])
+                        }
                     }
                 case .failure(let error):
                     failures += 1

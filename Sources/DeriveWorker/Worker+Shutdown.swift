@@ -48,22 +48,20 @@ extension Worker {
     }
 
     /// Gives runs back to the queue without spending an attempt, trying for a while if the
-    /// database is away; returns how many it released.
+    /// database is away (on a housekeeping thread: real seconds, since the outage passes in
+    /// real time); returns how many it released.
     func release(_ runs: [JobRun], on threads: BlockingPool) async -> Int {
-        var released = 0
-        for attempt in 1...5 {
-            let result = await threads.run(cancellable: false) { [self] in
-                Result { () throws(DeriveError) in try database.queue.release(runs).count }
+        let released = await threads.run(cancellable: false) { [self] in
+            for attempt in 1...5 {
+                do {
+                    return try database.queue.release(runs).count
+                } catch {
+                    logger.warning("could not release jobs", metadata: ["error": "\(error)"])
+                    if attempt < 5 { Thread.sleep(forTimeInterval: Double(attempt)) }
+                }
             }
-            if case .success(let count)? = result {
-                released = count
-                break
-            }
-            if case .failure(let error)? = result { logger.warning("could not release jobs", metadata: ["error": "\(error)"]) }
-            // Not the worker's clock: the database's outage passes in real time, and a
-            // cancelled task's sleep would not wait at all.
-            if attempt < 5 { _ = await threads.run(cancellable: false) { Thread.sleep(forTimeInterval: Double(attempt)) } }
-        }
+            return 0
+        } ?? 0
         metrics.increment(.jobs, ["outcome": RunOutcome.released.rawValue], by: released)
         logger.info("released unfinished jobs without spending an attempt", metadata: [
             "jobs": .array(runs.map { .stringConvertible($0.id) }), "released": "\(released)",

@@ -21,8 +21,4 @@ extension Duration {
     static func seconds(of value: Double) -> Duration {
         value.isFinite ? .nanoseconds(Int64(max(0, min(value, 1e9)) * 1e9)) : .seconds(1_000_000_000)
     }
-
-    var inSeconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
 }

@@ -1,59 +1,30 @@
-import Foundation
-import Synchronization
-
 /// The thread the worker's own tasks (dispatcher, slots, periodic tasks) run on, so the
 /// worker never waits for Swift's cooperative pool, whose few threads a host program may keep
 /// busy (an HTTP server; a test runner's synchronous tests). Those tasks only coordinate:
-/// every blocking call goes to a `BlockingPool`, so one thread serves them all.
+/// every blocking call goes to another `BlockingPool`, so one thread serves them all.
 final class WorkerExecutor: TaskExecutor {
-    private struct State {
-        var jobs: [UnownedJob] = []
-        var closed = false
-    }
-
-    private let state = Mutex(State())
-    private let available = DispatchSemaphore(value: 0)
-    private let exited = DispatchGroup()
+    private let thread: BlockingPool
 
     init(name: String) {
-        exited.enter()
-        let thread = Thread { [self] in
-            try? String(name.prefix(15)).write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
-            while true {
-                available.wait()
-                let (job, closed) = state.withLock { state in
-                    state.jobs.isEmpty ? (nil, state.closed) : (state.jobs.removeFirst(), false)
-                }
-                if let job { job.runSynchronously(on: asUnownedTaskExecutor()) } else if closed { break }
-            }
-            exited.leave()
-        }
-        thread.name = name
-        thread.start()
+        thread = BlockingPool(name: name, threads: 1)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        state.withLock { $0.jobs.append(job) }
-        available.signal()
+        let executor = asUnownedTaskExecutor()
+        // Closed only after the worker's last task has returned: nothing is enqueued then.
+        _ = thread.submit { job.runSynchronously(on: executor) }
     }
 
     /// Ends the thread once the jobs already queued have run, and returns when it has ended.
     func close() async {
-        closeSoon()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            exited.notify(queue: .global()) { continuation.resume() }
-        }
+        thread.close()
+        await thread.joined()
     }
 
     /// `close()` for a caller on another thread.
     func closeAndWait() {
-        closeSoon()
-        exited.wait()
-    }
-
-    private func closeSoon() {
-        state.withLock { $0.closed = true }
-        available.signal()
+        thread.close()
+        thread.join()
     }
 }

@@ -53,6 +53,24 @@ extension WorkerInProcessTests {
             #expect(try rig.queue.job(id)?.state == .available && rig.queue.records.isEmpty)
         }
 
+        /// Every thread the worker starts is named (so the thread check below sees it) and ends
+        /// with its run: its own, a slot's, the housekeeping's, the archivers'.
+        @Test func theWorkersThreadsAreNamedAndEndWithIt() throws {
+            let rig = try Rig(slots: 1)
+            _ = try rig.submit(["threads"], held: true)
+            let running = try rig.start()
+            try waitUntil("the job is fetching", timeout: 10) { rig.fetcher.startedCount == 1 }
+            let names = try WorkerInProcessTests.workerThreads()
+            for kind in ["derive-worker", "derive-slot", "derive-db", "derive-archive"] {
+                #expect(names.contains { $0.hasPrefix(kind) }, "no \(kind) thread among \(names)")
+            }
+            running.stop()
+            rig.fetcher.letThroughAll()
+            _ = try running.wait()
+            // A thread past its body takes a moment to leave the task list.
+            try waitUntil("the worker's threads have ended", timeout: 2) { try WorkerInProcessTests.workerThreads().isEmpty }
+        }
+
         /// The grace period on the worker's injected clock: thirty seconds pass when the test
         /// says, not in real time.
         @Test func theGracePeriodIsTheWorkersClocks() throws {
