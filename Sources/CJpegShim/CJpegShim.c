@@ -20,14 +20,21 @@ static void derive_jpeg_quiet(j_common_ptr info, int level) {
     (void) level;
 }
 
+/// libjpeg's error manager made to jump back (to the caller's setjmp) instead of exiting the
+/// process, and to print nothing: a bad candidate is an error code, never a message on stderr.
+static struct jpeg_error_mgr *derive_jpeg_errors(struct derive_jpeg_error *error) {
+    struct jpeg_error_mgr *manager = jpeg_std_error(&error->manager);
+    manager->error_exit = derive_jpeg_fail;
+    manager->emit_message = derive_jpeg_quiet;
+    return manager;
+}
+
 int derive_jpeg_decode(const void *data, size_t length, unsigned char **pixels, int *width, int *height, int *bands) {
     struct jpeg_decompress_struct info;
     struct derive_jpeg_error error;
     unsigned char *volatile out = NULL;
     *pixels = NULL;
-    info.err = jpeg_std_error(&error.manager);
-    error.manager.error_exit = derive_jpeg_fail;
-    error.manager.emit_message = derive_jpeg_quiet;
+    info.err = derive_jpeg_errors(&error);
     if (setjmp(error.jump)) {
         jpeg_destroy_decompress(&info);
         free(out);
@@ -72,9 +79,7 @@ int derive_jpeg_encode(const unsigned char *pixels, int width, int height, int b
     if (bands != 1 && bands != 3) {
         return 1;
     }
-    info.err = jpeg_std_error(&error.manager);
-    error.manager.error_exit = derive_jpeg_fail;
-    error.manager.emit_message = derive_jpeg_quiet;
+    info.err = derive_jpeg_errors(&error);
     if (setjmp(error.jump)) {
         jpeg_destroy_compress(&info);
         free(out);

@@ -25,10 +25,9 @@ struct Pages: Sendable {
 
     private func liveMarkup() throws -> Markup {
         let now = Date()
-        // Jobs running at once are at most the slots of the workers, far fewer than this.
-        let running = Dictionary(try database.jobs(state: .running, queue: nil, limit: 10_000).map { ($0.id, $0) }) { first, _ in first }
-        return Views.overviewLive(counts: try database.counts(), workers: try database.workers(seenSince: now.addingTimeInterval(-3600)),
-                                  running: running, throughput: try database.throughput(since: now.addingTimeInterval(-3600), bucket: 60), now: now,
+        return Views.overviewLive(counts: try database.counts(),
+                                  workers: try liveness.workers(heardSince: now.addingTimeInterval(-3600), from: database, at: now),
+                                  throughput: try database.throughput(since: now.addingTimeInterval(-3600), bucket: 60), now: now,
                                   liveness: liveness)
     }
 

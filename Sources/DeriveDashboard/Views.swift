@@ -34,10 +34,10 @@ public enum Views {
     }
 
     /// The live part of the overview (the script replaces it every few seconds).
-    /// `running`: the queue's running jobs, by which a worker's report is believed (only the
-    /// jobs its run still holds are shown as its own).
-    public static func overviewLive(counts: [QueueCounts], workers: [WorkerStatus], running: [JobID: JobSnapshot],
-                                    throughput: [ThroughputBucket], now: Date, liveness: WorkerLiveness = WorkerLiveness()) -> Markup {
+    /// `workers` as `WorkerLiveness.workers(heardSince:from:at:)` believes them: each with only
+    /// the jobs its run still holds.
+    public static func overviewLive(counts: [QueueCounts], workers: [WorkerStatus], throughput: [ThroughputBucket], now: Date,
+                                    liveness: WorkerLiveness = WorkerLiveness()) -> Markup {
         let queueRows: [[Markup]] = counts.map { queue in
             [HTML.link("/jobs?" + HTML.query([("queue", queue.queue)]), queue.queue),
              .text("\(queue.states[.available] ?? 0)"), .text("\(queue.states[.scheduled] ?? 0) (\(queue.retrying))"),
@@ -46,8 +46,7 @@ public enum Views {
         }
         let queues = counts.isEmpty ? HTML.element("p", [], .text("No jobs waiting or running."))
             : HTML.table(["queue", "available", "scheduled (retries)", "running", "oldest waiting"], queueRows, id: "queues")
-        let workerRows: [[Markup]] = workers.map { reported in
-            let worker = liveness.believed(reported, running: running, at: now)
+        let workerRows: [[Markup]] = workers.map { worker in
             let silent = now.timeIntervalSince(worker.seenAt)
             let state = liveness.state(of: worker, at: now).rawValue
             let jobs = Markup.join(worker.running.map { job in

@@ -23,10 +23,7 @@ struct Status: ParsableCommand {
             // Workers heard within a lease, and of the jobs each says it runs only those its run
             // still holds (a killed worker's last report names jobs finished elsewhere since).
             let liveness = WorkerLiveness()
-            let running = Dictionary(try database.jobs(state: .running, queue: nil, limit: 10_000).map { ($0.id, $0) }) { first, _ in first }
-            let workers = try database.workers(seenSince: now.addingTimeInterval(-liveness.goneAfter)).map {
-                liveness.believed($0, running: running, at: now)
-            }
+            let workers = try liveness.workers(heardSince: now.addingTimeInterval(-liveness.goneAfter), from: database, at: now)
             let staleness = try database.staleness()
             let perMinute = Double(finished[.completed] ?? 0) / (window / 60)
             if output.json {

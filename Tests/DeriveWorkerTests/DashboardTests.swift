@@ -92,9 +92,8 @@ import FoundationNetworking
         }
         func overview() throws -> String {
             let at = now.withLock { $0 }
-            let running = Dictionary(uniqueKeysWithValues: try queue.jobs(state: .running, queue: nil, limit: 100).map { ($0.id, $0) })
-            return Views.overviewLive(counts: try queue.counts(), workers: try queue.workers(seenSince: .distantPast), running: running,
-                                      throughput: [], now: at).description
+            let workers = try WorkerLiveness().workers(heardSince: .distantPast, from: queue, at: at)
+            return Views.overviewLive(counts: try queue.counts(), workers: workers, throughput: [], now: at).description
         }
         func row(_ page: String, _ worker: String) -> String {
             page.components(separatedBy: "<tr>").first { $0.contains("<td>\(worker)</td>") } ?? ""

@@ -123,3 +123,15 @@ public struct WorkerLiveness: Sendable, Hashable {
         return worker
     }
 }
+
+extension WorkerLiveness {
+    /// The workers heard from since `date`, each as it can be believed (`believed`): what
+    /// `derive status` and the dashboard show. Reads the queue's running jobs once (at most
+    /// the slots of every worker, far fewer than the limit).
+    public func workers(heardSince date: Date, from database: some WorkerRegistry & QueueInspector,
+                        at now: Date) throws(DeriveError) -> [WorkerStatus] {
+        let running = Dictionary(try database.jobs(state: .running, queue: nil, limit: 10_000).map { ($0.id, $0) }) { first, _ in first }
+        return try database.workers(seenSince: date).map { believed($0, running: running, at: now) }
+    }
+}
+
