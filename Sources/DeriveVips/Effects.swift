@@ -286,6 +286,8 @@ enum Effects {
                 .enumeration("extend", "background").doubles("background", rgba.backgroundValues(.transparent))
                 .run().image("out")
             return try sheared.centred(on: g.canvas).inMemory()
+        case .distort(let distortion):
+            return try distorted(image, distortion)
         case .shadow(let strength, let color, let x, let y):
             // The image's alpha (its shape; a rectangle when opaque) on the grown canvas at the
             // offset, blurred (sigma 4 px), scaled to strength % of the colour's opacity, under

@@ -127,6 +127,8 @@ public enum ChainEncoder {
             case .shear(let x, let y):
                 add("x", .int(x))
                 add("y", .int(y))
+            case .distort(.corners(let corners)): add("corners", .array(corners.map(\.json)))
+            case .distort(.arc(let degrees)): add("arc", .int(degrees))
             case .outline(let mode, let width, let blur, let color):
                 add("mode", .string(mode.rawValue))
                 add("width", .int(width))

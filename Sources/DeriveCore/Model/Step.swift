@@ -459,6 +459,9 @@ public enum Effect: Sendable, Hashable {
     /// Skews the image by whole degrees along the x axis and the y axis (-89..89); the canvas
     /// grows to hold it and the corners are transparent.
     case shear(x: Int, y: Int)
+    /// Warps the image onto new corners (in perspective) or bends it into an arc; the canvas
+    /// becomes the result's bounding box, transparent where the image does not reach.
+    case distort(Distortion)
     /// A shadow of the image's shape in a colour, offset by x and y (pixels, fractions of the
     /// image's side, or expressions until planned), blurred and as opaque as the strength
     /// (0..100) says, beneath the image; the canvas grows to hold both.
@@ -500,7 +503,7 @@ public enum Effect: Sendable, Hashable {
         case recolor
         case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
-        case art, cartoonify, vectorize, shear, shadow
+        case art, cartoonify, vectorize, shear, shadow, distort
         case gradientFade = "gradient_fade"
         case outline
         case oilPaint = "oil_paint"
@@ -549,6 +552,7 @@ public enum Effect: Sendable, Hashable {
         case .cartoonify: .cartoonify
         case .vectorize: .vectorize
         case .shear: .shear
+        case .distort: .distort
         case .shadow: .shadow
         case .gradientFade: .gradientFade
         case .outline: .outline
@@ -569,7 +573,7 @@ public enum Effect: Sendable, Hashable {
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
              .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
         case .tint(let n, _), .colorize(let n, _): n
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
         }
     }
 
@@ -582,7 +586,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .shadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

@@ -946,6 +946,10 @@ struct ParseRun {
             }
             return .shear(x: angles[0], y: angles[1])
         }
+        if kind == .distort {
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow, e_outline and text layers") }
+            return distort(args, in: c)
+        }
         if kind == .outline {
             // e_outline[:<mode>][:<width>][:<blur>], co_ the colour.
             var rest = args[...]

@@ -145,6 +145,8 @@ public enum CloudinaryPrinter {
             return "\(name):\(filter.rawValue)"
         case .shear(let x, let y):
             return "\(name):\(x):\(y)"
+        case .distort(let d):
+            return "\(name):" + d.cloudinaryArguments
         case .outline(let mode, let width, let blur, let c):
             var args: [String] = []
             if blur != OutlineMode.defaults.blur { args = [String(width), String(blur)] } else if width != OutlineMode.defaults.width { args = [String(width)] }

@@ -476,6 +476,7 @@ public struct JSONChainDecoder: Sendable {
         if kind == .art { return readArt(value, at: path, log: log) }
         if kind == .recolor { return readRecolor(value, at: path, log: log) }
         if kind == .outline { return readOutline(value, at: path, log: log) }
+        if kind == .distort { return readDistort(value, at: path, log: log) }
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))

@@ -33,7 +33,7 @@ public enum EffectRules {
         case .vectorize: 2...30
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
         }
     }
 
@@ -62,7 +62,7 @@ public enum EffectRules {
         case .vectorize: 10
         // Cloudinary's server default (SDK reference, Shadow: strength 0 to 100, default 40).
         case .shadow: 40
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
         }
     }
 
@@ -108,6 +108,8 @@ public enum EffectRules {
         case .cartoonify: return .cartoonify(n, colors: .auto)
         case .vectorize: return .vectorize(n)
         case .shear: return .shear(x: 0, y: 0)
+        // The parsers require a form; this is only a fallback.
+        case .distort: return .distort(.arc(0))
         case .gradientFade: return .gradientFade(n, symmetric: false, x: nil, y: nil)
         case .oilPaint: return .oilPaint(n)
         case .outline: return .outline(OutlineMode.defaults.mode, width: OutlineMode.defaults.width, blur: OutlineMode.defaults.blur, color: color ?? OutlineMode.defaults.color)
@@ -132,7 +134,7 @@ public enum EffectRules {
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
         }
     }
 
@@ -209,6 +211,7 @@ enum StepRules {
             return check(width, in: OutlineMode.widthRange, field: "width") + check(blur, in: OutlineMode.blurRange, field: "blur")
         case .effect(.shear(let x, let y)):
             return check(x, in: EffectRules.shearRange, field: "x", derivesLimits: true) + check(y, in: EffectRules.shearRange, field: "y", derivesLimits: true)
+        case .effect(.distort(let d)): return distortIssues(d, limits: limits)
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"

@@ -1,0 +1,62 @@
+import DeriveCore
+
+/// The effects that reshape the image by a coordinate map: libvips' mapim samples the image at
+/// the point DistortGeometry gives for each output pixel, the map itself drawn lazily by libvips
+/// (xyz and arithmetic), so no map is held in memory.
+extension Effects {
+    static func distorted(_ image: VImage, _ distortion: Distortion) throws(DeriveError) -> VImage {
+        switch distortion {
+        case .corners(let corners):
+            guard let p = DistortGeometry.Perspective(corners: corners, on: image.size) else { return image }
+            // Output pixel centres (x + 0.5, y + 0.5, 1) through the inverse homography give
+            // (u·w, v·w, w); where w <= 0 the point is beyond the horizon, so off the image.
+            let m = p.inverse
+            let centres = try VipsCall("bandjoin_const").image("in", try coordinates(p.canvas).linear([1, 1], [0.5, 0.5], uchar: false))
+                .doubles("c", [1]).run().image("out")
+            let projected = try centres.recombined([[m[0], m[1], m[2]], [m[3], m[4], m[5]], [m[6], m[7], m[8]]], uchar: false)
+            let w = try projected.band(2)
+            let uv = try VipsCall("divide").image("left", try VImage.bandjoin([try projected.band(0), try projected.band(1)])).image("right", w)
+                .run().image("out").linear([1, 1], [-0.5, -0.5], uchar: false)
+            let beyond = try uv.linear([0, 0], [-1000, -1000], uchar: false)
+            let index = try VipsCall("ifthenelse").image("cond", try w.above(0)).image("in1", uv).image("in2", beyond).run().image("out")
+            return try remapped(image, index: index)
+        case .arc(let degrees):
+            guard let arc = DistortGeometry.Arc(degrees: degrees, on: image.size) else { return image }
+            // From the centre: dx across, `up` towards the arc's middle (mirrored for a smile);
+            // the angle from the vertical gives u, the distance from the centre v.
+            let xy = try coordinates(arc.canvas)
+            let h = Double(arc.canvas.height)
+            let dx = try xy.band(0).linear([1], [0.5 - arc.centre.x], uchar: false)
+            let up = try arc.smile ? xy.band(1).linear([1], [0.5 - (h - arc.centre.y)], uchar: false)
+                : xy.band(1).linear([-1], [arc.centre.y - 0.5], uchar: false)
+            // libvips' atan2 is in degrees, 0...360: turned to -180...180 about the vertical.
+            let angle = try VipsCall("math2").image("left", dx).image("right", up).enumeration("math2", "atan2").run().image("out")
+            let signed = try VipsCall("ifthenelse").image("cond", try angle.above(180)).image("in1", try angle.linear([1], [-360], uchar: false))
+                .image("in2", angle).run().image("out")
+            let w = Double(image.width), ih = Double(image.height)
+            let degreesSpan = arc.angle * 180 / .pi
+            let u = try signed.linear([w / degreesSpan], [w / 2 - 0.5], uchar: false)
+            let radius = try dx.multiplied(by: dx).added(try up.multiplied(by: up)).raised(to: 0.5)
+            let k = ih / (arc.outer - arc.inner)
+            let v = arc.smile ? try radius.linear([k], [ih - k * arc.outer - 0.5], uchar: false)
+                : try radius.linear([-k], [k * arc.outer - 0.5], uchar: false)
+            return try remapped(image, index: try VImage.bandjoin([u, v]))
+        }
+    }
+
+    /// A two-band image of each pixel's x and y (libvips' xyz), as floats.
+    static func coordinates(_ size: Size) throws(DeriveError) -> VImage {
+        try VipsCall("xyz").int("width", size.width).int("height", size.height).run().image("out").cast("float")
+    }
+
+    /// The image sampled at `index` (bilinear; off the image transparent), premultiplied so
+    /// the transparent surround does not darken the edges.
+    static func remapped(_ image: VImage, index: VImage) throws(DeriveError) -> VImage {
+        let rgba = try image.withAlpha()
+        let premultiplied = try VipsCall("premultiply").image("in", rgba).run().image("out")
+        let sampled = try VipsCall("mapim").image("in", premultiplied).image("index", index)
+            .enumeration("extend", "background").doubles("background", Array(repeating: 0, count: rgba.bands))
+            .bool("premultiplied", true).run().image("out")
+        return try VipsCall("unpremultiply").image("in", sampled).run().image("out").cast("uchar").interpreted(as: rgba.interpretation).inMemory()
+    }
+}
