@@ -255,28 +255,7 @@ enum Effects {
                 try VipsCall("rank").image("in", colour).int("width", n).int("height", n).int("index", n * n / 2).run().image("out")
             }.inMemory()
         case .outline(let mode, let width, let blur, let color):
-            // The shape is the alpha (an opaque image is its rectangle). Grown by `width` px: a
-            // Gaussian of sigma width/2 spreads an edge about two sigmas above 2 % of 255;
-            // shrunk alike from the inside (below 98 %). The outline is the grown shape less the
-            // shape (outer) or the shape less the shrunk one (inner), softened by blur/20, in
-            // the colour: beneath the image (outer) or over it (inner).
-            let rgba = try image.withAlpha()
-            guard let alpha = try rgba.alphaBand() else { return image }
-            let sigma = max(0.5, Double(width) / 2)
-            let spread = try alpha.gaussianBlurred(sigma: sigma)
-            let shape = try alpha.above(127)
-            var ring: VImage
-            switch mode {
-            case .outer: ring = try VipsCall("boolean").image("left", spread.above(5)).image("right", shape.inverted()).enumeration("boolean", "and").run().image("out")
-            case .inner: ring = try VipsCall("boolean").image("left", shape).image("right", spread.above(250).inverted()).enumeration("boolean", "and").run().image("out")
-            }
-            if blur > 0 { ring = try ring.gaussianBlurred(sigma: Double(blur) / 20) }
-            let opacity = try ring.linear([Double(color.alpha) / 255], [0])
-            let plane = try opacity.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").joined(with: opacity)
-            switch mode {
-            case .outer: return try plane.composited(rgba, at: (0, 0)).inMemory()
-            case .inner: return try rgba.composited(plane, at: (0, 0)).inMemory()
-            }
+            return try outlined(image, mode: mode, width: width, blur: blur, color: color)
         case .shear(let x, let y):
             // libvips affine with [1, tan x; tan y, 1] onto the bounding box, the corners
             // transparent; then centred on the planned canvas (they differ by rounding at most).

@@ -325,9 +325,18 @@ public enum Vectorize {
     }
 }
 
-/// e_outline's modes Derive draws (Cloudinary's inner_fill and fill are refused).
+/// e_outline's modes: the outline outside the shape (beneath the image) or inside its edge
+/// (over it); `fill` and `inner_fill` draw the same and also fill the shape's transparent
+/// interior (the holes it encloses) with the colour, `fill` the whole shape beneath the image.
 public enum OutlineMode: String, Sendable, Hashable, CaseIterable {
     case outer, inner
+    case innerFill = "inner_fill"
+    case fill
+
+    /// Whether the outline is drawn inside the shape's edge, over the image.
+    public var isInner: Bool { self == .inner || self == .innerFill }
+    /// Whether the shape's transparent interior is filled too.
+    public var fills: Bool { self == .fill || self == .innerFill }
 
     public static let widthRange = 1...100
     public static let blurRange = 0...2000
@@ -472,7 +481,8 @@ public enum Effect: Sendable, Hashable {
     case gradientFade(WholeNumber, symmetric: Bool, x: Length?, y: Length?)
     /// An outline of the image's shape (its alpha) in a colour: outside it (`outer`, the
     /// default) or inside its edge (`inner`), `width` pixels wide (1..100), its edge softened
-    /// by `blur` (0..2000, as e_blur).
+    /// by `blur` (0..2000, as e_blur); `fill` and `inner_fill` also fill the holes the shape
+    /// encloses.
     case outline(OutlineMode, width: Int, blur: Int, color: Color)
     /// An oil-painting look: each channel the median of a square neighbourhood that grows with
     /// the strength (0..100), so detail melts into flat strokes while edges stay.

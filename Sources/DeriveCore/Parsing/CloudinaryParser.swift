@@ -956,11 +956,7 @@ struct ParseRun {
             var mode = OutlineMode.defaults.mode
             if let first = rest.first, first.first?.isLetter == true {
                 guard let m = OutlineMode(rawValue: first) else {
-                    if first == "inner_fill" || first == "fill" {
-                        fail(c, "e_\(text): known to Cloudinary, not supported by Derive: the \(first) outline modes fill the image's transparent areas, which Derive does not; it draws outer and inner")
-                    } else {
-                        fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_outline mode \(Quoted(first))", hint: "; modes: outer, inner, inner_fill, fill"))
-                    }
+                    fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_outline mode \(Quoted(first))", hint: "; modes: outer, inner, inner_fill, fill"))
                     return nil
                 }
                 mode = m

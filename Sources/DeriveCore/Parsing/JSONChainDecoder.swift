@@ -604,7 +604,7 @@ public struct JSONChainDecoder: Sendable {
         var mode = d.mode
         if let m = fields["mode"] {
             guard case .string(let text) = m, let parsed = OutlineMode(rawValue: text) else {
-                log.add(path.appending("mode"), "expected one of \"outer\", \"inner\", got \(m.typeDescription)")
+                log.add(path.appending("mode"), "expected one of " + OutlineMode.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(m.typeDescription)")
                 return nil
             }
             mode = parsed
