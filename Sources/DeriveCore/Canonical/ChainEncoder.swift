@@ -92,6 +92,11 @@ public enum ChainEncoder {
                                                                                    JSONMember(key: "brightness", value: .int(b))]))]))
             case .auto(let mode)?:
                 add("padFill", .object([JSONMember(key: "auto", value: .string(mode.rawValue))]))
+            case .gradient(let g)?:
+                add("padFill", .object([JSONMember(key: "gradient", value: .object([
+                    JSONMember(key: "from", value: .string(g.source.rawValue)), JSONMember(key: "contrast", value: .bool(g.contrast)),
+                    JSONMember(key: "colors", value: .int(g.colors)), JSONMember(key: "direction", value: .string(g.direction.rawValue)),
+                ]))]))
             case nil: break
             }
             add("zoom", r.zoom.map(JSONValue.decimal) ?? r.zoomExpression.map { .string($0.canonicalText) })

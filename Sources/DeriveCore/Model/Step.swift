@@ -157,6 +157,8 @@ public enum PadFill: Sendable, Hashable {
     case blurred(intensity: Int, brightness: Int)
     /// `b_auto[:<mode>]`: a colour taken from the image.
     case auto(AutoPadColor)
+    /// `b_auto:<source>_gradient...`: a gradient through colours taken from the image.
+    case gradient(AutoGradient)
 
     public static let blurredDefaults = (intensity: 100, brightness: 0)
     public static let intensityRange = 1...2000
@@ -169,6 +171,7 @@ public enum PadFill: Sendable, Hashable {
             if b != PadFill.blurredDefaults.brightness { return "blurred:\(i):\(b)" }
             return i == PadFill.blurredDefaults.intensity ? "blurred" : "blurred:\(i)"
         case .auto(let mode): return mode == .border ? "auto" : "auto:" + mode.rawValue
+        case .gradient(let g): return g.cloudinaryText
         }
     }
 }

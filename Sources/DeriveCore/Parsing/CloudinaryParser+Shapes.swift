@@ -35,3 +35,52 @@ extension ParseRun {
         return .distort(.corners(corners))
     }
 }
+
+extension ParseRun {
+    /// `b_auto[:<mode>]`, and the gradient modes' `[:<colours>][:<direction>]` (2 or 4;
+    /// horizontal, vertical, diagonal_desc, diagonal_asc), each optional, in that order.
+    mutating func autoPadFill(_ b: String, parts: [String], in c: Component) -> PadFill? {
+        guard let first = parts.first else { return .auto(.border) }
+        let modes = AutoPadColor.allCases.map(\.rawValue) + AutoGradient.Source.allCases.flatMap { [$0.rawValue + "_gradient", $0.rawValue + "_gradient_contrast"] }
+        if let palette = parts.first(where: { $0.hasPrefix("palette") }) {
+            fail(c, "b_\(b): known to Cloudinary, not supported by Derive: \(palette) picks the padding's colours from a palette; Derive takes them from the image (b_auto:<mode>[:<colours>][:<direction>])")
+            return nil
+        }
+        if let mode = AutoPadColor(rawValue: first) {
+            guard parts.count == 1 else {
+                fail(c, "b_\(b): b_auto:\(first) takes no number of colours or direction; they go with the gradient modes (border_gradient, predominant_gradient, and their _contrast)")
+                return nil
+            }
+            return .auto(mode)
+        }
+        guard var gradient = AutoGradient.parse(mode: first) else {
+            fail(c, CloudinaryVocabulary.unknown("b_" + b, what: "b_auto mode \(Quoted(first))",
+                                                 hint: Suggest.hint(for: first, among: modes, else: "; modes: " + modes.joined(separator: ", "))))
+            return nil
+        }
+        var rest = parts.dropFirst()
+        if let count = rest.first, count.first?.isNumber == true || count.first == "-" {
+            guard let n = Int(count), AutoGradient.colorCounts.contains(n) else {
+                fail(c, CloudinaryVocabulary.unknown("b_" + b, what: "number of gradient colours \(Quoted(count))", hint: "; b_auto's gradients take 2 or 4"))
+                return nil
+            }
+            gradient.colors = n
+            rest = rest.dropFirst()
+        }
+        if let name = rest.first {
+            guard let direction = GradientDirection(rawValue: name) else {
+                let names = GradientDirection.allCases.map(\.rawValue)
+                fail(c, CloudinaryVocabulary.unknown("b_" + b, what: "gradient direction \(Quoted(name))",
+                                                     hint: Suggest.hint(for: name, among: names, else: "; directions: " + names.joined(separator: ", "))))
+                return nil
+            }
+            gradient.direction = direction
+            rest = rest.dropFirst()
+        }
+        guard rest.isEmpty else {
+            fail(c, "b_\(b): b_auto:\(first) takes a number of colours (2 or 4) and a direction, got \(Quoted(rest.joined(separator: ":")))")
+            return nil
+        }
+        return .gradient(gradient)
+    }
+}

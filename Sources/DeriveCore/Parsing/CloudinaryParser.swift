@@ -1119,19 +1119,7 @@ extension ParseRun {
     mutating func padFill(_ b: String, in c: Component) -> PadFill? {
         guard Self.isPadFill(b) else { return nil }
         let parts = b.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        if parts[0] == "auto" {
-            guard parts.count <= 2 else {
-                fail(c, "b_\(b): known to Cloudinary, not supported by Derive: the number of colours and the direction go with the gradient modes, which Derive does not draw; b_auto takes border, predominant, border_contrast or predominant_contrast")
-                return nil
-            }
-            guard parts.count == 2 else { return .auto(.border) }
-            guard let mode = AutoPadColor(rawValue: parts[1]) else {
-                fail(c, CloudinaryVocabulary.unknown("b_" + b, what: "b_auto mode \(Quoted(parts[1]))",
-                                                     hint: Suggest.hint(for: parts[1], among: AutoPadColor.allCases.map(\.rawValue), else: "; modes: " + AutoPadColor.allCases.map(\.rawValue).joined(separator: ", "))))
-                return nil
-            }
-            return .auto(mode)
-        }
+        if parts[0] == "auto" { return autoPadFill(b, parts: Array(parts.dropFirst()), in: c) }
         guard parts.count <= 3 else {
             fail(c, "b_blurred takes an intensity and a brightness: b_blurred:<1-2000>:<-300-100>")
             return nil

@@ -19,4 +19,38 @@ extension JSONChainDecoder {
             return nil
         }
     }
+
+    /// `{"gradient": {"from": "border", "contrast": true, "colors": 4, "direction": "vertical"}}`,
+    /// every field optional (border, false, 2, horizontal).
+    func readAutoGradient(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> PadFill? {
+        guard let fields = log.object(value, at: path, allowed: ["from", "contrast", "colors", "direction"]) else { return nil }
+        var gradient = AutoGradient(source: .border)
+        if let from = fields["from"] {
+            guard case .string(let text) = from, let source = AutoGradient.Source(rawValue: text) else {
+                log.add(path.appending("from"), "expected \"border\" or \"predominant\", got \(from.typeDescription)")
+                return nil
+            }
+            gradient.source = source
+        }
+        if let contrast = fields["contrast"] {
+            guard let flag = log.bool(contrast, at: path.appending("contrast")) else { return nil }
+            gradient.contrast = flag
+        }
+        if let colors = fields["colors"] {
+            guard let n = log.int(colors, at: path.appending("colors")) else { return nil }
+            guard AutoGradient.colorCounts.contains(n) else {
+                log.add(path.appending("colors"), "must be 2 or 4, got \(n)")
+                return nil
+            }
+            gradient.colors = n
+        }
+        if let direction = fields["direction"] {
+            guard case .string(let text) = direction, let parsed = GradientDirection(rawValue: text) else {
+                log.add(path.appending("direction"), "expected one of " + GradientDirection.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(direction.typeDescription)")
+                return nil
+            }
+            gradient.direction = parsed
+        }
+        return .gradient(gradient)
+    }
 }
