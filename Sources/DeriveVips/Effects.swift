@@ -227,7 +227,7 @@ enum Effects {
             }
             let rgba = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }.withAlpha()
             return try rgba.recombined(rows).interpreted(as: "srgb")
-        case .gradientFade(let strength, let symmetric, let x, let y):
+        case .gradientFade(let strength, let edges, let x, let y):
             // The faded band: y (default 0.5, the top half) or x, as a fraction of the side or
             // pixels, negative from the far edge; alpha scaled by Masks.gradientFade.
             let vertical = x == nil
@@ -240,7 +240,7 @@ enum Effects {
             case .expression: false
             }
             let mask = try VImage.fromPixels(Masks.gradientFade(width: image.width, height: image.pageHeight, band: band, vertical: vertical,
-                                                                fromEnd: negative, symmetric: symmetric, strength: strength.planned),
+                                                                fromEnd: negative, symmetric: edges != .one, strength: strength.planned),
                                              width: image.width, height: image.pageHeight, bands: 1)
             // Only the alpha changes (colours kept, so a faded edge does not darken).
             let rgba = try image.withAlpha()

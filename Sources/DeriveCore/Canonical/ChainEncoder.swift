@@ -139,8 +139,10 @@ public enum ChainEncoder {
                 add("width", .int(width))
                 add("blur", .int(blur))
                 add("color", .string(color.hex))
-            case .gradientFade(_, let symmetric, let x, let y):
-                if symmetric { add("symmetric", .bool(true)) }
+            case .gradientFade(_, let edges, let x, let y):
+                // `symmetric: true` as before symmetric_pad existed, so those chains keep their identity.
+                if edges == .symmetric { add("symmetric", .bool(true)) }
+                if edges == .symmetricPad { add("type", .string(edges.rawValue)) }
                 add("x", x?.json)
                 add("y", y?.json)
             case .shadow(_, let color, let x, let y):

@@ -328,6 +328,13 @@ public enum Vectorize {
     }
 }
 
+/// Which edges e_gradient_fade fades: the one its x or y names, that one and the opposite one
+/// (`symmetric`), or both into the padding of the pad crop before it (`symmetric_pad`).
+public enum FadeEdges: String, Sendable, Hashable, CaseIterable {
+    case one, symmetric
+    case symmetricPad = "symmetric_pad"
+}
+
 /// e_outline's modes: the outline outside the shape (beneath the image) or inside its edge
 /// (over it); `fill` and `inner_fill` draw the same and also fill the shape's transparent
 /// interior (the holes it encloses) with the colour, `fill` the whole shape beneath the image.
@@ -480,8 +487,9 @@ public enum Effect: Sendable, Hashable {
     case shadow(WholeNumber, color: Color, x: Length, y: Length)
     /// Fades the image to transparent from one edge: `y` (default 0.5, the top half) or `x`,
     /// positive from the top or left, negative from the bottom or right, as a fraction or
-    /// pixels; `symmetric` fades the opposite edge too. Strength (0..100) shapes the ramp.
-    case gradientFade(WholeNumber, symmetric: Bool, x: Length?, y: Length?)
+    /// pixels; `symmetric` fades the opposite edge too, `symmetric_pad` both edges of the image
+    /// into the padding a pad crop just added. Strength (0..100) shapes the ramp.
+    case gradientFade(WholeNumber, edges: FadeEdges, x: Length?, y: Length?)
     /// An outline of the image's shape (its alpha) in a colour: outside it (`outer`, the
     /// default) or inside its edge (`inner`), `width` pixels wide (1..100), its edge softened
     /// by `blur` (0..2000, as e_blur); `fill` and `inner_fill` also fill the holes the shape

@@ -506,8 +506,8 @@ struct ParseRun {
             if case .shadow(let n, let color, let x, let y) = parsed {
                 parsed = .shadow(n, color: color, x: shadowOffset.x ?? x, y: shadowOffset.y ?? y)
             }
-            if case .gradientFade(let n, let symmetric, _, _) = parsed {
-                parsed = .gradientFade(n, symmetric: symmetric, x: shadowOffset.x, y: shadowOffset.y)
+            if case .gradientFade(let n, let edges, _, _) = parsed {
+                parsed = .gradientFade(n, edges: edges, x: shadowOffset.x, y: shadowOffset.y)
             }
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
@@ -985,21 +985,17 @@ struct ParseRun {
             // e_gradient_fade[:symmetric][:<strength>]
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }
             var rest = args[...]
-            var symmetric = false
+            var edges = FadeEdges.one
             if let first = rest.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
-                guard first == "symmetric" else {
-                    if first == "symmetric_pad" {
-                        fail(c, "e_\(text): known to Cloudinary, not supported by Derive: symmetric_pad fades into a pad's background, which Derive does not; use symmetric")
-                    } else {
-                        fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_gradient_fade type \(Quoted(first))", hint: "; types: symmetric, symmetric_pad"))
-                    }
+                guard let type = FadeEdges(rawValue: first), type != .one else {
+                    fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_gradient_fade type \(Quoted(first))", hint: "; types: symmetric, symmetric_pad"))
                     return nil
                 }
-                symmetric = true
+                edges = type
                 rest = rest.dropFirst()
             }
             guard rest.count <= 1 else {
-                fail(c, "e_gradient_fade takes a type (symmetric) and a strength")
+                fail(c, "e_gradient_fade takes a type (symmetric or symmetric_pad) and a strength")
                 return nil
             }
             var strength = WholeNumber.value(EffectRules.defaultAmount(of: .gradientFade) ?? 20)
@@ -1015,7 +1011,7 @@ struct ParseRun {
                     return nil
                 }
             }
-            return .gradientFade(strength, symmetric: symmetric, x: nil, y: nil)
+            return .gradientFade(strength, edges: edges, x: nil, y: nil)
         }
         if kind == .simulateColorblind || kind == .recolor {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }

@@ -492,7 +492,7 @@ public struct JSONChainDecoder: Sendable {
             if kind == .cartoonify { allowed.append("reduction") }
             if kind == .assistColorblind { allowed.append("xray") }
             if kind == .shear || kind == .shadow || kind == .gradientFade { allowed += ["x", "y"] }
-            if kind == .gradientFade { allowed.append("symmetric") }
+            if kind == .gradientFade { allowed += ["symmetric", "type"] }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
             if let amountField, let v = fields[amountField] {
@@ -561,9 +561,17 @@ public struct JSONChainDecoder: Sendable {
                 return .some(length)
             }
             if case .gradientFade(let n, _, _, _) = effect {
-                let symmetric = fields["symmetric"].flatMap { log.bool($0, at: path.appending("symmetric")) } ?? false
+                // "symmetric": true, or Cloudinary's type: "symmetric" or "symmetric_pad".
+                var edges = fields["symmetric"].flatMap { log.bool($0, at: path.appending("symmetric")) } == true ? FadeEdges.symmetric : .one
+                if let type = fields["type"] {
+                    guard case .string(let text) = type, let parsed = FadeEdges(rawValue: text), parsed != .one else {
+                        log.add(path.appending("type"), "expected \"symmetric\" or \"symmetric_pad\", got \(type.typeDescription)")
+                        return nil
+                    }
+                    edges = parsed
+                }
                 guard let x = offset("x"), let y = offset("y") else { return nil }
-                effect = .gradientFade(n, symmetric: symmetric, x: x, y: y)
+                effect = .gradientFade(n, edges: edges, x: x, y: y)
             }
             if case .shadow(let n, let color, let x, let y) = effect {
                 guard let newX = offset("x"), let newY = offset("y") else { return nil }

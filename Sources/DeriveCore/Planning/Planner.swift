@@ -430,6 +430,11 @@ public struct Planner: Sendable {
                     walk.size = nil
                     break
                 }
+                if case .gradientFade(let n, .symmetricPad, let x, let y) = e, let pad = walk.operations.last, let planned = Self.fadingIntoPadding(pad, .gradientFade(n, edges: .symmetric, x: x, y: y)) {
+                    walk.operations.removeLast()
+                    walk.operations += planned
+                    break
+                }
                 walk.operations.append(.effect(e))
                 if let grown = EffectGeometry.size(of: e, on: size) { walk.size = grown }
             case .trim(let t):

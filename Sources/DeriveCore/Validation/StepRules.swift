@@ -110,7 +110,7 @@ public enum EffectRules {
         case .shear: return .shear(x: 0, y: 0)
         // The parsers require a form; this is only a fallback.
         case .distort: return .distort(.arc(0))
-        case .gradientFade: return .gradientFade(n, symmetric: false, x: nil, y: nil)
+        case .gradientFade: return .gradientFade(n, edges: .one, x: nil, y: nil)
         case .oilPaint: return .oilPaint(n)
         case .outline: return .outline(OutlineMode.defaults.mode, width: OutlineMode.defaults.width, blur: OutlineMode.defaults.blur, color: color ?? OutlineMode.defaults.color)
         case .shadow: return .shadow(n, color: color ?? shadowDefaultColor, x: .pixels(shadowDefaultOffset), y: .pixels(shadowDefaultOffset))
@@ -158,7 +158,7 @@ public enum EffectRules {
         case .assistColorblind(_, let xray): .assistColorblind(amount, xray: xray)
         case .cartoonify(_, let colors): .cartoonify(amount, colors: colors)
         case .shadow(_, let color, let x, let y): .shadow(amount, color: color, x: x, y: y)
-        case .gradientFade(_, let symmetric, let x, let y): .gradientFade(amount, symmetric: symmetric, x: x, y: y)
+        case .gradientFade(_, let edges, let x, let y): .gradientFade(amount, edges: edges, x: x, y: y)
         default: make(effect.kind, amount: amount, color: nil)
         }
     }
