@@ -1,8 +1,9 @@
 import DeriveCore
 
-/// The effects that reshape the image by a coordinate map: libvips' mapim samples the image at
-/// the point DistortGeometry gives for each output pixel, the map itself drawn lazily by libvips
-/// (xyz and arithmetic), so no map is held in memory.
+/// The effects that change the image's shape or canvas: e_distort (libvips' mapim samples the
+/// image at the point DistortGeometry gives for each output pixel, the map itself drawn lazily by
+/// libvips' xyz and arithmetic, so no map is held in memory), e_outline, e_gradient_fade,
+/// e_shear and e_shadow.
 extension Effects {
     static func distorted(_ image: VImage, _ distortion: Distortion) throws(DeriveError) -> VImage {
         switch distortion {
@@ -92,5 +93,53 @@ extension Effects {
         let opacity = try ring.linear([Double(color.alpha) / 255], [0])
         let plane = try opacity.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").joined(with: opacity)
         return mode.isInner ? try rgba.composited(plane, at: (0, 0)).inMemory() : try plane.composited(rgba, at: (0, 0)).inMemory()
+    }
+}
+
+extension Effects {
+    /// e_gradient_fade. The faded band: y (default 0.5, the top half) or x, as a fraction of
+    /// the side or pixels, negative from the far edge; alpha scaled by Masks.gradientFade. Only
+    /// the alpha changes (colours kept, so a faded edge does not darken).
+    static func faded(_ image: VImage, strength: Int, symmetric: Bool, x: Length?, y: Length?) throws(DeriveError) -> VImage {
+        let vertical = x == nil
+        let side = vertical ? image.pageHeight : image.width
+        let length = y ?? x ?? .fraction(0.5)
+        let band = abs(EffectGeometry.pixels(length, of: side))
+        let negative: Bool = switch length {
+        case .pixels(let p): p < 0
+        case .fraction(let f): f < 0
+        case .expression: false
+        }
+        let mask = try VImage.fromPixels(Masks.gradientFade(width: image.width, height: image.pageHeight, band: band, vertical: vertical,
+                                                            fromEnd: negative, symmetric: symmetric, strength: strength),
+                                         width: image.width, height: image.pageHeight, bands: 1)
+        let rgba = try image.withAlpha()
+        guard let alpha = try rgba.alphaBand() else { return image }
+        return try rgba.withoutAlpha().joined(with: alpha.multiplied(by: mask).linear([1.0 / 255], [0]))
+    }
+
+    /// e_shear: libvips affine with [1, tan x; tan y, 1] onto the bounding box, the corners
+    /// transparent; then centred on the planned canvas (they differ by rounding at most).
+    static func sheared(_ image: VImage, x: Int, y: Int) throws(DeriveError) -> VImage {
+        let g = EffectGeometry.shear(x: x, y: y, on: image.size)
+        let rgba = try image.withAlpha()
+        let sheared = try VipsCall("affine").image("in", rgba).doubles("matrix", [1, g.tx, g.ty, 1])
+            .enumeration("extend", "background").doubles("background", rgba.backgroundValues(.transparent))
+            .run().image("out")
+        return try sheared.centred(on: g.canvas).inMemory()
+    }
+
+    /// e_shadow: the image's alpha (its shape; a rectangle when opaque) on the grown canvas at
+    /// the offset, blurred (sigma 4 px), scaled to strength % of the colour's opacity, under a
+    /// plane of the colour; the image over it.
+    static func shadowed(_ image: VImage, strength: Int, color: Color, x: Length, y: Length) throws(DeriveError) -> VImage {
+        let g = EffectGeometry.shadow(x: EffectGeometry.pixels(x, of: image.width), y: EffectGeometry.pixels(y, of: image.height), on: image.size)
+        let rgba = try image.withAlpha()
+        guard let alpha = try rgba.alphaBand() else { return image }
+        let opacity = Double(strength) / 100 * Double(color.alpha) / 255
+        let shape = try alpha.embedded(at: g.shadow, canvas: g.canvas, background: .black)
+            .gaussianBlurred(sigma: EffectGeometry.shadowSigma).linear([opacity], [0])
+        let plane = try shape.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb")
+        return try plane.joined(with: shape).composited(rgba, at: g.image).inMemory()
     }
 }
