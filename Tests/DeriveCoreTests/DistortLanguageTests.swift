@@ -37,8 +37,8 @@ import Testing
         ("e_distort:arc:400", "e_distort:arc:400: known to Cloudinary, not supported by Derive: beyond Derive's limits: e_distort degrees must be between -360 and 360, got 400"),
         ("e_distort:0:0:10:0:w:10:0:10", #"e_distort's corners are whole pixels or percentages (30p), got "w""#),
         // A bow tie: the top-right and bottom-right corners swapped.
-        ("e_distort:0:0:100:100:100:0:0:100", "e_distort corners the corners must make a convex quadrilateral"),
-        ("e_distort:0:0:50:0:100:0:0:100", "e_distort corners the corners must make a convex quadrilateral"),
+        ("e_distort:0:0:100:100:100:0:0:100", "e_distort corners must make a convex quadrilateral (top-left, top-right, bottom-right, bottom-left in turn)"),
+        ("e_distort:0:0:50:0:100:0:0:100", "e_distort corners must make a convex quadrilateral"),
         ("e_distort:0:0:10:0:20000:10:0:10", "e_distort:0:0:10:0:20000:10:0:10: known to Cloudinary, not supported by Derive: beyond Derive's limits"),
         ("e_distort:arc:90,co_red", "co applies to e_colorize"),
     ])
@@ -76,7 +76,9 @@ import Testing
     /// bow tie it makes there.
     @Test func mixedCornersAreCheckedOnTheImage() throws {
         let job = try JobResolver().resolve(TransformationInput.parse("c_scale,w_300,h_200/e_distort:0:0:100p:100p:300:0:0p:100p"))
-        #expect(throws: ValidationError.self) { try Planner().plan(job, source: SourceFacts(format: .jpeg, width: 4000, height: 3000)) }
+        #expect { try Planner().plan(job, source: SourceFacts(format: .jpeg, width: 4000, height: 3000)) } throws: {
+            "\($0)".contains("e_distort corners must make a convex quadrilateral") && "\($0)".contains("(on this 300x200 image)")
+        }
     }
 
     /// The perspective takes each image corner to its new place (in canvas coordinates), and

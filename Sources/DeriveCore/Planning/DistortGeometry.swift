@@ -22,13 +22,13 @@ public enum DistortGeometry {
     /// rectangle to a convex quadrilateral, so the corners must turn the same way at each
     /// vertex, without three in a line (which would squash the image to nothing).
     public static func problem(_ points: [(x: Double, y: Double)]) -> String? {
-        guard points.count == 4 else { return "takes four corners: x1:y1:x2:y2:x3:y3:x4:y4" }
+        guard points.count == 4 else { return "must be four points: x1:y1:x2:y2:x3:y3:x4:y4" }
         let turns = (0..<4).map { i -> Double in
             let a = points[i], b = points[(i + 1) % 4], c = points[(i + 2) % 4]
             return (b.x - a.x) * (c.y - b.y) - (b.y - a.y) * (c.x - b.x)
         }
         if turns.allSatisfy({ $0 > 1e-9 }) || turns.allSatisfy({ $0 < -1e-9 }) { return nil }
-        return "the corners must make a convex quadrilateral (top-left, top-right, bottom-right, bottom-left in turn), without three in a line"
+        return "must make a convex quadrilateral (top-left, top-right, bottom-right, bottom-left in turn), without three in a line"
     }
 
     /// The image warped so its corners land on four points; the canvas is their bounding box.

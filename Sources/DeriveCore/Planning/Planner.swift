@@ -426,7 +426,7 @@ public struct Planner: Sendable {
             case .effect(let e):
                 if case .distort(.corners(let corners)) = e, let problem = DistortGeometry.problem(DistortGeometry.points(corners, on: size)) {
                     // Pixels and percentages mixed: the shape is known only on the image.
-                    issues.append(ValidationIssue(location: here, reason: "e_distort: \(problem) (on this \(size) image)"))
+                    issues.append(ValidationIssue(location: here, reason: "e_distort corners \(problem) (on this \(size) image)"))
                     walk.size = nil
                     break
                 }
