@@ -950,69 +950,8 @@ struct ParseRun {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow, e_outline and text layers") }
             return distort(args, in: c)
         }
-        if kind == .outline {
-            // e_outline[:<mode>][:<width>][:<blur>], co_ the colour.
-            var rest = args[...]
-            var mode = OutlineMode.defaults.mode
-            if let first = rest.first, first.first?.isLetter == true {
-                guard let m = OutlineMode(rawValue: first) else {
-                    fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_outline mode \(Quoted(first))", hint: "; modes: outer, inner, inner_fill, fill"))
-                    return nil
-                }
-                mode = m
-                rest = rest.dropFirst()
-            }
-            guard rest.count <= 2 else {
-                fail(c, "e_outline takes a mode, a width and a blur")
-                return nil
-            }
-            var numbers = [OutlineMode.defaults.width, OutlineMode.defaults.blur]
-            for (i, t) in rest.enumerated() {
-                guard let n = Int(t) else {
-                    fail(c, "e_outline takes whole numbers for its width and blur, got \(Quoted(t))")
-                    return nil
-                }
-                numbers[i] = n
-            }
-            var outlineColor = OutlineMode.defaults.color
-            if let color {
-                guard let parsed = self.color(color, param: "co", in: c) else { return nil }
-                outlineColor = parsed
-            }
-            return .outline(mode, width: numbers[0], blur: numbers[1], color: outlineColor)
-        }
-        if kind == .gradientFade {
-            // e_gradient_fade[:symmetric][:<strength>]
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }
-            var rest = args[...]
-            var edges = FadeEdges.one
-            if let first = rest.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
-                guard let type = FadeEdges(rawValue: first), type != .one else {
-                    fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_gradient_fade type \(Quoted(first))", hint: "; types: symmetric, symmetric_pad"))
-                    return nil
-                }
-                edges = type
-                rest = rest.dropFirst()
-            }
-            guard rest.count <= 1 else {
-                fail(c, "e_gradient_fade takes a type (symmetric or symmetric_pad) and a strength")
-                return nil
-            }
-            var strength = WholeNumber.value(EffectRules.defaultAmount(of: .gradientFade) ?? 20)
-            if let s = rest.first {
-                if let n = Int(s) {
-                    strength = .value(n)
-                } else if ExpressionParser.looksLikeExpression(s) {
-                    guard let e = wholeNumberExpression(s, param: "e", written: "e_" + text, label: "e_gradient_fade:",
-                                                        accepts: "a whole-number strength", in: c) else { return nil }
-                    strength = e
-                } else {
-                    fail(c, "e_gradient_fade takes a whole-number strength, got \(Quoted(s))")
-                    return nil
-                }
-            }
-            return .gradientFade(strength, edges: edges, x: nil, y: nil)
-        }
+        if kind == .outline { return outline(text, args: args, color: color, in: c) }
+        if kind == .gradientFade { return gradientFade(text, args: args, color: color, in: c) }
         if kind == .simulateColorblind || kind == .recolor {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
