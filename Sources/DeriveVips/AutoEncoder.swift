@@ -226,6 +226,12 @@ struct AutoEncoder {
                                data: nil, encodes: search.trials.count, lossless: false, reached: false)
             }
         }
+        if plateau, search.passing == nil, let high = search.failing {
+            // Nothing in a 4:2:0 range met the target: whole chroma is searched next, and the
+            // top of this range, which the search judged out of reach, is not measured.
+            return Outcome(format: encoding.format, quality: high.quality, score: high.score, sampleBytes: high.bytes,
+                           data: nil, encodes: search.trials.count, lossless: false, reached: false)
+        }
         var encodes = search.trials.count
         var quality = search.chosen
         var data = encoded[quality]
@@ -389,3 +395,4 @@ extension EncodingSettings {
         return fixed
     }
 }
+

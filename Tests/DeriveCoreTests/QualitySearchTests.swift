@@ -110,6 +110,36 @@ import Testing
         #expect(wide.chosen == 68)
     }
 
+    /// A round that only passes, the lowest less than half a step above the target, ends the
+    /// search there: the quality below would miss it (kodak-pixpro-az521 at `best` in whole
+    /// chroma passed at 83 with 82.09 for a target of 82, then spent a round on 81 and 82).
+    @Test func aPassJustAboveTheTargetEndsTheSearch() {
+        var search = QualitySearch(format: .jpeg, level: .best, complexity: 8, maxEncodes: 12)
+        search.record(.init(quality: 83, score: search.target + 0.09, bytes: 8300))
+        search.record(.init(quality: 91, score: search.target + 5.6, bytes: 9100))
+        #expect(search.next(count: 2).isEmpty && search.next() == nil)
+        #expect(search.chosen == 83)
+        // Two steps above it, the search goes on down.
+        var higher = QualitySearch(format: .jpeg, level: .best, complexity: 8, maxEncodes: 12)
+        higher.record(.init(quality: 83, score: higher.target + 1.4, bytes: 8300))
+        higher.record(.init(quality: 91, score: higher.target + 5.6, bytes: 9100))
+        #expect(!higher.next(count: 2).isEmpty)
+    }
+
+    /// Failing trials whose slope cannot reach the target by the top of the range, even at
+    /// twice its steepness, end the search without encoding the top (a 4:2:0 search then
+    /// gives way to whole chroma at once); one that could reach it goes on.
+    @Test func aTargetOutOfReachEndsTheSearch() {
+        var search = QualitySearch(format: .jpeg, level: .best, complexity: 8, maxEncodes: 12, range: 25...89)
+        search.record(.init(quality: 80, score: search.target - 7.5, bytes: 8000))
+        search.record(.init(quality: 88, score: search.target - 2.2, bytes: 8800))
+        #expect(search.next(count: 2).isEmpty && search.passing == nil)
+        var reachable = QualitySearch(format: .jpeg, level: .best, complexity: 8, maxEncodes: 12, range: 25...89)
+        reachable.record(.init(quality: 80, score: reachable.target - 7.5, bytes: 8000))
+        reachable.record(.init(quality: 88, score: reachable.target - 1.0, bytes: 8800))
+        #expect(reachable.next(count: 2) == [89])
+    }
+
     /// A wider breakpoint's quality replaces the seed.
     @Test func aHintReplacesTheSeed() {
         let hinted = QualitySearch(format: .jpeg, level: .good, complexity: 2, maxEncodes: 8, hint: 83)

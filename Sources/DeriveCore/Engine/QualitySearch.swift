@@ -222,10 +222,16 @@ public struct QualitySearch: Sendable {
         case let (nil, high?):
             guard high.quality > range.lowerBound else { return nil }
             let steps = min(Double(Self.longestStep), (high.score - target) / slope())
+            // Less than half a step above the target: the quality below would miss it, and
+            // another round would only confirm that.
+            guard steps >= 0.5 else { return nil }
             let allowed = range.lowerBound...(high.quality - 1)
             return (high.quality - Int(steps.rounded()), allowed)
         case let (low?, nil):
             guard low.quality < range.upperBound else { return nil }
+            // Out of reach even at twice the measured slope: the top of the range would miss
+            // too (a 4:2:0 search then gives way to whole chroma at once).
+            guard Double(range.upperBound - low.quality) * 2 * slope() >= target - low.score else { return nil }
             let steps = min(Double(Self.longestStep), (target - low.score) / slope() + 1)
             let allowed = (low.quality + 1)...range.upperBound
             return (low.quality + Int(steps.rounded(.up)), allowed)
