@@ -5,10 +5,9 @@
 
 
 void dmetric_row_passes_baseline(const float *, const float *, int, long, long, float *, long, const float[6], float *, float *, float *);
-void dmetric_column_row_baseline(const float *, long, long, long, const float[6], float *);
 void dmetric_column_pass_baseline(const float *, long, long, const float[6], float *);
-void dmetric_sums_baseline(const float *, const float *, const float *, const float *, const float *, const float *, const float *,
-                           long, long, const float[6], float *, long, double[6]);
+void dmetric_sums_baseline(const float *, const float *, const float *, const float *, long, long, const float[6], float *, long,
+                           float *, float *, double[6]);
 void dmetric_xyb_baseline(const float *, const float *, const float *, long, float *, float *, float *);
 void dmetric_linear_baseline(const unsigned char *, long, int, const float[256], float *, float *, float *);
 void dmetric_halved_baseline(const float *, long, long, float *);
@@ -16,10 +15,9 @@ int dmetric_chroma_halved_baseline(const unsigned char *, long, long, int, unsig
 
 #if defined(__x86_64__)
 void dmetric_row_passes_x86_64_v3(const float *, const float *, int, long, long, float *, long, const float[6], float *, float *, float *);
-void dmetric_column_row_x86_64_v3(const float *, long, long, long, const float[6], float *);
 void dmetric_column_pass_x86_64_v3(const float *, long, long, const float[6], float *);
-void dmetric_sums_x86_64_v3(const float *, const float *, const float *, const float *, const float *, const float *, const float *,
-                            long, long, const float[6], float *, long, double[6]);
+void dmetric_sums_x86_64_v3(const float *, const float *, const float *, const float *, long, long, const float[6], float *, long,
+                            float *, float *, double[6]);
 void dmetric_xyb_x86_64_v3(const float *, const float *, const float *, long, float *, float *, float *);
 void dmetric_linear_x86_64_v3(const unsigned char *, long, int, const float[256], float *, float *, float *);
 void dmetric_halved_x86_64_v3(const float *, long, long, float *);
@@ -56,17 +54,13 @@ void dmetric_row_passes(const float *a, const float *b, int planes, long width, 
     PICK(dmetric_row_passes, a, b, planes, width, height, scratch, stride, taps, out0, out1, out2);
 }
 
-void dmetric_column_row(const float *plane, long y, long width, long height, const float taps[6], float *out) {
-    PICK(dmetric_column_row, plane, y, width, height, taps, out);
-}
-
 void dmetric_column_pass(const float *plane, long width, long height, const float taps[6], float *out) {
     PICK(dmetric_column_pass, plane, width, height, taps, out);
 }
 
-void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, const float *h0, const float *h1,
-                  const float *h2, long width, long height, const float taps[6], float *rows, long stride, double sums[6]) {
-    PICK(dmetric_sums, p1, p2, mu1, s11, h0, h1, h2, width, height, taps, rows, stride, sums);
+void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
+                  const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]) {
+    PICK(dmetric_sums, p1, p2, mu1, s11, width, height, taps, scratch, stride, ring, columns, sums);
 }
 
 void dmetric_xyb(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b) {

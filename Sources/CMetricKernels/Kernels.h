@@ -66,33 +66,43 @@ static inline void row_pass(const float *row, float *out, long width, const floa
     }
 }
 
+/// One row's products (a; a² when `planes` > 1; a·b when `planes` > 2), each row-passed into
+/// out0..out2. `row0`..`row2` lie between zero margins.
+static inline void row_products(const float *pa, const float *pb, int planes, long width, float *row0, float *row1, float *row2,
+                                const float taps[6], float *out0, float *out1, float *out2) {
+    memcpy(row0, pa, width * sizeof(float));
+    if (planes > 1)
+        for (long x = 0; x < width; x++) row1[x] = pa[x] * pa[x];
+    if (planes > 2)
+        for (long x = 0; x < width; x++) row2[x] = pa[x] * pb[x];
+    row_pass(row0, out0, width, taps);
+    if (planes > 1) row_pass(row1, out1, width, taps);
+    if (planes > 2) row_pass(row2, out2, width, taps);
+}
+
+/// The three scratch rows of `stride` floats, past their zero left margin, with zeros past
+/// this plane's right end (a wider scale's pixels may be there).
+static inline void scratch_rows(float *scratch, long stride, long width, float **row0, float **row1, float **row2) {
+    const long r = 5;
+    *row0 = scratch + r, *row1 = scratch + stride + r, *row2 = scratch + 2 * stride + r;
+    for (long i = width; i < stride - r; i++) (*row0)[i] = (*row1)[i] = (*row2)[i] = 0;
+}
+
 void NAME(dmetric_row_passes)(const float *a, const float *b, int planes, long width, long height, float *scratch, long stride,
                         const float taps[6], float *out0, float *out1, float *out2) {
-    const long r = 5;
-    float *row0 = scratch + r, *row1 = scratch + stride + r, *row2 = scratch + 2 * stride + r;
-    // Zero past this plane's right end: a wider scale's pixels may be there.
-    for (long i = width; i < stride - r; i++) row0[i] = row1[i] = row2[i] = 0;
+    float *row0, *row1, *row2;
+    scratch_rows(scratch, stride, width, &row0, &row1, &row2);
     const float *other = b ? b : a;
     for (long y = 0; y < height; y++) {
-        const float *pa = a + y * width, *pb = other + y * width;
-        memcpy(row0, pa, width * sizeof(float));
-        if (planes > 1)
-            for (long x = 0; x < width; x++) row1[x] = pa[x] * pa[x];
-        if (planes > 2)
-            for (long x = 0; x < width; x++) row2[x] = pa[x] * pb[x];
-        row_pass(row0, out0 + y * width, width, taps);
-        if (planes > 1) row_pass(row1, out1 + y * width, width, taps);
-        if (planes > 2) row_pass(row2, out2 + y * width, width, taps);
+        const long at = y * width;
+        row_products(a + at, other + at, planes, width, row0, row1, row2, taps, out0 + at, out1 + at, out2 + at);
     }
 }
 
-static inline void column_row(const float *base, long y, long width, long height, const float k[6], float *out) {
-    const float *a0 = base + mirrored(y - 5, height) * width, *a1 = base + mirrored(y - 4, height) * width;
-    const float *a2 = base + mirrored(y - 3, height) * width, *a3 = base + mirrored(y - 2, height) * width;
-    const float *a4 = base + mirrored(y - 1, height) * width, *a5 = base + y * width;
-    const float *b1 = base + mirrored(y + 1, height) * width, *b2 = base + mirrored(y + 2, height) * width;
-    const float *b3 = base + mirrored(y + 3, height) * width, *b4 = base + mirrored(y + 4, height) * width;
-    const float *b5 = base + mirrored(y + 5, height) * width;
+/// The column pass of one row from the 11 rows around it, top to bottom.
+static inline void column_of(const float *const rows[11], long width, const float k[6], float *out) {
+    const float *a0 = rows[0], *a1 = rows[1], *a2 = rows[2], *a3 = rows[3], *a4 = rows[4], *a5 = rows[5];
+    const float *b1 = rows[6], *b2 = rows[7], *b3 = rows[8], *b4 = rows[9], *b5 = rows[10];
     const v8f k0 = splat(k[0]), k1 = splat(k[1]), k2 = splat(k[2]), k3 = splat(k[3]), k4 = splat(k[4]), k5 = splat(k[5]);
     long x = 0;
     for (; x + 8 <= width; x += 8) {
@@ -125,25 +135,43 @@ static inline void column_row(const float *base, long y, long width, long height
     }
 }
 
-void NAME(dmetric_column_row)(const float *plane, long y, long width, long height, const float taps[6], float *out) {
-    column_row(plane, y, width, height, taps, out);
+static inline void column_row(const float *base, long y, long width, long height, const float k[6], float *out) {
+    const float *rows[11];
+    for (long t = -5; t <= 5; t++) rows[t + 5] = base + mirrored(y + t, height) * width;
+    column_of(rows, width, k, out);
 }
 
 void NAME(dmetric_column_pass)(const float *plane, long width, long height, const float taps[6], float *out) {
     for (long y = 0; y < height; y++) column_row(plane, y, width, height, taps, out + y * width);
 }
 
-void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, const float *s11, const float *h0, const float *h1,
-                  const float *h2, long width, long height, const float taps[6], float *rows, long stride, double sums[6]) {
-    const int with_ssim = s11 != 0;
+void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
+                  const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]) {
+    const int with_ssim = s11 != 0, planes = with_ssim ? 3 : 1;
     const v8f one = splat(1), zero = splat(0), c2 = splat(0.0009f);
-    float *mu2 = rows, *s22 = rows + stride, *s12 = rows + 2 * stride;
+    float *mu2 = columns, *s22 = columns + stride, *s12 = columns + 2 * stride;
+    float *row0, *row1, *row2;
+    scratch_rows(scratch, stride, width, &row0, &row1, &row2);
+    // The row-passed candidate products of the last RING rows, in slot (row % RING) of each
+    // plane: the 11 rows a column pass reads stay in the cache instead of making whole planes.
+    enum { RING = 16 };
+    float *ring0 = ring, *ring1 = ring + RING * width, *ring2 = ring + 2 * RING * width;
+    long passed = 0;
     double total[6] = {0, 0, 0, 0, 0, 0};
     for (long y = 0; y < height; y++) {
-        column_row(h0, y, width, height, taps, mu2);
+        for (const long last = y + 5 < height ? y + 5 : height - 1; passed <= last; passed++) {
+            const long at = passed * width, slot = (passed % RING) * width;
+            row_products(p2 + at, p1 + at, planes, width, row0, row1, row2, taps, ring0 + slot, ring1 + slot, ring2 + slot);
+        }
+        const float *rows0[11], *rows1[11], *rows2[11];
+        for (long t = -5; t <= 5; t++) {
+            const long slot = (mirrored(y + t, height) % RING) * width;
+            rows0[t + 5] = ring0 + slot, rows1[t + 5] = ring1 + slot, rows2[t + 5] = ring2 + slot;
+        }
+        column_of(rows0, width, taps, mu2);
         if (with_ssim) {
-            column_row(h1, y, width, height, taps, s22);
-            column_row(h2, y, width, height, taps, s12);
+            column_of(rows1, width, taps, s22);
+            column_of(rows2, width, taps, s12);
         }
         const long row = y * width;
         long x = 0;

@@ -16,20 +16,17 @@
 void dmetric_row_passes(const float *a, const float *b, int planes, long width, long height, float *scratch, long stride,
                         const float taps[6], float *out0, float *out1, float *out2);
 
-/// The column pass of one row `y` of a row-passed plane into `out`: the 11 rows around it,
-/// mirrored at the top and bottom.
-void dmetric_column_row(const float *plane, long y, long width, long height, const float taps[6], float *out);
-
 /// The column pass of a whole plane.
 void dmetric_column_pass(const float *plane, long width, long height, const float taps[6], float *out);
 
 /// The sums of one channel at one scale, in the order [ssim, ssim⁴, ringing, ringing⁴,
 /// blurring, blurring⁴]: `p1` and `p2` the reference's and candidate's planes, `mu1` and
-/// `s11` the reference's blurred plane and blurred square (`s11` null: no SSIM terms), `h0`..
-/// `h2` the candidate's row-passed plane, square and product with the reference, `rows` room
-/// for three rows. Eight pixels at a time in float, added into double every 1,024 pixels.
-void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, const float *h0, const float *h1,
-                  const float *h2, long width, long height, const float taps[6], float *rows, long stride, double sums[6]);
+/// `s11` the reference's blurred plane and blurred square (`s11` null: no SSIM terms). The
+/// candidate's blurred plane, square and product with the reference are made as they are
+/// read: `scratch` as for `dmetric_row_passes`, `ring` room for 48 rows of `width`, `columns`
+/// for three rows of `stride`. Eight pixels at a time in float, added into double every 1,024.
+void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
+                  const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]);
 
 /// libjxl's opsin transform shifted positive as SSIMULACRA 2 does, from linear RGB planes of
 /// `count` floats (a multiple of 8): any of `x`, `y`, `b` may be null (`y` is needed for `b`

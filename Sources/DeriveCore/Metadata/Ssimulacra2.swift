@@ -284,48 +284,52 @@ public enum Ssimulacra2 {
     }()
 
     /// The blurs and sums of one scoring, with buffers sized for its largest scale and reused
-    /// by every smaller one: the row pass's output for up to three planes, and three rows
-    /// between zero margins.
+    /// by every smaller one.
     final class Workspace {
-        /// The row pass's output for up to three planes.
-        let horizontal: UnsafeMutablePointer<Float>
         let planeSize: Int
+        /// The row pass's output for up to three whole planes (the reference's blurs only).
+        private(set) lazy var horizontal = UnsafeMutablePointer<Float>.allocate(capacity: 3 * planeSize)
+        private var madeHorizontal = false
         /// Three rows between zero margins, so the kernel reads contiguous memory.
         let rows: UnsafeMutablePointer<Float>
         let rowStride: Int
+        /// The candidate's row-passed products of its last 16 rows, for three planes.
+        let ring: UnsafeMutablePointer<Float>
         /// The candidate's blurred mean, square and product for one row.
         let columns: UnsafeMutablePointer<Float>
 
         init(width: Int, height: Int) {
             planeSize = width * height + 8
-            horizontal = .allocate(capacity: 3 * planeSize)
             rowStride = width + 2 * Ssimulacra2.radius + 8
             rows = .allocate(capacity: 3 * rowStride)
             rows.initialize(repeating: 0, count: 3 * rowStride)
+            ring = .allocate(capacity: 3 * 16 * width)
             columns = .allocate(capacity: 3 * rowStride)
         }
 
         deinit {
-            horizontal.deallocate()
+            if madeHorizontal { horizontal.deallocate() }
             rows.deallocate()
+            ring.deallocate()
             columns.deallocate()
         }
 
         /// The centre tap, then the taps 1 to 5 pixels away.
         static let taps: [Float] = Array(kernel[radius...])
 
-        /// The row pass of up to three products of `a` and `b` (a itself, a², a·b) over the
-        /// whole plane, into `horizontal`.
-        func rowPasses(_ a: [Float], _ b: [Float]?, count planes: Int, width: Int, height: Int) {
-            a.withUnsafeBufferPointer { a in (b ?? []).withUnsafeBufferPointer { b in Self.taps.withUnsafeBufferPointer { taps in
-                dmetric_row_passes(a.baseAddress, b.isEmpty ? nil : b.baseAddress, Int32(planes), width, height, rows, rowStride, taps.baseAddress,
+        /// The row pass of a plane (and, with `count` 2, of its square) over the whole plane,
+        /// into `horizontal`.
+        func rowPasses(_ a: [Float], count planes: Int, width: Int, height: Int) {
+            madeHorizontal = true
+            a.withUnsafeBufferPointer { a in Self.taps.withUnsafeBufferPointer { taps in
+                dmetric_row_passes(a.baseAddress, nil, Int32(planes), width, height, rows, rowStride, taps.baseAddress,
                                    horizontal, horizontal + planeSize, horizontal + 2 * planeSize)
-            } } }
+            } }
         }
 
         /// The reference's blurred plane and, with `squares`, its blurred square.
         func blurred(_ plane: [Float], width: Int, height: Int, squares: Bool) -> ([Float], [Float]) {
-            rowPasses(plane, nil, count: squares ? 2 : 1, width: width, height: height)
+            rowPasses(plane, count: squares ? 2 : 1, width: width, height: height)
             func columnPass(_ index: Int) -> [Float] {
                 [Float](unsafeUninitializedCapacity: width * height) { out, initialised in
                     Self.taps.withUnsafeBufferPointer { taps in
@@ -343,13 +347,11 @@ public enum Ssimulacra2 {
         /// product with the reference are made a row at a time and used at once (see
         /// `dmetric_sums`: the branch-free form of libjxl's loop).
         func sums(_ p1: [Float], _ p2: [Float], _ mu1: [Float], _ s11: [Float]?, width: Int, height: Int) -> ScaleAverages.Sums {
-            rowPasses(p2, p1, count: s11 == nil ? 1 : 3, width: width, height: height)
             var out = [Double](repeating: 0, count: 6)
             p1.withUnsafeBufferPointer { p1 in p2.withUnsafeBufferPointer { p2 in mu1.withUnsafeBufferPointer { mu1 in
                 (s11 ?? []).withUnsafeBufferPointer { s11 in Self.taps.withUnsafeBufferPointer { taps in out.withUnsafeMutableBufferPointer { out in
-                    let h0 = UnsafePointer(horizontal)
-                    dmetric_sums(p1.baseAddress, p2.baseAddress, mu1.baseAddress, s11.isEmpty ? nil : s11.baseAddress, h0, h0 + planeSize, h0 + 2 * planeSize,
-                                 width, height, taps.baseAddress, columns, rowStride, out.baseAddress)
+                    dmetric_sums(p1.baseAddress, p2.baseAddress, mu1.baseAddress, s11.isEmpty ? nil : s11.baseAddress, width, height,
+                                 taps.baseAddress, rows, rowStride, ring, columns, out.baseAddress)
                 } } }
             } } }
             return ScaleAverages.Sums(ssim1: out[0], ssim4: out[1], art1: out[2], art4: out[3], lost1: out[4], lost4: out[5])
