@@ -91,11 +91,12 @@ int derive_jpeg_encode(const unsigned char *pixels, int width, int height, int b
     info.image_height = (JDIMENSION) height;
     info.input_components = bands;
     info.in_color_space = bands == 3 ? JCS_RGB : JCS_GRAYSCALE;
-    // What jpegsave sets, in its order: defaults, quality (baseline tables), Huffman tables
-    // optimised, progression, and whole chroma by clearing luma's 2x2 sampling.
+    // What jpegsave sets, in its order: defaults, quality (baseline tables), progression, and
+    // whole chroma by clearing luma's 2x2 sampling. Not its optimised Huffman tables: a second
+    // pass over the coefficients that changes the size, never the pixels, and these candidates
+    // are only decoded and scored.
     jpeg_set_defaults(&info);
     jpeg_set_quality(&info, quality, TRUE);
-    info.optimize_coding = TRUE;
     if (progressive) {
         jpeg_simple_progression(&info);
     }

@@ -87,6 +87,37 @@ import Testing
         }
     }
 
+    /// The search's JPEG candidates are coded by libjpeg-turbo directly (without optimised
+    /// Huffman tables) and decoded by it directly: the pixels must be exactly those jpegsave's
+    /// encoding decodes to with jpegload, at every quality, chroma mode and progression, or
+    /// the search would score something other than what it stores.
+    @Test func directJPEGCandidatesHaveJpegsavesPixels() throws {
+        let coffee = try Harness.source("photos/coffee_noexif.png")
+        let photo = try withBytes(coffee.bytes) { (buffer) throws(DeriveError) -> VImage in
+            try VipsDecoder.header(buffer, format: .png).resized(to: Size(800, 534)).standardised().inMemory()
+        }
+        let reference = try PerceptualReference(photo, sampling: .jpeg)
+        #expect(!reference.isFull, "a sample, whose candidates take the direct path")
+        for chroma in [ChromaSubsampling.auto, .full] {
+            for progressive in [false, true] {
+                for quality in [30, 75, 89, 95] {
+                    var settings = EncodingSettings(OutputSettings(format: .jpeg))
+                    settings.chromaSubsampling = chroma
+                    settings.progressive = progressive
+                    let direct = try #require(reference.directJPEG(quality: quality, encoding: settings))
+                    var choices: [String] = []
+                    let saved = try VipsEncoder.write(reference.sample, settings: settings, quality: quality, choices: &choices)
+                    let directPixels = try PerceptualReference.decodedPixels(direct, format: .jpeg)
+                    let savedPixels = try withBytes(saved) { (buffer) throws(DeriveError) -> PixelBuffer in
+                        try PerceptualReference.metricPixels(
+                            try VipsCall("jpegload_buffer").blob("buffer", buffer).run(failing: .encodeFailed).image("out"))
+                    }
+                    #expect(directPixels.pixels == savedPixels.pixels, "q\(quality) \(chroma) progressive \(progressive)")
+                }
+            }
+        }
+    }
+
     /// Lossless WebP wins on a flat graphic, where it is smaller than any lossy encoding
     /// that meets the target.
     @Test func flatGraphicGoesLosslessInWebP() throws {
