@@ -93,3 +93,44 @@ import Testing
         #expect(issues.count == 1 && issues[0].hasSuffix("applies to a layer: put it beside l_ or fl_layer_apply"), "\(issues)")
     }
 }
+
+/// `l_` and `fl_layer_apply` in one component (issue 16, item 3), as Cloudinary accepts:
+/// the same layer as the two-component form, which is how it prints.
+@Suite struct OneComponentLayerApplyTests {
+    @Test(arguments: [
+        ("l_badge,fl_layer_apply,g_north_east", "l_badge/fl_layer_apply,g_north_east"),
+        ("l_badge,fl_layer_apply,g_south,x_10,y_20", "l_badge/fl_layer_apply,g_south,x_10,y_20"),
+        ("l_texture,e_multiply,fl_layer_apply", "l_texture/e_multiply,fl_layer_apply"),
+        ("l_logo,c_scale,w_100,fl_layer_apply,g_north_west", "l_logo/c_scale,w_100/fl_layer_apply,g_north_west"),
+        ("l_logo,e_sepia,fl_layer_apply", "l_logo/e_sepia,fl_layer_apply"),
+        ("u_site_bg,fl_layer_apply", "u_site_bg/fl_layer_apply"),
+        ("l_logo,fl_layer_apply.tiled,g_north_west", "l_logo/fl_layer_apply,fl_tiled,g_north_west"),
+        ("l_text:Arial_40:Hi,co_white,fl_layer_apply,g_south", "l_text:Arial_40:Hi,co_white/fl_layer_apply,g_south"),
+    ])
+    func meansTheSameAsTwoComponents(one: String, two: String) throws {
+        let parsed = CloudinaryParser().parse(one)
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        #expect(try ToneEffectTests.step(one) == (try ToneEffectTests.step(two)))
+        #expect(try canonical(string: one).identity == (try canonical(string: two).identity))
+    }
+
+    @Test func roundTripsAsTwoComponents() throws {
+        try expectRoundTrip("l_badge,fl_layer_apply,g_north_east", printed: "l_badge/fl_layer_apply,g_north_east")
+        try expectRoundTrip("l_texture,e_screen,fl_layer_apply,x_5", printed: "l_texture/fl_layer_apply,x_5,e_screen")
+    }
+
+    /// Inside another layer, the one-component layer is closed at once: the outer fl_layer_apply
+    /// still closes the outer layer.
+    @Test func nestsInsideALayer() throws {
+        let outer = try ToneEffectTests.step("l_card/l_badge,fl_layer_apply,g_north_east/fl_layer_apply,g_south")
+        let expected = Overlay(source: .image("card"), chain: [.overlay(Overlay(source: .image("badge"), gravity: .compass(.northEast)))],
+                               gravity: .compass(.south))
+        #expect(outer == .overlay(expected))
+    }
+
+    @Test func anUnderlayTakesNoBlendMode() {
+        let issues = CloudinaryParser().parse("u_bg,e_multiply,fl_layer_apply").issues.map(\.reason)
+        #expect(issues == ["e_multiply beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)"], "\(issues)")
+    }
+}
+

@@ -79,6 +79,24 @@ import Testing
         #expect(keptOutside.hits == keptOutside.of)
     }
 
+    /// `l_bg,c_fill,w_60,h_60,fl_layer_apply,g_north_west` in one component draws what the
+    /// two-component form draws: the coffee layer in the corner, the photo elsewhere.
+    @Test func oneComponentLayerApplyDrawsWhatTwoComponentsDraw() throws {
+        let (loader, folder) = try UnderlayTests.loader()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func render(_ chain: String) throws -> PixelBuffer {
+            try Harness.pixels(Harness.render(ToneEffectTests.photo, "c_fit,w_120,h_120/\(chain)/f_png", overlays: loader).1.outputs[0].data)
+        }
+        let plain = try Self.render("")
+        let one = try render("l_bg,c_fill,w_60,h_60,fl_layer_apply,g_north_west")
+        let two = try render("l_bg/c_fill,w_60,h_60/fl_layer_apply,g_north_west")
+        #expect(one.pixels == two.pixels && one.width == two.width)
+        let inside = Self.count(one, plain, inSquare: true) { Self.rgb($0) != Self.rgb($1) }
+        #expect(inside.hits > inside.of / 2, "the layer is not drawn: \(inside.hits) of \(inside.of)")
+        let outside = Self.count(one, plain, inSquare: false) { Self.rgb($0) == Self.rgb($1) }
+        #expect(outside.hits == outside.of)
+    }
+
     /// `e_sepia,fl_layer_apply` turns the layer sepia and leaves the photo around it alone, as
     /// `/e_sepia` after the layer does not.
     @Test func anEffectBesideTheFlagChangesTheLayerOnly() throws {

@@ -29,9 +29,8 @@ extension ParseRun {
         // `l_bike/e_sepia,fl_layer_apply` turns the bike sepia, not the whole image).
         var blend: BlendMode?
         if let e = placement.params.removeValue(forKey: "e") {
-            if let mode = BlendMode(rawValue: e) {
+            if let mode = blendMode(e, underlay: opener.has("u"), in: apply) {
                 blend = mode
-                if opener.has("u") { fail(apply, "e_\(e) beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
             } else {
                 var closing = apply
                 closing.params = ["e": e]
@@ -63,6 +62,17 @@ extension ParseRun {
         note(c, "fl_no_overflow: a layer never extends the canvas in Derive (what falls outside the image is cut off); the flag changes nothing")
     }
 
+    /// A blend mode written as `e_<mode>` beside `fl_layer_apply`; nil for any other effect.
+    mutating func blendMode(_ e: String, underlay: Bool, in c: Component) -> BlendMode? {
+        guard let mode = BlendMode(rawValue: e) else { return nil }
+        if underlay { fail(c, "e_\(e) beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
+        return mode
+    }
+
+    /// `l_logo,g_north,x_10`: the layer, its chain and its placement in one component. With
+    /// `fl_layer_apply` there too (`l_badge,fl_layer_apply,g_north_east`, as Cloudinary accepts)
+    /// it means the same as the two components `l_badge/fl_layer_apply,g_north_east`: a blend
+    /// mode beside the flag blends, and every other parameter is the layer's, as without it.
     mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {
         var source = layerSource(c)
         var rest = c
@@ -73,10 +83,15 @@ extension ParseRun {
         let regionRelative = Self.takeFlag("region_relative", from: &rest)
         let tiled = Self.takeFlag("tiled", from: &rest)
         if Self.takeFlag("no_overflow", from: &rest) { noteNoOverflow(c) }
+        var blend: BlendMode?
+        if Self.takeFlag("layer_apply", from: &rest), let e = rest.params["e"], let mode = blendMode(e, underlay: c.has("u"), in: c) {
+            rest.params["e"] = nil
+            blend = mode
+        }
         let (gravity, x, y) = layerPlacement(&rest)
         let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
         return source.map {
-            var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: c.has("u"))
+            var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: c.has("u"), blend: blend)
             overlay.tiled = tiled
             return overlay
         }

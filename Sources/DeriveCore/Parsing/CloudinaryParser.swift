@@ -288,12 +288,15 @@ struct ParseRun {
     }
 
     /// Matches each `fl_layer_apply` with the innermost open `l_` before it. Layers left open
-    /// are the single-component form (`l_logo,g_north,x_10`).
+    /// are the single-component form (`l_logo,g_north,x_10`), as is a layer whose own component
+    /// holds the flag.
     mutating func pairLayers(_ components: [Component]) {
         var open: [Int] = []
         for c in components {
             if c.opensLayer && c.isLayerApply {
-                fail(c, "opens and applies a layer in one component; use l_… and fl_layer_apply in separate components")
+                // `l_badge,fl_layer_apply,g_north_east`: opened and closed at once, read as
+                // the one-component form (shortLayer).
+                continue
             } else if c.opensLayer {
                 open.append(c.index)
             } else if c.isLayerApply {
