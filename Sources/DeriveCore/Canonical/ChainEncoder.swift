@@ -183,6 +183,15 @@ public enum ChainEncoder {
                 if t.underline { members.append(JSONMember(key: "underline", value: .bool(true))) }
                 if t.strikethrough { members.append(JSONMember(key: "strikethrough", value: .bool(true))) }
                 if let spacing = t.letterSpacing { members.append(JSONMember(key: "letterSpacing", value: .int(spacing))) }
+                if let spacing = t.lineSpacing { members.append(JSONMember(key: "lineSpacing", value: .int(spacing))) }
+                if let alignment = t.alignment { members.append(JSONMember(key: "alignment", value: .string(alignment.rawValue))) }
+                if let stroke = t.stroke {
+                    members.append(JSONMember(key: "stroke", value: .object([
+                        JSONMember(key: "width", value: .int(stroke.width)), JSONMember(key: "color", value: .string(stroke.color.hex)),
+                    ])))
+                }
+                if !t.antialias { members.append(JSONMember(key: "antialias", value: .bool(false))) }
+                if t.noTrim { members.append(JSONMember(key: "noTrim", value: .bool(true))) }
                 add("text", .object(members))
             }
             add("chain", json(o.chain))

@@ -8,9 +8,24 @@ extension ParseRun {
         first.params["l"] = nil
         first.params["u"] = nil
         first.params["co"] = nil
-        wrapText(&source, taking: &first)
+        takeTextParameters(&source, from: &first)
         var placement = apply
         placement.flags.removeAll { $0 == "layer_apply" }
+        // fl_text_no_trim anywhere in the layer (Cloudinary's SDKs write it beside l_text or in
+        // a component of its own inside the layer) is the text's.
+        var components = components
+        var untrimmed = Self.takeFlag("text_no_trim", from: &placement)
+        var i = inner.lowerBound
+        while i < inner.upperBound {
+            // A layer inside this one keeps its own.
+            if components[i].opensLayer {
+                i = closing[i].map { $0 + 1 } ?? i + 1
+                continue
+            }
+            if Self.takeFlag("text_no_trim", from: &components[i]) { untrimmed = true }
+            i += 1
+        }
+        if untrimmed { untrim(&source, in: apply) }
         let inOpener = Self.takeFlag("region_relative", from: &first)
         let regionRelative = Self.takeFlag("region_relative", from: &placement) || inOpener
         // fl_relative beside fl_layer_apply makes the layer's fractional sizes relative too.
@@ -79,7 +94,7 @@ extension ParseRun {
         rest.params["l"] = nil
         rest.params["u"] = nil
         rest.params["co"] = nil
-        wrapText(&source, taking: &rest)
+        takeTextParameters(&source, from: &rest)
         let regionRelative = Self.takeFlag("region_relative", from: &rest)
         let tiled = Self.takeFlag("tiled", from: &rest)
         if Self.takeFlag("no_overflow", from: &rest) { noteNoOverflow(c) }
@@ -94,6 +109,27 @@ extension ParseRun {
             var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: c.has("u"), blend: blend)
             overlay.tiled = tiled
             return overlay
+        }
+    }
+
+    /// What beside `l_text` belongs to the text: its wrapping width, the outline of a `_stroke`
+    /// (`bo_`) and `fl_text_no_trim`.
+    mutating func takeTextParameters(_ source: inout Overlay.Source?, from c: inout Component) {
+        wrapText(&source, taking: &c)
+        if case .text(let t)? = source, t.stroke != nil { c.params["bo"] = nil }
+        if Self.takeFlag("text_no_trim", from: &c) { untrim(&source, in: c) }
+    }
+
+    /// `fl_text_no_trim`: the text keeps a margin around its ink; an image layer has none to keep.
+    mutating func untrim(_ source: inout Overlay.Source?, in c: Component) {
+        switch source {
+        case .text(var t)?:
+            t.noTrim = true
+            source = .text(t)
+        case .image?:
+            fail(c, "fl_text_no_trim applies to a text layer (l_text:…), not an image layer")
+        case nil:
+            break
         }
     }
 
@@ -149,7 +185,7 @@ extension ParseRun {
         let key = c.has("l") ? "l" : "u"
         guard let value = c.params[key] else { return nil }
         if value.hasPrefix("text:") {
-            return text(String(value.dropFirst(5)), color: c.params["co"], key: key, in: c).map(Overlay.Source.text)
+            return text(String(value.dropFirst(5)), color: c.params["co"], border: c.params["bo"], key: key, in: c).map(Overlay.Source.text)
         }
         if c.params["co"] != nil {
             fail(c, param: "co", "applies to text layers and e_colorize, not image layers")
@@ -169,75 +205,5 @@ extension ParseRun {
             return nil
         }
         return .image(value.replacingOccurrences(of: ":", with: "/"))
-    }
-
-    /// `<font>_<size>[_bold][_italic]:<percent-encoded text>`.
-    mutating func text(_ value: String, color: String?, key: String = "l", in c: Component) -> TextLayer? {
-        guard let colon = value.firstIndex(of: ":") else {
-            fail(c, CloudinaryVocabulary.malformed(key + "_text:" + value, "a text layer gives its font and size, then its text: l_text:<font>_<size>:<text>", hint: ""))
-            return nil
-        }
-        let style = value[..<colon].split(separator: "_", omittingEmptySubsequences: false).map(String.init)
-        let encoded = String(value[value.index(after: colon)...])
-        if value[..<colon].contains("$") {
-            refuse(c, key + "_text:" + value[..<colon], CloudinaryVocabulary.feature(.variable))
-            return nil
-        }
-        guard let parts = textParts(encoded, in: c) else { return nil }
-        guard style.count >= 2, let font = style[0].removingPercentEncoding, let size = Int(style[1]) else {
-            let written = key + "_text:" + value[..<colon]
-            if style.count == 1 {
-                // Cloudinary reads a lone name as a text style saved as an asset of the account.
-                refuse(c, written, CloudinaryVocabulary.feature(.savedTextStyle))
-            } else {
-                fail(c, CloudinaryVocabulary.malformed(written, "a text style is <font>_<size>[_<style>...], such as Arial_40_bold", hint: ""))
-            }
-            return nil
-        }
-        var layer = TextLayer(text: "", font: font, size: size)
-        layer.parts = parts
-        var unsupported: [String] = []
-        var tokens = style.dropFirst(2)[...]
-        while var token = tokens.popFirst() {
-            // `letter_spacing_14`, `line_spacing_5`: a keyword of two words, then its value.
-            if let next = tokens.first, CloudinaryVocabulary.cloudinaryTextStyles[token + "_" + next] != nil {
-                token += "_" + next
-                tokens.removeFirst()
-            }
-            switch token {
-            case "underline": layer.underline = true
-            case "strikethrough": layer.strikethrough = true
-            case "letter_spacing":
-                guard let v = tokens.popFirst(), let n = Int(v) else {
-                    fail(c, CloudinaryVocabulary.malformed(key + "_text:" + value[..<colon], "letter_spacing takes whole pixels: letter_spacing_<n>", hint: ""))
-                    return nil
-                }
-                layer.letterSpacing = n
-            case "bold": layer.bold = true
-            case "italic": layer.italic = true
-            case "normal": break
-            default:
-                // Cloudinary's spacing and rendering options take a value after them.
-                if let takesValue = CloudinaryVocabulary.cloudinaryTextStyles[token] {
-                    let value = takesValue ? tokens.popFirst().map { "_" + $0 } ?? "" : ""
-                    unsupported.append(token + value)
-                } else {
-                    fail(c, CloudinaryVocabulary.unknown(key + "_text:" + value[..<colon], what: "text style \(Quoted(token))",
-                                                         hint: Suggest.hint(for: token, among: Array(CloudinaryVocabulary.cloudinaryTextStyles.keys) + ["bold", "italic", "normal"],
-                                                                            else: "; Derive reads bold, italic and normal")))
-                    return nil
-                }
-            }
-        }
-        if !unsupported.isEmpty {
-            fail(c, CloudinaryVocabulary.notSupported(key + "_text:" + value[..<colon], CloudinaryVocabulary.feature(.textStyle))
-                 + " (here \(unsupported.joined(separator: ", ")))")
-            return nil
-        }
-        if let color {
-            guard let parsed = self.color(color, param: "co", in: c) else { return nil }
-            layer.color = parsed
-        }
-        return layer
     }
 }

@@ -23,7 +23,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -362,11 +362,15 @@ struct ParseRun {
                 if let close = closing[i], close < range.upperBound {
                     if let overlay = longLayer(components, opener: c, inner: (i + 1)..<close, apply: components[close], depth: depth) {
                         steps.append(.overlay(overlay))
+                        validateText(of: overlay, in: c)
                     }
                     i = close + 1
                     continue
                 }
-                if let overlay = shortLayer(c, depth: depth) { steps.append(.overlay(overlay)) }
+                if let overlay = shortLayer(c, depth: depth) {
+                    steps.append(.overlay(overlay))
+                    validateText(of: overlay, in: c)
+                }
             } else if !c.isLayerApply {
                 if case .condition(let condition)? = c.branch {
                     let otherwise = singleElse[i].flatMap { $0 < range.upperBound ? $0 : nil }
@@ -396,6 +400,9 @@ struct ParseRun {
         }
         for flag in ["tiled", "no_overflow"] where c.flags.contains(flag) {
             fail(c, "fl_\(flag) applies to a layer: put it beside l_ or fl_layer_apply")
+        }
+        if c.flags.contains("text_no_trim") {
+            fail(c, "fl_text_no_trim applies to a text layer: put it beside l_text:… or inside the layer")
         }
 
         if let name = p.removeValue(forKey: "t") {

@@ -191,6 +191,10 @@ public enum CloudinaryPrinter {
             if t.underline { style.append("underline") }
             if t.strikethrough { style.append("strikethrough") }
             if let spacing = t.letterSpacing { style.append("letter_spacing_\(spacing)") }
+            if let spacing = t.lineSpacing { style.append("line_spacing_\(spacing)") }
+            if let alignment = t.alignment { style.append(alignment.rawValue) }
+            if t.stroke != nil { style.append("stroke") }
+            if !t.antialias { style.append("antialias_none") }
             opener = "l_text:" + style.joined(separator: "_") + ":" + t.parts.map { part in
                 switch part {
                 case .literal(let s): percentEncode(s)
@@ -198,7 +202,9 @@ public enum CloudinaryPrinter {
                 }
             }.joined()
             if t.color != .black { opener += ",co_" + color(t.color) }
+            if let stroke = t.stroke { opener += ",bo_\(stroke.width)px_solid_" + color(stroke.color) }
             if let width = t.width { opener += ",c_fit,w_\(width)" }
+            if t.noTrim { opener += ",fl_text_no_trim" }
         }
         if o.underlay { opener = "u_" + opener.dropFirst(2) }
         var apply = o.regionRelative ? ["fl_layer_apply", "fl_region_relative"] : ["fl_layer_apply"]

@@ -15,7 +15,7 @@ public struct JSONChainDecoder: Sendable {
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative", "autoTurn"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend", "tiled"]
-    static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing"]
+    static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing", "lineSpacing", "alignment", "stroke", "antialias", "noTrim"]
     static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
 
     /// Parses and decodes a job document (`{"source": ..., "outputs": [...]}`).
@@ -784,6 +784,19 @@ public struct JSONChainDecoder: Sendable {
         if let underline = log.bool(fields["underline"], at: path.appending("underline")) { layer.underline = underline }
         if let strike = log.bool(fields["strikethrough"], at: path.appending("strikethrough")) { layer.strikethrough = strike }
         layer.letterSpacing = log.int(fields["letterSpacing"], at: path.appending("letterSpacing"))
+        layer.lineSpacing = log.int(fields["lineSpacing"], at: path.appending("lineSpacing"))
+        if let a = fields["alignment"] {
+            layer.alignment = log.keyword(a, at: path.appending("alignment"), what: "alignment",
+                                          spellings: TextAlignment.allCases.map(\.rawValue), parse: TextAlignment.init(rawValue:))
+        }
+        if let s = fields["stroke"], let stroke = log.object(s, at: path.appending("stroke"), allowed: ["width", "color"]) {
+            let width = log.int(stroke["width"], at: path.appending("stroke").appending("width"))
+            let color = log.color(stroke["color"], at: path.appending("stroke").appending("color"))
+            for key in ["width", "color"] where stroke[key] == nil { log.add(path.appending("stroke").appending(key), "is required") }
+            if let width, let color { layer.stroke = TextStroke(width: width, color: color) }
+        }
+        if let antialias = log.bool(fields["antialias"], at: path.appending("antialias")) { layer.antialias = antialias }
+        if let noTrim = log.bool(fields["noTrim"], at: path.appending("noTrim")) { layer.noTrim = noTrim }
         return layer
     }
 

@@ -424,15 +424,31 @@ enum StepRules {
                 issues.append(FieldIssue(field: "image", reason: "must be a source URI or name of 1–4096 characters without spaces"))
             }
         case .text(let t):
-            if t.text.isEmpty || t.text.count > limits.maxTextLength {
-                issues.append(FieldIssue(field: "text.text", reason: "must be 1 to \(limits.maxTextLength) characters, got \(t.text.count)"))
-            }
-            issues += check(t.size, in: 1...1000, field: "text.size", derivesLimits: true)
-            if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width", derivesLimits: true) }
-            if !(1...64).contains(t.font.count) || !t.font.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) {
-                issues.append(FieldIssue(field: "text.font", reason: "font names are 1–64 letters, digits, spaces or hyphens, got \(Quoted(t.font))"))
-            }
+            issues += textIssues(t, limits: limits)
         }
+        return issues + placementIssues(o, limits: limits)
+    }
+
+    /// What a text layer's own settings must be (fields under `text.`).
+    static func textIssues(_ t: TextLayer, limits: ChainLimits) -> [FieldIssue] {
+        var issues: [FieldIssue] = []
+        if t.text.isEmpty || t.text.count > limits.maxTextLength {
+            issues.append(FieldIssue(field: "text.text", reason: "must be 1 to \(limits.maxTextLength) characters, got \(t.text.count)"))
+        }
+        issues += check(t.size, in: 1...1000, field: "text.size", derivesLimits: true)
+        if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width", derivesLimits: true) }
+        // A stroke is a dilation by a disc of its width, whose cost grows with its square.
+        if let stroke = t.stroke { issues += check(stroke.width, in: 1...50, field: "text.stroke.width", derivesLimits: true) }
+        // Lines may overlap, not cross: each line sits at least a pixel below the last.
+        if let spacing = t.lineSpacing { issues += check(spacing, in: (1 - t.size)...1000, field: "text.lineSpacing", derivesLimits: true) }
+        if !(1...64).contains(t.font.count) || !t.font.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) {
+            issues.append(FieldIssue(field: "text.font", reason: "font names are 1–64 letters, digits, spaces or hyphens, got \(Quoted(t.font))"))
+        }
+        return issues
+    }
+
+    static func placementIssues(_ o: Overlay, limits: ChainLimits) -> [FieldIssue] {
+        var issues: [FieldIssue] = []
         switch o.gravity {
         case .smart(let s)? where s.faceTarget != nil:
             break
