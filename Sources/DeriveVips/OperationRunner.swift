@@ -220,6 +220,9 @@ final class OperationRunner {
 
     func composite(_ overlay: Overlay, onto base: VImage) throws(DeriveError) -> VImage {
         var layer = try rendered(overlay)
+        if overlay.blend == .antiRemoval {
+            layer = try Self.antiRemoval(layer, level: overlay.blendLevel ?? BlendMode.defaultAntiRemovalLevel)
+        }
         let gravity: Compass
         if case .compass(let c)? = overlay.gravity { gravity = c } else { gravity = .center }
         var origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
@@ -234,13 +237,14 @@ final class OperationRunner {
             origin = (0, 0)
         }
         switch overlay.blend {
-        case nil: break
+        case nil, .antiRemoval: break
         // PDF blend modes (libvips composite): the image keeps its own alpha.
         case .multiply, .screen, .overlay: return try base.composited(layer, at: origin, mode: overlay.blend!.rawValue)
         // The image's alpha times the layer's (dest-in) or times its complement (dest-out);
         // outside the layer it is fully transparent for a mask and unchanged for a cut-out.
         case .mask: return try base.withAlpha().composited(layer, at: origin, mode: "dest-in")
         case .cutOut: return try base.withAlpha().composited(layer, at: origin, mode: "dest-out")
+        case .cutter: return try Self.cut(base, by: layer, at: origin)
         }
         guard overlay.underlay else { return try base.composited(layer, at: origin) }
         // An underlay: the layer on a transparent canvas of the base's size, the base over it.

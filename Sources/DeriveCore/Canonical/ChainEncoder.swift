@@ -202,6 +202,7 @@ public enum ChainEncoder {
             // Only when set, so an overlay keeps the identity it always had.
             if o.underlay { add("underlay", .bool(true)) }
             if let blend = o.blend { add("blend", .string(blend.rawValue)) }
+            if let level = o.blendLevel { add("blendLevel", .int(level)) }
             if o.tiled { add("tiled", .bool(true)) }
         case .validate(let c):
             add("minWidth", c.minWidth.map(JSONValue.int))

@@ -43,9 +43,15 @@ extension ParseRun {
         // closes the layer ("similar to a closing bracket", Cloudinary's layer documentation;
         // `l_bike/e_sepia,fl_layer_apply` turns the bike sepia, not the whole image).
         var blend: BlendMode?
+        var level: Int?
+        if Self.takeFlag("cutter", from: &placement) || Self.takeFlag("cutter", from: &first) {
+            blend = cutter(underlay: opener.has("u"), in: apply)
+        }
         if let e = placement.params.removeValue(forKey: "e") {
-            if let mode = blendMode(e, underlay: opener.has("u"), in: apply) {
+            if let (mode, value) = blendMode(e, underlay: opener.has("u"), in: apply) {
+                if blend != nil { fail(apply, "e_\(e) beside fl_cutter: a layer combines with the image one way") }
                 blend = mode
+                level = value
             } else {
                 var closing = apply
                 closing.params = ["e": e]
@@ -66,6 +72,7 @@ extension ParseRun {
         }
         return source.map {
             var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: opener.has("u"), blend: blend)
+            overlay.blendLevel = level
             overlay.tiled = tiled
             return overlay
         }
@@ -77,11 +84,30 @@ extension ParseRun {
         note(c, "fl_no_overflow: a layer never extends the canvas in Derive (what falls outside the image is cut off); the flag changes nothing")
     }
 
-    /// A blend mode written as `e_<mode>` beside `fl_layer_apply`; nil for any other effect.
-    mutating func blendMode(_ e: String, underlay: Bool, in c: Component) -> BlendMode? {
-        guard let mode = BlendMode(rawValue: e) else { return nil }
-        if underlay { fail(c, "e_\(e) beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
-        return mode
+    /// `fl_cutter` beside `fl_layer_apply` (or `fl_cutter.layer_apply`, as Cloudinary's SDKs write it).
+    mutating func cutter(underlay: Bool, in c: Component) -> BlendMode {
+        if underlay { fail(c, "fl_cutter beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
+        return .cutter
+    }
+
+    /// A blend mode written as `e_<mode>` beside `fl_layer_apply` (`cutter` for `fl_cutter`),
+    /// with `e_anti_removal`'s level (nil when not written or Cloudinary's default); nil for any
+    /// other effect.
+    mutating func blendMode(_ e: String, underlay: Bool, in c: Component) -> (mode: BlendMode, level: Int?)? {
+        let parts = e.split(separator: ":", maxSplits: 1).map(String.init)
+        guard let mode = BlendMode.effect(named: parts[0]) else { return nil }
+        let written = mode.cloudinaryText(level: nil)
+        if underlay { fail(c, "\(written) beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
+        guard parts.count == 2 else { return (mode, nil) }
+        guard mode == .antiRemoval else {
+            // Not a blend mode with a value: read as an effect, and refused as one.
+            return nil
+        }
+        guard let level = Int(parts[1]), (1...100).contains(level) else {
+            fail(c, CloudinaryVocabulary.malformed("e_" + e, "e_anti_removal's level is a whole number from 1 to 100", hint: ""))
+            return (mode, nil)
+        }
+        return (mode, level == BlendMode.defaultAntiRemovalLevel ? nil : level)
     }
 
     /// `l_logo,g_north,x_10`: the layer, its chain and its placement in one component. With
@@ -99,14 +125,21 @@ extension ParseRun {
         let tiled = Self.takeFlag("tiled", from: &rest)
         if Self.takeFlag("no_overflow", from: &rest) { noteNoOverflow(c) }
         var blend: BlendMode?
-        if Self.takeFlag("layer_apply", from: &rest), let e = rest.params["e"], let mode = blendMode(e, underlay: c.has("u"), in: c) {
-            rest.params["e"] = nil
-            blend = mode
+        var level: Int?
+        if Self.takeFlag("layer_apply", from: &rest) {
+            if Self.takeFlag("cutter", from: &rest) { blend = cutter(underlay: c.has("u"), in: c) }
+            if let e = rest.params["e"], let (mode, value) = blendMode(e, underlay: c.has("u"), in: c) {
+                if blend != nil { fail(c, "e_\(e) beside fl_cutter: a layer combines with the image one way") }
+                rest.params["e"] = nil
+                blend = mode
+                level = value
+            }
         }
         let (gravity, x, y) = layerPlacement(&rest)
         let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
         return source.map {
             var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: c.has("u"), blend: blend)
+            overlay.blendLevel = level
             overlay.tiled = tiled
             return overlay
         }

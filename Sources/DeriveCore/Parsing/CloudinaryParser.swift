@@ -23,7 +23,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -400,6 +400,9 @@ struct ParseRun {
         }
         for flag in ["tiled", "no_overflow"] where c.flags.contains(flag) {
             fail(c, "fl_\(flag) applies to a layer: put it beside l_ or fl_layer_apply")
+        }
+        if c.flags.contains("cutter") {
+            fail(c, "fl_cutter applies to a layer: put it beside fl_layer_apply (l_<shape>/fl_cutter,fl_layer_apply)")
         }
         if c.flags.contains("text_no_trim") {
             fail(c, "fl_text_no_trim applies to a text layer: put it beside l_text:… or inside the layer")
@@ -911,7 +914,7 @@ struct ParseRun {
             refuse(c, "e_" + text, CloudinaryVocabulary.feature(.variable))
             return nil
         }
-        if BlendMode(rawValue: name) != nil {
+        if BlendMode.effect(named: name) != nil {
             fail(c, "e_\(text): known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_\(name),fl_layer_apply)")
             return nil
         }

@@ -211,7 +211,7 @@ public enum CloudinaryPrinter {
         if let g = o.gravity, g != .center, let token = g.token { apply.append("g_" + token) }
         if let x = o.x, x != .pixels(0) { apply.append("x_" + x.cloudinaryText) }
         if let y = o.y, y != .pixels(0) { apply.append("y_" + y.cloudinaryText) }
-        if let blend = o.blend { apply.append("e_" + blend.rawValue) }
+        if let blend = o.blend { apply.append(blend.cloudinaryText(level: o.blendLevel)) }
         if o.tiled { apply.append("fl_tiled") }
         return [opener] + (try components(o.chain)) + [apply.joined(separator: ",")]
     }

@@ -14,7 +14,7 @@ public struct JSONChainDecoder: Sendable {
                                   "validate", "preset", "variable", "if", "template", "lut"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative", "autoTurn"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
-    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend", "tiled"]
+    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend", "blendLevel", "tiled"]
     static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing", "lineSpacing", "alignment", "stroke", "antialias", "noTrim"]
     static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
 
@@ -758,9 +758,23 @@ public struct JSONChainDecoder: Sendable {
             }
             blend = mode
         }
+        var level: Int?
+        if let l = fields["blendLevel"] {
+            guard blend == .antiRemoval else {
+                log.add(path.appending("blendLevel"), "is anti_removal's level; give it with \"blend\": \"anti_removal\"")
+                return nil
+            }
+            guard let n = log.int(l, at: path.appending("blendLevel")) else { return nil }
+            guard (1...100).contains(n) else {
+                log.add(path.appending("blendLevel"), "must be between 1 and 100, got \(n)")
+                return nil
+            }
+            level = n == BlendMode.defaultAntiRemovalLevel ? nil : n
+        }
         let tiled = fields["tiled"].flatMap { log.bool($0, at: path.appending("tiled")) } ?? false
         return source.map {
             var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: underlay, blend: blend)
+            overlay.blendLevel = level
             overlay.tiled = tiled
             return overlay
         }
