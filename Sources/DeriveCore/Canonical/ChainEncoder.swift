@@ -44,6 +44,13 @@ public enum ChainEncoder {
         add("breakpoints", s.breakpoints.map(json))
         add("densities", s.densities.map { .array($0.map(JSONValue.decimal)) })
         add("formats", s.formats.map { .array($0.map { .string($0.rawValue) }) })
+        add("clip", s.clip.map { clip in
+            var fields: [JSONMember] = []
+            if clip.evenOdd { fields.append(JSONMember(key: "evenOdd", value: .bool(true))) }
+            if let number = clip.number { fields.append(JSONMember(key: "path", value: .int(number))) }
+            if let name = clip.name { fields.append(JSONMember(key: "path", value: .string(name))) }
+            return .object(fields)
+        })
         return members
     }
 

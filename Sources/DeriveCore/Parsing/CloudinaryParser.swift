@@ -23,7 +23,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -634,6 +634,22 @@ struct ParseRun {
             } else {
                 fail(c, CloudinaryVocabulary.malformed("d_" + d, "a default image is a name such as d_avatar.png or d_folder:avatar", hint: ""))
             }
+        }
+        let clipFlags = flags.filter { $0 == "clip" || $0 == "clip_evenodd" }
+        if !clipFlags.isEmpty {
+            // Beside fl_clip, pg_ chooses the path, by number or by name (pg_name:<name>).
+            var clip = ClipSetting(evenOdd: clipFlags.contains("clip_evenodd"))
+            if clipFlags.count > 1 { fail(c, "fl_clip and fl_clip_evenodd together: a path is filled by one rule") }
+            if let pg = p.removeValue(forKey: "pg") {
+                if pg.hasPrefix("name:"), let name = String(pg.dropFirst(5)).removingPercentEncoding, !name.isEmpty {
+                    clip.name = name
+                } else if let n = Int(pg), n >= 1 {
+                    clip.number = n
+                } else {
+                    fail(c, CloudinaryVocabulary.malformed("pg_" + pg, "beside fl_clip, pg chooses the clipping path: pg_<number> or pg_name:<name>", hint: ""))
+                }
+            }
+            found.clip = clip
         }
         if let pg = p.removeValue(forKey: "pg") {
             if let frame = Int(pg) {
@@ -1302,6 +1318,7 @@ enum CloudinaryNames {
         case "stripProfile": "fl_strip_profile"
         case "density": "dn"
         case "defaultImage": "d"
+        case "clip": "fl_clip"
         case "strip": "fl_keep_iptc"
         case "autoOrient": "a_ignore"
         default: field

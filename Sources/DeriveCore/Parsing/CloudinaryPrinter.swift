@@ -11,6 +11,8 @@ public enum CloudinaryPrinter {
     public static func string(for output: CanonicalOutput) throws(Unprintable) -> String {
         var components = try components(output.chain)
         if let settings = try settingsComponent(output.encoding) { components.append(settings) }
+        // In a component of its own: its pg_ chooses the path, not a page.
+        if let clip = output.encoding.clip { components.append(clipComponent(clip)) }
         return components.joined(separator: "/")
     }
 
@@ -214,6 +216,13 @@ public enum CloudinaryPrinter {
         if let blend = o.blend { apply.append(blend.cloudinaryText(level: o.blendLevel)) }
         if o.tiled { apply.append("fl_tiled") }
         return [opener] + (try components(o.chain)) + [apply.joined(separator: ",")]
+    }
+
+    static func clipComponent(_ clip: ClipSetting) -> String {
+        var p = [clip.evenOdd ? "fl_clip_evenodd" : "fl_clip"]
+        if let number = clip.number { p.append("pg_\(number)") }
+        if let name = clip.name { p.append("pg_name:" + percentEncode(name)) }
+        return p.joined(separator: ",")
     }
 
     static func settingsComponent(_ s: EncodingSettings) throws(Unprintable) -> String? {

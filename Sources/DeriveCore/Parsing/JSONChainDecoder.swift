@@ -9,7 +9,7 @@ public struct JSONChainDecoder: Sendable {
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "defaultImage", "progressive", "lossless", "effort",
-                                    "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats"]
+                                    "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template", "lut"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative", "autoTurn"]
@@ -207,6 +207,7 @@ public struct JSONChainDecoder: Sendable {
         s.stripProfile = log.bool(fields["stripProfile"], at: path.appending("stripProfile"))
         s.density = log.int(fields["density"], at: path.appending("density"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
+        if let c = fields["clip"] { s.clip = readClip(c, at: path.appending("clip"), log: log) }
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))
         s.effort = log.int(fields["effort"], at: path.appending("effort"))
         s.chromaSubsampling = log.keyword(fields["chromaSubsampling"], at: path.appending("chromaSubsampling"),
@@ -702,6 +703,26 @@ public struct JSONChainDecoder: Sendable {
             effect = EffectRules.with(effect, from: from)
         }
         return .effect(effect)
+    }
+
+    /// `"clip": true` or `{"evenOdd": true, "path": 2 | "Path 1"}`.
+    func readClip(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> ClipSetting? {
+        if case .bool(true) = value { return ClipSetting() }
+        guard let fields = log.object(value, at: path, allowed: ["evenOdd", "path"]) else { return nil }
+        var clip = ClipSetting()
+        clip.evenOdd = log.bool(fields["evenOdd"], at: path.appending("evenOdd")) ?? false
+        switch fields["path"] {
+        case nil: break
+        case .string(let name)?: clip.name = name
+        case let p?:
+            guard let n = log.int(p, at: path.appending("path")) else { return nil }
+            guard n >= 1 else {
+                log.add(path.appending("path"), "numbers a path from 1, got \(n)")
+                return nil
+            }
+            clip.number = n
+        }
+        return clip
     }
 
     func readTrim(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Trim? {
