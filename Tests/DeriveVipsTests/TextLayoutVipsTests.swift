@@ -70,6 +70,22 @@ import Testing
         try Self.expectPhotoKeptFarFromTheText(image, style)
     }
 
+    /// justify: text wrapped at 140 px sets its first line out to the width, where left-aligned
+    /// it stops at its last word.
+    @Test func justifySpreadsAWrappedLine() throws {
+        func firstLine(_ style: String) throws -> Rect {
+            let (_, result) = try Harness.render(Self.photo, "c_fit,w_240,h_240/l_text:DejaVu%20Sans_20\(style):Some%20words%20of%20a%20text%20that%20wraps,co_white,c_fit,w_140/fl_layer_apply,g_north_west,x_10,y_10/f_png")
+            let ink = try Self.ink(Harness.pixels(result.outputs[0].data))
+            let rows = ink.rows
+            let end = zip(rows, rows.dropFirst()).first { $1 > $0 + 1 }?.0 ?? rows.last!
+            let line = ink.changed.filter { $0.y <= end }
+            return Rect(x: line.map(\.x).min()!, y: 0, width: line.map(\.x).max()! - line.map(\.x).min()! + 1, height: 1)
+        }
+        let left = try firstLine(""), justified = try firstLine("_justify")
+        #expect(justified.x == left.x)
+        #expect(justified.width > left.width + 8 && justified.width <= 140, "justified \(justified.width), left \(left.width)")
+    }
+
     /// line_spacing_<n> moves the second line n pixels; the first stays where it was.
     @Test(arguments: [12, -8])
     func lineSpacingMovesTheSecondLine(spacing: Int) throws {
