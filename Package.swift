@@ -40,8 +40,13 @@ let package = Package(
     ],
     targets: [
         // Pure Swift: the transformation language, validation, canonical identity and the
-        // geometry planner. No C library, so it is tested exhaustively without any server.
-        .target(name: "DeriveCore", exclude: ["Schema"]),
+        // geometry planner. No C library (the metric's loops are plain C), so it is tested
+        // exhaustively without any server.
+        .target(name: "DeriveCore", dependencies: ["CMetricKernels"], exclude: ["Schema"]),
+        // SSIMULACRA 2's loops over pixels, in C so that each is built for x86-64-v3 (AVX2, FMA)
+        // beside a copy for any CPU, one chosen when called (q_auto scores every candidate with
+        // them). No library; always optimised, as the debug builds' q_auto tests run them too.
+        .target(name: "CMetricKernels", cSettings: [.unsafeFlags(["-O3"])]),
         // libvips (Debian's libvips-dev), and the few C helpers Swift cannot express itself.
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         .target(name: "CVipsShim", dependencies: ["CVips"]),

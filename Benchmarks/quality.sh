@@ -3,7 +3,7 @@
 # q_80 JPEG, q_auto:good JPEG, WebP and AVIF, and f_auto,q_auto, on the shared fixture photos
 # (and crops of the large ones), generated flat graphics and screenshot-like images; then the
 # metric's check against the reference implementation. Results: Benchmarks/RESULTS.md.
-# Usage: bash Benchmarks/quality.sh [--keep DIR]
+# Usage: bash Benchmarks/quality.sh [--keep DIR] [--cold]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib.sh

@@ -227,25 +227,8 @@ enum Effects {
             }
             let rgba = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }.withAlpha()
             return try rgba.recombined(rows).interpreted(as: "srgb")
-        case .gradientFade(let strength, let symmetric, let x, let y):
-            // The faded band: y (default 0.5, the top half) or x, as a fraction of the side or
-            // pixels, negative from the far edge; alpha scaled by Masks.gradientFade.
-            let vertical = x == nil
-            let side = vertical ? image.pageHeight : image.width
-            let length = y ?? x ?? .fraction(0.5)
-            let band = abs(EffectGeometry.pixels(length, of: side))
-            let negative: Bool = switch length {
-            case .pixels(let p): p < 0
-            case .fraction(let f): f < 0
-            case .expression: false
-            }
-            let mask = try VImage.fromPixels(Masks.gradientFade(width: image.width, height: image.pageHeight, band: band, vertical: vertical,
-                                                                fromEnd: negative, symmetric: symmetric, strength: strength.planned),
-                                             width: image.width, height: image.pageHeight, bands: 1)
-            // Only the alpha changes (colours kept, so a faded edge does not darken).
-            let rgba = try image.withAlpha()
-            guard let alpha = try rgba.alphaBand() else { return image }
-            return try rgba.withoutAlpha().joined(with: alpha.multiplied(by: mask).linear([1.0 / 255], [0]))
+        case .gradientFade(let strength, let edges, let x, let y):
+            return try faded(image, strength: strength.planned, symmetric: edges != .one, x: x, y: y)
         case .oilPaint(let strength):
             // Each colour channel the median (libvips rank) of an n x n square, n = 1 + 2 x
             // round(strength / 15): 1 (unchanged) at 0, 3 at the default 30, 15 at 100.
@@ -255,49 +238,13 @@ enum Effects {
                 try VipsCall("rank").image("in", colour).int("width", n).int("height", n).int("index", n * n / 2).run().image("out")
             }.inMemory()
         case .outline(let mode, let width, let blur, let color):
-            // The shape is the alpha (an opaque image is its rectangle). Grown by `width` px: a
-            // Gaussian of sigma width/2 spreads an edge about two sigmas above 2 % of 255;
-            // shrunk alike from the inside (below 98 %). The outline is the grown shape less the
-            // shape (outer) or the shape less the shrunk one (inner), softened by blur/20, in
-            // the colour: beneath the image (outer) or over it (inner).
-            let rgba = try image.withAlpha()
-            guard let alpha = try rgba.alphaBand() else { return image }
-            let sigma = max(0.5, Double(width) / 2)
-            let spread = try alpha.gaussianBlurred(sigma: sigma)
-            let shape = try alpha.above(127)
-            var ring: VImage
-            switch mode {
-            case .outer: ring = try VipsCall("boolean").image("left", spread.above(5)).image("right", shape.inverted()).enumeration("boolean", "and").run().image("out")
-            case .inner: ring = try VipsCall("boolean").image("left", shape).image("right", spread.above(250).inverted()).enumeration("boolean", "and").run().image("out")
-            }
-            if blur > 0 { ring = try ring.gaussianBlurred(sigma: Double(blur) / 20) }
-            let opacity = try ring.linear([Double(color.alpha) / 255], [0])
-            let plane = try opacity.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").joined(with: opacity)
-            switch mode {
-            case .outer: return try plane.composited(rgba, at: (0, 0)).inMemory()
-            case .inner: return try rgba.composited(plane, at: (0, 0)).inMemory()
-            }
+            return try outlined(image, mode: mode, width: width, blur: blur, color: color)
         case .shear(let x, let y):
-            // libvips affine with [1, tan x; tan y, 1] onto the bounding box, the corners
-            // transparent; then centred on the planned canvas (they differ by rounding at most).
-            let g = EffectGeometry.shear(x: x, y: y, on: image.size)
-            let rgba = try image.withAlpha()
-            let sheared = try VipsCall("affine").image("in", rgba).doubles("matrix", [1, g.tx, g.ty, 1])
-                .enumeration("extend", "background").doubles("background", rgba.backgroundValues(.transparent))
-                .run().image("out")
-            return try sheared.centred(on: g.canvas).inMemory()
+            return try sheared(image, x: x, y: y)
+        case .distort(let distortion):
+            return try distorted(image, distortion)
         case .shadow(let strength, let color, let x, let y):
-            // The image's alpha (its shape; a rectangle when opaque) on the grown canvas at the
-            // offset, blurred (sigma 4 px), scaled to strength % of the colour's opacity, under
-            // a plane of the colour; the image over it.
-            let g = EffectGeometry.shadow(x: EffectGeometry.pixels(x, of: image.width), y: EffectGeometry.pixels(y, of: image.height), on: image.size)
-            let rgba = try image.withAlpha()
-            guard let alpha = try rgba.alphaBand() else { return image }
-            let opacity = Double(strength.planned) / 100 * Double(color.alpha) / 255
-            let shape = try alpha.embedded(at: g.shadow, canvas: g.canvas, background: .black)
-                .gaussianBlurred(sigma: EffectGeometry.shadowSigma).linear([opacity], [0])
-            let plane = try shape.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb")
-            return try plane.joined(with: shape).composited(rgba, at: g.image).inMemory()
+            return try shadowed(image, strength: strength.planned, color: color, x: x, y: y)
         case .cartoonify(let lines, let colors):
             // Flat colours: a light blur, then each channel rounded to `levels` steps (libvips'
             // round); bw does so on the luminance. Lines: where the luminance's Sobel edge

@@ -12,6 +12,24 @@ extension OperationRunner {
             var predominant = DominantColor.of(try image.resized(to: VipsEngine.previewSize(image.frameSize)).cast("uchar").pixelBuffer())
             if predominant == .transparent { predominant = border }
             return try image.embedded(at: (at.x, at.y), canvas: canvas, background: mode.color(border: border, predominant: predominant))
+        case .gradient(let gradient):
+            // The colours from a small preview (GradientPad), a 256-entry table through them,
+            // and each canvas pixel's position along the direction (0–255, from libvips' xyz)
+            // looked up in it (maplut); the image over it where the planner placed it.
+            let preview = try image.resized(to: VipsEngine.previewSize(image.frameSize)).cast("uchar").pixelBuffer()
+            let table = try VImage.fromPixels(GradientPad.lookupTable(GradientPad.colors(of: preview, gradient: gradient)), width: 256, height: 1, bands: 3)
+                .interpreted(as: "srgb")
+            let sx = 1 / Double(max(1, canvas.width - 1)), sy = 1 / Double(max(1, canvas.height - 1))
+            let (a, b, offset): (Double, Double, Double) = switch gradient.direction {
+            case .horizontal: (sx, 0, 0)
+            case .vertical: (0, sy, 0)
+            case .diagonalDesc: (sx / 2, sy / 2, 0)
+            case .diagonalAsc: (sx / 2, -sy / 2, 0.5)
+            }
+            let xy = try Effects.coordinates(canvas)
+            let position = try xy.recombined([[a * 255, b * 255]], uchar: false).linear([1], [offset * 255]).cast("uchar")
+            let back = try VipsCall("maplut").image("in", position).image("lut", table).run().image("out").interpreted(as: "srgb")
+            return try back.composited(image, at: (at.x, at.y)).inMemory()
         case .blurred(let intensity, let brightness):
             // The image scaled to cover the canvas and cut to it at the centre, blurred as
             // e_blur is (sigma intensity / 20), its colour scaled by 1 + brightness / 100 (-300

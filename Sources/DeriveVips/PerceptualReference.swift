@@ -187,77 +187,9 @@ struct PerceptualReference {
     /// chroma value the mean of a 2×2 block, restored bilinearly as decoders do): no 4:2:0
     /// encoding of it scores higher. Nil for grey images, which have no chroma to halve.
     func subsampledChromaScore() throws(DeriveError) -> Double? {
-        guard let halved = Self.chromaHalved(pixels) else { return nil }
+        guard let halved = pixels.chromaHalved() else { return nil }
         return try Ssimulacra2.score(reference: metric, distorted: halved)
     }
-
-    /// JPEG's YCbCr (BT.601, full range) with Cb and Cr averaged over 2×2 blocks.
-    static func chromaHalved(_ buffer: PixelBuffer) -> PixelBuffer? {
-        let w = buffer.width, h = buffer.height, bands = buffer.bands
-        guard bands >= 3, w >= 2, h >= 2 else { return nil }
-        let cw = (w + 1) / 2, ch = (h + 1) / 2
-        var luma = [Float](repeating: 0, count: w * h)
-        var cb = [Float](repeating: 0, count: cw * ch), cr = cb
-        // Bilinear between block centres, which sit half a pixel inside each 2×2 block: the
-        // blocks and weights each column and row reads, worked out once.
-        func taps(_ extent: Int, _ blocks: Int) -> [(Int, Int, Float)] {
-            (0..<extent).map { x in
-                let f = max(0, min(Float(blocks - 1), (Float(x) - 0.5) / 2))
-                let x0 = Int(f)
-                return (x0, min(blocks - 1, x0 + 1), f - Float(x0))
-            }
-        }
-        let columns = taps(w, cw), rows = taps(h, ch)
-        var out = buffer.pixels
-        buffer.pixels.withUnsafeBufferPointer { p in
-            luma.withUnsafeMutableBufferPointer { luma in cb.withUnsafeMutableBufferPointer { cb in cr.withUnsafeMutableBufferPointer { cr in
-                let p = p.baseAddress!, luma = luma.baseAddress!, cb = cb.baseAddress!, cr = cr.baseAddress!
-                for y in 0..<h {
-                    let line = p + y * w * bands, chroma = (y / 2) * cw
-                    for x in 0..<w {
-                        let i = x * bands
-                        let r = Float(line[i]), g = Float(line[i + 1]), b = Float(line[i + 2])
-                        luma[y * w + x] = 0.299 * r + 0.587 * g + 0.114 * b
-                        cb[chroma + x / 2] += -0.168736 * r - 0.331264 * g + 0.5 * b
-                        cr[chroma + x / 2] += 0.5 * r - 0.418688 * g - 0.081312 * b
-                    }
-                }
-                for by in 0..<ch {
-                    let rowsIn: Float = by * 2 + 1 < h ? 2 : 1
-                    for bx in 0..<cw {
-                        let count = rowsIn * (bx * 2 + 1 < w ? 2 : 1)
-                        cb[by * cw + bx] /= count
-                        cr[by * cw + bx] /= count
-                    }
-                }
-                out.withUnsafeMutableBufferPointer { o in
-                    let o = o.baseAddress!
-                    for y in 0..<h {
-                        let (y0, y1, ay) = rows[y]
-                        let top0 = y0 * cw, bottom0 = y1 * cw
-                        for x in 0..<w {
-                            let (x0, x1, ax) = columns[x]
-                            func sample(_ plane: UnsafeMutablePointer<Float>) -> Float {
-                                let top = plane[top0 + x0] * (1 - ax) + plane[top0 + x1] * ax
-                                let bottom = plane[bottom0 + x0] * (1 - ax) + plane[bottom0 + x1] * ax
-                                return top * (1 - ay) + bottom * ay
-                            }
-                            let i = (y * w + x) * bands
-                            let l = luma[y * w + x], u = sample(cb), v = sample(cr)
-                            o[i] = Self.byte(l + 1.402 * v)
-                            o[i + 1] = Self.byte(l - 0.344136 * u - 0.714136 * v)
-                            o[i + 2] = Self.byte(l + 1.772 * u)
-                        }
-                    }
-                }
-            } } }
-        }
-        return PixelBuffer(width: w, height: h, bands: bands, pixels: out)
-    }
-
-    /// Rounded to the nearest byte (halves up), clamped.
-    @inline(__always)
-    static func byte(_ value: Float) -> UInt8 { UInt8(max(0, min(255, value)) + 0.5) }
 
     static func complexity(_ buffer: PixelBuffer) -> Double {
         let w = buffer.width, h = buffer.height, bands = buffer.bands

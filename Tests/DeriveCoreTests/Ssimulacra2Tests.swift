@@ -106,6 +106,47 @@ import Testing
         return try #require(Double(run.output.trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
+    /// The C loops' two copies, for x86-64-v3 and for any CPU, give the same scores but for
+    /// rounding (FMA rounds a product and a sum once: 0.003 apart at most on these pairs, a
+    /// twentieth of the tolerance against the reference), on a CPU that runs both.
+    @Test func theKernelsForEveryCPUAndForAVX2GiveTheSameScores() throws {
+        let fast = Ssimulacra2.fastKernels()
+        defer { Ssimulacra2.fastKernels(fast) }
+        var scores: [Bool: [Double]] = [:]
+        for copy in [false, true] {
+            Ssimulacra2.fastKernels(copy)
+            scores[copy] = try ["posterised", "blurred", "noisy", "tinted"].map {
+                try Ssimulacra2.score(reference: Self.reference, distorted: Self.distorted($0))
+            }
+        }
+        for (base, other) in zip(scores[false]!, scores[true]!) {
+            #expect(abs(base - other) <= 0.01, "baseline \(base), x86-64-v3 \(other)")
+        }
+        #if arch(x86_64)
+        // Derive's build machines have AVX2: the comparison above ran both copies.
+        #expect(fast, "this CPU lacks AVX2 or FMA: only the baseline copy was compared")
+        #endif
+    }
+
+    /// Halving the chroma keeps a flat colour and the luma of every pixel, and averages away
+    /// colour that alternates from pixel to pixel; grey images have no chroma to halve.
+    @Test func halvingTheChromaKeepsLumaAndAveragesColour() throws {
+        let flat = PixelBuffer(width: 9, height: 7, bands: 3, pixels: Array(repeating: [200, 40, 90], count: 63).flatMap { $0 })
+        let kept = try #require(flat.chromaHalved())
+        #expect(zip(kept.pixels, flat.pixels).allSatisfy { abs(Int($0) - Int($1)) <= 1 })
+        // Reddish and bluish columns (no channel near 0 or 255, so nothing is clamped): each
+        // pixel keeps its luma, and every pixel gets the same chroma, their mean.
+        let columns = (0..<8).flatMap { _ in (0..<8).flatMap { x in x % 2 == 0 ? [180, 100, 100] : [100, 100, 180] as [UInt8] } }
+        let halved = try #require(PixelBuffer(width: 8, height: 8, bands: 3, pixels: columns).chromaHalved())
+        func luma(_ p: [UInt8], _ i: Int) -> Double { 0.299 * Double(p[i]) + 0.587 * Double(p[i + 1]) + 0.114 * Double(p[i + 2]) }
+        for i in stride(from: 0, to: 64 * 3, by: 3) {
+            #expect(abs(luma(halved.pixels, i) - luma(columns, i)) <= 1)
+            // Red minus blue was ±80; with one chroma for all, it is the same everywhere.
+            #expect(abs(Int(halved.pixels[i]) - Int(halved.pixels[i + 2])) <= 2)
+        }
+        #expect(PixelBuffer(width: 4, height: 4, bands: 1, pixels: Array(repeating: 9, count: 16)).chromaHalved() == nil)
+    }
+
     @Test func worseDistortionsScoreLower() throws {
         let mild = try Ssimulacra2.score(reference: Self.reference, distorted: Self.distorted("tinted"))
         let strong = try Ssimulacra2.score(reference: Self.reference, distorted: Self.distorted("posterised"))

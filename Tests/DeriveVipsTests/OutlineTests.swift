@@ -57,4 +57,57 @@ import Testing
         let middle = ((plain.height / 2) * plain.width + plain.width / 2) * 4
         #expect(Array(outlined.pixels[middle..<(middle + 4)]) == Array(plain.pixels[middle..<(middle + 4)]))
     }
+
+    /// Grace Hopper's ellipse (as above) with a transparent 24x16 window cut in her middle: a
+    /// hole the shape encloses, which the fill modes fill.
+    static let holed: (source: SourceImage, plain: PixelBuffer, hole: [Int]) = {
+        var p = ToneEffectTests.plain
+        var hole: [Int] = []
+        for y in (p.height / 2 - 8)..<(p.height / 2 + 8) {
+            for x in (p.width / 2 - 12)..<(p.width / 2 + 12) {
+                let i = (y * p.width + x) * 4
+                p.pixels[i + 3] = 0
+                hole.append(i)
+            }
+        }
+        let png = try! VipsEncoder.save(VipsCall("pngsave_buffer").image("in", try! VImage.fromPixels(p.pixels, width: p.width, height: p.height, bands: 4)))
+        return (SourceImage(bytes: png, location: "holed.png"), p, hole)
+    }()
+
+    static func holedPixels(_ chain: String?) throws -> PixelBuffer {
+        let (_, result) = try Harness.render(Self.holed.source, "\(chain.map { $0 + "/" } ?? "")f_png")
+        return try Harness.pixels(result.outputs[0].data)
+    }
+
+    /// Each mode on the holed photo: where the ring is (just outside the ellipse for outer and
+    /// fill, just inside its edge for inner and inner_fill), whether the hole turns the colour
+    /// (the fill modes) or stays transparent, and that the photo away from both is unchanged
+    /// and the far corners stay transparent.
+    @Test(arguments: [("outer", false, false), ("inner", true, false), ("inner_fill", true, true), ("fill", false, true)])
+    func theFillModesAlsoFillTheEnclosedHole(mode: String, inside: Bool, fills: Bool) throws {
+        let plain = try Self.holedPixels(nil)
+        let outlined = try Self.holedPixels("e_outline:\(mode):4,co_rgb:00ff00")
+        #expect(outlined.width == plain.width && outlined.height == plain.height)
+        func green(_ i: Int) -> Bool { outlined.pixels[i + 3] > 200 && outlined.pixels[i + 1] > 200 && outlined.pixels[i] < 60 && outlined.pixels[i + 2] < 60 }
+        // The hole's middle (away from its rim, where inner modes draw their ring anyway).
+        let w = plain.width, cy = plain.height / 2, cx = w / 2
+        let holeMiddle = (cy - 3..<cy + 3).flatMap { y in (cx - 6..<cx + 6).map { x in (y * w + x) * 4 } }
+        #expect(holeMiddle.allSatisfy { plain.pixels[$0 + 3] == 0 })
+        if fills {
+            #expect(holeMiddle.allSatisfy(green), "the hole is not filled")
+        } else {
+            #expect(holeMiddle.allSatisfy { outlined.pixels[$0 + 3] == 0 }, "the hole changed")
+        }
+        let (_, near, far) = Self.regions(ToneEffectTests.plain)
+        let nearGreen = near.filter(green).count
+        if inside {
+            #expect(near.allSatisfy { outlined.pixels[$0 + 3] == plain.pixels[$0 + 3] }, "the outside changed")
+        } else {
+            #expect(nearGreen > near.count * 9 / 10, "\(nearGreen) of \(near.count) pixels just outside are green")
+        }
+        #expect(far.allSatisfy { outlined.pixels[$0 + 3] == 0 })
+        // Photo pixels away from the ellipse's edge and from the hole are as they were.
+        let quarter = ((plain.height / 4) * w + w / 2) * 4
+        #expect(Array(outlined.pixels[quarter..<(quarter + 4)]) == Array(plain.pixels[quarter..<(quarter + 4)]))
+    }
 }

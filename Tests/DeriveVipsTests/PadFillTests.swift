@@ -61,4 +61,63 @@ import Testing
             #expect(colours.count == 1 && check(colours.first!), "\(mode): \(colours.prefix(3)), border median \(median)")
         }
     }
+
+    /// The mean colour of a column of the bars.
+    static func column(_ p: PixelBuffer, _ x: Int) -> [Double] {
+        (0..<3).map { c in Double((0..<p.height).map { Harness.pixel(p, x, $0)[c] }.reduce(0, +)) / Double(p.height) }
+    }
+
+    /// b_auto's gradients on the banner: the photo in the middle as a colour pad places it; the
+    /// bars run from the colour of the photo's left side to its right side's (horizontal), each
+    /// end within a few levels of what GradientPad reads from the photo, changing steadily
+    /// between; vertical gradients change down the bars and not across; _contrast ends are
+    /// black or white.
+    @Test(arguments: ["b_auto:border_gradient", "b_auto:predominant_gradient", "b_auto:border_gradient:4", "b_auto:predominant_gradient:2:vertical",
+                      "b_auto:border_gradient_contrast:2:diagonal_desc"])
+    func gradientBarsRunBetweenTheColoursOfThePhotosSides(fill: String) throws {
+        let plain = try Self.render("c_pad,w_400,h_100,b_black")
+        let padded = try Self.render("c_pad,w_400,h_100,\(fill)")
+        #expect(padded.width == 400 && padded.height == 100)
+        #expect(Self.middleIsThePhoto(padded, plain), "\(fill)")
+        guard case .resize(let r)? = CloudinaryParser().parse("c_pad,w_400,h_100,\(fill)").steps.first, case .gradient(let g)? = r.padFill else {
+            Issue.record("\(fill) did not parse to a gradient")
+            return
+        }
+        // The colours as the engine reads them, from the fitted photo's preview.
+        let fitted = try Harness.render(ToneEffectTests.photo, "c_fit,w_400,h_100/f_png").1.outputs[0].data
+        let preview = try withBytes(fitted) { (buffer) throws(DeriveError) -> PixelBuffer in
+            let image = try VipsDecoder.header(buffer, format: .png)
+            return try image.resized(to: VipsEngine.previewSize(image.frameSize)).cast("uchar").pixelBuffer()
+        }
+        let stops = GradientPad.colors(of: preview, gradient: g)
+        func near(_ got: [Int], _ c: Color, _ tolerance: Int = 10) -> Bool {
+            abs(got[0] - Int(c.red)) <= tolerance && abs(got[1] - Int(c.green)) <= tolerance && abs(got[2] - Int(c.blue)) <= tolerance
+        }
+        switch g.direction {
+        case .horizontal:
+            #expect(near(Harness.pixel(padded, 0, 50), stops.first!) && near(Harness.pixel(padded, 399, 50), stops.last!),
+                    "\(Harness.pixel(padded, 0, 50)) .. \(Harness.pixel(padded, 399, 50)) vs \(stops)")
+            // Down a column, one colour.
+            #expect(Set((0..<100).map { Array(Harness.pixel(padded, 20, $0).prefix(3)) }).count == 1)
+        case .vertical:
+            #expect(near(Harness.pixel(padded, 10, 0), stops.first!) && near(Harness.pixel(padded, 10, 99), stops.last!),
+                    "\(Harness.pixel(padded, 10, 0)) .. \(Harness.pixel(padded, 10, 99)) vs \(stops)")
+            #expect(Set((0..<150).map { Array(Harness.pixel(padded, $0, 30).prefix(3)) }).count == 1)
+        case .diagonalDesc, .diagonalAsc:
+            #expect(near(Harness.pixel(padded, 0, 0), stops.first!) && near(Harness.pixel(padded, 399, 99), stops.last!))
+            #expect(stops.allSatisfy { $0 == .black || $0 == .white })
+        }
+        if stops.first != stops.last, g.direction == .horizontal, g.colors == 2 {
+            // Steady: each channel moves monotonically along the left bar.
+            for c in 0..<3 where stops.first!.components[c] != stops.last!.components[c] {
+                let up = stops.last!.components[c] > stops.first!.components[c]
+                let values = (0..<150).map { Self.column(padded, $0)[c] }
+                #expect(zip(values, values.dropFirst()).allSatisfy { up ? $1 >= $0 - 0.5 : $1 <= $0 + 0.5 }, "channel \(c)")
+            }
+        }
+    }
+}
+
+extension Color {
+    var components: [Int] { [Int(red), Int(green), Int(blue)] }
 }

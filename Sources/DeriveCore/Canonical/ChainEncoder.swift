@@ -99,6 +99,11 @@ public enum ChainEncoder {
                                                                                    JSONMember(key: "brightness", value: .int(b))]))]))
             case .auto(let mode)?:
                 add("padFill", .object([JSONMember(key: "auto", value: .string(mode.rawValue))]))
+            case .gradient(let g)?:
+                add("padFill", .object([JSONMember(key: "gradient", value: .object([
+                    JSONMember(key: "from", value: .string(g.source.rawValue)), JSONMember(key: "contrast", value: .bool(g.contrast)),
+                    JSONMember(key: "colors", value: .int(g.colors)), JSONMember(key: "direction", value: .string(g.direction.rawValue)),
+                ]))]))
             case nil: break
             }
             add("zoom", r.zoom.map(JSONValue.decimal) ?? r.zoomExpression.map { .string($0.canonicalText) })
@@ -134,13 +139,17 @@ public enum ChainEncoder {
             case .shear(let x, let y):
                 add("x", .int(x))
                 add("y", .int(y))
+            case .distort(.corners(let corners)): add("corners", .array(corners.map(\.json)))
+            case .distort(.arc(let degrees)): add("arc", .int(degrees))
             case .outline(let mode, let width, let blur, let color):
                 add("mode", .string(mode.rawValue))
                 add("width", .int(width))
                 add("blur", .int(blur))
                 add("color", .string(color.hex))
-            case .gradientFade(_, let symmetric, let x, let y):
-                if symmetric { add("symmetric", .bool(true)) }
+            case .gradientFade(_, let edges, let x, let y):
+                // `symmetric: true` as before symmetric_pad existed, so those chains keep their identity.
+                if edges == .symmetric { add("symmetric", .bool(true)) }
+                if edges == .symmetricPad { add("type", .string(edges.rawValue)) }
                 add("x", x?.json)
                 add("y", y?.json)
             case .shadow(_, let color, let x, let y):

@@ -218,8 +218,8 @@ public enum FaceGeometry {
             // The image moves to its place on the grown canvas.
             let at = EffectGeometry.shadow(x: EffectGeometry.pixels(x, of: input.width), y: EffectGeometry.pixels(y, of: input.height), on: input).image
             return boxes.map { Rect(x: $0.x + at.x, y: $0.y + at.y, width: $0.width, height: $0.height) }
-        case .effect(.shear):
-            // Skewed boxes are no longer rectangles of the image: positions unknown.
+        case .effect(.shear), .effect(.distort):
+            // Skewed, warped or bent boxes are no longer rectangles of the image: positions unknown.
             return []
         case .smartCrop, .faceCrop, .fillPad, .trim, .deferred:
             // The engine maps what these resolved to (a crop, a resize); unresolved, the

@@ -17,9 +17,14 @@ public struct PixelView {
     /// Averages boxes of pixels down to `size` (area sampling), as RGB or, with `grey`, as one
     /// luminance band. Transparent pixels count as white, as they would look on a page.
     public func downsampled(to size: Size, grey: Bool = false) -> PixelBuffer {
+        bands == 2 || bands == 4 ? downsampledInGeneral(to: size, grey: grey) : downsampledOpaque(to: size, grey: grey)
+    }
+
+    /// `downsampled` for any band count, alpha included.
+    func downsampledInGeneral(to size: Size, grey: Bool) -> PixelBuffer {
+        let colourBands = bands == 2 || bands == 4 ? bands - 1 : bands
         let outBands = grey ? 1 : 3
         var out = [UInt8](repeating: 0, count: size.width * size.height * outBands)
-        let colourBands = bands == 2 || bands == 4 ? bands - 1 : bands
         let hasAlpha = colourBands != bands
         var sums = [Double](repeating: 0, count: size.width * 3)
         var counts = [Int](repeating: 0, count: size.width)
@@ -70,5 +75,69 @@ public struct PixelView {
             }
         }
         return PixelBuffer(width: size.width, height: size.height, bands: outBands, pixels: out)
+    }
+    /// `downsampled` without alpha, on every output's preview: the same boxes and the same
+    /// results (sums of whole numbers are exact in either form), summed as integers through
+    /// pointers, several times faster than the general loop.
+    func downsampledOpaque(to size: Size, grey: Bool) -> PixelBuffer {
+        let outBands = grey ? 1 : 3, bands = self.bands, width = self.width, height = self.height
+        let colour = bands >= 3
+        var sums = [Int](repeating: 0, count: size.width * 3)
+        var counts = [Int](repeating: 0, count: size.width)
+        let pixels = [UInt8](unsafeUninitializedCapacity: size.width * size.height * outBands) { out, initialised in
+            sums.withUnsafeMutableBufferPointer { sums in counts.withUnsafeMutableBufferPointer { counts in
+                let sums = sums.baseAddress!, counts = counts.baseAddress!, out = out.baseAddress!
+                let source = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                // The first column of each output box, worked out once.
+                let columnEnds = (0..<size.width).map { ($0 + 1) * width / size.width }
+                var row = 0
+                for oy in 0..<size.height {
+                    sums.update(repeating: 0, count: size.width * 3)
+                    counts.update(repeating: 0, count: size.width)
+                    let rowEnd = max((oy + 1) * height / size.height, row + 1)
+                    while row < rowEnd && row < height {
+                        var x = 0
+                        var p = source + row * width * bands
+                        for ox in 0..<size.width {
+                            let xEnd = min(width, max(columnEnds[ox], x + 1)), start = x
+                            var r = 0, g = 0, b = 0
+                            if colour {
+                                while x < xEnd {
+                                    r += Int(p[0]); g += Int(p[1]); b += Int(p[2])
+                                    p += bands
+                                    x += 1
+                                }
+                            } else {
+                                while x < xEnd {
+                                    r += Int(p[0])
+                                    p += bands
+                                    x += 1
+                                }
+                                (g, b) = (r, r)
+                            }
+                            sums[ox * 3] += r
+                            sums[ox * 3 + 1] += g
+                            sums[ox * 3 + 2] += b
+                            counts[ox] += x - start
+                        }
+                        row += 1
+                    }
+                    for ox in 0..<size.width {
+                        let n = Double(max(1, counts[ox]))
+                        let r = Double(sums[ox * 3]) / n, g = Double(sums[ox * 3 + 1]) / n, b = Double(sums[ox * 3 + 2]) / n
+                        let i = (oy * size.width + ox) * outBands
+                        if grey {
+                            out[i] = UInt8(min(255, (0.2126 * r + 0.7152 * g + 0.0722 * b).rounded()))
+                        } else {
+                            out[i] = UInt8(min(255, r.rounded()))
+                            out[i + 1] = UInt8(min(255, g.rounded()))
+                            out[i + 2] = UInt8(min(255, b.rounded()))
+                        }
+                    }
+                }
+            } }
+            initialised = size.width * size.height * outBands
+        }
+        return PixelBuffer(width: size.width, height: size.height, bands: outBands, pixels: pixels)
     }
 }

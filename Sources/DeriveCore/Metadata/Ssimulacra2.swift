@@ -1,3 +1,4 @@
+internal import CMetricKernels
 import Foundation
 import Synchronization
 
@@ -10,10 +11,11 @@ import Synchronization
 /// like libjxl, so the two can be compared pair by pair (`Benchmarks/metric_check.py`).
 ///
 /// `q_auto` scores every candidate encoding with it, so the candidate's half is written for
-/// speed: eight pixels at a time through pointers (checked indexing keeps the compiler from
-/// vectorising), the candidate's three blurs of a channel (its mean, its square and its
-/// product with the reference) made in one pass over each row and consumed row by row by the
-/// SSIM and edge sums instead of being stored as planes, and buffers reused across scales.
+/// speed: its three blurs of a channel (its mean, its square and its product with the
+/// reference) are made in one pass over each row and consumed row by row by the SSIM and edge
+/// sums instead of being stored as planes, buffers are reused across scales, and the loops over
+/// pixels are C (`CMetricKernels`), eight pixels at a time, built for AVX2 and FMA where the
+/// CPU has them and for any x86-64 otherwise.
 public enum Ssimulacra2 {
     static let scales = 6
     static let c2: Float = 0.0009
@@ -42,6 +44,13 @@ public enum Ssimulacra2 {
             if index < count - 1 { linear = linear.halved() }
         }
         return combined(averages)
+    }
+
+    /// Whether the C loops run their x86-64-v3 copies (AVX2 and FMA; else the baseline's).
+    /// `wanted` switches (to the fast copies only where the CPU has them): tests compare the two.
+    @discardableResult
+    static func fastKernels(_ wanted: Bool? = nil) -> Bool {
+        dmetric_fast_copy(wanted.map { $0 ? 1 : 0 } ?? -1) == 1
     }
 
     /// How many scales an image has: six, or fewer when halving would go below 8×8.
@@ -152,14 +161,6 @@ public enum Ssimulacra2 {
         return sum > 0 ? 100 - 10 * pow(sum, 0.6276336467831387) : 100
     }
 
-    typealias V = SIMD8<Float>
-
-    @inline(__always)
-    static func load(_ p: UnsafePointer<Float>) -> V { UnsafeRawPointer(p).loadUnaligned(as: V.self) }
-
-    @inline(__always)
-    static func store(_ v: V, _ p: UnsafeMutablePointer<Float>) { UnsafeMutableRawPointer(p).storeBytes(of: v, as: V.self) }
-
     /// Three planes of linear-light RGB.
     struct LinearImage: Sendable {
         var width: Int
@@ -181,144 +182,63 @@ public enum Ssimulacra2 {
             width = buffer.width
             height = buffer.height
             let count = width * height, bands = buffer.bands
-            var r = [Float](repeating: 0, count: count), g = r, b = r
-            buffer.pixels.withUnsafeBufferPointer { pixels in
-                Self.toLinear.withUnsafeBufferPointer { lut in
-                    r.withUnsafeMutableBufferPointer { r in g.withUnsafeMutableBufferPointer { g in b.withUnsafeMutableBufferPointer { b in
-                        let p = pixels.baseAddress!, lut = lut.baseAddress!
-                        let r = r.baseAddress!, g = g.baseAddress!, b = b.baseAddress!
-                        if bands >= 3 {
-                            for i in 0..<count {
-                                let j = i * bands
-                                r[i] = lut[Int(p[j])]
-                                g[i] = lut[Int(p[j + 1])]
-                                b[i] = lut[Int(p[j + 2])]
-                            }
-                        } else {
-                            for i in 0..<count {
-                                let v = lut[Int(p[i * bands])]
-                                r[i] = v
-                                g[i] = v
-                                b[i] = v
-                            }
-                        }
-                    } } }
-                }
+            var g: [Float] = [], b: [Float] = []
+            let r = [Float](unsafeUninitializedCapacity: count) { r, initialised in
+                func plane() -> [Float] { bands >= 3 ? [Float](unsafeUninitializedCapacity: count) { $1 = count } : [] }
+                (g, b) = (plane(), plane())
+                buffer.pixels.withUnsafeBufferPointer { pixels in Self.toLinear.withUnsafeBufferPointer { lut in
+                    g.withUnsafeMutableBufferPointer { g in b.withUnsafeMutableBufferPointer { b in
+                        dmetric_linear(pixels.baseAddress, count, Int32(bands), lut.baseAddress, r.baseAddress, g.baseAddress, b.baseAddress)
+                    } }
+                } }
+                initialised = count
             }
-            planes = [r, g, b]
+            planes = bands >= 3 ? [r, g, b] : [r, r, r]
         }
 
         /// 2×2 box average; an odd last column or row averages the pixels it has.
         func halved() -> LinearImage {
             let w = (width + 1) / 2, h = (height + 1) / 2
-            let width = self.width, height = self.height
-            var out = [[Float]](repeating: [], count: 3)
-            for c in 0..<3 {
-                out[c] = [Float](unsafeUninitializedCapacity: w * h) { dst, initialised in
-                    planes[c].withUnsafeBufferPointer { src in
-                        let src = src.baseAddress!, dst = dst.baseAddress!
-                        let quarter = SIMD8<Float>(repeating: 4)
-                        for oy in 0..<h {
-                            let y0 = oy * 2, y1 = min(oy * 2 + 1, height - 1)
-                            let row0 = src + y0 * width, row1 = src + y1 * width, out = dst + oy * w
-                            var ox = 0
-                            if y1 != y0 {
-                                // Whole 2×2 blocks, eight at a time (same sums in the same order).
-                                while ox + 8 <= width / 2 {
-                                    let a = UnsafeRawPointer(row0 + 2 * ox).loadUnaligned(as: SIMD16<Float>.self)
-                                    let b = UnsafeRawPointer(row1 + 2 * ox).loadUnaligned(as: SIMD16<Float>.self)
-                                    Ssimulacra2.store((((a.evenHalf + a.oddHalf) + b.evenHalf) + b.oddHalf) / quarter, out + ox)
-                                    ox += 8
-                                }
-                            }
-                            while ox < w {
-                                let x0 = ox * 2, x1 = min(ox * 2 + 1, width - 1)
-                                var sum = row0[x0]
-                                var n: Float = 1
-                                if x1 != x0 { sum += row0[x1]; n += 1 }
-                                if y1 != y0 {
-                                    sum += row1[x0]; n += 1
-                                    if x1 != x0 { sum += row1[x1]; n += 1 }
-                                }
-                                out[ox] = sum / n
-                                ox += 1
-                            }
-                        }
-                    }
+            let planes = self.planes.map { plane in
+                [Float](unsafeUninitializedCapacity: w * h) { out, initialised in
+                    plane.withUnsafeBufferPointer { dmetric_halved($0.baseAddress, width, height, out.baseAddress) }
                     initialised = w * h
                 }
             }
-            return LinearImage(width: w, height: h, planes: out)
+            return LinearImage(width: w, height: h, planes: planes)
         }
-
-        /// Cube root of a value in the opsin mixes' range (the bias to 1 plus the bias): the
-        /// inverse cube root from a bit-level first guess and three Newton steps, which need
-        /// only multiplications, times the value and the root again (relative error below
-        /// 5e-7). Eight lanes at a time: the conversion runs it for every pixel of every scale.
-        @inline(__always)
-        static func cubeRoot(_ value: SIMD8<Float>) -> SIMD8<Float> {
-            let bits = unsafeBitCast(value, to: SIMD8<UInt32>.self)
-            let third = SIMD8<UInt32>(truncatingIfNeeded: (SIMD8<UInt64>(truncatingIfNeeded: bits) &* 0xAAAA_AAAB) &>> 33)
-            var y = unsafeBitCast(third &+ 709_921_077, to: SIMD8<Float>.self)
-            let oneThird = SIMD8<Float>(repeating: 1 / 3)
-            y = (2 * y + value / (y * y)) * oneThird
-            y = (2 * y + value / (y * y)) * oneThird
-            y = (2 * y + value / (y * y)) * oneThird
-            return y
-        }
-
-        static func cubeRoot(_ value: Float) -> Float { cubeRoot(SIMD8(repeating: value))[0] }
 
         /// XYB as libjxl's opsin transform makes it, shifted to be positive as SSIMULACRA 2
-        /// does; only the planes `needed` (by channel) are made, the others left empty. The
-        /// mixes are never below the bias: linear RGB is not negative and the matrix is not.
+        /// does; only the planes `needed` (by channel) are made, the others left empty.
         func xyb(_ needed: [Bool] = [true, true, true]) -> LinearImage {
-            let m: (Float, Float, Float, Float, Float, Float, Float, Float, Float) = (
-                0.30, 1 - 0.078 - 0.30, 0.078,
-                0.23, 1 - 0.078 - 0.23, 0.078,
-                0.24342268924547819, 0.20476744424496821, 1 - 0.24342268924547819 - 0.20476744424496821)
-            let bias: Float = 0.0037930732552754493
-            let biasRoot = V(repeating: Self.cubeRoot(bias))
             let count = width * height
-            let makeX = needed[0], makeB = needed[2], makeY = needed[1] || makeB
-            guard makeX || makeY else { return LinearImage(width: width, height: height, planes: [[], [], []]) }
-            // Room for a last vector past the end, trimmed after.
+            let makeX = needed[0], makeY = needed[1], makeB = needed[2]
+            guard makeX || makeY || makeB else { return LinearImage(width: width, height: height, planes: [[], [], []]) }
+            // The kernel works eight pixels at a time: room for a last vector past the end,
+            // trimmed after.
             let padded = (count + 7) / 8 * 8
-            func plane(_ made: Bool) -> [Float] { [Float](repeating: 0, count: made ? padded : 0) }
-            var x = plane(makeX), y = plane(makeY), b = plane(makeB)
             var source = planes
             if padded != count {
                 for c in 0..<3 { source[c].append(contentsOf: repeatElement(0, count: padded - count)) }
             }
+            func plane(_ made: Bool) -> [Float] {
+                [Float](unsafeUninitializedCapacity: made ? padded : 0) { _, initialised in initialised = made ? padded : 0 }
+            }
+            var x = plane(makeX), y = plane(makeY), b = plane(makeB)
             source[0].withUnsafeBufferPointer { r in source[1].withUnsafeBufferPointer { g in source[2].withUnsafeBufferPointer { bl in
                 x.withUnsafeMutableBufferPointer { x in y.withUnsafeMutableBufferPointer { y in b.withUnsafeMutableBufferPointer { b in
-                    let r = r.baseAddress!, g = g.baseAddress!, bl = bl.baseAddress!
-                    var i = 0
-                    while i < padded {
-                        let rv = load(r + i), gv = load(g + i), bv = load(bl + i)
-                        let m0 = Self.cubeRoot(m.0 * rv + m.1 * gv + m.2 * bv + bias) - biasRoot
-                        let m1 = Self.cubeRoot(m.3 * rv + m.4 * gv + m.5 * bv + bias) - biasRoot
-                        let yv = 0.5 * (m0 + m1)
-                        if makeX { store((0.5 * (m0 - m1)) * 14 + 0.42, x.baseAddress! + i) }
-                        if makeY { store(yv + 0.01, y.baseAddress! + i) }
-                        if makeB {
-                            let m2 = Self.cubeRoot(m.6 * rv + m.7 * gv + m.8 * bv + bias) - biasRoot
-                            store((m2 - yv) + 0.55, b.baseAddress! + i)
-                        }
-                        i += 8
-                    }
+                    dmetric_xyb(r.baseAddress, g.baseAddress, bl.baseAddress, padded,
+                                makeX ? x.baseAddress : nil, makeY ? y.baseAddress : nil, makeB ? b.baseAddress : nil)
                 } } }
             } } }
-            if padded != count {
-                for c in [0, 1, 2] {
-                    switch c {
-                    case 0: if makeX { x.removeLast(padded - count) }
-                    case 1: if makeY { y.removeLast(padded - count) }
-                    default: if makeB { b.removeLast(padded - count) }
-                    }
+            for made in [makeX, makeY, makeB].enumerated() where made.element && padded != count {
+                switch made.offset {
+                case 0: x.removeLast(padded - count)
+                case 1: y.removeLast(padded - count)
+                default: b.removeLast(padded - count)
                 }
             }
-            return LinearImage(width: width, height: height, planes: [x, needed[1] ? y : [], b])
+            return LinearImage(width: width, height: height, planes: [x, y, b])
         }
     }
 
@@ -363,11 +283,6 @@ public enum Ssimulacra2 {
         return raw.map { Float($0 / sum) }
     }()
 
-    /// Row index mirrored at the edges (d c b a | a b c d | d c b a).
-    static func mirrored(_ y: Int, _ count: Int) -> Int {
-        y < 0 ? min(count - 1, -y - 1) : (y >= count ? max(0, 2 * count - y - 1) : y)
-    }
-
     /// The blurs and sums of one scoring, with buffers sized for its largest scale and reused
     /// by every smaller one: the row pass's output for up to three planes, and three rows
     /// between zero margins.
@@ -396,119 +311,26 @@ public enum Ssimulacra2 {
             columns.deallocate()
         }
 
-        /// The row pass (11 taps, zero beyond the row's ends) of one row already placed
-        /// between the margins of `row`, into `out`. Sums in the order the kernel lists them,
-        /// pairing the taps at equal distance, eight pixels at a time.
-        @inline(__always)
-        static func rowPass(_ row: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>, width: Int, _ k: (Float, Float, Float, Float, Float, Float)) {
-            let (k0, k1, k2, k3, k4, k5) = k
-            var x = 0
-            while x + 8 <= width {
-                let p = row + x
-                var sum = k0 * load(p)
-                sum += k1 * (load(p - 1) + load(p + 1))
-                sum += k2 * (load(p - 2) + load(p + 2))
-                sum += k3 * (load(p - 3) + load(p + 3))
-                sum += k4 * (load(p - 4) + load(p + 4))
-                sum += k5 * (load(p - 5) + load(p + 5))
-                store(sum, out + x)
-                x += 8
-            }
-            while x < width {
-                let p = row + x
-                var sum = k0 * p[0]
-                sum += k1 * (p[-1] + p[1])
-                sum += k2 * (p[-2] + p[2])
-                sum += k3 * (p[-3] + p[3])
-                sum += k4 * (p[-4] + p[4])
-                sum += k5 * (p[-5] + p[5])
-                out[x] = sum
-                x += 1
-            }
-        }
-
-        static var taps: (Float, Float, Float, Float, Float, Float) {
-            let k = kernel
-            return (k[5], k[4], k[3], k[2], k[1], k[0])
-        }
-
-        /// The column pass of one whole row: the 11 rows around it (mirrored at the top and
-        /// bottom) summed in the kernel's order into `out`.
-        @inline(__always)
-        static func columnRow(_ base: UnsafePointer<Float>, _ y: Int, width: Int, height: Int, into out: UnsafeMutablePointer<Float>,
-                              _ k: (Float, Float, Float, Float, Float, Float)) {
-            let (k0, k1, k2, k3, k4, k5) = k
-            func row(_ t: Int) -> UnsafePointer<Float> { base + mirrored(y + t, height) * width }
-            let (a0, a1, a2, a3, a4, a5) = (row(-5), row(-4), row(-3), row(-2), row(-1), row(0))
-            let (b1, b2, b3, b4, b5) = (row(1), row(2), row(3), row(4), row(5))
-            var x = 0
-            while x + 8 <= width {
-                var sum = k5 * load(a0 + x)
-                sum += k4 * load(a1 + x)
-                sum += k3 * load(a2 + x)
-                sum += k2 * load(a3 + x)
-                sum += k1 * load(a4 + x)
-                sum += k0 * load(a5 + x)
-                sum += k1 * load(b1 + x)
-                sum += k2 * load(b2 + x)
-                sum += k3 * load(b3 + x)
-                sum += k4 * load(b4 + x)
-                sum += k5 * load(b5 + x)
-                store(sum, out + x)
-                x += 8
-            }
-            while x < width {
-                var sum = k5 * a0[x]
-                sum += k4 * a1[x]
-                sum += k3 * a2[x]
-                sum += k2 * a3[x]
-                sum += k1 * a4[x]
-                sum += k0 * a5[x]
-                sum += k1 * b1[x]
-                sum += k2 * b2[x]
-                sum += k3 * b3[x]
-                sum += k4 * b4[x]
-                sum += k5 * b5[x]
-                out[x] = sum
-                x += 1
-            }
-        }
+        /// The centre tap, then the taps 1 to 5 pixels away.
+        static let taps: [Float] = Array(kernel[radius...])
 
         /// The row pass of up to three products of `a` and `b` (a itself, a², a·b) over the
         /// whole plane, into `horizontal`.
         func rowPasses(_ a: [Float], _ b: [Float]?, count planes: Int, width: Int, height: Int) {
-            let k = Self.taps, r = radius, stride = rowStride
-            let h0 = horizontal, h1 = horizontal + planeSize, h2 = horizontal + 2 * planeSize
-            let row0 = rows + r, row1 = rows + stride + r, row2 = rows + 2 * stride + r
-            // Zero past this plane's right end: a wider scale's pixels may be there.
-            for row in [row0, row1, row2] { (row + width).update(repeating: 0, count: stride - width - r) }
-            let other = b ?? a
-            a.withUnsafeBufferPointer { a in other.withUnsafeBufferPointer { b in
-                let a = a.baseAddress!, b = b.baseAddress!
-                for y in 0..<height {
-                    let pa = a + y * width, pb = b + y * width
-                    row0.update(from: pa, count: width)
-                    if planes > 1 {
-                        for x in 0..<width { row1[x] = pa[x] * pa[x] }
-                    }
-                    if planes > 2 {
-                        for x in 0..<width { row2[x] = pa[x] * pb[x] }
-                    }
-                    Self.rowPass(row0, h0 + y * width, width: width, k)
-                    if planes > 1 { Self.rowPass(row1, h1 + y * width, width: width, k) }
-                    if planes > 2 { Self.rowPass(row2, h2 + y * width, width: width, k) }
-                }
-            } }
+            a.withUnsafeBufferPointer { a in (b ?? []).withUnsafeBufferPointer { b in Self.taps.withUnsafeBufferPointer { taps in
+                dmetric_row_passes(a.baseAddress, b.isEmpty ? nil : b.baseAddress, Int32(planes), width, height, rows, rowStride, taps.baseAddress,
+                                   horizontal, horizontal + planeSize, horizontal + 2 * planeSize)
+            } } }
         }
 
         /// The reference's blurred plane and, with `squares`, its blurred square.
         func blurred(_ plane: [Float], width: Int, height: Int, squares: Bool) -> ([Float], [Float]) {
             rowPasses(plane, nil, count: squares ? 2 : 1, width: width, height: height)
-            let k = Self.taps
             func columnPass(_ index: Int) -> [Float] {
                 [Float](unsafeUninitializedCapacity: width * height) { out, initialised in
-                    let base = UnsafePointer(horizontal + index * planeSize), out = out.baseAddress!
-                    for y in 0..<height { Self.columnRow(base, y, width: width, height: height, into: out + y * width, k) }
+                    Self.taps.withUnsafeBufferPointer { taps in
+                        dmetric_column_pass(horizontal + index * planeSize, width, height, taps.baseAddress, out.baseAddress)
+                    }
                     initialised = width * height
                 }
             }
@@ -518,97 +340,19 @@ public enum Ssimulacra2 {
         /// The per-pixel terms of one channel, summed: SSIM's `d` and `d⁴` (when `s11`, the
         /// reference's blurred square, is given) and the edge ratio's gains (ringing) and
         /// losses (blurring) with their fourth powers. The candidate's blurred mean, square and
-        /// product with the reference are made a row at a time and used at once. Eight pixels
-        /// at a time in `Float`, each row added into `Double` (at most 1,024 pixels at a time):
-        /// the branch-free form of libjxl's loop, which the compiler cannot vectorise by itself
-        /// (it does not reorder floating-point sums).
+        /// product with the reference are made a row at a time and used at once (see
+        /// `dmetric_sums`: the branch-free form of libjxl's loop).
         func sums(_ p1: [Float], _ p2: [Float], _ mu1: [Float], _ s11: [Float]?, width: Int, height: Int) -> ScaleAverages.Sums {
-            let withSSIM = s11 != nil
-            rowPasses(p2, p1, count: withSSIM ? 3 : 1, width: width, height: height)
-            var total = ScaleAverages.Sums()
-            let k = Self.taps
-            let unused: [Float] = [0]
+            rowPasses(p2, p1, count: s11 == nil ? 1 : 3, width: width, height: height)
+            var out = [Double](repeating: 0, count: 6)
             p1.withUnsafeBufferPointer { p1 in p2.withUnsafeBufferPointer { p2 in mu1.withUnsafeBufferPointer { mu1 in
-                (s11 ?? unused).withUnsafeBufferPointer { s11 in
-                    do { do {
-                        do {
-                            let h0 = UnsafePointer(horizontal), h1 = h0 + planeSize, h2 = h0 + 2 * planeSize
-                            let p1 = p1.baseAddress!, p2 = p2.baseAddress!, mu1 = mu1.baseAddress!, s11 = s11.baseAddress!
-                            // Bit operations rather than pointwiseMax or masked selects, whose generic
-                            // lane-by-lane forms are many times slower: |x| clears the sign bit, and
-                            // (x + |x|) / 2 is x or 0, exactly.
-                            @inline(__always) func magnitude(_ x: V) -> V {
-                                unsafeBitCast(unsafeBitCast(x, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: V.self)
-                            }
-                            @inline(__always) func positive(_ x: V) -> V { (x + magnitude(x)) * 0.5 }
-                            let one = V(repeating: 1), zero = V(repeating: 0), c2v = V(repeating: c2)
-                            let mu2 = columns, s22 = columns + rowStride, s12 = columns + 2 * rowStride
-                            for y in 0..<height {
-                                Self.columnRow(h0, y, width: width, height: height, into: mu2, k)
-                                if withSSIM {
-                                    Self.columnRow(h1, y, width: width, height: height, into: s22, k)
-                                    Self.columnRow(h2, y, width: width, height: height, into: s12, k)
-                                }
-                                do {
-                                    let row = y * width
-                                    var x = 0
-                                    while x < width {
-                                        let end = min(width, x + 1024)
-                                        var d1 = zero, d4 = zero, a1 = zero, a4 = zero, l1 = zero, l4 = zero
-                                        while x + 8 <= end {
-                                            let i = row + x
-                                            let m1 = load(mu1 + i), m2 = load(mu2 + x)
-                                            if withSSIM {
-                                                let numM = one - (m1 - m2) * (m1 - m2)
-                                                let numS = 2 * (load(s12 + x) - m1 * m2) + c2v
-                                                let denS = (load(s11 + i) - m1 * m1) + (load(s22 + x) - m2 * m2) + c2v
-                                                let d = positive(one - numM * numS / denS)
-                                                d1 += d
-                                                d4 += (d * d) * (d * d)
-                                            }
-                                            let x2 = load(p2 + i) - m2, x1 = load(p1 + i) - m1
-                                            let ratio = (one + magnitude(x2)) / (one + magnitude(x1)) - one
-                                            let art = positive(ratio), lost = positive(-ratio)
-                                            a1 += art
-                                            a4 += (art * art) * (art * art)
-                                            l1 += lost
-                                            l4 += (lost * lost) * (lost * lost)
-                                            x += 8
-                                        }
-                                        var tail = ScaleAverages.Sums()
-                                        while x < end {
-                                            let i = row + x
-                                            let m1 = mu1[i], m2 = mu2[x]
-                                            if withSSIM {
-                                                let numM = 1 - (m1 - m2) * (m1 - m2)
-                                                let numS = 2 * (s12[x] - m1 * m2) + c2
-                                                let denS = (s11[i] - m1 * m1) + (s22[x] - m2 * m2) + c2
-                                                let d = Double(max(0, 1 - numM * numS / denS))
-                                                tail.ssim1 += d
-                                                tail.ssim4 += (d * d) * (d * d)
-                                            }
-                                            let ratio = Double((1 + abs(p2[i] - m2)) / (1 + abs(p1[i] - m1)) - 1)
-                                            let art = max(0, ratio), lost = max(0, -ratio)
-                                            tail.art1 += art
-                                            tail.art4 += (art * art) * (art * art)
-                                            tail.lost1 += lost
-                                            tail.lost4 += (lost * lost) * (lost * lost)
-                                            x += 1
-                                        }
-                                        total.ssim1 += Double(d1.sum()) + tail.ssim1
-                                        total.ssim4 += Double(d4.sum()) + tail.ssim4
-                                        total.art1 += Double(a1.sum()) + tail.art1
-                                        total.art4 += Double(a4.sum()) + tail.art4
-                                        total.lost1 += Double(l1.sum()) + tail.lost1
-                                        total.lost4 += Double(l4.sum()) + tail.lost4
-                                    }
-                                }
-                            }
-                        }
-                    } }
-                }
+                (s11 ?? []).withUnsafeBufferPointer { s11 in Self.taps.withUnsafeBufferPointer { taps in out.withUnsafeMutableBufferPointer { out in
+                    let h0 = UnsafePointer(horizontal)
+                    dmetric_sums(p1.baseAddress, p2.baseAddress, mu1.baseAddress, s11.isEmpty ? nil : s11.baseAddress, h0, h0 + planeSize, h0 + 2 * planeSize,
+                                 width, height, taps.baseAddress, columns, rowStride, out.baseAddress)
+                } } }
             } } }
-            return total
+            return ScaleAverages.Sums(ssim1: out[0], ssim4: out[1], art1: out[2], art4: out[3], lost1: out[4], lost4: out[5])
         }
     }
 

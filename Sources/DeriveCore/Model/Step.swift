@@ -157,6 +157,8 @@ public enum PadFill: Sendable, Hashable {
     case blurred(intensity: Int, brightness: Int)
     /// `b_auto[:<mode>]`: a colour taken from the image.
     case auto(AutoPadColor)
+    /// `b_auto:<source>_gradient...`: a gradient through colours taken from the image.
+    case gradient(AutoGradient)
 
     public static let blurredDefaults = (intensity: 100, brightness: 0)
     public static let intensityRange = 1...2000
@@ -169,6 +171,7 @@ public enum PadFill: Sendable, Hashable {
             if b != PadFill.blurredDefaults.brightness { return "blurred:\(i):\(b)" }
             return i == PadFill.blurredDefaults.intensity ? "blurred" : "blurred:\(i)"
         case .auto(let mode): return mode == .border ? "auto" : "auto:" + mode.rawValue
+        case .gradient(let g): return g.cloudinaryText
         }
     }
 }
@@ -325,9 +328,25 @@ public enum Vectorize {
     }
 }
 
-/// e_outline's modes Derive draws (Cloudinary's inner_fill and fill are refused).
+/// Which edges e_gradient_fade fades: the one its x or y names, that one and the opposite one
+/// (`symmetric`), or both into the padding of the pad crop before it (`symmetric_pad`).
+public enum FadeEdges: String, Sendable, Hashable, CaseIterable {
+    case one, symmetric
+    case symmetricPad = "symmetric_pad"
+}
+
+/// e_outline's modes: the outline outside the shape (beneath the image) or inside its edge
+/// (over it); `fill` and `inner_fill` draw the same and also fill the shape's transparent
+/// interior (the holes it encloses) with the colour, `fill` the whole shape beneath the image.
 public enum OutlineMode: String, Sendable, Hashable, CaseIterable {
     case outer, inner
+    case innerFill = "inner_fill"
+    case fill
+
+    /// Whether the outline is drawn inside the shape's edge, over the image.
+    public var isInner: Bool { self == .inner || self == .innerFill }
+    /// Whether the shape's transparent interior is filled too.
+    public var fills: Bool { self == .fill || self == .innerFill }
 
     public static let widthRange = 1...100
     public static let blurRange = 0...2000
@@ -459,17 +478,22 @@ public enum Effect: Sendable, Hashable {
     /// Skews the image by whole degrees along the x axis and the y axis (-89..89); the canvas
     /// grows to hold it and the corners are transparent.
     case shear(x: Int, y: Int)
+    /// Warps the image onto new corners (in perspective) or bends it into an arc; the canvas
+    /// becomes the result's bounding box, transparent where the image does not reach.
+    case distort(Distortion)
     /// A shadow of the image's shape in a colour, offset by x and y (pixels, fractions of the
     /// image's side, or expressions until planned), blurred and as opaque as the strength
     /// (0..100) says, beneath the image; the canvas grows to hold both.
     case shadow(WholeNumber, color: Color, x: Length, y: Length)
     /// Fades the image to transparent from one edge: `y` (default 0.5, the top half) or `x`,
     /// positive from the top or left, negative from the bottom or right, as a fraction or
-    /// pixels; `symmetric` fades the opposite edge too. Strength (0..100) shapes the ramp.
-    case gradientFade(WholeNumber, symmetric: Bool, x: Length?, y: Length?)
+    /// pixels; `symmetric` fades the opposite edge too, `symmetric_pad` both edges of the image
+    /// into the padding a pad crop just added. Strength (0..100) shapes the ramp.
+    case gradientFade(WholeNumber, edges: FadeEdges, x: Length?, y: Length?)
     /// An outline of the image's shape (its alpha) in a colour: outside it (`outer`, the
     /// default) or inside its edge (`inner`), `width` pixels wide (1..100), its edge softened
-    /// by `blur` (0..2000, as e_blur).
+    /// by `blur` (0..2000, as e_blur); `fill` and `inner_fill` also fill the holes the shape
+    /// encloses.
     case outline(OutlineMode, width: Int, blur: Int, color: Color)
     /// An oil-painting look: each channel the median of a square neighbourhood that grows with
     /// the strength (0..100), so detail melts into flat strokes while edges stay.
@@ -500,7 +524,7 @@ public enum Effect: Sendable, Hashable {
         case recolor
         case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
-        case art, cartoonify, vectorize, shear, shadow
+        case art, cartoonify, vectorize, shear, shadow, distort
         case gradientFade = "gradient_fade"
         case outline
         case oilPaint = "oil_paint"
@@ -549,6 +573,7 @@ public enum Effect: Sendable, Hashable {
         case .cartoonify: .cartoonify
         case .vectorize: .vectorize
         case .shear: .shear
+        case .distort: .distort
         case .shadow: .shadow
         case .gradientFade: .gradientFade
         case .outline: .outline
@@ -569,7 +594,7 @@ public enum Effect: Sendable, Hashable {
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
              .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
         case .tint(let n, _), .colorize(let n, _): n
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
         }
     }
 
@@ -582,7 +607,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .shadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

@@ -519,8 +519,8 @@ struct ParseRun {
             if case .shadow(let n, let color, let x, let y) = parsed {
                 parsed = .shadow(n, color: color, x: shadowOffset.x ?? x, y: shadowOffset.y ?? y)
             }
-            if case .gradientFade(let n, let symmetric, _, _) = parsed {
-                parsed = .gradientFade(n, symmetric: symmetric, x: shadowOffset.x, y: shadowOffset.y)
+            if case .gradientFade(let n, let edges, _, _) = parsed {
+                parsed = .gradientFade(n, edges: edges, x: shadowOffset.x, y: shadowOffset.y)
             }
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
@@ -975,77 +975,12 @@ struct ParseRun {
             }
             return .shear(x: angles[0], y: angles[1])
         }
-        if kind == .outline {
-            // e_outline[:<mode>][:<width>][:<blur>], co_ the colour.
-            var rest = args[...]
-            var mode = OutlineMode.defaults.mode
-            if let first = rest.first, first.first?.isLetter == true {
-                guard let m = OutlineMode(rawValue: first) else {
-                    if first == "inner_fill" || first == "fill" {
-                        fail(c, "e_\(text): known to Cloudinary, not supported by Derive: the \(first) outline modes fill the image's transparent areas, which Derive does not; it draws outer and inner")
-                    } else {
-                        fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_outline mode \(Quoted(first))", hint: "; modes: outer, inner, inner_fill, fill"))
-                    }
-                    return nil
-                }
-                mode = m
-                rest = rest.dropFirst()
-            }
-            guard rest.count <= 2 else {
-                fail(c, "e_outline takes a mode, a width and a blur")
-                return nil
-            }
-            var numbers = [OutlineMode.defaults.width, OutlineMode.defaults.blur]
-            for (i, t) in rest.enumerated() {
-                guard let n = Int(t) else {
-                    fail(c, "e_outline takes whole numbers for its width and blur, got \(Quoted(t))")
-                    return nil
-                }
-                numbers[i] = n
-            }
-            var outlineColor = OutlineMode.defaults.color
-            if let color {
-                guard let parsed = self.color(color, param: "co", in: c) else { return nil }
-                outlineColor = parsed
-            }
-            return .outline(mode, width: numbers[0], blur: numbers[1], color: outlineColor)
+        if kind == .distort {
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow, e_outline and text layers") }
+            return distort(args, in: c)
         }
-        if kind == .gradientFade {
-            // e_gradient_fade[:symmetric][:<strength>]
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }
-            var rest = args[...]
-            var symmetric = false
-            if let first = rest.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
-                guard first == "symmetric" else {
-                    if first == "symmetric_pad" {
-                        fail(c, "e_\(text): known to Cloudinary, not supported by Derive: symmetric_pad fades into a pad's background, which Derive does not; use symmetric")
-                    } else {
-                        fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_gradient_fade type \(Quoted(first))", hint: "; types: symmetric, symmetric_pad"))
-                    }
-                    return nil
-                }
-                symmetric = true
-                rest = rest.dropFirst()
-            }
-            guard rest.count <= 1 else {
-                fail(c, "e_gradient_fade takes a type (symmetric) and a strength")
-                return nil
-            }
-            var strength = WholeNumber.value(EffectRules.defaultAmount(of: .gradientFade) ?? 20)
-            if let s = rest.first {
-                if let n = Int(s) {
-                    strength = .value(n)
-                } else if ExpressionParser.looksLikeExpression(s) {
-                    guard let e = wholeNumberExpression(s, param: "e", written: "e_" + text, label: "e_gradient_fade:",
-                                                        accepts: "a whole-number strength", in: c) else { return nil }
-                    strength = e
-                } else {
-                    fail(c, "e_gradient_fade takes a whole-number strength, got \(Quoted(s))")
-                    return nil
-                }
-            }
-            return .gradientFade(strength, symmetric: symmetric, x: nil, y: nil)
-        }
+        if kind == .outline { return outline(text, args: args, color: color, in: c) }
+        if kind == .gradientFade { return gradientFade(text, args: args, color: color, in: c) }
         if kind == .simulateColorblind || kind == .recolor {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
             return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
@@ -1148,19 +1083,7 @@ extension ParseRun {
     mutating func padFill(_ b: String, in c: Component) -> PadFill? {
         guard Self.isPadFill(b) else { return nil }
         let parts = b.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        if parts[0] == "auto" {
-            guard parts.count <= 2 else {
-                fail(c, "b_\(b): known to Cloudinary, not supported by Derive: the number of colours and the direction go with the gradient modes, which Derive does not draw; b_auto takes border, predominant, border_contrast or predominant_contrast")
-                return nil
-            }
-            guard parts.count == 2 else { return .auto(.border) }
-            guard let mode = AutoPadColor(rawValue: parts[1]) else {
-                fail(c, CloudinaryVocabulary.unknown("b_" + b, what: "b_auto mode \(Quoted(parts[1]))",
-                                                     hint: Suggest.hint(for: parts[1], among: AutoPadColor.allCases.map(\.rawValue), else: "; modes: " + AutoPadColor.allCases.map(\.rawValue).joined(separator: ", "))))
-                return nil
-            }
-            return .auto(mode)
-        }
+        if parts[0] == "auto" { return autoPadFill(b, parts: Array(parts.dropFirst()), in: c) }
         guard parts.count <= 3 else {
             fail(c, "b_blurred takes an intensity and a brightness: b_blurred:<1-2000>:<-300-100>")
             return nil

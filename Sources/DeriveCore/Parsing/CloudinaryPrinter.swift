@@ -147,14 +147,16 @@ public enum CloudinaryPrinter {
             return "\(name):\(filter.rawValue)"
         case .shear(let x, let y):
             return "\(name):\(x):\(y)"
+        case .distort(let d):
+            return "\(name):" + d.cloudinaryArguments
         case .outline(let mode, let width, let blur, let c):
             var args: [String] = []
             if blur != OutlineMode.defaults.blur { args = [String(width), String(blur)] } else if width != OutlineMode.defaults.width { args = [String(width)] }
             if mode != OutlineMode.defaults.mode || !args.isEmpty { args.insert(mode.rawValue, at: 0) }
             return name + args.map { ":" + $0 }.joined() + (c == OutlineMode.defaults.color ? "" : ",co_" + color(c))
-        case .gradientFade(let strength, let symmetric, let x, let y):
+        case .gradientFade(let strength, let edges, let x, let y):
             let isDefault = strength == EffectRules.defaultAmount(of: .gradientFade).map(WholeNumber.value)
-            var text = name + (symmetric ? ":symmetric" : "") + (isDefault ? "" : ":\(strength)")
+            var text = name + (edges == .one ? "" : ":" + edges.rawValue) + (isDefault ? "" : ":\(strength)")
             if let x { text += ",x_" + x.cloudinaryText }
             if let y { text += ",y_" + y.cloudinaryText }
             return text

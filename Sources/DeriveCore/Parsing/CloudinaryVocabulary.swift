@@ -145,8 +145,6 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("e", "viesus_correct"), spelling: "e_viesus_correct", reason: addOn),
         Unsupported(match: .valuePrefix("c", "imagga_"), spelling: "c_imagga_crop, c_imagga_scale", reason: addOn),
         Unsupported(match: .detectorGravity, spelling: "g_auto:subject, g_<object> (g_dog, g_bottle:cup), g_ocr_text, g_body, g_adv_*, g_custom", reason: "object, text and body gravities: \(addOn)"),
-        Unsupported(match: .valuePrefix("b", "auto:predominant_gradient"), spelling: "b_auto:predominant_gradient[_contrast], b_auto:border_gradient[_contrast]", reason: "gradient pad fills; Derive's b_auto modes are border, predominant, border_contrast and predominant_contrast"),
-        Unsupported(match: .valuePrefix("b", "auto:border_gradient"), spelling: "", reason: "gradient pad fills; Derive's b_auto modes are border, predominant, border_contrast and predominant_contrast"),
         Unsupported(match: .value("a", "auto"), spelling: "a_auto", reason: "not among Cloudinary's documented rotation modes; a_auto_right and a_auto_left turn by the requested aspect ratio, and EXIF orientation is applied automatically"),
         Unsupported(match: .value("a", "exif"), spelling: "", reason: "EXIF orientation is applied automatically; a_ignore turns it off"),
     ] + ["ac", "af", "br", "du", "eo", "so", "sp", "vc", "vs", "fps", "ki"].map {

@@ -477,6 +477,7 @@ public struct JSONChainDecoder: Sendable {
         if kind == .art { return readArt(value, at: path, log: log) }
         if kind == .recolor { return readRecolor(value, at: path, log: log) }
         if kind == .outline { return readOutline(value, at: path, log: log) }
+        if kind == .distort { return readDistort(value, at: path, log: log) }
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))
@@ -492,7 +493,7 @@ public struct JSONChainDecoder: Sendable {
             if kind == .cartoonify { allowed.append("reduction") }
             if kind == .assistColorblind { allowed.append("xray") }
             if kind == .shear || kind == .shadow || kind == .gradientFade { allowed += ["x", "y"] }
-            if kind == .gradientFade { allowed.append("symmetric") }
+            if kind == .gradientFade { allowed += ["symmetric", "type"] }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
             if let amountField, let v = fields[amountField] {
@@ -561,9 +562,17 @@ public struct JSONChainDecoder: Sendable {
                 return .some(length)
             }
             if case .gradientFade(let n, _, _, _) = effect {
-                let symmetric = fields["symmetric"].flatMap { log.bool($0, at: path.appending("symmetric")) } ?? false
+                // "symmetric": true, or Cloudinary's type: "symmetric" or "symmetric_pad".
+                var edges = fields["symmetric"].flatMap { log.bool($0, at: path.appending("symmetric")) } == true ? FadeEdges.symmetric : .one
+                if let type = fields["type"] {
+                    guard case .string(let text) = type, let parsed = FadeEdges(rawValue: text), parsed != .one else {
+                        log.add(path.appending("type"), "expected \"symmetric\" or \"symmetric_pad\", got \(type.typeDescription)")
+                        return nil
+                    }
+                    edges = parsed
+                }
                 guard let x = offset("x"), let y = offset("y") else { return nil }
-                effect = .gradientFade(n, symmetric: symmetric, x: x, y: y)
+                effect = .gradientFade(n, edges: edges, x: x, y: y)
             }
             if case .shadow(let n, let color, let x, let y) = effect {
                 guard let newX = offset("x"), let newY = offset("y") else { return nil }
@@ -578,16 +587,18 @@ public struct JSONChainDecoder: Sendable {
     func readPadFill(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> PadFill? {
         if value == .string("blurred") { return .blurred(intensity: PadFill.blurredDefaults.intensity, brightness: PadFill.blurredDefaults.brightness) }
         if value == .string("auto") { return .auto(.border) }
-        guard let fields = log.object(value, at: path, allowed: ["blurred", "auto"]) else { return nil }
+        guard let fields = log.object(value, at: path, allowed: ["blurred", "auto", "gradient"]) else { return nil }
+        if let gradient = fields["gradient"] { return readAutoGradient(gradient, at: path.appending("gradient"), log: log) }
         if let mode = fields["auto"] {
+            if case .string(let text) = mode, let gradient = AutoGradient.parse(mode: text) { return .gradient(gradient) }
             guard case .string(let text) = mode, let parsed = AutoPadColor(rawValue: text) else {
-                log.add(path.appending("auto"), "expected one of " + AutoPadColor.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(mode.typeDescription)")
+                log.add(path.appending("auto"), "expected one of " + AutoPadColor.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + " (or a gradient mode: \"border_gradient\"...; {\"gradient\": {...}} for its colours and direction), got \(mode.typeDescription)")
                 return nil
             }
             return .auto(parsed)
         }
         guard let blurred = fields["blurred"], let inner = log.object(blurred, at: path.appending("blurred"), allowed: ["intensity", "brightness"]) else {
-            log.add(path, "expected \"blurred\", \"auto\", {\"blurred\": {...}} or {\"auto\": <mode>}")
+            log.add(path, "expected \"blurred\", \"auto\", {\"blurred\": {...}}, {\"auto\": <mode>} or {\"gradient\": {...}}")
             return nil
         }
         let intensity = inner["intensity"].map { log.int($0, at: path.appending("blurred").appending("intensity")) } ?? PadFill.blurredDefaults.intensity
@@ -604,7 +615,7 @@ public struct JSONChainDecoder: Sendable {
         var mode = d.mode
         if let m = fields["mode"] {
             guard case .string(let text) = m, let parsed = OutlineMode(rawValue: text) else {
-                log.add(path.appending("mode"), "expected one of \"outer\", \"inner\", got \(m.typeDescription)")
+                log.add(path.appending("mode"), "expected one of " + OutlineMode.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(m.typeDescription)")
                 return nil
             }
             mode = parsed

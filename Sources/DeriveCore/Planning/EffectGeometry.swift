@@ -1,6 +1,6 @@
 import Foundation
 
-/// Effects that change the canvas (`e_shear`, `e_shadow`): the size they make and where the
+/// Effects that change the canvas (`e_shear`, `e_shadow`, `e_distort`): the size they make and where the
 /// image lands on it, shared by the planner (which must know every size) and the engine
 /// (which must make exactly that size).
 public enum EffectGeometry {
@@ -9,6 +9,7 @@ public enum EffectGeometry {
     public static func size(of effect: Effect, on size: Size) -> Size? {
         switch effect {
         case .shear(let x, let y): shear(x: x, y: y, on: size).canvas
+        case .distort(let d): DistortGeometry.canvas(of: d, on: size)
         case .shadow(_, _, let x, let y): shadow(x: pixels(x, of: size.width), y: pixels(y, of: size.height), on: size).canvas
         default: nil
         }

@@ -78,8 +78,8 @@ extension Step {
             return .effect(.pixelateRegion(size, map(region)))
         case .effect(.shadow(let strength, let color, let x, let y)):
             return .effect(.shadow(strength, color: color, x: transform(x, "x"), y: transform(y, "y")))
-        case .effect(.gradientFade(let strength, let symmetric, let x, let y)):
-            return .effect(.gradientFade(strength, symmetric: symmetric, x: map(x, "x"), y: map(y, "y")))
+        case .effect(.gradientFade(let strength, let edges, let x, let y)):
+            return .effect(.gradientFade(strength, edges: edges, x: map(x, "x"), y: map(y, "y")))
         case .overlay(var o):
             o.x = map(o.x, "x")
             o.y = map(o.y, "y")

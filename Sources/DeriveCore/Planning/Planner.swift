@@ -424,6 +424,17 @@ public struct Planner: Sendable {
             case .round(let r):
                 walk.operations.append(.round(r.radius, background: r.background ?? .transparent))
             case .effect(let e):
+                if case .distort(.corners(let corners)) = e, let problem = DistortGeometry.problem(DistortGeometry.points(corners, on: size)) {
+                    // Pixels and percentages mixed: the shape is known only on the image.
+                    issues.append(ValidationIssue(location: here, reason: "e_distort corners \(problem) (on this \(size) image)"))
+                    walk.size = nil
+                    break
+                }
+                if case .gradientFade(let n, .symmetricPad, let x, let y) = e, let pad = walk.operations.last, let planned = Self.fadingIntoPadding(pad, .gradientFade(n, edges: .symmetric, x: x, y: y)) {
+                    walk.operations.removeLast()
+                    walk.operations += planned
+                    break
+                }
                 walk.operations.append(.effect(e))
                 if let grown = EffectGeometry.size(of: e, on: size) { walk.size = grown }
             case .trim(let t):

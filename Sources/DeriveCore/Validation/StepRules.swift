@@ -33,7 +33,7 @@ public enum EffectRules {
         case .vectorize: 2...30
         case .gamma: -50...150
         case .tint, .colorize, .vignette: 0...100
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
         }
     }
 
@@ -62,7 +62,7 @@ public enum EffectRules {
         case .vectorize: 10
         // Cloudinary's server default (SDK reference, Shadow: strength 0 to 100, default 40).
         case .shadow: 40
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
         }
     }
 
@@ -108,7 +108,9 @@ public enum EffectRules {
         case .cartoonify: return .cartoonify(n, colors: .auto)
         case .vectorize: return .vectorize(n)
         case .shear: return .shear(x: 0, y: 0)
-        case .gradientFade: return .gradientFade(n, symmetric: false, x: nil, y: nil)
+        // The parsers require a form; this is only a fallback.
+        case .distort: return .distort(.arc(0))
+        case .gradientFade: return .gradientFade(n, edges: .one, x: nil, y: nil)
         case .oilPaint: return .oilPaint(n)
         case .outline: return .outline(OutlineMode.defaults.mode, width: OutlineMode.defaults.width, blur: OutlineMode.defaults.blur, color: color ?? OutlineMode.defaults.color)
         case .shadow: return .shadow(n, color: color ?? shadowDefaultColor, x: .pixels(shadowDefaultOffset), y: .pixels(shadowDefaultOffset))
@@ -132,7 +134,7 @@ public enum EffectRules {
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
         case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
         case .tint, .colorize: "amount"
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .outline: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
         }
     }
 
@@ -156,7 +158,7 @@ public enum EffectRules {
         case .assistColorblind(_, let xray): .assistColorblind(amount, xray: xray)
         case .cartoonify(_, let colors): .cartoonify(amount, colors: colors)
         case .shadow(_, let color, let x, let y): .shadow(amount, color: color, x: x, y: y)
-        case .gradientFade(_, let symmetric, let x, let y): .gradientFade(amount, symmetric: symmetric, x: x, y: y)
+        case .gradientFade(_, let edges, let x, let y): .gradientFade(amount, edges: edges, x: x, y: y)
         default: make(effect.kind, amount: amount, color: nil)
         }
     }
@@ -209,6 +211,7 @@ enum StepRules {
             return check(width, in: OutlineMode.widthRange, field: "width") + check(blur, in: OutlineMode.blurRange, field: "blur")
         case .effect(.shear(let x, let y)):
             return check(x, in: EffectRules.shearRange, field: "x", derivesLimits: true) + check(y, in: EffectRules.shearRange, field: "y", derivesLimits: true)
+        case .effect(.distort(let d)): return distortIssues(d, limits: limits)
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"

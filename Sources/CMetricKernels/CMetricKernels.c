@@ -1,0 +1,86 @@
+// Each entry point runs the x86-64-v3 copy of its kernel where the CPU has AVX2 and FMA, and
+// the baseline copy elsewhere (see Kernels.h).
+#include "CMetricKernels.h"
+
+
+
+void dmetric_row_passes_baseline(const float *, const float *, int, long, long, float *, long, const float[6], float *, float *, float *);
+void dmetric_column_row_baseline(const float *, long, long, long, const float[6], float *);
+void dmetric_column_pass_baseline(const float *, long, long, const float[6], float *);
+void dmetric_sums_baseline(const float *, const float *, const float *, const float *, const float *, const float *, const float *,
+                           long, long, const float[6], float *, long, double[6]);
+void dmetric_xyb_baseline(const float *, const float *, const float *, long, float *, float *, float *);
+void dmetric_linear_baseline(const unsigned char *, long, int, const float[256], float *, float *, float *);
+void dmetric_halved_baseline(const float *, long, long, float *);
+int dmetric_chroma_halved_baseline(const unsigned char *, long, long, int, unsigned char *);
+
+#if defined(__x86_64__)
+void dmetric_row_passes_x86_64_v3(const float *, const float *, int, long, long, float *, long, const float[6], float *, float *, float *);
+void dmetric_column_row_x86_64_v3(const float *, long, long, long, const float[6], float *);
+void dmetric_column_pass_x86_64_v3(const float *, long, long, const float[6], float *);
+void dmetric_sums_x86_64_v3(const float *, const float *, const float *, const float *, const float *, const float *, const float *,
+                            long, long, const float[6], float *, long, double[6]);
+void dmetric_xyb_x86_64_v3(const float *, const float *, const float *, long, float *, float *, float *);
+void dmetric_linear_x86_64_v3(const unsigned char *, long, int, const float[256], float *, float *, float *);
+void dmetric_halved_x86_64_v3(const float *, long, long, float *);
+int dmetric_chroma_halved_x86_64_v3(const unsigned char *, long, long, int, unsigned char *);
+
+/// 1 while the x86-64-v3 copies run, 0 while the baseline's do, -1 until first asked.
+static int v3_in_use = -1;
+
+static int use_v3(void) {
+    int known = __atomic_load_n(&v3_in_use, __ATOMIC_RELAXED);
+    if (known < 0) {
+        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        __atomic_store_n(&v3_in_use, known, __ATOMIC_RELAXED);
+    }
+    return known;
+}
+
+int dmetric_fast_copy(int wanted) {
+    if (wanted >= 0) __atomic_store_n(&v3_in_use, wanted && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"), __ATOMIC_RELAXED);
+    return use_v3();
+}
+#define PICK(function, ...) (use_v3() ? function##_x86_64_v3(__VA_ARGS__) : function##_baseline(__VA_ARGS__))
+#else
+#define PICK(function, ...) function##_baseline(__VA_ARGS__)
+
+int dmetric_fast_copy(int wanted) {
+    (void)wanted;
+    return 0;
+}
+#endif
+
+void dmetric_row_passes(const float *a, const float *b, int planes, long width, long height, float *scratch, long stride,
+                        const float taps[6], float *out0, float *out1, float *out2) {
+    PICK(dmetric_row_passes, a, b, planes, width, height, scratch, stride, taps, out0, out1, out2);
+}
+
+void dmetric_column_row(const float *plane, long y, long width, long height, const float taps[6], float *out) {
+    PICK(dmetric_column_row, plane, y, width, height, taps, out);
+}
+
+void dmetric_column_pass(const float *plane, long width, long height, const float taps[6], float *out) {
+    PICK(dmetric_column_pass, plane, width, height, taps, out);
+}
+
+void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, const float *h0, const float *h1,
+                  const float *h2, long width, long height, const float taps[6], float *rows, long stride, double sums[6]) {
+    PICK(dmetric_sums, p1, p2, mu1, s11, h0, h1, h2, width, height, taps, rows, stride, sums);
+}
+
+void dmetric_xyb(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b) {
+    PICK(dmetric_xyb, r, g, bl, count, x, y, b);
+}
+
+void dmetric_linear(const unsigned char *pixels, long count, int bands, const float lut[256], float *r, float *g, float *b) {
+    PICK(dmetric_linear, pixels, count, bands, lut, r, g, b);
+}
+
+void dmetric_halved(const float *src, long width, long height, float *dst) {
+    PICK(dmetric_halved, src, width, height, dst);
+}
+
+int dmetric_chroma_halved(const unsigned char *in, long width, long height, int bands, unsigned char *out) {
+    return PICK(dmetric_chroma_halved, in, width, height, bands, out);
+}

@@ -1,0 +1,340 @@
+// The kernels' bodies, compiled twice: by KernelsX86V3.c for x86-64-v3 and by KernelsBaseline.c
+// for any CPU, each copy's entry points named by its NAME (CMetricKernels.c picks one per
+// call). Each loop keeps the order of operations the Swift loops had; with FMA a product and a
+// sum round once instead of twice, which moves a score by a few thousandths at most (the
+// tests compare the copies). Not a public header.
+
+#include "CMetricKernels.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef unsigned int v8u __attribute__((vector_size(32)));
+typedef unsigned long long v8u64 __attribute__((vector_size(64)));
+
+static inline v8f load(const float *p) {
+    v8f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void store(v8f v, float *p) { memcpy(p, &v, sizeof v); }
+
+static inline v8f splat(float x) { return (v8f){x, x, x, x, x, x, x, x}; }
+
+/// |x|: the sign bit cleared.
+static inline v8f magnitude(v8f x) { return (v8f)((v8u)x & 0x7FFFFFFFu); }
+
+/// x or 0, exactly: (x + |x|) / 2.
+static inline v8f positive(v8f x) { return (x + magnitude(x)) * 0.5f; }
+
+static inline float lanes_sum(v8f v) {
+    float sum = 0;
+    for (int i = 0; i < 8; i++) sum += v[i];
+    return sum;
+}
+
+static inline long mirrored(long y, long count) {
+    if (y < 0) return -y - 1 < count - 1 ? -y - 1 : count - 1;
+    if (y >= count) return 2 * count - y - 1 > 0 ? 2 * count - y - 1 : 0;
+    return y;
+}
+
+/// 11 taps along a row placed between zero margins, pairing the taps at equal distance.
+static inline void row_pass(const float *row, float *out, long width, const float k[6]) {
+    const v8f k0 = splat(k[0]), k1 = splat(k[1]), k2 = splat(k[2]), k3 = splat(k[3]), k4 = splat(k[4]), k5 = splat(k[5]);
+    long x = 0;
+    for (; x + 8 <= width; x += 8) {
+        const float *p = row + x;
+        v8f sum = k0 * load(p);
+        sum += k1 * (load(p - 1) + load(p + 1));
+        sum += k2 * (load(p - 2) + load(p + 2));
+        sum += k3 * (load(p - 3) + load(p + 3));
+        sum += k4 * (load(p - 4) + load(p + 4));
+        sum += k5 * (load(p - 5) + load(p + 5));
+        store(sum, out + x);
+    }
+    for (; x < width; x++) {
+        const float *p = row + x;
+        float sum = k[0] * p[0];
+        sum += k[1] * (p[-1] + p[1]);
+        sum += k[2] * (p[-2] + p[2]);
+        sum += k[3] * (p[-3] + p[3]);
+        sum += k[4] * (p[-4] + p[4]);
+        sum += k[5] * (p[-5] + p[5]);
+        out[x] = sum;
+    }
+}
+
+void NAME(dmetric_row_passes)(const float *a, const float *b, int planes, long width, long height, float *scratch, long stride,
+                        const float taps[6], float *out0, float *out1, float *out2) {
+    const long r = 5;
+    float *row0 = scratch + r, *row1 = scratch + stride + r, *row2 = scratch + 2 * stride + r;
+    // Zero past this plane's right end: a wider scale's pixels may be there.
+    for (long i = width; i < stride - r; i++) row0[i] = row1[i] = row2[i] = 0;
+    const float *other = b ? b : a;
+    for (long y = 0; y < height; y++) {
+        const float *pa = a + y * width, *pb = other + y * width;
+        memcpy(row0, pa, width * sizeof(float));
+        if (planes > 1)
+            for (long x = 0; x < width; x++) row1[x] = pa[x] * pa[x];
+        if (planes > 2)
+            for (long x = 0; x < width; x++) row2[x] = pa[x] * pb[x];
+        row_pass(row0, out0 + y * width, width, taps);
+        if (planes > 1) row_pass(row1, out1 + y * width, width, taps);
+        if (planes > 2) row_pass(row2, out2 + y * width, width, taps);
+    }
+}
+
+static inline void column_row(const float *base, long y, long width, long height, const float k[6], float *out) {
+    const float *a0 = base + mirrored(y - 5, height) * width, *a1 = base + mirrored(y - 4, height) * width;
+    const float *a2 = base + mirrored(y - 3, height) * width, *a3 = base + mirrored(y - 2, height) * width;
+    const float *a4 = base + mirrored(y - 1, height) * width, *a5 = base + y * width;
+    const float *b1 = base + mirrored(y + 1, height) * width, *b2 = base + mirrored(y + 2, height) * width;
+    const float *b3 = base + mirrored(y + 3, height) * width, *b4 = base + mirrored(y + 4, height) * width;
+    const float *b5 = base + mirrored(y + 5, height) * width;
+    const v8f k0 = splat(k[0]), k1 = splat(k[1]), k2 = splat(k[2]), k3 = splat(k[3]), k4 = splat(k[4]), k5 = splat(k[5]);
+    long x = 0;
+    for (; x + 8 <= width; x += 8) {
+        v8f sum = k5 * load(a0 + x);
+        sum += k4 * load(a1 + x);
+        sum += k3 * load(a2 + x);
+        sum += k2 * load(a3 + x);
+        sum += k1 * load(a4 + x);
+        sum += k0 * load(a5 + x);
+        sum += k1 * load(b1 + x);
+        sum += k2 * load(b2 + x);
+        sum += k3 * load(b3 + x);
+        sum += k4 * load(b4 + x);
+        sum += k5 * load(b5 + x);
+        store(sum, out + x);
+    }
+    for (; x < width; x++) {
+        float sum = k[5] * a0[x];
+        sum += k[4] * a1[x];
+        sum += k[3] * a2[x];
+        sum += k[2] * a3[x];
+        sum += k[1] * a4[x];
+        sum += k[0] * a5[x];
+        sum += k[1] * b1[x];
+        sum += k[2] * b2[x];
+        sum += k[3] * b3[x];
+        sum += k[4] * b4[x];
+        sum += k[5] * b5[x];
+        out[x] = sum;
+    }
+}
+
+void NAME(dmetric_column_row)(const float *plane, long y, long width, long height, const float taps[6], float *out) {
+    column_row(plane, y, width, height, taps, out);
+}
+
+void NAME(dmetric_column_pass)(const float *plane, long width, long height, const float taps[6], float *out) {
+    for (long y = 0; y < height; y++) column_row(plane, y, width, height, taps, out + y * width);
+}
+
+void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, const float *s11, const float *h0, const float *h1,
+                  const float *h2, long width, long height, const float taps[6], float *rows, long stride, double sums[6]) {
+    const int with_ssim = s11 != 0;
+    const v8f one = splat(1), zero = splat(0), c2 = splat(0.0009f);
+    float *mu2 = rows, *s22 = rows + stride, *s12 = rows + 2 * stride;
+    double total[6] = {0, 0, 0, 0, 0, 0};
+    for (long y = 0; y < height; y++) {
+        column_row(h0, y, width, height, taps, mu2);
+        if (with_ssim) {
+            column_row(h1, y, width, height, taps, s22);
+            column_row(h2, y, width, height, taps, s12);
+        }
+        const long row = y * width;
+        long x = 0;
+        while (x < width) {
+            const long end = x + 1024 < width ? x + 1024 : width;
+            v8f d1 = zero, d4 = zero, a1 = zero, a4 = zero, l1 = zero, l4 = zero;
+            for (; x + 8 <= end; x += 8) {
+                const long i = row + x;
+                const v8f m1 = load(mu1 + i), m2 = load(mu2 + x);
+                if (with_ssim) {
+                    const v8f num_m = one - (m1 - m2) * (m1 - m2);
+                    const v8f num_s = 2 * (load(s12 + x) - m1 * m2) + c2;
+                    const v8f den_s = (load(s11 + i) - m1 * m1) + (load(s22 + x) - m2 * m2) + c2;
+                    const v8f d = positive(one - num_m * num_s / den_s);
+                    d1 += d;
+                    d4 += (d * d) * (d * d);
+                }
+                const v8f x2 = load(p2 + i) - m2, x1 = load(p1 + i) - m1;
+                const v8f ratio = (one + magnitude(x2)) / (one + magnitude(x1)) - one;
+                const v8f art = positive(ratio), lost = positive(-ratio);
+                a1 += art;
+                a4 += (art * art) * (art * art);
+                l1 += lost;
+                l4 += (lost * lost) * (lost * lost);
+            }
+            double tail[6] = {0, 0, 0, 0, 0, 0};
+            for (; x < end; x++) {
+                const long i = row + x;
+                const float m1 = mu1[i], m2 = mu2[x];
+                if (with_ssim) {
+                    const float num_m = 1 - (m1 - m2) * (m1 - m2);
+                    const float num_s = 2 * (s12[x] - m1 * m2) + 0.0009f;
+                    const float den_s = (s11[i] - m1 * m1) + (s22[x] - m2 * m2) + 0.0009f;
+                    const float f = 1 - num_m * num_s / den_s;
+                    const double d = f > 0 ? f : 0;
+                    tail[0] += d;
+                    tail[1] += (d * d) * (d * d);
+                }
+                const float a = p2[i] - m2, b = p1[i] - m1;
+                const double ratio = (double)((1 + (a < 0 ? -a : a)) / (1 + (b < 0 ? -b : b)) - 1);
+                const double art = ratio > 0 ? ratio : 0, lost = ratio < 0 ? -ratio : 0;
+                tail[2] += art;
+                tail[3] += (art * art) * (art * art);
+                tail[4] += lost;
+                tail[5] += (lost * lost) * (lost * lost);
+            }
+            total[0] += (double)lanes_sum(d1) + tail[0];
+            total[1] += (double)lanes_sum(d4) + tail[1];
+            total[2] += (double)lanes_sum(a1) + tail[2];
+            total[3] += (double)lanes_sum(a4) + tail[3];
+            total[4] += (double)lanes_sum(l1) + tail[4];
+            total[5] += (double)lanes_sum(l4) + tail[5];
+        }
+    }
+    for (int i = 0; i < 6; i++) sums[i] = total[i];
+}
+
+/// Cube root of a value in the opsin mixes' range (0.0038 to 1.1): the inverse cube root from a
+/// bit-level first guess (3.4% off at most) and three Newton steps, which need only
+/// multiplications, times the value twice (relative error below 4e-7 over that range).
+static inline v8f cube_root(v8f value) {
+    const v8u bits = (v8u)value;
+    v8f r = (v8f)(0x54a23300u - bits / 3u);
+    const v8f four = splat(4), one_third = splat(1.0f / 3);
+    r = r * (four - value * r * r * r) * one_third;
+    r = r * (four - value * r * r * r) * one_third;
+    r = r * (four - value * r * r * r) * one_third;
+    return value * r * r;
+}
+
+void NAME(dmetric_xyb)(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b) {
+    const float m00 = 0.30f, m01 = 1 - 0.078f - 0.30f, m02 = 0.078f;
+    const float m10 = 0.23f, m11 = 1 - 0.078f - 0.23f, m12 = 0.078f;
+    const float m20 = 0.24342268924547819f, m21 = 0.20476744424496821f, m22 = 1 - 0.24342268924547819f - 0.20476744424496821f;
+    const float bias = 0.0037930732552754493f;
+    const v8f bias_root = cube_root(splat(bias));
+    for (long i = 0; i < count; i += 8) {
+        const v8f rv = load(r + i), gv = load(g + i), bv = load(bl + i);
+        const v8f m0 = cube_root(m00 * rv + m01 * gv + m02 * bv + bias) - bias_root;
+        const v8f m1 = cube_root(m10 * rv + m11 * gv + m12 * bv + bias) - bias_root;
+        const v8f yv = 0.5f * (m0 + m1);
+        if (x) store((0.5f * (m0 - m1)) * 14 + 0.42f, x + i);
+        if (y) store(yv + 0.01f, y + i);
+        if (b) {
+            const v8f m2 = cube_root(m20 * rv + m21 * gv + m22 * bv + bias) - bias_root;
+            store((m2 - yv) + 0.55f, b + i);
+        }
+    }
+}
+
+void NAME(dmetric_linear)(const unsigned char *pixels, long count, int bands, const float lut[256], float *r, float *g, float *b) {
+    if (bands >= 3) {
+        for (long i = 0; i < count; i++) {
+            const unsigned char *p = pixels + i * bands;
+            r[i] = lut[p[0]];
+            g[i] = lut[p[1]];
+            b[i] = lut[p[2]];
+        }
+    } else {
+        for (long i = 0; i < count; i++) r[i] = lut[pixels[i * bands]];
+    }
+}
+
+void NAME(dmetric_halved)(const float *src, long width, long height, float *dst) {
+    const long w = (width + 1) / 2, h = (height + 1) / 2;
+    for (long oy = 0; oy < h; oy++) {
+        const long y0 = oy * 2, y1 = oy * 2 + 1 < height ? oy * 2 + 1 : height - 1;
+        const float *row0 = src + y0 * width, *row1 = src + y1 * width;
+        float *out = dst + oy * w;
+        long ox = 0;
+        if (y1 != y0) {
+            // Whole 2×2 blocks, summed in the same order as the edges below.
+            for (; ox < width / 2; ox++) out[ox] = (((row0[2 * ox] + row0[2 * ox + 1]) + row1[2 * ox]) + row1[2 * ox + 1]) / 4;
+        }
+        for (; ox < w; ox++) {
+            const long x0 = ox * 2, x1 = ox * 2 + 1 < width ? ox * 2 + 1 : width - 1;
+            float sum = row0[x0], n = 1;
+            if (x1 != x0) { sum += row0[x1]; n += 1; }
+            if (y1 != y0) {
+                sum += row1[x0]; n += 1;
+                if (x1 != x0) { sum += row1[x1]; n += 1; }
+            }
+            out[ox] = sum / n;
+        }
+    }
+}
+
+static inline unsigned char byte(float value) {
+    const float clamped = value < 0 ? 0 : (value > 255 ? 255 : value);
+    return (unsigned char)(clamped + 0.5f);
+}
+
+/// Bilinear weights between block centres (half a pixel inside each 2×2 block): the first
+/// block, the next and the weight of the next, for each of `extent` positions.
+static void chroma_taps(long extent, long blocks, long *first, long *next, float *weight) {
+    for (long x = 0; x < extent; x++) {
+        float f = ((float)x - 0.5f) / 2;
+        if (f > (float)(blocks - 1)) f = (float)(blocks - 1);
+        if (f < 0) f = 0;
+        first[x] = (long)f;
+        next[x] = first[x] + 1 < blocks ? first[x] + 1 : blocks - 1;
+        weight[x] = f - (float)first[x];
+    }
+}
+
+int NAME(dmetric_chroma_halved)(const unsigned char *in, long w, long h, int bands, unsigned char *out) {
+    const long cw = (w + 1) / 2, ch = (h + 1) / 2;
+    float *luma = malloc(sizeof(float) * w * h), *cb = calloc(cw * ch, sizeof(float)), *cr = calloc(cw * ch, sizeof(float));
+    long *columns = malloc(sizeof(long) * 2 * (w + h));
+    float *weights = malloc(sizeof(float) * (w + h));
+    if (!luma || !cb || !cr || !columns || !weights) {
+        free(luma), free(cb), free(cr), free(columns), free(weights);
+        return -1;
+    }
+    long *x0s = columns, *x1s = columns + w, *y0s = columns + 2 * w, *y1s = columns + 2 * w + h;
+    float *axs = weights, *ays = weights + w;
+    chroma_taps(w, cw, x0s, x1s, axs);
+    chroma_taps(h, ch, y0s, y1s, ays);
+    for (long y = 0; y < h; y++) {
+        const unsigned char *line = in + y * w * bands;
+        float *cbRow = cb + (y / 2) * cw, *crRow = cr + (y / 2) * cw;
+        for (long x = 0; x < w; x++) {
+            const float r = line[x * bands], g = line[x * bands + 1], b = line[x * bands + 2];
+            luma[y * w + x] = 0.299f * r + 0.587f * g + 0.114f * b;
+            cbRow[x / 2] += -0.168736f * r - 0.331264f * g + 0.5f * b;
+            crRow[x / 2] += 0.5f * r - 0.418688f * g - 0.081312f * b;
+        }
+    }
+    for (long by = 0; by < ch; by++) {
+        const float rows = by * 2 + 1 < h ? 2 : 1;
+        for (long bx = 0; bx < cw; bx++) {
+            const float count = rows * (bx * 2 + 1 < w ? 2 : 1);
+            cb[by * cw + bx] /= count;
+            cr[by * cw + bx] /= count;
+        }
+    }
+    for (long y = 0; y < h; y++) {
+        const long top = y0s[y] * cw, bottom = y1s[y] * cw;
+        const float ay = ays[y];
+        for (long x = 0; x < w; x++) {
+            const long x0 = x0s[x], x1 = x1s[x];
+            const float ax = axs[x];
+            const float u = (cb[top + x0] * (1 - ax) + cb[top + x1] * ax) * (1 - ay) + (cb[bottom + x0] * (1 - ax) + cb[bottom + x1] * ax) * ay;
+            const float v = (cr[top + x0] * (1 - ax) + cr[top + x1] * ax) * (1 - ay) + (cr[bottom + x0] * (1 - ax) + cr[bottom + x1] * ax) * ay;
+            const float l = luma[y * w + x];
+            unsigned char *o = out + (y * w + x) * bands;
+            o[0] = byte(l + 1.402f * v);
+            o[1] = byte(l - 0.344136f * u - 0.714136f * v);
+            o[2] = byte(l + 1.772f * u);
+        }
+    }
+    free(luma), free(cb), free(cr), free(columns), free(weights);
+    return 0;
+}

@@ -1,0 +1,59 @@
+#ifndef CMETRICKERNELS_H
+#define CMETRICKERNELS_H
+
+// The inner loops of SSIMULACRA 2 (DeriveCore's Ssimulacra2.swift keeps the method: scales,
+// which terms count, weights, the final mapping). No C library behind them: they are in C so
+// the compiler can build each twice (target_clones), for x86-64-v3 (AVX2 and FMA, every x86
+// server CPU since about 2015) and for any x86-64, and the loader picks the one this CPU runs.
+// Swift compiles for the baseline only, and q_auto scores every candidate with these loops.
+//
+// Planes are rows of floats, `width` apart. `taps` is the Gaussian's centre tap then the taps
+// 1 to 5 pixels away (σ 1.5, radius 5).
+
+/// The row pass of one plane (and, with `planes` 2 or 3, of its square and of its product with
+/// `b`) into `out0`..`out2`: 11 taps, zero beyond each row's ends. `scratch` holds three rows of
+/// `stride` floats (at least width + 18) whose first 5 floats are zero.
+void dmetric_row_passes(const float *a, const float *b, int planes, long width, long height, float *scratch, long stride,
+                        const float taps[6], float *out0, float *out1, float *out2);
+
+/// The column pass of one row `y` of a row-passed plane into `out`: the 11 rows around it,
+/// mirrored at the top and bottom.
+void dmetric_column_row(const float *plane, long y, long width, long height, const float taps[6], float *out);
+
+/// The column pass of a whole plane.
+void dmetric_column_pass(const float *plane, long width, long height, const float taps[6], float *out);
+
+/// The sums of one channel at one scale, in the order [ssim, ssim⁴, ringing, ringing⁴,
+/// blurring, blurring⁴]: `p1` and `p2` the reference's and candidate's planes, `mu1` and
+/// `s11` the reference's blurred plane and blurred square (`s11` null: no SSIM terms), `h0`..
+/// `h2` the candidate's row-passed plane, square and product with the reference, `rows` room
+/// for three rows. Eight pixels at a time in float, added into double every 1,024 pixels.
+void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, const float *h0, const float *h1,
+                  const float *h2, long width, long height, const float taps[6], float *rows, long stride, double sums[6]);
+
+/// libjxl's opsin transform shifted positive as SSIMULACRA 2 does, from linear RGB planes of
+/// `count` floats (a multiple of 8): any of `x`, `y`, `b` may be null (`y` is needed for `b`
+/// and is then computed anyway).
+void dmetric_xyb(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b);
+
+/// 8-bit sRGB (or grey) pixels to linear planes through `lut`: `g` and `b` are left alone for a
+/// grey image (`bands` below 3), whose planes are all `r`.
+void dmetric_linear(const unsigned char *pixels, long count, int bands, const float lut[256], float *r, float *g, float *b);
+
+/// A plane's 2×2 box average into `dst` ((width + 1) / 2 by (height + 1) / 2); an odd last
+/// column or row averages the pixels it has.
+void dmetric_halved(const float *src, long width, long height, float *dst);
+
+/// RGB pixels (3 or more bands, only the first three read and written) with nothing lost but
+/// half their chroma resolution, as JPEG's 4:2:0 keeps it: BT.601 full-range YCbCr, Cb and Cr
+/// averaged over 2×2 blocks and restored bilinearly between the blocks' centres, as decoders
+/// do. `out` starts as a copy of `in` (its other bands are left as they are). -1 when out of
+/// memory.
+int dmetric_chroma_halved(const unsigned char *in, long width, long height, int bands, unsigned char *out);
+
+/// Whether the x86-64-v3 copies run (1) or the baseline's (0). `wanted` 0 or 1 asks for one
+/// (the x86-64-v3 copies only where the CPU has AVX2 and FMA), -1 only asks: for tests that
+/// compare the two, and for saying which one a benchmark measured.
+int dmetric_fast_copy(int wanted);
+
+#endif
