@@ -16,7 +16,7 @@ extension VipsEngine {
         }
         let frame = image.frameSize
         let stored = orientation >= 5 ? frame.swapped : frame
-        let coverage = try VImage.fromPixels(PathRaster.mask(path, width: stored.width, height: stored.height, evenOdd: clip.evenOdd),
+        let coverage = try VImage.fromPixels(try PathRaster.mask(path, width: stored.width, height: stored.height, evenOdd: clip.evenOdd),
                                              width: stored.width, height: stored.height, bands: 1)
         var mask = try VipsDecoder.upright(coverage, orientation: orientation)
         if mask.size != frame { mask = try mask.resized(to: frame) }

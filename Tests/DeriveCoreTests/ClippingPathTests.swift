@@ -40,11 +40,11 @@ import Testing
     /// outside; a diamond's slanted edge covers pixels in part.
     @Test func fillsThePathIntoAMask() throws {
         let found = PhotoshopPaths.read(PhotoshopPathFiles.jpeg([0xFF, 0xD8, 0xFF, 0xD9], resources: Self.resources))
-        let square = PathRaster.mask(try #require(found.path(number: 2)), width: 200, height: 100, evenOdd: false)
+        let square = try PathRaster.mask(try #require(found.path(number: 2)), width: 200, height: 100, evenOdd: false)
         #expect(square[30 * 200 + 60] == 255 && square[74 * 200 + 149] == 255 && square[25 * 200 + 50] == 255)
         #expect(square[24 * 200 + 60] == 0 && square[30 * 200 + 49] == 0 && square[75 * 200 + 100] == 0 && square[30 * 200 + 150] == 0)
         #expect(square.filter { $0 == 255 }.count == 100 * 50)
-        let diamond = PathRaster.mask(try #require(found.path(number: 1)), width: 200, height: 100, evenOdd: false)
+        let diamond = try PathRaster.mask(try #require(found.path(number: 1)), width: 200, height: 100, evenOdd: false)
         #expect(diamond[50 * 200 + 100] == 255 && diamond[5 * 200 + 5] == 0)
         #expect(diamond.contains { $0 > 0 && $0 < 255 }, "no partly covered pixel on the slanted edges")
         // Half the image's area, within the edges' antialiasing.
@@ -53,13 +53,27 @@ import Testing
     }
 
     /// Two squares wound the same way: nonzero fills the inner one, evenodd leaves it a hole.
-    @Test func theFillRuleDecidesTheHole() {
+    @Test func theFillRuleDecidesTheHole() throws {
         let outer = PhotoshopPathFiles.Polygon([(0.1, 0.1), (0.9, 0.1), (0.9, 0.9), (0.1, 0.9)])
         let inner = PhotoshopPathFiles.Polygon([(0.3, 0.3), (0.7, 0.3), (0.7, 0.7), (0.3, 0.7)])
         let path = PhotoshopPaths.read(PhotoshopPathFiles.jpeg([0xFF, 0xD8, 0xFF, 0xD9], resources: PhotoshopPathFiles.resources([("Ring", [outer, inner])]))).paths[0]
-        #expect(PathRaster.mask(path, width: 100, height: 100, evenOdd: false)[50 * 100 + 50] == 255)
-        #expect(PathRaster.mask(path, width: 100, height: 100, evenOdd: true)[50 * 100 + 50] == 0)
-        #expect(PathRaster.mask(path, width: 100, height: 100, evenOdd: true)[20 * 100 + 50] == 255)
+        #expect(try PathRaster.mask(path, width: 100, height: 100, evenOdd: false)[50 * 100 + 50] == 255)
+        #expect(try PathRaster.mask(path, width: 100, height: 100, evenOdd: true)[50 * 100 + 50] == 0)
+        #expect(try PathRaster.mask(path, width: 100, height: 100, evenOdd: true)[20 * 100 + 50] == 255)
+    }
+
+    /// A path in a file may zig-zag from top to bottom thousands of times: the fill refuses it
+    /// (limit_exceeded, permanent) rather than work without bound.
+    @Test func anIntricatePathIsRefused() {
+        let zigzag = PhotoshopPathFiles.Polygon((0..<30_000).map { i in (Double(i) / 30_000, i % 2 == 0 ? 0.0 : 1.0) })
+        let path = PhotoshopPaths.read(PhotoshopPathFiles.jpeg([0xFF, 0xD8, 0xFF, 0xD9], resources: PhotoshopPathFiles.resources([("Saw", [zigzag])]))).paths[0]
+        #expect(path.subpaths[0].knots.count == 30_000)
+        do {
+            _ = try PathRaster.mask(path, width: 1000, height: 1000, evenOdd: false)
+            Issue.record("filled without a limit")
+        } catch {
+            #expect(error.code == .limitExceeded && !error.isRetryable && error.detail.contains("too intricate"))
+        }
     }
 
     @Test func aFileWithoutPathsHasNone() throws {

@@ -41,10 +41,17 @@ public enum PhotoshopPathFiles {
         return block
     }
 
-    /// The JPEG with an APP13 "Photoshop 3.0" segment holding the resources, after its SOI.
+    /// The JPEG with APP13 "Photoshop 3.0" segments holding the resources, after its SOI: as
+    /// many as a segment's 64 KB take, the block continuing from one to the next.
     public static func jpeg(_ jpeg: [UInt8], resources: [UInt8]) -> [UInt8] {
-        let payload = Array("Photoshop 3.0\0".utf8) + resources
-        return [0xFF, 0xD8, 0xFF, 0xED] + be16(payload.count + 2) + payload + jpeg.dropFirst(2)
+        let signature = Array("Photoshop 3.0\0".utf8)
+        let room = 65_533 - signature.count
+        var segments: [UInt8] = []
+        for start in stride(from: 0, to: max(1, resources.count), by: room) {
+            let payload = signature + resources[start..<min(resources.count, start + room)]
+            segments += [0xFF, 0xED] + be16(payload.count + 2) + payload
+        }
+        return [0xFF, 0xD8] + segments + jpeg.dropFirst(2)
     }
 
     /// A minimal big-endian TIFF header whose first IFD has only the Photoshop tag (no image).
