@@ -76,6 +76,24 @@ import Testing
         }
     }
 
+    /// Sources are untrusted: damaged resources (bytes changed, cut short) are read as far as
+    /// they make sense and filled without crashing.
+    @Test func damagedResourcesNeverCrash() {
+        var random = SeededRandom(seed: 16)
+        let jpeg = PhotoshopPathFiles.jpeg([0xFF, 0xD8, 0xFF, 0xD9], resources: Self.resources)
+        let tiff = PhotoshopPathFiles.tiffHeader(resources: Self.resources)
+        for round in 0..<1500 {
+            var bytes = round % 2 == 0 ? jpeg : tiff
+            for _ in 0..<Int.random(in: 1...8, using: &random) {
+                bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            if random.chance(0.3) { bytes.removeLast(Int.random(in: 0..<bytes.count, using: &random)) }
+            for path in PhotoshopPaths.read(bytes).paths {
+                _ = try? PathRaster.mask(path, width: 40, height: 30, evenOdd: random.chance(0.5))
+            }
+        }
+    }
+
     @Test func aFileWithoutPathsHasNone() throws {
         #expect(PhotoshopPaths.read(try [UInt8](Data(contentsOf: Paths.fixture("photos/grace_hopper_noexif.jpg")))).paths.isEmpty)
         #expect(PhotoshopPaths.read(Array("GIF89a".utf8)).paths.isEmpty)
