@@ -65,6 +65,15 @@ import Testing
         #expect(try Planner().operations(for: rest, input: Size(80, 40)).size == Size(40, 20))
     }
 
+    /// anti_removal changes the layer, so it is read on faces too.
+    @Test func antiRemovalOnFaces() throws {
+        #expect(try ToneEffectTests.step("l_mask/e_anti_removal:30,fl_layer_apply,g_faces") == .overlay({
+            var o = Overlay(source: .image("mask"), gravity: .smart(.faces), blend: .antiRemoval)
+            o.blendLevel = 30
+            return o
+        }()))
+    }
+
     /// A blend mode is part of the identity: the same layer drawn over is another output.
     @Test func theBlendModeIsPartOfTheIdentity() throws {
         let over = try ToneEffectTests.step("l_t/fl_layer_apply"), multiplied = try ToneEffectTests.step("l_t/e_multiply,fl_layer_apply")
@@ -80,6 +89,8 @@ import Testing
         ("u_bg/fl_cutter,fl_layer_apply", "fl_cutter beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)"),
         ("c_scale,w_10,fl_cutter", "fl_cutter applies to a layer: put it beside fl_layer_apply (l_<shape>/fl_cutter,fl_layer_apply)"),
         ("l_a/e_multiply,fl_cutter.layer_apply", "e_multiply beside fl_cutter: a layer combines with the image one way"),
+        ("l_a/e_multiply,fl_layer_apply,g_faces", "e_multiply beside g_faces: multiply combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
+        ("l_a,fl_cutter,fl_layer_apply,g_face", "fl_cutter beside g_face: cutter combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)
@@ -88,6 +99,7 @@ import Testing
 
     @Test(arguments: [
         (#"{"overlay": {"image": "a", "blend": "darken"}}"#, #"[0].overlay.blend: expected one of "multiply", "screen", "overlay", "mask", "cut_out", "anti_removal", "cutter", got string "darken""#),
+        (#"{"overlay": {"image": "a", "blend": "mask", "gravity": "faces"}}"#, "[0].overlay.blend: mask combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
         (#"{"overlay": {"image": "a", "blend": "multiply", "blendLevel": 20}}"#, #"[0].overlay.blendLevel: is anti_removal's level; give it with "blend": "anti_removal""#),
         (#"{"overlay": {"image": "a", "blend": "anti_removal", "blendLevel": 101}}"#, "[0].overlay.blendLevel: must be between 1 and 100, got 101"),
         (#"{"overlay": {"image": "a", "underlay": true, "blend": "mask"}}"#, "[0].overlay.blend: applies to overlays; an underlay is drawn beneath the image"),

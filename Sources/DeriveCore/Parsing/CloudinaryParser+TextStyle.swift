@@ -113,6 +113,13 @@ extension ParseRun {
         return layer
     }
 
+    /// A blend mode on a layer placed on faces is refused in strings as in JSON.
+    mutating func validateBlend(of overlay: Overlay, in c: Component) {
+        for issue in StepRules.blendIssues(overlay) {
+            fail(c, "\(overlay.blend!.cloudinaryText(level: nil)) beside g_\(overlay.gravity?.token ?? "faces"): \(issue.reason)")
+        }
+    }
+
     /// A text layer's settings checked as JSON's are, each refusal named by what wrote it:
     /// `bo_` for the stroke's width, the `l_text:` style for the rest.
     mutating func validateText(of overlay: Overlay, in c: Component) {

@@ -363,6 +363,7 @@ struct ParseRun {
                     if let overlay = longLayer(components, opener: c, inner: (i + 1)..<close, apply: components[close], depth: depth) {
                         steps.append(.overlay(overlay))
                         validateText(of: overlay, in: c)
+                        validateBlend(of: overlay, in: c)
                     }
                     i = close + 1
                     continue
@@ -370,6 +371,7 @@ struct ParseRun {
                 if let overlay = shortLayer(c, depth: depth) {
                     steps.append(.overlay(overlay))
                     validateText(of: overlay, in: c)
+                    validateBlend(of: overlay, in: c)
                 }
             } else if !c.isLayerApply {
                 if case .condition(let condition)? = c.branch {

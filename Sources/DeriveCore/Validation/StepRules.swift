@@ -450,6 +450,13 @@ enum StepRules {
         return issues
     }
 
+    /// A layer placed on faces is drawn over each face: of the blend modes, only anti_removal
+    /// (which changes the layer, not how it combines) means anything there.
+    static func blendIssues(_ o: Overlay) -> [FieldIssue] {
+        guard let blend = o.blend, blend != .antiRemoval, o.gravity?.needsFaces == true else { return [] }
+        return [FieldIssue(field: "blend", reason: "\(blend.rawValue) combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face")]
+    }
+
     static func placementIssues(_ o: Overlay, limits: ChainLimits) -> [FieldIssue] {
         var issues: [FieldIssue] = []
         switch o.gravity {
@@ -460,6 +467,7 @@ enum StepRules {
         case .compass?, nil:
             break
         }
+        issues += blendIssues(o)
         if o.regionRelative && o.gravity?.needsFaces != true {
             issues.append(FieldIssue(field: "regionRelative", reason: "sizes the overlay by the face it is placed on, so it needs gravity face or faces"))
         }
