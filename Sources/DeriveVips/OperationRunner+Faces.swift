@@ -89,7 +89,10 @@ extension OperationRunner {
             if overlay.regionRelative { sized.chain = Self.relative(overlay.chain, to: face.size) }
             sized.x = nil
             sized.y = nil
-            let layer = try rendered(sized)
+            var layer = try rendered(sized)
+            if overlay.blend == .antiRemoval {
+                layer = try Self.antiRemoval(layer, level: overlay.blendLevel ?? BlendMode.defaultAntiRemovalLevel)
+            }
             let cx = Double(face.x) + Double(face.width) / 2 + FaceGeometry.shift(overlay.x, along: face.width)
             let cy = Double(face.y) + Double(face.height) / 2 + FaceGeometry.shift(overlay.y, along: face.height)
             result = try result.composited(layer, at: (Int((cx - Double(layer.width) / 2).rounded()), Int((cy - Double(layer.height) / 2).rounded())))

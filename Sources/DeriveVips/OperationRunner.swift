@@ -220,6 +220,9 @@ final class OperationRunner {
 
     func composite(_ overlay: Overlay, onto base: VImage) throws(DeriveError) -> VImage {
         var layer = try rendered(overlay)
+        if overlay.blend == .antiRemoval {
+            layer = try Self.antiRemoval(layer, level: overlay.blendLevel ?? BlendMode.defaultAntiRemovalLevel)
+        }
         let gravity: Compass
         if case .compass(let c)? = overlay.gravity { gravity = c } else { gravity = .center }
         var origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
@@ -234,13 +237,14 @@ final class OperationRunner {
             origin = (0, 0)
         }
         switch overlay.blend {
-        case nil: break
+        case nil, .antiRemoval: break
         // PDF blend modes (libvips composite): the image keeps its own alpha.
         case .multiply, .screen, .overlay: return try base.composited(layer, at: origin, mode: overlay.blend!.rawValue)
         // The image's alpha times the layer's (dest-in) or times its complement (dest-out);
         // outside the layer it is fully transparent for a mask and unchanged for a cut-out.
         case .mask: return try base.withAlpha().composited(layer, at: origin, mode: "dest-in")
         case .cutOut: return try base.withAlpha().composited(layer, at: origin, mode: "dest-out")
+        case .cutter: return try Self.cut(base, by: layer, at: origin)
         }
         guard overlay.underlay else { return try base.composited(layer, at: origin) }
         // An underlay: the layer on a transparent canvas of the base's size, the base over it.
@@ -269,30 +273,5 @@ final class OperationRunner {
         }
         overlayCache[overlay] = result
         return result
-    }
-
-    /// Text as an RGBA image: Pango renders a coverage mask, which becomes the alpha of a plane
-    /// in the text colour. Markup characters are escaped: the text is only ever text.
-    static func text(_ layer: TextLayer) throws(DeriveError) -> VImage {
-        let escaped = layer.text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;")
-        var font = layer.font
-        if layer.bold { font += " Bold" }
-        if layer.italic { font += " Italic" }
-        // Decorations and spacing as a Pango span around the escaped text; letter_spacing is in
-        // 1/1024 pt, a pixel at 72 dpi.
-        var attributes: [String] = []
-        if layer.underline { attributes.append(#"underline="single""#) }
-        if layer.strikethrough { attributes.append(#"strikethrough="true""#) }
-        if let spacing = layer.letterSpacing { attributes.append("letter_spacing=\"\(spacing * 1024)\"") }
-        let markup = attributes.isEmpty ? escaped : "<span \(attributes.joined(separator: " "))>\(escaped)</span>"
-        var call = VipsCall("text").string("text", markup).string("font", "\(font) \(layer.size)").int("dpi", 72)
-        // Pango breaks lines at word boundaries to keep within the width (Cloudinary's c_fit,w_).
-        if let width = layer.width { call = call.int("width", width) }
-        let mask = try call.run(failing: .invalidJob).image("out")
-        let colour = try mask.constant(values: [Double(layer.color.red), Double(layer.color.green), Double(layer.color.blue)])
-            .interpreted(as: "srgb")
-        let alpha = try mask.linear([Double(layer.color.alpha) / 255], [0])
-        return try colour.joined(with: alpha)
     }
 }

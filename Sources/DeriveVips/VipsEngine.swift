@@ -88,9 +88,15 @@ public struct VipsEngine: ImageEngine {
 
             // 4. Every output from the one decode.
             let runner = OperationRunner(engine: self, overlays: overlays, sourceFormat: format, faces: faces)
+            // fl_clip's paths, read from the source's bytes once when an output clips.
+            let paths = plan.outputs.contains { $0.encoding.clip != nil } ? PhotoshopPaths.read(source.bytes) : nil
             var rendered: [RenderedOutput] = []
             for (index, output) in plan.outputs.enumerated() {
                 do throws(DeriveError) {
+                    var decoded = decoded
+                    if let clip = output.encoding.clip, let paths {
+                        decoded = try Self.clipped(decoded, to: clip, paths: paths, orientation: plan.source.orientation)
+                    }
                     if let search = output.breakpointSearch {
                         rendered += try breakpoints(output, search: search, from: decoded, runner: runner)
                     } else {

@@ -247,6 +247,16 @@ struct ChainGenerator {
                                          size: Int.random(in: 1...200, using: &random), bold: random.chance(0.5),
                                          italic: random.chance(0.5), color: color())
                 if random.chance(0.3) { layer.parts = [.variable(random.pick(Self.variableNames))] + layer.parts + [.literal(" $(x)")] }
+                // The styles of issue 16: decorations, spacing, layout, strokes and rendering.
+                if random.chance(0.3) {
+                    layer.underline = random.chance(0.5)
+                    layer.letterSpacing = random.chance(0.5) ? Int.random(in: -5...20, using: &random) : nil
+                    layer.lineSpacing = random.chance(0.5) ? Int.random(in: max(1 - layer.size, -20)...40, using: &random) : nil
+                    layer.alignment = random.chance(0.5) ? random.pick(TextAlignment.allCases) : nil
+                    layer.stroke = random.chance(0.4) ? TextStroke(width: Int.random(in: 1...50, using: &random), color: color()) : nil
+                    layer.antialias = random.chance(0.7)
+                    layer.noTrim = random.chance(0.3)
+                }
                 source = .text(layer)
             }
             var inner = (0..<Int.random(in: 0...2, using: &random)).map { _ in step(depth: depth + 1) }
@@ -256,9 +266,15 @@ struct ChainGenerator {
                 r.relative = true
                 return .resize(r)
             }
-            return .overlay(Overlay(source: source, chain: inner,
-                                    gravity: random.chance(0.7) ? .compass(random.pick(Compass.allCases)) : nil,
-                                    x: random.chance(0.4) ? offset() : nil, y: random.chance(0.4) ? offset() : nil))
+            var overlay = Overlay(source: source, chain: inner,
+                                  gravity: random.chance(0.7) ? .compass(random.pick(Compass.allCases)) : nil,
+                                  x: random.chance(0.4) ? offset() : nil, y: random.chance(0.4) ? offset() : nil)
+            if random.chance(0.2) {
+                overlay.blend = random.pick(BlendMode.allCases)
+                if overlay.blend == .antiRemoval && random.chance(0.5) { overlay.blendLevel = Int.random(in: 1...100, using: &random) }
+                if overlay.blendLevel == BlendMode.defaultAntiRemovalLevel { overlay.blendLevel = nil }
+            }
+            return .overlay(overlay)
         case 11 where random.chance(0.2):
             // A layer named in one component would take a surrounding layer's fl_layer_apply.
             return .template(random.pick(["e_$Tag:50", "c_$v,w_100", "b_$Tag", "c_fill,w_10,h_10,g_$n2"] + (depth == 0 ? ["l_text:$Tag:Hi"] : [])))

@@ -79,6 +79,24 @@ import Testing
         #expect(keptOutside.hits == keptOutside.of)
     }
 
+    /// `l_bg,c_fill,w_60,h_60,fl_layer_apply,g_north_west` in one component draws what the
+    /// two-component form draws: the coffee layer in the corner, the photo elsewhere.
+    @Test func oneComponentLayerApplyDrawsWhatTwoComponentsDraw() throws {
+        let (loader, folder) = try UnderlayTests.loader()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func render(_ chain: String) throws -> PixelBuffer {
+            try Harness.pixels(Harness.render(ToneEffectTests.photo, "c_fit,w_120,h_120/\(chain)/f_png", overlays: loader).1.outputs[0].data)
+        }
+        let plain = try Self.render("")
+        let one = try render("l_bg,c_fill,w_60,h_60,fl_layer_apply,g_north_west")
+        let two = try render("l_bg/c_fill,w_60,h_60/fl_layer_apply,g_north_west")
+        #expect(one.pixels == two.pixels && one.width == two.width)
+        let inside = Self.count(one, plain, inSquare: true) { Self.rgb($0) != Self.rgb($1) }
+        #expect(inside.hits > inside.of / 2, "the layer is not drawn: \(inside.hits) of \(inside.of)")
+        let outside = Self.count(one, plain, inSquare: false) { Self.rgb($0) == Self.rgb($1) }
+        #expect(outside.hits == outside.of)
+    }
+
     /// `e_sepia,fl_layer_apply` turns the layer sepia and leaves the photo around it alone, as
     /// `/e_sepia` after the layer does not.
     @Test func anEffectBesideTheFlagChangesTheLayerOnly() throws {
@@ -91,6 +109,68 @@ import Testing
         #expect(insideSame.hits > insideSame.of * 9 / 10, "the layer is not sepia: \(insideSame.hits) of \(insideSame.of)")
         let outsideAll = Self.count(sepiaAll, over, inSquare: false) { Self.rgb($0) != Self.rgb($1) }
         #expect(outsideAll.hits > outsideAll.of / 2)
+    }
+}
+
+/// `e_anti_removal` and `fl_cutter` on the same photographs: the coffee layer distorted where it
+/// lies, and Grace Hopper cut to the layer's shape and size.
+@Suite struct AntiRemovalAndCutterTests {
+    static func render(_ chain: String) throws -> PixelBuffer {
+        let (loader, folder) = try UnderlayTests.loader()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        return try Harness.pixels(Harness.render(ToneEffectTests.photo, "c_fit,w_120,h_120/\(chain)/f_png", overlays: loader).1.outputs[0].data)
+    }
+
+    /// Mean absolute difference of the colour channels inside the layer's square.
+    static func differenceInside(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
+        var sum = 0, n = 0
+        for y in 0..<60 { for x in 0..<60 { for c in 0..<3 { sum += abs(Harness.pixel(a, x, y)[c] - Harness.pixel(b, x, y)[c]); n += 1 } } }
+        return Double(sum) / Double(n)
+    }
+
+    /// The layer is drawn where it was, slightly moved about: not the layer as it is, more so
+    /// at a higher level, the same every time, and nothing outside its square changes.
+    @Test(arguments: [("e_anti_removal", 1.0), ("e_anti_removal:100", 2.0)])
+    func antiRemovalDistortsTheLayerOnly(effect: String, atLeast: Double) throws {
+        let plain = try LayerBlendTests.render("")
+        let over = try Self.render("l_bg/c_fill,w_60,h_60/fl_layer_apply,g_north_west")
+        let distorted = try Self.render("l_bg/c_fill,w_60,h_60/\(effect),fl_layer_apply,g_north_west")
+        let again = try Self.render("l_bg/c_fill,w_60,h_60/\(effect),fl_layer_apply,g_north_west")
+        #expect(distorted.pixels == again.pixels, "not deterministic")
+        let outside = LayerBlendTests.count(distorted, plain, inSquare: false) { LayerBlendTests.rgb($0) == LayerBlendTests.rgb($1) }
+        #expect(outside.hits == outside.of, "\(outside.of - outside.hits) pixels outside the layer changed")
+        let moved = Self.differenceInside(distorted, over)
+        #expect(moved >= atLeast, "\(effect): the layer moved by \(moved) on average")
+        // Still the layer: much nearer it than the photo it covers.
+        #expect(moved < Self.differenceInside(plain, over) / 2)
+        let level10 = try Self.render("l_bg/c_fill,w_60,h_60/e_anti_removal:10,fl_layer_apply,g_north_west")
+        #expect(Self.differenceInside(level10, over) < moved)
+    }
+
+    /// fl_cutter keeps the photo under the layer's opaque pixels, cut to the layer's 60x60:
+    /// the round layer's corners are transparent, its middle is the photo's, where it lay.
+    @Test(arguments: [("g_north_west", false), ("g_south_east", true)])
+    func cutterKeepsThePhotoInTheLayersShapeAndSize(gravity: String, farCorner: Bool) throws {
+        let plain = try LayerBlendTests.render("")
+        let (x, y) = farCorner ? (plain.width - 60, plain.height - 60) : (0, 0)
+        let cut = try Self.render("l_bg/c_fill,w_60,h_60/r_max/fl_cutter,fl_layer_apply,\(gravity)")
+        #expect(cut.width == 60 && cut.height == 60 && cut.bands == 4)
+        #expect(LayerBlendTests.alpha(Harness.pixel(cut, 1, 1)) == 0 && LayerBlendTests.alpha(Harness.pixel(cut, 58, 58)) == 0)
+        var same = 0, total = 0
+        for py in 20..<40 {
+            for px in 20..<40 {
+                total += 1
+                let c = Harness.pixel(cut, px, py)
+                if LayerBlendTests.alpha(c) == 255 && LayerBlendTests.rgb(c) == LayerBlendTests.rgb(Harness.pixel(plain, px + x, py + y)) { same += 1 }
+            }
+        }
+        #expect(same == total, "\(total - same) pixels in the middle are not the photo's")
+    }
+
+    /// Steps after the cutter apply to the cut image, whose size the engine learns then.
+    @Test func stepsAfterTheCutterSeeItsSize() throws {
+        let cut = try Self.render("l_bg/c_fill,w_60,h_60/fl_cutter,fl_layer_apply/c_scale,w_0.5")
+        #expect(cut.width == 30 && cut.height == 30)
     }
 }
 

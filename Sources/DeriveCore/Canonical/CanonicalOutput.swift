@@ -72,6 +72,8 @@ public struct EncodingSettings: Sendable, Hashable {
     public var density: Int?
     /// `d_`: made from this image when the source does not exist.
     public var defaultImage: String?
+    /// `fl_clip`: the source clipped to a path stored in it, before the chain.
+    public var clip: ClipSetting?
 
     public init(_ s: OutputSettings) {
         format = s.format ?? .original
@@ -89,6 +91,7 @@ public struct EncodingSettings: Sendable, Hashable {
         stripProfile = !strip && (s.stripProfile ?? false)
         density = s.density
         defaultImage = s.defaultImage
+        clip = s.clip
     }
 
     /// The same settings resolved for a concrete format.
@@ -110,6 +113,7 @@ public struct EncodingSettings: Sendable, Hashable {
         s.stripProfile = stripProfile ? true : nil
         s.density = density
         s.defaultImage = defaultImage
+        s.clip = clip
         return s
     }
 }

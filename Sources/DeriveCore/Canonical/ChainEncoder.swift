@@ -44,6 +44,13 @@ public enum ChainEncoder {
         add("breakpoints", s.breakpoints.map(json))
         add("densities", s.densities.map { .array($0.map(JSONValue.decimal)) })
         add("formats", s.formats.map { .array($0.map { .string($0.rawValue) }) })
+        add("clip", s.clip.map { clip in
+            var fields: [JSONMember] = []
+            if clip.evenOdd { fields.append(JSONMember(key: "evenOdd", value: .bool(true))) }
+            if let number = clip.number { fields.append(JSONMember(key: "path", value: .int(number))) }
+            if let name = clip.name { fields.append(JSONMember(key: "path", value: .string(name))) }
+            return .object(fields)
+        })
         return members
     }
 
@@ -192,6 +199,15 @@ public enum ChainEncoder {
                 if t.underline { members.append(JSONMember(key: "underline", value: .bool(true))) }
                 if t.strikethrough { members.append(JSONMember(key: "strikethrough", value: .bool(true))) }
                 if let spacing = t.letterSpacing { members.append(JSONMember(key: "letterSpacing", value: .int(spacing))) }
+                if let spacing = t.lineSpacing { members.append(JSONMember(key: "lineSpacing", value: .int(spacing))) }
+                if let alignment = t.alignment { members.append(JSONMember(key: "alignment", value: .string(alignment.rawValue))) }
+                if let stroke = t.stroke {
+                    members.append(JSONMember(key: "stroke", value: .object([
+                        JSONMember(key: "width", value: .int(stroke.width)), JSONMember(key: "color", value: .string(stroke.color.hex)),
+                    ])))
+                }
+                if !t.antialias { members.append(JSONMember(key: "antialias", value: .bool(false))) }
+                if t.noTrim { members.append(JSONMember(key: "noTrim", value: .bool(true))) }
                 add("text", .object(members))
             }
             add("chain", json(o.chain))
@@ -202,6 +218,7 @@ public enum ChainEncoder {
             // Only when set, so an overlay keeps the identity it always had.
             if o.underlay { add("underlay", .bool(true)) }
             if let blend = o.blend { add("blend", .string(blend.rawValue)) }
+            if let level = o.blendLevel { add("blendLevel", .int(level)) }
             if o.tiled { add("tiled", .bool(true)) }
         case .validate(let c):
             add("minWidth", c.minWidth.map(JSONValue.int))

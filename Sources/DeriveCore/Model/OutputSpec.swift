@@ -48,6 +48,8 @@ public struct OutputSettings: Sendable, Hashable {
     /// `d_<image>`: the image this output is made from when the job's source does not exist
     /// (HTTP 404 or 410, no such key or file), named as overlays are (`d_avatar.png`, `d_brand:avatar`).
     public var defaultImage: String?
+    /// `fl_clip` / `fl_clip_evenodd`: the source clipped to a path stored in it.
+    public var clip: ClipSetting?
 
     public init(format: OutputFormat? = nil, quality: Quality? = nil, strip: Bool? = nil, progressive: Bool? = nil,
                 lossless: Bool? = nil, effort: Int? = nil, chromaSubsampling: ChromaSubsampling? = nil,
@@ -185,6 +187,24 @@ extension OutputSettings {
         take(\.stripProfile, "stripProfile")
         take(\.density, "density")
         take(\.defaultImage, "defaultImage")
+        take(\.clip, "clip")
         return (merged, conflicts)
+    }
+}
+
+/// `fl_clip` (`fl_clip_evenodd` for the evenodd fill rule), with `pg_<n>` or `pg_name:<name>`
+/// beside it choosing the path: everything outside a Photoshop path stored in the source (a
+/// JPEG's or TIFF's 8BIM resources) becomes transparent. Without a choice, the path Photoshop
+/// marks as the clipping path, else the first.
+public struct ClipSetting: Sendable, Hashable {
+    public var evenOdd: Bool
+    /// 1-based, in the order the file stores its paths.
+    public var number: Int?
+    public var name: String?
+
+    public init(evenOdd: Bool = false, number: Int? = nil, name: String? = nil) {
+        self.evenOdd = evenOdd
+        self.number = number
+        self.name = name
     }
 }

@@ -699,6 +699,8 @@ public struct Overlay: Sendable, Hashable {
     public var underlay: Bool
     /// How the layer combines with the image (`e_multiply,fl_layer_apply`); nil draws it over.
     public var blend: BlendMode?
+    /// `e_anti_removal:<level>`'s level (1–100); nil is Cloudinary's default, 50.
+    public var blendLevel: Int?
     /// `fl_tiled`: the layer repeated across the whole image, one tile where the gravity and
     /// offsets put it and the others beside it.
     public var tiled = false
@@ -729,6 +731,25 @@ public enum BlendMode: String, Sendable, Hashable, CaseIterable {
     case mask
     /// The image becomes transparent where the layer is opaque (a hole the layer's shape).
     case cutOut = "cut_out"
+    /// `e_anti_removal[:<level>]`: the layer drawn over, slightly distorted so that it is hard to
+    /// remove (Derive's approximation: a smooth displacement from a fixed seed).
+    case antiRemoval = "anti_removal"
+    /// `fl_cutter`: the image kept only where the layer is opaque, and cut to the layer's
+    /// rectangle (the result is the size of the layer, within the image).
+    case cutter
+
+    /// The level `e_anti_removal` has when none is written.
+    public static let defaultAntiRemovalLevel = 50
+
+    /// The blend mode written `e_<name>` (every one but `fl_cutter`, a flag).
+    public static func effect(named name: String) -> BlendMode? {
+        BlendMode(rawValue: name).flatMap { $0 == .cutter ? nil : $0 }
+    }
+
+    /// How a Cloudinary string writes it beside `fl_layer_apply`.
+    public func cloudinaryText(level: Int?) -> String {
+        self == .cutter ? "fl_cutter" : "e_" + rawValue + (level.map { ":\($0)" } ?? "")
+    }
 }
 
 /// The upload "dimensions validator": the job fails permanently if the image at this point in

@@ -1,4 +1,4 @@
-/// `l_text:<font>_<size>[_bold][_italic]:<text>` with `co_<color>`.
+/// `l_text:<font>_<size>[_<style>...]:<text>` with `co_<color>`.
 public struct TextLayer: Sendable, Hashable {
     /// Literal text and `$(name)` variables, which the planner writes in before the engine
     /// renders the text. Adjacent literals are always joined, so one text has one spelling.
@@ -18,6 +18,18 @@ public struct TextLayer: Sendable, Hashable {
     public var underline = false
     public var strikethrough = false
     public var letterSpacing: Int?
+    /// `_left`, `_center`, `_right`, `_justify` (`_start` and `_end` read as left and right):
+    /// how lines shorter than the widest sit; nil is left.
+    public var alignment: TextAlignment?
+    /// `_line_spacing_<px>`: extra pixels between lines (negative tightens).
+    public var lineSpacing: Int?
+    /// `_stroke` with `bo_<width>px_solid_<colour>` beside `l_text`: an outline that many pixels
+    /// wide around the letters, beneath their fill.
+    public var stroke: TextStroke?
+    /// `_antialias_none` turns it off: every pixel fully inked or not at all.
+    public var antialias = true
+    /// `fl_text_no_trim`: a transparent margin around the text, which is otherwise cut to its ink.
+    public var noTrim = false
 
     public init(text: String, font: String = "sans", size: Int = 32, bold: Bool = false, italic: Bool = false,
                 color: Color = .black, width: Int? = nil) {
@@ -48,6 +60,28 @@ extension TextLayer {
     public var variableNames: [String] {
         parts.compactMap { if case .variable(let name) = $0 { name } else { nil } }
     }
+}
+
+/// How the lines of a text layer line up.
+public enum TextAlignment: String, Sendable, Hashable, CaseIterable {
+    case left, center, right, justify
+}
+
+/// An outline around a text's letters (`_stroke` with `bo_<width>px_solid_<colour>`).
+public struct TextStroke: Sendable, Hashable {
+    public var width: Int
+    public var color: Color
+
+    public init(width: Int, color: Color) {
+        self.width = width
+        self.color = color
+    }
+}
+
+extension TextLayer {
+    /// The margin `fl_text_no_trim` leaves around the ink: Cloudinary documents only "a small
+    /// amount of padding"; Derive leaves a tenth of the font size (at least 1 px) on every side.
+    public var untrimmedMargin: Int { max(1, (size + 5) / 10) }
 }
 
 /// A piece of a text layer's text.

@@ -8,9 +8,24 @@ extension ParseRun {
         first.params["l"] = nil
         first.params["u"] = nil
         first.params["co"] = nil
-        wrapText(&source, taking: &first)
+        takeTextParameters(&source, from: &first)
         var placement = apply
         placement.flags.removeAll { $0 == "layer_apply" }
+        // fl_text_no_trim anywhere in the layer (Cloudinary's SDKs write it beside l_text or in
+        // a component of its own inside the layer) is the text's.
+        var components = components
+        var untrimmed = Self.takeFlag("text_no_trim", from: &placement)
+        var i = inner.lowerBound
+        while i < inner.upperBound {
+            // A layer inside this one keeps its own.
+            if components[i].opensLayer {
+                i = closing[i].map { $0 + 1 } ?? i + 1
+                continue
+            }
+            if Self.takeFlag("text_no_trim", from: &components[i]) { untrimmed = true }
+            i += 1
+        }
+        if untrimmed { untrim(&source, in: apply) }
         let inOpener = Self.takeFlag("region_relative", from: &first)
         let regionRelative = Self.takeFlag("region_relative", from: &placement) || inOpener
         // fl_relative beside fl_layer_apply makes the layer's fractional sizes relative too.
@@ -28,10 +43,15 @@ extension ParseRun {
         // closes the layer ("similar to a closing bracket", Cloudinary's layer documentation;
         // `l_bike/e_sepia,fl_layer_apply` turns the bike sepia, not the whole image).
         var blend: BlendMode?
+        var level: Int?
+        if Self.takeFlag("cutter", from: &placement) || Self.takeFlag("cutter", from: &first) {
+            blend = cutter(underlay: opener.has("u"), in: apply)
+        }
         if let e = placement.params.removeValue(forKey: "e") {
-            if let mode = BlendMode(rawValue: e) {
+            if let (mode, value) = blendMode(e, underlay: opener.has("u"), in: apply) {
+                if blend != nil { fail(apply, "e_\(e) beside fl_cutter: a layer combines with the image one way") }
                 blend = mode
-                if opener.has("u") { fail(apply, "e_\(e) beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
+                level = value
             } else {
                 var closing = apply
                 closing.params = ["e": e]
@@ -52,6 +72,7 @@ extension ParseRun {
         }
         return source.map {
             var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: opener.has("u"), blend: blend)
+            overlay.blendLevel = level
             overlay.tiled = tiled
             return overlay
         }
@@ -63,22 +84,85 @@ extension ParseRun {
         note(c, "fl_no_overflow: a layer never extends the canvas in Derive (what falls outside the image is cut off); the flag changes nothing")
     }
 
+    /// `fl_cutter` beside `fl_layer_apply` (or `fl_cutter.layer_apply`, as Cloudinary's SDKs write it).
+    mutating func cutter(underlay: Bool, in c: Component) -> BlendMode {
+        if underlay { fail(c, "fl_cutter beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
+        return .cutter
+    }
+
+    /// A blend mode written as `e_<mode>` beside `fl_layer_apply` (`cutter` for `fl_cutter`),
+    /// with `e_anti_removal`'s level (nil when not written or Cloudinary's default); nil for any
+    /// other effect.
+    mutating func blendMode(_ e: String, underlay: Bool, in c: Component) -> (mode: BlendMode, level: Int?)? {
+        let parts = e.split(separator: ":", maxSplits: 1).map(String.init)
+        guard let mode = BlendMode.effect(named: parts[0]) else { return nil }
+        let written = mode.cloudinaryText(level: nil)
+        if underlay { fail(c, "\(written) beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
+        guard parts.count == 2 else { return (mode, nil) }
+        guard mode == .antiRemoval else {
+            // Not a blend mode with a value: read as an effect, and refused as one.
+            return nil
+        }
+        guard let level = Int(parts[1]), (1...100).contains(level) else {
+            fail(c, CloudinaryVocabulary.malformed("e_" + e, "e_anti_removal's level is a whole number from 1 to 100", hint: ""))
+            return (mode, nil)
+        }
+        return (mode, level == BlendMode.defaultAntiRemovalLevel ? nil : level)
+    }
+
+    /// `l_logo,g_north,x_10`: the layer, its chain and its placement in one component. With
+    /// `fl_layer_apply` there too (`l_badge,fl_layer_apply,g_north_east`, as Cloudinary accepts)
+    /// it means the same as the two components `l_badge/fl_layer_apply,g_north_east`: a blend
+    /// mode beside the flag blends, and every other parameter is the layer's, as without it.
     mutating func shortLayer(_ c: Component, depth: Int) -> Overlay? {
         var source = layerSource(c)
         var rest = c
         rest.params["l"] = nil
         rest.params["u"] = nil
         rest.params["co"] = nil
-        wrapText(&source, taking: &rest)
+        takeTextParameters(&source, from: &rest)
         let regionRelative = Self.takeFlag("region_relative", from: &rest)
         let tiled = Self.takeFlag("tiled", from: &rest)
         if Self.takeFlag("no_overflow", from: &rest) { noteNoOverflow(c) }
+        var blend: BlendMode?
+        var level: Int?
+        if Self.takeFlag("layer_apply", from: &rest) {
+            if Self.takeFlag("cutter", from: &rest) { blend = cutter(underlay: c.has("u"), in: c) }
+            if let e = rest.params["e"], let (mode, value) = blendMode(e, underlay: c.has("u"), in: c) {
+                if blend != nil { fail(c, "e_\(e) beside fl_cutter: a layer combines with the image one way") }
+                rest.params["e"] = nil
+                blend = mode
+                level = value
+            }
+        }
         let (gravity, x, y) = layerPlacement(&rest)
         let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
         return source.map {
-            var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: c.has("u"))
+            var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: c.has("u"), blend: blend)
+            overlay.blendLevel = level
             overlay.tiled = tiled
             return overlay
+        }
+    }
+
+    /// What beside `l_text` belongs to the text: its wrapping width, the outline of a `_stroke`
+    /// (`bo_`) and `fl_text_no_trim`.
+    mutating func takeTextParameters(_ source: inout Overlay.Source?, from c: inout Component) {
+        wrapText(&source, taking: &c)
+        if case .text(let t)? = source, t.stroke != nil { c.params["bo"] = nil }
+        if Self.takeFlag("text_no_trim", from: &c) { untrim(&source, in: c) }
+    }
+
+    /// `fl_text_no_trim`: the text keeps a margin around its ink; an image layer has none to keep.
+    mutating func untrim(_ source: inout Overlay.Source?, in c: Component) {
+        switch source {
+        case .text(var t)?:
+            t.noTrim = true
+            source = .text(t)
+        case .image?:
+            fail(c, "fl_text_no_trim applies to a text layer (l_text:…), not an image layer")
+        case nil:
+            break
         }
     }
 
@@ -134,7 +218,7 @@ extension ParseRun {
         let key = c.has("l") ? "l" : "u"
         guard let value = c.params[key] else { return nil }
         if value.hasPrefix("text:") {
-            return text(String(value.dropFirst(5)), color: c.params["co"], key: key, in: c).map(Overlay.Source.text)
+            return text(String(value.dropFirst(5)), color: c.params["co"], border: c.params["bo"], key: key, in: c).map(Overlay.Source.text)
         }
         if c.params["co"] != nil {
             fail(c, param: "co", "applies to text layers and e_colorize, not image layers")
@@ -154,75 +238,5 @@ extension ParseRun {
             return nil
         }
         return .image(value.replacingOccurrences(of: ":", with: "/"))
-    }
-
-    /// `<font>_<size>[_bold][_italic]:<percent-encoded text>`.
-    mutating func text(_ value: String, color: String?, key: String = "l", in c: Component) -> TextLayer? {
-        guard let colon = value.firstIndex(of: ":") else {
-            fail(c, CloudinaryVocabulary.malformed(key + "_text:" + value, "a text layer gives its font and size, then its text: l_text:<font>_<size>:<text>", hint: ""))
-            return nil
-        }
-        let style = value[..<colon].split(separator: "_", omittingEmptySubsequences: false).map(String.init)
-        let encoded = String(value[value.index(after: colon)...])
-        if value[..<colon].contains("$") {
-            refuse(c, key + "_text:" + value[..<colon], CloudinaryVocabulary.feature(.variable))
-            return nil
-        }
-        guard let parts = textParts(encoded, in: c) else { return nil }
-        guard style.count >= 2, let font = style[0].removingPercentEncoding, let size = Int(style[1]) else {
-            let written = key + "_text:" + value[..<colon]
-            if style.count == 1 {
-                // Cloudinary reads a lone name as a text style saved as an asset of the account.
-                refuse(c, written, CloudinaryVocabulary.feature(.savedTextStyle))
-            } else {
-                fail(c, CloudinaryVocabulary.malformed(written, "a text style is <font>_<size>[_<style>...], such as Arial_40_bold", hint: ""))
-            }
-            return nil
-        }
-        var layer = TextLayer(text: "", font: font, size: size)
-        layer.parts = parts
-        var unsupported: [String] = []
-        var tokens = style.dropFirst(2)[...]
-        while var token = tokens.popFirst() {
-            // `letter_spacing_14`, `line_spacing_5`: a keyword of two words, then its value.
-            if let next = tokens.first, CloudinaryVocabulary.cloudinaryTextStyles[token + "_" + next] != nil {
-                token += "_" + next
-                tokens.removeFirst()
-            }
-            switch token {
-            case "underline": layer.underline = true
-            case "strikethrough": layer.strikethrough = true
-            case "letter_spacing":
-                guard let v = tokens.popFirst(), let n = Int(v) else {
-                    fail(c, CloudinaryVocabulary.malformed(key + "_text:" + value[..<colon], "letter_spacing takes whole pixels: letter_spacing_<n>", hint: ""))
-                    return nil
-                }
-                layer.letterSpacing = n
-            case "bold": layer.bold = true
-            case "italic": layer.italic = true
-            case "normal": break
-            default:
-                // Cloudinary's spacing and rendering options take a value after them.
-                if let takesValue = CloudinaryVocabulary.cloudinaryTextStyles[token] {
-                    let value = takesValue ? tokens.popFirst().map { "_" + $0 } ?? "" : ""
-                    unsupported.append(token + value)
-                } else {
-                    fail(c, CloudinaryVocabulary.unknown(key + "_text:" + value[..<colon], what: "text style \(Quoted(token))",
-                                                         hint: Suggest.hint(for: token, among: Array(CloudinaryVocabulary.cloudinaryTextStyles.keys) + ["bold", "italic", "normal"],
-                                                                            else: "; Derive reads bold, italic and normal")))
-                    return nil
-                }
-            }
-        }
-        if !unsupported.isEmpty {
-            fail(c, CloudinaryVocabulary.notSupported(key + "_text:" + value[..<colon], CloudinaryVocabulary.feature(.textStyle))
-                 + " (here \(unsupported.joined(separator: ", ")))")
-            return nil
-        }
-        if let color {
-            guard let parsed = self.color(color, param: "co", in: c) else { return nil }
-            layer.color = parsed
-        }
-        return layer
     }
 }

@@ -23,7 +23,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -288,12 +288,15 @@ struct ParseRun {
     }
 
     /// Matches each `fl_layer_apply` with the innermost open `l_` before it. Layers left open
-    /// are the single-component form (`l_logo,g_north,x_10`).
+    /// are the single-component form (`l_logo,g_north,x_10`), as is a layer whose own component
+    /// holds the flag.
     mutating func pairLayers(_ components: [Component]) {
         var open: [Int] = []
         for c in components {
             if c.opensLayer && c.isLayerApply {
-                fail(c, "opens and applies a layer in one component; use l_… and fl_layer_apply in separate components")
+                // `l_badge,fl_layer_apply,g_north_east`: opened and closed at once, read as
+                // the one-component form (shortLayer).
+                continue
             } else if c.opensLayer {
                 open.append(c.index)
             } else if c.isLayerApply {
@@ -359,11 +362,17 @@ struct ParseRun {
                 if let close = closing[i], close < range.upperBound {
                     if let overlay = longLayer(components, opener: c, inner: (i + 1)..<close, apply: components[close], depth: depth) {
                         steps.append(.overlay(overlay))
+                        validateText(of: overlay, in: c)
+                        validateBlend(of: overlay, in: c)
                     }
                     i = close + 1
                     continue
                 }
-                if let overlay = shortLayer(c, depth: depth) { steps.append(.overlay(overlay)) }
+                if let overlay = shortLayer(c, depth: depth) {
+                    steps.append(.overlay(overlay))
+                    validateText(of: overlay, in: c)
+                    validateBlend(of: overlay, in: c)
+                }
             } else if !c.isLayerApply {
                 if case .condition(let condition)? = c.branch {
                     let otherwise = singleElse[i].flatMap { $0 < range.upperBound ? $0 : nil }
@@ -393,6 +402,12 @@ struct ParseRun {
         }
         for flag in ["tiled", "no_overflow"] where c.flags.contains(flag) {
             fail(c, "fl_\(flag) applies to a layer: put it beside l_ or fl_layer_apply")
+        }
+        if c.flags.contains("cutter") {
+            fail(c, "fl_cutter applies to a layer: put it beside fl_layer_apply (l_<shape>/fl_cutter,fl_layer_apply)")
+        }
+        if c.flags.contains("text_no_trim") {
+            fail(c, "fl_text_no_trim applies to a text layer: put it beside l_text:… or inside the layer")
         }
 
         if let name = p.removeValue(forKey: "t") {
@@ -621,6 +636,22 @@ struct ParseRun {
             } else {
                 fail(c, CloudinaryVocabulary.malformed("d_" + d, "a default image is a name such as d_avatar.png or d_folder:avatar", hint: ""))
             }
+        }
+        let clipFlags = flags.filter { $0 == "clip" || $0 == "clip_evenodd" }
+        if !clipFlags.isEmpty {
+            // Beside fl_clip, pg_ chooses the path, by number or by name (pg_name:<name>).
+            var clip = ClipSetting(evenOdd: clipFlags.contains("clip_evenodd"))
+            if clipFlags.count > 1 { fail(c, "fl_clip and fl_clip_evenodd together: a path is filled by one rule") }
+            if let pg = p.removeValue(forKey: "pg") {
+                if pg.hasPrefix("name:"), let name = String(pg.dropFirst(5)).removingPercentEncoding, !name.isEmpty {
+                    clip.name = name
+                } else if let n = Int(pg), n >= 1 {
+                    clip.number = n
+                } else {
+                    fail(c, CloudinaryVocabulary.malformed("pg_" + pg, "beside fl_clip, pg chooses the clipping path: pg_<number> or pg_name:<name>", hint: ""))
+                }
+            }
+            found.clip = clip
         }
         if let pg = p.removeValue(forKey: "pg") {
             if let frame = Int(pg) {
@@ -901,7 +932,7 @@ struct ParseRun {
             refuse(c, "e_" + text, CloudinaryVocabulary.feature(.variable))
             return nil
         }
-        if BlendMode(rawValue: name) != nil {
+        if BlendMode.effect(named: name) != nil {
             fail(c, "e_\(text): known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_\(name),fl_layer_apply)")
             return nil
         }
@@ -1212,6 +1243,7 @@ enum CloudinaryNames {
         case "stripProfile": "fl_strip_profile"
         case "density": "dn"
         case "defaultImage": "d"
+        case "clip": "fl_clip"
         case "strip": "fl_keep_iptc"
         case "autoOrient": "a_ignore"
         default: field

@@ -11,6 +11,8 @@ public enum CloudinaryPrinter {
     public static func string(for output: CanonicalOutput) throws(Unprintable) -> String {
         var components = try components(output.chain)
         if let settings = try settingsComponent(output.encoding) { components.append(settings) }
+        // In a component of its own: its pg_ chooses the path, not a page.
+        if let clip = output.encoding.clip { components.append(clipComponent(clip)) }
         return components.joined(separator: "/")
     }
 
@@ -193,6 +195,10 @@ public enum CloudinaryPrinter {
             if t.underline { style.append("underline") }
             if t.strikethrough { style.append("strikethrough") }
             if let spacing = t.letterSpacing { style.append("letter_spacing_\(spacing)") }
+            if let spacing = t.lineSpacing { style.append("line_spacing_\(spacing)") }
+            if let alignment = t.alignment { style.append(alignment.rawValue) }
+            if t.stroke != nil { style.append("stroke") }
+            if !t.antialias { style.append("antialias_none") }
             opener = "l_text:" + style.joined(separator: "_") + ":" + t.parts.map { part in
                 switch part {
                 case .literal(let s): percentEncode(s)
@@ -200,16 +206,25 @@ public enum CloudinaryPrinter {
                 }
             }.joined()
             if t.color != .black { opener += ",co_" + color(t.color) }
+            if let stroke = t.stroke { opener += ",bo_\(stroke.width)px_solid_" + color(stroke.color) }
             if let width = t.width { opener += ",c_fit,w_\(width)" }
+            if t.noTrim { opener += ",fl_text_no_trim" }
         }
         if o.underlay { opener = "u_" + opener.dropFirst(2) }
         var apply = o.regionRelative ? ["fl_layer_apply", "fl_region_relative"] : ["fl_layer_apply"]
         if let g = o.gravity, g != .center, let token = g.token { apply.append("g_" + token) }
         if let x = o.x, x != .pixels(0) { apply.append("x_" + x.cloudinaryText) }
         if let y = o.y, y != .pixels(0) { apply.append("y_" + y.cloudinaryText) }
-        if let blend = o.blend { apply.append("e_" + blend.rawValue) }
+        if let blend = o.blend { apply.append(blend.cloudinaryText(level: o.blendLevel)) }
         if o.tiled { apply.append("fl_tiled") }
         return [opener] + (try components(o.chain)) + [apply.joined(separator: ",")]
+    }
+
+    static func clipComponent(_ clip: ClipSetting) -> String {
+        var p = [clip.evenOdd ? "fl_clip_evenodd" : "fl_clip"]
+        if let number = clip.number { p.append("pg_\(number)") }
+        if let name = clip.name { p.append("pg_name:" + percentEncode(name)) }
+        return p.joined(separator: ",")
     }
 
     static func settingsComponent(_ s: EncodingSettings) throws(Unprintable) -> String? {

@@ -54,9 +54,9 @@ public enum CloudinaryVocabulary {
         "scissors", "teddy_bear", "hair_drier", "toothbrush",
     ]
 
-    /// Cloudinary's text style keywords Derive does not render, and whether a value follows
-    /// (`letter_spacing_14`): the font weights, decorations, alignments and rendering options of
-    /// its text layers.
+    /// Cloudinary's text style keywords beyond bold, italic and normal, and whether a value
+    /// follows (`letter_spacing_14`): the font weights, decorations, alignments and rendering
+    /// options of its text layers.
     static let cloudinaryTextStyles: [String: Bool] = [
         "thin": false, "light": false, "underline": false, "strikethrough": false, "left": false, "center": false, "right": false, "end": false,
         "start": false, "justify": false, "stroke": false, "letter_spacing": true, "line_spacing": true,
@@ -121,7 +121,7 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .automaticDensity, spelling: "dpr_auto inside a layer or an if_ block, with a layer, w_auto, another density, or no w_ or h_ in the chain", reason: "a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"),
         Unsupported(match: .automaticWidth, spelling: "w_auto[:<step>], w_auto:breakpoints... inside a layer or an if_ block, with h_, ar_, dpr_ or c_crop, twice, or before other steps", reason: "a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"),
         Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
-        Unsupported(match: .textStyle, spelling: "l_text:<font>_<size>_left (center, right, justify, stroke, line_spacing_<n>, antialias_<mode>, hinting_<mode>, light, thin)", reason: "text alignment, strokes, line spacing, rendering hints and weights other than bold; Derive's text styles are bold, italic, normal, underline, strikethrough and letter_spacing_<n>; \(plannedEffects)"),
+        Unsupported(match: .textStyle, spelling: "l_text:<font>_<size>_hinting_<mode> (antialias_subpixel, light, thin)", reason: "font hinting, subpixel antialiasing and weights other than bold: libvips' text operation takes no hinting or subpixel setting (glyphs are hinted as the machine's fontconfig says and drawn as a grey coverage mask), and the light and thin weights are not rendered; Derive's text styles are bold, italic, normal, underline, strikethrough, letter_spacing_<n>, line_spacing_<n>, left, center, right, justify (start, end), stroke and antialias_<mode> (none, or grey: default, gray, fast, good, best)"),
         Unsupported(match: .savedTextStyle, spelling: "l_text:<saved style>:<text>", reason: "text styles saved as assets of a Cloudinary account; give the style in the string: l_text:<font>_<size>[_bold][_italic]:<text>"),
         Unsupported(match: .besideLayerApply, spelling: "parameters other than g_, x_, y_, e_ and fl_region_relative beside fl_layer_apply", reason: "parameters other than the layer's placement (g_, x_, y_, fl_region_relative), a blend mode or an effect (e_) in the component that applies it; put what changes the layer in a component before fl_layer_apply, and what changes the result in one after it"),
         Unsupported(match: .valuePrefix("l", "private:"), spelling: "l_private:<id>, l_authenticated:<id>", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),

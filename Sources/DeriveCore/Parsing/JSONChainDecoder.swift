@@ -9,13 +9,13 @@ public struct JSONChainDecoder: Sendable {
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "defaultImage", "progressive", "lossless", "effort",
-                                    "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats"]
+                                    "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template", "lut"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative", "autoTurn"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
-    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend", "tiled"]
-    static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing"]
+    static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend", "blendLevel", "tiled"]
+    static let textKeys = ["text", "font", "size", "bold", "italic", "color", "width", "underline", "strikethrough", "letterSpacing", "lineSpacing", "alignment", "stroke", "antialias", "noTrim"]
     static let constraintKeys = ["minWidth", "maxWidth", "minHeight", "maxHeight", "maxPixels", "formats"]
 
     /// Parses and decodes a job document (`{"source": ..., "outputs": [...]}`).
@@ -207,6 +207,7 @@ public struct JSONChainDecoder: Sendable {
         s.stripProfile = log.bool(fields["stripProfile"], at: path.appending("stripProfile"))
         s.density = log.int(fields["density"], at: path.appending("density"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
+        if let c = fields["clip"] { s.clip = readClip(c, at: path.appending("clip"), log: log) }
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))
         s.effort = log.int(fields["effort"], at: path.appending("effort"))
         s.chromaSubsampling = log.keyword(fields["chromaSubsampling"], at: path.appending("chromaSubsampling"),
@@ -715,6 +716,26 @@ public struct JSONChainDecoder: Sendable {
         return .effect(effect)
     }
 
+    /// `"clip": true` or `{"evenOdd": true, "path": 2 | "Path 1"}`.
+    func readClip(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> ClipSetting? {
+        if case .bool(true) = value { return ClipSetting() }
+        guard let fields = log.object(value, at: path, allowed: ["evenOdd", "path"]) else { return nil }
+        var clip = ClipSetting()
+        clip.evenOdd = log.bool(fields["evenOdd"], at: path.appending("evenOdd")) ?? false
+        switch fields["path"] {
+        case nil: break
+        case .string(let name)?: clip.name = name
+        case let p?:
+            guard let n = log.int(p, at: path.appending("path")) else { return nil }
+            guard n >= 1 else {
+                log.add(path.appending("path"), "numbers a path from 1, got \(n)")
+                return nil
+            }
+            clip.number = n
+        }
+        return clip
+    }
+
     func readTrim(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Trim? {
         switch value {
         case .bool(true): return Trim()
@@ -769,9 +790,23 @@ public struct JSONChainDecoder: Sendable {
             }
             blend = mode
         }
+        var level: Int?
+        if let l = fields["blendLevel"] {
+            guard blend == .antiRemoval else {
+                log.add(path.appending("blendLevel"), "is anti_removal's level; give it with \"blend\": \"anti_removal\"")
+                return nil
+            }
+            guard let n = log.int(l, at: path.appending("blendLevel")) else { return nil }
+            guard (1...100).contains(n) else {
+                log.add(path.appending("blendLevel"), "must be between 1 and 100, got \(n)")
+                return nil
+            }
+            level = n == BlendMode.defaultAntiRemovalLevel ? nil : n
+        }
         let tiled = fields["tiled"].flatMap { log.bool($0, at: path.appending("tiled")) } ?? false
         return source.map {
             var overlay = Overlay(source: $0, chain: chain, gravity: gravity, x: x, y: y, regionRelative: regionRelative, underlay: underlay, blend: blend)
+            overlay.blendLevel = level
             overlay.tiled = tiled
             return overlay
         }
@@ -795,6 +830,19 @@ public struct JSONChainDecoder: Sendable {
         if let underline = log.bool(fields["underline"], at: path.appending("underline")) { layer.underline = underline }
         if let strike = log.bool(fields["strikethrough"], at: path.appending("strikethrough")) { layer.strikethrough = strike }
         layer.letterSpacing = log.int(fields["letterSpacing"], at: path.appending("letterSpacing"))
+        layer.lineSpacing = log.int(fields["lineSpacing"], at: path.appending("lineSpacing"))
+        if let a = fields["alignment"] {
+            layer.alignment = log.keyword(a, at: path.appending("alignment"), what: "alignment",
+                                          spellings: TextAlignment.allCases.map(\.rawValue), parse: TextAlignment.init(rawValue:))
+        }
+        if let s = fields["stroke"], let stroke = log.object(s, at: path.appending("stroke"), allowed: ["width", "color"]) {
+            let width = log.int(stroke["width"], at: path.appending("stroke").appending("width"))
+            let color = log.color(stroke["color"], at: path.appending("stroke").appending("color"))
+            for key in ["width", "color"] where stroke[key] == nil { log.add(path.appending("stroke").appending(key), "is required") }
+            if let width, let color { layer.stroke = TextStroke(width: width, color: color) }
+        }
+        if let antialias = log.bool(fields["antialias"], at: path.appending("antialias")) { layer.antialias = antialias }
+        if let noTrim = log.bool(fields["noTrim"], at: path.appending("noTrim")) { layer.noTrim = noTrim }
         return layer
     }
 

@@ -486,6 +486,12 @@ public struct Planner: Sendable {
                     }
                 }
                 walk.operations.append(.overlay(o))
+                if o.blend == .cutter {
+                    // fl_cutter cuts the image to the layer's rectangle, whose size the engine
+                    // learns when it draws the layer: the rest waits for it, as after a trim.
+                    if !rest.isEmpty { walk.operations.append(deferred(rest)) }
+                    walk.size = nil
+                }
             case .lut(let name):
                 walk.operations.append(.lut(name))
             case .validate(let c):

@@ -427,15 +427,38 @@ enum StepRules {
                 issues.append(FieldIssue(field: "image", reason: "must be a source URI or name of 1–4096 characters without spaces"))
             }
         case .text(let t):
-            if t.text.isEmpty || t.text.count > limits.maxTextLength {
-                issues.append(FieldIssue(field: "text.text", reason: "must be 1 to \(limits.maxTextLength) characters, got \(t.text.count)"))
-            }
-            issues += check(t.size, in: 1...1000, field: "text.size", derivesLimits: true)
-            if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width", derivesLimits: true) }
-            if !(1...64).contains(t.font.count) || !t.font.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) {
-                issues.append(FieldIssue(field: "text.font", reason: "font names are 1–64 letters, digits, spaces or hyphens, got \(Quoted(t.font))"))
-            }
+            issues += textIssues(t, limits: limits)
         }
+        return issues + placementIssues(o, limits: limits)
+    }
+
+    /// What a text layer's own settings must be (fields under `text.`).
+    static func textIssues(_ t: TextLayer, limits: ChainLimits) -> [FieldIssue] {
+        var issues: [FieldIssue] = []
+        if t.text.isEmpty || t.text.count > limits.maxTextLength {
+            issues.append(FieldIssue(field: "text.text", reason: "must be 1 to \(limits.maxTextLength) characters, got \(t.text.count)"))
+        }
+        issues += check(t.size, in: 1...1000, field: "text.size", derivesLimits: true)
+        if let width = t.width { issues += check(width, in: 1...limits.maxOutputDimension, field: "text.width", derivesLimits: true) }
+        // A stroke is a dilation by a disc of its width, whose cost grows with its square.
+        if let stroke = t.stroke { issues += check(stroke.width, in: 1...50, field: "text.stroke.width", derivesLimits: true) }
+        // Lines may overlap, not cross: each line sits at least a pixel below the last.
+        if let spacing = t.lineSpacing { issues += check(spacing, in: (1 - t.size)...1000, field: "text.lineSpacing", derivesLimits: true) }
+        if !(1...64).contains(t.font.count) || !t.font.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " " || $0 == "-") }) {
+            issues.append(FieldIssue(field: "text.font", reason: "font names are 1–64 letters, digits, spaces or hyphens, got \(Quoted(t.font))"))
+        }
+        return issues
+    }
+
+    /// A layer placed on faces is drawn over each face: of the blend modes, only anti_removal
+    /// (which changes the layer, not how it combines) means anything there.
+    static func blendIssues(_ o: Overlay) -> [FieldIssue] {
+        guard let blend = o.blend, blend != .antiRemoval, o.gravity?.needsFaces == true else { return [] }
+        return [FieldIssue(field: "blend", reason: "\(blend.rawValue) combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face")]
+    }
+
+    static func placementIssues(_ o: Overlay, limits: ChainLimits) -> [FieldIssue] {
+        var issues: [FieldIssue] = []
         switch o.gravity {
         case .smart(let s)? where s.faceTarget != nil:
             break
@@ -444,6 +467,7 @@ enum StepRules {
         case .compass?, nil:
             break
         }
+        issues += blendIssues(o)
         if o.regionRelative && o.gravity?.needsFaces != true {
             issues.append(FieldIssue(field: "regionRelative", reason: "sizes the overlay by the face it is placed on, so it needs gravity face or faces"))
         }
