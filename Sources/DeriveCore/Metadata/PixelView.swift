@@ -63,14 +63,9 @@ public struct PixelView {
             }
             for ox in 0..<size.width {
                 let n = Double(max(1, counts[ox]))
-                let r = sums[ox * 3] / n, g = sums[ox * 3 + 1] / n, b = sums[ox * 3 + 2] / n
-                let i = (oy * size.width + ox) * outBands
-                if grey {
-                    out[i] = UInt8(min(255, (0.2126 * r + 0.7152 * g + 0.0722 * b).rounded()))
-                } else {
-                    out[i] = UInt8(min(255, r.rounded()))
-                    out[i + 1] = UInt8(min(255, g.rounded()))
-                    out[i + 2] = UInt8(min(255, b.rounded()))
+                out.withUnsafeMutableBufferPointer { out in
+                    Self.store(sums[ox * 3] / n, sums[ox * 3 + 1] / n, sums[ox * 3 + 2] / n, grey: grey,
+                               at: out.baseAddress! + (oy * size.width + ox) * outBands)
                 }
             }
         }
@@ -124,20 +119,25 @@ public struct PixelView {
                     }
                     for ox in 0..<size.width {
                         let n = Double(max(1, counts[ox]))
-                        let r = Double(sums[ox * 3]) / n, g = Double(sums[ox * 3 + 1]) / n, b = Double(sums[ox * 3 + 2]) / n
-                        let i = (oy * size.width + ox) * outBands
-                        if grey {
-                            out[i] = UInt8(min(255, (0.2126 * r + 0.7152 * g + 0.0722 * b).rounded()))
-                        } else {
-                            out[i] = UInt8(min(255, r.rounded()))
-                            out[i + 1] = UInt8(min(255, g.rounded()))
-                            out[i + 2] = UInt8(min(255, b.rounded()))
-                        }
+                        Self.store(Double(sums[ox * 3]) / n, Double(sums[ox * 3 + 1]) / n, Double(sums[ox * 3 + 2]) / n, grey: grey,
+                                   at: out + (oy * size.width + ox) * outBands)
                     }
                 }
             } }
             initialised = size.width * size.height * outBands
         }
         return PixelBuffer(width: size.width, height: size.height, bands: outBands, pixels: pixels)
+    }
+
+    /// One box's mean colour, rounded, as RGB or as its luminance.
+    @inline(__always)
+    static func store(_ r: Double, _ g: Double, _ b: Double, grey: Bool, at out: UnsafeMutablePointer<UInt8>) {
+        if grey {
+            out[0] = UInt8(min(255, (0.2126 * r + 0.7152 * g + 0.0722 * b).rounded()))
+        } else {
+            out[0] = UInt8(min(255, r.rounded()))
+            out[1] = UInt8(min(255, g.rounded()))
+            out[2] = UInt8(min(255, b.rounded()))
+        }
     }
 }
