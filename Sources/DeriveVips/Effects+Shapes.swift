@@ -3,7 +3,7 @@ import DeriveCore
 /// The effects that change the image's shape or canvas: e_distort (libvips' mapim samples the
 /// image at the point DistortGeometry gives for each output pixel, the map itself drawn lazily by
 /// libvips' xyz and arithmetic, so no map is held in memory), e_outline, e_gradient_fade,
-/// e_shear and e_shadow.
+/// e_shear, e_shadow and e_dropshadow.
 extension Effects {
     static func distorted(_ image: VImage, _ distortion: Distortion) throws(DeriveError) -> VImage {
         switch distortion {
@@ -129,9 +129,9 @@ extension Effects {
         return try sheared.centred(on: g.canvas).inMemory()
     }
 
-    /// e_shadow: the image's alpha (its shape; a rectangle when opaque) on the grown canvas at
-    /// the shadow's offset, blurred by its sigma (e_shadow's 4 px; none at 0), scaled to
-    /// `opacity` (0...1), under a plane of the colour; the image over it.
+    /// e_shadow and e_dropshadow: the image's alpha (its shape; a rectangle when opaque) on the
+    /// grown canvas at the shadow's offset, blurred by its sigma (e_shadow's 4 px; none at 0),
+    /// scaled to `opacity` (0...1), under a plane of the colour; the image over it.
     static func shadowed(_ image: VImage, _ cast: CastShadow, color: Color, opacity: Double) throws(DeriveError) -> VImage {
         let g = cast.placement(on: image.size)
         let rgba = try image.withAlpha()

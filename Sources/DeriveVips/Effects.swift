@@ -246,6 +246,9 @@ enum Effects {
         case .shadow(let strength, let color, _, _):
             guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
             return try shadowed(image, cast, color: color, opacity: Double(strength.planned) / 100 * Double(color.alpha) / 255)
+        case .dropShadow:
+            guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
+            return try shadowed(image, cast, color: EffectRules.dropShadowColor, opacity: EffectRules.dropShadowOpacity)
         case .cartoonify(let lines, let colors):
             // Flat colours: a light blur, then each channel rounded to `levels` steps (libvips'
             // round); bw does so on the luminance. Lines: where the luminance's Sobel edge

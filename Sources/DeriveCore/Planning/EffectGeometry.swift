@@ -1,8 +1,8 @@
 import Foundation
 
-/// Effects that change the canvas (`e_shear`, `e_shadow`, `e_distort`): the size they make and where the
-/// image lands on it, shared by the planner (which must know every size) and the engine
-/// (which must make exactly that size).
+/// Effects that change the canvas (`e_shear`, `e_shadow`, `e_dropshadow`, `e_distort`): the
+/// size they make and where the image lands on it, shared by the planner (which must know every
+/// size) and the engine (which must make exactly that size).
 public enum EffectGeometry {
     /// The canvas an effect makes from an image of `size`, nil when it keeps the size. Offsets
     /// must be pixels by now (the planner evaluates expressions first).
@@ -10,16 +10,18 @@ public enum EffectGeometry {
         switch effect {
         case .shear(let x, let y): shear(x: x, y: y, on: size).canvas
         case .distort(let d): DistortGeometry.canvas(of: d, on: size)
-        case .shadow: castShadow(of: effect, on: size)?.placement(on: size).canvas
+        case .shadow, .dropShadow: castShadow(of: effect, on: size)?.placement(on: size).canvas
         default: nil
         }
     }
 
-    /// The shadow e_shadow casts on an image of `size`; nil for other effects.
+    /// The shadow e_shadow or e_dropshadow casts on an image of `size`; nil for other effects.
     public static func castShadow(of effect: Effect, on size: Size) -> CastShadow? {
         switch effect {
         case .shadow(_, _, let x, let y):
             CastShadow(x: pixels(x, of: size.width), y: pixels(y, of: size.height), sigma: shadowSigma, margin: shadowMargin)
+        case .dropShadow(let azimuth, let elevation, let spread):
+            dropShadow(azimuth: azimuth, elevation: elevation, spread: spread, on: size)
         default: nil
         }
     }
@@ -53,9 +55,9 @@ public enum EffectGeometry {
     }
 }
 
-/// A shadow as the engine draws it for e_shadow: the image's shape (its alpha; a rectangle when
-/// opaque) moved by (x, y) pixels and blurred by a Gaussian of `sigma` pixels (none at 0),
-/// beneath the image on a canvas grown by the offset and `margin` on every side.
+/// A shadow as the engine draws it for e_shadow and e_dropshadow: the image's shape (its alpha;
+/// a rectangle when opaque) moved by (x, y) pixels and blurred by a Gaussian of `sigma` pixels
+/// (none at 0), beneath the image on a canvas grown by the offset and `margin` on every side.
 public struct CastShadow: Sendable, Hashable {
     public var x: Int
     public var y: Int
