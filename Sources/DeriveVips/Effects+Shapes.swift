@@ -3,7 +3,7 @@ import DeriveCore
 /// The effects that change the image's shape or canvas: e_distort (libvips' mapim samples the
 /// image at the point DistortGeometry gives for each output pixel, the map itself drawn lazily by
 /// libvips' xyz and arithmetic, so no map is held in memory), e_outline, e_gradient_fade,
-/// e_shear and e_shadow.
+/// e_shear, e_shadow and e_dropshadow.
 extension Effects {
     static func distorted(_ image: VImage, _ distortion: Distortion) throws(DeriveError) -> VImage {
         switch distortion {
@@ -129,16 +129,16 @@ extension Effects {
         return try sheared.centred(on: g.canvas).inMemory()
     }
 
-    /// e_shadow: the image's alpha (its shape; a rectangle when opaque) on the grown canvas at
-    /// the offset, blurred (sigma 4 px), scaled to strength % of the colour's opacity, under a
-    /// plane of the colour; the image over it.
-    static func shadowed(_ image: VImage, strength: Int, color: Color, x: Length, y: Length) throws(DeriveError) -> VImage {
-        let g = EffectGeometry.shadow(x: EffectGeometry.pixels(x, of: image.width), y: EffectGeometry.pixels(y, of: image.height), on: image.size)
+    /// e_shadow and e_dropshadow: the image's alpha (its shape; a rectangle when opaque) on the
+    /// grown canvas at the shadow's offset, blurred by its sigma (e_shadow's 4 px; none at 0),
+    /// scaled to `opacity` (0...1), under a plane of the colour; the image over it.
+    static func shadowed(_ image: VImage, _ cast: CastShadow, color: Color, opacity: Double) throws(DeriveError) -> VImage {
+        let g = cast.placement(on: image.size)
         let rgba = try image.withAlpha()
         guard let alpha = try rgba.alphaBand() else { return image }
-        let opacity = Double(strength) / 100 * Double(color.alpha) / 255
-        let shape = try alpha.embedded(at: g.shadow, canvas: g.canvas, background: .black)
-            .gaussianBlurred(sigma: EffectGeometry.shadowSigma).linear([opacity], [0])
+        var shape = try alpha.embedded(at: g.shadow, canvas: g.canvas, background: .black)
+        if cast.sigma > 0 { shape = try shape.gaussianBlurred(sigma: cast.sigma) }
+        shape = try shape.linear([opacity], [0])
         let plane = try shape.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb")
         return try plane.joined(with: shape).composited(rgba, at: g.image).inMemory()
     }

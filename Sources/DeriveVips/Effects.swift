@@ -243,8 +243,12 @@ enum Effects {
             return try sheared(image, x: x, y: y)
         case .distort(let distortion):
             return try distorted(image, distortion)
-        case .shadow(let strength, let color, let x, let y):
-            return try shadowed(image, strength: strength.planned, color: color, x: x, y: y)
+        case .shadow(let strength, let color, _, _):
+            guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
+            return try shadowed(image, cast, color: color, opacity: Double(strength.planned) / 100 * Double(color.alpha) / 255)
+        case .dropShadow:
+            guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
+            return try shadowed(image, cast, color: EffectRules.dropShadowColor, opacity: EffectRules.dropShadowOpacity)
         case .cartoonify(let lines, let colors):
             // Flat colours: a light blur, then each channel rounded to `levels` steps (libvips'
             // round); bw does so on the luminance. Lines: where the luminance's Sobel edge

@@ -208,6 +208,11 @@ struct ChainGenerator {
 
     mutating func effect() -> Effect {
         let kind = random.pick(Effect.Kind.allCases)
+        if kind == .dropShadow {
+            return .dropShadow(azimuth: Int.random(in: EffectRules.dropShadowAzimuthRange, using: &random),
+                               elevation: Int.random(in: EffectRules.dropShadowElevationRange, using: &random),
+                               spread: Int.random(in: EffectRules.dropShadowSpreadRange, using: &random))
+        }
         let amount = EffectRules.supportedRange(of: kind).map { wholeNumber($0) }
         return EffectRules.make(kind, amount: amount, color: EffectRules.takesColor(kind) ? color() : nil)
     }

@@ -56,8 +56,10 @@ import Testing
             #"{"source": "/data/c.exr", "outputs": [{"name": "c", "chain": [], "format": "heic"}, {"name": "d", "chain": [], "formats": ["jp2", "bmp", "ico"]}]}"#,
             #"{"source": "/data/b.png", "outputs": [{"name": "b", "chain": [{"resize": {"width": "iw / 2"}}, {"round": {"radius": ["h / 2", 0]}}, {"round": "h_div_4"}, {"opacity": "w / 10"}, {"opacity": {"percent": 50}}]}]}"#,
             #"{"source": "/data/e.jpg", "outputs": [{"name": "e", "chain": [{"distort": {"corners": [40, 25, "90%", 0.2, 260, 155, 35, 165]}}, {"distort": {"arc": -120}}, {"outline": {"mode": "inner_fill", "width": 1, "color": "white"}}, {"resize": {"mode": "pad", "width": 400, "height": 100, "padFill": {"gradient": {"from": "predominant", "contrast": true, "colors": 4, "direction": "diagonal_asc"}}}}, {"resize": {"mode": "pad", "width": 400, "height": 100, "padFill": {"auto": "border_gradient"}}}, {"gradient_fade": {"type": "symmetric_pad", "x": 0.3}}]}]}"#,
+            #"{"source": "/data/f.png", "outputs": [{"name": "f", "chain": [{"dropshadow": true}, {"dropshadow": {"azimuth": 220, "elevation": 60, "spread": 20}}]}]}"#,
         ]
         let rejected = [
+            #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"dropshadow": {"elevation": 91}}]}]}"#,
             #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"resize": {"widht": 10}}]}]}"#,
             #"{"source": "https://x/a.jpg", "outputs": []}"#,
             #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"blur": 10, "sepia": 5}]}]}"#,

@@ -43,7 +43,6 @@ import Testing
         ("e_shear:20.5", #"e_shear takes whole degrees (e_shear:<x>:<y>), got "20.5""#),
         ("e_shear:1:2:3", "e_shear takes an x and a y skew in degrees"),
         ("e_shadow:101", "e_shadow:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
-        ("e_dropshadow", "e_dropshadow: known to Cloudinary, not supported by Derive: "),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)

@@ -156,6 +156,10 @@ public enum ChainEncoder {
                 add("color", .string(color.hex))
                 add("x", x.json)
                 add("y", y.json)
+            case .dropShadow(let azimuth, let elevation, let spread):
+                add("azimuth", .int(azimuth))
+                add("elevation", .int(elevation))
+                add("spread", .int(spread))
             case .cartoonify(_, .reduction(let r)): add("reduction", .int(r))
             case .cartoonify(_, .blackwhite): add("reduction", .string("bw"))
             case .assistColorblind(_, xray: true): add("xray", .bool(true))

@@ -485,6 +485,12 @@ public enum Effect: Sendable, Hashable {
     /// image's side, or expressions until planned), blurred and as opaque as the strength
     /// (0..100) says, beneath the image; the canvas grows to hold both.
     case shadow(WholeNumber, color: Color, x: Length, y: Length)
+    /// A shadow cast by a light: `azimuth` (0..360 degrees, clockwise from the image's top) is
+    /// where the light comes from, so the shadow falls the opposite way; `elevation` (0..90) is
+    /// how high it stands (lower, longer; 90, straight beneath); `spread` (0..100) its size
+    /// (0, a point with a sharp edge; 100, an area with a soft one). Drawn as `shadow` is, at
+    /// the offset and blur `EffectGeometry.dropShadow` gives; the canvas grows to hold both.
+    case dropShadow(azimuth: Int, elevation: Int, spread: Int)
     /// Fades the image to transparent from one edge: `y` (default 0.5, the top half) or `x`,
     /// positive from the top or left, negative from the bottom or right, as a fraction or
     /// pixels; `symmetric` fades the opposite edge too, `symmetric_pad` both edges of the image
@@ -525,6 +531,7 @@ public enum Effect: Sendable, Hashable {
         case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
         case art, cartoonify, vectorize, shear, shadow, distort
+        case dropShadow = "dropshadow"
         case gradientFade = "gradient_fade"
         case outline
         case oilPaint = "oil_paint"
@@ -575,6 +582,7 @@ public enum Effect: Sendable, Hashable {
         case .shear: .shear
         case .distort: .distort
         case .shadow: .shadow
+        case .dropShadow: .dropShadow
         case .gradientFade: .gradientFade
         case .outline: .outline
         case .oilPaint: .oilPaint
@@ -594,7 +602,7 @@ public enum Effect: Sendable, Hashable {
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
              .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
         case .tint(let n, _), .colorize(let n, _): n
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline: nil
         }
     }
 
@@ -607,7 +615,7 @@ public enum Effect: Sendable, Hashable {
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .dropShadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }
     }
 

@@ -151,3 +151,43 @@ extension ParseRun {
         return .gradientFade(strength, edges: edges, x: nil, y: nil)
     }
 }
+
+extension ParseRun {
+    /// `e_dropshadow[:azimuth_<0-360>][;elevation_<0-90>][;spread_<0-100>]`: Cloudinary's SDKs
+    /// write the settings given, by name, separated by semicolons, in this order; any order is
+    /// read, and a setting not given takes Cloudinary's default.
+    mutating func dropShadow(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
+        if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow, e_outline and text layers; e_dropshadow's shadow is black") }
+        let form = "e_dropshadow takes azimuth_<0-360>, elevation_<0-90> and spread_<0-100>, separated by semicolons (e_dropshadow:azimuth_220;elevation_60;spread_20)"
+        guard args.count <= 1 else {
+            fail(c, "\(form), got \(Quoted(args.joined(separator: ":")))")
+            return nil
+        }
+        let names = ["azimuth", "elevation", "spread"]
+        let d = EffectRules.dropShadowDefaults
+        var values = ["azimuth": d.azimuth, "elevation": d.elevation, "spread": d.spread]
+        var given: Set<String> = []
+        for part in args.first.map({ $0.split(separator: ";", omittingEmptySubsequences: false).map(String.init) }) ?? [] {
+            guard let underscore = part.firstIndex(of: "_") else {
+                fail(c, "\(form), got \(Quoted(part))")
+                return nil
+            }
+            let name = String(part[..<underscore]), value = String(part[part.index(after: underscore)...])
+            guard names.contains(name) else {
+                fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_dropshadow setting \(Quoted(name))",
+                                                     hint: Suggest.hint(for: name, among: names, else: "; settings: " + names.joined(separator: ", "))))
+                return nil
+            }
+            guard given.insert(name).inserted else {
+                fail(c, "e_dropshadow gives \(name) twice")
+                return nil
+            }
+            guard let n = Int(value) else {
+                fail(c, "e_dropshadow's \(name) is a whole number, got \(Quoted(value))")
+                return nil
+            }
+            values[name] = n
+        }
+        return .dropShadow(azimuth: values["azimuth"] ?? d.azimuth, elevation: values["elevation"] ?? d.elevation, spread: values["spread"] ?? d.spread)
+    }
+}

@@ -982,6 +982,7 @@ struct ParseRun {
             return distort(args, in: c)
         }
         if kind == .outline { return outline(text, args: args, color: color, in: c) }
+        if kind == .dropShadow { return dropShadow(text, args: args, color: color, in: c) }
         if kind == .gradientFade { return gradientFade(text, args: args, color: color, in: c) }
         if kind == .simulateColorblind || kind == .recolor {
             if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }

@@ -478,6 +478,7 @@ public struct JSONChainDecoder: Sendable {
         if kind == .recolor { return readRecolor(value, at: path, log: log) }
         if kind == .outline { return readOutline(value, at: path, log: log) }
         if kind == .distort { return readDistort(value, at: path, log: log) }
+        if kind == .dropShadow { return readDropShadow(value, at: path, log: log) }
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))
@@ -625,6 +626,19 @@ public struct JSONChainDecoder: Sendable {
         let color = fields["color"].map { log.color($0, at: path.appending("color")) } ?? d.color
         guard let width, let blur, let color else { return nil }
         return .effect(.outline(mode, width: width, blur: blur, color: color))
+    }
+
+    /// `{"dropshadow": true}` or `{"dropshadow": {"azimuth": 220, "elevation": 60, "spread": 20}}`,
+    /// each setting Cloudinary's default when not given.
+    func readDropShadow(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        let d = EffectRules.dropShadowDefaults
+        if value == .bool(true) { return .effect(.dropShadow(azimuth: d.azimuth, elevation: d.elevation, spread: d.spread)) }
+        guard let fields = log.object(value, at: path, allowed: ["azimuth", "elevation", "spread"]) else { return nil }
+        let azimuth = fields["azimuth"].map { log.int($0, at: path.appending("azimuth")) } ?? d.azimuth
+        let elevation = fields["elevation"].map { log.int($0, at: path.appending("elevation")) } ?? d.elevation
+        let spread = fields["spread"].map { log.int($0, at: path.appending("spread")) } ?? d.spread
+        guard let azimuth, let elevation, let spread else { return nil }
+        return .effect(.dropShadow(azimuth: azimuth, elevation: elevation, spread: spread))
     }
 
     /// `{"art": "incognito"}` or `{"art": {"filter": "incognito"}}`; the filter is required.
