@@ -2,41 +2,31 @@
 // the baseline copy elsewhere (see Kernels.h).
 #include "CMetricKernels.h"
 
-
-
-void dmetric_row_passes_baseline(const float *, const float *, int, long, long, float *, long, const float[6], float *, float *, float *);
-void dmetric_column_pass_baseline(const float *, long, long, const float[6], float *);
-void dmetric_sums_baseline(const float *, const float *, const float *, const float *, long, long, const float[6], float *, long,
-                           float *, float *, double[6]);
-void dmetric_xyb_baseline(const float *, const float *, const float *, long, float *, float *, float *);
-void dmetric_linear_baseline(const unsigned char *, long, int, const float[256], float *, float *, float *);
-void dmetric_halved_baseline(const float *, long, long, float *);
-int dmetric_chroma_halved_baseline(const unsigned char *, long, long, int, unsigned char *);
+#define NAME(function) function##_baseline
+#include "KernelPrototypes.h"
+#undef NAME
 
 #if defined(__x86_64__)
-void dmetric_row_passes_x86_64_v3(const float *, const float *, int, long, long, float *, long, const float[6], float *, float *, float *);
-void dmetric_column_pass_x86_64_v3(const float *, long, long, const float[6], float *);
-void dmetric_sums_x86_64_v3(const float *, const float *, const float *, const float *, long, long, const float[6], float *, long,
-                            float *, float *, double[6]);
-void dmetric_xyb_x86_64_v3(const float *, const float *, const float *, long, float *, float *, float *);
-void dmetric_linear_x86_64_v3(const unsigned char *, long, int, const float[256], float *, float *, float *);
-void dmetric_halved_x86_64_v3(const float *, long, long, float *);
-int dmetric_chroma_halved_x86_64_v3(const unsigned char *, long, long, int, unsigned char *);
+#define NAME(function) function##_x86_64_v3
+#include "KernelPrototypes.h"
+#undef NAME
 
 /// 1 while the x86-64-v3 copies run, 0 while the baseline's do, -1 until first asked.
 static int v3_in_use = -1;
 
+static int cpu_runs_v3(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
 static int use_v3(void) {
     int known = __atomic_load_n(&v3_in_use, __ATOMIC_RELAXED);
     if (known < 0) {
-        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        known = cpu_runs_v3();
         __atomic_store_n(&v3_in_use, known, __ATOMIC_RELAXED);
     }
     return known;
 }
 
 int dmetric_fast_copy(int wanted) {
-    if (wanted >= 0) __atomic_store_n(&v3_in_use, wanted && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"), __ATOMIC_RELAXED);
+    if (wanted >= 0) __atomic_store_n(&v3_in_use, wanted && cpu_runs_v3(), __ATOMIC_RELAXED);
     return use_v3();
 }
 #define PICK(function, ...) (use_v3() ? function##_x86_64_v3(__VA_ARGS__) : function##_baseline(__VA_ARGS__))
@@ -49,9 +39,9 @@ int dmetric_fast_copy(int wanted) {
 }
 #endif
 
-void dmetric_row_passes(const float *a, const float *b, int planes, long width, long height, float *scratch, long stride,
-                        const float taps[6], float *out0, float *out1, float *out2) {
-    PICK(dmetric_row_passes, a, b, planes, width, height, scratch, stride, taps, out0, out1, out2);
+void dmetric_row_passes(const float *a, int squares, long width, long height, float *scratch, long stride, const float taps[6],
+                        float *out0, float *out1) {
+    PICK(dmetric_row_passes, a, squares, width, height, scratch, stride, taps, out0, out1);
 }
 
 void dmetric_column_pass(const float *plane, long width, long height, const float taps[6], float *out) {

@@ -5,6 +5,7 @@
 // tests compare the copies). Not a public header.
 
 #include "CMetricKernels.h"
+#include "KernelPrototypes.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,14 +89,13 @@ static inline void scratch_rows(float *scratch, long stride, long width, float *
     for (long i = width; i < stride - r; i++) (*row0)[i] = (*row1)[i] = (*row2)[i] = 0;
 }
 
-void NAME(dmetric_row_passes)(const float *a, const float *b, int planes, long width, long height, float *scratch, long stride,
-                        const float taps[6], float *out0, float *out1, float *out2) {
+void NAME(dmetric_row_passes)(const float *a, int squares, long width, long height, float *scratch, long stride,
+                              const float taps[6], float *out0, float *out1) {
     float *row0, *row1, *row2;
     scratch_rows(scratch, stride, width, &row0, &row1, &row2);
-    const float *other = b ? b : a;
     for (long y = 0; y < height; y++) {
         const long at = y * width;
-        row_products(a + at, other + at, planes, width, row0, row1, row2, taps, out0 + at, out1 + at, out2 + at);
+        row_products(a + at, 0, squares ? 2 : 1, width, row0, row1, row2, taps, out0 + at, out1 + at, 0);
     }
 }
 
@@ -242,24 +242,39 @@ static inline v8f cube_root(v8f value) {
     return value * r * r;
 }
 
-void NAME(dmetric_xyb)(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b) {
+/// XYB for eight pixels from `r`, `g`, `bl` into the planes given.
+static inline void xyb_eight(const float *r, const float *g, const float *bl, float *x, float *y, float *b) {
     const float m00 = 0.30f, m01 = 1 - 0.078f - 0.30f, m02 = 0.078f;
     const float m10 = 0.23f, m11 = 1 - 0.078f - 0.23f, m12 = 0.078f;
     const float m20 = 0.24342268924547819f, m21 = 0.20476744424496821f, m22 = 1 - 0.24342268924547819f - 0.20476744424496821f;
     const float bias = 0.0037930732552754493f;
     const v8f bias_root = cube_root(splat(bias));
-    for (long i = 0; i < count; i += 8) {
-        const v8f rv = load(r + i), gv = load(g + i), bv = load(bl + i);
-        const v8f m0 = cube_root(m00 * rv + m01 * gv + m02 * bv + bias) - bias_root;
-        const v8f m1 = cube_root(m10 * rv + m11 * gv + m12 * bv + bias) - bias_root;
-        const v8f yv = 0.5f * (m0 + m1);
-        if (x) store((0.5f * (m0 - m1)) * 14 + 0.42f, x + i);
-        if (y) store(yv + 0.01f, y + i);
-        if (b) {
-            const v8f m2 = cube_root(m20 * rv + m21 * gv + m22 * bv + bias) - bias_root;
-            store((m2 - yv) + 0.55f, b + i);
-        }
+    const v8f rv = load(r), gv = load(g), bv = load(bl);
+    const v8f m0 = cube_root(m00 * rv + m01 * gv + m02 * bv + bias) - bias_root;
+    const v8f m1 = cube_root(m10 * rv + m11 * gv + m12 * bv + bias) - bias_root;
+    const v8f yv = 0.5f * (m0 + m1);
+    if (x) store((0.5f * (m0 - m1)) * 14 + 0.42f, x);
+    if (y) store(yv + 0.01f, y);
+    if (b) {
+        const v8f m2 = cube_root(m20 * rv + m21 * gv + m22 * bv + bias) - bias_root;
+        store((m2 - yv) + 0.55f, b);
     }
+}
+
+void NAME(dmetric_xyb)(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b) {
+    long i = 0;
+    for (; i + 8 <= count; i += 8) xyb_eight(r + i, g + i, bl + i, x ? x + i : 0, y ? y + i : 0, b ? b + i : 0);
+    if (i == count) return;
+    // The last pixels, through eight-pixel buffers padded with zeros.
+    float in[3][8] = {{0}}, out[3][8];
+    const long n = count - i;
+    memcpy(in[0], r + i, n * sizeof(float));
+    memcpy(in[1], g + i, n * sizeof(float));
+    memcpy(in[2], bl + i, n * sizeof(float));
+    xyb_eight(in[0], in[1], in[2], out[0], out[1], out[2]);
+    if (x) memcpy(x + i, out[0], n * sizeof(float));
+    if (y) memcpy(y + i, out[1], n * sizeof(float));
+    if (b) memcpy(b + i, out[2], n * sizeof(float));
 }
 
 void NAME(dmetric_linear)(const unsigned char *pixels, long count, int bands, const float lut[256], float *r, float *g, float *b) {

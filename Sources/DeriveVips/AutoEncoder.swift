@@ -222,15 +222,13 @@ struct AutoEncoder {
             }
             if plateau, search.passing == nil, let high = missed.max(by: { $0.quality < $1.quality }),
                missed.contains(where: { high.quality - $0.quality >= Self.plateauSteps && high.score - $0.score < 1 }) {
-                return Outcome(format: encoding.format, quality: high.quality, score: high.score, sampleBytes: high.bytes,
-                               data: nil, encodes: search.trials.count, lossless: false, reached: false)
+                return Self.unreached(high, search: search)
             }
         }
         if plateau, search.passing == nil, let high = search.failing {
             // Nothing in a 4:2:0 range met the target: whole chroma is searched next, and the
             // top of this range, which the search judged out of reach, is not measured.
-            return Outcome(format: encoding.format, quality: high.quality, score: high.score, sampleBytes: high.bytes,
-                           data: nil, encodes: search.trials.count, lossless: false, reached: false)
+            return Self.unreached(high, search: search)
         }
         var encodes = search.trials.count
         var quality = search.chosen
@@ -264,6 +262,12 @@ struct AutoEncoder {
         return Outcome(format: encoding.format, quality: quality, score: trial?.score, sampleBytes: trial?.bytes ?? 0,
                        data: reference.isFull ? data : nil, encodes: encodes, lossless: false,
                        reached: (trial?.score ?? 0) >= search.target, interpolatedFrom: bracket)
+    }
+
+    /// A 4:2:0 search that gave up: its best failing trial, for the whole-chroma search to beat.
+    static func unreached(_ high: QualitySearch.Trial, search: QualitySearch) -> Outcome {
+        Outcome(format: search.format, quality: high.quality, score: high.score, sampleBytes: high.bytes,
+                data: nil, encodes: search.trials.count, lossless: false, reached: false)
     }
 
     /// Encodes and scores the sample at each quality; several at once, one thread each
@@ -395,4 +399,3 @@ extension EncodingSettings {
         return fixed
     }
 }
-

@@ -18,8 +18,8 @@ int derive_jpeg_decode(const void *data, size_t length, unsigned char **pixels, 
 /// pixels are identical at every quality, chroma mode and progression) but with libjpeg's
 /// standard Huffman tables instead of optimised ones (a larger file, the same pixels, one pass
 /// fewer), without metadata and without libvips' pipeline and thread pool: for the q_auto
-/// search's JPEG candidates, which are only decoded and scored. Returns 0 with a malloc'd buffer in *data (free it), 1
-/// for another band count, -1 on failure.
+/// search's JPEG candidates, which are only decoded and scored. Returns 0 with a malloc'd
+/// buffer in *data (free it), 1 for another band count, -1 on failure.
 int derive_jpeg_encode(const unsigned char *pixels, int width, int height, int bands, int quality, int full_chroma,
                       int progressive, unsigned char **data, size_t *length);
 

@@ -10,11 +10,11 @@
 // Planes are rows of floats, `width` apart. `taps` is the Gaussian's centre tap then the taps
 // 1 to 5 pixels away (σ 1.5, radius 5).
 
-/// The row pass of one plane (and, with `planes` 2 or 3, of its square and of its product with
-/// `b`) into `out0`..`out2`: 11 taps, zero beyond each row's ends. `scratch` holds three rows of
-/// `stride` floats (at least width + 18) whose first 5 floats are zero.
-void dmetric_row_passes(const float *a, const float *b, int planes, long width, long height, float *scratch, long stride,
-                        const float taps[6], float *out0, float *out1, float *out2);
+/// The row pass of one plane (and, with `squares`, of its square) into `out0` (and `out1`): 11
+/// taps, zero beyond each row's ends. `scratch` holds three rows of `stride` floats (at least
+/// width + 18) whose first 5 floats are zero.
+void dmetric_row_passes(const float *a, int squares, long width, long height, float *scratch, long stride,
+                        const float taps[6], float *out0, float *out1);
 
 /// The column pass of a whole plane.
 void dmetric_column_pass(const float *plane, long width, long height, const float taps[6], float *out);
@@ -29,8 +29,7 @@ void dmetric_sums(const float *p1, const float *p2, const float *mu1, const floa
                   const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]);
 
 /// libjxl's opsin transform shifted positive as SSIMULACRA 2 does, from linear RGB planes of
-/// `count` floats (a multiple of 8): any of `x`, `y`, `b` may be null (`y` is needed for `b`
-/// and is then computed anyway).
+/// `count` floats: any of `x`, `y`, `b` may be null.
 void dmetric_xyb(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b);
 
 /// 8-bit sRGB (or grey) pixels to linear planes through `lut`: `g` and `b` are left alone for a

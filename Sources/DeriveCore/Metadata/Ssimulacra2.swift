@@ -35,7 +35,7 @@ public enum Ssimulacra2 {
                 + "(\(reference.width)×\(reference.height) and \(distorted.width)×\(distorted.height))")
         }
         var linear = LinearImage(distorted)
-        let work = Workspace(width: reference.width, height: reference.height)
+        let work = Workspace(width: reference.width, height: reference.height, reference: false)
         var averages: [ScaleAverages] = []
         let count = reference.scales.count
         for (index, scale) in reference.scales.enumerated() {
@@ -124,7 +124,7 @@ public enum Ssimulacra2 {
         /// The scales in `range`, `linear` being the first of them.
         static func scales(from first: LinearImage, range: Range<Int>, of count: Int) -> [Scale] {
             var linear = first
-            let work = Workspace(width: first.width, height: first.height)
+            let work = Workspace(width: first.width, height: first.height, reference: true)
             var scales: [Scale] = []
             for scale in range {
                 let terms = (0..<3).map { Terms(channel: $0, scale: scale, of: count) }
@@ -182,17 +182,13 @@ public enum Ssimulacra2 {
             width = buffer.width
             height = buffer.height
             let count = width * height, bands = buffer.bands
-            var g: [Float] = [], b: [Float] = []
-            let r = [Float](unsafeUninitializedCapacity: count) { r, initialised in
-                func plane() -> [Float] { bands >= 3 ? [Float](unsafeUninitializedCapacity: count) { $1 = count } : [] }
-                (g, b) = (plane(), plane())
-                buffer.pixels.withUnsafeBufferPointer { pixels in Self.toLinear.withUnsafeBufferPointer { lut in
-                    g.withUnsafeMutableBufferPointer { g in b.withUnsafeMutableBufferPointer { b in
-                        dmetric_linear(pixels.baseAddress, count, Int32(bands), lut.baseAddress, r.baseAddress, g.baseAddress, b.baseAddress)
-                    } }
-                } }
-                initialised = count
-            }
+            func uninitialised() -> [Float] { [Float](unsafeUninitializedCapacity: count) { $1 = count } }
+            var r = uninitialised(), g = bands >= 3 ? uninitialised() : [], b = bands >= 3 ? uninitialised() : []
+            buffer.pixels.withUnsafeBufferPointer { pixels in Self.toLinear.withUnsafeBufferPointer { lut in
+                r.withUnsafeMutableBufferPointer { r in g.withUnsafeMutableBufferPointer { g in b.withUnsafeMutableBufferPointer { b in
+                    dmetric_linear(pixels.baseAddress, count, Int32(bands), lut.baseAddress, r.baseAddress, g.baseAddress, b.baseAddress)
+                } } }
+            } }
             planes = bands >= 3 ? [r, g, b] : [r, r, r]
         }
 
@@ -211,33 +207,16 @@ public enum Ssimulacra2 {
         /// XYB as libjxl's opsin transform makes it, shifted to be positive as SSIMULACRA 2
         /// does; only the planes `needed` (by channel) are made, the others left empty.
         func xyb(_ needed: [Bool] = [true, true, true]) -> LinearImage {
+            guard needed.contains(true) else { return LinearImage(width: width, height: height, planes: [[], [], []]) }
             let count = width * height
-            let makeX = needed[0], makeY = needed[1], makeB = needed[2]
-            guard makeX || makeY || makeB else { return LinearImage(width: width, height: height, planes: [[], [], []]) }
-            // The kernel works eight pixels at a time: room for a last vector past the end,
-            // trimmed after.
-            let padded = (count + 7) / 8 * 8
-            var source = planes
-            if padded != count {
-                for c in 0..<3 { source[c].append(contentsOf: repeatElement(0, count: padded - count)) }
-            }
-            func plane(_ made: Bool) -> [Float] {
-                [Float](unsafeUninitializedCapacity: made ? padded : 0) { _, initialised in initialised = made ? padded : 0 }
-            }
-            var x = plane(makeX), y = plane(makeY), b = plane(makeB)
-            source[0].withUnsafeBufferPointer { r in source[1].withUnsafeBufferPointer { g in source[2].withUnsafeBufferPointer { bl in
+            func plane(_ made: Bool) -> [Float] { [Float](unsafeUninitializedCapacity: made ? count : 0) { $1 = made ? count : 0 } }
+            var x = plane(needed[0]), y = plane(needed[1]), b = plane(needed[2])
+            planes[0].withUnsafeBufferPointer { r in planes[1].withUnsafeBufferPointer { g in planes[2].withUnsafeBufferPointer { bl in
                 x.withUnsafeMutableBufferPointer { x in y.withUnsafeMutableBufferPointer { y in b.withUnsafeMutableBufferPointer { b in
-                    dmetric_xyb(r.baseAddress, g.baseAddress, bl.baseAddress, padded,
-                                makeX ? x.baseAddress : nil, makeY ? y.baseAddress : nil, makeB ? b.baseAddress : nil)
+                    dmetric_xyb(r.baseAddress, g.baseAddress, bl.baseAddress, count,
+                                needed[0] ? x.baseAddress : nil, needed[1] ? y.baseAddress : nil, needed[2] ? b.baseAddress : nil)
                 } } }
             } } }
-            for made in [makeX, makeY, makeB].enumerated() where made.element && padded != count {
-                switch made.offset {
-                case 0: x.removeLast(padded - count)
-                case 1: y.removeLast(padded - count)
-                default: b.removeLast(padded - count)
-                }
-            }
             return LinearImage(width: width, height: height, planes: [x, y, b])
         }
     }
@@ -287,9 +266,8 @@ public enum Ssimulacra2 {
     /// by every smaller one.
     final class Workspace {
         let planeSize: Int
-        /// The row pass's output for up to three whole planes (the reference's blurs only).
-        private(set) lazy var horizontal = UnsafeMutablePointer<Float>.allocate(capacity: 3 * planeSize)
-        private var madeHorizontal = false
+        /// The row pass's output for two whole planes: the reference's blurs.
+        let horizontal: UnsafeMutablePointer<Float>
         /// Three rows between zero margins, so the kernel reads contiguous memory.
         let rows: UnsafeMutablePointer<Float>
         let rowStride: Int
@@ -298,17 +276,19 @@ public enum Ssimulacra2 {
         /// The candidate's blurred mean, square and product for one row.
         let columns: UnsafeMutablePointer<Float>
 
-        init(width: Int, height: Int) {
+        /// `reference`: for the reference's blurs (whole planes), else for a candidate's sums.
+        init(width: Int, height: Int, reference: Bool) {
             planeSize = width * height + 8
+            horizontal = .allocate(capacity: reference ? 2 * planeSize : 0)
             rowStride = width + 2 * Ssimulacra2.radius + 8
             rows = .allocate(capacity: 3 * rowStride)
             rows.initialize(repeating: 0, count: 3 * rowStride)
-            ring = .allocate(capacity: 3 * 16 * width)
-            columns = .allocate(capacity: 3 * rowStride)
+            ring = .allocate(capacity: reference ? 0 : 3 * 16 * width)
+            columns = .allocate(capacity: reference ? 0 : 3 * rowStride)
         }
 
         deinit {
-            if madeHorizontal { horizontal.deallocate() }
+            horizontal.deallocate()
             rows.deallocate()
             ring.deallocate()
             columns.deallocate()
@@ -317,19 +297,12 @@ public enum Ssimulacra2 {
         /// The centre tap, then the taps 1 to 5 pixels away.
         static let taps: [Float] = Array(kernel[radius...])
 
-        /// The row pass of a plane (and, with `count` 2, of its square) over the whole plane,
-        /// into `horizontal`.
-        func rowPasses(_ a: [Float], count planes: Int, width: Int, height: Int) {
-            madeHorizontal = true
-            a.withUnsafeBufferPointer { a in Self.taps.withUnsafeBufferPointer { taps in
-                dmetric_row_passes(a.baseAddress, nil, Int32(planes), width, height, rows, rowStride, taps.baseAddress,
-                                   horizontal, horizontal + planeSize, horizontal + 2 * planeSize)
-            } }
-        }
-
         /// The reference's blurred plane and, with `squares`, its blurred square.
         func blurred(_ plane: [Float], width: Int, height: Int, squares: Bool) -> ([Float], [Float]) {
-            rowPasses(plane, count: squares ? 2 : 1, width: width, height: height)
+            plane.withUnsafeBufferPointer { plane in Self.taps.withUnsafeBufferPointer { taps in
+                dmetric_row_passes(plane.baseAddress, squares ? 1 : 0, width, height, rows, rowStride, taps.baseAddress,
+                                   horizontal, horizontal + planeSize)
+            } }
             func columnPass(_ index: Int) -> [Float] {
                 [Float](unsafeUninitializedCapacity: width * height) { out, initialised in
                     Self.taps.withUnsafeBufferPointer { taps in
