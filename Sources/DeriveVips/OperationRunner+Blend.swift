@@ -21,7 +21,7 @@ extension OperationRunner {
         let smooth = try VipsCall("resize").image("in", coarse).double("scale", Double(w) / Double(gw - 1))
             .double("vscale", Double(h) / Double(gh - 1)).enumeration("kernel", "cubic").run().image("out")
         let field = try smooth.extracted(Rect(x: 0, y: 0, width: min(w, smooth.width), height: min(h, smooth.height)))
-            .covering(Size(w, h))
+            .fitted(to: Size(w, h))
         let grid = try VipsCall("xyz").int("width", w).int("height", h).run().image("out").cast("float")
         let index = try grid.added(try field.linear([amplitude, amplitude], [0, 0], uchar: false))
         let premultiplied = try VipsCall("premultiply").image("in", try layer.withAlpha()).run().image("out")
@@ -41,15 +41,5 @@ extension OperationRunner {
         }
         let kept = try base.withAlpha().composited(layer, at: origin, mode: "dest-in")
         return try kept.extracted(Rect(x: left, y: top, width: right - left, height: bottom - top))
-    }
-}
-
-extension VImage {
-    /// The image on a canvas of `size` from its top-left corner, its edge pixels repeated into
-    /// what it does not cover.
-    func covering(_ size: Size) throws(DeriveError) -> VImage {
-        guard width != size.width || height != size.height else { return self }
-        return try VipsCall("embed").image("in", self).int("x", 0).int("y", 0).int("width", size.width).int("height", size.height)
-            .enumeration("extend", "copy").run().image("out")
     }
 }

@@ -18,8 +18,8 @@ extension VipsEngine {
         let stored = orientation >= 5 ? frame.swapped : frame
         let coverage = try VImage.fromPixels(try PathRaster.mask(path, width: stored.width, height: stored.height, evenOdd: clip.evenOdd),
                                              width: stored.width, height: stored.height, bands: 1)
+        // Made at the stored size and turned upright, the mask is the frame's size.
         var mask = try VipsDecoder.upright(coverage, orientation: orientation)
-        if mask.size != frame { mask = try mask.resized(to: frame) }
         if image.pages > 1 {
             mask = try VipsCall("replicate").image("in", mask).int("across", 1).int("down", image.pages).run().image("out")
         }

@@ -90,12 +90,17 @@ public struct VipsEngine: ImageEngine {
             let runner = OperationRunner(engine: self, overlays: overlays, sourceFormat: format, faces: faces)
             // fl_clip's paths, read from the source's bytes once when an output clips.
             let paths = plan.outputs.contains { $0.encoding.clip != nil } ? PhotoshopPaths.read(source.bytes) : nil
+            // Each clip filled once, however many outputs (a format set's) use it.
+            var clippedBy: [ClipSetting: VImage] = [:]
             var rendered: [RenderedOutput] = []
             for (index, output) in plan.outputs.enumerated() {
                 do throws(DeriveError) {
                     var decoded = decoded
                     if let clip = output.encoding.clip, let paths {
-                        decoded = try Self.clipped(decoded, to: clip, paths: paths, orientation: plan.source.orientation)
+                        if clippedBy[clip] == nil {
+                            clippedBy[clip] = try Self.clipped(decoded, to: clip, paths: paths, orientation: plan.source.orientation)
+                        }
+                        decoded = clippedBy[clip]!
                     }
                     if let search = output.breakpointSearch {
                         rendered += try breakpoints(output, search: search, from: decoded, runner: runner)

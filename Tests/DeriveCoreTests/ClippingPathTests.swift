@@ -149,4 +149,12 @@ import Testing
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)
         #expect(issues.contains(reason), "\(issues)")
     }
+
+    /// JSON refuses the path names and numbers strings refuse, naming the field.
+    @Test(arguments: [#"{"path": ""}"#, #"{"path": 0}"#])
+    func jsonRefusesAPathThatNamesNone(clip: String) {
+        let job = #"{"source": "https://x/a.jpg", "outputs": [{"name": "default", "chain": [], "clip": \#(clip)}]}"#
+        let error = #expect(throws: ValidationError.self) { try canonical(json: job) }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("outputs[0].clip.path: "), "\(String(describing: error))")
+    }
 }

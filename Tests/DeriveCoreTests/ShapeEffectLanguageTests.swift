@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func geometryPlacesTheImageAndItsShadow() {
-        let g = EffectGeometry.shadow(x: -5, y: 12, on: Size(100, 50))
+        let g = CastShadow(x: -5, y: 12, sigma: EffectGeometry.shadowSigma, margin: EffectGeometry.shadowMargin).placement(on: Size(100, 50))
         #expect(g.canvas == Size(121, 78))
         #expect(g.image.x == 13 && g.image.y == 8 && g.shadow.x == 8 && g.shadow.y == 20)
     }

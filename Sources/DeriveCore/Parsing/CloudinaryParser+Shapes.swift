@@ -24,9 +24,8 @@ extension ParseRun {
         for arg in args {
             if let n = Int(arg) {
                 corners.append(.pixels(n))
-            } else if arg.hasSuffix("p"), arg.count > 1, let percent = Double(arg.dropLast()), percent.isFinite,
-                      arg.dropLast().allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-") }) {
-                corners.append(.fraction(Decimal6.quantize(percent / 100)))
+            } else if arg.hasSuffix("p"), let percent = Length.parsePercent(arg.dropLast() + "%") {
+                corners.append(percent)
             } else {
                 fail(c, "e_distort's corners are whole pixels or percentages (30p), got \(Quoted(arg))")
                 return nil

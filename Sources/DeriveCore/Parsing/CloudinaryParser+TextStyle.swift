@@ -1,6 +1,11 @@
 /// The style of a text layer in strings: `l_text:<font>_<size>[_<style>...]:<text>`, with its
 /// colour (`co_`) and, for `_stroke`, the outline (`bo_<width>px_solid_<colour>`) beside it.
 extension ParseRun {
+    /// The `l_text` styles Derive reads (`letter_spacing_`, `line_spacing_` and `antialias_`
+    /// with their values), for messages about the others.
+    static let textStylesRead = ["bold", "italic", "normal", "underline", "strikethrough", "letter_spacing", "line_spacing",
+                                 "left", "center", "right", "justify", "start", "end", "stroke", "antialias"]
+
     /// Cloudinary's antialias modes that render glyphs in grey, as libvips always does: cairo
     /// draws text the same for each (only `none` and `subpixel` differ).
     static let greyAntialiasModes: Set<String> = ["default", "gray", "fast", "good", "best"]
@@ -83,8 +88,8 @@ extension ParseRun {
                     unsupported.append(token + value)
                 } else {
                     fail(c, CloudinaryVocabulary.unknown(written, what: "text style \(Quoted(token))",
-                                                         hint: Suggest.hint(for: token, among: Array(CloudinaryVocabulary.cloudinaryTextStyles.keys) + ["bold", "italic", "normal"],
-                                                                            else: "; Derive reads bold, italic and normal")))
+                                                         hint: Suggest.hint(for: token, among: Array(CloudinaryVocabulary.cloudinaryTextStyles.keys) + Self.textStylesRead,
+                                                                            else: "; Derive reads \(Self.textStylesRead.joined(separator: ", "))")))
                     return nil
                 }
             }

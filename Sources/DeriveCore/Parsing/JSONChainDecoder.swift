@@ -738,7 +738,10 @@ public struct JSONChainDecoder: Sendable {
         clip.evenOdd = log.bool(fields["evenOdd"], at: path.appending("evenOdd")) ?? false
         switch fields["path"] {
         case nil: break
-        case .string(let name)?: clip.name = name
+        case .string(let name)? where !name.isEmpty: clip.name = name
+        case .string?:
+            log.add(path.appending("path"), "names a path: a non-empty name, or a number from 1")
+            return nil
         case let p?:
             guard let n = log.int(p, at: path.appending("path")) else { return nil }
             guard n >= 1 else {

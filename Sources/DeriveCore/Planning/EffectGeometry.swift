@@ -47,12 +47,6 @@ public enum EffectGeometry {
     /// e_shadow's blur of the edge, in pixels (sigma), and the margin kept for it on every side.
     public static let shadowSigma = 4.0
     public static let shadowMargin = 8
-
-    /// e_shadow offset by (x, y): the canvas holds the image and its shadow with a margin for
-    /// the blur on every side; the image sits at `image`, the shadow at `shadow`.
-    public static func shadow(x: Int, y: Int, on size: Size) -> (canvas: Size, image: (x: Int, y: Int), shadow: (x: Int, y: Int)) {
-        CastShadow(x: x, y: y, sigma: shadowSigma, margin: shadowMargin).placement(on: size)
-    }
 }
 
 /// A shadow as the engine draws it for e_shadow and e_dropshadow: the image's shape (its alpha;
