@@ -177,6 +177,11 @@ import FoundationNetworking
         let listening = try #require(Self.listeningPort(of: process), "no listening line: \(process.logLines)")
         let overview = try await Self.get(listening, "/")
         #expect(overview.status == 200 && overview.body.contains("No jobs waiting or running."))
+        for route in WebSurfaceFuzzTests.postRoutes(job: 1) {
+            let status = await RawHTTP.send(RawHTTP.request("POST", route, body: Array("a b".utf8)), port: listening).status
+            #expect(status.map { (400..<500).contains($0) } == true, "POST \(route): \(String(describing: status))")
+        }
+        #expect(try await Self.get(listening, "/").status == 200, "the dashboard stopped after a malformed form")
         process.signal(SIGTERM)
         #expect(process.wait(timeout: 10) == 0)
         #expect(!process.logLines.contains { $0.contains("critical") || $0.contains("error") }, "\(process.logLines)")

@@ -128,6 +128,13 @@ import Testing
             #expect(try TestServers.fetch("http://127.0.0.1:\(port)/metrics").contains("# TYPE derive_slots gauge"))
             #expect(try TestServers.fetch("http://127.0.0.1:\(port)/").contains("<title>Overview · Derive</title>"))
             #expect(try TestServers.fetch("http://127.0.0.1:\(port)/assets").contains("No asset has been recorded yet."))
+            // A form that is not form encoding (`curl -d 'a b'`) once ended the worker: now every
+            // POST route answers 4xx and the worker goes on serving.
+            for route in WebSurfaceFuzzTests.postRoutes(job: 1) {
+                let status = RawHTTP.sendBlocking(RawHTTP.request("POST", route, body: Array("a b".utf8)), port: Int(port) ?? 0).status
+                #expect(status.map { (400..<500).contains($0) } == true, "POST \(route): \(String(describing: status))")
+            }
+            #expect(try TestServers.fetch("http://127.0.0.1:\(port)/healthz").contains(#""live":true"#))
 
             let refused = try BackgroundProcess(arguments, environment: [:])
             #expect(refused.wait(timeout: 30) != 0)
