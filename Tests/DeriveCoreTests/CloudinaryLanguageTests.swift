@@ -140,11 +140,11 @@ import Testing
         #expect(throws: CloudinaryPrinter.Unprintable.self) { try CloudinaryPrinter.string(for: model) }
     }
 
-    /// The README's list of what Derive does not support is the list in the code.
-    @Test func theReadmeListsEveryUnsupportedFeature() throws {
-        let readme = try String(contentsOf: Paths.repository.appendingPathComponent("README.md"), encoding: .utf8)
+    /// The language reference's list of what Derive does not support is the list in the code.
+    @Test func theLanguageReferenceListsEveryUnsupportedFeature() throws {
+        let reference = try String(contentsOf: Paths.repository.appendingPathComponent("Docs/language.md"), encoding: .utf8)
         for line in CloudinaryVocabulary.readmeList {
-            #expect(readme.contains(line), "README.md lacks: \(line)")
+            #expect(reference.contains(line), "Docs/language.md lacks: \(line)")
         }
     }
 }

@@ -1,6 +1,6 @@
 /// Cloudinary's transformation vocabulary as far as Derive knows it: every parameter Cloudinary
 /// has, and the one list of what Derive does not support, with why or which issue will add it.
-/// Refusals of strings are worded from here, and the README's list mirrors `unsupported`.
+/// Refusals of strings are worded from here, and Docs/language.md's list mirrors `unsupported`.
 public enum CloudinaryVocabulary {
     /// Every parameter prefix of Cloudinary's transformation reference (images and video).
     static let cloudinaryParameters = [
@@ -198,7 +198,7 @@ public enum CloudinaryVocabulary {
         }
     }
 
-    /// The README's list: one line per feature that has a spelling.
+    /// Docs/language.md's list: one line per feature that has a spelling.
     public static var readmeList: [String] {
         unsupported.filter { !$0.spelling.isEmpty }.map { "- `\($0.spelling)`: \($0.reason)" }
     }
