@@ -50,7 +50,7 @@ public struct VipsEngine: ImageEngine {
     }
 
     public func render(_ plan: Plan, source: SourceImage, inspection: SourceInspection,
-                       overlays: any OverlayLoader) throws(DeriveError) -> RenderResult {
+                       overlays: any OverlayLoader, phase: (RenderPhase) -> Void) throws(DeriveError) -> RenderResult {
         var timings = StageTimings()
         let format = inspection.facts.format
         return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> RenderResult in
@@ -92,6 +92,7 @@ public struct VipsEngine: ImageEngine {
             let paths = plan.outputs.contains { $0.encoding.clip != nil } ? PhotoshopPaths.read(source.bytes) : nil
             // Each clip filled once, however many outputs (a format set's) use it.
             var clippedBy: [ClipSetting: VImage] = [:]
+            phase(.outputs)
             var rendered: [RenderedOutput] = []
             for (index, output) in plan.outputs.enumerated() {
                 do throws(DeriveError) {
