@@ -56,11 +56,17 @@ extension ParseRun {
 
     /// Refuses `ar_` where Cloudinary does not document the result, naming it: beside both
     /// `w_` and `h_` (which wins?), and alone with a mode that neither crops nor pads.
-    mutating func refusesAspectRatio(_ r: Resize, in c: Component) -> Bool {
+    mutating func refusesAspectRatio(_ r: inout Resize, in c: Component) -> Bool {
         guard r.hasAspectRatio, let ar = c.params["ar"] else { return false }
         if r.width != nil && r.height != nil {
-            fail(c, "ar_\(ar) with both w_ and h_: known to Cloudinary, not supported by Derive: Cloudinary does not document which of them wins; give ar_ with one of w_ and h_, or w_ and h_ without ar_")
-            return true
+            // Cloudinary's reference: the aspect ratio is kept "if you also set width or
+            // height", i.e. it derives the one side not given; with both given there is none
+            // to derive, and its SDKs' documentation examples (ar_1.0,c_fill,h_250,w_250) make
+            // the w x h box.
+            r.aspectRatio = nil
+            r.aspectRatioExpression = nil
+            note(c, "ar_\(ar) beside both w_ and h_: the width and height set the box and the ratio is ignored, as Cloudinary does")
+            return false
         }
         if r.width == nil && r.height == nil && !r.mode.takesGravity {
             let mode = "c_\(r.mode.rawValue)" + (c.has("c") ? "" : " (the default)")

@@ -121,7 +121,7 @@ extension ParseRun {
     /// A blend mode on a layer placed on faces is refused in strings as in JSON.
     mutating func validateBlend(of overlay: Overlay, in c: Component) {
         for issue in StepRules.blendIssues(overlay) {
-            fail(c, "\(overlay.blend!.cloudinaryText(level: nil)) beside g_\(overlay.gravity?.token ?? "faces"): \(issue.reason)")
+            fail(c, "\(overlay.blend!.cloudinaryText(level: nil)) with g_\(overlay.gravity?.token ?? "faces"): known to Cloudinary, not supported by Derive: \(issue.reason)")
         }
     }
 

@@ -108,7 +108,7 @@ public enum CloudinaryVocabulary {
         public var reason: String
     }
 
-    static let plannedEffects = "planned in the next language issue (effects, layers and formats)"
+    static let plannedEffects = "Derive does not have it"
     static let generative = "generative AI, which Derive does not run"
     static let addOn = "a Cloudinary add-on or AI feature that Derive does not have"
     static let cmykRefusal = "Derive converts every source to sRGB and writes no CMYK or other profile; cs_srgb, cs_no_cmyk and cs_tinysrgb are what it makes"

@@ -293,13 +293,14 @@ enum StepRules {
     }
 
     static func presetNameIssues(_ name: String, field: String) -> [FieldIssue] {
-        isSafeName(name) ? [] : [FieldIssue(field: field, reason: "preset names are 1–64 characters of A-Z a-z 0-9 . _ -, got \(Quoted(name))")]
+        isSafeName(name) ? [] : [FieldIssue(field: field, reason: "preset names are 1–64 characters of A-Z a-z 0-9 . _ - and inner spaces, got \(Quoted(name))")]
     }
 
     /// Output and preset names end up in storage keys, so they are restricted to a safe set.
     static func isSafeName(_ name: String) -> Bool {
-        guard let first = name.first, (1...64).contains(name.count), first != "." else { return false }
-        return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == ".") }
+        // Inner spaces, as Cloudinary's named transformations have (`t_named%20with%20spaces`).
+        guard let first = name.first, (1...64).contains(name.count), first != ".", first != " ", name.last != " " else { return false }
+        return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." || $0 == " ") }
     }
 
     static func dimensionIssues(_ d: Length?, field: String, limits: ChainLimits) -> [FieldIssue] {
