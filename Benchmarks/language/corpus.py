@@ -82,7 +82,7 @@ KEYS = {
 }
 # Parameters that exist for video and audio only.
 VIDEO_KEYS = {"ac", "af", "br", "du", "eo", "fps", "ki", "so", "sp", "vc", "vs"}
-VIDEO_VALUES = re.compile(r"^(l|u)_(video|audio):|^fl_(splice|waveform|hlsv3|truncate_ts|no_stream)|^e_(boomerang|volume|accelerate|reverse|deshake|transition|preview)")
+VIDEO_VALUES = re.compile(r"^(l|u)_(video|audio|subtitles):|^fl_(splice|waveform|hlsv3|truncate_ts|no_stream|streaming_attachment)|^e_(boomerang|volume|accelerate|reverse|deshake|transition|preview|fade|noise)|^if_i?du_|^f_(mp4|webm|mov|ogv|flv|avi|m3u8|mpd|ts|mkv|3gp|wmv|mp3|m4a|wav|ogg|aac|flac)$")
 
 TOKEN = re.compile(r"^(\$[A-Za-z_][A-Za-z0-9_]*|[a-z]+)_\S+$")
 IMAGE_URL = re.compile(r"/image/[a-z_]+/([^\s\"'<>]*)")

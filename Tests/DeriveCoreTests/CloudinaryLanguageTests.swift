@@ -12,7 +12,6 @@ import Testing
         ("if_du_gt_30,c_scale,w_100", #"chain component 0 ("if_du_gt_30,c_scale,w_100"): if_du_gt_30: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; du is a duration, which Derive does not read from a source's header"#),
         ("$f_!png!/f_$f", #"chain component 1 ("f_$f"): f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text"#),
         ("c_crop,w_100,h_100,x_ils_mul_10", #"chain component 0 ("c_crop,w_100,h_100,x_ils_mul_10"): x_ils_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
-        ("dpr_auto", #"chain component 0 ("dpr_auto"): dpr_auto without a w_ or h_ in the chain: known to Cloudinary, not supported by Derive: a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"#),
         ("c_limit,w_auto:100/e_sepia", #"chain component 1 ("e_sepia"): "e_sepia" after w_auto:100: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
         ("l_video:dog/fl_layer_apply,g_north", #"chain component 0 ("l_video:dog"): l_video:dog: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("l_private:logo,g_north", #"chain component 0 ("l_private:logo,g_north"): l_private:logo: known to Cloudinary, not supported by Derive: Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"#),
@@ -20,12 +19,10 @@ import Testing
         ("e_background_removal/b_lightblue,c_pad,w_1.0", #"chain component 0 ("e_background_removal"): e_background_removal: known to Cloudinary, not supported by Derive: a Cloudinary add-on or AI feature that Derive does not have"#),
         ("c_imagga_crop,w_100,h_100", #"chain component 0 ("c_imagga_crop,w_100,h_100"): c_imagga_crop: known to Cloudinary, not supported by Derive: a Cloudinary add-on or AI feature that Derive does not have"#),
         ("b_gen_fill,c_pad,w_100,h_100", #"chain component 0 ("b_gen_fill,c_pad,w_100,h_100"): b_gen_fill: known to Cloudinary, not supported by Derive: generative AI, which Derive does not run"#),
-        ("bl_base", #"chain component 0 ("bl_base"): bl_base: known to Cloudinary, not supported by Derive: baseline transformations; planned in the next language issue (effects, layers and formats)"#),
+        ("bl_base", #"chain component 0 ("bl_base"): bl_base: known to Cloudinary, not supported by Derive: baseline transformations; Derive does not have it"#),
         ("c_scale,w_100/so_2.5", #"chain component 1 ("so_2.5"): so_2.5: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("d_a::b", #"chain component 0 ("d_a::b"): d_a::b: unknown to Cloudinary (a default image is a name such as d_avatar.png or d_folder:avatar)"#),
-        ("fl_attachment", #"chain component 0 ("fl_attachment"): fl_attachment: known to Cloudinary, not supported by Derive; supported flags: layer_apply, progressive, keep_iptc, keep_metadata, lossless, strip_profile, region_relative, relative, ignore_aspect_ratio, tiled, no_overflow, text_no_trim, cutter, clip, clip_evenodd"#),
-        ("e_displace", #"chain component 0 ("e_displace"): e_displace: known to Cloudinary, not supported by Derive: planned in the next language issue (effects, layers and formats); supported: blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue, brightness_hsb, red, green, blue, blackwhite, vibrance, unsharp_mask, auto_contrast, auto_brightness, auto_color, improve, fill_light, replace_color, make_transparent, opacity_threshold, simulate_colorblind, recolor, ordered_dither, assist_colorblind, art, cartoonify, vectorize, shear, shadow, distort, dropshadow, gradient_fade, outline, oil_paint, blur_faces, pixelate_faces, blur_region, pixelate_region, trim"#),
-        ("a_auto_left", #"chain component 0 ("a_auto_left"): a_auto_left: known to Cloudinary, not supported by Derive without a resize beside it: it turns the image when the requested box's orientation differs; give w_ and h_ (or ar_) in the same component"#),
+        ("e_displace", #"chain component 0 ("e_displace"): e_displace: known to Cloudinary, not supported by Derive: Derive does not have it; supported: blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue, brightness_hsb, red, green, blue, blackwhite, vibrance, unsharp_mask, auto_contrast, auto_brightness, auto_color, improve, fill_light, replace_color, make_transparent, opacity_threshold, simulate_colorblind, recolor, ordered_dither, assist_colorblind, art, cartoonify, vectorize, shear, shadow, distort, dropshadow, gradient_fade, outline, oil_paint, blur_faces, pixelate_faces, blur_region, pixelate_region, trim"#),
         ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
         ("l_a,l_b", #"chain component 0 ("l_a,l_b"): repeats l_; put each layer in its own component"#),
         ("k_100", #"chain component 0 ("k_100"): k_100: unknown to Cloudinary (no parameter "k_"); supported: c_, w_, h_, ar_, g_, x_, y_, dpr_, z_, a_, r_, e_, co_, b_, bo_, o_, l_, u_, fl_, f_, q_, pg_, t_, cs_, dn_, d_"#),
@@ -140,11 +137,14 @@ import Testing
         #expect(throws: CloudinaryPrinter.Unprintable.self) { try CloudinaryPrinter.string(for: model) }
     }
 
-    /// The README's list of what Derive does not support is the list in the code.
+    /// The language reference's list of what Derive does not support is the list in the code
+    /// (in README.md until the reference moves to Docs/language.md).
     @Test func theReadmeListsEveryUnsupportedFeature() throws {
-        let readme = try String(contentsOf: Paths.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let reference = ["README.md", "Docs/language.md"].compactMap {
+            try? String(contentsOf: Paths.repository.appendingPathComponent($0), encoding: .utf8)
+        }
         for line in CloudinaryVocabulary.readmeList {
-            #expect(readme.contains(line), "README.md lacks: \(line)")
+            #expect(reference.contains { $0.contains(line) }, "neither README.md nor Docs/language.md has: \(line)")
         }
     }
 }
@@ -196,7 +196,6 @@ import Testing
     }
 
     @Test(arguments: [
-        ("c_scale,w_0.5,fl_relative", #"chain component 0 ("c_scale,w_0.5,fl_relative"): fl_relative sizes a layer by the image it is placed on: put it beside the layer's fractional w_ or h_ (l_logo,c_scale,w_0.25,fl_relative)"#),
         ("l_logo,c_scale,w_100,fl_relative", #"chain component 0 ("l_logo,c_scale,w_100,fl_relative"): fl_relative applies to a fractional width or height, which it makes relative to the image the overlay is placed on; give one (w_0.25)"#),
     ])
     func refusedWhereItMeansNothing(text: String, message: String) {

@@ -62,10 +62,8 @@ import Testing
 
     /// What is not known to be ignored is still refused, naming the parameter.
     @Test(arguments: [
-        // c_crop with offsets could cut from the offset to the edges.
-        ("c_crop,x_10,y_10", #"chain component 0 ("c_crop,x_10,y_10"): needs a width, a height or an aspect ratio"#),
         // Offsets with a mode that neither crops nor pads are not only a gravity.
-        ("w_100,g_north,x_10", #"chain component 0 ("w_100,g_north,x_10"): g does not apply to mode scale, which neither crops nor pads"#),
+        ("w_100,g_north,x_10", #"chain component 0 ("w_100,g_north,x_10"): g_north: unknown to Cloudinary (g does not apply to mode scale, which neither crops nor pads)"#),
     ])
     func stillRefused(text: String, message: String) {
         let parsed = CloudinaryParser().parse(text)

@@ -45,7 +45,6 @@ import Testing
     }
 
     @Test(arguments: [
-        ("b_blurred", "b_blurred: known to Cloudinary, not supported by Derive without a pad mode: it fills the padding of c_pad, c_lpad or c_mpad"),
         ("c_fill,w_10,h_10,b_auto", "b_auto: known to Cloudinary, not supported by Derive without a pad mode: it fills the padding of c_pad, c_lpad or c_mpad"),
         ("c_pad,w_10,h_10,b_auto:predominant:4", "b_auto:predominant:4: b_auto:predominant takes no number of colours or direction; they go with the gradient modes (border_gradient, predominant_gradient, and their _contrast)"),
         ("c_pad,w_10,h_10,b_auto:border_gradient:3", #"b_auto:border_gradient:3: unknown to Cloudinary (no number of gradient colours "3"); b_auto's gradients take 2 or 4"#),

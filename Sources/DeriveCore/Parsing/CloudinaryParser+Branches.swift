@@ -92,7 +92,8 @@ extension ParseRun {
         // Unclosed: reported when pairing (unless its if_ was refused); what follows is read
         // as if unconditional, for its own complaints.
         guard var end = blockEnd[i] else {
-            guard !c.refused, case .condition(let condition)? = c.branch else { return range.upperBound }
+            // Refused: what follows is read as if unconditional, for its own complaints.
+            guard !c.refused, case .condition(let condition)? = c.branch else { return i + 1 }
             conditionDepth += 1
             let then = sequence(components, (i + 1)..<range.upperBound, inLayer: inLayer, depth: depth)
             conditionDepth -= 1

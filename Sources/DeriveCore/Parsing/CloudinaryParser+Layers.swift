@@ -175,7 +175,7 @@ extension ParseRun {
     mutating func wrapText(_ source: inout Overlay.Source?, taking c: inout Component) {
         guard case .text(var text)? = source, c.params["c"] == "fit", let w = c.params["w"], let width = Int(w) else { return }
         if let h = c.params["h"] {
-            fail(c, "h_\(h) with c_fit beside l_text: known to Cloudinary (a height for the wrapped text), not supported by Derive; give c_fit,w_<pixels> alone to wrap")
+            fail(c, "h_\(h) with c_fit beside l_text: known to Cloudinary, not supported by Derive: a height for the wrapped text; give c_fit,w_<pixels> alone to wrap")
             c.params["h"] = nil
         }
         c.params["c"] = nil

@@ -98,7 +98,7 @@ extension ParseRun {
             rest = rest.dropFirst()
         }
         guard rest.count <= 2 else {
-            fail(c, "e_outline takes a mode, a width and a blur")
+            fail(c, CloudinaryVocabulary.malformed("e_" + (c.params["e"] ?? "outline"), "e_outline takes a mode, a width and a blur", hint: ""))
             return nil
         }
         var numbers = [OutlineMode.defaults.width, OutlineMode.defaults.blur]

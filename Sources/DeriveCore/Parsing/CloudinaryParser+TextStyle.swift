@@ -134,6 +134,8 @@ extension ParseRun {
             let written = issue.field == "text.stroke.width" ? c.params["bo"].map { "bo_" + $0 } : c.params[key].map { key + "_" + $0 }
             if let bound = issue.bound, let written {
                 fail(c, CloudinaryVocabulary.outOfRange(written, "\(issue.field) \(issue.reason)", bound: bound))
+            } else if let written {
+                fail(c, CloudinaryVocabulary.malformed(written, "\(issue.field) \(issue.reason)", hint: ""))
             } else {
                 fail(c, "\(issue.field) \(issue.reason)")
             }

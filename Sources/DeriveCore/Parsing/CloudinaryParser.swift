@@ -574,6 +574,10 @@ struct ParseRun {
             // b_blurred and b_auto fill a pad mode's padding from the image.
             if resize?.mode.pads == true {
                 resize?.padFill = fill
+            } else if resize == nil || resize?.mode.takesGravity == false && resize?.mode != .fillPad {
+                // c_pad without a size pads nothing (and is ignored), as does a mode that
+                // never pads: the padding's fill has nothing to fill.
+                note(c, "b_\(b): it fills the padding of a pad mode, and nothing is padded here; ignored")
             } else {
                 fail(c, "b_\(b): known to Cloudinary, not supported by Derive without a pad mode: it fills the padding of c_pad, c_lpad or c_mpad")
             }
@@ -642,6 +646,14 @@ struct ParseRun {
                 if case .effect(let e) = step, issue.field != EffectRules.amountField(of: e.kind) { subject = "e_\(e.kind.rawValue) \(issue.field)" }
                 if let bound = issue.bound, let value = c.params[param] {
                     fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(subject) \(issue.reason)", bound: bound))
+                } else if subject != param, let value = c.params[param] {
+                    // Cloudinary has e_gradient_fade with x_ and y_ together; the rest of an
+                    // effect's settings Cloudinary refuses too.
+                    if issue.reason.contains("not both") {
+                        fail(c, "\(param)_\(value): known to Cloudinary, not supported by Derive: \(subject) \(issue.reason)")
+                    } else {
+                        fail(c, CloudinaryVocabulary.malformed("\(param)_\(value)", "\(subject) \(issue.reason)", hint: ""))
+                    }
                 } else if subject != param {
                     fail(c, "\(subject) \(issue.reason)")
                 } else if param.isEmpty {
@@ -747,6 +759,10 @@ struct ParseRun {
             } else if let pages = PageSet.parse(pg) {
                 // Normalised, so that the same pages written twice in two spellings agree.
                 found.pages = pages.normalised
+            } else if pg.hasPrefix("name:") || pg.hasPrefix("embedded:") {
+                fail(c, CloudinaryVocabulary.notSupported("pg_" + pg, CloudinaryVocabulary.Unsupported(
+                    match: .parameter("pg"), spelling: "",
+                    reason: "a PSD file's layers by name (pg_name:) and the images embedded in its smart objects (pg_embedded:); libvips reads a PSD flattened, so Derive selects pages and frames by number (pg_2, pg_2-4;6)")))
             } else {
                 fail(c, CloudinaryVocabulary.malformed("pg_" + pg, "pg takes a page (3), a range upwards (2-4, 5-) or pages and ranges joined by ';' (1;3;5, 1-3;6)", hint: ""))
             }

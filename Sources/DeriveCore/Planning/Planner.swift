@@ -505,7 +505,7 @@ public struct Planner: Sendable {
             }
             if let size = walk.size, size.width > limits.maxOutputDimension || size.height > limits.maxOutputDimension
                 || size.pixels > limits.maxOutputPixels {
-                issues.append(ValidationIssue(location: here, reason: "would make a \(size) image; the limit is \(limits.maxOutputDimension) pixels per side and \(limits.maxOutputPixels) pixels in all"))
+                issues.append(ValidationIssue(location: here, reason: "would make a \(size) image: known to Cloudinary, not supported by Derive: beyond Derive's limits: the limit is \(limits.maxOutputDimension) pixels per side and \(limits.maxOutputPixels) pixels in all"))
                 walk.size = nil
                 break
             }

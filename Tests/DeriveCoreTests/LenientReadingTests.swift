@@ -1,0 +1,87 @@
+@testable import DeriveCore
+import Foundation
+import Testing
+
+/// Issue 30: strings Cloudinary's SDKs print and Cloudinary serves, read as Cloudinary does
+/// (Docs/language.md, "Lenient readings"): each means the plain string beside it, and the notes
+/// say what was read differently or left out.
+@Suite struct LenientReadingTests {
+    /// The string, the plain string it means, and a phrase of its one note ("" for none).
+    @Test(arguments: [
+        ("ar_1.5,c_fill,w_300,h_200", "c_fill,w_300,h_200", "ar_1.5 beside both w_ and h_"),
+        ("q_auto,f_auto,dpr_2", "q_auto/f_auto", "dpr_2 without a w_ or h_ in the chain"),
+        ("bo_1px_solid_black,q_auto,dpr_2,f_auto", "bo_1px_solid_black/q_auto/f_auto", "the image keeps its size"),
+        ("c_scale,w_100/q_auto,dpr_2.0", "c_scale,w_100,dpr_2.0/q_auto", ""),
+        ("q_auto,f_auto,dpr_auto", "q_auto/f_auto", "dpr_auto without a w_ or h_"),
+        ("c_scale,fl_relative,w_100", "c_scale,w_100", "fl_relative outside a layer"),
+        ("c_scale,fl_region_relative,w_100", "c_scale,w_100", "fl_region_relative outside a layer"),
+        ("w_100/fl_cutter", "w_100", "fl_cutter outside a layer"),
+        ("if_end/e_sepia", "e_sepia", "if_end with no if_ block open"),
+        ("if_w_gt_100/e_sepia", "if_w_gt_100/e_sepia/if_end", "if_ block without if_end"),
+        ("a_auto_left", "", "a_auto_left without a resize"),
+        ("c_crop,g_xy_center,w_100", "c_crop,g_xy_center,w_100,x_0,y_0", "g_xy_center without x_ and y_"),
+        ("e_pixelate_region,w_100", "e_pixelate_region,w_100,h_1.0", "e_pixelate_region without h_"),
+        ("e_pixelate_region:25,y_0.75", "e_pixelate_region:25,y_0.75,w_1.0,h_0.25", "without w_ and h_"),
+        ("l_sample,fl_cutter", "l_sample/fl_cutter,fl_layer_apply", ""),
+        ("e_multiply,l_icon", "l_icon/e_multiply,fl_layer_apply", ""),
+        ("if_w_gt_400,l_badge,g_north_east", "if_w_gt_400/l_badge/fl_layer_apply,g_north_east/if_end", ""),
+        ("f_jpg,u_some", "u_some", "output settings inside a layer"),
+        ("q_80/q_70", "q_70", "q_ given again: the later value replaces the earlier one"),
+        ("e_sepia,co_red", "e_sepia", "co_red is ignored"),
+        ("q_70:qmax_20", "q_70", "qmax_ caps a video encoder's quantizer"),
+        ("e_shear:20.0:0.0", "e_shear:20:0", ""),
+        ("e_shear:20.4", "e_shear:20", "the nearest whole degree"),
+        ("e_vectorize:colors:15:detail:200:despeckle:0.2", "e_vectorize:15", "detail, despeckle shape traced paths"),
+        ("fl_attachment:pretty_flower", "", "fl_attachment:pretty_flower: asks the browser to download"),
+        ("fl_progressive:semi", "fl_progressive", "semi and steep are written as fl_progressive"),
+        ("c_pad,b_auto", "", "c_pad: Cloudinary ignores a crop mode"),
+        ("z_1.2", "", "z_1.2: Cloudinary ignores an offset or zoom"),
+        ("l_lut:warm.cube/fl_layer_apply", "l_lut:warm.cube", "fl_layer_apply after l_lut:"),
+    ])
+    func readAsCloudinaryDoes(text: String, meaning: String, note: String) throws {
+        let parsed = CloudinaryParser().parse(text)
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        if note.isEmpty {
+            #expect(parsed.notes.isEmpty, "\(parsed.notes)")
+        } else {
+            #expect(parsed.notes.contains { $0.contains(note) }, "\(parsed.notes)")
+        }
+        let model = try canonical(string: text)
+        let plain = try canonical(string: meaning)
+        #expect(model == plain)
+        #expect(model.identity == plain.identity)
+    }
+
+    /// `q_auto:<level>:444` is the automatic level with full chroma, as `q_80:444` is.
+    @Test func automaticQualityWithChroma() throws {
+        let parsed = CloudinaryParser().parse("q_auto:low:444")
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        #expect(parsed.settings.quality == QualityText.parse("auto:low"))
+        #expect(parsed.settings.chromaSubsampling == .full)
+    }
+
+    /// Percent-encoded names are looked up decoded, spaces and all.
+    @Test func namedTransformationWithSpaces() throws {
+        let parsed = CloudinaryParser().parse("t_named%20with%20spaces")
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        #expect(parsed.steps == [.preset("named with spaces")])
+    }
+
+    /// Refusals name the parameter and say whether Cloudinary has it.
+    @Test(arguments: [
+        ("fl_layer_apply", "fl_layer_apply: unknown to Cloudinary (no l_ or u_ layer is open"),
+        ("pg_name:record_cover;Shadow", "pg_name:record_cover;Shadow: known to Cloudinary, not supported by Derive"),
+        ("pg_embedded:3", "pg_embedded:3: known to Cloudinary, not supported by Derive"),
+        ("f_mp4", "f_mp4: known to Cloudinary, not supported by Derive: format mp4 is a video or audio format"),
+        ("f_svg", "f_svg: known to Cloudinary, not supported by Derive"),
+        ("if_else", "if_else: unknown to Cloudinary (an if_else follows"),
+        ("q_0.4", "q_0.4: unknown to Cloudinary ("),
+        ("e_fade:100", "e_fade:100: known to Cloudinary, not supported by Derive: Derive does not have it"),
+        ("l_sample/e_screen,fl_layer_apply,g_face", "e_screen with g_face: known to Cloudinary, not supported by Derive"),
+    ])
+    func refusalsSpeakOfCloudinary(text: String, refusal: String) {
+        let parsed = CloudinaryParser().parse(text)
+        #expect(parsed.issues.first?.reason.contains(refusal) == true, "\(parsed.issues)")
+        #expect(!parsed.issues.contains { $0.reason.contains("planned") }, "\(parsed.issues)")
+    }
+}
