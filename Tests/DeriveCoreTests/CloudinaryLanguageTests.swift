@@ -92,7 +92,7 @@ import Testing
         #expect(CloudinaryParser().parse("l_text:Arial_40:Hi,c_fit,w_0.5/fl_layer_apply").steps
             == [.overlay(Overlay(source: .text(TextLayer(text: "Hi", font: "Arial", size: 40)), chain: [.resize(Resize(mode: .fit, width: .fraction(0.5)))]))])
         #expect(CloudinaryParser().parse("l_text:Arial_40:Hi,c_fit,w_100,h_40/fl_layer_apply").issues.map(\.description)
-            == [#"chain component 0 ("l_text:Arial_40:Hi,c_fit,w_100,h_40"): h_40 with c_fit beside l_text: known to Cloudinary (a height for the wrapped text), not supported by Derive; give c_fit,w_<pixels> alone to wrap"#])
+            == [#"chain component 0 ("l_text:Arial_40:Hi,c_fit,w_100,h_40"): h_40 with c_fit beside l_text: known to Cloudinary, not supported by Derive: a height for the wrapped text; give c_fit,w_<pixels> alone to wrap"#])
     }
 
     /// `b_<colour>,c_pad,w_1.0` is Cloudinary's documented way to put a transparent image on a
