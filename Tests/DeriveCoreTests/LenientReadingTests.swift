@@ -85,3 +85,31 @@ import Testing
         #expect(!parsed.issues.contains { $0.reason.contains("planned") }, "\(parsed.issues)")
     }
 }
+
+/// Issue 30's output settings in strings and JSON: one model, printed back the same.
+@Suite struct OutputFlagLanguageTests {
+    @Test(arguments: [
+        ("f_png,fl_png8", "f_png,fl_png8"), ("f_png,fl_png24", "f_png,fl_png24"), ("fl_png32", "fl_png32"),
+        ("f_png,fl_lossy", "f_png,fl_lossy"), ("f_gif,e_loop", "f_gif,e_loop"), ("f_gif,e_loop:2", "f_gif,e_loop:2"),
+        ("w_100/e_loop:0,f_webp", "c_scale,w_100/f_webp,e_loop:0"),
+    ])
+    func roundTrips(text: String, printed: String) throws {
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    @Test func jsonSaysTheSame() throws {
+        let json = try canonical(json: #"{"source": "https://x/a.jpg", "outputs": [{"name": "default", "format": "png", "pngType": "png8", "lossy": true, "loop": 3, "chain": []}]}"#)
+        let string = try canonical(string: "f_png,fl_png8.lossy,e_loop:2")
+        #expect(json.identity == string.identity)
+        #expect(json.encoding.pngType == .png8 && json.encoding.lossy && json.encoding.loop == 3)
+    }
+
+    @Test(arguments: [
+        ("e_loop:-1", "e_loop:-1: unknown to Cloudinary (e_loop takes the additional plays"),
+        ("fl_png8.png24", "fl_png8 and fl_png24 together: unknown to Cloudinary"),
+    ])
+    func refusals(text: String, refusal: String) {
+        let parsed = CloudinaryParser().parse(text)
+        #expect(parsed.issues.first?.reason.contains(refusal) == true, "\(parsed.issues)")
+    }
+}

@@ -57,7 +57,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -474,7 +474,7 @@ struct ParseRun {
             var rest = c
             rest.params = p
             rest.assignments = []
-            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile"].contains($0) }
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy"].contains($0) }
             note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
@@ -703,6 +703,18 @@ struct ParseRun {
                 fail(c, param: "q", "must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got \(Quoted(q))")
             }
         }
+        // e_loop[:<additional plays>]: how often the animation plays, an output setting.
+        if let e = p["e"], e == "loop" || e.hasPrefix("loop:") {
+            p["e"] = nil
+            let extra = e.dropFirst(5)
+            if e == "loop" {
+                found.loop = 0
+            } else if let n = Int(extra), n >= 0, n < 65_535 {
+                found.loop = n + 1
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("e_" + e, "e_loop takes the additional plays, a whole number from 0, or nothing to loop forever", hint: ""))
+            }
+        }
         // Derive's pixels are always sRGB (a CMYK source is converted): cs_srgb and cs_no_cmyk ask
         // for what it makes; cs_tinysrgb's point, a smaller profile, is met by writing none.
         // cs_keep_cmyk, cs_cmyk and cs_icc: are refused by the vocabulary before this.
@@ -781,6 +793,12 @@ struct ParseRun {
             case "keep_iptc", "keep_metadata": found.strip = false
             case "lossless": found.lossless = true
             case "strip_profile": found.stripProfile = true
+            case "png8", "png24", "png32":
+                if let type = found.pngType, type.rawValue != flag {
+                    fail(c, "fl_\(type.rawValue) and fl_\(flag) together: unknown to Cloudinary (a PNG has one colour type)")
+                }
+                found.pngType = PNGType(rawValue: flag)
+            case "lossy": found.lossy = true
             default: break
             }
         }
@@ -1390,6 +1408,9 @@ enum CloudinaryNames {
         case "progressive": "fl_progressive"
         case "stripProfile": "fl_strip_profile"
         case "density": "dn"
+        case "pngType": "fl_png8"
+        case "lossy": "fl_lossy"
+        case "loop": "e_loop"
         case "defaultImage": "d"
         case "clip": "fl_clip"
         case "strip": "fl_keep_iptc"

@@ -8,7 +8,7 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "defaultImage", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template", "lut"] + Effect.Kind.allCases.map(\.rawValue)
@@ -206,6 +206,10 @@ public struct JSONChainDecoder: Sendable {
         s.progressive = log.bool(fields["progressive"], at: path.appending("progressive"))
         s.stripProfile = log.bool(fields["stripProfile"], at: path.appending("stripProfile"))
         s.density = log.int(fields["density"], at: path.appending("density"))
+        s.pngType = log.keyword(fields["pngType"], at: path.appending("pngType"), what: "PNG type",
+                                spellings: PNGType.allCases.map(\.rawValue)) { PNGType(rawValue: $0) }
+        s.lossy = log.bool(fields["lossy"], at: path.appending("lossy"))
+        s.loop = log.int(fields["loop"], at: path.appending("loop"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
         if let c = fields["clip"] { s.clip = readClip(c, at: path.appending("clip"), log: log) }
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))

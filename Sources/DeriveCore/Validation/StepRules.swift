@@ -523,6 +523,8 @@ enum StepRules {
         // soon passes the pixel limit).
         if let density = s.density { issues += check(density, in: EncodingLimits.density, field: "density", derivesLimits: true) }
         if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame", derivesLimits: true) }
+        // A GIF's NETSCAPE loop count is 16 bits.
+        if let loop = s.loop { issues += check(loop, in: 0...65_535, field: "loop") }
         if let pages = s.pages {
             issues += check(pages.highestNamed, in: 1...10_000, field: "pages", derivesLimits: true)
             if s.frame != nil {

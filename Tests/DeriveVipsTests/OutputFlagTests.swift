@@ -1,0 +1,64 @@
+import DeriveCore
+import DeriveTestSupport
+@testable import DeriveVips
+import Foundation
+import Testing
+
+/// Issue 30's output flags through the engine, read back from the encoded file: `fl_png8`,
+/// `fl_png24`, `fl_png32` (the PNG's colour type), `fl_lossy` (a quantised PNG, a GIF
+/// animation with frame differences left out) and `e_loop` (the animation's play count).
+@Suite struct OutputFlagTests {
+    /// The colour type in a PNG's IHDR chunk: 2 RGB, 3 palette, 6 RGBA.
+    static func colourType(_ png: [UInt8]) throws -> UInt8 {
+        try #require(png.count > 25 && png[12..<16] == [0x49, 0x48, 0x44, 0x52][...])
+        return png[25]
+    }
+
+    @Test(arguments: [
+        (ToneEffectTests.photo, "fl_png8", UInt8(3)), (ToneEffectTests.photo, "fl_png24", UInt8(2)), (ToneEffectTests.photo, "fl_png32", UInt8(6)),
+        ("formats/png-palette-trns.png", "fl_png8", UInt8(3)), ("formats/png-palette-trns.png", "fl_png24", UInt8(2)),
+        ("formats/png-palette-trns.png", "fl_png32", UInt8(6)),
+    ])
+    func thePNGHasTheColourTypeAskedFor(fixture: String, flag: String, type: UInt8) throws {
+        let (_, result) = try Harness.render(fixture, "c_fit,w_120,h_120/f_png,\(flag)")
+        #expect(try Self.colourType(result.outputs[0].data) == type)
+    }
+
+    /// png24 flattens transparency onto white; png32 keeps it.
+    @Test func png24FlattensAndPng32KeepsTransparency() throws {
+        let (_, flat) = try Harness.render("formats/png-palette-trns.png", "f_png,fl_png24")
+        let (_, alpha) = try Harness.render("formats/png-palette-trns.png", "f_png,fl_png32")
+        #expect(try Harness.header(flat.outputs[0].data).0.facts.hasAlpha == false)
+        #expect(try Harness.header(alpha.outputs[0].data).0.facts.hasAlpha == true)
+    }
+
+    /// A photo's PNG is truecolour (the palette is larger at quality 100); with fl_lossy it is a
+    /// palette, smaller, and close to it.
+    @Test func lossyPNGIsAQuantisedPalette() throws {
+        let (_, plain) = try Harness.render(ToneEffectTests.photo, "c_fit,w_200,h_200/f_png")
+        let (_, lossy) = try Harness.render(ToneEffectTests.photo, "c_fit,w_200,h_200/f_png,fl_lossy")
+        let a = plain.outputs[0].data, b = lossy.outputs[0].data
+        #expect(try Self.colourType(a) == 2)
+        #expect(try Self.colourType(b) == 3)
+        #expect(b.count < a.count * 2 / 3, "\(b.count) bytes lossy, \(a.count) plain")
+        let difference = Harness.difference(try Harness.pixels(a), try Harness.pixels(b))
+        #expect(difference < 8, "difference \(difference)")
+    }
+
+    /// An animated GIF with fl_lossy: every frame kept, fewer bytes.
+    @Test func lossyGIFIsSmaller() throws {
+        let (_, plain) = try Harness.render("formats/webp-animated-9frames.webp", "f_gif")
+        let (_, lossy) = try Harness.render("formats/webp-animated-9frames.webp", "f_gif,fl_lossy")
+        #expect(lossy.outputs[0].metadata.frames == plain.outputs[0].metadata.frames && plain.outputs[0].metadata.frames > 1)
+        #expect(lossy.outputs[0].data.count < plain.outputs[0].data.count,
+                "\(lossy.outputs[0].data.count) bytes lossy, \(plain.outputs[0].data.count) plain")
+    }
+
+    /// e_loop:2 plays the animation 3 times, e_loop forever (libvips' loop 0), in GIF and WebP.
+    @Test(arguments: [("e_loop:2", "3"), ("e_loop", "0"), ("e_loop:0", "1")], ["gif", "webp"])
+    func theAnimationLoopsAsAsked(loop: (String, String), format: String) throws {
+        let (_, result) = try Harness.render("formats/gif-animated-cogs.gif", "w_60/f_\(format),\(loop.0)")
+        #expect(result.outputs[0].metadata.frames > 1)
+        #expect(try Harness.header(result.outputs[0].data).1["loop"] == loop.1)
+    }
+}
