@@ -113,3 +113,32 @@ import Testing
         #expect(parsed.issues.first?.reason.contains(refusal) == true, "\(parsed.issues)")
     }
 }
+
+/// b_auto's palette in strings and JSON (issue 30).
+@Suite struct AutoPaletteLanguageTests {
+    @Test(arguments: [
+        ("c_pad,w_100,h_100,b_auto:border:palette_red_00ff00", "c_pad,w_100,h_100,b_auto:border:palette_ff0000_00ff00"),
+        ("c_pad,w_100,h_100,b_auto:predominant_gradient:4:palette_f00_green_blue_orange", "c_pad,w_100,h_100,b_auto:predominant_gradient:4:palette_ff0000_008000_0000ff_ffa500"),
+    ])
+    func roundTrips(text: String, printed: String) throws {
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    @Test func jsonSaysTheSame() throws {
+        let json = try canonical(json: ##"[{"resize": {"mode": "pad", "width": 100, "height": 100, "padFill": {"auto": "border_contrast", "palette": ["red", "#00ff00"]}}}]"##)
+        #expect(json.identity == (try canonical(string: "c_pad,w_100,h_100,b_auto:border_contrast:palette_red_00ff00").identity))
+    }
+
+    @Test func nearestOrFarthest() {
+        let palette = [Color.parse("red")!, Color.parse("blue")!]
+        let pink = Color(red: 250, green: 40, blue: 60)
+        #expect(AutoPalette.pick(pink, palette: palette, contrast: false) == palette[0])
+        #expect(AutoPalette.pick(pink, palette: palette, contrast: true) == palette[1])
+        #expect(AutoPalette.pick(pink, palette: [], contrast: false) == pink)
+    }
+
+    @Test func aBadPaletteIsRefused() {
+        let parsed = CloudinaryParser().parse("c_pad,w_100,h_100,b_auto:border:palette_red_nocolour")
+        #expect(parsed.issues.first?.reason.contains("unknown to Cloudinary (a b_auto palette is") == true, "\(parsed.issues)")
+    }
+}

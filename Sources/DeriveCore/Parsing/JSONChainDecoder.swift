@@ -592,15 +592,23 @@ public struct JSONChainDecoder: Sendable {
     func readPadFill(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> PadFill? {
         if value == .string("blurred") { return .blurred(intensity: PadFill.blurredDefaults.intensity, brightness: PadFill.blurredDefaults.brightness) }
         if value == .string("auto") { return .auto(.border) }
-        guard let fields = log.object(value, at: path, allowed: ["blurred", "auto", "gradient"]) else { return nil }
+        guard let fields = log.object(value, at: path, allowed: ["blurred", "auto", "gradient", "palette"]) else { return nil }
         if let gradient = fields["gradient"] { return readAutoGradient(gradient, at: path.appending("gradient"), log: log) }
         if let mode = fields["auto"] {
-            if case .string(let text) = mode, let gradient = AutoGradient.parse(mode: text) { return .gradient(gradient) }
+            var palette: [Color] = []
+            if let p = fields["palette"] {
+                guard let read = readPalette(p, at: path.appending("palette"), log: log) else { return nil }
+                palette = read
+            }
+            if case .string(let text) = mode, var gradient = AutoGradient.parse(mode: text) {
+                gradient.palette = palette
+                return .gradient(gradient)
+            }
             guard case .string(let text) = mode, let parsed = AutoPadColor(rawValue: text) else {
                 log.add(path.appending("auto"), "expected one of " + AutoPadColor.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + " (or a gradient mode: \"border_gradient\"...; {\"gradient\": {...}} for its colours and direction), got \(mode.typeDescription)")
                 return nil
             }
-            return .auto(parsed)
+            return .auto(parsed, palette: palette)
         }
         guard let blurred = fields["blurred"], let inner = log.object(blurred, at: path.appending("blurred"), allowed: ["intensity", "brightness"]) else {
             log.add(path, "expected \"blurred\", \"auto\", {\"blurred\": {...}}, {\"auto\": <mode>} or {\"gradient\": {...}}")
