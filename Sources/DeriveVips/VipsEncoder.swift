@@ -67,6 +67,11 @@ enum VipsEncoder {
         if let loop = resolved.loop {
             image = try image.withMetadata { pointer in Metadata.setInt(pointer, "loop", loop) }
         }
+        // dl_: every frame's time in milliseconds (libvips' "delay", one per frame).
+        if let delay = resolved.delay, image.pages > 1 {
+            let frames = image.pages
+            image = try image.withMetadata { pointer in Metadata.setInts(pointer, "delay", Array(repeating: delay, count: frames)) }
+        }
         let chroma: String
         switch resolved.chromaSubsampling {
         case .auto: chroma = "auto"
@@ -109,8 +114,9 @@ enum VipsEncoder {
                 .bool("lossless", resolved.lossless).int("effort", max(1, effort)).bool("strip", strip))
         case .tiff:
             // Lossless deflate at quality 100 (the default); JPEG compression below it.
-            let lossy = (quality ?? 100) < 100 && !image.hasAlpha
-            var call = VipsCall("tiffsave_buffer").image("in", image).enumeration("compression", lossy ? "jpeg" : "deflate")
+            // fl_tiff8_lzw: LZW instead of deflate (both lossless; the pixels are 8-bit already).
+            let lossy = (quality ?? 100) < 100 && !image.hasAlpha && !resolved.tiffLZW
+            var call = VipsCall("tiffsave_buffer").image("in", image).enumeration("compression", lossy ? "jpeg" : resolved.tiffLZW ? "lzw" : "deflate")
                 .bool("strip", strip)
             if lossy { call = call.int("Q", quality ?? 75) }
             data = try save(call)

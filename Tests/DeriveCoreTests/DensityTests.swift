@@ -184,7 +184,6 @@ import Testing
     }
 
     @Test(arguments: [
-        ("dpr_auto,w_auto", #"chain component 0 ("dpr_auto,w_auto"): dpr_auto with w_auto: "#),
         ("c_scale,w_100/l_logo/fl_layer_apply/dpr_auto", #"chain component 3 ("dpr_auto"): dpr_auto with a layer: "#),
         ("c_scale,w_100,dpr_2/dpr_auto", #"chain component 1 ("dpr_auto"): dpr_auto and dpr_ beside a w_ or h_: "#),
         ("c_scale,w_100/dpr_2/dpr_auto", #"chain component 2 ("dpr_auto"): dpr_auto and dpr_2: "#),

@@ -94,7 +94,6 @@ import Testing
     @Test(arguments: [
         ("c_fill,w_200,fl_ignore_aspect_ratio", #"chain component 0 ("c_fill,w_200,fl_ignore_aspect_ratio"): fl_ignore_aspect_ratio with c_fill: known to Cloudinary, not supported by Derive; Derive reads the flag with c_scale and w_ or h_ (the other side stays as it is)"#),
         ("w_200,ar_1.0,fl_ignore_aspect_ratio", #"chain component 0 ("w_200,ar_1.0,fl_ignore_aspect_ratio"): fl_ignore_aspect_ratio with ar_: known to Cloudinary, not supported by Derive; Derive reads the flag with c_scale and w_ or h_ (the other side stays as it is)"#),
-        ("e_sepia,fl_ignore_aspect_ratio", #"chain component 0 ("e_sepia,fl_ignore_aspect_ratio"): fl_ignore_aspect_ratio applies to a resize: put it beside c_scale with w_ or h_"#),
     ])
     func ignoreAspectRatioRefused(text: String, message: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.description) == [message])

@@ -37,6 +37,7 @@ import Testing
         ("c_pad,b_auto", "", "c_pad: Cloudinary ignores a crop mode"),
         ("z_1.2", "", "z_1.2: Cloudinary ignores an offset or zoom"),
         ("l_lut:warm.cube/fl_layer_apply", "l_lut:warm.cube", "fl_layer_apply after l_lut:"),
+        ("c_scale,w_auto,dpr_auto", "c_scale,w_auto", "dpr_auto beside w_auto"),
     ])
     func readAsCloudinaryDoes(text: String, meaning: String, note: String) throws {
         let parsed = CloudinaryParser().parse(text)
@@ -92,6 +93,7 @@ import Testing
         ("f_png,fl_png8", "f_png,fl_png8"), ("f_png,fl_png24", "f_png,fl_png24"), ("fl_png32", "fl_png32"),
         ("f_png,fl_lossy", "f_png,fl_lossy"), ("f_gif,e_loop", "f_gif,e_loop"), ("f_gif,e_loop:2", "f_gif,e_loop:2"),
         ("w_100/e_loop:0,f_webp", "c_scale,w_100/f_webp,e_loop:0"),
+        ("dl_200,e_loop:3", "e_loop:3,dl_200"), ("f_tiff,fl_tiff8_lzw", "f_tiff,fl_tiff8_lzw"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)
@@ -107,6 +109,7 @@ import Testing
     @Test(arguments: [
         ("e_loop:-1", "e_loop:-1: unknown to Cloudinary (e_loop takes the additional plays"),
         ("fl_png8.png24", "fl_png8 and fl_png24 together: unknown to Cloudinary"),
+        ("dl_fast", "dl_fast: unknown to Cloudinary (dl takes each frame's time"),
     ])
     func refusals(text: String, refusal: String) {
         let parsed = CloudinaryParser().parse(text)

@@ -61,4 +61,34 @@ import Testing
         #expect(result.outputs[0].metadata.frames > 1)
         #expect(try Harness.header(result.outputs[0].data).1["loop"] == loop.1)
     }
+
+    /// dl_200: every frame 200 ms (GIF keeps hundredths: 20), as libvips reads it back.
+    @Test(arguments: ["gif", "webp"])
+    func everyFrameTakesTheDelayAsked(format: String) throws {
+        let (_, result) = try Harness.render("formats/gif-animated-cogs.gif", "w_60/f_\(format),dl_200")
+        let data = result.outputs[0].data
+        let delays = try withBytes(data) { (buffer) throws(DeriveError) -> [Int]? in
+            try VipsDecoder.header(buffer, format: format == "gif" ? .gif : .webp).ints("delay")
+        }
+        let read = try #require(delays)
+        #expect(read.count == result.outputs[0].metadata.frames && read.allSatisfy { $0 == 200 }, "\(read)")
+    }
+
+    /// fl_tiff8_lzw: the TIFF's compression tag (259) is LZW (5), deflate (8) without it; the
+    /// pixels are the same.
+    @Test func tiffLZWIsLZW() throws {
+        func compression(_ tiff: [UInt8]) throws -> Int {
+            try #require(tiff.count > 8 && tiff[0] == 0x49 && tiff[1] == 0x49)
+            func u16(_ at: Int) -> Int { Int(tiff[at]) | Int(tiff[at + 1]) << 8 }
+            func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
+            let ifd = u32(4)
+            for entry in 0..<u16(ifd) where u16(ifd + 2 + entry * 12) == 259 { return u16(ifd + 2 + entry * 12 + 8) }
+            return -1
+        }
+        let (_, lzw) = try Harness.render(ToneEffectTests.photo, "c_fit,w_100,h_100/f_tiff,fl_tiff8_lzw")
+        let (_, plain) = try Harness.render(ToneEffectTests.photo, "c_fit,w_100,h_100/f_tiff")
+        #expect(try compression(lzw.outputs[0].data) == 5)
+        #expect(try compression(plain.outputs[0].data) == 8)
+        #expect(try Harness.pixels(lzw.outputs[0].data).pixels == (try Harness.pixels(plain.outputs[0].data)).pixels)
+    }
 }

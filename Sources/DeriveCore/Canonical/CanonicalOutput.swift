@@ -80,6 +80,10 @@ public struct EncodingSettings: Sendable, Hashable {
     public var lossy: Bool
     /// `e_loop`: the animation's plays, 0 for forever; nil keeps the source's.
     public var loop: Int?
+    /// `dl_`: each frame's time in milliseconds; nil keeps the source's.
+    public var delay: Int?
+    /// `fl_tiff8_lzw`.
+    public var tiffLZW: Bool
 
     public init(_ s: OutputSettings) {
         format = s.format ?? .original
@@ -101,6 +105,8 @@ public struct EncodingSettings: Sendable, Hashable {
         pngType = s.pngType
         lossy = s.lossy ?? false
         loop = s.loop
+        delay = s.delay
+        tiffLZW = s.tiffLZW ?? false
     }
 
     /// The same settings resolved for a concrete format.
@@ -127,6 +133,8 @@ public struct EncodingSettings: Sendable, Hashable {
         s.pngType = pngType
         s.lossy = lossy ? true : nil
         s.loop = loop
+        s.delay = delay
+        s.tiffLZW = tiffLZW ? true : nil
         return s
     }
 }

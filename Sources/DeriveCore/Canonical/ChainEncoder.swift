@@ -37,6 +37,8 @@ public enum ChainEncoder {
         add("pngType", s.pngType.map { .string($0.rawValue) })
         add("lossy", s.lossy.map(JSONValue.bool))
         add("loop", s.loop.map(JSONValue.int))
+        add("delay", s.delay.map(JSONValue.int))
+        add("tiffLZW", s.tiffLZW.map(JSONValue.bool))
         add("defaultImage", s.defaultImage.map(JSONValue.string))
         add("lossless", s.lossless.map(JSONValue.bool))
         add("effort", s.effort.map(JSONValue.int))

@@ -59,6 +59,10 @@ public struct OutputSettings: Sendable, Hashable {
     /// `e_loop[:<additional plays>]`: how many times an animation plays, 0 for forever
     /// (`e_loop`); `e_loop:2` plays it 3 times. Without it, the source's count is kept.
     public var loop: Int?
+    /// `dl_<ms>`: every animation frame shown for this long, in milliseconds.
+    public var delay: Int?
+    /// `fl_tiff8_lzw`: a TIFF output compressed with LZW (lossless) instead of deflate.
+    public var tiffLZW: Bool?
 
     public init(format: OutputFormat? = nil, quality: Quality? = nil, strip: Bool? = nil, progressive: Bool? = nil,
                 lossless: Bool? = nil, effort: Int? = nil, chromaSubsampling: ChromaSubsampling? = nil,
@@ -208,6 +212,8 @@ extension OutputSettings {
         take(\.pngType, "pngType")
         take(\.lossy, "lossy")
         take(\.loop, "loop")
+        take(\.delay, "delay")
+        take(\.tiffLZW, "tiffLZW")
         take(\.defaultImage, "defaultImage")
         take(\.clip, "clip")
         return (merged, conflicts)

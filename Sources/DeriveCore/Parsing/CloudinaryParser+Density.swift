@@ -111,8 +111,11 @@ extension ParseRun {
             return false
         }
         if let w = p["w"], AutomaticWidth.parse(w) != nil {
-            fail(c, CloudinaryVocabulary.notSupported("dpr_auto with w_\(w)", CloudinaryVocabulary.feature(.automaticDensity)))
-            return false
+            // w_auto's breakpoints are widths in device pixels (a browser's Width hint counts
+            // them), from the smallest up to the image's own: every width a density would
+            // multiply a layout width to is among them already.
+            note(c, "dpr_auto beside w_\(w): w_auto's breakpoints are widths in device pixels up to the image's own, which already hold every width a density would ask for; no density variants of their own")
+            return true
         }
         automaticDensity = c
         merge(OutputSettings(densities: Self.automaticDensities), in: c)

@@ -56,8 +56,8 @@ public struct CloudinaryParser: Sendable {
     }
 
     /// Every parameter prefix the language knows.
-    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d", "dl"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -474,7 +474,7 @@ struct ParseRun {
             var rest = c
             rest.params = p
             rest.assignments = []
-            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy"].contains($0) }
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw"].contains($0) }
             note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
@@ -703,6 +703,14 @@ struct ParseRun {
                 fail(c, param: "q", "must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got \(Quoted(q))")
             }
         }
+        // dl_<ms>: each animation frame's time, an output setting.
+        if let dl = p.removeValue(forKey: "dl") {
+            if let ms = Int(dl), ms >= 0 {
+                found.delay = ms
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("dl_" + dl, "dl takes each frame's time in whole milliseconds (dl_200)", hint: ""))
+            }
+        }
         // e_loop[:<additional plays>]: how often the animation plays, an output setting.
         if let e = p["e"], e == "loop" || e.hasPrefix("loop:") {
             p["e"] = nil
@@ -799,6 +807,7 @@ struct ParseRun {
                 }
                 found.pngType = PNGType(rawValue: flag)
             case "lossy": found.lossy = true
+            case "tiff8_lzw": found.tiffLZW = true
             default: break
             }
         }
@@ -1411,6 +1420,8 @@ enum CloudinaryNames {
         case "pngType": "fl_png8"
         case "lossy": "fl_lossy"
         case "loop": "e_loop"
+        case "delay": "dl"
+        case "tiffLZW": "fl_tiff8_lzw"
         case "defaultImage": "d"
         case "clip": "fl_clip"
         case "strip": "fl_keep_iptc"

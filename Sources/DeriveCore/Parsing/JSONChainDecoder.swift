@@ -8,7 +8,7 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "defaultImage", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template", "lut"] + Effect.Kind.allCases.map(\.rawValue)
@@ -210,6 +210,8 @@ public struct JSONChainDecoder: Sendable {
                                 spellings: PNGType.allCases.map(\.rawValue)) { PNGType(rawValue: $0) }
         s.lossy = log.bool(fields["lossy"], at: path.appending("lossy"))
         s.loop = log.int(fields["loop"], at: path.appending("loop"))
+        s.delay = log.int(fields["delay"], at: path.appending("delay"))
+        s.tiffLZW = log.bool(fields["tiffLZW"], at: path.appending("tiffLZW"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
         if let c = fields["clip"] { s.clip = readClip(c, at: path.appending("clip"), log: log) }
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))

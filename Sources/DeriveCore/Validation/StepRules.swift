@@ -525,6 +525,8 @@ enum StepRules {
         if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame", derivesLimits: true) }
         // A GIF's NETSCAPE loop count is 16 bits.
         if let loop = s.loop { issues += check(loop, in: 0...65_535, field: "loop") }
+        // GIF stores a frame's time in hundredths of a second, 16 bits.
+        if let delay = s.delay { issues += check(delay, in: 0...655_350, field: "delay") }
         if let pages = s.pages {
             issues += check(pages.highestNamed, in: 1...10_000, field: "pages", derivesLimits: true)
             if s.frame != nil {
