@@ -11,7 +11,7 @@ import Testing
     @Test(arguments: [
         ("if_du_gt_30,c_scale,w_100", #"chain component 0 ("if_du_gt_30,c_scale,w_100"): if_du_gt_30: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; du is a duration, which Derive does not read from a source's header"#),
         ("$f_!png!/f_$f", #"chain component 1 ("f_$f"): f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text"#),
-        ("c_crop,w_100,h_100,x_ils_mul_10", #"chain component 0 ("c_crop,w_100,h_100,x_ils_mul_10"): x_ils_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
+        ("c_crop,w_100,h_100,x_tar_mul_10", #"chain component 0 ("c_crop,w_100,h_100,x_tar_mul_10"): x_tar_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"#),
         ("c_limit,w_auto:100/e_sepia", #"chain component 1 ("e_sepia"): "e_sepia" after w_auto:100: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
         ("l_video:dog/fl_layer_apply,g_north", #"chain component 0 ("l_video:dog"): l_video:dog: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("l_private:logo,g_north", #"chain component 0 ("l_private:logo,g_north"): l_private:logo: known to Cloudinary, not supported by Derive: Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"#),
@@ -46,10 +46,10 @@ import Testing
     /// Parameters are read for every component before steps are built; the first line is still
     /// about the earliest component at fault.
     @Test func theFirstLineIsAboutTheFirstComponentAtFault() {
-        let issues = CloudinaryParser().parse("c_fill,w_0,h_10/if_ils_gt_1/e_sepai").issues.map(\.description)
+        let issues = CloudinaryParser().parse("c_fill,w_0,h_10/if_tar_gt_1/e_sepai").issues.map(\.description)
         #expect(issues == [
             #"chain component 0 ("c_fill,w_0,h_10"): w_0: unknown to Cloudinary (w must be between 1 and 16384, got 0)"#,
-            #"chain component 1 ("if_ils_gt_1"): if_ils_gt_1: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#,
+            #"chain component 1 ("if_tar_gt_1"): if_tar_gt_1: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"#,
             #"chain component 2 ("e_sepai"): e_sepai: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#,
         ])
     }

@@ -117,7 +117,7 @@ import Testing
         ("c_fill,w_10,h_10,g_face,x_5", #"chain component 0 ("c_fill,w_10,h_10,g_face,x_5"): x_5: unknown to Cloudinary (x offsets move the centre of a face gravity only with modes thumb and crop)"#),
         ("c_pad,w_10,h_10,g_faces", #"chain component 0 ("c_pad,w_10,h_10,g_faces"): g_faces: unknown to Cloudinary (g faces chooses a crop; the pad modes take a compass gravity)"#),
         ("w_auto,ar_16:9", #"chain component 0 ("w_auto,ar_16:9"): w_auto with ar_16:9: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
-        ("w_ils_mul_100", #"chain component 0 ("w_ils_mul_100"): w_ils_mul_100: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
+        ("w_tar_mul_100", #"chain component 0 ("w_tar_mul_100"): w_tar_mul_100: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"#),
         ("e_blur:5000", #"chain component 0 ("e_blur:5000"): e_blur:5000: unknown to Cloudinary (e must be between 1 and 2000, got 5000)"#),
         ("e_sepia:-10", #"chain component 0 ("e_sepia:-10"): e_sepia:-10: unknown to Cloudinary (e must be between 1 and 100, got -10)"#),
         ("e_grayscale:50", #"chain component 0 ("e_grayscale:50"): e_grayscale takes no amount"#),

@@ -70,7 +70,7 @@ import Testing
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"resize": {"widht": 10}}]}]}"#,
          #"outputs[0].chain[0].resize.widht: unknown key; did you mean "width"?"#),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"resize": {"width": "wide"}}]}]}"#,
-         #"outputs[0].chain[0].resize.width: expression "wide": unknown to Cloudinary (no value "wide"); a length takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
+         #"outputs[0].chain[0].resize.width: expression "wide": unknown to Cloudinary (no value "wide"); a length takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"resize": {"width": true}}]}]}"#,
          #"outputs[0].chain[0].resize.width: expected pixels (an integer), a fraction (0.5), a percentage ("50%") or an expression ("iw / 2"), got boolean true"#),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"resize": {"mode": "fill", "width": 10, "height": 10, "gravity": "body"}}]}]}"#,

@@ -17,7 +17,7 @@ import Testing
 struct LanguageCorpusTests {
     /// The figures at the last measurement (Benchmarks/RESULTS.md). Raise them as the language
     /// grows; the test fails if fewer strings are accepted or more are refused unclearly.
-    static let acceptedAtLeast = (tune: 932, report: 435)
+    static let acceptedAtLeast = (tune: 934, report: 436)
     static let unclearAtMost = 0
     static let corpusSize = 1780
 

@@ -145,3 +145,26 @@ import Testing
         #expect(parsed.issues.first?.reason.contains("unknown to Cloudinary (a b_auto palette is") == true, "\(parsed.issues)")
     }
 }
+
+/// `ils`, the illustration score (issue 30): defined on pixels, deferred to the engine.
+@Suite struct IllustrationScoreTests {
+    /// Flat colours score 1; every pixel a colour of its own scores near 0.
+    @Test func flatColoursScoreHighAndNoiseLow() {
+        var flat: [UInt8] = []
+        for i in 0..<(64 * 64) { flat += i % 64 < 32 ? [200, 30, 30, 255] : [20, 20, 200, 255] }
+        #expect(IllustrationScore.of(PixelBuffer(width: 64, height: 64, bands: 4, pixels: flat)) == 1)
+        var random = SystemRandomNumberGenerator()
+        let noise = (0..<(64 * 64)).flatMap { _ in [UInt8.random(in: 0...255, using: &random), UInt8.random(in: 0...255, using: &random), UInt8.random(in: 0...255, using: &random), 255] }
+        #expect(IllustrationScore.of(PixelBuffer(width: 64, height: 64, bands: 4, pixels: noise)) < 0.1)
+    }
+
+    /// A string naming ils is read; its steps are planned by the engine, which measures it.
+    @Test func conditionsOnItAreDeferredToTheEngine() throws {
+        let parsed = CloudinaryParser().parse("if_ils_gt_0.5/e_grayscale/if_end")
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        let planned = try plan(["if_illustration_score_gt_0.5,e_grayscale"], SourceFacts(format: .png, width: 400, height: 300))
+        #expect(planned.outputs[0].operations.contains { if case .deferred = $0 { true } else { false } })
+        #expect(planned.needsIllustrationScore)
+        #expect(!(try plan(["e_grayscale"], SourceFacts(format: .png, width: 400, height: 300))).needsIllustrationScore)
+    }
+}

@@ -92,3 +92,37 @@ import Testing
         #expect(try Harness.pixels(lzw.outputs[0].data).pixels == (try Harness.pixels(plain.outputs[0].data)).pixels)
     }
 }
+
+/// `ils` through the engine (issue 30): measured on the source, deciding conditions.
+@Suite struct IllustrationScoreVipsTests {
+    static func score(_ fixture: String) throws -> Double {
+        let data = try Harness.source(fixture).bytes
+        let engine = try Harness.engine()
+        let inspection = try engine.inspect(SourceImage(bytes: data, location: fixture))
+        return try withBytes(data) { (buffer) throws(DeriveError) -> Double in
+            let image = try VipsDecoder.header(buffer, format: inspection.facts.format)
+            let frame = image.pages > 1 ? try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight)) : image
+            return IllustrationScore.of(try frame.standardised().inMemory().withPixels { $0.downsampled(to: VipsEngine.previewSize(frame.frameSize)) })
+        }
+    }
+
+    /// The photographs score below 0.3, the drawn logo and the animated cogs above 0.8 (the
+    /// figures are in Docs/language-leniency.md).
+    @Test(arguments: [(ToneEffectTests.photo, false), ("photos/coffee_noexif.png", false), ("photos/jolla-phone.jpg", false),
+                      ("formats/heic-1440x960.heic", false), ("formats/svg-logo.svg", true), ("formats/gif-animated-cogs.gif", true)])
+    func photographsScoreLowAndDrawingsHigh(fixture: String, drawing: Bool) throws {
+        let score = try Self.score(fixture)
+        #expect(drawing ? score > 0.8 : score < 0.3, "\(fixture): \(score)")
+    }
+
+    /// if_ils_gt_0.5: the palette drawing turns grey, the photograph keeps its colour.
+    @Test(arguments: [(ToneEffectTests.photo, false), ("formats/png-palette-trns.png", true)])
+    func theConditionDecides(fixture: String, drawing: Bool) throws {
+        func pixels(_ chain: String) throws -> [UInt8] {
+            try Harness.pixels(Harness.render(fixture, "w_64/" + chain + "/b_white/f_png").1.outputs[0].data).pixels
+        }
+        let decided = try pixels("if_ils_gt_0.5/e_grayscale/if_end"), grey = try pixels("e_grayscale"), plain = try pixels("e_brightness:0")
+        #expect(grey != plain, "\(fixture) has no colour to lose")
+        #expect(decided == (drawing ? grey : plain), "\(fixture)")
+    }
+}
