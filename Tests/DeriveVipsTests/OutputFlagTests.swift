@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 import DeriveTestSupport
 @testable import DeriveVips
 import Foundation
@@ -107,7 +107,7 @@ import Testing
     }
 
     /// The photographs score below 0.3, the drawn logo and the animated cogs above 0.8 (the
-    /// figures are in Docs/language-leniency.md).
+    /// figures are in Docs/language.md).
     @Test(arguments: [(ToneEffectTests.photo, false), ("photos/coffee_noexif.png", false), ("photos/jolla-phone.jpg", false),
                       ("formats/heic-1440x960.heic", false), ("formats/svg-logo.svg", true), ("formats/gif-animated-cogs.gif", true)])
     func photographsScoreLowAndDrawingsHigh(fixture: String, drawing: Bool) throws {
