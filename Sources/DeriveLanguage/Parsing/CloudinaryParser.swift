@@ -1088,15 +1088,7 @@ struct ParseRun {
             return nil
         }
         guard let kind = Effect.Kind(rawValue: name) else {
-            let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
-            if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {
-                refuse(c, "e_" + text, feature)
-            } else if CloudinaryVocabulary.cloudinaryEffects.contains(name) {
-                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: \(CloudinaryVocabulary.plannedEffects)\(supported)")
-            } else {
-                fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "effect \(Quoted(name))",
-                                                 hint: Suggest.hint(for: name, among: CloudinaryParser.effectNames, else: supported)))
-            }
+            refuseUnknownEffect(text, name: name, in: c)
             return nil
         }
         var args = Array(parts.dropFirst())
@@ -1104,43 +1096,23 @@ struct ParseRun {
         // e_assist_colorblind[:<strength>|xray]
         if kind == .assistColorblind, args.first == "xray" {
             if args.count > 1 { fail(c, "e_assist_colorblind:xray takes no strength") }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
             return .assistColorblind(.value(EffectRules.defaultAmount(of: .assistColorblind) ?? 10), xray: true)
         }
         if kind == .art {
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
             return art(text, args: args, in: c)
         }
-        if kind == .shear {
-            // e_shear[:<x degrees>][:<y degrees>], each 0 when not given.
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent, e_shadow and text layers") }
-            guard args.count <= 2 else {
-                fail(c, "e_shear takes an x and a y skew in degrees")
-                return nil
-            }
-            var angles = [0, 0]
-            for (i, arg) in args.enumerated() where !arg.isEmpty {
-                // Cloudinary's SDKs write the angles as decimals (e_shear:20.0:0.0); Derive
-                // skews by whole degrees, the nearest.
-                guard let d = Double(arg), d.isFinite, arg.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) else {
-                    fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_shear takes degrees (e_shear:<x>:<y>), got \(Quoted(arg))", hint: ""))
-                    return nil
-                }
-                let n = Int(d.rounded())
-                if Double(n) != d { note(c, "e_shear: \(arg) degrees skews by the nearest whole degree, \(n)") }
-                angles[i] = n
-            }
-            return .shear(x: angles[0], y: angles[1])
-        }
+        if kind == .shear { return shear(args, color: color, in: c, written: text) }
         if kind == .distort {
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent, e_shadow, e_outline and text layers") }
+            ignoreUnusedColor(color, in: c, appliesTo: "e_colorize, e_make_transparent, e_shadow, e_outline and text layers")
             return distort(args, in: c)
         }
         if kind == .outline { return outline(text, args: args, color: color, in: c) }
         if kind == .dropShadow { return dropShadow(text, args: args, color: color, in: c) }
         if kind == .gradientFade { return gradientFade(text, args: args, color: color, in: c) }
         if kind == .simulateColorblind || kind == .recolor {
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
             return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
         }
         // e_improve[:<mode>][:<blend>]: a mode is a word, a blend a number (Cloudinary's SDKs
@@ -1157,29 +1129,85 @@ struct ParseRun {
         }
         if EffectRules.range(of: kind) == nil {
             if !args.isEmpty { fail(c, "e_\(name) takes no amount") }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
             return EffectRules.make(kind, amount: nil, color: nil)
         }
         if kind == .vectorize, let first = args.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
-            // Cloudinary's named form (e_vectorize:colors:15:detail:200:despeckle:0.2:...):
-            // the number of colours is read; detail, despeckle, paths and corners shape traced
-            // paths, which Derive's raster result has none of.
-            var named: [String: String] = [:]
-            var i = 0
-            while i + 1 < args.count, ["colors", "detail", "despeckle", "paths", "corners"].contains(args[i]) {
-                named[args[i]] = args[i + 1]
-                i += 2
-            }
-            guard i == args.count else {
-                fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_vectorize's settings are colors, detail, despeckle, paths and corners, each followed by its value", hint: ""))
+            guard let colours = vectorizeSettings(args, in: c, written: text) else { return nil }
+            args = colours
+        }
+        return effect(kind, args: args, mode: mode, color: color, in: c, written: text)
+    }
+
+    /// An effect name Derive does not read: said to be Cloudinary's or not, with a hint.
+    mutating func refuseUnknownEffect(_ text: String, name: String, in c: Component) {
+        let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
+        if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {
+            refuse(c, "e_" + text, feature)
+        } else if CloudinaryVocabulary.cloudinaryEffects.contains(name) {
+            fail(c, "e_\(text): known to Cloudinary, not supported by Derive: \(CloudinaryVocabulary.plannedEffects)\(supported)")
+        } else {
+            fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "effect \(Quoted(name))",
+                                             hint: Suggest.hint(for: name, among: CloudinaryParser.effectNames, else: supported)))
+        }
+    }
+
+    /// `co_` beside an effect that takes no colour: Cloudinary ignores it, and the notes say so.
+    mutating func ignoreUnusedColor(_ color: String?, in c: Component,
+                                    appliesTo: String = "e_colorize, e_make_transparent and text layers") {
+        guard color != nil else { return }
+        note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to \(appliesTo)")
+    }
+
+    /// e_shear[:<x degrees>][:<y degrees>], each 0 when not given.
+    mutating func shear(_ args: [String], color: String?, in c: Component, written text: String) -> Effect? {
+        ignoreUnusedColor(color, in: c, appliesTo: "e_colorize, e_make_transparent, e_shadow and text layers")
+        guard args.count <= 2 else {
+            fail(c, "e_shear takes an x and a y skew in degrees")
+            return nil
+        }
+        var angles = [0, 0]
+        for (i, arg) in args.enumerated() where !arg.isEmpty {
+            // Cloudinary's SDKs write the angles as decimals (e_shear:20.0:0.0); Derive
+            // skews by whole degrees, the nearest.
+            guard let d = Double(arg), d.isFinite, arg.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) else {
+                fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_shear takes degrees (e_shear:<x>:<y>), got \(Quoted(arg))", hint: ""))
                 return nil
             }
-            let ignored = ["detail", "despeckle", "paths", "corners"].filter { named[$0] != nil }
-            if !ignored.isEmpty {
-                note(c, "e_vectorize: \(ignored.joined(separator: ", ")) shape traced paths, and Derive draws a raster; ignored")
-            }
-            args = named["colors"].map { [$0] } ?? []
+            let n = Int(d.rounded())
+            if Double(n) != d { note(c, "e_shear: \(arg) degrees skews by the nearest whole degree, \(n)") }
+            angles[i] = n
         }
+        return .shear(x: angles[0], y: angles[1])
+    }
+
+    /// Cloudinary's named form of e_vectorize's settings, as the arguments the numbered form
+    /// takes (the number of colours), or nil when they are malformed.
+    mutating func vectorizeSettings(_ args: [String], in c: Component, written text: String) -> [String]? {
+        // Cloudinary's named form (e_vectorize:colors:15:detail:200:despeckle:0.2:...):
+        // the number of colours is read; detail, despeckle, paths and corners shape traced
+        // paths, which Derive's raster result has none of.
+        var named: [String: String] = [:]
+        var i = 0
+        while i + 1 < args.count, ["colors", "detail", "despeckle", "paths", "corners"].contains(args[i]) {
+            named[args[i]] = args[i + 1]
+            i += 2
+        }
+        guard i == args.count else {
+            fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_vectorize's settings are colors, detail, despeckle, paths and corners, each followed by its value", hint: ""))
+            return nil
+        }
+        let ignored = ["detail", "despeckle", "paths", "corners"].filter { named[$0] != nil }
+        if !ignored.isEmpty {
+            note(c, "e_vectorize: \(ignored.joined(separator: ", ")) shape traced paths, and Derive draws a raster; ignored")
+        }
+        return named["colors"].map { [$0] } ?? []
+    }
+
+    /// An effect with an amount (and, for some, a colour or a second value), once its name is
+    /// known and the effects with forms of their own are read.
+    mutating func effect(_ kind: Effect.Kind, args: [String], mode: ImproveMode, color: String?, in c: Component, written text: String) -> Effect? {
+        let name = kind.rawValue
         var amount: WholeNumber?
         if let first = args.first {
             if let n = Int(first) {
@@ -1200,7 +1228,7 @@ struct ParseRun {
                 effectColor = self.color(args.dropFirst().joined(separator: ":"), param: "e", in: c)
                 if effectColor == nil { return nil }
             }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize; give the tint colour as e_tint:<amount>:<color>") }
+            ignoreUnusedColor(color, in: c, appliesTo: "e_colorize; give the tint colour as e_tint:<amount>:<color>")
         case .colorize, .makeTransparent, .shadow:
             if args.count > 1 { fail(c, "e_\(name) takes one amount; give the colour with co_") }
             if let color {
@@ -1213,11 +1241,11 @@ struct ParseRun {
             if args.count > 1 {
                 note(c, "e_\(text): e_vectorize's later numbers (detail, despeckle, paths, corners) shape traced paths, and Derive draws a raster; the number of colours is read, the rest ignored")
             }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
         case .cartoonify:
             // e_cartoonify[:<line strength>][:<colour reduction>|bw]
             if args.count > 2 { fail(c, "e_cartoonify takes a line strength and a colour reduction (or bw)") }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
             var colors = CartoonColors.auto
             if args.count == 2 {
                 if args[1] == "bw" {
@@ -1240,10 +1268,10 @@ struct ParseRun {
                 }
                 return .fillLight(amount ?? .value(EffectRules.defaultAmount(of: .fillLight) ?? 100), bias: bias)
             }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
         default:
             if args.count > 1 { fail(c, "e_\(name) takes one amount") }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
         }
         if kind == .improve { return .improve(amount ?? .value(EffectRules.defaultAmount(of: .improve) ?? 100), mode: mode) }
         return EffectRules.make(kind, amount: amount, color: effectColor)
@@ -1361,7 +1389,7 @@ extension ParseRun {
             from = parsed
         }
         if !rest.isEmpty { fail(c, "e_replace_color takes a target colour, a tolerance and a source colour, got \(Quoted(text))") }
-        if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+        ignoreUnusedColor(color, in: c)
         return .replaceColor(tolerance, to: to, from: from)
     }
 }
