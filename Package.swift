@@ -24,6 +24,9 @@ let package = Package(
     products: [
         .executable(name: "derive", targets: ["derive"]),
         .library(name: "DeriveCore", targets: ["DeriveCore"]),
+        // The face detector's OpenCV half, opened with dlopen on the first detection (see
+        // Sources/CFaceNet): build it beside derive with `swift build --product DeriveFaceNet`.
+        .library(name: "DeriveFaceNet", type: .dynamic, targets: ["CFaceNet"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -72,6 +75,11 @@ let package = Package(
                 cSettings: faceDetectorForAVX2 ? [.define("DERIVE_FACE_X86_64_V3")] : [],
                 cxxSettings: [.unsafeFlags(["-O3", "-w"] + (faceDetectorForAVX2 ? ["-march=x86-64-v3"] : []))],
                 linkerSettings: [.linkedLibrary(":libdlib.a")]),
+        // CenterFace through OpenCV's dnn (Debian's libopencv-dev, linked dynamically), built only
+        // into the DeriveFaceNet shared object so that derive loads OpenCV on its first face.
+        .target(name: "CFaceNet",
+                cxxSettings: [.unsafeFlags(["-O2", "-I/usr/include/opencv4"])],
+                linkerSettings: [.linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_core")]),
         // Seeing faces in pixels, behind DeriveCore's FaceDetector protocol.
         .target(name: "DeriveVision", dependencies: ["DeriveCore", "CFaceShim"]),
         // The production queue on PostgreSQL over libpq (Debian's libpq-dev), and `derive migrate`.

@@ -19,7 +19,9 @@ fixtures="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
+ensure_face_model
 swift build -c release --product derive >/dev/null
+swift build -c release --product DeriveFaceNet >/dev/null  # CenterFace's OpenCV half, beside derive
 derive="$(swift build -c release --show-bin-path)/derive"
 # The baseline's source and build stay in .build-baseline (ignored by git), at the same path
 # run after run, so a second run does not build it again.
@@ -46,11 +48,17 @@ for gravity in faces north; do
 done
 python3 - "$work/faces.json" "$work/north.json" <<'PY'
 import json, statistics, sys
-faces, north = (json.load(open(p))[1:] for p in sys.argv[1:3])
+everything = json.load(open(sys.argv[1]))
+faces, north = everything[1:], json.load(open(sys.argv[2]))[1:]
 total = lambda rs: statistics.median(r["timings"]["total"] for r in rs)
 f, n = total(faces), total(north)
 d = statistics.median(r["timings"]["faces"] for r in faces)
+first = everything[0]["timings"]["faces"]
+detector = ((everything[0].get("source") or {}).get("faces") or {}).get("detector", "?")
+print(f"detector: {detector}")
 print(f"g_faces: {f:.1f} ms   g_north: {n:.1f} ms   difference: {f - n:.1f} ms   detection stage alone: {d:.1f} ms")
+print(f"first source's detection stage (opens libDeriveFaceNet.so and reads the model, once per process): {first:.1f} ms, "
+      f"so building the detector costs about {first - d:.1f} ms")
 PY
 
 echo
