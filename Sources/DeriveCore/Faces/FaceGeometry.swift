@@ -46,10 +46,17 @@ public enum FaceGeometry {
                         y: clamp(Int((cy - Double(h) / 2).rounded()), 0, image.height - h), width: w, height: h)
         }
         /// Centred on a face's head, moved as little as needed to keep the face itself inside.
+        /// A face taller than the window loses its forehead first, then its chin: the window
+        /// ends at the chin unless that would start it below the eyes (a quarter down a box
+        /// that runs from the forehead to the chin), so eyes come before mouth before chin.
         func centred(onHeadOf box: Rect) -> Rect {
             var r = centred(on: head(box))
             if box.width <= w { r.x = clamp(r.x, box.x + box.width - w, box.x) }
-            if box.height <= h { r.y = clamp(r.y, box.y + box.height - h, box.y) }
+            if box.height <= h {
+                r.y = clamp(r.y, box.y + box.height - h, box.y)
+            } else {
+                r.y = min(box.y + box.height - h, box.y + box.height / 4)
+            }
             r.x = clamp(r.x, 0, image.width - w)
             r.y = clamp(r.y, 0, image.height - h)
             return r
@@ -110,7 +117,9 @@ public enum FaceGeometry {
 
     /// How much of the surroundings `c_thumb` takes around its target at zoom 1: the region is
     /// this many times the face box on each axis (a head-and-shoulders shot).
-    public static let thumbContext = 2.2
+    /// CenterFace's boxes run from the forehead to the chin, about 1.25 times as tall as dlib's
+    /// (brows to mouth), for which this was 2.2: 1.75 keeps the same head-and-shoulders shot.
+    public static let thumbContext = 1.75
 
     /// The region `c_thumb` or `c_crop` cuts around the faces of `image` (nil when there is no
     /// face, and the step falls back), and the size it ends up as.
