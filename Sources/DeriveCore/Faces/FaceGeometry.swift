@@ -14,12 +14,14 @@ public enum FaceGeometry {
         }
     }
 
-    /// The largest face. Detector boxes come in steps of a quarter of their size (one pyramid
-    /// level), so faces within a fifth of the largest area count as equally large and the
-    /// first of them (the detector's most confident) wins, whatever rounding did to the boxes.
+    /// The largest face, whatever its score (`g_face`): CenterFace's boxes are continuous (not
+    /// dlib's steps of a pyramid level), so the largest box is the nearest face. Boxes within 5%
+    /// of the largest area count as equally large, so that rounding a box when it is scaled
+    /// (source pixels, decoded pixels) cannot change the answer; of those, the first (the
+    /// detector's most confident).
     public static func largest(_ faces: [Rect]) -> Rect? {
         guard let most = faces.map(\.size.pixels).max() else { return nil }
-        return faces.first { Double($0.size.pixels) >= 0.8 * Double(most) }
+        return faces.first { Double($0.size.pixels) >= 0.95 * Double(most) }
     }
 
     /// A face with the hair and chin around it: detector boxes run from the eyebrows to the
