@@ -102,7 +102,7 @@ class CenterFace:
 
 
 def run_derive(derive, files):
-    env = dict(os.environ, DERIVE_FACE_DETECTION_SIZE="1300")
+    env = dict(os.environ, DERIVE_FACE_DETECTION_SIZE="1300", DERIVE_FACE_DETECTOR="hog")
     out = subprocess.run([derive, "faces", files[0]] + files, env=env, capture_output=True, text=True).stdout
     rows = [json.loads(line) for line in out.splitlines()][1:]
     return {p: ([[f["x"], f["y"], f["width"], f["height"]] for f in r["faces"]], r["milliseconds"]) for p, r in zip(files, rows)}
