@@ -68,12 +68,14 @@ public struct Planner: Sendable {
     /// `faceCount` is the number of faces the engine found in the job's image, nil when it did
     /// not look (`fc` is then refused).
     public func operations(for steps: [Step], input: Size, sourceFormat: ImageFormat? = nil, faceCount: Int? = nil,
+                           illustrationScore: Double? = nil,
                            location: String = "chain") throws(ValidationError) -> (operations: [ImageOperation], size: Size?) {
         var issues: [ValidationIssue] = []
         // The source's values of expressions were written in when the plan deferred these
         // steps; an overlay's chain starts from the overlay, which is its own source.
         var facts = ExpressionFacts(initial: input, current: input, page: 1, pageCount: 1)
         facts.faceCount = faceCount
+        facts.illustrationScore = illustrationScore
         facts.atRunTime = true
         let walk = self.walk(steps, from: input, facts: facts, sourceFormat: sourceFormat, location: location, issues: &issues)
         if !issues.isEmpty { throw ValidationError(issues) }
@@ -286,9 +288,12 @@ public struct Planner: Sendable {
             // checked as if it had been written with their values.
             var stepFacts = facts
             stepFacts.current = size
-            if facts.faceCount == nil && written.namesFaceCount {
+            let unknownFaces = facts.faceCount == nil && written.namesFaceCount
+            if unknownFaces || facts.illustrationScore == nil && written.namesIllustrationScore {
                 if facts.atRunTime {
-                    issues.append(ValidationIssue(location: here, reason: "fc (the face count) is not known: no faces were looked for (face detection is off; see DERIVE_FACE_DETECTION)"))
+                    issues.append(ValidationIssue(location: here, reason: unknownFaces
+                        ? "fc (the face count) is not known: no faces were looked for (face detection is off; see DERIVE_FACE_DETECTION)"
+                        : "ils (the illustration score) is not known here: it is measured on the job's image, not on a layer's"))
                 } else {
                     // Only the engine knows the faces: it plans this step and the rest once
                     // it has found them, with the same evaluator.
@@ -374,7 +379,7 @@ public struct Planner: Sendable {
                  into: &walk, issues: &issues)
             if let size = walk.size, size.width > limits.maxOutputDimension || size.height > limits.maxOutputDimension
                 || size.pixels > limits.maxOutputPixels {
-                issues.append(ValidationIssue(location: here, reason: "would make a \(size) image; the limit is \(limits.maxOutputDimension) pixels per side and \(limits.maxOutputPixels) pixels in all"))
+                issues.append(ValidationIssue(location: here, reason: "would make a \(size) image: known to Cloudinary, not supported by Derive: beyond Derive's limits: the limit is \(limits.maxOutputDimension) pixels per side and \(limits.maxOutputPixels) pixels in all"))
                 walk.size = nil
                 break
             }
