@@ -64,6 +64,8 @@ import Testing
         let csrf = try await Self.csrf(server.port, cookie: cookie)
         let form = [("Cookie", cookie), ("Content-Type", "application/x-www-form-urlencoded")]
         #expect(await Self.send(server.port, "POST", "/jobs/\(id)/retry", headers: form + [("Origin", "http://evil.example")], body: "csrf=\(csrf)").status == 403)
+        // A page elsewhere with no-referrer sends `Origin: null`: refused too.
+        #expect(await Self.send(server.port, "POST", "/jobs/\(id)/retry", headers: form + [("Origin", "null")], body: "csrf=\(csrf)").status == 403)
         #expect(try queue.counts().isEmpty, "an action from another origin ran")
         let mine = await Self.send(server.port, "POST", "/jobs/\(id)/retry", headers: form + [("Origin", "http://127.0.0.1")], body: "csrf=\(csrf)")
         #expect(mine.status == 303)

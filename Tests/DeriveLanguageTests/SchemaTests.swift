@@ -46,6 +46,50 @@ import Testing
         #expect(Self.keys(breakpointParts.first) == Set(JSONChainDecoder.breakpointKeys))
     }
 
+    /// The lists the schema repeats from the model (formats, resize modes, art filters,
+    /// compass points) hold exactly what the decoder reads: a case added to Swift and not to
+    /// the schema, or the other way round, fails here.
+    @Test func schemaListsMatchTheModel() throws {
+        let schema = try Self.schema()
+        let defs = schema["$defs"]
+        func strings(_ value: JSONValue?) -> [String] {
+            guard case .array(let items)? = value else { return [] }
+            return items.compactMap { if case .string(let text) = $0 { text } else { nil } }
+        }
+        guard case .array(let stepSchemas)? = defs?["step"]?["oneOf"] else {
+            Issue.record("no step list in the schema")
+            return
+        }
+        func step(_ name: String) -> JSONValue? { stepSchemas.first { Self.keys($0).contains(name) }?["properties"]?[name] }
+
+        let outputFormats = strings(defs?["output"]?["properties"]?["format"]?["enum"])
+        #expect(outputFormats == OutputFormat.spellings)
+        #expect(Set(OutputFormat.allCases.map(\.rawValue)).isSubset(of: outputFormats), "an output format missing from the schema")
+        for spelling in outputFormats where !["auto", "original"].contains(spelling) {
+            #expect(OutputFormat.parse(spelling) != nil, "the schema's format \(spelling) is not read")
+        }
+        let setFormats = strings(defs?["output"]?["properties"]?["formats"]?["items"]?["enum"])
+        #expect(setFormats == OutputFormat.spellings.filter { !["auto", "original"].contains($0) })
+
+        #expect(strings(step("resize")?["properties"]?["mode"]?["enum"]) == ResizeMode.allCases.map(\.rawValue))
+        guard case .array(let artForms)? = step("art")?["oneOf"] else {
+            Issue.record("no art schema")
+            return
+        }
+        #expect(strings(artForms.first?["enum"]) == ArtFilter.allCases.map(\.rawValue))
+        guard case .array(let gravityForms)? = defs?["gravity"]?["oneOf"] else {
+            Issue.record("no gravity schema")
+            return
+        }
+        let gravities = strings(gravityForms.first?["enum"])
+        #expect(Array(gravities.prefix(Compass.allCases.count)) == Compass.allCases.map(\.rawValue))
+        for name in gravities { #expect(Gravity.parseToken(name) != nil, "the schema's gravity \(name) is not read") }
+
+        let sourceFormats = strings(step("validate")?["properties"]?["formats"]?["items"]?["enum"])
+        for spelling in sourceFormats { #expect(ImageFormat.parse(spelling) != nil, "the schema's source format \(spelling) is not read") }
+        #expect(Set(sourceFormats.compactMap(ImageFormat.parse)) == Set(ImageFormat.allCases), "a source format missing from the schema")
+    }
+
     /// With Python's `jsonschema` (the test script installs it), the schema must accept what
     /// Derive accepts and reject a document Derive rejects.
     @Test func schemaValidatesDocumentsLikeTheDecoder() throws {
