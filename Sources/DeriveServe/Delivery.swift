@@ -145,6 +145,15 @@ extension CloudinaryService {
                 "id": .string(String(identity.prefix(32))), "url": .string(url), "secure_url": .string(Self.secure(url)),
             ])
         })))
+        if let notifications = asset.notifications {
+            members.append(JSONMember(key: "notifications", value: .array(notifications.map { record in
+                .object([
+                    "url": .string(record.url), "type": .string(record.type), "status": record.status.map(JSONValue.int) ?? .null,
+                    "attempts": .int(record.attempts), "error": record.error.map(JSONValue.string) ?? .null,
+                    "sent_at": .string(ISO8601DateFormatter().string(from: record.sentAt)),
+                ])
+            })))
+        }
         return Self.json(.object(members))
     }
 }

@@ -21,6 +21,8 @@ public struct ServedAsset: Codable, Sendable, Equatable {
     public var derivatives: [String: ServedDerivative]
     /// Jobs of this version's eager outputs, with the transformation each output is.
     public var eagerJobs: [EagerJob]
+    /// Notifications sent about it (nil in records written before there were any).
+    public var notifications: [NotificationRecord]? = nil
 }
 
 public struct ServedDerivative: Codable, Sendable, Equatable {

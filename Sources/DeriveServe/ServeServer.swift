@@ -37,14 +37,19 @@ public final class CloudinaryService: Sendable {
     let store: any AssetStore
     let fetcher: any SourceFetcher
     let records: ServeRecords
+    let chunks: ChunkedUploads
+    let webhooks: (any WebhookSender)?
     let logger: Logger
 
-    public init(settings: ServeSettings, database: any JobStore, store: any AssetStore, fetcher: any SourceFetcher, logger: Logger) {
+    public init(settings: ServeSettings, database: any JobStore, store: any AssetStore, fetcher: any SourceFetcher, webhooks: (any WebhookSender)? = nil,
+                logger: Logger) {
+        self.webhooks = webhooks
         self.settings = settings
         self.database = database
         self.store = store
         self.fetcher = fetcher
         records = ServeRecords(store: store, cloud: settings.cloudName)
+        chunks = ChunkedUploads(store: store, cloud: settings.cloudName, maxBytes: settings.maxUploadBytes)
         self.logger = logger
     }
 
@@ -55,7 +60,7 @@ public final class CloudinaryService: Sendable {
             if segments.first == "v1_1", segments.count >= 2 {
                 guard segments[1] == settings.cloudName else { throw ServeError(401, "Invalid cloud_name \(segments[1])") }
                 let rest = Array(segments.dropFirst(2))
-                if rest == ["image", "upload"] {
+                if rest == ["image", "upload"] || rest == ["auto", "upload"] {
                     guard request.method == .POST else { throw ServeError(405, "Use POST to upload") }
                     return try await upload(request)
                 }
@@ -130,6 +135,7 @@ public final class CloudinaryService: Sendable {
         let form = try await readForm(request)
         var fields = form.fields
         let signed: Bool
+        var signingSecret = settings.credentials.sorted { $0.key < $1.key }.first?.value ?? ""
         var preset: UploadPreset?
         if let presetName = fields["upload_preset"], !presetName.isEmpty {
             guard let found = settings.presets[presetName] else { throw ServeError(400, "Upload preset not found") }
@@ -147,6 +153,7 @@ public final class CloudinaryService: Sendable {
                 throw ServeError(401, "Invalid Signature \(Quoted(signature)). String to sign - \(Quoted(CloudinarySigning.stringToSign(fields, version: 2), limit: 400)).")
             }
             signed = true
+            signingSecret = secret
         } else {
             guard let preset else { throw ServeError(400, "Must supply api_key") }
             guard preset.unsigned else { throw ServeError(400, "Upload preset must be whitelisted for unsigned uploads") }
@@ -174,18 +181,32 @@ public final class CloudinaryService: Sendable {
         }
 
         // The image: bytes, a data: URI or a remote URL.
-        let (bytes, filename) = try await imageBytes(form, fields: fields)
+        var (bytes, filename) = try await imageBytes(form, fields: fields)
+        // A part of a chunked upload (`upload_large`): held in the store until the last arrives.
+        if let range = request.headers[HTTPHeader("Content-Range")] {
+            guard let whole = try await chunks.receive(bytes, range: range, uploadID: request.headers[HTTPHeader("X-Unique-Upload-Id")]) else {
+                var members: [JSONMember] = [JSONMember(key: "done", value: .bool(false))]
+                if let id = fields["public_id"], !id.isEmpty { members.append(JSONMember(key: "public_id", value: .string(id))) }
+                return Self.json(.object(members))
+            }
+            bytes = whole
+        }
         guard let facts = ImageSniffer.facts(of: bytes) else { throw ServeError(400, "Invalid image file") }
 
         // What it will be called.
         let publicID = try Self.publicID(fields: fields, filename: fields["filename_override"] ?? filename, signed: signed)
         let eager = try Self.eagerOutputs(fields["eager"] ?? "", originalFormat: facts.format)
+        for name in ["notification_url", "eager_notification_url"] {
+            if let url = fields[name], !url.isEmpty, !(url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://")) || url.count > 2048 {
+                throw ServeError(400, "\(name) must be an http or https URL")
+            }
+        }
         let overwrite = Self.flag(fields["overwrite"]) ?? signed
         let eagerAsync = Self.flag(fields["eager_async"]) ?? false
 
         let stored: Originals.Stored
         do {
-            stored = try await Self.offPool { [store, settings] () throws(DeriveError) -> Originals.Stored in
+            stored = try await Self.offPool { [store, settings, bytes] () throws(DeriveError) -> Originals.Stored in
                 try Originals.store(bytes, in: store, maxBytes: settings.maxUploadBytes, name: "the upload")
             }
         } catch {
@@ -217,14 +238,19 @@ public final class CloudinaryService: Sendable {
             pending = record
             asset = try records.update(publicID) { $0.eagerJobs = [record] } ?? asset
         }
+        let notificationURL = fields["notification_url"].flatMap { $0.isEmpty ? nil : $0 }
         if let pending, !eagerAsync {
             asset = try await finish(pending, publicID: publicID) ?? asset
+        } else if let pending {
+            finishLater(pending, publicID: publicID, base: base(request),
+                        notificationURL: fields["eager_notification_url"].flatMap { $0.isEmpty ? nil : $0 } ?? notificationURL, secret: signingSecret)
         }
         var members = Self.assetJSON(asset, base: base(request), cloud: settings.cloudName,
                                      eager: eager.isEmpty ? nil : eager.map { ($0.transformation, $0.format, $0.identity) }, processing: eagerAsync)
         members.append(JSONMember(key: "signature", value: .string(MessageDigest.hex("public_id=\(asset.publicID)&version=\(asset.version)"
-            + (settings.credentials.values.sorted().first ?? ""), .sha1))))
+            + signingSecret, .sha1))))
         if let filename { members.append(JSONMember(key: "original_filename", value: .string(Self.stem(filename)))) }
+        if let notificationURL { notify(notificationURL, members: members, type: "upload", publicID: publicID, secret: signingSecret) }
         return Self.json(.object(members))
     }
 

@@ -88,7 +88,8 @@ struct Serve: ParsableCommand {
 
             let opened = try openDatabase(configuration.database)
             let assets = try makeStore(configuration)
-            let service = CloudinaryService(settings: settings, database: opened.database, store: assets, fetcher: try makeFetcher(configuration),
+            let fetcher = try makeFetcher(configuration)
+            let service = CloudinaryService(settings: settings, database: opened.database, store: assets, fetcher: fetcher, webhooks: fetcher,
                                             logger: logger)
             let server = try waitFor { try await ServeServer.start(service: service, address: address, port: port, logger: logger) }
             // The first line says where it listens (port 0 picks one): scripts and tests read it.

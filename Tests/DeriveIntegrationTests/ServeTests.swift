@@ -19,7 +19,7 @@ import Testing
                                             "--store", folder.appendingPathComponent("store").path, "--wait", "120"],
                                            environment: ["DERIVE_CLOUD_NAME": cloud, "DERIVE_API_KEY": key, "DERIVE_API_SECRET": secret,
                                                          "DERIVE_UPLOAD_PRESETS": presets, "DERIVE_SLOTS": "2"].merging(extra) { $1 })
-        let port = try #require(server.listeningPort(), "derive serve did not say where it listens: \(server.logLines)")
+        let port = try #require(server.listeningPort(), "derive serve did not say where it listens: \(server.logLines.joined(separator: " "))")
         return (server, port)
     }
 
@@ -29,6 +29,18 @@ import Testing
         return folder
     }
 
+    /// Runs Tests/Servers/cloudinary_client.py against a server; its JSON report.
+    static func client(_ port: Int, _ stage: String = "all") throws -> J {
+        let image = Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg").path
+        let script = Paths.repository.appendingPathComponent("Tests/Servers/cloudinary_client.py").path
+        let run = try Python.run("import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
+                                 arguments: [script, String(port), cloud, key, secret, image, stage])
+        try #require(run.status == 0, "the client script failed: \(run.output)")
+        return J(try JSONSerialization.jsonObject(with: Data(run.output.utf8)))
+    }
+
+    static let imageBytes = (try? FileManager.default.attributesOfItem(atPath: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg").path)[.size] as? Int) ?? -1
+
     @Test func theCloudinaryPythonSDKUploadsDeliversAndReads() throws {
         guard Python.has("cloudinary") else {
             #expect(!Python.required, "the test command installs the cloudinary package")
@@ -37,73 +49,120 @@ import Testing
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (server, port) = try Self.start(folder)
-        let image = Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg").path
-        let script = Paths.repository.appendingPathComponent("Tests/Servers/cloudinary_client.py").path
-        let run = try Python.run("import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
-                                 arguments: [script, String(port), Self.cloud, Self.key, Self.secret, image])
-        try #require(run.status == 0, "the client script failed: \(run.output) \(server.logLines.suffix(20))")
-        let out = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], run.output)
-        #expect(out["sdk"] as? String == out["pinned"] as? String, "the SDK is the pinned version")
+        let out = try Self.client(port)
+        #expect(out["sdk"].string != nil && out["sdk"].string == out["pinned"].string, "the SDK is the pinned version")
 
         // Signed upload with eager outputs: Cloudinary's JSON, the outputs made before it answered.
-        let signed = try #require((out["signed"] as? [String: Any])?["ok"] as? [String: Any], "\(out["signed"] ?? "")")
-        #expect(signed["public_id"] as? String == "tests/photo")
-        #expect(signed["format"] as? String == "jpg")
-        #expect((signed["width"] as? Int ?? 0) > 0 && (signed["height"] as? Int ?? 0) > 0)
-        #expect(signed["bytes"] as? Int == (try FileManager.default.attributesOfItem(atPath: image)[.size] as? Int))
-        #expect(signed["tags"] as? [String] == ["one", "two"])
-        #expect((signed["version"] as? Int ?? 0) > 1_700_000_000)
-        #expect((signed["signature"] as? String)?.count == 40)
-        #expect((signed["url"] as? String)?.hasPrefix("http://127.0.0.1:\(port)/\(Self.cloud)/image/upload/v") == true)
-        let eager = try #require(signed["eager"] as? [[String: Any]])
-        #expect(eager.count == 2)
-        #expect(eager.first?["width"] as? Int == 64 && eager.first?["height"] as? Int == 48 && eager.first?["format"] as? String == "png")
-        #expect(eager.first?["transformation"] as? String == "c_fill,h_48,w_64/png")
-        #expect(eager.last?["width"] as? Int == 50 && eager.last?["format"] as? String == "jpg")
-        let eagerGets = try #require(out["eager_get"] as? [[String: Any]])
-        #expect(eagerGets.map { $0["status"] as? Int } == [200, 200])
-        #expect(eagerGets.first?["type"] as? String == "image/png")
-        #expect(eagerGets.first?["head"] as? String == Data([0x89, 0x50, 0x4E, 0x47]).base64EncodedString().prefix(4) + (eagerGets.first?["head"] as? String ?? "").dropFirst(4))
-        #expect((eagerGets.first?["cache"] as? String)?.contains("immutable") == true)
-        #expect((out["eager_not_modified"] as? [String: Any])?["status"] as? Int == 304)
-        let original = try #require(out["original_get"] as? [String: Any])
-        #expect(original["status"] as? Int == 200 && original["bytes"] as? Int == signed["bytes"] as? Int)
+        let signed = out["signed"]["ok"]
+        #expect(signed["public_id"].string == "tests/photo", "\(out["signed"])")
+        #expect(signed["format"].string == "jpg")
+        #expect(signed["width"].int == 1280 && signed["height"].int == 886)
+        #expect(signed["bytes"].int == Self.imageBytes)
+        #expect(signed["tags"].strings == ["one", "two"])
+        #expect(signed["context"]["custom"]["alt"].string == "six people")
+        #expect((signed["version"].int ?? 0) > 1_700_000_000)
+        #expect(signed["signature"].string?.count == 40)
+        #expect(signed["url"].string?.hasPrefix("http://127.0.0.1:\(port)/\(Self.cloud)/image/upload/v") == true)
+        let eager = signed["eager"]
+        #expect(eager.array.count == 2)
+        #expect(eager[0]["width"].int == 64 && eager[0]["height"].int == 48 && eager[0]["format"].string == "png")
+        #expect(eager[0]["transformation"].string == "c_fill,h_48,w_64/png")
+        #expect(eager[1]["width"].int == 50 && eager[1]["format"].string == "jpg")
+        let gets = out["eager_get"]
+        #expect(gets.array.map { $0["status"].int } == [200, 200])
+        #expect(gets[0]["type"].string == "image/png")
+        #expect(gets[0]["head"].string.flatMap { Data(base64Encoded: $0) }.map { Array($0.prefix(4)) } == [0x89, 0x50, 0x4E, 0x47])
+        #expect(gets[0]["cache"].string?.contains("immutable") == true)
+        #expect(out["eager_not_modified"]["status"].int == 304)
+        #expect(out["original_get"]["status"].int == 200 && out["original_get"]["bytes"].int == Self.imageBytes)
 
-        #expect(((out["signed_sha256"] as? [String: Any])?["ok"] as? [String: Any])?["public_id"] as? String == "photo256", "\(out["signed_sha256"] ?? "")")
-        #expect(((out["data_uri"] as? [String: Any])?["ok"] as? [String: Any])?["public_id"] as? String == "from-data", "\(out["data_uri"] ?? "")")
-        #expect((out["loopback_url"] as? [String: Any])?["error"] as? String == "BadRequest", "the fetcher's rules refuse loopback: \(out["loopback_url"] ?? "")")
+        #expect(out["signed_sha256"]["ok"]["public_id"].string == "photo256", "\(out["signed_sha256"])")
+        #expect(out["data_uri"]["ok"]["public_id"].string == "from-data", "\(out["data_uri"])")
+        #expect(out["loopback_url"]["error"].string == "BadRequest", "the fetcher's rules refuse loopback: \(out["loopback_url"])")
 
         // Unsigned: with a preset marked unsigned (its folder and eager output), not otherwise.
-        let unsigned = try #require((out["unsigned"] as? [String: Any])?["ok"] as? [String: Any], "\(out["unsigned"] ?? "")")
-        #expect(unsigned["public_id"] as? String == "incoming/unsigned-photo")
-        #expect((unsigned["eager"] as? [[String: Any]])?.first?["width"] as? Int == 40)
-        #expect(unsigned["tags"] as? [String] == ["unsigned"])
-        #expect((out["unsigned_not_allowed_preset"] as? [String: Any])?["error"] as? String == "BadRequest")
-        #expect(((out["unsigned_eager"] as? [String: Any])?["message"] as? String)?.contains("eager parameter is not allowed") == true)
+        let unsigned = out["unsigned"]["ok"]
+        #expect(unsigned["public_id"].string == "incoming/unsigned-photo", "\(out["unsigned"])")
+        #expect(unsigned["eager"][0]["width"].int == 40)
+        #expect(unsigned["tags"].strings == ["unsigned"])
+        #expect(out["unsigned_not_allowed_preset"]["error"].string == "BadRequest")
+        #expect(out["unsigned_eager"]["message"].string?.contains("eager parameter is not allowed") == true)
 
         // A wrong secret and a stale timestamp are refused.
-        #expect((out["wrong_secret"] as? [String: Any])?["error"] as? String == "AuthorizationRequired", "\(out["wrong_secret"] ?? "")")
-        let stale = try #require(out["stale"] as? [String: Any])
-        #expect(stale["status"] as? Int == 400 && "\(stale["body"] ?? "")".contains("Stale request"), "\(stale)")
-        #expect(((out["by_hand"] as? [String: Any])?["body"] as? [String: Any])?["public_id"] as? String == "by-hand", "\(out["by_hand"] ?? "")")
+        #expect(out["wrong_secret"]["error"].string == "AuthorizationRequired", "\(out["wrong_secret"])")
+        #expect(out["stale"]["status"].int == 400 && out["stale"]["body"]["error"]["message"].string?.contains("Stale request") == true, "\(out["stale"])")
+        #expect(out["by_hand"]["body"]["public_id"].string == "by-hand", "\(out["by_hand"])")
 
         // Delivery: a signed URL derives once, then is served as recorded; forged and unsigned are refused.
-        let signedGet = try #require(out["signed_get"] as? [String: Any])
-        #expect(signedGet["status"] as? Int == 200 && signedGet["type"] as? String == "image/webp", "\(signedGet)")
-        #expect((out["signed_again"] as? [String: Any])?["etag"] as? String == signedGet["etag"] as? String)
-        #expect((out["forged_get"] as? [String: Any])?["status"] as? Int == 401)
-        #expect((out["unsigned_get"] as? [String: Any])?["status"] as? Int == 401)
-        #expect((out["long_signed_get"] as? [String: Any])?["status"] as? Int == 200, "\(out["long_signed_get"] ?? "")")
-        #expect((out["missing_get"] as? [String: Any])?["status"] as? Int == 404)
+        #expect(out["signed_get"]["status"].int == 200 && out["signed_get"]["type"].string == "image/webp", "\(out["signed_get"])")
+        #expect(out["signed_again"]["etag"].string != nil && out["signed_again"]["etag"].string == out["signed_get"]["etag"].string)
+        #expect(out["forged_get"]["status"].int == 401)
+        #expect(out["unsigned_get"]["status"].int == 401)
+        #expect(out["long_signed_get"]["status"].int == 200, "\(out["long_signed_get"])")
+        #expect(out["missing_get"]["status"].int == 404)
+
+        // upload_large in four parts: one asset, the whole file, its eager output.
+        #expect(out["large"]["ok"]["public_id"].string == "large" && out["large"]["ok"]["bytes"].int == Self.imageBytes, "\(out["large"])")
+        #expect(out["large"]["ok"]["eager"][0]["width"].int == 20)
 
         // The admin read lists the derivatives; a wrong secret is refused.
-        let resource = try #require((out["resource"] as? [String: Any])?["ok"] as? [String: Any], "\(out["resource"] ?? "")")
-        #expect(resource["public_id"] as? String == "tests/photo")
-        #expect((resource["derived"] as? [Any])?.count == 4, "two eager, the signed webp and the long-signed png: \(resource["derived"] ?? "")")
-        #expect((out["resource_wrong_secret"] as? [String: Any])?["error"] as? String == "AuthorizationRequired")
+        let resource = out["resource"]["ok"]
+        #expect(resource["public_id"].string == "tests/photo", "\(out["resource"])")
+        #expect(resource["derived"].array.count == 4, "two eager, the signed webp and the long-signed png: \(resource["derived"])")
+        #expect(out["resource_wrong_secret"]["error"].string == "AuthorizationRequired")
 
         server.signal(SIGTERM)
         #expect(server.wait(timeout: 30) == 0)
+    }
+
+    /// `eager_async` with a `notification_url`: the upload is answered at once, and the upload
+    /// and eager notifications arrive signed so that the SDK's `verify_notification_signature`
+    /// accepts them (and refuses a changed body); the record lists them. The receiver is on
+    /// loopback, which the address rules allow here only through DERIVE_FETCH_ALLOW.
+    @Test func eagerAsyncSendsNotificationsTheSDKVerifies() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, port) = try Self.start(folder, extra: ["DERIVE_FETCH_ALLOW": "127.0.0.1/32"])
+        let out = try Self.client(port, "webhook")
+        #expect(out["async"]["ok"]["eager"][0]["status"].string == "processing", "\(out["async"])")
+        let notifications = out["notifications"].array
+        #expect(Set(notifications.compactMap { $0["type"].string }) == ["upload", "eager"], "\(out["notifications"])")
+        #expect(notifications.allSatisfy { $0["verified"].bool == true && $0["forged"].bool == false }, "\(out["notifications"])")
+        let eager = notifications.first { $0["type"].string == "eager" }
+        #expect(eager?["body"]["eager"][0]["width"].int == 25, "\(out["notifications"])")
+        let resource = out["hooked_resource"]["ok"]
+        #expect(resource["derived"].array.count == 1, "\(out["hooked_resource"])")
+        #expect(resource["notifications"].array.count == 2 && resource["notifications"].array.allSatisfy { $0["status"].int == 200 }, "\(resource["notifications"])")
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+
+    /// A chunked upload survives `derive serve` killed between its parts: the parts are in the
+    /// store, and the restarted server completes the upload with the last one.
+    @Test func aChunkedUploadResumesAfterTheServerIsKilled() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (first, firstPort) = try Self.start(folder)
+        let before = try Self.client(firstPort, "first-parts")["first-parts"]
+        #expect(before.array.map { $0["ok"]["done"].bool } == [false, false], "\(before)")
+        first.signal(SIGKILL)
+        _ = first.wait(timeout: 10)
+        let (second, secondPort) = try Self.start(folder)
+        let after = try Self.client(secondPort, "last-part")
+        let done = after["last-part"][0]["ok"]
+        #expect(done["public_id"].string == "resumed", "\(after)")
+        #expect(done["bytes"].int == Self.imageBytes)
+        #expect(after["resumed_get"]["bytes"].int == Self.imageBytes)
+        second.signal(SIGTERM)
+        #expect(second.wait(timeout: 30) == 0)
     }
 
     /// Malformed requests of every kind get a 4xx and the service keeps answering; an upload
@@ -150,7 +209,7 @@ import Testing
         #expect(refused.status == 413)
         // Random requests from the dashboard fuzzer's grammar, on these routes.
         for index in 0..<400 {
-            var request = WebSurfaceFuzzTests.randomRequest(&random, job: JobID(rawValue: 1))
+            var request = WebSurfaceFuzzTests.randomRequest(&random, job: 1)
             if random.chance(0.5) {
                 let line = "POST \(random.pick(routes)) HTTP/1.1\r\n"
                 if let end = request.firstIndex(of: UInt8(ascii: "\n")) { request = Array(line.utf8) + request[(end + 1)...] }
@@ -224,5 +283,27 @@ import Testing
         let signature = try #require(url.components(separatedBy: "s--").dropFirst().first?.components(separatedBy: "--").first)
         #expect(CloudinarySigning.verifyURL("c_scale,w_10/folder/id.png", signature: signature, secret: "sekret"))
         #expect(!CloudinarySigning.verifyURL("c_scale,w_11/folder/id.png", signature: signature, secret: "sekret"))
+    }
+}
+
+/// A JSON value from JSONSerialization, navigated without a chain of casts (nil all the way
+/// down once a step is missing).
+struct J: CustomStringConvertible {
+    let value: Any?
+    init(_ value: Any?) { self.value = value }
+    subscript(_ key: String) -> J { J((value as? [String: Any])?[key]) }
+    subscript(_ index: Int) -> J {
+        guard let items = value as? [Any], items.indices.contains(index) else { return J(nil) }
+        return J(items[index])
+    }
+    var int: Int? { value as? Int }
+    var string: String? { value as? String }
+    var bool: Bool? { value as? Bool }
+    var array: [J] { (value as? [Any])?.map { J($0) } ?? [] }
+    var strings: [String]? { value as? [String] }
+    var description: String {
+        guard let value else { return "nil" }
+        if let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) { return String(decoding: data.prefix(2000), as: UTF8.self) }
+        return "\(value)"
     }
 }

@@ -18,6 +18,7 @@ import cloudinary.utils
 
 PINNED = "1.46.3"
 port, cloud, key, secret, image = sys.argv[1:6]
+stage = sys.argv[6] if len(sys.argv) > 6 else "all"
 host = "127.0.0.1:%s" % port
 
 
@@ -47,6 +48,70 @@ def attempt(call):
 
 out = {"sdk": cloudinary.VERSION, "pinned": PINNED}
 configure()
+
+
+def send_parts(upload_id, parts, total):
+    """Parts of a chunked upload by hand, as upload_large sends them, with its headers."""
+    results = []
+    for first, chunk in parts:
+        headers = {"Content-Range": "bytes %d-%d/%d" % (first, first + len(chunk) - 1, total), "X-Unique-Upload-Id": upload_id}
+        results.append(attempt(lambda: cloudinary.uploader.upload_large_part(("resumed.jpg", chunk), http_headers=headers,
+                                                                             resource_type="image", public_id="resumed")))
+    return results
+
+
+if stage in ("first-parts", "last-part"):
+    # A chunked upload interrupted by a restart of derive serve: three parts, the server killed
+    # after the first two, the third sent to the restarted server.
+    with open(image, "rb") as handle:
+        content = handle.read()
+    third = len(content) // 3
+    parts = [(0, content[:third]), (third, content[third:2 * third]), (2 * third, content[2 * third:])]
+    chosen = parts[:2] if stage == "first-parts" else parts[2:]
+    out[stage] = send_parts("resumable-upload-1", chosen, len(content))
+    if stage == "last-part":
+        out["resumed_get"] = get(cloudinary.utils.cloudinary_url("resumed", format="jpg")[0])
+    print(json.dumps(out))
+    sys.exit(0)
+
+if stage == "webhook":
+    # eager_async with a notification_url: the upload notification, then the eager one, each
+    # checked with the SDK's own verify_notification_signature.
+    import http.server
+    import threading
+    import time
+    received = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+            received.append({"body": body, "timestamp": self.headers.get("X-Cld-Timestamp"), "signature": self.headers.get("X-Cld-Signature")})
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    receiver = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    hook = "http://127.0.0.1:%d/hook" % receiver.server_address[1]
+    out["async"] = attempt(lambda: cloudinary.uploader.upload(image, public_id="hooked", eager="c_scale,w_25", eager_async=True,
+                                                              notification_url=hook))
+    deadline = time.time() + 90
+    while len(received) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    out["notifications"] = [{"type": json.loads(item["body"]).get("notification_type"), "body": json.loads(item["body"]),
+                             "verified": cloudinary.utils.verify_notification_signature(item["body"], item["timestamp"], item["signature"]),
+                             "forged": cloudinary.utils.verify_notification_signature(item["body"] + " ", item["timestamp"], item["signature"])}
+                            for item in received]
+    time.sleep(1)  # the record of the last notification is written just after it is answered
+    out["hooked_resource"] = attempt(lambda: cloudinary.api.resource("hooked"))
+    print(json.dumps(out))
+    sys.exit(0)
+
+# upload_large: the SDK's chunked upload, in 4 parts.
+out["large"] = attempt(lambda: cloudinary.uploader.upload_large(image, chunk_size=40000, resource_type="image", public_id="large",
+                                                                eager="c_scale,w_20"))
 
 # A signed upload with two eager outputs, the SDK's dict form and a string.
 out["signed"] = attempt(lambda: cloudinary.uploader.upload(
