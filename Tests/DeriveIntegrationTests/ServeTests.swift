@@ -115,6 +115,41 @@ import Testing
         #expect(server.wait(timeout: 30) == 0)
     }
 
+    /// The production shape: `derive serve` on PostgreSQL only serves, a separate `derive work`
+    /// (sharing the database and the store) makes the outputs, and the SDK sees the same API.
+    @Test func onPostgreSQLWithASeparateWorker() throws {
+        guard TestServers.postgresAvailable, Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command starts PostgreSQL and installs the cloudinary package")
+            return
+        }
+        let (url, drop) = try TestQueue.createDatabase()
+        defer { drop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let migrated = try DeriveBinary.run(["migrate", "--database", url])
+        try #require(migrated.status == 0, "\(migrated.stderr)")
+        let store = folder.appendingPathComponent("store").path
+        let server = try BackgroundProcess(["serve", "--port", "0", "--database", url, "--store", store, "--wait", "120"],
+                                           environment: ["DERIVE_CLOUD_NAME": Self.cloud, "DERIVE_API_KEY": Self.key, "DERIVE_API_SECRET": Self.secret,
+                                                         "DERIVE_UPLOAD_PRESETS": Self.presets])
+        let port = try #require(server.listeningPort(), "derive serve did not say where it listens: \(server.logLines.joined(separator: " "))")
+        #expect(server.logLines.first?.contains("working the queue") == false)
+        let worker = try BackgroundProcess(["work", "--database", url, "--store", store, "--slots", "2", "--poll-interval", "0.05"])
+        let out = try Self.client(port)
+        #expect(out["signed"]["ok"]["eager"][0]["width"].int == 64 && out["signed"]["ok"]["eager"][1]["width"].int == 50, "\(out["signed"])")
+        #expect(out["eager_get"].array.map { $0["status"].int } == [200, 200])
+        #expect(out["unsigned"]["ok"]["eager"][0]["width"].int == 40, "\(out["unsigned"])")
+        #expect(out["signed_get"]["status"].int == 200 && out["forged_get"]["status"].int == 401 && out["unsigned_get"]["status"].int == 401)
+        #expect(out["large"]["ok"]["bytes"].int == Self.imageBytes, "\(out["large"])")
+        #expect(out["wrong_secret"]["error"].string == "AuthorizationRequired")
+        #expect(out["resource"]["ok"]["derived"].array.count == 4, "\(out["resource"])")
+        #expect(worker.logLines.contains { $0.contains("job done") }, "the separate worker made the outputs")
+        worker.signal(SIGTERM)
+        server.signal(SIGTERM)
+        #expect(worker.wait(timeout: 30) == 0)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+
     /// `eager_async` with a `notification_url`: the upload is answered at once, and the upload
     /// and eager notifications arrive signed so that the SDK's `verify_notification_signature`
     /// accepts them (and refuses a changed body); the record lists them. The receiver is on
