@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The `derive serve` benchmark (issue 31): `derive serve` (release build) on the embedded
 # SQLite queue, working it in the same process, on a loopback port.
-#   1. Uploads per second with eager outputs: UPLOADS signed uploads of a 1280x886 JPEG
-#      (Tests/Fixtures/group-of-six.jpg) through the pinned Cloudinary SDK, each with two eager
+#   1. Uploads per second with eager outputs: UPLOADS signed uploads of distinct 1280x886 JPEGs
+#      (Tests/Fixtures/group-of-six.jpg, one pixel changed in each, so no output is reused) through the pinned Cloudinary SDK, each with two eager
 #      outputs (320 px WebP fill, 1024 px JPEG) waited for, CONCURRENCY at once.
 #   2. Delivery of a recorded derivative: GETS requests of one eager output's URL over
 #      kept-alive connections, CONCURRENCY at once: requests per second and p99; then the same
@@ -20,7 +20,7 @@ concurrency=${3:-4}
 
 ensure_swift
 ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" python3
-ensure_python_modules cloudinary=cloudinary==1.46.3
+ensure_python_modules cloudinary=cloudinary==1.46.3 PIL=pillow
 derive="${DERIVE_BINARY:-}"
 if [ -z "$derive" ]; then
     swift build -c release --product derive > /dev/null

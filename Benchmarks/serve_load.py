@@ -3,8 +3,8 @@
     python3 serve_load.py uploads PORT CLOUD KEY SECRET IMAGE COUNT CONCURRENCY
     python3 serve_load.py get URL COUNT CONCURRENCY
 
-`uploads`: COUNT signed multipart uploads through the real Cloudinary SDK (pinned), each with
-two eager outputs, CONCURRENCY at once; each waits for its outputs (no eager_async), so the
+`uploads`: COUNT signed multipart uploads of distinct images (the fixture with one pixel
+changed each) through the real Cloudinary SDK (pinned), each with two eager outputs, CONCURRENCY at once; each waits for its outputs (no eager_async), so the
 rate is of uploads whose derivatives exist. `get`: COUNT GETs of one URL over kept-alive
 connections, CONCURRENCY at once. Prints one JSON line: requests per second and latency
 percentiles in milliseconds.
@@ -65,8 +65,22 @@ def uploads(port, cloud, key, secret, image, count, concurrency):
     import cloudinary.uploader
     cloudinary.config(cloud_name=cloud, api_key=key, api_secret=secret, secure=False, upload_prefix="http://127.0.0.1:%s" % port)
 
+    # Every upload a different image (one pixel changed, encoded again before the clock starts):
+    # the same bytes twice would let the worker reuse the recorded outputs without decoding.
+    import io
+    from PIL import Image
+    base = Image.open(image).convert("RGB")
+    payloads = []
+    for index in range(count):
+        copy = base.copy()
+        copy.putpixel((index % copy.width, (index // copy.width) % copy.height), (index % 256, 255 - index % 256, 7))
+        buffer = io.BytesIO()
+        copy.save(buffer, "JPEG", quality=90)
+        payloads.append(buffer.getvalue())
+
     def one(state, index):
-        result = cloudinary.uploader.upload(image, public_id="bench/%d" % index, eager="c_fill,w_320,h_320/webp|c_scale,w_1024")
+        result = cloudinary.uploader.upload(io.BytesIO(payloads[index]), public_id="bench/%d" % index,
+                                            eager="c_fill,w_320,h_320/webp|c_scale,w_1024")
         if len(result.get("eager", [])) != 2 or "width" not in result["eager"][0]:
             raise RuntimeError("eager outputs missing: %r" % result)
 
