@@ -75,9 +75,11 @@ extension CloudinaryService {
                                    mediaType: OutputFormat.parse(derivative.format).map { _ in ImageFormat.parse(derivative.format)?.mediaType } ?? nil,
                                    versioned: path.version == asset.version)
         }
-        // Not made yet: only a signed URL gets work done for it (Cloudinary's strict
-        // transformations); anyone else is told it does not exist.
-        guard path.signature != nil else { throw ServeError(401, "Transformation \(Quoted(path.transformation)) is not allowed: sign the URL") }
+        // Not made yet: only a signed URL, or a transformation on the allowed list, gets work
+        // done for it (Cloudinary's strict transformations); anyone else is refused.
+        guard path.signature != nil || settings.allowedTransformations.contains(path.transformation) else {
+            throw ServeError(401, "Transformation \(Quoted(path.transformation)) is not allowed: sign the URL")
+        }
         let source = store.sourceLocation(of: try StorageKey(asset.originalKey))
         var output = derivation.spec
         output.name = "eager0"

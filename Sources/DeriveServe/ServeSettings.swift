@@ -15,6 +15,10 @@ public struct ServeSettings: Sendable {
     public var queue: String
     /// The delivery URLs' base (`https://img.example.com`); nil: the request's Host, over http.
     public var deliveryBase: String?
+    /// Transformations an unsigned delivery URL may have derived, as written in the URL
+    /// (`c_fill,w_200,h_200`, or a named preset `t_thumb`): Cloudinary's "allowed for strict
+    /// transformations". Any other new transformation needs a signed URL.
+    public var allowedTransformations: Set<String> = []
 
     public init(cloudName: String, credentials: [String: String], presets: [String: UploadPreset] = [:], maxUploadBytes: Int = 100 << 20,
                 wait: Double = 60, queue: String = "default", deliveryBase: String? = nil) {

@@ -40,6 +40,9 @@ struct Serve: ParsableCommand {
     @Option(name: .long, help: "The base of delivery URLs in responses (https://img.example.com). Env: DERIVE_SERVE_URL (default: http://<Host>).")
     var deliveryURL: String?
 
+    @Option(name: .long, help: "A transformation unsigned delivery URLs may have derived (repeatable; t_NAME for a preset). Env: DERIVE_SERVE_ALLOWED_TRANSFORMATIONS, |-separated.")
+    var allowTransformation: [String] = []
+
     @Flag(name: .long, inversion: .prefixedNo, help: "Work the queue in this process too (default: on with SQLite, off with PostgreSQL).")
     var work: Bool?
 
@@ -83,8 +86,10 @@ struct Serve: ParsableCommand {
             let waitSeconds = wait ?? environment["DERIVE_SERVE_WAIT"].flatMap(Double.init) ?? 60
             let limit = maxBytes ?? environment["DERIVE_SERVE_MAX_BYTES"].flatMap(Int.init) ?? configuration.engine.sourceLimits.maxInputBytes
             guard waitSeconds >= 0, waitSeconds <= 3600, limit > 0 else { throw CLIError("--wait must be 0 to 3600 seconds and --max-bytes above 0") }
-            let settings = ServeSettings(cloudName: cloud, credentials: credentials, presets: presets, maxUploadBytes: limit, wait: waitSeconds,
+            var settings = ServeSettings(cloudName: cloud, credentials: credentials, presets: presets, maxUploadBytes: limit, wait: waitSeconds,
                                          deliveryBase: deliveryURL ?? environment["DERIVE_SERVE_URL"])
+            let allowed = allowTransformation + (environment["DERIVE_SERVE_ALLOWED_TRANSFORMATIONS"] ?? "").split(separator: "|").map(String.init)
+            settings.allowedTransformations = Set(allowed.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
 
             let opened = try openDatabase(configuration.database)
             let assets = try makeStore(configuration)

@@ -18,7 +18,8 @@ import Testing
         let server = try BackgroundProcess(["serve", "--port", "0", "--database", "sqlite:" + folder.appendingPathComponent("q.sqlite").path,
                                             "--store", folder.appendingPathComponent("store").path, "--wait", "120"],
                                            environment: ["DERIVE_CLOUD_NAME": cloud, "DERIVE_API_KEY": key, "DERIVE_API_SECRET": secret,
-                                                         "DERIVE_UPLOAD_PRESETS": presets, "DERIVE_SLOTS": "2"].merging(extra) { $1 })
+                                                         "DERIVE_UPLOAD_PRESETS": presets, "DERIVE_SLOTS": "2",
+                                                         "DERIVE_SERVE_ALLOWED_TRANSFORMATIONS": "c_scale,w_33|t_nothing"].merging(extra) { $1 })
         let port = try #require(server.listeningPort(), "derive serve did not say where it listens: \(server.logLines.joined(separator: " "))")
         return (server, port)
     }
@@ -99,6 +100,7 @@ import Testing
         #expect(out["forged_get"]["status"].int == 401)
         #expect(out["unsigned_get"]["status"].int == 401)
         #expect(out["long_signed_get"]["status"].int == 200, "\(out["long_signed_get"])")
+        #expect(out["allowed_get"]["status"].int == 200 && out["allowed_get"]["type"].string == "image/jpeg", "an allowed transformation needs no signature: \(out["allowed_get"])")
         #expect(out["missing_get"]["status"].int == 404)
 
         // upload_large in four parts: one asset, the whole file, its eager output.
@@ -108,7 +110,7 @@ import Testing
         // The admin read lists the derivatives; a wrong secret is refused.
         let resource = out["resource"]["ok"]
         #expect(resource["public_id"].string == "tests/photo", "\(out["resource"])")
-        #expect(resource["derived"].array.count == 4, "two eager, the signed webp and the long-signed png: \(resource["derived"])")
+        #expect(resource["derived"].array.count == 5, "two eager, the signed webp, the long-signed png and the allowed one: \(resource["derived"])")
         #expect(out["resource_wrong_secret"]["error"].string == "AuthorizationRequired")
 
         server.signal(SIGTERM)

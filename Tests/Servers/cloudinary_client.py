@@ -175,6 +175,7 @@ out["forged_get"] = get(forged)
 out["unsigned_get"] = get(cloudinary.utils.cloudinary_url("tests/photo", width=31, height=20, crop="fill", format="webp")[0])
 out["long_signed_get"] = get(cloudinary.utils.cloudinary_url("tests/photo", width=32, crop="scale", format="png", sign_url=True,
                                                              long_url_signature=True)[0])
+out["allowed_get"] = get(cloudinary.utils.cloudinary_url("tests/photo", width=33, crop="scale", format="jpg")[0])
 out["missing_get"] = get(cloudinary.utils.cloudinary_url("tests/nothing", format="jpg")[0])
 
 # The admin read, and with a wrong secret.
