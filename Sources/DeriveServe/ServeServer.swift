@@ -146,7 +146,8 @@ public final class CloudinaryService: Sendable {
             guard let secret = settings.credentials[key] else { throw ServeError(401, "Unknown API key \(Quoted(key))") }
             guard let timestamp = fields["timestamp"].flatMap({ Int($0) }) else { throw ServeError(400, "Missing required parameter - timestamp") }
             let now = Int(Date().timeIntervalSince1970)
-            guard abs(now - timestamp) <= 3600 else {
+            // Compared, never subtracted: a timestamp of Int.min must not overflow.
+            guard timestamp >= now - 3600, timestamp <= now + 3600 else {
                 throw ServeError(400, "Stale request - reported time is \(timestamp) which is more than 1 hour ago")
             }
             guard CloudinarySigning.verify(fields, signature: signature, secret: secret) else {

@@ -226,7 +226,9 @@ import Testing
             Array("--b\r\nContent-Disposition: form-data; name=\"".utf8), Array("--b\r\nX: y\r\n".utf8) + Array(repeating: UInt8(ascii: "a"), count: 10_000),
             Array("file=data:image/png;base64,%%%&upload_preset=thumbs".utf8), Array("file=file:///etc/passwd&upload_preset=thumbs".utf8),
             Array("file=s3://bucket/key&upload_preset=thumbs".utf8), Array("signature=abc&api_key=\(Self.key)&timestamp=99999999999&file=x".utf8),
-            Array("signature=abc&api_key=nobody&timestamp=1&file=x".utf8), Array("a b".utf8), Array("%".utf8), [0xff, 0xfe, 0x00],
+            Array("signature=abc&api_key=nobody&timestamp=1&file=x".utf8),
+            Array("signature=abc&api_key=\(Self.key)&timestamp=-9223372036854775808&file=x".utf8),
+            Array("signature=abc&api_key=\(Self.key)&timestamp=9223372036854775807&file=x".utf8), Array("a b".utf8), Array("%".utf8), [0xff, 0xfe, 0x00],
             Array("upload_preset=thumbs&file=http://127.0.0.1:1/x.jpg".utf8), Array("upload_preset=thumbs&public_id=../../etc&file=data:,x".utf8),
         ]
         for route in routes {
