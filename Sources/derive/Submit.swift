@@ -121,23 +121,8 @@ struct Submission {
             if uploadOnly { throw CLIError("\(Redacted.url(source)) is not a local file: `derive upload` stores files; use `derive submit` for URLs") }
             return (source, nil)
         }
-        let file = URL(fileURLWithPath: source)
-        guard let handle = FileHandle(forReadingAtPath: file.path) else { throw CLIError("cannot read \(source)") }
-        defer { try? handle.close() }
-        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
-        try SourceSizeLimit(maxBytes).check(size, of: source)
-        let head = [UInt8](handle.readData(ofLength: 64))
-        guard let format = ImageSniffer.format(of: head) else { throw CLIError("\(source) is not an image format Derive recognises") }
-        var hash = ContentHash()
-        hash.update(head)
-        while true {
-            let chunk = handle.readData(ofLength: 1 << 20)
-            if chunk.isEmpty { break }
-            hash.update([UInt8](chunk))
-        }
-        let key = try StorageKey("originals/\(hash.finalizeHex()).\(format.fileExtension)")
-        let stored = try store.put(file: file, key: key, contentType: format.mediaType)
-        return (store.sourceLocation(of: key), stored)
+        let stored = try Originals.store(file: URL(fileURLWithPath: source), in: store, maxBytes: maxBytes)
+        return (stored.location, stored.object)
     }
 }
 

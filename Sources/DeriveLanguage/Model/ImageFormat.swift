@@ -36,7 +36,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    static func parse(_ text: String) -> ImageFormat? {
+    package static func parse(_ text: String) -> ImageFormat? {
         switch text.lowercased() {
         case "jpg", "jpeg": .jpeg
         case "tif", "tiff": .tiff

@@ -1,0 +1,348 @@
+import DeriveCurl
+import DeriveDigest
+import DeriveJobs
+import DeriveLanguage
+import DeriveServe
+import DeriveTestSupport
+import Foundation
+import Testing
+
+/// `derive serve` as Cloudinary's clients see it: the real PyPI `cloudinary` SDK (pinned in
+/// Scripts/test.sh) uploads, signs delivery URLs and reads the admin API against the built
+/// binary on a loopback port, on the embedded SQLite queue it works itself.
+@Suite(.serialized) struct ServeTests {
+    static let cloud = "testcloud", key = "123456789012345", secret = "a-test-secret-0123456789"
+    static let presets = #"{"thumbs": {"unsigned": true, "folder": "incoming", "eager": "c_fill,w_40,h_40/webp", "tags": "unsigned"}, "signed-only": {"unsigned": false}}"#
+
+    static func start(_ folder: URL, extra: [String: String] = [:]) throws -> (BackgroundProcess, Int) {
+        let server = try BackgroundProcess(["serve", "--port", "0", "--database", "sqlite:" + folder.appendingPathComponent("q.sqlite").path,
+                                            "--store", folder.appendingPathComponent("store").path, "--wait", "120"],
+                                           environment: ["DERIVE_CLOUD_NAME": cloud, "DERIVE_API_KEY": key, "DERIVE_API_SECRET": secret,
+                                                         "DERIVE_UPLOAD_PRESETS": presets, "DERIVE_SLOTS": "2",
+                                                         "DERIVE_SERVE_ALLOWED_TRANSFORMATIONS": "c_scale,w_33|t_nothing"].merging(extra) { $1 })
+        let port = try #require(server.listeningPort(), "derive serve did not say where it listens: \(server.logLines.joined(separator: " "))")
+        return (server, port)
+    }
+
+    static func folder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// Runs Tests/Servers/cloudinary_client.py against a server; its JSON report.
+    static func client(_ port: Int, _ stage: String = "all") throws -> J {
+        let image = Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg").path
+        let script = Paths.repository.appendingPathComponent("Tests/Servers/cloudinary_client.py").path
+        let run = try Python.run("import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
+                                 arguments: [script, String(port), cloud, key, secret, image, stage])
+        try #require(run.status == 0, "the client script failed: \(run.output)")
+        return J(try JSONSerialization.jsonObject(with: Data(run.output.utf8)))
+    }
+
+    static let imageBytes = (try? FileManager.default.attributesOfItem(atPath: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg").path)[.size] as? Int) ?? -1
+
+    @Test func theCloudinaryPythonSDKUploadsDeliversAndReads() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, port) = try Self.start(folder)
+        let out = try Self.client(port)
+        #expect(out["sdk"].string != nil && out["sdk"].string == out["pinned"].string, "the SDK is the pinned version")
+
+        // Signed upload with eager outputs: Cloudinary's JSON, the outputs made before it answered.
+        let signed = out["signed"]["ok"]
+        #expect(signed["public_id"].string == "tests/photo", "\(out["signed"])")
+        #expect(signed["format"].string == "jpg")
+        #expect(signed["width"].int == 1280 && signed["height"].int == 886)
+        #expect(signed["bytes"].int == Self.imageBytes)
+        #expect(signed["tags"].strings == ["one", "two"])
+        #expect(signed["context"]["custom"]["alt"].string == "six people")
+        #expect((signed["version"].int ?? 0) > 1_700_000_000)
+        #expect(signed["signature"].string?.count == 40)
+        #expect(signed["url"].string?.hasPrefix("http://127.0.0.1:\(port)/\(Self.cloud)/image/upload/v") == true)
+        let eager = signed["eager"]
+        #expect(eager.array.count == 2)
+        #expect(eager[0]["width"].int == 64 && eager[0]["height"].int == 48 && eager[0]["format"].string == "png")
+        #expect(eager[0]["transformation"].string == "c_fill,h_48,w_64/png")
+        #expect(eager[1]["width"].int == 50 && eager[1]["format"].string == "jpg")
+        let gets = out["eager_get"]
+        #expect(gets.array.map { $0["status"].int } == [200, 200])
+        #expect(gets[0]["type"].string == "image/png")
+        #expect(gets[0]["head"].string.flatMap { Data(base64Encoded: $0) }.map { Array($0.prefix(4)) } == [0x89, 0x50, 0x4E, 0x47])
+        #expect(gets[0]["cache"].string?.contains("immutable") == true)
+        #expect(out["eager_not_modified"]["status"].int == 304)
+        #expect(out["original_get"]["status"].int == 200 && out["original_get"]["bytes"].int == Self.imageBytes)
+
+        #expect(out["signed_sha256"]["ok"]["public_id"].string == "photo256", "\(out["signed_sha256"])")
+        #expect(out["data_uri"]["ok"]["public_id"].string == "from-data", "\(out["data_uri"])")
+        #expect(out["loopback_url"]["error"].string == "BadRequest", "the fetcher's rules refuse loopback: \(out["loopback_url"])")
+
+        // Unsigned: with a preset marked unsigned (its folder and eager output), not otherwise.
+        let unsigned = out["unsigned"]["ok"]
+        #expect(unsigned["public_id"].string == "incoming/unsigned-photo", "\(out["unsigned"])")
+        #expect(unsigned["eager"][0]["width"].int == 40)
+        #expect(unsigned["tags"].strings == ["unsigned"])
+        #expect(out["unsigned_not_allowed_preset"]["error"].string == "BadRequest")
+        #expect(out["unsigned_eager"]["message"].string?.contains("eager parameter is not allowed") == true)
+
+        // A wrong secret and a stale timestamp are refused.
+        #expect(out["wrong_secret"]["error"].string == "AuthorizationRequired", "\(out["wrong_secret"])")
+        #expect(out["stale"]["status"].int == 400 && out["stale"]["body"]["error"]["message"].string?.contains("Stale request") == true, "\(out["stale"])")
+        #expect(out["by_hand"]["body"]["public_id"].string == "by-hand", "\(out["by_hand"])")
+
+        // Delivery: a signed URL derives once, then is served as recorded; forged and unsigned are refused.
+        #expect(out["signed_get"]["status"].int == 200 && out["signed_get"]["type"].string == "image/webp", "\(out["signed_get"])")
+        #expect(out["signed_again"]["etag"].string != nil && out["signed_again"]["etag"].string == out["signed_get"]["etag"].string)
+        #expect(out["forged_get"]["status"].int == 401)
+        #expect(out["unsigned_get"]["status"].int == 401)
+        #expect(out["long_signed_get"]["status"].int == 200, "\(out["long_signed_get"])")
+        #expect(out["allowed_get"]["status"].int == 200 && out["allowed_get"]["type"].string == "image/jpeg", "an allowed transformation needs no signature: \(out["allowed_get"])")
+        #expect(out["missing_get"]["status"].int == 404)
+
+        // upload_large in four parts: one asset, the whole file, its eager output.
+        #expect(out["large"]["ok"]["public_id"].string == "large" && out["large"]["ok"]["bytes"].int == Self.imageBytes, "\(out["large"])")
+        #expect(out["large"]["ok"]["eager"][0]["width"].int == 20)
+
+        // The admin read lists the derivatives; a wrong secret is refused.
+        let resource = out["resource"]["ok"]
+        #expect(resource["public_id"].string == "tests/photo", "\(out["resource"])")
+        #expect(resource["derived"].array.count == 5, "two eager, the signed webp, the long-signed png and the allowed one: \(resource["derived"])")
+        #expect(out["resource_wrong_secret"]["error"].string == "AuthorizationRequired")
+
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+
+    /// The production shape: `derive serve` on PostgreSQL only serves, a separate `derive work`
+    /// (sharing the database and the store) makes the outputs, and the SDK sees the same API.
+    @Test func onPostgreSQLWithASeparateWorker() throws {
+        guard TestServers.postgresAvailable, Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command starts PostgreSQL and installs the cloudinary package")
+            return
+        }
+        let (url, drop) = try TestQueue.createDatabase()
+        defer { drop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let migrated = try DeriveBinary.run(["migrate", "--database", url])
+        try #require(migrated.status == 0, "\(migrated.stderr)")
+        let store = folder.appendingPathComponent("store").path
+        let server = try BackgroundProcess(["serve", "--port", "0", "--database", url, "--store", store, "--wait", "120"],
+                                           environment: ["DERIVE_CLOUD_NAME": Self.cloud, "DERIVE_API_KEY": Self.key, "DERIVE_API_SECRET": Self.secret,
+                                                         "DERIVE_UPLOAD_PRESETS": Self.presets])
+        let port = try #require(server.listeningPort(), "derive serve did not say where it listens: \(server.logLines.joined(separator: " "))")
+        #expect(server.logLines.first?.contains("working the queue") == false)
+        let worker = try BackgroundProcess(["work", "--database", url, "--store", store, "--slots", "2", "--poll-interval", "0.05"])
+        let out = try Self.client(port)
+        #expect(out["signed"]["ok"]["eager"][0]["width"].int == 64 && out["signed"]["ok"]["eager"][1]["width"].int == 50, "\(out["signed"])")
+        #expect(out["eager_get"].array.map { $0["status"].int } == [200, 200])
+        #expect(out["unsigned"]["ok"]["eager"][0]["width"].int == 40, "\(out["unsigned"])")
+        #expect(out["signed_get"]["status"].int == 200 && out["forged_get"]["status"].int == 401 && out["unsigned_get"]["status"].int == 401)
+        #expect(out["large"]["ok"]["bytes"].int == Self.imageBytes, "\(out["large"])")
+        #expect(out["wrong_secret"]["error"].string == "AuthorizationRequired")
+        #expect(out["resource"]["ok"]["derived"].array.count == 4, "\(out["resource"])")
+        #expect(worker.logLines.contains { $0.contains("job done") }, "the separate worker made the outputs")
+        worker.signal(SIGTERM)
+        server.signal(SIGTERM)
+        #expect(worker.wait(timeout: 30) == 0)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+
+    /// `eager_async` with a `notification_url`: the upload is answered at once, and the upload
+    /// and eager notifications arrive signed so that the SDK's `verify_notification_signature`
+    /// accepts them (and refuses a changed body); the record lists them. The receiver is on
+    /// loopback, which the address rules allow here only through DERIVE_FETCH_ALLOW.
+    @Test func eagerAsyncSendsNotificationsTheSDKVerifies() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, port) = try Self.start(folder, extra: ["DERIVE_FETCH_ALLOW": "127.0.0.1/32"])
+        let out = try Self.client(port, "webhook")
+        #expect(out["async"]["ok"]["eager"][0]["status"].string == "processing", "\(out["async"])")
+        let notifications = out["notifications"].array
+        #expect(Set(notifications.compactMap { $0["type"].string }) == ["upload", "eager"], "\(out["notifications"])")
+        #expect(notifications.allSatisfy { $0["verified"].bool == true && $0["forged"].bool == false }, "\(out["notifications"])")
+        let eager = notifications.first { $0["type"].string == "eager" }
+        #expect(eager?["body"]["eager"][0]["width"].int == 25, "\(out["notifications"])")
+        let resource = out["hooked_resource"]["ok"]
+        #expect(resource["derived"].array.count == 1, "\(out["hooked_resource"])")
+        #expect(resource["notifications"].array.count == 2 && resource["notifications"].array.allSatisfy { $0["status"].int == 200 }, "\(resource["notifications"])")
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+
+    /// A chunked upload survives `derive serve` killed between its parts: the parts are in the
+    /// store, and the restarted server completes the upload with the last one.
+    @Test func aChunkedUploadResumesAfterTheServerIsKilled() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (first, firstPort) = try Self.start(folder)
+        let before = try Self.client(firstPort, "first-parts")["first-parts"]
+        #expect(before.array.map { $0["ok"]["done"].bool } == [false, false], "\(before)")
+        first.signal(SIGKILL)
+        _ = first.wait(timeout: 10)
+        let (second, secondPort) = try Self.start(folder)
+        let after = try Self.client(secondPort, "last-part")
+        let done = after["last-part"][0]["ok"]
+        #expect(done["public_id"].string == "resumed", "\(after)")
+        #expect(done["bytes"].int == Self.imageBytes)
+        #expect(after["resumed_get"]["bytes"].int == Self.imageBytes)
+        second.signal(SIGTERM)
+        #expect(second.wait(timeout: 30) == 0)
+    }
+
+    /// Malformed requests of every kind get a 4xx and the service keeps answering; an upload
+    /// whose Content-Length is over the limit is refused before its body is sent.
+    @Test(arguments: [UInt64(11), 12])
+    func malformedRequestsAnswer4xxAndTheServiceStaysUp(seed: UInt64) async throws {
+        var random = SeededRandom(seed: seed)
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = FileAssetStore(root: folder)
+        let service = CloudinaryService(settings: ServeSettings(cloudName: Self.cloud, credentials: [Self.key: Self.secret],
+                                                                presets: ["thumbs": UploadPreset(unsigned: true)], maxUploadBytes: 1 << 20, wait: 1),
+                                        database: MemoryJobQueue(), store: store, fetcher: try CurlFetcher(settings: FetchSettings()), logger: .init(label: "fuzz"))
+        let server = try await ServeServer.start(service: service, port: 0)
+        let routes = ["/v1_1/\(Self.cloud)/image/upload", "/v1_1/other/image/upload", "/v1_1/\(Self.cloud)/resources/image/upload/x",
+                      "/\(Self.cloud)/image/upload/x.jpg", "/\(Self.cloud)/image/upload/s--AAAAAAAA--/w_10/x.jpg", "/\(Self.cloud)/image/upload/v1/a/b.png",
+                      "/\(Self.cloud)/image/upload/w_10,c_/v1/x.jpg", "/", "/%zz", "/v1_1/\(Self.cloud)/image/upload/%00"]
+        let types = ["multipart/form-data; boundary=b", "multipart/form-data; boundary=\"b\"", "multipart/form-data", "multipart/form-data; boundary=",
+                     "application/x-www-form-urlencoded", "application/json", "text/plain", ""]
+        let bodies: [[UInt8]] = [
+            Array("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.jpg\"\r\n\r\nnot an image\r\n--b--\r\n".utf8),
+            Array("--b\r\nContent-Disposition: form-data; name=\"upload_preset\"\r\n\r\nthumbs\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\"\r\n\r\n\u{89}PNG\r\n--b--".utf8),
+            Array("--b\r\nContent-Disposition: form-data\r\n\r\nx\r\n--b--".utf8), Array("--b\r\n\r\n".utf8), Array("--b".utf8), Array("--b--".utf8),
+            Array("--b\r\nContent-Disposition: form-data; name=\"".utf8), Array("--b\r\nX: y\r\n".utf8) + Array(repeating: UInt8(ascii: "a"), count: 10_000),
+            Array("file=data:image/png;base64,%%%&upload_preset=thumbs".utf8), Array("file=file:///etc/passwd&upload_preset=thumbs".utf8),
+            Array("file=s3://bucket/key&upload_preset=thumbs".utf8), Array("signature=abc&api_key=\(Self.key)&timestamp=99999999999&file=x".utf8),
+            Array("signature=abc&api_key=nobody&timestamp=1&file=x".utf8),
+            Array("signature=abc&api_key=\(Self.key)&timestamp=-9223372036854775808&file=x".utf8),
+            Array("signature=abc&api_key=\(Self.key)&timestamp=9223372036854775807&file=x".utf8), Array("a b".utf8), Array("%".utf8), [0xff, 0xfe, 0x00],
+            Array("upload_preset=thumbs&file=http://127.0.0.1:1/x.jpg".utf8), Array("upload_preset=thumbs&public_id=../../etc&file=data:,x".utf8),
+        ]
+        for route in routes {
+            for body in bodies {
+                for type in types {
+                    let reply = await RawHTTP.send(RawHTTP.request("POST", route, headers: type.isEmpty ? [] : [("Content-Type", type)], body: body), port: server.port)
+                    let status = try #require(reply.status, "no answer to POST \(route) as \(type)")
+                    #expect((400..<500).contains(status), "POST \(route) with \(String(decoding: body.prefix(40), as: UTF8.self).debugDescription) as \(type): \(status) \(reply.text.suffix(200))")
+                }
+            }
+            let get = await RawHTTP.send(RawHTTP.request("GET", route), port: server.port)
+            #expect(get.status.map { (400..<500).contains($0) } == true, "GET \(route): \(get.status.map(String.init) ?? "no answer")")
+        }
+        // Over the limit by its declared length: refused from the headers alone.
+        let declared = Array("POST /v1_1/\(Self.cloud)/image/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 999999999\r\n\r\n".utf8)
+        let refused = await RawHTTP.send(declared, port: server.port)
+        #expect(refused.status == 413)
+        // Random requests from the dashboard fuzzer's grammar, on these routes.
+        for index in 0..<400 {
+            var request = WebSurfaceFuzzTests.randomRequest(&random, job: 1)
+            if random.chance(0.5) {
+                let line = "POST \(random.pick(routes)) HTTP/1.1\r\n"
+                if let end = request.firstIndex(of: UInt8(ascii: "\n")) { request = Array(line.utf8) + request[(end + 1)...] }
+            }
+            let reply = await RawHTTP.send(request, port: server.port, timeout: 3)
+            if let status = reply.status { #expect(status != 500 && (200..<600).contains(status), "\(status) for \(String(decoding: request.prefix(200), as: UTF8.self).debugDescription)") }
+            if index.isMultiple(of: 50) {
+                #expect(await RawHTTP.send(RawHTTP.request("GET", "/healthz"), port: server.port).status == 200, "stopped answering after request \(index)")
+            }
+        }
+        #expect(await RawHTTP.send(RawHTTP.request("GET", "/healthz"), port: server.port).status == 200)
+        await server.stop()
+    }
+
+    /// The multipart parser never traps: random bytes, and every truncation and many
+    /// single-byte changes of a valid body, either parse or throw.
+    @Test func theMultipartParserNeverTraps() throws {
+        var random = SeededRandom(seed: 31)
+        let valid = Array("preamble\r\n--XyZ\r\nContent-Disposition: form-data; name=\"public_id\"\r\n\r\nsample\r\n--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a \\\"b\\\".jpg\"\r\nContent-Type: image/jpeg\r\n\r\n\u{FF}\u{D8}\u{FF}data\r\n--XyZ--\r\n".utf8)
+        let form = try MultipartForm.parse(valid, boundary: "XyZ")
+        #expect(form.fields["public_id"] == "sample")
+        #expect(form.filename == "a \"b\".jpg")
+        #expect(form.file == Array("\u{FF}\u{D8}\u{FF}data".utf8))
+        var parsed = 0, refused = 0
+        for cut in 0...valid.count {
+            if (try? MultipartForm.parse(Array(valid.prefix(cut)), boundary: "XyZ")) != nil { parsed += 1 } else { refused += 1 }
+        }
+        for _ in 0..<20_000 {
+            var body = valid
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let index = Int.random(in: 0..<body.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: body[index] = UInt8.random(in: 0...255, using: &random)
+                case 1: body.remove(at: index)
+                default: body.insert(random.pick([0x0D, 0x0A, 0x2D, 0x22, 0x3B, 0x3D]), at: index)
+                }
+            }
+            if (try? MultipartForm.parse(body, boundary: "XyZ")) != nil { parsed += 1 } else { refused += 1 }
+            let noise = (0..<Int.random(in: 0...200, using: &random)).map { _ in random.pick([0x2D, 0x0D, 0x0A, 0x58, 0x79, 0x5A, UInt8.random(in: 0...255, using: &random)]) }
+            _ = try? MultipartForm.parse(noise, boundary: "XyZ")
+        }
+        #expect(parsed > 0 && refused > 0)
+        #expect(MultipartForm.boundary(contentType: "multipart/form-data; boundary=\"a b\"") == "a b")
+        #expect(MultipartForm.boundary(contentType: "multipart/form-data; boundary=" + String(repeating: "x", count: 71)) == nil)
+        #expect(MultipartForm.boundary(contentType: "text/plain; boundary=x") == nil)
+    }
+
+    /// Signatures as the SDK computes them (values from `cloudinary.utils` 1.46.3, by hand).
+    @Test func signaturesMatchTheSDK() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required)
+            return
+        }
+        let parameters = ["timestamp": "1700000000", "public_id": "a&b", "eager": "c_fill,w_10|w_20/png", "tags": "x,y", "file": "ignored", "api_key": "k"]
+        for (algorithm, version) in [("sha1", 2), ("sha256", 2), ("sha1", 1)] {
+            let script = """
+                import sys, cloudinary.utils as u
+                p = {"timestamp": "1700000000", "public_id": "a&b", "eager": "c_fill,w_10|w_20/png", "tags": "x,y"}
+                print(u.api_sign_request(p, "sekret", "\(algorithm)", \(version)))
+                """
+            let expected = try Python.run(script).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(CloudinarySigning.sign(parameters, secret: "sekret", algorithm: algorithm == "sha1" ? .sha1 : .sha256, version: version) == expected)
+            #expect(CloudinarySigning.verify(parameters, signature: expected, secret: "sekret"))
+            #expect(!CloudinarySigning.verify(parameters, signature: expected, secret: "other"))
+        }
+        let url = try Python.run("""
+            import cloudinary, cloudinary.utils as u
+            cloudinary.config(cloud_name="c", api_secret="sekret")
+            print(u.cloudinary_url("folder/id", width=10, crop="scale", format="png", sign_url=True)[0])
+            """).output
+        let signature = try #require(url.components(separatedBy: "s--").dropFirst().first?.components(separatedBy: "--").first)
+        #expect(CloudinarySigning.verifyURL("c_scale,w_10/folder/id.png", signature: signature, secret: "sekret"))
+        #expect(!CloudinarySigning.verifyURL("c_scale,w_11/folder/id.png", signature: signature, secret: "sekret"))
+    }
+}
+
+/// A JSON value from JSONSerialization, navigated without a chain of casts (nil all the way
+/// down once a step is missing).
+struct J: CustomStringConvertible {
+    let value: Any?
+    init(_ value: Any?) { self.value = value }
+    subscript(_ key: String) -> J { J((value as? [String: Any])?[key]) }
+    subscript(_ index: Int) -> J {
+        guard let items = value as? [Any], items.indices.contains(index) else { return J(nil) }
+        return J(items[index])
+    }
+    var int: Int? { value as? Int }
+    var string: String? { value as? String }
+    var bool: Bool? { value as? Bool }
+    var array: [J] { (value as? [Any])?.map { J($0) } ?? [] }
+    var strings: [String]? { value as? [String] }
+    var description: String {
+        guard let value else { return "nil" }
+        if let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) { return String(decoding: data.prefix(2000), as: UTF8.self) }
+        return "\(value)"
+    }
+}
