@@ -202,12 +202,19 @@ struct AutoEncoder {
     /// The bracketed search, two candidates a round where the slot has the threads. With
     /// `beat` (another format's size), it stops as soon as an encoding that misses the target
     /// is already that large: sizes grow with quality, so this format cannot be the smallest.
+    /// `known`: encodes already measured on `reference` (the output a sample's search chose,
+    /// scored on the whole image), which the search starts from.
     func bracketed(_ reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality, graphic: Bool,
-                   budget: Int, beat: Int?, range: ClosedRange<Int>? = nil, plateau: Bool = false) throws(DeriveError) -> Outcome {
+                   budget: Int, beat: Int?, range: ClosedRange<Int>? = nil, plateau: Bool = false,
+                   known: [(QualitySearch.Trial, [UInt8])] = []) throws(DeriveError) -> Outcome {
         var search = QualitySearch(format: encoding.format, level: level, complexity: reference.complexity, graphic: graphic,
                                    maxEncodes: budget, margin: reference.margin(for: encoding.format),
                                    range: range, hint: hints[encoding.format])
         var encoded: [Int: [UInt8]] = [:]
+        for (trial, data) in known {
+            search.record(trial)
+            encoded[trial.quality] = data
+        }
         while true {
             let qualities = search.next(count: width)
             if qualities.isEmpty { break }
@@ -322,7 +329,8 @@ struct AutoEncoder {
     }
 
     /// The output itself: the search's own encoding when it ran on the whole image, otherwise
-    /// one more encode of the whole at the quality found.
+    /// one more encode of the whole at the quality found, which is then scored on the whole
+    /// image before it is kept (`verified`).
     func finish(_ outcome: Outcome, reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality,
                 extra: [String]) throws(DeriveError) -> VipsEncoder.Encoded {
         var settings = encoding
@@ -332,15 +340,20 @@ struct AutoEncoder {
         var choices = extra
         var data = outcome.data
         var encodes = outcome.encodes
+        var whole: PerceptualReference?
         if data == nil {
-            data = try VipsEncoder.write(reference.full, settings: settings,
-                                         quality: outcome.lossless ? (outcome.format == .png ? 100 : nil) : outcome.quality,
-                                         choices: &choices)
+            let quality = outcome.lossless ? (outcome.format == .png ? 100 : nil) : outcome.quality
+            if outcome.lossless || reference.isFull {
+                data = try VipsEncoder.write(reference.full, settings: settings, quality: quality, choices: &choices)
+            } else {
+                (data, whole) = try wholeOutput(reference, settings: settings, quality: quality, choices: &choices)
+            }
             encodes += 1
         }
         let scope = reference.isFull ? ""
             : " on a sample of \(reference.tiles) \(PerceptualReference.Sampling.tileSide)×\(PerceptualReference.Sampling.tileSide) tiles (searched at +\(Self.decimal(reference.margin(for: outcome.format))))"
         let target = QualitySearch.target(level, for: outcome.format)
+        var summary: String?
         if outcome.lossless {
             choices.append("quality auto:\(level.rawValue) → lossless \(outcome.format.rawValue): smaller than lossy at "
                            + "SSIMULACRA 2 target \(Self.decimal(target))\(scope) (\(reference.colours) colours)")
@@ -354,11 +367,89 @@ struct AutoEncoder {
             }
             let chroma = outcome.chroma == .full ? " without chroma subsampling" : ""
             let start = hints[outcome.format].map { "; started at q\($0), a wider breakpoint's" } ?? ""
+            summary = "\(verdict)\(scope)"
             choices.append("quality auto:\(level.rawValue) → \(quality)\(chroma): SSIMULACRA 2 target \(Self.decimal(target)), "
                            + "\(verdict)\(scope); \(encodes) encodes\(start)")
         }
-        return VipsEncoder.Encoded(data: data ?? [], format: outcome.format, quality: outcome.lossless ? nil : outcome.quality,
-                                   choices: choices, score: outcome.score, encodes: encodes)
+        var result = VipsEncoder.Encoded(data: data ?? [], format: outcome.format, quality: outcome.lossless ? nil : outcome.quality,
+                                         choices: choices, score: outcome.score, encodes: encodes)
+        if let whole, let quality = outcome.quality, let summary {
+            result = try verified(result, quality: quality, whole: whole, settings: settings, level: level, sampled: summary)
+        }
+        return result
+    }
+
+    /// How far below its target an output chosen on a sample may score on the whole image and
+    /// still be kept: about the metric's own noise between two encoders' decodes of one file.
+    static let verificationSlack = 0.5
+
+    /// The output encoded from the whole image and, at the same time where the slot has two
+    /// threads, the whole image prepared as the metric's reference for scoring it.
+    func wholeOutput(_ reference: PerceptualReference, settings: EncodingSettings, quality: Int?,
+                     choices: inout [String]) throws(DeriveError) -> ([UInt8], PerceptualReference) {
+        guard width > 1 else {
+            let data = try VipsEncoder.write(reference.full, settings: settings, quality: quality, choices: &choices)
+            return (data, try reference.whole())
+        }
+        let shared = SharedReference(reference: reference)
+        let output = Mutex<Result<([UInt8], [String]), DeriveError>?>(nil)
+        let prepared = Mutex<Result<SharedReference, DeriveError>?>(nil)
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            do throws(DeriveError) {
+                if part == 0 {
+                    var notes: [String] = []
+                    let data = try VipsEncoder.write(shared.reference.full, settings: settings, quality: quality, choices: &notes)
+                    output.withLock { $0 = .success((data, notes)) }
+                } else {
+                    let whole = try shared.reference.whole()
+                    prepared.withLock { $0 = .success(SharedReference(reference: whole)) }
+                }
+            } catch {
+                if part == 0 { output.withLock { $0 = .failure(error) } } else { prepared.withLock { $0 = .failure(error) } }
+            }
+        }
+        let (data, notes) = try output.withLock { $0 }!.get()
+        choices += notes
+        return (data, try prepared.withLock { $0 }!.get().reference)
+    }
+
+    /// A choice made on the sample, scored on the whole image: kept when it is within
+    /// `verificationSlack` of the target, else searched again on the whole image from there
+    /// (the encode just scored is its first trial). Either way the choices say what happened
+    /// and the score kept is the whole image's.
+    func verified(_ chosen: VipsEncoder.Encoded, quality: Int, whole: PerceptualReference, settings: EncodingSettings,
+                  level: AutoQuality, sampled: String) throws(DeriveError) -> VipsEncoder.Encoded {
+        var result = chosen
+        let measured = try whole.score(chosen.data, format: chosen.format, threads: width)
+        let target = QualitySearch.target(level, for: chosen.format)
+        let size = "\(whole.full.width)×\(whole.full.height)"
+        result.verification = .init(score: measured, searchedAgain: false)
+        result.score = measured
+        if measured >= target - Self.verificationSlack {
+            result.choices.append("verified on the whole image (\(size)): SSIMULACRA 2 \(Self.decimal(measured))")
+            return result
+        }
+        var again = self
+        again.hints[chosen.format] = nil
+        let known = (QualitySearch.Trial(quality: quality, score: measured, bytes: chosen.data.count), chosen.data)
+        let outcome = try again.bracketed(whole, encoding: settings, level: level, graphic: whole.colours <= Self.graphicColours,
+                                          budget: self.settings.qualityMaxEncodes, beat: nil, known: [known])
+        var choices = result.choices.filter { !$0.hasPrefix("quality auto:") }
+        let reached = outcome.reached ? "reached" : "target not reached within \(self.settings.qualityMaxEncodes) more encodes; reached"
+        let chroma = settings.chromaSubsampling == .full ? " without chroma subsampling" : ""
+        let more = outcome.encodes - 1
+        choices.append("quality auto:\(level.rawValue) → \(outcome.quality ?? quality)\(chroma): SSIMULACRA 2 target \(Self.decimal(target)), "
+                       + "\(reached) \(Self.decimal(outcome.score ?? measured)) on the whole image (\(size)), searched again on the whole image; "
+                       + "\(chosen.encodes + more) encodes")
+        choices.append("the sample's choice missed on the whole image: q\(quality) (\(sampled)) scored \(Self.decimal(measured)) "
+                       + "on the whole image, more than \(Self.decimal(Self.verificationSlack)) below the target; \(more) encodes searching again")
+        result.choices = choices
+        result.data = outcome.data ?? chosen.data
+        result.quality = outcome.quality ?? quality
+        result.score = outcome.score
+        result.encodes = chosen.encodes + more
+        result.verification = .init(score: outcome.score ?? measured, searchedAgain: true)
+        return result
     }
 
     /// Animations (and formats without a quality) keep the fixed table of `AutoDefaults`.
