@@ -91,10 +91,13 @@ struct PerceptualReference {
     /// search ran on the whole image.
     func whole(threads: Int = 1) throws(DeriveError) -> PerceptualReference {
         guard let wholePixels else { return self }
-        return try PerceptualReference(whole: full, pixels: wholePixels, threads: threads)
+        return try PerceptualReference(whole: full, pixels: wholePixels, threads: threads, complexity: complexity, colours: colours)
     }
 
-    private init(whole image: VImage, pixels: PixelBuffer, threads: Int) throws(DeriveError) {
+    /// The sample's complexity and colour count stand for the whole image's: a search again on
+    /// the whole image starts from a measured encode, not from a seed, and only asks whether
+    /// the image is a graphic.
+    private init(whole image: VImage, pixels: PixelBuffer, threads: Int, complexity: Double, colours: Int) throws(DeriveError) {
         full = image
         sample = image
         tiles = 0
@@ -102,8 +105,8 @@ struct PerceptualReference {
         sampleIsPixels = Self.isMetricPixels(image)
         self.pixels = pixels
         metric = try Ssimulacra2.Reference(pixels, threads: threads)
-        complexity = Self.complexity(pixels)
-        colours = Self.distinctColours(pixels, limit: Self.manyColours)
+        self.complexity = complexity
+        self.colours = colours
     }
 
     /// Tiles joined edge to edge, with tile corners on a 16-pixel grid so JPEG and WebP blocks
