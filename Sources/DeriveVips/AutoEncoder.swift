@@ -416,7 +416,8 @@ struct AutoEncoder {
                     let data = try VipsEncoder.write(shared.reference.full, settings: settings, quality: quality, choices: &notes)
                     output.withLock { $0 = .success((data, notes)) }
                 } else {
-                    let whole = try shared.reference.whole()
+                    // On two threads itself: a JPEG encode is done long before it.
+                    let whole = try shared.reference.whole(threads: 2)
                     prepared.withLock { $0 = .success(SharedReference(reference: whole)) }
                 }
             } catch {
