@@ -23,7 +23,8 @@ let package = Package(
     name: "Derive",
     products: [
         .executable(name: "derive", targets: ["derive"]),
-        .library(name: "DeriveCore", targets: ["DeriveCore"]),
+        .library(name: "DeriveLanguage", targets: ["DeriveLanguage"]),
+        .library(name: "DeriveJobs", targets: ["DeriveJobs"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -39,10 +40,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
     ],
     targets: [
-        // Pure Swift: the transformation language, validation, canonical identity and the
-        // geometry planner. No C library (the metric's loops are plain C), so it is tested
-        // exhaustively without any server.
-        .target(name: "DeriveCore", dependencies: ["CMetricKernels"], exclude: ["Schema"]),
+        // The language, pure: the chain model, Cloudinary strings and JSON, validation, canonical
+        // form and identity, the geometry planner, the engine's protocol and the pixel
+        // algorithms that need no C library (the metric's loops are plain C). No queue, no
+        // storage, no I/O, so it is tested exhaustively without any server.
+        .target(name: "DeriveLanguage", dependencies: ["CMetricKernels"], exclude: ["Schema"]),
+        // Jobs: the queue's and the store's seams (and the in-memory queue), settings,
+        // scheduling, fetching rules, and the application layer every front end shares: one
+        // job's flow (JobPipeline), reprocessing, source checks. The CLI, the worker and the
+        // dashboard build on it; content hashes come from DeriveDigest.
+        .target(name: "DeriveJobs", dependencies: ["DeriveLanguage", "DeriveDigest"]),
         // SSIMULACRA 2's loops over pixels, in C so that each is built for x86-64-v3 (AVX2, FMA)
         // beside a copy for any CPU, one chosen when called (q_auto scores every candidate with
         // them). No library; always optimised, as the debug builds' q_auto tests run them too.
@@ -60,9 +67,9 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         // Fetching sources (http, https, s3, file, data) safely, and the S3 store.
-        .target(name: "DeriveCurl", dependencies: ["DeriveCore", "DeriveDigest", "CCurl", "CCurlShim"]),
+        .target(name: "DeriveCurl", dependencies: ["DeriveJobs", "DeriveLanguage", "DeriveDigest", "CCurl", "CCurlShim"]),
         // The image engine: decode at size, every operation, every encoder, the metadata.
-        .target(name: "DeriveVips", dependencies: ["DeriveCore", "DeriveDigest", "CVips", "CVipsShim", "CJpegShim"]),
+        .target(name: "DeriveVips", dependencies: ["DeriveLanguage", "DeriveDigest", "CVips", "CVipsShim", "CJpegShim"]),
         // Face detection: dlib's HOG detector (Debian's libdlib-dev) behind a C interface, linked
         // from dlib's static library so that processes that never detect do not load libdlib,
         // BLAS, LAPACK and gfortran at start (4 ms each run); the shim uses dlib's own SVD.
@@ -72,19 +79,19 @@ let package = Package(
                 cSettings: faceDetectorForAVX2 ? [.define("DERIVE_FACE_X86_64_V3")] : [],
                 cxxSettings: [.unsafeFlags(["-O3", "-w"] + (faceDetectorForAVX2 ? ["-march=x86-64-v3"] : []))],
                 linkerSettings: [.linkedLibrary(":libdlib.a")]),
-        // Seeing faces in pixels, behind DeriveCore's FaceDetector protocol.
-        .target(name: "DeriveVision", dependencies: ["DeriveCore", "CFaceShim"]),
+        // Seeing faces in pixels, behind DeriveLanguage's FaceDetector protocol.
+        .target(name: "DeriveVision", dependencies: ["DeriveLanguage", "CFaceShim"]),
         // The production queue on PostgreSQL over libpq (Debian's libpq-dev), and `derive migrate`.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
-        .target(name: "DerivePostgres", dependencies: ["DeriveCore", "CLibPQ"]),
+        .target(name: "DerivePostgres", dependencies: ["DeriveJobs", "DeriveLanguage", "CLibPQ"]),
         // The embedded queue on SQLite (Debian's libsqlite3-dev): Derive with no server.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "DeriveSQLite", dependencies: ["DeriveCore", "CSQLite"]),
-        // The run loop: the job pipeline, slots, leases and heartbeats, graceful shutdown,
-        // metrics and structured logs, schedules and reprocessing. DeriveCore's protocols only
-        // (and content hashes): the CLI wires the implementations in.
+        .target(name: "DeriveSQLite", dependencies: ["DeriveJobs", "DeriveLanguage", "CSQLite"]),
+        // The run loop: slots, leases and heartbeats, graceful shutdown, metrics and structured
+        // logs, schedules. DeriveJobs' protocols only (and content hashes): the CLI wires the
+        // implementations in.
         .target(name: "DeriveWorker", dependencies: [
-            "DeriveCore", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
+            "DeriveJobs", "DeriveLanguage", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "FlyingFox", package: "FlyingFox"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -95,16 +102,17 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"), .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
         // `derive dashboard`: the operator's pages, server-rendered over FlyingFox, reading
-        // through DeriveCore's queue seams (and counting a reprocess as DeriveWorker's
-        // Reprocessor does).
+        // through DeriveJobs' seams (and counting a reprocess with its Reprocessor), not the
+        // worker's runtime.
         .target(name: "DeriveDashboard", dependencies: [
-            "DeriveCore", "DeriveDigest", "DeriveHTTP", "DeriveWorker", .product(name: "Logging", package: "swift-log"),
+            "DeriveJobs", "DeriveLanguage", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
             .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
         .executableTarget(
             name: "derive",
             dependencies: [
-                "DeriveCore",
+                "DeriveLanguage",
+                "DeriveJobs",
                 "DeriveVips",
                 "DeriveVision",
                 "DeriveCurl",
@@ -121,33 +129,34 @@ let package = Package(
             ]
         ),
         // Submits and drains no-op jobs: the queue benchmark, and the multi-process test.
-        .executableTarget(name: "queue-drain", dependencies: ["DeriveCore", "DerivePostgres", "DeriveSQLite"],
+        .executableTarget(name: "queue-drain", dependencies: ["DeriveJobs", "DeriveLanguage", "DerivePostgres", "DeriveSQLite"],
                           path: "Benchmarks/QueueDrain"),
         // Fixture paths and seeded randomness shared by the test targets.
-        .target(name: "DeriveTestSupport", dependencies: ["DeriveCore", "DerivePostgres", "DeriveSQLite"], path: "Tests/DeriveTestSupport"),
-        .testTarget(
-            name: "DeriveCoreTests",
-            dependencies: ["DeriveCore", "DeriveTestSupport"]
-        ),
-        .testTarget(
-            name: "DeriveVipsTests",
-            dependencies: ["DeriveVips", "DeriveVision", "DeriveCore", "DeriveDigest", "DeriveTestSupport"]
-        ),
-        .testTarget(
-            name: "DeriveQueueTests",
-            dependencies: ["DeriveCore", "DerivePostgres", "DeriveSQLite", "DeriveTestSupport"]
-        ),
-        .testTarget(
-            name: "DeriveWorkerTests",
-            dependencies: ["DeriveCore", "DeriveWorker", "DeriveDashboard", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveVips", "DeriveVision", "DeriveDigest",
-                           "DeriveTestSupport", .product(name: "Logging", package: "swift-log"),
-                           .product(name: "CoreMetrics", package: "swift-metrics"),
-                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
-        ),
-        .testTarget(
-            name: "DeriveCurlTests",
-            dependencies: ["DeriveCurl", "DeriveCore", "DeriveTestSupport"]
-        ),
+        .target(name: "DeriveTestSupport", dependencies: ["DeriveJobs", "DeriveLanguage", "DerivePostgres", "DeriveSQLite"], path: "Tests/DeriveTestSupport"),
+        // One test target per module, and one for the CLI and whatever crosses modules.
+        .testTarget(name: "DeriveLanguageTests", dependencies: ["DeriveLanguage", "DeriveTestSupport"]),
+        .testTarget(name: "DeriveJobsTests", dependencies: ["DeriveJobs", "DeriveLanguage", "DeriveTestSupport"]),
+        .testTarget(name: "DeriveVipsTests", dependencies: ["DeriveVips", "DeriveVision", "DeriveLanguage", "DeriveJobs", "DeriveDigest", "DeriveTestSupport"]),
+        // The two queue backends held to one conformance suite.
+        .testTarget(name: "DeriveQueueTests", dependencies: ["DeriveJobs", "DeriveLanguage", "DerivePostgres", "DeriveSQLite", "DeriveTestSupport"]),
+        .testTarget(name: "DeriveCurlTests", dependencies: ["DeriveCurl", "DeriveJobs", "DeriveLanguage", "DeriveTestSupport"]),
+        // The worker in process, on the in-memory queue or SQLite, with the real engine and fetcher.
+        .testTarget(name: "DeriveWorkerTests", dependencies: [
+            "DeriveWorker", "DeriveJobs", "DeriveLanguage", "DeriveDigest", "DeriveVips", "DeriveCurl", "DeriveSQLite", "DeriveTestSupport",
+            .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        .testTarget(name: "DeriveDashboardTests", dependencies: [
+            "DeriveDashboard", "DeriveJobs", "DeriveLanguage", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The built `derive` as a user runs it, and tests that need several modules at once.
+        .testTarget(name: "DeriveIntegrationTests", dependencies: [
+            "DeriveLanguage", "DeriveJobs", "DeriveWorker", "DeriveDashboard", "DerivePostgres", "DeriveSQLite", "DeriveCurl",
+            "DeriveVips", "DeriveVision", "DeriveDigest", "DeriveTestSupport",
+            .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,7 +7,7 @@ Usage: python3 Benchmarks/metric_check.py DERIVE_BINARY FIXTURES_DIR [--expected
 
 Prints one line per pair and a summary (Pearson and Spearman correlation, largest and mean
 absolute difference). With --expected, also writes the reference scores of a few small pairs
-for the unit test (Tests/DeriveCoreTests/Resources is not used: the test makes the same pairs
+for the unit test (Tests/DeriveLanguageTests/Resources is not used: the test makes the same pairs
 itself from the PNGs written beside the JSON).
 """
 import argparse

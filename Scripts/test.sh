@@ -21,6 +21,9 @@ language_corpus
 # Real files of the further source formats (pinned Pillow sdist and libvips source, fetched once).
 format_fixtures
 
+# Every relative link and anchor in the documentation resolves (README, CHANGELOG, Docs/, Benchmarks/).
+python3 Scripts/check-doc-links.py
+
 export DERIVE_TEST_SUITE=1
 # libvips warns on stderr about every odd tag of the hostile-input tests (hundreds of lines);
 # they would bury the test log.

@@ -11,7 +11,8 @@
 // check that no job was claimed twice and none was lost. --start-at holds the claimers until
 // then, so processes launched one after another (slowly, on a loaded machine) drain together.
 
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import DerivePostgres
 import DeriveSQLite
 import Foundation

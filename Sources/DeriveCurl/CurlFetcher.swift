@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// Fetches sources over libcurl: `http`/`https` (with the SSRF guard on every connection,

@@ -1,6 +1,7 @@
 internal import CCurl
 internal import CCurlShim
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 import Synchronization
 

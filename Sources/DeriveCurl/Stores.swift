@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// Builds the configured asset store: a folder, or an S3 bucket.

@@ -53,13 +53,4 @@ public struct DashboardAccess: Sendable {
         for index in 0..<min(x.count, y.count) { difference |= x[index] ^ y[index] }
         return difference == 0
     }
-
-    /// `application/x-www-form-urlencoded` fields.
-    static func form(_ body: Data) -> [String: String] {
-        var components = URLComponents()
-        components.percentEncodedQuery = String(decoding: body, as: UTF8.self).replacingOccurrences(of: "+", with: "%20")
-        var fields: [String: String] = [:]
-        for item in components.queryItems ?? [] { fields[item.name] = item.value ?? "" }
-        return fields
-    }
 }

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import FlyingFox
 import DeriveHTTP
 import Foundation
@@ -81,19 +82,25 @@ public final class DashboardServer: Sendable {
         await add("GET /jobs/:id") { request in Pages.guarded { try pages.job(request) } }
         await add("GET /jobs/:id/outputs/:index") { request in Pages.guarded { try pages.output(request) } }
         await add("GET /login") { _ in Pages.respond(access.canAct ? Views.login(failed: false) : Views.notFound("This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set.")) }
-        await add("POST /login") { request in pages.login(DashboardAccess.form(try await request.bodyData)) }
-        await add("POST /jobs/:id/retry") { request in
-            let form = DashboardAccess.form(try await request.bodyData)
-            return Pages.guarded { try pages.act(request, form: form) { id throws(DeriveError) in try pages.retry(id) } }
+        // A POST's form is read before anything else, within a bound; a body that cannot be
+        // read or is too long is answered 400 or 413 here, before any handler sees it.
+        func post(_ route: String, _ handler: @escaping @Sendable (HTTPRequest, [String: String]) -> HTTPResponse) async {
+            await add("POST " + route) { request in
+                switch await FormBody.read(request) {
+                case .fields(let form): handler(request, form)
+                case .unreadable: Pages.respond(Views.notFound("The form could not be read."), status: .badRequest)
+                case .tooLarge: Pages.respond(Views.notFound("The form is larger than \(FormBody.limit) bytes."), status: .payloadTooLarge)
+                }
+            }
         }
-        await add("POST /jobs/:id/cancel") { request in
-            let form = DashboardAccess.form(try await request.bodyData)
-            return Pages.guarded { try pages.act(request, form: form) { id throws(DeriveError) in try pages.cancel(id) } }
+        await post("/login") { _, form in pages.login(form) }
+        await post("/jobs/:id/retry") { request, form in
+            Pages.guarded { try pages.act(request, form: form) { id throws(DeriveError) in try pages.retry(id) } }
         }
-        await add("POST /failures/retry") { request in
-            let form = DashboardAccess.form(try await request.bodyData)
-            return Pages.guarded { try pages.retryGroup(request, form: form) }
+        await post("/jobs/:id/cancel") { request, form in
+            Pages.guarded { try pages.act(request, form: form) { id throws(DeriveError) in try pages.cancel(id) } }
         }
+        await post("/failures/retry") { request, form in Pages.guarded { try pages.retryGroup(request, form: form) } }
         await add("GET /failures") { request in Pages.guarded { try pages.failures(request) } }
         await add("GET /assets") { request in Pages.guarded { try pages.assets(request) } }
         await add("GET /assets/:id") { request in Pages.guarded { try pages.asset(request) } }
@@ -101,10 +108,7 @@ public final class DashboardServer: Sendable {
         await add("GET /presets") { _ in Pages.guarded { try pages.presets() } }
         await add("GET /presets/:name") { request in Pages.guarded { try pages.preset(request) } }
         await add("GET /presets/:name/reprocess") { request in Pages.guarded { try pages.reprocessCount(request) } }
-        await add("POST /presets/:name/reprocess") { request in
-            let form = DashboardAccess.form(try await request.bodyData)
-            return Pages.guarded { try pages.reprocess(request, form: form) }
-        }
+        await post("/presets/:name/reprocess") { request, form in Pages.guarded { try pages.reprocess(request, form: form) } }
         await add("GET /schedules") { _ in Pages.guarded { try pages.schedules() } }
         await add("GET /static/dashboard.css") { _ in Pages.respond(Assets.style, type: "text/css; charset=utf-8") }
         await add("GET /static/favicon.svg") { _ in Pages.respond(Assets.favicon, type: "image/svg+xml") }
@@ -114,6 +118,30 @@ public final class DashboardServer: Sendable {
 
     public func stop() async {
         await listener.stop()
+    }
+}
+
+/// A POST's form fields, read from a body of at most `limit` bytes (Derive's forms carry a
+/// token, a CSRF value and a word or two).
+enum FormBody {
+    case fields([String: String])
+    /// The body could not be read: a broken chunked encoding, a connection cut short.
+    case unreadable
+    case tooLarge
+
+    static let limit = 16 * 1024
+
+    static func read(_ request: HTTPRequest) async -> FormBody {
+        var body = Data()
+        do {
+            for try await chunk in request.bodySequence {
+                body.append(chunk)
+                if body.count > limit { return .tooLarge }
+            }
+        } catch {
+            return .unreadable
+        }
+        return .fields(FormFields.parse(body))
     }
 }
 

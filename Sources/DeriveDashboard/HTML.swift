@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// HTML text, built only from escaped strings and markup written here: every value that comes

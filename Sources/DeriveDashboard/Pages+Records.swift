@@ -1,5 +1,5 @@
-import DeriveCore
-import DeriveWorker
+import DeriveLanguage
+import DeriveJobs
 import FlyingFox
 import Foundation
 

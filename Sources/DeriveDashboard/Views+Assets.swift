@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// The asset pages: a contact sheet of recent assets, and one asset with every derivative, its

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// The dashboard's pages, as pure functions of what the queue's seams return: testable without

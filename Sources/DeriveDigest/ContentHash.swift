@@ -2,7 +2,7 @@ internal import CCrypto
 
 /// SHA-256 of content (sources and outputs) through OpenSSL's libcrypto, which uses the CPU's
 /// SHA instructions: several times faster than plain Swift on megabytes of image data.
-/// Identity hashes of short canonical texts stay in DeriveCore's pure `SHA256`.
+/// Identity hashes of short canonical texts stay in DeriveLanguage's pure `SHA256`.
 public struct ContentHash: ~Copyable {
     private let context: OpaquePointer
 

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 
 /// One numbered SQL file from `Migrations/`.
 public struct Migration: Sendable, Hashable {

@@ -1,5 +1,6 @@
 internal import CLibPQ
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// An error from PostgreSQL or from reaching it, with its SQLSTATE when the server sent one.

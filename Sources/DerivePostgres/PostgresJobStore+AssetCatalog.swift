@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 
 extension PostgresJobStore: AssetCatalog {
     public func recentAssets(before cursor: Int64?, limit: Int, outputsPerAsset: Int) throws(DeriveError) -> AssetPage {

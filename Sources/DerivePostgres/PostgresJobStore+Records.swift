@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 
 extension PostgresJobStore {
     /// Upserts the assets and derivatives of completed runs, inside the caller's transaction.

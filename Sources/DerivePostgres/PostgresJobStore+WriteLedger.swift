@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// The write ledger on PostgreSQL. A key's notes and its removal take turns on a transaction

@@ -1,5 +1,6 @@
 internal import CSQLite
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// An error from SQLite, with its extended result code.
@@ -41,7 +42,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A value bound to or read from a statement: SQLite's storage classes are DeriveCore's
+/// A value bound to or read from a statement: SQLite's storage classes are DeriveJobs'
 /// `DatabaseValue`, the bind and row type both stores share.
 public typealias SQLiteValue = DatabaseValue
 

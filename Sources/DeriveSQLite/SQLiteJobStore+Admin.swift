@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// The write ledger on SQLite. Every write transaction holds the file's one write lock, so a

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// The embedded queue: the same `JobStore` semantics on one SQLite file, for any number of

@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 
 /// The effects that change the image's shape or canvas: e_distort (libvips' mapim samples the
 /// image at the point DistortGeometry gives for each output pixel, the map itself drawn lazily by

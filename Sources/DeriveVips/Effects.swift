@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 import Foundation
 
 /// The colour and filter effects. Amounts follow Cloudinary's ranges (evaluated by the planner
@@ -212,7 +212,7 @@ enum Effects {
                 return try mapped.blended(with: rgb, mask: weight).interpreted(as: "srgb")
             }
         case .simulateColorblind(let condition):
-            // The condition's matrix (DeriveCore) on linear RGB (libvips' scrgb), back to sRGB.
+            // The condition's matrix (DeriveLanguage) on linear RGB (libvips' scrgb), back to sRGB.
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.rgb().colourspace("scrgb").recombined(condition.matrix, uchar: false)
                     .interpreted(as: "scrgb").colourspace("srgb").cast("uchar")

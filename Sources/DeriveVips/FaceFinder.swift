@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 
 /// Runs a face detector on a decoded image: a grey copy whose shorter side is the detection
 /// size (enlarged at most twice, since enlarging adds no detail), faces scaled back to the

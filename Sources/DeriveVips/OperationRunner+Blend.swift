@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 
 /// The blend modes that change the layer or the image's size rather than only how their pixels
 /// combine: `e_anti_removal` and `fl_cutter`.

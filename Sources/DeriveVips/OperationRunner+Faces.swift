@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 
 /// What the runner does with faces: windows that keep them, regions cut around them, privacy
 /// effects over them, overlays placed on them. The decisions are FaceGeometry's; this file

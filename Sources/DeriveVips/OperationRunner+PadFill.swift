@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 
 /// `b_blurred` and `b_auto`: padding filled from the image itself. The placement is the
 /// planner's (the same as a colour's); only what fills the rest is decided here.

@@ -1,5 +1,5 @@
 internal import CVips
-import DeriveCore
+import DeriveLanguage
 
 /// Text layers: libvips' `text` (Pango) renders a coverage mask of the escaped text, which
 /// becomes the alpha of a plane in the text colour, with the outline of a stroke beneath it.

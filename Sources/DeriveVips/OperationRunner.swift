@@ -1,8 +1,8 @@
-import DeriveCore
+import DeriveLanguage
 
 /// Executes planned operations on an image. The geometry is the planner's; the runner decides
 /// only what content decides (smart and face crops, trims, deferred steps, overlay sizes), and
-/// does so through DeriveCore's functions so that it agrees with `derive explain`. It follows
+/// does so through DeriveLanguage's functions so that it agrees with `derive explain`. It follows
 /// the job's faces through every operation, so each content-aware step sees them where they are.
 final class OperationRunner {
     let planner: Planner

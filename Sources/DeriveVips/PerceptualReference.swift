@@ -1,7 +1,7 @@
 internal import CVips
 internal import CVipsShim
 internal import CJpegShim
-import DeriveCore
+import DeriveLanguage
 import Foundation
 
 /// What `q_auto` candidates are compared with: the pixels the encoder receives, or for a large

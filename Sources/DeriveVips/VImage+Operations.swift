@@ -1,6 +1,6 @@
 internal import CVips
 internal import CVipsShim
-import DeriveCore
+import DeriveLanguage
 
 /// The libvips operations the engine uses, as typed methods. Each returns a new image.
 extension VImage {

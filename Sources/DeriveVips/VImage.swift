@@ -1,6 +1,6 @@
 internal import CVips
 internal import CVipsShim
-import DeriveCore
+import DeriveLanguage
 import Foundation
 
 /// One owning reference to a `VipsImage`, released in `deinit`. Images are immutable values in

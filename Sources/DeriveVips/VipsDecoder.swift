@@ -1,7 +1,7 @@
 internal import CVips
 import Foundation
 internal import CVipsShim
-import DeriveCore
+import DeriveLanguage
 
 /// Reading headers and decoding at size. Only formats Derive recognises by their magic bytes
 /// reach libvips, and each goes to the loader for that format: a file that claims one format

@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 
 /// Encoders for every output format. The image arrives as 8-bit sRGB (or grey); formats
 /// without alpha get it flattened onto white; `strip` drops EXIF, XMP, IPTC and the ICC

@@ -1,6 +1,6 @@
-import DeriveCore
+import DeriveLanguage
 
-/// `fl_clip`: the source clipped to a Photoshop path stored in it. DeriveCore reads the path
+/// `fl_clip`: the source clipped to a Photoshop path stored in it. DeriveLanguage reads the path
 /// from the source's bytes and fills it into a mask (libvips' SVG loader, an untrusted loader,
 /// is blocked in most deployments).
 extension VipsEngine {

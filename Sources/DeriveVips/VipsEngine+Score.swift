@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 
 extension VipsEngine {
     /// The SSIMULACRA 2 score of `distorted` against `reference` (two encoded images of the

@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 import DeriveDigest
 import Foundation
 
@@ -56,7 +56,7 @@ public struct VipsEngine: ImageEngine {
         return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> RenderResult in
             // 1. Decode once, into memory, so every output and the metadata read the same pixels
             //    without decoding again. The decode is no larger than the largest output.
-            var clock = Clock()
+            var clock = LapTimer()
             let (decoded, loaded) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode,
                                                            inflateLimit: settings.sourceLimits.maxInputBytes)
             timings.decode = clock.lap()
@@ -118,7 +118,7 @@ public struct VipsEngine: ImageEngine {
 
     func output(_ planned: PlannedOutput, from decoded: VImage, runner: OperationRunner,
                 extra: [ImageOperation] = [], breakpointWidth: Int? = nil) throws(DeriveError) -> RenderedOutput {
-        var clock = Clock()
+        var clock = LapTimer()
         let image = try applied(planned.operations + extra, to: decoded, planned: planned, runner: runner)
         let applyTime = clock.lap()
         let crops = runner.takeDecisions()
@@ -141,7 +141,7 @@ public struct VipsEngine: ImageEngine {
 
     func encoded(_ lazy: VImage, planned: PlannedOutput, breakpointWidth: Int?, applyMilliseconds: Double,
                  hints: [OutputFormat: Int] = [:]) throws(DeriveError) -> RenderedOutput {
-        var clock = Clock()
+        var clock = LapTimer()
         // Computed once: the encoder and the preview for the metadata read the same pixels.
         let image = try lazy.inMemory()
         let animated = planned.keepsAnimation && image.pages > 1
@@ -163,14 +163,14 @@ public struct VipsEngine: ImageEngine {
     /// widest whose file is at least `bytes` smaller than the previous one (binary search).
     func breakpoints(_ planned: PlannedOutput, search: BreakpointSearch, from decoded: VImage,
                      runner: OperationRunner) throws(DeriveError) -> [RenderedOutput] {
-        var clock = Clock()
+        var clock = LapTimer()
         let base = try applied(planned.operations, to: decoded, planned: planned, runner: runner).inMemory()
         let baseTime = clock.lap()
         let crops = runner.takeDecisions()
         // Each width's q_auto search starts where the widest one's ended.
         var hints: [OutputFormat: Int] = [:]
         func render(_ width: Int) throws(DeriveError) -> RenderedOutput {
-            var clock = Clock()
+            var clock = LapTimer()
             let (operations, _) = try runner.planned([.resize(Resize(mode: .limit, width: .pixels(width)))], on: base.frameSize)
             let image = try applied(operations, to: base, planned: planned, runner: runner)
             return try encoded(image, planned: planned, breakpointWidth: width, applyMilliseconds: baseTime + clock.lap(), hints: hints)
@@ -242,7 +242,7 @@ public struct VipsEngine: ImageEngine {
         let scale = min(1, Double(settings.faces.shortSide) / Double(min(oriented.width, oriented.height)))
         let size = Size(ResizeGeometry.px(Double(oriented.width) * scale), ResizeGeometry.px(Double(oriented.height) * scale))
         return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> FaceFindings in
-            var clock = Clock()
+            var clock = LapTimer()
             let (decoded, _) = try VipsDecoder.decode(buffer, facts: inspection.facts,
                                                       plan: DecodePlan(size: size, scale: scale, pages: .page(1)),
                                                       inflateLimit: settings.sourceLimits.maxInputBytes)
@@ -260,7 +260,7 @@ public struct VipsEngine: ImageEngine {
 }
 
 /// Milliseconds between laps.
-struct Clock {
+struct LapTimer {
     private var last = DispatchTime.now().uptimeNanoseconds
 
     mutating func lap() -> Double {

@@ -1,6 +1,6 @@
 internal import CVips
 internal import CVipsShim
-import DeriveCore
+import DeriveLanguage
 import Synchronization
 
 /// libvips is initialised once per process, before any concurrent use, and configured from

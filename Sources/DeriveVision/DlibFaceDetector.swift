@@ -1,5 +1,5 @@
 internal import CFaceShim
-import DeriveCore
+import DeriveLanguage
 import Synchronization
 
 /// dlib's HOG frontal-face detector: five HOG filters (front, looking left and right, and front

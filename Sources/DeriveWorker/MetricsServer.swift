@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import FlyingFox
 import DeriveHTTP
 import Foundation
@@ -50,7 +51,7 @@ public final class MetricsServer: Sendable {
         await listener.stop()
     }
 
-    private static func json(_ result: (ok: Bool, report: DeriveCore.JSONValue)) -> HTTPResponse {
+    private static func json(_ result: (ok: Bool, report: DeriveLanguage.JSONValue)) -> HTTPResponse {
         HTTPResponse(statusCode: result.ok ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
                      body: Data((JSONWriter.compact(result.report) + "\n").utf8))
     }

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 import Logging
 import Synchronization
@@ -8,6 +9,11 @@ import Synchronization
 extension Worker {
     func dispatch(on threads: BlockingPool) async {
         var failures = 0
+        // With --until-idle, how long to wait before asking again whether the queues are empty:
+        // the last job's completion is recorded just after its slot frees (the batcher), so
+        // the first answer is often "running"; ask again soon, then less often (up to the poll
+        // interval) while other workers' jobs run.
+        var idleRecheck = 0.02
         while !isStopping {
             health.looped()
             let free = settings.slots - state.withLock { $0.inFlight }
@@ -24,6 +30,7 @@ extension Worker {
                     health.database(nil)
                     failures = 0
                     if !jobs.isEmpty {
+                        idleRecheck = 0.02
                         await hand(jobs)
                         // A full batch: there may be more; claim again as soon as a slot frees.
                         if jobs.count == free { continue }
@@ -36,6 +43,11 @@ extension Worker {
                         if case .failure(let error)? = idle {
                             metrics.increment(.databaseErrors)
                             logger.warning("cannot tell whether the queues are empty; asking again", metadata: ["error": "\(error)"])
+                        }
+                        if case .success(false)? = idle, idleRecheck < settings.pollInterval {
+                            await doorbell.wait(timeout: .seconds(of: idleRecheck), clock: clock)
+                            idleRecheck = min(settings.pollInterval, idleRecheck * 2)
+                            continue
                         }
                     }
                 case .failure(let error):

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 import Logging
 import Synchronization
@@ -46,7 +47,7 @@ extension Worker {
             guard let source = resolved.source else { throw DeriveError(.invalidJob, "source: is missing") }
             log[metadataKey: "source"] = "\(Redacted.url(source))"
             let outcome = try pipeline.run(resolved, source: source, stage: { [self] stage in
-                state.withLock { $0.running[run.id]?.stage = Stage(stage) }
+                state.withLock { $0.running[run.id]?.stage = stage }
             }, isCancelled: { [self] in
                 state.withLock { $0.running[run.id]?.cancelRequested ?? false }
             }, beforeStoring: { [self] keys throws(DeriveError) in

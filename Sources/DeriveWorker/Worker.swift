@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 import AsyncAlgorithms
 import Logging
@@ -41,21 +42,8 @@ public final class Worker: Service, Sendable {
         case completed, retried, failed, cancelled, stale, released
     }
 
-    /// What a running job is doing, as `derive status` and the dashboard show it.
-    public enum Stage: String, Sendable {
-        case resolve, fetch, decode, store
-        /// A reprocess or revalidation task enqueuing its jobs.
-        case enqueue
-
-        init(_ stage: JobPipeline.Stage) {
-            switch stage {
-            case .resolve: self = .resolve
-            case .fetch: self = .fetch
-            case .decode: self = .decode
-            case .store: self = .store
-            }
-        }
-    }
+    /// What a running job is doing: the pipeline's stages, and `enqueue` for tasks.
+    public typealias Stage = JobPipeline.Stage
 
     struct InFlight {
         var job: ClaimedJob

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 
 /// What a worker asks of the database, by consumer. The queue is all it needs to run jobs;
 /// the rest is what a deployment adds around them, and a part left out is a duty this worker

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// How a worker runs: which queues, how many jobs at once, how long its leases last.

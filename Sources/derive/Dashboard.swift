@@ -1,5 +1,6 @@
 import ArgumentParser
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import DeriveDashboard
 import Foundation
 import Logging
@@ -23,8 +24,8 @@ struct Dashboard: ParsableCommand {
     @Option(name: .long, help: "The port. Env: DERIVE_DASHBOARD_PORT (default 8080; 0 picks a free one).")
     var port: Int?
 
-    @Option(name: .long, help: "The store whose outputs the job pages show: a folder or s3://bucket/prefix. Env: DERIVE_STORE.")
-    var store: String?
+    @OptionGroup var storeOption: StoreOption
+    var store: String? { storeOption.store }
 
     @OptionGroup var databaseOption: DatabaseOption
 

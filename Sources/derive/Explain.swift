@@ -1,5 +1,6 @@
 import ArgumentParser
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 struct Explain: ParsableCommand {
@@ -91,7 +92,7 @@ struct CLIError: Error {
 func reportingFailures(_ command: String, _ body: () throws -> Void) throws {
     do {
         try body()
-    } catch let error as DeriveCore.ValidationError {
+    } catch let error as DeriveLanguage.ValidationError {
         printError("derive \(command): invalid input\n\(error)")
         throw ExitCode.failure
     } catch let error as DeriveError {

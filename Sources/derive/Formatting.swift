@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// `30d`, `12h`, `90m`, `45s` or plain seconds.
@@ -16,7 +17,7 @@ func isoTime(_ date: Date) -> String {
     return formatter.string(from: date)
 }
 
-/// `3s`, `4m`, `2h05m`, `3d` (DeriveCore's, shared with the dashboard).
+/// `3s`, `4m`, `2h05m`, `3d` (DeriveJobs', shared with the dashboard).
 func duration(_ seconds: Double) -> String { humanDuration(seconds) }
 
 /// Columns padded to their widest cell.

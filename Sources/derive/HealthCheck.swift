@@ -1,5 +1,6 @@
 import ArgumentParser
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 struct HealthCheck: ParsableCommand {
@@ -16,8 +17,8 @@ struct HealthCheck: ParsableCommand {
         """
     )
 
-    @Option(name: .long, help: "Where outputs go. Env: DERIVE_STORE (default ./derived).")
-    var store: String?
+    @OptionGroup var storeOption: StoreOption
+    var store: String? { storeOption.store }
 
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var output: OutputOption

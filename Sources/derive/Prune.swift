@@ -1,5 +1,6 @@
 import ArgumentParser
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 struct Prune: ParsableCommand {
@@ -25,8 +26,8 @@ struct Prune: ParsableCommand {
     @Option(name: .long, help: "Age after which an interrupted write's leftovers are removed. Env: DERIVE_ABANDONED_AFTER (default 1h).")
     var abandonedAfter: String?
 
-    @Option(name: .long, help: "The store: a folder, file:///path or s3://bucket/prefix. Env: DERIVE_STORE (default ./derived).")
-    var store: String?
+    @OptionGroup var storeOption: StoreOption
+    var store: String? { storeOption.store }
 
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var output: OutputOption

@@ -1,5 +1,6 @@
 import ArgumentParser
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import DeriveCurl
 import DeriveVips
 import DeriveWorker
@@ -13,8 +14,8 @@ struct Run: ParsableCommand {
         worker. Outputs go to <out>/<source name>/<output name>[-<width>w].<ext>, or with --store
         to the configured store under keys from the key template. Prints a JSON array with one
         report per source: its metadata, the decode, every output's metadata and location, and
-        the time each stage took. Settings come from DERIVE_* environment variables (see the
-        README); the flags below override them.
+        the time each stage took. Settings come from DERIVE_* environment variables (see
+        Docs/configuration.md); the flags below override them.
 
           derive run photo.jpg --chain 'c_fill,w_400,h_400,g_auto/f_webp'
           derive run https://example.com/cat.jpg --chain job.json --store s3://bucket/derived

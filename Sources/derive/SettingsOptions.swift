@@ -1,5 +1,6 @@
 import ArgumentParser
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import Foundation
 
 /// Settings shared by the commands that fetch, decode and store: the DERIVE_* environment,

@@ -1,5 +1,6 @@
 import ArgumentParser
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import DeriveDigest
 import DeriveWorker
 import Foundation
@@ -198,8 +199,8 @@ struct Submit: ParsableCommand {
     @Option(name: .customLong("from"), help: "Read more sources from a file, one per line (- for standard input).")
     var list: String?
 
-    @Option(name: .long, help: "Where local files are stored: a folder, file:///path or s3://bucket/prefix. Env: DERIVE_STORE (default ./derived).")
-    var store: String?
+    @OptionGroup var storeOption: StoreOption
+    var store: String? { storeOption.store }
 
     @OptionGroup var job: JobOptions
     @OptionGroup var databaseOption: DatabaseOption
@@ -230,8 +231,8 @@ struct Upload: ParsableCommand {
     @Argument(help: "Local image files.")
     var files: [String]
 
-    @Option(name: .long, help: "Where originals are stored: a folder, file:///path or s3://bucket/prefix. Env: DERIVE_STORE (default ./derived).")
-    var store: String?
+    @OptionGroup var storeOption: StoreOption
+    var store: String? { storeOption.store }
 
     @OptionGroup var job: JobOptions
     @OptionGroup var databaseOption: DatabaseOption

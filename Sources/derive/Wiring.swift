@@ -1,5 +1,6 @@
 import ArgumentParser
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import DeriveCurl
 import DerivePostgres
 import DeriveSQLite
@@ -9,6 +10,12 @@ import DeriveWorker
 import Foundation
 
 /// `--database`, for every command that reads or writes the queue.
+/// `--store`, as every command that reads or writes the asset store takes it.
+struct StoreOption: ParsableArguments {
+    @Option(name: .long, help: "The asset store: a folder, file:///path or s3://bucket/prefix. Env: DERIVE_STORE (default ./derived).")
+    var store: String?
+}
+
 struct DatabaseOption: ParsableArguments {
     @Option(name: .long, help: "The queue: a postgres:// URL or sqlite:PATH. Env: DERIVE_DATABASE_URL (default: sqlite:derive.sqlite).")
     var database: String?

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreMetrics
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import DeriveDashboard
 import DeriveWorker
 import Dispatch
@@ -59,8 +60,8 @@ struct Work: ParsableCommand {
     @Option(name: .long, help: "debug, info, warning or error. Env: DERIVE_LOG_LEVEL (default info).")
     var logLevel: String?
 
-    @Option(name: .long, help: "Where outputs go: a folder, file:///path or s3://bucket/prefix. Env: DERIVE_STORE (default ./derived).")
-    var store: String?
+    @OptionGroup var storeOption: StoreOption
+    var store: String? { storeOption.store }
 
     @Option(name: .long, help: "Where overlay names (l_logo) are found: a folder or a URL prefix. Env: DERIVE_OVERLAY_BASE.")
     var overlays: String?

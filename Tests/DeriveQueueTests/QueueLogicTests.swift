@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 @testable import DerivePostgres
 import DeriveTestSupport
 import Foundation

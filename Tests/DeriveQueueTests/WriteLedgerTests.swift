@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import DeriveTestSupport
 import Foundation
 import Synchronization

@@ -67,3 +67,16 @@ public final class BackgroundProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: log)
     }
 }
+
+extension BackgroundProcess {
+    /// The port a server names in its log after `prefix` (`derive dashboard --port 0` says
+    /// "listening on http://127.0.0.1:PORT"), or nil when it has not after 10 s.
+    public func listeningPort(after prefix: String = "listening on http://127.0.0.1:") -> Int? {
+        for _ in 0..<400 {
+            if let port = logLines.joined().components(separatedBy: prefix).dropFirst().first
+                .flatMap({ Int($0.prefix { $0.isNumber }) }) { return port }
+            Thread.sleep(forTimeInterval: 0.025)
+        }
+        return nil
+    }
+}

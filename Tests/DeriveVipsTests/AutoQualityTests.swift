@@ -1,5 +1,5 @@
+import DeriveLanguage
 import Foundation
-import DeriveCore
 import DeriveTestSupport
 @testable import DeriveVips
 import Testing

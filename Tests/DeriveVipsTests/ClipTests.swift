@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 import DeriveTestSupport
 @testable import DeriveVips
 import Foundation

@@ -1,4 +1,4 @@
-import DeriveCore
+import DeriveLanguage
 @testable import DeriveVips
 import Testing
 

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveJobs
+import DeriveLanguage
 import DeriveTestSupport
 @testable import DeriveVips
 import Foundation
@@ -213,5 +214,5 @@ import Testing
 
 /// Independent SHA-256 for checking the OpenSSL-backed content hashes.
 enum ContentHashReference {
-    static func sha256(_ bytes: [UInt8]) -> String { DeriveCore.SHA256.hex(bytes) }
+    static func sha256(_ bytes: [UInt8]) -> String { DeriveLanguage.SHA256.hex(bytes) }
 }

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveJobs
+import DeriveLanguage
 import DeriveTestSupport
 @testable import DeriveVips
 import Foundation

@@ -1,4 +1,5 @@
-import DeriveCore
+import DeriveLanguage
+import DeriveJobs
 import DeriveCurl
 import DeriveTestSupport
 import DeriveVips

@@ -1,7 +1,7 @@
 #ifndef CMETRICKERNELS_H
 #define CMETRICKERNELS_H
 
-// The inner loops of SSIMULACRA 2 (DeriveCore's Ssimulacra2.swift keeps the method: scales,
+// The inner loops of SSIMULACRA 2 (DeriveLanguage's Pixels/Ssimulacra2.swift keeps the method: scales,
 // which terms count, weights, the final mapping). No C library behind them: they are in C so
 // the compiler can build each twice (target_clones), for x86-64-v3 (AVX2 and FMA, every x86
 // server CPU since about 2015) and for any x86-64, and the loader picks the one this CPU runs.

@@ -1,0 +1,45 @@
+import DeriveLanguage
+import DeriveDigest
+import Foundation
+
+/// Asks a source's origin whether it changed. A `304`, or the same content hash, costs that
+/// one request and nothing else; changed content gets the outputs the old content had, derived
+/// again (its completion records the new asset and moves the source to a new version).
+package struct SourceCheck {
+    let database: any JobStore & ReprocessStore
+    let fetcher: any SourceFetcher
+
+    package init(database: any JobStore & ReprocessStore, fetcher: any SourceFetcher) {
+        self.database = database
+        self.fetcher = fetcher
+    }
+
+    package func run(_ url: String, queue: String, priority: Int) throws(DeriveError) -> JSONValue {
+        guard let state = try database.source(url) else {
+            throw DeriveError(.invalidJob, "no source \(Quoted(Redacted.url(url))) is recorded: only sources of derived assets can be checked")
+        }
+        guard let fetched = try fetcher.revalidate(url, etag: state.etag, lastModified: state.lastModified) else {
+            try database.sourceUnchanged(url, etag: nil, lastModified: nil)
+            return .object(["source": .string(Redacted.url(url)), "outcome": .string("not-modified")])
+        }
+        let sha = ContentHash.sha256(fetched.image.bytes)
+        guard sha != state.assetSHA256 else {
+            try database.sourceUnchanged(url, etag: fetched.etag, lastModified: fetched.lastModified)
+            return .object(["source": .string(Redacted.url(url)), "outcome": .string("unchanged")])
+        }
+        let (presets, outputs) = try database.derivationsOf(assetSHA256: state.assetSHA256)
+        var jobs = presets.map { preset in
+            NewJob(payload: .object(["version": .int(1), "source": .string(url), "preset": .string(preset)]), queue: queue, priority: priority,
+                   dedupeKey: "changed:\(preset):\(sha)")
+        }
+        if !outputs.isEmpty {
+            jobs.append(NewJob(payload: .object(["version": .int(1), "source": .string(url), "outputs": .array(outputs)]), queue: queue,
+                               priority: priority, dedupeKey: "changed::\(sha)"))
+        }
+        let submitted = try database.submit(jobs)
+        return .object([
+            "source": .string(Redacted.url(url)), "outcome": .string("changed"), "sha256": .string(sha),
+            "jobs": .array(submitted.map { .int(Int($0.id)) }),
+        ])
+    }
+}

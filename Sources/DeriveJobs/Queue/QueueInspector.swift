@@ -1,0 +1,109 @@
+import DeriveLanguage
+import Foundation
+
+/// Reading the queue for people (`derive jobs`, `derive status`, the dashboard): lists of jobs,
+/// failures by cause and recent throughput.
+public protocol QueueInspector: Sendable {
+    /// Jobs in `state` (any live state when nil), in `queue` (any when nil): live ones oldest
+    /// first, finished ones most recent first.
+    func jobs(state: JobState?, queue: String?, limit: Int) throws(DeriveError) -> [JobSnapshot]
+    /// Jobs finished since `date`, by outcome.
+    func finishedCounts(since date: Date) throws(DeriveError) -> [JobState: Int]
+    /// A page of finished jobs, newest first, after `cursor` (the previous page's `next`).
+    /// Keyset paging: a page costs the same on the thousandth page as on the first.
+    func finishedJobs(_ filter: JobFilter, after cursor: JobCursor?, limit: Int) throws(DeriveError) -> JobPage
+    /// Failed jobs since `date` grouped by their last error's code, most frequent first.
+    func failureGroups(since date: Date) throws(DeriveError) -> [FailureGroup]
+    /// Jobs finished since `date`, by outcome, in buckets of `seconds` (a chart's bars).
+    func throughput(since date: Date, bucket seconds: Int) throws(DeriveError) -> [ThroughputBucket]
+}
+
+/// Which finished jobs a listing shows; each field set narrows it.
+public struct JobFilter: Sendable, Hashable {
+    /// `completed`, `failed` or `cancelled`; nil: any.
+    public var outcome: JobState?
+    public var queue: String?
+    /// The code of the job's last error (`source_unavailable`...).
+    public var errorCode: String?
+    /// The source's host, as `SourceAddress.host(of:)` gives it (an S3 source's bucket).
+    public var sourceHost: String?
+    public var finishedSince: Date?
+
+    public init(outcome: JobState? = nil, queue: String? = nil, errorCode: String? = nil, sourceHost: String? = nil,
+                finishedSince: Date? = nil) {
+        self.outcome = outcome
+        self.queue = queue
+        self.errorCode = errorCode
+        self.sourceHost = sourceHost?.lowercased()
+        self.finishedSince = finishedSince
+    }
+}
+
+/// Where a page of finished jobs ended: the next page starts with the jobs finished before
+/// it (and, at the same instant, with a smaller id).
+public struct JobCursor: Sendable, Hashable {
+    public var finishedAt: Date
+    public var id: JobID
+
+    public init(finishedAt: Date, id: JobID) {
+        self.finishedAt = finishedAt
+        self.id = id
+    }
+
+    /// Microseconds since 1970: PostgreSQL keeps times to the microsecond, and the cursor
+    /// must compare equal to the time it came from.
+    public var finishedAtMicroseconds: Int64 { Int64((finishedAt.timeIntervalSince1970 * 1_000_000).rounded()) }
+}
+
+public struct JobPage: Sendable, Equatable {
+    public var jobs: [JobSnapshot]
+    /// Where the next page starts; nil when this one is the last.
+    public var next: JobCursor?
+
+    public init(jobs: [JobSnapshot], limit: Int) {
+        self.jobs = jobs
+        next = jobs.count == limit ? jobs.last.flatMap { job in job.finishedAt.map { JobCursor(finishedAt: $0, id: job.id) } } : nil
+    }
+}
+
+/// Failed jobs that share the code of their last error.
+public struct FailureGroup: Sendable, Equatable {
+    public var code: String
+    public var count: Int
+    public var lastFailedAt: Date
+
+    public init(code: String, count: Int, lastFailedAt: Date) {
+        self.code = code
+        self.count = count
+        self.lastFailedAt = lastFailedAt
+    }
+}
+
+/// Jobs finished in one interval, by outcome.
+public struct ThroughputBucket: Sendable, Equatable {
+    public var start: Date
+    public var counts: [JobState: Int]
+
+    public init(start: Date, counts: [JobState: Int]) {
+        self.start = start
+        self.counts = counts
+    }
+}
+
+extension FailureGroup {
+    /// Columns: code, jobs, last_failed_at.
+    public init(row: DatabaseRow) throws(DeriveError) {
+        self.init(code: try row.string("code"), count: try row.int("jobs"), lastFailedAt: try row.date("last_failed_at"))
+    }
+}
+
+extension ThroughputBucket {
+    /// Rows of: bucket (Unix seconds), outcome, jobs; one bucket per distinct start, oldest first.
+    public static func from(rows: [DatabaseRow]) throws(DeriveError) -> [ThroughputBucket] {
+        var buckets: [Double: [JobState: Int]] = [:]
+        for row in rows {
+            buckets[try row.double("bucket"), default: [:]][try row.value("outcome", as: JobState.self)] = try row.int("jobs")
+        }
+        return buckets.keys.sorted().map { ThroughputBucket(start: Date(timeIntervalSince1970: $0), counts: buckets[$0] ?? [:]) }
+    }
+}

@@ -1,0 +1,69 @@
+import DeriveLanguage
+import DeriveJobs
+import DeriveTestSupport
+import Foundation
+import DeriveTestSupport
+import Testing
+
+/// `derive explain` as a user runs it: the built binary, its stdout, stderr and exit status.
+@Suite struct ExplainCommandTests {
+    static func derive(_ arguments: [String]) throws -> DeriveBinary.Result {
+        try DeriveBinary.run(arguments)
+    }
+
+    @Test func explainsAStringOnARealPhotoWithoutDecoding() throws {
+        let result = try Self.derive(["explain", "--chain", "c_fill,w_250,h_250,g_auto/r_max/e_sepia",
+                                      Paths.fixture("photos/canon-sx60hs_orient6.jpg").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let plan = try JSONParser().parse(result.stdout)
+        // g_auto keeps faces, so the decode is large enough for the detector: a shorter side of
+        // 650 pixels (the detector enlarges it twice, to find faces of 5% of that side).
+        #expect(plan["decode"]?["width"] == .int(650) && plan["decode"]?["height"] == .int(867))
+        #expect(plan["source"]?["orientation"] == .int(6))
+        guard case .array(let outputs)? = plan["outputs"] else {
+            Issue.record("no outputs in \(result.stdout)")
+            return
+        }
+        #expect(outputs[0]["name"] == .string("default"))
+        #expect(outputs[0]["width"] == .int(250) && outputs[0]["height"] == .int(250))
+        #expect(outputs[0]["transformation"] == .string("c_fill,w_250,h_250,g_auto/r_max/e_sepia"))
+    }
+
+    /// A crop mode Cloudinary ignores is accepted, and `explain` says it was left out.
+    @Test func explainSaysWhatItLeftOut() throws {
+        let result = try Self.derive(["explain", "--chain", "c_fill,e_grayscale", "--source-size", "4000x3000"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let plan = try JSONParser().parse(result.stdout)
+        guard case .array(let outputs)? = plan["outputs"], case .array(let notes)? = outputs[0]["notes"] else {
+            Issue.record("no notes in \(result.stdout)")
+            return
+        }
+        #expect(notes == [.string(#"chain component 0 ("c_fill,e_grayscale"): c_fill: Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized"#)])
+        #expect(outputs[0]["width"] == .int(4000) && outputs[0]["transformation"] == .string("e_grayscale"))
+    }
+
+    @Test func explainsAJobFileWithAGivenSourceSize() throws {
+        let job = FileManager.default.temporaryDirectory.appendingPathComponent("derive-explain-\(UUID().uuidString).json")
+        try #"{"source": "https://example.com/a.jpg", "outputs": [{"name": "thumb", "chain": "c_thumb,w_64,h_64", "format": "webp"}, {"name": "full", "chain": [{"resize": {"mode": "limit", "width": 2048}}]}]}"#
+            .write(to: job, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: job) }
+        let result = try Self.derive(["explain", "--chain", job.path, "--source-size", "4000x3000", "--orientation", "6"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let plan = try JSONParser().parse(result.stdout)
+        #expect(plan["decode"]?["width"] == .int(2048) && plan["decode"]?["height"] == .int(2731))
+        guard case .array(let outputs)? = plan["outputs"] else { Issue.record("the plan has no outputs: \(result.stdout)"); return }
+        #expect(outputs.map { $0["name"] } == [.string("thumb"), .string("full")])
+        #expect(outputs[1]["width"] == .int(2048) && outputs[1]["height"] == .int(2731))
+    }
+
+    @Test func invalidInputGoesToStandardErrorWithAFailingStatus() throws {
+        let result = try Self.derive(["explain", "--chain", "c_fill,w_250,h_250,g_auto/r_max/e_sepai", "--source-size", "100x100"])
+        #expect(result.status != 0)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains(#"chain component 2 ("e_sepai"): e_sepai: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#))
+
+        let unreadable = try Self.derive(["explain", "--chain", "w_10", Paths.fixture("hostile/crafted_text-file-named.jpg").path])
+        #expect(unreadable.status != 0)
+        #expect(unreadable.stderr.contains("not an image format Derive recognises; give --source-size instead"))
+    }
+}

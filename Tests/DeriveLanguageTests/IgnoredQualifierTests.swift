@@ -1,0 +1,115 @@
+@testable import DeriveLanguage
+import DeriveTestSupport
+import Foundation
+import Testing
+
+/// Crop modes and gravities Cloudinary accepts and ignores (issue 15, item 5): read as
+/// Cloudinary does, and said in the plan's notes.
+@Suite struct IgnoredQualifierTests {
+    static let source = SourceFacts(format: .jpeg, width: 4000, height: 3000)
+
+    /// Each string means what the second says, and the note names what was left out.
+    @Test(arguments: [
+        ("c_fill,e_grayscale,q_auto", "e_grayscale/q_auto:good",
+         #"chain component 0 ("c_fill,e_grayscale,q_auto"): c_fill: Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized"#),
+        ("g_north_west", "",
+         #"chain component 0 ("g_north_west"): g_north_west: Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized"#),
+        ("c_fill,x_100,y_100/c_crop,w_100", "c_crop,w_100",
+         #"chain component 0 ("c_fill,x_100,y_100"): c_fill,x_100,y_100: Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized"#),
+        ("c_fit,g_north/e_sepia", "e_sepia:80",
+         #"chain component 0 ("c_fit,g_north"): c_fit,g_north: Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized"#),
+        ("w_100,g_north_west", "w_100",
+         #"chain component 0 ("w_100,g_north_west"): g_north_west: Cloudinary ignores a gravity with mode scale, which neither crops nor pads"#),
+        ("c_limit,w_300,g_south", "c_limit,w_300",
+         #"chain component 0 ("c_limit,w_300,g_south"): g_south: Cloudinary ignores a gravity with mode limit, which neither crops nor pads"#),
+        ("c_scale", "",
+         #"chain component 0 ("c_scale"): c_scale: Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized"#),
+        ("c_fit,w_10,g_north", "c_fit,w_10",
+         #"chain component 0 ("c_fit,w_10,g_north"): g_north: Cloudinary ignores a gravity with mode fit, which neither crops nor pads"#),
+        ("c_scale,l_text:Arial_18:Hi", "l_text:Arial_18:Hi/fl_layer_apply",
+         #"chain component 0 ("c_scale,l_text:Arial_18:Hi"): c_scale: Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized"#),
+    ])
+    func readAsCloudinaryDoes(text: String, meaning: String, note: String) throws {
+        let parsed = CloudinaryParser().parse(text)
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        #expect(parsed.notes == [note])
+        let model = try canonical(string: text)
+        let plain = try canonical(string: meaning)
+        #expect(model == plain)
+        #expect(model.identity == plain.identity)
+        // string → model → string → model: the printed form is the plain one, same identity.
+        let printed = try CloudinaryPrinter.string(for: model)
+        #expect(try canonical(string: printed).identity == model.identity)
+    }
+
+    /// `explain` (the plan's JSON) and the planned output carry the note.
+    @Test func thePlanSaysSo() throws {
+        let planned = try plan(["c_fill,e_grayscale"], Self.source)
+        #expect(planned.outputs[0].notes.count == 1)
+        #expect(planned.outputs[0].size == Size(4000, 3000))
+        guard case .array(let outputs)? = planned.json["outputs"], case .array(let notes)? = outputs[0]["notes"] else {
+            Issue.record("no notes in \(JSONWriter.pretty(planned.json))")
+            return
+        }
+        #expect(notes == [.string(#"chain component 0 ("c_fill,e_grayscale"): c_fill: Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized"#)])
+        // A string read whole has no notes, and the plan says nothing.
+        let plain = try plan(["c_fill,w_100,h_100"], Self.source)
+        guard case .array(let plainOutputs)? = plain.json["outputs"], let first = plainOutputs.first else {
+            Issue.record("no outputs in \(JSONWriter.pretty(plain.json))")
+            return
+        }
+        #expect(first["notes"] == nil)
+    }
+
+    /// What is not known to be ignored is still refused, naming the parameter.
+    @Test(arguments: [
+        // c_crop with offsets could cut from the offset to the edges.
+        ("c_crop,x_10,y_10", #"chain component 0 ("c_crop,x_10,y_10"): needs a width, a height or an aspect ratio"#),
+        // Offsets with a mode that neither crops nor pads are not only a gravity.
+        ("w_100,g_north,x_10", #"chain component 0 ("w_100,g_north,x_10"): g does not apply to mode scale, which neither crops nor pads"#),
+    ])
+    func stillRefused(text: String, message: String) {
+        let parsed = CloudinaryParser().parse(text)
+        #expect(parsed.issues.first?.description == message)
+        #expect(parsed.notes.isEmpty)
+    }
+
+    /// JSON is Derive's own language: a contradiction there is still an error.
+    @Test func jsonStillRefusesTheContradiction() {
+        #expect(throws: ValidationError.self) { try TransformationInput.parse(#"[{"resize": {"mode": "fill"}}]"#) }
+        #expect(throws: ValidationError.self) { try TransformationInput.parse(#"[{"resize": {"width": 100, "gravity": "north"}}]"#) }
+    }
+
+    /// fl_ignore_aspect_ratio with c_scale: the side not given stays as it is.
+    @Test(arguments: [
+        ("c_scale,w_200,fl_ignore_aspect_ratio", "c_scale,w_200,h_1.0", Size(200, 3000)),
+        ("h_100,fl_ignore_aspect_ratio", "w_1.0,h_100", Size(4000, 100)),
+        ("w_200,h_100,fl_ignore_aspect_ratio", "w_200,h_100", Size(200, 100)),
+        ("l_logo,w_50,fl_ignore_aspect_ratio/fl_layer_apply", "l_logo/w_50,h_1.0/fl_layer_apply", nil),
+    ])
+    func ignoreAspectRatio(text: String, meaning: String, size: Size?) throws {
+        let model = try canonical(string: text)
+        #expect(model == (try canonical(string: meaning)))
+        #expect(try canonical(string: CloudinaryPrinter.string(for: model)).identity == model.identity)
+        if let size { #expect(try plan([text], Self.source).outputs[0].size == size) }
+    }
+
+    @Test(arguments: [
+        ("c_fill,w_200,fl_ignore_aspect_ratio", #"chain component 0 ("c_fill,w_200,fl_ignore_aspect_ratio"): fl_ignore_aspect_ratio with c_fill: known to Cloudinary, not supported by Derive; Derive reads the flag with c_scale and w_ or h_ (the other side stays as it is)"#),
+        ("w_200,ar_1.0,fl_ignore_aspect_ratio", #"chain component 0 ("w_200,ar_1.0,fl_ignore_aspect_ratio"): fl_ignore_aspect_ratio with ar_: known to Cloudinary, not supported by Derive; Derive reads the flag with c_scale and w_ or h_ (the other side stays as it is)"#),
+        ("e_sepia,fl_ignore_aspect_ratio", #"chain component 0 ("e_sepia,fl_ignore_aspect_ratio"): fl_ignore_aspect_ratio applies to a resize: put it beside c_scale with w_ or h_"#),
+    ])
+    func ignoreAspectRatioRefused(text: String, message: String) {
+        #expect(CloudinaryParser().parse(text).issues.map(\.description) == [message])
+    }
+
+    /// A ratio alone with a mode that neither crops nor pads is refused naming it; with a crop
+    /// mode it picks the largest box of that shape, as before.
+    @Test func aRatioAloneNeedsACropOrPadMode() throws {
+        #expect(CloudinaryParser().parse("ar_3:2").issues.map(\.description) == [
+            #"chain component 0 ("ar_3:2"): ar_3:2 without w_ or h_: known to Cloudinary, not supported by Derive with c_scale (the default): Cloudinary does not document what a mode that neither crops nor pads makes of a ratio alone; give w_ or h_, or a crop or pad mode (c_fill,ar_3:2 keeps the largest box of that shape)"#,
+        ])
+        #expect(CloudinaryParser().parse("c_fit,ar_1.0").issues.first?.description.contains("not supported by Derive with c_fit:") == true)
+        #expect(try plan(["c_fill,ar_1.0"], Self.source).outputs[0].size == Size(3000, 3000))
+    }
+}

@@ -1,0 +1,229 @@
+@testable import DeriveLanguage
+import DeriveTestSupport
+import Foundation
+import Testing
+
+/// How much of the Cloudinary language Derive reads, measured on public strings: the corpus
+/// `Benchmarks/language/corpus.py` writes (the image transformation strings of pinned PyPI
+/// source distributions' tests and docs, and the hand-written documentation and issue examples
+/// beside it), whose path `Scripts/test.sh` and `Benchmarks/language.sh` pass in
+/// `DERIVE_LANGUAGE_CORPUS`. Each string goes through what `derive explain` does — parse,
+/// resolve, plan — and is accepted, refused with a clear reason, or refused with an unclear
+/// one. Features that need generative AI or a third-party add-on are counted apart: Derive will
+/// not have them. The figures only move up; `bash Benchmarks/language.sh` prints them with the
+/// reasons behind every refusal.
+@Suite(.enabled(if: CorpusMeasurement.corpus != nil, "needs DERIVE_LANGUAGE_CORPUS, the corpus Scripts/test.sh builds with Benchmarks/language/corpus.py"))
+struct LanguageCorpusTests {
+    /// The figures at the last measurement (Benchmarks/RESULTS.md). Raise them as the language
+    /// grows; the test fails if fewer strings are accepted or more are refused unclearly.
+    static let acceptedAtLeast = 126
+    static let unclearAtMost = 0
+    static let corpusSize = 165
+
+    @Test func theAcceptedShareOnlyGrowsAndNoMessageGetsLessClear() throws {
+        let measurement = try CorpusMeasurement.run(corpus: try #require(CorpusMeasurement.corpus))
+        if let path = ProcessInfo.processInfo.environment["DERIVE_CORPUS_REPORT"] {
+            try measurement.report.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        if let path = ProcessInfo.processInfo.environment["DERIVE_CORPUS_OUTCOMES"] {
+            try measurement.outcomes.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        #expect(measurement.results.count == Self.corpusSize, "the corpus changed: update corpusSize and RESULTS.md")
+        #expect(measurement.count(.accepted) >= Self.acceptedAtLeast, "\(measurement.summary)")
+        #expect(measurement.count(.refusedUnclear) <= Self.unclearAtMost, "\(measurement.summary)")
+    }
+}
+
+/// One corpus string's fate.
+enum CorpusOutcome: Hashable {
+    case accepted
+    /// The first line names the parameter and says whether Cloudinary has it.
+    case refusedClear
+    case refusedUnclear
+    /// Needs generative AI, an add-on or a detector Derive will not have (the category).
+    case excluded(String)
+}
+
+struct CorpusMeasurement {
+    struct Result {
+        var string: String
+        var source: String
+        var outcome: CorpusOutcome
+        /// The first line of the refusal, if refused.
+        var firstLine: String?
+    }
+
+    var results: [Result]
+
+    /// The corpus file (`string<TAB>source` after a header line), from `DERIVE_LANGUAGE_CORPUS`.
+    static let corpus: URL? = ProcessInfo.processInfo.environment["DERIVE_LANGUAGE_CORPUS"].flatMap {
+        $0.isEmpty ? nil : URL(fileURLWithPath: $0)
+    }
+
+    /// The source every string is planned for: a 4000x3000 ten-page TIFF, so page selections
+    /// (`pg_3`) exist.
+    static let source = SourceFacts(format: .tiff, width: 4000, height: 3000, pages: 10)
+
+    static func run(corpus: URL) throws -> CorpusMeasurement {
+        let text = try String(contentsOf: corpus, encoding: .utf8)
+        let rows = text.split(separator: "\n").dropFirst().map { $0.split(separator: "\t", maxSplits: 1).map(String.init) }
+        return CorpusMeasurement(results: rows.map { row in
+            let string = row[0]
+            let source = row.count > 1 ? row[1] : ""
+            if let category = excludedCategory(string) {
+                return Result(string: string, source: source, outcome: .excluded(category))
+            }
+            guard let refusal = explain(string) else { return Result(string: string, source: source, outcome: .accepted) }
+            return Result(string: string, source: source, outcome: isClear(refusal.reason) ? .refusedClear : .refusedUnclear,
+                          firstLine: refusal.description)
+        })
+    }
+
+    /// Parse, resolve and plan as `derive explain` does; the first issue when refused. Named
+    /// transformations (`t_name`) live in the user's account, so every name resolves to an
+    /// empty preset: the string is judged, not the presets it names.
+    static func explain(_ string: String) -> ValidationIssue? {
+        do {
+            let job = try TransformationInput.parse(string)
+            let resolved = try JobResolver(catalog: AnyNamedPreset()).resolve(job)
+            _ = try Planner().plan(resolved, source: source)
+            return nil
+        } catch let error as ValidationError {
+            return error.issues.first ?? ValidationIssue(location: "", reason: "(no issue)")
+        } catch {
+            return ValidationIssue(location: "", reason: "unexpected error \(error)")
+        }
+    }
+
+    /// Names the parameter and says whether Cloudinary has it, as the issue asks of every refusal.
+    static func isClear(_ reason: String) -> Bool {
+        reason.contains(": known to Cloudinary, not supported by Derive") || reason.contains(": unknown to Cloudinary (")
+    }
+
+    /// The excluded categories of issue 15: generative AI, background removal, style transfer,
+    /// Imagga, object and OCR gravities, and the other add-ons.
+    static func excludedCategory(_ string: String) -> String? {
+        for component in string.split(separator: "/") {
+            for token in component.split(separator: ",") {
+                let parts = token.split(separator: "_", maxSplits: 1).map(String.init)
+                guard parts.count == 2 else { continue }
+                let (key, value) = (parts[0], parts[1])
+                if key == "g" || (key == "e" && value.contains(":g_")), Gravity.parseToken(value) == nil, Gravity.isDetectorGravity(value) {
+                    return "object and OCR gravities"
+                }
+                if key == "q" && value.hasPrefix("jpegmini") { return "other add-ons" }
+                guard let feature = CloudinaryVocabulary.unsupported(key: key, value: value) else { continue }
+                if feature.reason == CloudinaryVocabulary.generative { return "generative AI" }
+                guard feature.reason == CloudinaryVocabulary.addOn else { continue }
+                if key == "c" { return "Imagga" }
+                if value.hasPrefix("style_transfer") { return "style transfer" }
+                if ["background_removal", "bgremoval", "remove_background"].contains(where: value.hasPrefix) { return "background removal" }
+                return "other add-ons"
+            }
+        }
+        return nil
+    }
+
+    func count(_ outcome: CorpusOutcome) -> Int { results.filter { $0.outcome == outcome }.count }
+
+    var excluded: [String: Int] {
+        var counts: [String: Int] = [:]
+        for r in results { if case .excluded(let category) = r.outcome { counts[category, default: 0] += 1 } }
+        return counts
+    }
+
+    var measured: Int { results.count - excluded.values.reduce(0, +) }
+
+    static func percent(_ part: Int, of whole: Int) -> String {
+        whole == 0 ? "-" : String(format: "%.1f%%", Double(part) * 100 / Double(whole))
+    }
+
+    var summary: String {
+        let m = measured
+        return "accepted \(count(.accepted)) (\(Self.percent(count(.accepted), of: m))), "
+            + "refused clearly \(count(.refusedClear)) (\(Self.percent(count(.refusedClear), of: m))), "
+            + "refused unclearly \(count(.refusedUnclear)) (\(Self.percent(count(.refusedUnclear), of: m))) "
+            + "of \(m) image strings; \(results.count - m) excluded"
+    }
+
+    /// The figures, then the most frequent refusals (the parameter as written replaced by its
+    /// key, so one reason counts once), then every unclear refusal with its source.
+    var report: String {
+        var sources: [String: Int] = [:]
+        for r in results { sources[Self.origin(of: r.source), default: 0] += 1 }
+        var lines = ["corpus: \(results.count) strings (Benchmarks/language/corpus.py)"]
+        for (origin, n) in sources.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) {
+            lines.append("  \(origin): \(n)")
+        }
+        lines.append("")
+        let m = measured
+        lines.append("| outcome | strings | share of \(m) |")
+        lines.append("|---|---:|---:|")
+        for (name, outcome) in [("accepted", CorpusOutcome.accepted), ("refused, clear reason", .refusedClear), ("refused, unclear reason", .refusedUnclear)] {
+            lines.append("| \(name) | \(count(outcome)) | \(Self.percent(count(outcome), of: m)) |")
+        }
+        lines.append("")
+        lines.append("excluded (not counted above): \(results.count - m)")
+        for (category, n) in excluded.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) {
+            lines.append("  \(category): \(n)")
+        }
+        lines.append("")
+        lines.append("most frequent refusals (first line, by what it says):")
+        var reasons: [String: Int] = [:]
+        for r in results { if let line = r.firstLine { reasons[Self.shape(of: line), default: 0] += 1 } }
+        for (reason, n) in reasons.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }).prefix(40) {
+            lines.append(String(format: "%5d  ", n) + reason)
+        }
+        lines.append("")
+        lines.append("unclear refusals:")
+        for r in results where r.outcome == .refusedUnclear {
+            lines.append("  \(r.string)\t\(r.firstLine ?? "")\t[\(r.source)]")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Every string's outcome, one a line (`outcome<TAB>string<TAB>first line of the refusal`), to
+    /// compare two measurements with diff.
+    var outcomes: String {
+        results.map { r in
+            let outcome: String
+            switch r.outcome {
+            case .accepted: outcome = "accepted"
+            case .refusedClear: outcome = "clear"
+            case .refusedUnclear: outcome = "unclear"
+            case .excluded(let category): outcome = "excluded (\(category))"
+            }
+            return "\(outcome)\t\(r.string)\t\(r.firstLine ?? "")\n"
+        }.joined()
+    }
+
+    /// Where a string comes from, for the report: the sdist, or the documentation site.
+    static func origin(of source: String) -> String {
+        if source.hasPrefix("http"), let host = URL(string: source)?.host { return "documentation: \(host)" }
+        if let sdist = source.split(separator: ":").first, sdist.hasSuffix(".tar.gz") { return String(sdist) }
+        return source
+    }
+
+    /// A refusal without its location and with numbers and quoted values blanked, so refusals
+    /// for one reason group together.
+    static func shape(of line: String) -> String {
+        var text = line
+        if let range = text.range(of: #"^chain component \d+ \("[^"]*"\): "#, options: .regularExpression) {
+            text.removeSubrange(range)
+        }
+        if let colon = text.range(of: ": known to Cloudinary") ?? text.range(of: ": unknown to Cloudinary") {
+            let written = String(text[..<colon.lowerBound])
+            let key = written.hasPrefix("$") ? "$…" : written.split(separator: "_", maxSplits: 1).first.map { String($0) + "_…" } ?? written
+            text = key + text[colon.lowerBound...]
+        }
+        return text.replacingOccurrences(of: #"\"[^"]*\""#, with: "\"…\"", options: .regularExpression)
+            .replacingOccurrences(of: #"-?\d+(\.\d+)?"#, with: "N", options: .regularExpression)
+    }
+}
+
+/// Answers every name with an empty single-output preset.
+struct AnyNamedPreset: PresetCatalog {
+    func preset(named name: String) throws -> Preset? {
+        Preset(name: name, version: 1, outputs: [OutputSpec(name: name, chain: [], settings: OutputSettings())])
+    }
+}
