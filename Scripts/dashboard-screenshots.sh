@@ -25,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 export DERIVE_DATABASE_URL="sqlite:$work/queue.sqlite" DERIVE_STORE="$work/store"
-token="screenshots-$RANDOM$RANDOM"
+token="screenshots-token-$RANDOM$RANDOM"
 
 # A preset, used, then changed (so the asset pages show stale outputs and the preset page a
 # diff), and a schedule that reprocesses it.

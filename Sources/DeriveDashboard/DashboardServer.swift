@@ -46,9 +46,11 @@ public final class DashboardServer: Sendable {
 
     /// Listens on `address:port` (port 0: any free one, reported by `port`) and returns once it
     /// does; throws, saying why, when it cannot.
+    /// What `access` would make unsafe on `address` is refused first (`DashboardAccess.check`).
     public static func start(database: any DashboardDatabase, records: (any DashboardRecords)? = nil, store: (any AssetStore)? = nil, access: DashboardAccess = DashboardAccess(token: nil),
-                             address: String = "127.0.0.1", port: Int,
+                             address: String = "127.0.0.1", port: Int, insecureOpen: Bool = false,
                              logger: Logger = Logger(label: "derive.dashboard")) async throws -> DashboardServer {
+        try access.check(address: address, insecureOpen: insecureOpen)
         let install = routes(database: database, records: records, store: store, access: access, logger: logger)
         do {
             return DashboardServer(listener: try await HTTPListener.start(address: address, port: port, timeout: 30, logger: logger, routes: install))
@@ -69,9 +71,20 @@ public final class DashboardServer: Sendable {
         // Every response carries the policy, with the store's presigned-URL origin among the
         // image sources when it has one.
         let policy = contentSecurityPolicy(imageOrigin: pages.store?.temporaryURLOrigin)
+        // Every route checks the Host header first (a loopback dashboard answers only to
+        // loopback names: no DNS rebinding), then, with private pages, the login: only the
+        // login page and the static files are served to a browser that has not logged in.
         func add(_ route: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) async {
+            let open = route.hasSuffix(" /login") || route.hasPrefix("GET /static/")
             await server.appendRoute(HTTPRoute(stringLiteral: route)) { request in
-                var response = try await handler(request)
+                var response: HTTPResponse
+                if !access.hostAllowed(request) {
+                    response = Pages.respond(Views.notFound("This dashboard does not answer to that host name."), status: .misdirectedRequest)
+                } else if !open && !access.mayRead(request) {
+                    response = request.method == .GET ? Pages.redirect("/login") : pages.refusal()
+                } else {
+                    response = try await handler(request)
+                }
                 response.headers[HTTPHeader("Content-Security-Policy")] = policy
                 return response
             }
@@ -81,7 +94,7 @@ public final class DashboardServer: Sendable {
         await add("GET /jobs") { request in Pages.guarded { try pages.jobs(request) } }
         await add("GET /jobs/:id") { request in Pages.guarded { try pages.job(request) } }
         await add("GET /jobs/:id/outputs/:index") { request in Pages.guarded { try pages.output(request) } }
-        await add("GET /login") { _ in Pages.respond(access.canAct ? Views.login(failed: false) : Views.notFound("This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set.")) }
+        await add("GET /login") { request in pages.loginPage(request) }
         // A POST's form is read before anything else, within a bound; a body that cannot be
         // read or is too long is answered 400 or 413 here, before any handler sees it.
         func post(_ route: String, _ handler: @escaping @Sendable (HTTPRequest, [String: String]) -> HTTPResponse) async {
@@ -93,7 +106,8 @@ public final class DashboardServer: Sendable {
                 }
             }
         }
-        await post("/login") { _, form in pages.login(form) }
+        await post("/login") { request, form in pages.login(request, form: form) }
+        await post("/logout") { request, form in pages.logout(request, form: form) }
         await post("/jobs/:id/retry") { request, form in
             Pages.guarded { try pages.act(request, form: form) { id throws(DeriveError) in try pages.retry(id) } }
         }

@@ -87,7 +87,7 @@ extension Pages {
             }
             let job = NewJob(payload: plan.taskDocument, queue: plan.queue, priority: plan.priority, dedupeKey: "dashboard-reprocess:\(name):\(which)")
             guard let submitted = try records.submit([job]).first else { return Self.redirect("/presets/\(name)") }
-            logger.info("dashboard: reprocess queued", metadata: ["preset": "\(name)", "which": "\(which)", "job": "\(submitted.id)",
+            logger.info("dashboard: reprocess queued", metadata: ["preset": "\(LogText.oneLine(name))", "which": "\(LogText.oneLine("\(which)"))", "job": "\(submitted.id)",
                                                                   "deduplicated": "\(submitted.deduplicated)"])
             return Self.redirect("/jobs/\(submitted.id)")
         }

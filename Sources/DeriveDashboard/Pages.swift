@@ -105,19 +105,50 @@ struct Pages: Sendable {
     }
 
     func actions(_ request: HTTPRequest) -> Views.Actions {
-        guard access.canAct, let csrf = access.csrf else { return .readOnly }
-        return access.isLoggedIn(request) ? .allowed(csrf: csrf) : .logIn
+        guard access.canAct else { return .readOnly }
+        if let session = access.session(request) { return .allowed(csrf: session.csrf) }
+        return .logIn
     }
 
-    /// The token from the login form: right, a session cookie and back to the overview;
-    /// wrong, the form again (403).
-    func login(_ form: [String: String]) -> HTTPResponse {
-        guard access.tokenMatches(form["token"] ?? ""), let session = access.session else {
-            logger.warning("dashboard login refused: wrong token")
+    /// The login form, or for a browser already logged in, the way out; 404 when there is no
+    /// token to log in with.
+    func loginPage(_ request: HTTPRequest) -> HTTPResponse {
+        guard access.canAct else { return Self.respond(Views.notFound("This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set."), status: .notFound) }
+        if let session = access.session(request) { return Self.respond(Views.loggedIn(csrf: session.csrf)) }
+        return Self.respond(Views.login(failed: false))
+    }
+
+    /// The token from the login form: right, a new session's cookie and back to the overview;
+    /// wrong, the form again (403); too many wrong ones from this client (or in all) in the last
+    /// minute, 429 until the minute has passed, without looking at the token.
+    func login(_ request: HTTPRequest, form: [String: String]) -> HTTPResponse {
+        guard access.canAct else { return Self.respond(Views.notFound("This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set."), status: .notFound) }
+        guard access.sameOrigin(request) else { return refusal() }
+        let client = access.client(request)
+        if let wait = access.throttle.retryAfter(client) {
+            var response = Self.respond(HTML.page(title: "Too many attempts", HTML.element("p", [], .text("Too many wrong tokens: try again in \(wait) s."))),
+                                        status: .tooManyRequests)
+            response.headers[HTTPHeader("Retry-After")] = "\(wait)"
+            return response
+        }
+        guard access.tokenMatches(form["token"] ?? "") else {
+            access.throttle.failed(client)
+            logger.warning("dashboard login refused: wrong token", metadata: ["client": "\(LogText.oneLine(client))"])
             return Self.respond(Views.login(failed: true), status: .forbidden)
         }
         var response = Self.redirect("/")
-        response.headers[.setCookie] = "\(DashboardAccess.cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict"
+        response.headers[.setCookie] = access.startSession(secure: access.isSecure(request)).cookie
+        return response
+    }
+
+    /// Ends this browser's session (a form with its CSRF value, so another site cannot log it out).
+    func logout(_ request: HTTPRequest, form: [String: String]) -> HTTPResponse {
+        guard let session = access.session(request), access.sameOrigin(request), DashboardAccess.same(form["csrf"] ?? "", session.csrf) else {
+            return refusal()
+        }
+        access.sessions.end(session.id)
+        var response = Self.redirect("/login")
+        response.headers[.setCookie] = access.cookie("", maxAge: 0, secure: access.isSecure(request))
         return response
     }
 
@@ -153,7 +184,7 @@ struct Pages: Sendable {
             for job in page.jobs where retried < 1000 { if try database.retry(job.id) != nil { retried += 1 } }
             cursor = page.next
         } while cursor != nil && retried < 1000
-        logger.info("dashboard: failures retried", metadata: ["code": "\(code)", "jobs": "\(retried)"])
+        logger.info("dashboard: failures retried", metadata: ["code": "\(LogText.oneLine(code))", "jobs": "\(retried)"])
         return Self.redirect("/jobs?" + HTML.query([("outcome", "failed"), ("code", code)]))
     }
 

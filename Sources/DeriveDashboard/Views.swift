@@ -34,6 +34,12 @@ public enum Views {
             Markup(raw: "<label>Token (DERIVE_DASHBOARD_TOKEN) <input type=\"password\" name=\"token\" autocomplete=\"current-password\"></label> <button>Log in</button>")))
     }
 
+    /// For a browser that is logged in: the way out.
+    public static func loggedIn(csrf: String) -> String {
+        HTML.page(title: "Logged in", HTML.element("p", [], .text("This browser may act (retry, cancel, reprocess) until it logs out or the session ends."))
+            + actionForm("/logout", "Log out", csrf: csrf))
+    }
+
     /// The live part of the overview (the script replaces it every few seconds).
     /// `workers` as `WorkerLiveness.workers(heardSince:from:at:)` believes them: each with only
     /// the jobs its run still holds.

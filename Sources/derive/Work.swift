@@ -5,6 +5,7 @@ import DeriveJobs
 import DeriveDashboard
 import DeriveWorker
 import Dispatch
+import FlyingFox
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -132,10 +133,10 @@ struct Work: ParsableCommand {
             let servesDashboard = dashboard || ProcessInfo.processInfo.environment["DERIVE_WORKER_DASHBOARD"] == "1"
             if let port = metricsPort ?? environment.metricsPort {
                 let address = metricsAddress ?? environment.metricsAddress
-                let pages = servesDashboard
-                    ? DashboardServer.routes(database: opened.database, records: opened.database, store: store,
-                                             access: DashboardAccess(token: ProcessInfo.processInfo.environment["DERIVE_DASHBOARD_TOKEN"]), logger: logger)
-                    : nil
+                // The dashboard's defaults hold on the metrics port too: beyond loopback only with a token.
+                let access = servesDashboard ? try DashboardOptions.access(listeningOn: address, private: false) : nil
+                try access?.check(address: address, insecureOpen: false)
+                let pages = access.map { DashboardServer.routes(database: opened.database, records: opened.database, store: store, access: $0, logger: logger) }
                 server = try waitFor { try await MetricsServer.start(address: address, port: port, metrics: metrics, health: health, more: pages, logger: logger) }
                 logger.info("serving metrics", metadata: ["address": "\(address)", "port": "\(server!.port)",
                                                           "path": "/metrics, /healthz, /readyz\(servesDashboard ? " and the dashboard at /" : "")"])

@@ -14,7 +14,7 @@ import FoundationNetworking
 /// what a source or preset carries is shown as text, and that reprocessing from the page
 /// counts first, needs the token, and queues one task.
 @Suite struct DashboardRecordsTests {
-    static let token = "records-token"
+    static let token = "records-token-0123456789"
     static let hostileSource = "https://images.example/<script>alert(3)</script>.jpg"
 
     /// A recorded asset (Grace Hopper's portrait, her face found) with a scaled output made by
