@@ -510,26 +510,7 @@ struct ParseRun {
         }
         // A region effect takes its rectangle from x_, y_, w_ and h_ beside it.
         var region: Region?
-        if let e = effect, let kind = Effect.Kind(rawValue: String(e.prefix { $0 != ":" })), EffectRules.takesRegion(kind),
-           ["x", "y", "w", "h"].contains(where: { p[$0] != nil }) {
-            let x = p.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) } ?? .pixels(0)
-            let y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) } ?? .pixels(0)
-            let w = p.removeValue(forKey: "w").flatMap { size($0, param: "w", in: c) }
-            let h = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
-            // A side not given reaches the image's far edge from the offset, as x_ and y_ not
-            // given are 0: `e_pixelate_region,w_100` is a band the image's height, as
-            // Cloudinary's SDKs write it.
-            let width = w ?? Self.toFarEdge(from: x, axis: "w")
-            let height = h ?? Self.toFarEdge(from: y, axis: "h")
-            if let width, let height {
-                region = Region(x: x, y: y, width: width, height: height)
-                if w == nil || h == nil {
-                    note(c, "e_\(kind.rawValue) without \(w == nil && h == nil ? "w_ and h_" : w == nil ? "w_" : "h_"): the region reaches the image's far edge from its offset")
-                }
-            } else {
-                fail(c, "e_\(kind.rawValue) without w_ or h_: known to Cloudinary, not supported by Derive with an expression for x_ or y_: give the region's w_ and h_")
-            }
-        }
+        if let effect { region = self.region(for: effect, &p, in: c) }
 
         // a_auto_right / a_auto_left qualify the resize beside them (the requested box).
         var autoTurn: AutoTurn?
@@ -569,6 +550,45 @@ struct ParseRun {
 
         // b_ is the pad colour with a pad mode, else the corner colour of a rotation or rounding,
         // else a step of its own that flattens transparency.
+        let background = takeBackground(&p, resize: &resize, rotations: &rotations, round: &round, in: c)
+
+        let colorizeColor = p.removeValue(forKey: "co")
+        if let resize { steps.append(.resize(resize)) }
+        steps += rotations.filter { $0 != Rotate() || $0.background != nil }.map(Step.rotate)
+        if let effect, var parsed = self.effect(effect, color: colorizeColor, in: c) {
+            if case .shadow(let n, let color, let x, let y) = parsed {
+                parsed = .shadow(n, color: color, x: shadowOffset.x ?? x, y: shadowOffset.y ?? y)
+            }
+            if case .gradientFade(let n, let edges, _, _) = parsed {
+                parsed = .gradientFade(n, edges: edges, x: shadowOffset.x, y: shadowOffset.y)
+            }
+            steps.append(.effect(EffectRules.with(parsed, region: region)))
+        } else {
+            ignoreUnusedColor(colorizeColor, in: c)
+        }
+        if let lut = p.removeValue(forKey: "lut"), let file = lutFile(lut, in: c) { steps.append(.lut(file)) }
+        if let round { steps.append(.round(round)) }
+        if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
+        if let o = p.removeValue(forKey: "o") {
+            if let value = Int(o) {
+                steps.append(.opacity(.value(value)))
+            } else if Self.looksNumeric(o) {
+                fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))")
+            } else if let value = wholeNumberExpression(o, param: "o", accepts: "an integer 0–100", in: c) {
+                steps.append(.opacity(value))
+            }
+        }
+        if let background { steps.append(.background(background)) }
+        // A parameter refused while reading leaves its step incomplete; what the step rules
+        // would say of it (`needs a width`) follows from that refusal and is not news.
+        return issues.count > before ? steps : validated(steps, in: c)
+    }
+
+    /// b_, taken from `p` and given to what it colours: a pad mode's padding (or its fill from
+    /// the image, b_blurred and b_auto), else the corners of a rotation or a rounding; returned
+    /// when it colours none of them, to flatten transparency as a step of its own.
+    mutating func takeBackground(_ p: inout [String: String], resize: inout Resize?, rotations: inout [Rotate], round: inout RoundCorners?,
+                                 in c: Component) -> Color? {
         var background: Color?
         if let b = p.removeValue(forKey: "b"), let fill = padFill(b, in: c) {
             // b_blurred and b_auto fill a pad mode's padding from the image.
@@ -594,45 +614,43 @@ struct ParseRun {
                 }
             }
         }
+        return background
+    }
 
-        let colorizeColor = p.removeValue(forKey: "co")
-        if let resize { steps.append(.resize(resize)) }
-        steps += rotations.filter { $0 != Rotate() || $0.background != nil }.map(Step.rotate)
-        if let effect, var parsed = self.effect(effect, color: colorizeColor, in: c) {
-            if case .shadow(let n, let color, let x, let y) = parsed {
-                parsed = .shadow(n, color: color, x: shadowOffset.x ?? x, y: shadowOffset.y ?? y)
-            }
-            if case .gradientFade(let n, let edges, _, _) = parsed {
-                parsed = .gradientFade(n, edges: edges, x: shadowOffset.x, y: shadowOffset.y)
-            }
-            steps.append(.effect(EffectRules.with(parsed, region: region)))
-        } else if colorizeColor != nil {
-            note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers")
+    /// The rectangle of a region effect (`e_pixelate_region`, `e_blur_region`...) from x_, y_,
+    /// w_ and h_ beside it, taking them from `p`; nil for other effects or without any.
+    mutating func region(for e: String, _ p: inout [String: String], in c: Component) -> Region? {
+        guard let kind = Effect.Kind(rawValue: String(e.prefix { $0 != ":" })), EffectRules.takesRegion(kind),
+              ["x", "y", "w", "h"].contains(where: { p[$0] != nil }) else { return nil }
+        let x = p.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) } ?? .pixels(0)
+        let y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) } ?? .pixels(0)
+        let w = p.removeValue(forKey: "w").flatMap { size($0, param: "w", in: c) }
+        let h = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
+        // A side not given reaches the image's far edge from the offset, as x_ and y_ not
+        // given are 0: `e_pixelate_region,w_100` is a band the image's height, as
+        // Cloudinary's SDKs write it.
+        let width = w ?? Self.toFarEdge(from: x, axis: "w")
+        let height = h ?? Self.toFarEdge(from: y, axis: "h")
+        guard let width, let height else {
+            fail(c, "e_\(kind.rawValue) without w_ or h_: known to Cloudinary, not supported by Derive with an expression for x_ or y_: give the region's w_ and h_")
+            return nil
         }
-        if let lut = p.removeValue(forKey: "lut") {
-            let parts = lut.split(separator: ":", omittingEmptySubsequences: false)
-            if !lut.isEmpty, lut.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }),
-               !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
-                steps.append(.lut(parts.joined(separator: "/")))
-            } else {
-                fail(c, CloudinaryVocabulary.malformed("l_lut:" + lut, "a LUT is a file name such as l_lut:warm.cube or l_lut:folder:film.3dl", hint: ""))
-            }
+        if w == nil || h == nil {
+            note(c, "e_\(kind.rawValue) without \(w == nil && h == nil ? "w_ and h_" : w == nil ? "w_" : "h_"): the region reaches the image's far edge from its offset")
         }
-        if let round { steps.append(.round(round)) }
-        if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
-        if let o = p.removeValue(forKey: "o") {
-            if let value = Int(o) {
-                steps.append(.opacity(.value(value)))
-            } else if Self.looksNumeric(o) {
-                fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))")
-            } else if let value = wholeNumberExpression(o, param: "o", accepts: "an integer 0–100", in: c) {
-                steps.append(.opacity(value))
-            }
+        return Region(x: x, y: y, width: width, height: height)
+    }
+
+
+    /// `l_lut:<name>` as a path of safe segments (`folder:film.3dl` is `folder/film.3dl`).
+    mutating func lutFile(_ lut: String, in c: Component) -> String? {
+        let parts = lut.split(separator: ":", omittingEmptySubsequences: false)
+        guard !lut.isEmpty, lut.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }),
+              !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+            fail(c, CloudinaryVocabulary.malformed("l_lut:" + lut, "a LUT is a file name such as l_lut:warm.cube or l_lut:folder:film.3dl", hint: ""))
+            return nil
         }
-        if let background { steps.append(.background(background)) }
-        // A parameter refused while reading leaves its step incomplete; what the step rules
-        // would say of it (`needs a width`) follows from that refusal and is not news.
-        return issues.count > before ? steps : validated(steps, in: c)
+        return parts.joined(separator: "/")
     }
 
     /// Applies the shared step rules, reporting each issue under its Cloudinary parameter.
