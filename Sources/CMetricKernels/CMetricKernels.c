@@ -68,3 +68,8 @@ void dmetric_halved(const float *src, long width, long height, float *dst) {
 int dmetric_chroma_halved(const unsigned char *in, long width, long height, int bands, unsigned char *out) {
     return PICK(dmetric_chroma_halved, in, width, height, bands, out);
 }
+
+int dmetric_block_statistics(const unsigned char *pixels, long width, long height, int bands, long side, double *means,
+                             double *activity) {
+    return PICK(dmetric_block_statistics, pixels, width, height, bands, side, means, activity);
+}

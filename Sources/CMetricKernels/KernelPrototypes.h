@@ -11,3 +11,5 @@ void NAME(dmetric_xyb)(const float *r, const float *g, const float *bl, long cou
 void NAME(dmetric_linear)(const unsigned char *pixels, long count, int bands, const float lut[256], float *r, float *g, float *b);
 void NAME(dmetric_halved)(const float *src, long width, long height, float *dst);
 int NAME(dmetric_chroma_halved)(const unsigned char *in, long width, long height, int bands, unsigned char *out);
+int NAME(dmetric_block_statistics)(const unsigned char *pixels, long width, long height, int bands, long side, double *means,
+                                   double *activity);

@@ -381,3 +381,50 @@ int NAME(dmetric_chroma_halved)(const unsigned char *in, long w, long h, int ban
     free(luma), free(cb), free(cr), free(columns), free(weights);
     return 0;
 }
+
+int NAME(dmetric_block_statistics)(const unsigned char *pixels, long w, long h, int bands, long side, double *means,
+                                   double *activity) {
+    const long across = w / side, down = h / side, used = across * side;
+    if (across < 1 || down < 1 || side < 2) return 0;
+    int *rows = malloc(sizeof(int) * 2 * used);
+    long *sums = malloc(sizeof(long) * 2 * across);
+    if (!rows || !sums) {
+        free(rows), free(sums);
+        return -1;
+    }
+    long *diffs = sums + across;
+    const double pairs = (double)(2 * side * (side - 1));
+    for (long by = 0; by < down; by++) {
+        memset(sums, 0, sizeof(long) * 2 * across);
+        for (long y = by * side; y < (by + 1) * side; y++) {
+            int *row = rows + (y & 1) * used, *previous = rows + ((y + 1) & 1) * used;
+            const unsigned char *line = pixels + y * w * bands;
+            // Luma as integers: (54 R + 183 G + 19 B) / 256, BT.709's weights.
+            if (bands >= 3) {
+                for (long x = 0; x < used; x++) {
+                    row[x] = (54 * line[x * bands] + 183 * line[x * bands + 1] + 19 * line[x * bands + 2]) >> 8;
+                }
+            } else {
+                for (long x = 0; x < used; x++) row[x] = line[x * bands];
+            }
+            const int first = y == by * side;
+            for (long bx = 0; bx < across; bx++) {
+                const int *r = row + bx * side, *p = previous + bx * side;
+                long sum = 0, diff = 0;
+                for (long x = 0; x < side; x++) sum += r[x];
+                for (long x = 1; x < side; x++) diff += abs(r[x] - r[x - 1]);
+                if (!first) {
+                    for (long x = 0; x < side; x++) diff += abs(r[x] - p[x]);
+                }
+                sums[bx] += sum;
+                diffs[bx] += diff;
+            }
+        }
+        for (long bx = 0; bx < across; bx++) {
+            means[by * across + bx] = (double)sums[bx] / (double)(side * side);
+            activity[by * across + bx] = (double)diffs[bx] / pairs;
+        }
+    }
+    free(rows), free(sums);
+    return 0;
+}

@@ -129,8 +129,17 @@ struct AutoEncoder {
             }
             remaining -= outcomes[outcomes.count - 1].encodes
         }
-        guard let winner = outcomes.filter({ !$0.outclassed }).min(by: { $0.sampleBytes < $1.sampleBytes }) else {
+        guard var winner = outcomes.filter({ !$0.outclassed }).min(by: { $0.sampleBytes < $1.sampleBytes }) else {
             throw DeriveError(.internalError, "format auto had no format to choose from")
+        }
+        var reason = "smallest at"
+        if !winner.lossless, reference.colours <= Self.graphicColours,
+           let lossless = outcomes.filter(\.lossless).min(by: { $0.sampleBytes < $1.sampleBytes }),
+           Double(lossless.sampleBytes) <= Self.losslessGraphicRatio * Double(winner.sampleBytes),
+           Double(lossless.sampleBytes * 8) <= Self.losslessGraphicBits * Double(reference.sample.width * reference.sample.height) {
+            reason = "a graphic (\(reference.colours) colours), lossless within \(Int(Self.losslessGraphicRatio))x of the smallest "
+                + "and under \(String(format: "%.2f", Self.losslessGraphicBits)) bits a pixel at"
+            winner = lossless
         }
         let sizes = outcomes.sorted { ($0.outclassed ? 1 : 0, $0.sampleBytes) < ($1.outclassed ? 1 : 0, $1.sampleBytes) }.map { o in
             o.outclassed ? "\(o.format.rawValue) stopped: q\(o.quality ?? 0) misses the target at \(Self.kilobytes(o.sampleBytes))"
@@ -138,7 +147,7 @@ struct AutoEncoder {
         }
         let encodes = outcomes.reduce(0) { $0 + $1.encodes }
         let scope = reference.isFull ? "" : " on a sample of \(reference.tiles) tiles"
-        let why = "format auto → \(winner.format.rawValue)\(winner.lossless ? " lossless" : ""): smallest at "
+        let why = "format auto → \(winner.format.rawValue)\(winner.lossless ? " lossless" : ""): \(reason) "
             + "\(encoding.quality.map { $0.text } ?? "auto:good")\(scope) (\(sizes.joined(separator: ", "))); \(encodes) trial encodes"
         var result = try finish(winner, reference: reference, encoding: encoding.resolved(to: winner.format), level: level, extra: [why] + notes)
         result.encodes += encodes - winner.encodes
@@ -146,6 +155,19 @@ struct AutoEncoder {
     }
 
     static let searchable: Set<OutputFormat> = [.jpeg, .webp, .avif, .jxl]
+
+    /// `f_auto` keeps a graphic (at most `graphicColours` colours) lossless when that costs at
+    /// most this many times the smallest lossy encoding at the target. Lossy encodings of flat
+    /// fills and text ring around every hard edge, which SSIMULACRA 2 forgives more than
+    /// Butteraugli does: on the benchmark's logos and icon grids AVIF at the `good` target
+    /// scored 76 by SSIMULACRA 2 but 2.0–2.8 by Butteraugli's 3-norm (above 2, visibly
+    /// damaged), where lossless WebP was 1.7–2.4x their bytes, still a few kilobytes.
+    static let losslessGraphicRatio = 3.0
+    /// ... and when lossless costs little in itself: at most this many bits a pixel. The
+    /// benchmark's logos and icon grids took 0.04–0.11 lossless; its screenshots, whose text
+    /// Butteraugli found undamaged at the lossy choice (1.2–1.4), 0.6, and 2.5–3.1x the bytes:
+    /// without this bound `f_auto` stored 0.52 of `q_80`'s bytes instead of 0.45.
+    static let losslessGraphicBits = 0.15
 
     /// `q_auto` for one format on the reference's sample, at most `budget` encodes.
     ///
@@ -202,12 +224,19 @@ struct AutoEncoder {
     /// The bracketed search, two candidates a round where the slot has the threads. With
     /// `beat` (another format's size), it stops as soon as an encoding that misses the target
     /// is already that large: sizes grow with quality, so this format cannot be the smallest.
+    /// `known`: encodes already measured on `reference` (the output a sample's search chose,
+    /// scored on the whole image), which the search starts from.
     func bracketed(_ reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality, graphic: Bool,
-                   budget: Int, beat: Int?, range: ClosedRange<Int>? = nil, plateau: Bool = false) throws(DeriveError) -> Outcome {
+                   budget: Int, beat: Int?, range: ClosedRange<Int>? = nil, plateau: Bool = false,
+                   known: [(QualitySearch.Trial, [UInt8])] = []) throws(DeriveError) -> Outcome {
         var search = QualitySearch(format: encoding.format, level: level, complexity: reference.complexity, graphic: graphic,
                                    maxEncodes: budget, margin: reference.margin(for: encoding.format),
                                    range: range, hint: hints[encoding.format])
         var encoded: [Int: [UInt8]] = [:]
+        for (trial, data) in known {
+            search.record(trial)
+            encoded[trial.quality] = data
+        }
         while true {
             let qualities = search.next(count: width)
             if qualities.isEmpty { break }
@@ -322,7 +351,8 @@ struct AutoEncoder {
     }
 
     /// The output itself: the search's own encoding when it ran on the whole image, otherwise
-    /// one more encode of the whole at the quality found.
+    /// one more encode of the whole at the quality found, which is then scored on the whole
+    /// image before it is kept (`verified`).
     func finish(_ outcome: Outcome, reference: PerceptualReference, encoding: EncodingSettings, level: AutoQuality,
                 extra: [String]) throws(DeriveError) -> VipsEncoder.Encoded {
         var settings = encoding
@@ -332,15 +362,20 @@ struct AutoEncoder {
         var choices = extra
         var data = outcome.data
         var encodes = outcome.encodes
+        var whole: PerceptualReference?
         if data == nil {
-            data = try VipsEncoder.write(reference.full, settings: settings,
-                                         quality: outcome.lossless ? (outcome.format == .png ? 100 : nil) : outcome.quality,
-                                         choices: &choices)
+            let quality = outcome.lossless ? (outcome.format == .png ? 100 : nil) : outcome.quality
+            if outcome.lossless || reference.isFull {
+                data = try VipsEncoder.write(reference.full, settings: settings, quality: quality, choices: &choices)
+            } else {
+                (data, whole) = try wholeOutput(reference, settings: settings, quality: quality, choices: &choices)
+            }
             encodes += 1
         }
         let scope = reference.isFull ? ""
             : " on a sample of \(reference.tiles) \(PerceptualReference.Sampling.tileSide)×\(PerceptualReference.Sampling.tileSide) tiles (searched at +\(Self.decimal(reference.margin(for: outcome.format))))"
         let target = QualitySearch.target(level, for: outcome.format)
+        var summary: String?
         if outcome.lossless {
             choices.append("quality auto:\(level.rawValue) → lossless \(outcome.format.rawValue): smaller than lossy at "
                            + "SSIMULACRA 2 target \(Self.decimal(target))\(scope) (\(reference.colours) colours)")
@@ -354,11 +389,90 @@ struct AutoEncoder {
             }
             let chroma = outcome.chroma == .full ? " without chroma subsampling" : ""
             let start = hints[outcome.format].map { "; started at q\($0), a wider breakpoint's" } ?? ""
+            summary = "\(verdict)\(scope)"
             choices.append("quality auto:\(level.rawValue) → \(quality)\(chroma): SSIMULACRA 2 target \(Self.decimal(target)), "
                            + "\(verdict)\(scope); \(encodes) encodes\(start)")
         }
-        return VipsEncoder.Encoded(data: data ?? [], format: outcome.format, quality: outcome.lossless ? nil : outcome.quality,
-                                   choices: choices, score: outcome.score, encodes: encodes)
+        var result = VipsEncoder.Encoded(data: data ?? [], format: outcome.format, quality: outcome.lossless ? nil : outcome.quality,
+                                         choices: choices, score: outcome.score, encodes: encodes)
+        if let whole, let quality = outcome.quality, let summary {
+            result = try verified(result, quality: quality, whole: whole, settings: settings, level: level, sampled: summary)
+        }
+        return result
+    }
+
+    /// How far below its target an output chosen on a sample may score on the whole image and
+    /// still be kept: about the metric's own noise between two encoders' decodes of one file.
+    static let verificationSlack = 0.5
+
+    /// The output encoded from the whole image and, at the same time where the slot has two
+    /// threads, the whole image prepared as the metric's reference for scoring it.
+    func wholeOutput(_ reference: PerceptualReference, settings: EncodingSettings, quality: Int?,
+                     choices: inout [String]) throws(DeriveError) -> ([UInt8], PerceptualReference) {
+        guard width > 1 else {
+            let data = try VipsEncoder.write(reference.full, settings: settings, quality: quality, choices: &choices)
+            return (data, try reference.whole())
+        }
+        let shared = SharedReference(reference: reference)
+        let output = Mutex<Result<([UInt8], [String]), DeriveError>?>(nil)
+        let prepared = Mutex<Result<SharedReference, DeriveError>?>(nil)
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            do throws(DeriveError) {
+                if part == 0 {
+                    var notes: [String] = []
+                    let data = try VipsEncoder.write(shared.reference.full, settings: settings, quality: quality, choices: &notes)
+                    output.withLock { $0 = .success((data, notes)) }
+                } else {
+                    // On two threads itself: a JPEG encode is done long before it.
+                    let whole = try shared.reference.whole(threads: 2)
+                    prepared.withLock { $0 = .success(SharedReference(reference: whole)) }
+                }
+            } catch {
+                if part == 0 { output.withLock { $0 = .failure(error) } } else { prepared.withLock { $0 = .failure(error) } }
+            }
+        }
+        let (data, notes) = try output.withLock { $0 }!.get()
+        choices += notes
+        return (data, try prepared.withLock { $0 }!.get().reference)
+    }
+
+    /// A choice made on the sample, scored on the whole image: kept when it is within
+    /// `verificationSlack` of the target, else searched again on the whole image from there
+    /// (the encode just scored is its first trial). Either way the choices say what happened
+    /// and the score kept is the whole image's.
+    func verified(_ chosen: VipsEncoder.Encoded, quality: Int, whole: PerceptualReference, settings: EncodingSettings,
+                  level: AutoQuality, sampled: String) throws(DeriveError) -> VipsEncoder.Encoded {
+        var result = chosen
+        let measured = try whole.score(chosen.data, format: chosen.format, threads: width)
+        let target = QualitySearch.target(level, for: chosen.format)
+        let size = "\(whole.full.width)×\(whole.full.height)"
+        result.verification = .init(score: measured, searchedAgain: false)
+        result.score = measured
+        if measured >= target - Self.verificationSlack {
+            result.choices.append("verified on the whole image (\(size)): SSIMULACRA 2 \(Self.decimal(measured))")
+            return result
+        }
+        var again = self
+        again.hints[chosen.format] = nil
+        let known = (QualitySearch.Trial(quality: quality, score: measured, bytes: chosen.data.count), chosen.data)
+        let outcome = try again.bracketed(whole, encoding: settings, level: level, graphic: whole.colours <= Self.graphicColours,
+                                          budget: self.settings.qualityMaxEncodes, beat: nil, known: [known])
+        var choices = result.choices.filter { !$0.hasPrefix("quality auto:") }
+        let reached = outcome.reached ? "reached" : "target not reached within \(self.settings.qualityMaxEncodes) more encodes; reached"
+        let chroma = settings.chromaSubsampling == .full ? " without chroma subsampling" : ""
+        let more = outcome.encodes - 1
+        choices.append("quality auto:\(level.rawValue) → \(outcome.quality ?? quality)\(chroma): SSIMULACRA 2 target \(Self.decimal(target)), "
+                       + "\(reached) \(Self.decimal(outcome.score ?? measured)) on the whole image (\(size)), searched again on the whole image; "
+                       + "\(chosen.encodes + more) encodes")
+        choices.append("the sample's choice missed on the whole image: q\(quality) (\(sampled)) scored \(Self.decimal(measured)) "
+                       + "on the whole image, more than \(Self.decimal(Self.verificationSlack)) below the target; \(more) encodes searching again")
+        result.choices = choices
+        result.data = outcome.data ?? chosen.data
+        result.quality = outcome.quality ?? quality
+        result.score = outcome.score
+        result.encodes = chosen.encodes + more
+        result.verification = .init(score: outcome.score ?? measured, searchedAgain: true)
+        return result
     }
 
     /// Animations (and formats without a quality) keep the fixed table of `AutoDefaults`.

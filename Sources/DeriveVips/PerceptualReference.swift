@@ -25,6 +25,8 @@ struct PerceptualReference {
     /// Distinct colours in the sample, counted up to `Self.manyColours` (then one more): only
     /// whether there are more than `AutoEncoder.graphicColours` matters.
     let colours: Int
+    /// The whole image's pixels as the metric reads them, when the search runs on a sample.
+    let wholePixels: PixelBuffer?
 
     /// How much of a large output the search encodes: 16 tiles of 128×128 (512×512 in all),
     /// or 8 (512×256) for JPEG. Outputs no larger than the sample are searched whole.
@@ -34,6 +36,9 @@ struct PerceptualReference {
         var pixels: Int { tiles * Self.tileSide * Self.tileSide }
 
         static let standard = Sampling(tiles: 16)
+        /// No sample: the whole image, whatever its size (the search again after a sample's
+        /// choice missed the target on the whole image).
+        static let whole = Sampling(tiles: 0)
         /// For JPEG: libjpeg-turbo encodes a 1200 px output in about 10 ms, less than one score
         /// of the standard sample, so there the metric is the cost. Half the tiles kept the
         /// sample's bias (sample minus whole-image score, JPEG quality 55–75 on the benchmark's
@@ -63,11 +68,16 @@ struct PerceptualReference {
     /// `threads`: how many the metric's reference half may use (the search's width).
     init(_ image: VImage, sampling: Sampling = .standard, threads: Int = 1) throws(DeriveError) {
         full = image
-        if image.width * image.height <= sampling.pixels {
+        if sampling.tiles == 0 || image.width * image.height <= sampling.pixels {
             sample = image
             tiles = 0
+            wholePixels = nil
         } else {
-            (sample, tiles) = try Self.mosaic(image, sampling: sampling)
+            // The whole image's pixels: the tiles are chosen by what they hold, and the output
+            // is scored on them after the search (`whole`).
+            let whole = try Self.metricPixels(image)
+            (sample, tiles) = try Self.mosaic(image, pixels: whole, sampling: sampling)
+            wholePixels = whole
         }
         sampleIsPixels = Self.isMetricPixels(sample)
         pixels = try Self.metricPixels(sample)
@@ -76,25 +86,38 @@ struct PerceptualReference {
         colours = Self.distinctColours(pixels, limit: Self.manyColours)
     }
 
-    /// An evenly spread grid of tiles, joined edge to edge, with tile corners on a 16-pixel
-    /// grid so JPEG and WebP blocks line up as they do in the full image.
-    static func mosaic(_ image: VImage, sampling: Sampling) throws(DeriveError) -> (VImage, Int) {
+    /// The whole image as a reference of its own, for scoring the output after a search on
+    /// the sample (and searching again on the whole image when it missed): itself when the
+    /// search ran on the whole image.
+    func whole(threads: Int = 1) throws(DeriveError) -> PerceptualReference {
+        guard let wholePixels else { return self }
+        return try PerceptualReference(whole: full, pixels: wholePixels, threads: threads, complexity: complexity, colours: colours)
+    }
+
+    /// The sample's complexity and colour count stand for the whole image's: a search again on
+    /// the whole image starts from a measured encode, not from a seed, and only asks whether
+    /// the image is a graphic.
+    private init(whole image: VImage, pixels: PixelBuffer, threads: Int, complexity: Double, colours: Int) throws(DeriveError) {
+        full = image
+        sample = image
+        tiles = 0
+        wholePixels = nil
+        sampleIsPixels = Self.isMetricPixels(image)
+        self.pixels = pixels
+        metric = try Ssimulacra2.Reference(pixels, threads: threads)
+        self.complexity = complexity
+        self.colours = colours
+    }
+
+    /// Tiles joined edge to edge, with tile corners on a 16-pixel grid so JPEG and WebP blocks
+    /// line up as they do in the full image: an evenly spread grid, some of whose tiles give
+    /// way to the image's darkest and smoothest regions (`SampleTiles`), where an encoder's
+    /// blocks show first and a grid may see none.
+    static func mosaic(_ image: VImage, pixels: PixelBuffer, sampling: Sampling) throws(DeriveError) -> (VImage, Int) {
         let tileWidth = min(Sampling.tileSide, image.width), tileHeight = min(Sampling.tileSide, image.height)
-        let wanted = max(1, sampling.pixels / (tileWidth * tileHeight))
-        var across = min(image.width / tileWidth, 4)
-        let down = min(image.height / tileHeight, max(1, wanted / across))
-        across = min(image.width / tileWidth, max(across, wanted / down))
-        var xs: [Int32] = [], ys: [Int32] = []
-        for row in 0..<down {
-            for column in 0..<across {
-                func origin(_ index: Int, _ count: Int, _ extent: Int, _ tile: Int) -> Int {
-                    let centred = Double(extent - tile) * (Double(index) + 0.5) / Double(count)
-                    return min(extent - tile, (Int(centred) / 16) * 16)
-                }
-                xs.append(Int32(origin(column, across, image.width, tileWidth)))
-                ys.append(Int32(origin(row, down, image.height, tileHeight)))
-            }
-        }
+        let layout = SampleTiles.layout(pixels, tileWidth: tileWidth, tileHeight: tileHeight, count: sampling.tiles)
+        let across = layout.across
+        let xs = layout.origins.map { Int32($0.x) }, ys = layout.origins.map { Int32($0.y) }
         // Copied row by row from the image's pixels (the encoder's input is in memory): the
         // same image extract_area and arrayjoin would make, metadata included, for a tenth of
         // the time.
@@ -178,9 +201,9 @@ struct PerceptualReference {
         return [UInt8](UnsafeBufferPointer(start: data, count: length))
     }
 
-    /// The score of an encoding of `sample`.
-    func score(_ data: [UInt8], format: OutputFormat) throws(DeriveError) -> Double {
-        try Ssimulacra2.score(reference: metric, distorted: try Self.decodedPixels(data, format: format))
+    /// The score of an encoding of `sample`, on `threads` threads.
+    func score(_ data: [UInt8], format: OutputFormat, threads: Int = 1) throws(DeriveError) -> Double {
+        try Ssimulacra2.score(reference: metric, distorted: try Self.decodedPixels(data, format: format), threads: threads)
     }
 
     /// The score of the sample with nothing lost but half its chroma resolution (4:2:0, each

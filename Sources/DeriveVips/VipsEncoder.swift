@@ -13,6 +13,15 @@ enum VipsEncoder {
         var score: Double? = nil
         /// Encodes spent on this output (the `q_auto`/`f_auto` search included).
         var encodes: Int = 1
+        /// After a search on a sample: the output's own score on the whole image, and whether
+        /// it missed there and was searched again on the whole image (nil when the search ran
+        /// on the whole image, or chose a lossless encoding).
+        var verification: Verification?
+
+        struct Verification {
+            var score: Double
+            var searchedAgain: Bool
+        }
     }
 
     /// Encodes `input` as the settings say. `auto` quality and format are searched by the

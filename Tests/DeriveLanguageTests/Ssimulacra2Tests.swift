@@ -130,6 +130,17 @@ import Testing
 
     /// Halving the chroma keeps a flat colour and the luma of every pixel, and averages away
     /// colour that alternates from pixel to pixel; grey images have no chroma to halve.
+    /// One score on two threads (`q_auto`'s whole-image check) sums the same (scale, channel)
+    /// terms as on one, so it is the same score to the bit.
+    @Test func twoThreadsGiveTheSameScore() throws {
+        let reference = try Ssimulacra2.Reference(Self.reference)
+        for name in ["identical", "posterised", "blurred", "noisy", "tinted"] {
+            let one = try Ssimulacra2.score(reference: reference, distorted: Self.distorted(name))
+            let two = try Ssimulacra2.score(reference: reference, distorted: Self.distorted(name), threads: 2)
+            #expect(one == two, "\(name): \(one) on one thread, \(two) on two")
+        }
+    }
+
     @Test func halvingTheChromaKeepsLumaAndAveragesColour() throws {
         let flat = PixelBuffer(width: 9, height: 7, bands: 3, pixels: Array(repeating: [200, 40, 90], count: 63).flatMap { $0 })
         let kept = try #require(flat.chromaHalved())

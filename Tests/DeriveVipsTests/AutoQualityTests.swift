@@ -1,4 +1,5 @@
 import DeriveLanguage
+import Foundation
 import DeriveTestSupport
 @testable import DeriveVips
 import Testing
@@ -226,9 +227,172 @@ import Testing
         let source = try Harness.source("orientation/landscape_1.jpg")
         for (format, tiles) in [("jpg", 8), ("webp", 16)] {
             let output = try Self.render(source, "q_auto,f_\(format)")
-            let note = try #require(output.metadata.choices.first { $0.hasPrefix("quality auto:good") })
-            #expect(note.contains("sample of \(tiles) 128×128 tiles"), "\(note)")
+            // The search's note, or when its choice missed on the whole image, the note of what
+            // the sample chose.
+            #expect(output.metadata.choices.contains { $0.contains("sample of \(tiles) 128×128 tiles") }, "\(output.metadata.choices)")
             #expect(output.metadata.width == 1800)
         }
+    }
+
+    // MARK: The whole image's score (issue 29)
+
+    static func toLinear(_ v: Double) -> Double {
+        let c = v / 255
+        return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4)
+    }
+
+    static func toSRGB(_ l: Double) -> UInt8 {
+        let c = max(0, min(1, l))
+        let v = c <= 0.0031308 ? c * 12.92 : 1.055 * pow(c, 1 / 2.4) - 0.055
+        return UInt8((v * 255).rounded())
+    }
+
+    /// The shared fixture's waterfall, 1024 wide, taken down seven stops of exposure in
+    /// linear light, with a full moon and its glow above it: a near-black night photograph
+    /// (mean pixel value about 4), where a grid of tiles sees almost nothing but black.
+    static func nearBlackPhotograph() throws -> (SourceImage, PixelBuffer) {
+        _ = try Harness.engine()
+        let source = try Harness.source("orientation/landscape_1.jpg")
+        let photo = try withBytes(source.bytes) { (buffer) throws(DeriveError) -> VImage in
+            try VipsDecoder.header(buffer, format: .jpeg).resized(to: Size(1024, 683)).standardised().inMemory()
+        }
+        var pixels = try PerceptualReference.metricPixels(photo)
+        let linear = (0..<256).map { toLinear(Double($0)) / 128 }
+        for y in 0..<pixels.height {
+            for x in 0..<pixels.width {
+                let dx = Double(x - 800), dy = Double(y - 120)
+                let d = (dx * dx + dy * dy).squareRoot()
+                let moon = d <= 36 ? 0.8 : 0.03 * exp(-(d - 36) / 60)
+                for band in 0..<3 {
+                    let i = (y * pixels.width + x) * 3 + band
+                    pixels.pixels[i] = toSRGB(linear[Int(pixels.pixels[i])] + moon)
+                }
+            }
+        }
+        return (try png(pixels), pixels)
+    }
+
+    /// A smooth sky: a diagonal gradient between two blues, no texture at all, 1024×768.
+    static func smoothGradient() throws -> (SourceImage, PixelBuffer) {
+        _ = try Harness.engine()
+        let width = 1024, height = 768
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        let top = [40.0, 90, 170], bottom = [170.0, 205, 240]
+        for y in 0..<height {
+            for x in 0..<width {
+                let t = (Double(y) / Double(height)) * 0.8 + (Double(x) / Double(width)) * 0.2
+                for band in 0..<3 { pixels[(y * width + x) * 3 + band] = UInt8((top[band] + (bottom[band] - top[band]) * t).rounded()) }
+            }
+        }
+        let buffer = PixelBuffer(width: width, height: height, bands: 3, pixels: pixels)
+        return (try png(buffer), buffer)
+    }
+
+    static func png(_ pixels: PixelBuffer) throws -> SourceImage {
+        let image = try VImage.fromPixels(pixels.pixels, width: pixels.width, height: pixels.height, bands: 3).interpreted(as: "srgb")
+        var choices: [String] = []
+        return SourceImage(bytes: try VipsEncoder.write(image, settings: EncodingSettings(OutputSettings(format: .png)), quality: 100, choices: &choices),
+                           location: "generated.png")
+    }
+
+    /// The kinds of image a sample misjudges: `f_auto,q_auto` keeps its target on the whole
+    /// image, scored here independently of the search, and the output was verified on the
+    /// whole image (or searched again there).
+    @Test(arguments: ["near-black photograph", "smooth gradient"])
+    func darkAndSmoothImagesMeetTheTargetWholeImage(kind: String) throws {
+        let (source, pixels) = kind == "smooth gradient" ? try Self.smoothGradient() : try Self.nearBlackPhotograph()
+        let output = try Self.render(source, "f_auto,q_auto")
+        let score = try Ssimulacra2.score(reference: pixels, distorted: try PerceptualReference.decodedPixels(output.data, format: output.metadata.format))
+        let target = QualitySearch.target(.good, for: output.metadata.format)
+        #expect(score >= target, "\(kind): \(output.metadata.format) scored \(score) whole, \(output.metadata.choices)")
+        if output.metadata.quality != nil {
+            #expect(output.metadata.choices.contains { $0.contains("verified on the whole image") || $0.contains("searched again on the whole image") },
+                    "\(output.metadata.choices)")
+        }
+    }
+
+    /// A search on a sample is always followed by the output's own score on the whole image:
+    /// the score recorded is the whole image's, measured again here; an output below the
+    /// target's slack would have been searched again.
+    @Test(arguments: [OutputFormat.jpeg, .webp, .avif])
+    func aSampledChoiceIsVerifiedOnTheWholeImage(format: OutputFormat) throws {
+        _ = try Harness.engine()
+        let source = try Harness.source("orientation/landscape_1.jpg")
+        let image = try withBytes(source.bytes) { (buffer) throws(DeriveError) -> VImage in
+            try VipsDecoder.header(buffer, format: .jpeg).resized(to: Size(900, 600)).standardised().inMemory()
+        }
+        let encoded = try AutoEncoder(settings: EngineSettings()).search(
+            image, encoding: EncodingSettings(OutputSettings(format: format, quality: .auto(.good))), level: .good, animated: false)
+        #expect(encoded.choices.contains { $0.contains("on a sample of") }, "\(encoded.choices)")
+        let verification = try #require(encoded.verification, "searched on a sample and never scored whole: \(encoded.choices)")
+        let whole = try Ssimulacra2.score(reference: try PerceptualReference.metricPixels(image),
+                                          distorted: try PerceptualReference.decodedPixels(encoded.data, format: format))
+        #expect(abs(verification.score - whole) < 0.001, "recorded \(verification.score), measured \(whole)")
+        #expect(encoded.score == verification.score)
+        #expect(whole >= QualitySearch.target(.good, for: format) - AutoEncoder.verificationSlack, "\(encoded.choices)")
+    }
+
+    /// An output that misses on the whole image (here: a photograph at the bottom of the
+    /// format's range, as if the sample had misjudged it) is searched again there, starting
+    /// from the encode just scored: the quality goes up, the target is met on the whole image,
+    /// and the choices say so.
+    @Test(arguments: [OutputFormat.jpeg, .avif])
+    func aMissOnTheWholeImageIsSearchedAgain(format: OutputFormat) throws {
+        _ = try Harness.engine()
+        let source = try Harness.source("orientation/landscape_1.jpg")
+        let image = try withBytes(source.bytes) { (buffer) throws(DeriveError) -> VImage in
+            try VipsDecoder.header(buffer, format: .jpeg).resized(to: Size(900, 600)).standardised().inMemory()
+        }
+        let pixels = try PerceptualReference.metricPixels(image)
+        let encoder = AutoEncoder(settings: EngineSettings())
+        let reference = try PerceptualReference(image, sampling: format == .jpeg ? .jpeg : .standard)
+        let low = QualitySearch.range(for: format).lowerBound
+        var settings = EncodingSettings(OutputSettings(format: format, quality: .auto(.good)))
+        var choices: [String] = []
+        let poor = try VipsEncoder.write(image, settings: settings, quality: low, choices: &choices)
+        settings.format = format
+        let chosen = VipsEncoder.Encoded(data: poor, format: format, quality: low, choices: ["quality auto:good → \(low)"], score: 80, encodes: 3)
+        let result = try encoder.verified(chosen, quality: low, whole: try reference.whole(), settings: settings, level: .good, sampled: "a test's")
+        let verification = try #require(result.verification)
+        #expect(verification.searchedAgain)
+        #expect(try #require(result.quality) > low)
+        let whole = try Ssimulacra2.score(reference: pixels, distorted: try PerceptualReference.decodedPixels(result.data, format: format))
+        #expect(whole >= QualitySearch.target(.good, for: format), "\(result.choices)")
+        #expect(abs(whole - verification.score) < 0.001)
+        #expect(result.choices.contains { $0.contains("searched again on the whole image") }, "\(result.choices)")
+        #expect(result.encodes > chosen.encodes)
+    }
+
+    /// A logo: four overlapping discs and a bar on white, 800×600, few colours, hard edges.
+    static func logo() throws -> SourceImage {
+        _ = try Harness.engine()
+        let width = 800, height = 600
+        let discs: [(Int, Int, Int, [UInt8])] = [(220, 200, 130, [33, 150, 243]), (420, 260, 110, [244, 67, 54]),
+                                                  (560, 380, 150, [76, 175, 80]), (300, 420, 90, [255, 193, 7])]
+        var pixels = [UInt8](repeating: 255, count: width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                var colour: [UInt8] = [255, 255, 255]
+                for (cx, cy, r, c) in discs where (x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r { colour = c }
+                if y >= 540 && y < 556 && x >= 80 && x < 720 { colour = [40, 40, 40] }
+                for band in 0..<3 { pixels[(y * width + x) * 3 + band] = colour[band] }
+            }
+        }
+        return try png(PixelBuffer(width: width, height: height, bands: 3, pixels: pixels))
+    }
+
+    /// `f_auto` keeps a graphic lossless when lossless costs at most three times the smallest
+    /// lossy encoding: lossy edges ring where SSIMULACRA 2 forgives them and Butteraugli does
+    /// not. The lossless output is the graphic's pixels exactly.
+    @Test func formatAutoKeepsAGraphicLosslessWithinThreeTimes() throws {
+        let source = try Self.logo()
+        let output = try Self.render(source, "f_auto,q_auto")
+        let note = try #require(output.metadata.choices.first { $0.hasPrefix("format auto →") })
+        #expect(note.contains("lossless within 3x of the smallest"), "\(note)")
+        #expect(output.metadata.quality == nil, "\(output.metadata.choices)")
+        let original = try withBytes(source.bytes) { (buffer) throws(DeriveError) -> PixelBuffer in
+            try PerceptualReference.metricPixels(try VipsCall("pngload_buffer").blob("buffer", buffer).run(failing: .decodeFailed).image("out"))
+        }
+        #expect(try PerceptualReference.decodedPixels(output.data, format: output.metadata.format).pixels == original.pixels)
     }
 }

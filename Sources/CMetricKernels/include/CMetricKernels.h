@@ -47,6 +47,14 @@ void dmetric_halved(const float *src, long width, long height, float *dst);
 /// memory.
 int dmetric_chroma_halved(const unsigned char *in, long width, long height, int bands, unsigned char *out);
 
+/// For q_auto's choice of sample tiles (DeriveCore's SampleTiles): per `side`×`side` block of
+/// 8-bit pixels (whole blocks only, `width / side` to a row, row by row), the mean luma
+/// ((54 R + 183 G + 19 B) / 256, or the grey value) into `means` and the mean absolute
+/// difference of neighbouring luma values inside the block, across and down, into `activity`.
+/// -1 when out of memory.
+int dmetric_block_statistics(const unsigned char *pixels, long width, long height, int bands, long side, double *means,
+                             double *activity);
+
 /// Whether the x86-64-v3 copies run (1) or the baseline's (0). `wanted` 0 or 1 asks for one
 /// (the x86-64-v3 copies only where the CPU has AVX2 and FMA), -1 only asks: for tests that
 /// compare the two, and for saying which one a benchmark measured.

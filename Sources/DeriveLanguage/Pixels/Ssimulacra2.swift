@@ -46,6 +46,55 @@ public enum Ssimulacra2 {
         return combined(averages)
     }
 
+    /// The score of `distorted` against `reference`, with the work on two threads when
+    /// `threads` is two or more: every scale's XYB planes first, then each (scale, channel)'s
+    /// sums on the thread with less work so far (the full-size scale's three channels are
+    /// three quarters of it). The sums are the same, so the score is the same to the bit.
+    /// For one score of a large image (`q_auto`'s output on the whole image), where a search's
+    /// two candidates at once would each take one thread.
+    public static func score(reference: Reference, distorted: PixelBuffer, threads: Int) throws(DeriveError) -> Double {
+        guard threads > 1 else { return try score(reference: reference, distorted: distorted) }
+        guard reference.width == distorted.width, reference.height == distorted.height else {
+            throw DeriveError(.internalError, "ssimulacra2: the images differ in size "
+                + "(\(reference.width)×\(reference.height) and \(distorted.width)×\(distorted.height))")
+        }
+        let count = reference.scales.count
+        var linear = LinearImage(distorted)
+        var images: [LinearImage] = []
+        var jobs: [(scale: Int, channel: Int, cost: Int)] = []
+        for index in 0..<count {
+            let needed = (0..<3).map { Terms(channel: $0, scale: index, of: count).any }
+            images.append(linear.xyb(needed))
+            for c in 0..<3 where needed[c] { jobs.append((index, c, linear.width * linear.height)) }
+            if index < count - 1 { linear = linear.halved() }
+        }
+        var parts: [[Int]] = [[], []], load = [0, 0]
+        for (i, job) in jobs.enumerated().sorted(by: { $0.element.cost > $1.element.cost }) {
+            let lighter = load[0] <= load[1] ? 0 : 1
+            parts[lighter].append(i)
+            load[lighter] += job.cost
+        }
+        let results = Mutex([ScaleAverages.Sums?](repeating: nil, count: jobs.count))
+        let shared = (images, parts, jobs)
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            let work = Workspace(width: reference.width, height: reference.height, reference: false)
+            for i in shared.1[part] {
+                let job = shared.2[i]
+                let sums = ScaleAverages.sums(reference.scales[job.scale], shared.0[job.scale], channel: job.channel,
+                                              scale: job.scale, of: count, work: work)
+                results.withLock { $0[i] = sums }
+            }
+        }
+        let sums = results.withLock { $0 }
+        var averages: [ScaleAverages] = []
+        for index in 0..<count {
+            var channels: [ScaleAverages.Sums?] = [nil, nil, nil]
+            for (i, job) in jobs.enumerated() where job.scale == index { channels[job.channel] = sums[i] }
+            averages.append(ScaleAverages(channels, scale: index, of: count, pixels: images[index].width * images[index].height))
+        }
+        return combined(averages)
+    }
+
     /// Whether the C loops run their x86-64-v3 copies (AVX2 and FMA; else the baseline's).
     /// `wanted` switches (to the fast copies only where the CPU has them): tests compare the two.
     @discardableResult
@@ -227,18 +276,31 @@ public enum Ssimulacra2 {
         var edge = [Double](repeating: 0, count: 12)
 
         init(_ reference: Reference.Scale, _ b: LinearImage, scale: Int, of scaleCount: Int, work: Workspace) {
-            let n = Double(b.width * b.height)
+            self.init((0..<3).map { Self.sums(reference, b, channel: $0, scale: scale, of: scaleCount, work: work) },
+                      scale: scale, of: scaleCount, pixels: b.width * b.height)
+        }
+
+        /// The averages from each channel's sums (nil for a channel whose terms all weigh
+        /// nothing).
+        init(_ channels: [Sums?], scale: Int, of scaleCount: Int, pixels: Int) {
+            let n = Double(pixels)
             for c in 0..<3 {
-                let terms = Terms(channel: c, scale: scale, of: scaleCount)
-                guard terms.any else { continue }
-                let sums = work.sums(reference.xyb.planes[c], b.planes[c], reference.mean[c], terms.ssim ? reference.square[c] : nil,
-                                     width: b.width, height: b.height)
-                if terms.ssim {
+                guard let sums = channels[c] else { continue }
+                if Terms(channel: c, scale: scale, of: scaleCount).ssim {
                     ssim[c * 2] = sums.ssim1 / n
                     ssim[c * 2 + 1] = pow(sums.ssim4 / n, 0.25)
                 }
                 (edge[c * 4], edge[c * 4 + 1], edge[c * 4 + 2], edge[c * 4 + 3]) = sums.edges(n)
             }
+        }
+
+        /// One channel's sums at one scale, or nil when none of its terms counts.
+        static func sums(_ reference: Reference.Scale, _ b: LinearImage, channel c: Int, scale: Int, of scaleCount: Int,
+                         work: Workspace) -> Sums? {
+            let terms = Terms(channel: c, scale: scale, of: scaleCount)
+            guard terms.any else { return nil }
+            return work.sums(reference.xyb.planes[c], b.planes[c], reference.mean[c], terms.ssim ? reference.square[c] : nil,
+                             width: b.width, height: b.height)
         }
 
         struct Sums {
