@@ -255,8 +255,9 @@ import FoundationNetworking
         let retried = try await Self.post(server.port, "/jobs/\(id)/retry", form: "csrf=\(csrf)", cookie: cookie)
         #expect(retried.status == 303)
         let location = try #require(retried.headers["location"])
-        let rerun = try #require(Int64(location.replacingOccurrences(of: "/jobs/", with: "")))
+        let rerun = try #require(Int64(location.split(separator: "?")[0].replacingOccurrences(of: "/jobs/", with: "")))
         #expect(try rerun != id && queue.job(rerun)?.state == .available)
+        #expect(location.hasSuffix("?done=retried&from=\(id)"))
         // A script with the bearer token cancels it.
         #expect(try await Self.post(server.port, "/jobs/\(rerun)/cancel", form: "", bearer: Self.token).status == 303)
         #expect(try queue.job(rerun)?.state == .cancelled)
