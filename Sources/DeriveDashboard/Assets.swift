@@ -127,6 +127,10 @@ enum Assets {
         }
         document.addEventListener("DOMContentLoaded", () => {
           drawPlaceholders();
+          // Bulk actions ask first (the question is in the form's data-confirm).
+          for (const form of document.querySelectorAll("form[data-confirm]")) {
+            form.addEventListener("submit", event => { if (!window.confirm(form.dataset.confirm)) event.preventDefault(); });
+          }
           const live = document.querySelector("[data-refresh]");
           if (!live) return;
           const refresh = async () => {

@@ -15,6 +15,8 @@ struct Pages: Sendable {
     let logger: Logger
     var liveness = WorkerLiveness()
     static let pageSize = 50
+    /// The longest search text (a URL's length is plenty).
+    static let searchLength = 2048
 
     func overview() throws -> HTTPResponse {
         Self.respond(Views.overview(try liveMarkup()))
@@ -39,15 +41,20 @@ struct Pages: Sendable {
         let outcome = value("outcome").flatMap(JobState.init(rawValue:)).flatMap { $0.isLive ? nil : $0 }
         let hours = value("hours").flatMap(Int.init).map { min(24 * 365, max(1, $0)) }
         let filter = JobFilter(outcome: outcome, queue: value("queue"), errorCode: value("code"), sourceHost: value("host"),
-                               finishedSince: hours.map { Date().addingTimeInterval(-Double($0) * 3600) })
+                               finishedSince: hours.map { Date().addingTimeInterval(-Double($0) * 3600) },
+                               sourceContains: value("source").map { String($0.prefix(Self.searchLength)) })
         var cursor: JobCursor?
         if let seconds = value("before").flatMap(Double.init), seconds.isFinite, let id = value("before_id").flatMap(Int64.init) {
             cursor = JobCursor(finishedAt: Date(timeIntervalSince1970: seconds), id: id)
         }
         let page = try database.finishedJobs(filter, after: cursor, limit: Self.pageSize)
         // Live jobs on the first page only, and only when the filter can match them.
-        let live = cursor == nil && filter.outcome == nil && filter.errorCode == nil && filter.sourceHost == nil && hours == nil
+        var live = cursor == nil && filter.outcome == nil && filter.errorCode == nil && filter.sourceHost == nil && hours == nil
             ? try database.jobs(state: nil, queue: filter.queue, limit: Self.pageSize) : []
+        // Waiting and running jobs matching a search: among the first page of them only.
+        if let text = filter.sourceContains {
+            live = live.filter { if case .string(let source)? = $0.payload["source"] { source.contains(text) } else { false } }
+        }
         return Self.respond(Views.jobs(page, filter: filter, hours: hours, live: live, notice: Notice.from { request.query[$0] }))
     }
 

@@ -15,9 +15,11 @@ public enum Views {
         case allowed(csrf: String)
     }
 
-    static func actionForm(_ path: String, _ label: String, csrf: String, fields: [(String, String)] = []) -> Markup {
+    /// `confirm`: the question the script asks before the form is sent (bulk actions).
+    static func actionForm(_ path: String, _ label: String, csrf: String, fields: [(String, String)] = [], confirm: String? = nil) -> Markup {
         let hidden = ([("csrf", csrf)] + fields).map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined()
-        return HTML.element("form", [("method", "post"), ("action", path), ("class", "action")], Markup(raw: hidden + "<button>\(HTML.escape(label))</button>"))
+        return HTML.element("form", [("method", "post"), ("action", path), ("class", "action")] + (confirm.map { [("data-confirm", $0)] } ?? []),
+                            Markup(raw: hidden + "<button>\(HTML.escape(label))</button>"))
     }
 
     static func actionNote(_ actions: Actions, to purpose: String = "retry and cancel") -> Markup {
@@ -118,7 +120,7 @@ public enum Views {
         let form = HTML.element("form", [("method", "get"), ("action", "/jobs"), ("class", "filter")],
                                 Markup(raw: "<label>outcome <select name=\"outcome\">\(outcomes)</select></label>")
                                     + field("queue", "queue", filter.queue) + field("code", "error code", filter.errorCode)
-                                    + field("host", "source host", filter.sourceHost)
+                                    + field("host", "source host", filter.sourceHost) + field("source", "source contains", filter.sourceContains)
                                     + Markup(raw: "<label>finished in <select name=\"hours\">\(windows)</select></label>")
                                     + Markup(raw: "<button>Filter</button>"))
         let liveRows: [[Markup]] = live.map { job in
@@ -148,7 +150,8 @@ public enum Views {
     }
 
     static func filterQuery(_ filter: JobFilter) -> [(String, String?)] {
-        [("outcome", filter.outcome?.rawValue), ("queue", filter.queue), ("code", filter.errorCode), ("host", filter.sourceHost)]
+        [("outcome", filter.outcome?.rawValue), ("queue", filter.queue), ("code", filter.errorCode), ("host", filter.sourceHost),
+         ("source", filter.sourceContains)]
     }
 
     /// One job: its document, its attempts and errors, its timings and its outputs.
@@ -292,7 +295,9 @@ public enum Views {
                 + HTML.element("ul", [], list)
                 + HTML.element("p", [], HTML.link("/jobs?" + HTML.query([("outcome", "failed"), ("code", group.code)]), "All of them"))
                 + { if case .allowed(let csrf) = actions {
-                        return actionForm("/failures/retry", "Retry all \(group.count)", csrf: csrf, fields: [("code", group.code), ("hours", "\(hours)")])
+                        return actionForm("/failures/retry", "Retry all \(group.count)", csrf: csrf, fields: [("code", group.code), ("hours", "\(hours)")],
+                                          confirm: "Retry all \(group.count) failed jobs of \(group.code) from the last \(hours) h? "
+                                              + "Jobs whose work is already waiting are skipped.")
                     }
                     return Markup(raw: "")
                 }())

@@ -194,6 +194,7 @@ def main():
         while driver.current_url.rstrip("/") != url and time.time() < deadline:
             time.sleep(0.05)
         seen["afterLoginURL"] = driver.current_url
+        seen["afterLoginText"] = driver.find_element(By.TAG_NAME, "body").text[:400]
         driver.get(url + "/failures")
         seen["failuresText"] = driver.find_element(By.TAG_NAME, "main").text
         if shots:
@@ -206,6 +207,14 @@ def main():
         refused = driver.find_elements(By.XPATH, "//form[@class='action'][input[@name='code' and @value='source_refused']]/button")
         if refused:
             refused[0].click()
+            # A bulk action asks first: the question, then yes.
+            try:
+                alert = driver.switch_to.alert
+                seen["retryConfirm"] = alert.text
+                alert.accept()
+            except Exception as error:  # noqa: BLE001 - reported, and the Swift test fails on it
+                seen["retryConfirm"] = None
+                seen["retryConfirmError"] = str(error)
             deadline = time.time() + 20
             while "code=source_refused" not in driver.current_url and time.time() < deadline:
                 time.sleep(0.05)

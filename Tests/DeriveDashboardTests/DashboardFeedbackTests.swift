@@ -162,3 +162,30 @@ import Testing
         await server.stop()
     }
 }
+
+/// Finding jobs by what their source contains, and bulk actions that ask first.
+@Suite struct DashboardSearchTests {
+    @Test func jobsAreFoundByTextInTheirSource() async throws {
+        let (queue, hostileJob, completed) = try DashboardTests.queue()
+        let server = try await DashboardServer.start(database: queue, port: 0)
+        // Sources are https://images.example/0.jpg … 59.jpg: "/7.jpg" is one of them.
+        let page = try await DashboardTests.get(server.port, "/jobs?source=%2F7.jpg")
+        #expect(page.body.contains("href=\"/jobs/\(completed[7])\"") && !page.body.contains("href=\"/jobs/\(completed[17])\""), "\(page.body)")
+        #expect(page.body.contains("name=\"source\" value=\"/7.jpg\""))
+        let hostile = try await DashboardTests.get(server.port, "/jobs?source=%3Cscript%3E")
+        #expect(hostile.body.contains("href=\"/jobs/\(hostileJob)\"") && !hostile.body.contains("href=\"/jobs/\(completed[0])\""))
+        #expect(!hostile.body.contains("<script>"))
+        // The waiting job is listed only when its source matches.
+        #expect(try await DashboardTests.get(server.port, "/jobs?source=waiting").body.contains("Waiting and running"))
+        #expect(!(try await DashboardTests.get(server.port, "/jobs?source=nothing-like-it").body.contains("Waiting and running")))
+        await server.stop()
+    }
+
+    @Test func bulkActionsAskFirst() {
+        let failures = Views.failures([FailureGroup(code: "source_refused", count: 39, lastFailedAt: Date())], examples: [:], hours: 24,
+                                      actions: .allowed(csrf: "c"))
+        #expect(failures.contains("data-confirm=\"Retry all 39 failed jobs of source_refused from the last 24 h?"), "\(failures)")
+        let reprocess = Views.reprocess(preset: "cards", version: 2, which: "all", matched: 8, actions: .allowed(csrf: "c"))
+        #expect(reprocess.contains("data-confirm=\"Reprocess 8 assets with preset cards v2?\""))
+    }
+}

@@ -48,6 +48,8 @@ import FoundationNetworking
         let csp = try #require(overview.headers["content-security-policy"])
         #expect(csp.contains("default-src 'none'") && csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"))
         #expect(overview.headers["x-content-type-options"] == "nosniff")
+        // Not no-referrer: under it a browser's own forms carry Origin: null, which the Origin check refuses.
+        #expect(overview.headers["referrer-policy"] == "same-origin")
 
         for path in ["/jobs?outcome=failed", "/jobs/\(hostileJob)", "/failures"] {
             let page = try await Self.get(server.port, path)

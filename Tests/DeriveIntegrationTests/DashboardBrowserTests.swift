@@ -76,7 +76,11 @@ struct DashboardBrowserTests {
         // Logged in, the failures page lists the group and its button retries it.
         guard case .string(let failures)? = view["failuresText"] else { throw BrowserOutputUnreadable("no failures page") }
         #expect(failures.contains("source_refused"), "\(failures)")
-        #expect(view["retryButtons"].map { JSONWriter.compact($0) }?.contains("Retry all") == true)
+        #expect(view["retryButtons"].map { JSONWriter.compact($0) }?.contains("Retry all") == true,
+                "after logging in: \(String(describing: view["afterLoginURL"])) \(String(describing: view["afterLoginText"]))")
+        // Retry all asks first, saying how many and which.
+        #expect(view["retryConfirm"].map { JSONWriter.compact($0) }?.contains("failed jobs of source_refused") == true,
+                "\(String(describing: view["retryConfirm"])) \(String(describing: view["retryConfirmError"]))")
         #expect(view["consoleErrors"] == .array([]), "\(String(describing: view["consoleErrors"]))")
         // A completed job's page shows its output, loaded: the image decoded at its size.
         guard case .array(let images)? = view["completedJobImages"] else { throw BrowserOutputUnreadable("no completed job page") }
