@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # How much of the Cloudinary language Derive reads: every string of the corpus that
 # Benchmarks/language/corpus.py builds (the image transformation strings in the tests and docs
-# of pinned PyPI source distributions, downloaded with pip and checked by SHA-256, and the
-# hand-written documentation and issue examples in Benchmarks/language/) through parse, resolve
-# and plan, as `derive explain` does. Prints the corpus by source, the shares accepted, refused
-# with a clear reason and refused with an unclear one, the excluded categories (generative AI,
-# add-ons, object and OCR gravities), the most frequent refusals and every unclear one. The
+# of pinned PyPI source distributions, downloaded with pip and checked by SHA-256, the strings of
+# Cloudinary's SDK repositories' tests in sdk-examples.tsv, and the hand-written documentation
+# and issue examples in Benchmarks/language/) through parse, resolve and plan, as `derive
+# explain` does. Prints the corpus's tune and held-out report parts, the shares accepted, refused
+# with a clear reason and refused with an unclear one, by source, the excluded categories
+# (generative AI, add-ons, object and OCR gravities), the tune part's most frequent refusals and
+# every unclear one. The
 # same run is LanguageCorpusTests, whose figures only move up. Results: Benchmarks/RESULTS.md.
 # Usage: bash Benchmarks/language.sh
 set -euo pipefail

@@ -7,14 +7,19 @@ use, for LanguageCorpusTests and Benchmarks/language.sh.
   machine. Strings are extracted from the listed files: in Python files every string constant,
   after folding concatenations of constants (`DEFAULT_UPLOAD_PATH + "c_crop,w_100/test"`);
   in Markdown, the quoted words and URLs.
-- The hand-written TSV files beside this script (string, then where it is quoted), from
-  Cloudinary's documentation pages and from issue 15.
+- The TSV files beside this script (string, then where it is quoted): from Cloudinary's
+  documentation pages and issue 15, written by hand; and from the tests of Cloudinary's SDK
+  repositories (sdk-examples.tsv, written by sdk_strings.py from git snapshots of them).
 
 A candidate is kept when it is an image delivery URL (`.../image/upload/<components>/<id>`:
 its leading components) or is wholly made of transformation components (`c_fill,w_200/e_sepia`),
 every token `<key>_<value>` with a key from Cloudinary's parameter reference or a `$variable`.
 Strings of video URLs, of video tests and with video-only parameters are left out: this is a
 corpus of image strings. Every string is kept once, with the first place it was found.
+
+Each string is given a part by a fixed rule, its SHA-256: `report` (held out) when the digest,
+read as a number, is divisible by 3 (about a third), else `tune`. Refusals are studied and the
+language tuned on the tune part; the report part's figures are reported beside it.
 
 Usage: corpus.py [--cache DIR] [--out FILE]
 Prints the corpus file's path on stdout and what it holds by source on stderr. The default
@@ -67,7 +72,7 @@ SDISTS = [
     ),
 ]
 
-HAND_WRITTEN = ["documentation-examples.tsv", "issue-examples.tsv"]
+HAND_WRITTEN = ["documentation-examples.tsv", "issue-examples.tsv", "sdk-examples.tsv"]
 
 # Every parameter prefix of Cloudinary's transformation reference (CloudinaryVocabulary's list).
 KEYS = {
@@ -77,7 +82,7 @@ KEYS = {
 }
 # Parameters that exist for video and audio only.
 VIDEO_KEYS = {"ac", "af", "br", "du", "eo", "fps", "ki", "so", "sp", "vc", "vs"}
-VIDEO_VALUES = re.compile(r"^(l|u)_(video|audio):|^fl_(splice|waveform|hlsv3|truncate_ts|no_stream)|^e_(boomerang|volume|accelerate|reverse|deshake|transition|preview)")
+VIDEO_VALUES = re.compile(r"^(l|u)_(video|audio|subtitles):|^fl_(splice|waveform|hlsv3|truncate_ts|no_stream|streaming_attachment)|^e_(boomerang|volume|accelerate|reverse|deshake|transition|preview|fade|noise)|^if_i?du_|^f_(mp4|webm|mov|ogv|flv|avi|m3u8|mpd|ts|mkv|3gp|wmv|mp3|m4a|wav|ogg|aac|flac)$")
 
 TOKEN = re.compile(r"^(\$[A-Za-z_][A-Za-z0-9_]*|[a-z]+)_\S+$")
 IMAGE_URL = re.compile(r"/image/[a-z_]+/([^\s\"'<>]*)")
@@ -248,6 +253,11 @@ def download(cache, name, version, filename, sha256):
     return path
 
 
+def part(string):
+    """The held-out rule: `report` for a third of the strings by their SHA-256, else `tune`."""
+    return "report" if int(hashlib.sha256(string.encode("utf-8")).hexdigest(), 16) % 3 == 0 else "tune"
+
+
 def digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -322,13 +332,14 @@ def main():
 
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=out.parent, delete=False, suffix=".tmp") as f:
-        f.write("string\tsource\n")
+        f.write("string\tsource\tpart\n")
         for string, source in corpus.items():
-            f.write(f"{string}\t{source}\n")
+            f.write(f"{string}\t{source}\t{part(string)}\n")
     os.replace(f.name, out)
     for note in notes:
         print(f"corpus.py: {note}", file=sys.stderr)
-    print(f"corpus.py: {len(corpus)} strings in {out}", file=sys.stderr)
+    parts = Counter(part(s) for s in corpus)
+    print(f"corpus.py: {len(corpus)} strings in {out} ({parts['tune']} tune, {parts['report']} report)", file=sys.stderr)
     print(out)
 
 

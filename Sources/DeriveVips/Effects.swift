@@ -5,7 +5,27 @@ import Foundation
 /// when written as expressions); how each maps to libvips is written beside it, and alpha is
 /// left as it was unless the effect is spatial.
 enum Effects {
+    /// Each effect on `image`, by its group: this switch says which function draws which
+    /// effect (and the compiler that none is left out); each group's own switch stays short.
     static func apply(_ effect: Effect, to image: VImage) throws(DeriveError) -> VImage {
+        switch effect {
+        case .blur, .pixelate, .sharpen, .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize,
+             .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance, .unsharpMask:
+            return try adjustment(effect, image)
+        case .autoContrast, .autoColor, .improve, .fillLight, .autoBrightness:
+            return try automaticCorrection(effect, image)
+        case .opacityThreshold, .makeTransparent, .replaceColor, .simulateColorblind, .recolor, .assistColorblind:
+            return try colourChange(effect, image)
+        case .oilPaint, .cartoonify, .vectorize, .art, .orderedDither:
+            return try artistic(effect, image)
+        case .gradientFade, .outline, .shear, .distort, .shadow, .dropShadow, .blurFaces, .pixelateFaces, .blurRegion,
+             .pixelateRegion, .vignette:
+            return try placed(effect, image)
+        }
+    }
+
+    /// Blur, sharpness, tone and the colour channels: one formula each, no analysis of the picture.
+    static func adjustment(_ effect: Effect, _ image: VImage) throws(DeriveError) -> VImage {
         switch effect {
         case .blur(let strength):
             // 100 (the default) is a sigma of 5 pixels; 2000 is 100.
@@ -115,6 +135,14 @@ enum Effects {
                 return try rgb.linear([1 + a], [0], uchar: false).added(try blurred.linear([-a], [0], uchar: false))
                     .cast("uchar").interpreted(as: "srgb")
             }
+        default:
+            throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
+        }
+    }
+
+    /// The automatic corrections, which measure the picture (percentiles, means) before they change it.
+    static func automaticCorrection(_ effect: Effect, _ image: VImage) throws(DeriveError) -> VImage {
+        switch effect {
         case .autoContrast(let blend):
             // The luminance's (b-w) 0.5th and 99.5th percentiles over the opaque pixels go to 0
             // and 255 by one linear on every RGB channel; the blend mixes that with the original.
@@ -175,6 +203,14 @@ enum Effects {
                 let curved = try rgb.linear([1.0 / 255], [0], uchar: false).raised(to: g).linear([255 * b], [0], uchar: false)
                 return try curved.added(try rgb.linear([1 - b], [0], uchar: false)).cast("uchar").interpreted(as: "srgb")
             }
+        default:
+            throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
+        }
+    }
+
+    /// Colours replaced, made transparent or remapped for colour blindness.
+    static func colourChange(_ effect: Effect, _ image: VImage) throws(DeriveError) -> VImage {
+        switch effect {
         case .opacityThreshold(let level):
             // Alpha at or above level % of opaque becomes 255, the rest 0 (level 0: all opaque,
             // 100: only what was fully opaque stays).
@@ -227,8 +263,36 @@ enum Effects {
             }
             let rgba = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }.withAlpha()
             return try rgba.recombined(rows).interpreted(as: "srgb")
-        case .gradientFade(let strength, let edges, let x, let y):
-            return try faded(image, strength: strength.planned, symmetric: edges != .one, x: x, y: y)
+        case .assistColorblind(_, xray: true):
+            // Daltonised for deuteranopia (ColorblindCondition.daltonisation) on linear RGB.
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().colourspace("scrgb").recombined(ColorblindCondition.deuteranopia.daltonisation, uchar: false)
+                    .interpreted(as: "scrgb").colourspace("srgb").cast("uchar")
+            }
+        case .assistColorblind(let strength, xray: false):
+            // Stripes rising over reds (R > G) and falling over greens (G > R) darken the pixel
+            // by min(1, 4 × strength/100 × |R − G| / 255): the more red or green, and the
+            // stronger, the darker; greys get none.
+            let k = 4 * Double(strength.planned) / 100 / 255
+            let rising = try stripes(width: image.width, height: image.height, rising: true)
+            let falling = try stripes(width: image.width, height: image.height, rising: false)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let redness = try rgb.band(0).linear([1], [0], uchar: false).added(try rgb.band(1).linear([-1], [0], uchar: false))
+                // Darkening 0–255 where red (resp. green) leads, on the stripes only.
+                let red = try redness.linear([255 * k], [0], uchar: false).cast("uchar").multiplied(by: rising).linear([1.0 / 255], [0], uchar: false)
+                let green = try redness.linear([-255 * k], [0], uchar: false).cast("uchar").multiplied(by: falling).linear([1.0 / 255], [0], uchar: false)
+                let keep = try red.added(green).linear([-1.0 / 255], [1], uchar: false)
+                return try rgb.multiplied(by: keep).cast("uchar").interpreted(as: "srgb")
+            }
+        default:
+            throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
+        }
+    }
+
+    /// The painterly filters: oil paint, cartoon, posterised vectors, the art filters, ordered dither.
+    static func artistic(_ effect: Effect, _ image: VImage) throws(DeriveError) -> VImage {
+        switch effect {
         case .oilPaint(let strength):
             // Each colour channel the median (libvips rank) of an n x n square, n = 1 + 2 x
             // round(strength / 15): 1 (unchanged) at 0, 3 at the default 30, 15 at 100.
@@ -237,18 +301,6 @@ enum Effects {
             return try image.changingColour { (colour) throws(DeriveError) in
                 try VipsCall("rank").image("in", colour).int("width", n).int("height", n).int("index", n * n / 2).run().image("out")
             }.inMemory()
-        case .outline(let mode, let width, let blur, let color):
-            return try outlined(image, mode: mode, width: width, blur: blur, color: color)
-        case .shear(let x, let y):
-            return try sheared(image, x: x, y: y)
-        case .distort(let distortion):
-            return try distorted(image, distortion)
-        case .shadow(let strength, let color, _, _):
-            guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
-            return try shadowed(image, cast, color: color, opacity: Double(strength.planned) / 100 * Double(color.alpha) / 255)
-        case .dropShadow:
-            guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
-            return try shadowed(image, cast, color: EffectRules.dropShadowColor, opacity: EffectRules.dropShadowOpacity)
         case .cartoonify(let lines, let colors):
             // Flat colours: a light blur, then each channel rounded to `levels` steps (libvips'
             // round); bw does so on the luminance. Lines: where the luminance's Sobel edge
@@ -300,28 +352,28 @@ enum Effects {
                 try VipsCall("relational").image("left", try colour.rgb()).image("right", map).enumeration("relational", "more")
                     .run().image("out").interpreted(as: "srgb")
             }
-        case .assistColorblind(_, xray: true):
-            // Daltonised for deuteranopia (ColorblindCondition.daltonisation) on linear RGB.
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().colourspace("scrgb").recombined(ColorblindCondition.deuteranopia.daltonisation, uchar: false)
-                    .interpreted(as: "scrgb").colourspace("srgb").cast("uchar")
-            }
-        case .assistColorblind(let strength, xray: false):
-            // Stripes rising over reds (R > G) and falling over greens (G > R) darken the pixel
-            // by min(1, 4 × strength/100 × |R − G| / 255): the more red or green, and the
-            // stronger, the darker; greys get none.
-            let k = 4 * Double(strength.planned) / 100 / 255
-            let rising = try stripes(width: image.width, height: image.height, rising: true)
-            let falling = try stripes(width: image.width, height: image.height, rising: false)
-            return try image.changingColour { (colour) throws(DeriveError) in
-                let rgb = try colour.rgb()
-                let redness = try rgb.band(0).linear([1], [0], uchar: false).added(try rgb.band(1).linear([-1], [0], uchar: false))
-                // Darkening 0–255 where red (resp. green) leads, on the stripes only.
-                let red = try redness.linear([255 * k], [0], uchar: false).cast("uchar").multiplied(by: rising).linear([1.0 / 255], [0], uchar: false)
-                let green = try redness.linear([-255 * k], [0], uchar: false).cast("uchar").multiplied(by: falling).linear([1.0 / 255], [0], uchar: false)
-                let keep = try red.added(green).linear([-1.0 / 255], [1], uchar: false)
-                return try rgb.multiplied(by: keep).cast("uchar").interpreted(as: "srgb")
-            }
+        default:
+            throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
+        }
+    }
+
+    /// Effects with a geometry (fades, outlines, shears, distortions, shadows), regions and faces, and the vignette: what the other groups leave.
+    static func placed(_ effect: Effect, _ image: VImage) throws(DeriveError) -> VImage {
+        switch effect {
+        case .gradientFade(let strength, let edges, let x, let y):
+            return try faded(image, strength: strength.planned, symmetric: edges != .one, x: x, y: y)
+        case .outline(let mode, let width, let blur, let color):
+            return try outlined(image, mode: mode, width: width, blur: blur, color: color)
+        case .shear(let x, let y):
+            return try sheared(image, x: x, y: y)
+        case .distort(let distortion):
+            return try distorted(image, distortion)
+        case .shadow(let strength, let color, _, _):
+            guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
+            return try shadowed(image, cast, color: color, opacity: Double(strength.planned) / 100 * Double(color.alpha) / 255)
+        case .dropShadow:
+            guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
+            return try shadowed(image, cast, color: EffectRules.dropShadowColor, opacity: EffectRules.dropShadowOpacity)
         case .blurFaces, .pixelateFaces:
             // Applied where the faces are, by the runner, which knows them.
             return image
@@ -337,6 +389,8 @@ enum Effects {
                 try colour.multiplied(by: mask).linear(Array(repeating: 1.0 / 255, count: colour.bands),
                                                         Array(repeating: 0, count: colour.bands)).interpreted(as: colour.interpretation)
             }
+        default:
+            throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
         }
     }
 }

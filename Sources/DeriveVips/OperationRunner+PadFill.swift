@@ -5,13 +5,13 @@ import DeriveLanguage
 extension OperationRunner {
     static func padded(_ image: VImage, at: Rect, canvas: Size, fill: PadFill) throws(DeriveError) -> VImage {
         switch fill {
-        case .auto(let mode):
+        case .auto(let mode, let palette):
             // The border's colour is the median of the outermost ring (EdgeColor), the
             // predominant one the most frequent of a small preview (DominantColor).
             let border = EdgeColor.of(try Effects.edgePixels(of: image)) ?? .white
             var predominant = DominantColor.of(try image.resized(to: VipsEngine.previewSize(image.frameSize)).cast("uchar").pixelBuffer())
             if predominant == .transparent { predominant = border }
-            return try image.embedded(at: (at.x, at.y), canvas: canvas, background: mode.color(border: border, predominant: predominant))
+            return try image.embedded(at: (at.x, at.y), canvas: canvas, background: mode.color(border: border, predominant: predominant, palette: palette))
         case .gradient(let gradient):
             // The colours from a small preview (GradientPad), a 256-entry table through them,
             // and each canvas pixel's position along the direction (0–255, from libvips' xyz)

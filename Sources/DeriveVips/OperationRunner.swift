@@ -39,12 +39,17 @@ final class OperationRunner {
         }
     }
 
-    init(engine: VipsEngine, overlays: any OverlayLoader, sourceFormat: ImageFormat, faces: [Rect]? = nil) {
+    /// The job's illustration score (`ils`), measured on the decoded source when an output
+    /// names it.
+    let illustrationScore: Double?
+
+    init(engine: VipsEngine, overlays: any OverlayLoader, sourceFormat: ImageFormat, faces: [Rect]? = nil, illustrationScore: Double? = nil) {
         self.engine = engine
         self.planner = engine.planner
         self.overlays = overlays
         self.sourceFormat = sourceFormat
         self.faces = faces
+        self.illustrationScore = illustrationScore
     }
 
     func takeDecisions() -> [CropDecision] {
@@ -147,7 +152,8 @@ final class OperationRunner {
     func planned(_ steps: [Step], on size: Size) throws(DeriveError) -> ([ImageOperation], Size?) {
         do {
             // The job's faces, as the source had them: what `fc` counts.
-            let result = try planner.operations(for: steps, input: size, sourceFormat: sourceFormat, faceCount: faces?.count)
+            let result = try planner.operations(for: steps, input: size, sourceFormat: sourceFormat, faceCount: faces?.count,
+                                                illustrationScore: illustrationScore)
             return (result.operations, result.size)
         } catch {
             throw DeriveError(error)

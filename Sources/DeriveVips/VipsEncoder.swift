@@ -62,6 +62,16 @@ enum VipsEncoder {
             image = try VipsCall("copy").image("in", image).double("xres", Double(dpi) / 25.4).double("yres", Double(dpi) / 25.4)
                 .run().image("out")
         }
+        // e_loop: how many times the animation plays (libvips' "loop", 0 for forever), which
+        // gifsave and webpsave write.
+        if let loop = resolved.loop {
+            image = try image.withMetadata { pointer in Metadata.setInt(pointer, "loop", loop) }
+        }
+        // dl_: every frame's time in milliseconds (libvips' "delay", one per frame).
+        if let delay = resolved.delay, image.pages > 1 {
+            let frames = image.pages
+            image = try image.withMetadata { pointer in Metadata.setInts(pointer, "delay", Array(repeating: delay, count: frames)) }
+        }
         let chroma: String
         switch resolved.chromaSubsampling {
         case .auto: chroma = "auto"
@@ -79,7 +89,12 @@ enum VipsEncoder {
                 .bool("interlace", resolved.progressive).bool("optimize_coding", true)
                 .enumeration("subsample_mode", chroma).bool("strip", strip))
         case .png:
-            data = try png(image, quality: quality ?? 100, effort: effort, interlace: resolved.progressive, strip: strip, choices: &choices)
+            if resolved.pngType != nil || resolved.lossy {
+                data = try png(image, type: resolved.pngType, lossy: resolved.lossy, quality: quality ?? 100, effort: effort,
+                               interlace: resolved.progressive, strip: strip, choices: &choices)
+            } else {
+                data = try png(image, quality: quality ?? 100, effort: effort, interlace: resolved.progressive, strip: strip, choices: &choices)
+            }
         case .webp:
             data = try save(VipsCall("webpsave_buffer").image("in", image).int("Q", quality ?? 80)
                 .bool("lossless", resolved.lossless).int("effort", min(6, Int((Double(effort) * 6 / 9).rounded())))
@@ -89,15 +104,19 @@ enum VipsEncoder {
                 .bool("lossless", resolved.lossless).enumeration("compression", "av1").int("effort", effort)
                 .enumeration("subsample_mode", chroma).int("bitdepth", 8).bool("strip", strip))
         case .gif:
+            // fl_lossy: pixels of a frame within a small error of the previous frame's are left
+            // transparent (libvips' interframe_maxerror), so the frames compress better.
             data = try save(VipsCall("gifsave_buffer").image("in", image).int("effort", min(10, effort + 1))
-                .bool("interlace", resolved.progressive).bool("strip", strip))
+                .bool("interlace", resolved.progressive).bool("strip", strip)
+                .double("interframe_maxerror", resolved.lossy ? Self.lossyGIFError : 0))
         case .jxl:
             data = try save(VipsCall("jxlsave_buffer").image("in", image).int("Q", quality ?? 75)
                 .bool("lossless", resolved.lossless).int("effort", max(1, effort)).bool("strip", strip))
         case .tiff:
             // Lossless deflate at quality 100 (the default); JPEG compression below it.
-            let lossy = (quality ?? 100) < 100 && !image.hasAlpha
-            var call = VipsCall("tiffsave_buffer").image("in", image).enumeration("compression", lossy ? "jpeg" : "deflate")
+            // fl_tiff8_lzw: LZW instead of deflate (both lossless; the pixels are 8-bit already).
+            let lossy = (quality ?? 100) < 100 && !image.hasAlpha && !resolved.tiffLZW
+            var call = VipsCall("tiffsave_buffer").image("in", image).enumeration("compression", lossy ? "jpeg" : resolved.tiffLZW ? "lzw" : "deflate")
                 .bool("strip", strip)
             if lossy { call = call.int("Q", quality ?? 75) }
             data = try save(call)
@@ -127,6 +146,33 @@ enum VipsEncoder {
         } catch {
             // Damaged source data often surfaces only here, when the pixels are finally read.
             throw VipsDecoder.classify(error, stage: "encode")
+        }
+    }
+
+    /// The largest difference (of 255) fl_lossy lets a GIF frame's pixel keep the previous
+    /// frame's colour: gifsicle's default lossiness is in this range.
+    static let lossyGIFError = 8.0
+
+    /// A PNG of the colour type `fl_png8`/`fl_png24`/`fl_png32` ask for, or (`fl_lossy` alone)
+    /// a palette quantised at the output's quality: 80 when it is PNG's default of 100, as a
+    /// lossy palette at 100 would keep every colour libimagequant can.
+    static func png(_ input: VImage, type: PNGType?, lossy: Bool, quality: Int, effort: Int, interlace: Bool, strip: Bool,
+                    choices: inout [String]) throws(DeriveError) -> [UInt8] {
+        var image = input
+        let call = VipsCall("pngsave_buffer").int("compression", effort).bool("interlace", interlace).bool("strip", strip)
+        switch type {
+        case .png24?:
+            if image.hasAlpha { image = try image.flattened(on: .white) }
+            choices.append("png24 (RGB, transparency flattened onto white)")
+            return try save(call.image("in", image))
+        case .png32?:
+            if !image.hasAlpha { image = try image.withAlpha() }
+            choices.append("png32 (RGBA)")
+            return try save(call.image("in", image))
+        case .png8?, nil:
+            let q = lossy && quality == 100 ? 80 : quality
+            choices.append(type == .png8 ? "png8 (palette at quality \(q))" : "png palette (fl_lossy, quality \(q))")
+            return try save(call.image("in", image).bool("palette", true).int("Q", q).double("dither", q < 100 ? 1 : 0))
         }
     }
 

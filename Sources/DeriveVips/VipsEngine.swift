@@ -50,7 +50,7 @@ public struct VipsEngine: ImageEngine {
     }
 
     public func render(_ plan: Plan, source: SourceImage, inspection: SourceInspection,
-                       overlays: any OverlayLoader) throws(DeriveError) -> RenderResult {
+                       overlays: any OverlayLoader, phase: (RenderPhase) -> Void) throws(DeriveError) -> RenderResult {
         var timings = StageTimings()
         let format = inspection.facts.format
         return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> RenderResult in
@@ -86,12 +86,21 @@ public struct VipsEngine: ImageEngine {
                                               milliseconds: timings.faces)
             }
 
+            // The illustration score (ils), once, when an output's condition or number names it.
+            var illustrationScore: Double?
+            if plan.needsIllustrationScore {
+                let frame = decoded.pages > 1 ? try decoded.extracted(Rect(x: 0, y: 0, width: decoded.width, height: decoded.pageHeight)) : decoded
+                illustrationScore = IllustrationScore.of(try frame.standardised().inMemory().withPixels { $0.downsampled(to: Self.previewSize(frame.frameSize)) })
+            }
+
             // 4. Every output from the one decode.
-            let runner = OperationRunner(engine: self, overlays: overlays, sourceFormat: format, faces: faces)
+            let runner = OperationRunner(engine: self, overlays: overlays, sourceFormat: format, faces: faces,
+                                         illustrationScore: illustrationScore)
             // fl_clip's paths, read from the source's bytes once when an output clips.
             let paths = plan.outputs.contains { $0.encoding.clip != nil } ? PhotoshopPaths.read(source.bytes) : nil
             // Each clip filled once, however many outputs (a format set's) use it.
             var clippedBy: [ClipSetting: VImage] = [:]
+            phase(.outputs)
             var rendered: [RenderedOutput] = []
             for (index, output) in plan.outputs.enumerated() {
                 do throws(DeriveError) {

@@ -56,7 +56,6 @@ import Testing
     @Test(arguments: [
         ("e_vectorize:1", "e_vectorize:1: unknown to Cloudinary (e must be between 2 and 30, got 1)"),
         ("e_vectorize:31", "e_vectorize:31: unknown to Cloudinary (e must be between 2 and 30, got 31)"),
-        ("e_vectorize:5:0.5", "e_vectorize:5:0.5: known to Cloudinary, not supported by Derive: e_vectorize's detail, despeckle, paths and corners levels shape traced paths, and Derive draws a raster; give the number of colours alone (e_vectorize:<2-30>)"),
         ("e_cartoonify:101", "e_cartoonify:101: unknown to Cloudinary (e must be between 0 and 100, got 101)"),
         ("e_cartoonify:50:101", "e_cartoonify:50:101: unknown to Cloudinary (e_cartoonify reduction must be between 0 and 100, got 101)"),
         ("e_cartoonify:50:grey", #"e_cartoonify takes a whole-number colour reduction (0 to 100) or bw, got "grey""#),

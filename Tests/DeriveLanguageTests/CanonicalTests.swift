@@ -143,7 +143,7 @@ func identity(_ input: String) throws -> String {
         // A Derive preset whose name has a dot is named in JSON; a string cannot say it.
         #expect(throws: CloudinaryPrinter.Unprintable.self) { try CloudinaryPrinter.string(for: [Step.preset("v1.2")]) }
         #expect(CloudinaryParser().parse("t_square..gray").issues.map(\.description)
-            == [#"chain component 0 ("t_square..gray"): t preset names are 1–64 characters of A-Z a-z 0-9 . _ -, got """#])
+            == [#"chain component 0 ("t_square..gray"): t_square..gray: unknown to Cloudinary (t preset names are 1–64 characters of A-Z a-z 0-9 . _ - and inner spaces, got "")"#])
     }
 
     /// `t_` beside other parameters: the named transformation, then the other parameters as a

@@ -143,7 +143,6 @@ import Testing
     @Test(arguments: [
         ("fl_clip,pg_0", "pg_0: unknown to Cloudinary (beside fl_clip, pg chooses the clipping path: pg_<number> or pg_name:<name>)"),
         ("fl_clip.clip_evenodd", "fl_clip and fl_clip_evenodd together: a path is filled by one rule"),
-        ("l_logo/fl_clip/fl_layer_apply", "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) apply to the whole output, not inside a layer"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)

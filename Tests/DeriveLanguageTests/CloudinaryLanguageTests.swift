@@ -11,8 +11,7 @@ import Testing
     @Test(arguments: [
         ("if_du_gt_30,c_scale,w_100", #"chain component 0 ("if_du_gt_30,c_scale,w_100"): if_du_gt_30: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; du is a duration, which Derive does not read from a source's header"#),
         ("$f_!png!/f_$f", #"chain component 1 ("f_$f"): f_$f: known to Cloudinary, not supported by Derive: user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text"#),
-        ("c_crop,w_100,h_100,x_ils_mul_10", #"chain component 0 ("c_crop,w_100,h_100,x_ils_mul_10"): x_ils_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
-        ("dpr_auto", #"chain component 0 ("dpr_auto"): dpr_auto without a w_ or h_ in the chain: known to Cloudinary, not supported by Derive: a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"#),
+        ("c_crop,w_100,h_100,x_tar_mul_10", #"chain component 0 ("c_crop,w_100,h_100,x_tar_mul_10"): x_tar_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"#),
         ("c_limit,w_auto:100/e_sepia", #"chain component 1 ("e_sepia"): "e_sepia" after w_auto:100: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
         ("l_video:dog/fl_layer_apply,g_north", #"chain component 0 ("l_video:dog"): l_video:dog: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("l_private:logo,g_north", #"chain component 0 ("l_private:logo,g_north"): l_private:logo: known to Cloudinary, not supported by Derive: Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"#),
@@ -20,15 +19,13 @@ import Testing
         ("e_background_removal/b_lightblue,c_pad,w_1.0", #"chain component 0 ("e_background_removal"): e_background_removal: known to Cloudinary, not supported by Derive: a Cloudinary add-on or AI feature that Derive does not have"#),
         ("c_imagga_crop,w_100,h_100", #"chain component 0 ("c_imagga_crop,w_100,h_100"): c_imagga_crop: known to Cloudinary, not supported by Derive: a Cloudinary add-on or AI feature that Derive does not have"#),
         ("b_gen_fill,c_pad,w_100,h_100", #"chain component 0 ("b_gen_fill,c_pad,w_100,h_100"): b_gen_fill: known to Cloudinary, not supported by Derive: generative AI, which Derive does not run"#),
-        ("bl_base", #"chain component 0 ("bl_base"): bl_base: known to Cloudinary, not supported by Derive: baseline transformations; planned in the next language issue (effects, layers and formats)"#),
+        ("bl_base", #"chain component 0 ("bl_base"): bl_base: known to Cloudinary, not supported by Derive: baseline transformations; Derive does not have it"#),
         ("c_scale,w_100/so_2.5", #"chain component 1 ("so_2.5"): so_2.5: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("d_a::b", #"chain component 0 ("d_a::b"): d_a::b: unknown to Cloudinary (a default image is a name such as d_avatar.png or d_folder:avatar)"#),
-        ("fl_attachment", #"chain component 0 ("fl_attachment"): fl_attachment: known to Cloudinary, not supported by Derive; supported flags: layer_apply, progressive, keep_iptc, keep_metadata, lossless, strip_profile, region_relative, relative, ignore_aspect_ratio, tiled, no_overflow, text_no_trim, cutter, clip, clip_evenodd"#),
-        ("e_displace", #"chain component 0 ("e_displace"): e_displace: known to Cloudinary, not supported by Derive: planned in the next language issue (effects, layers and formats); supported: blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue, brightness_hsb, red, green, blue, blackwhite, vibrance, unsharp_mask, auto_contrast, auto_brightness, auto_color, improve, fill_light, replace_color, make_transparent, opacity_threshold, simulate_colorblind, recolor, ordered_dither, assist_colorblind, art, cartoonify, vectorize, shear, shadow, distort, dropshadow, gradient_fade, outline, oil_paint, blur_faces, pixelate_faces, blur_region, pixelate_region, trim"#),
-        ("a_auto_left", #"chain component 0 ("a_auto_left"): a_auto_left: known to Cloudinary, not supported by Derive without a resize beside it: it turns the image when the requested box's orientation differs; give w_ and h_ (or ar_) in the same component"#),
+        ("e_displace", #"chain component 0 ("e_displace"): e_displace: known to Cloudinary, not supported by Derive: Derive does not have it; supported: blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue, brightness_hsb, red, green, blue, blackwhite, vibrance, unsharp_mask, auto_contrast, auto_brightness, auto_color, improve, fill_light, replace_color, make_transparent, opacity_threshold, simulate_colorblind, recolor, ordered_dither, assist_colorblind, art, cartoonify, vectorize, shear, shadow, distort, dropshadow, gradient_fade, outline, oil_paint, blur_faces, pixelate_faces, blur_region, pixelate_region, trim"#),
         ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
         ("l_a,l_b", #"chain component 0 ("l_a,l_b"): repeats l_; put each layer in its own component"#),
-        ("k_100", #"chain component 0 ("k_100"): k_100: unknown to Cloudinary (no parameter "k_"); supported: c_, w_, h_, ar_, g_, x_, y_, dpr_, z_, a_, r_, e_, co_, b_, bo_, o_, l_, u_, fl_, f_, q_, pg_, t_, cs_, dn_, d_"#),
+        ("k_100", #"chain component 0 ("k_100"): k_100: unknown to Cloudinary (no parameter "k_"); supported: c_, w_, h_, ar_, g_, x_, y_, dpr_, z_, a_, r_, e_, co_, b_, bo_, o_, l_, u_, fl_, f_, q_, pg_, t_, cs_, dn_, d_, dl_"#),
         ("e_sepai:50", #"chain component 0 ("e_sepai:50"): e_sepai:50: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#),
         ("c_crop,w_100,h_100,g_bottle", #"chain component 0 ("c_crop,w_100,h_100,g_bottle"): g_bottle: known to Cloudinary, not supported by Derive: object, text and body gravities: a Cloudinary add-on or AI feature that Derive does not have; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
         ("c_fill,w_10,h_10,g_nrth", #"chain component 0 ("c_fill,w_10,h_10,g_nrth"): g_nrth: unknown to Cloudinary (no gravity "nrth"); did you mean "north"?; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
@@ -40,7 +37,7 @@ import Testing
 
     /// Parameters Cloudinary has get no "did you mean" guessing a one-letter parameter.
     @Test func noGuessesForParametersCloudinaryHas() {
-        for text in ["if_du_gt_1,e_sepia", "f_$name", "dl_200", "fn_wasm:blur.wasm", "so_2"] {
+        for text in ["if_du_gt_1,e_sepia", "f_$name", "p_home", "fn_wasm:blur.wasm", "so_2"] {
             let issues = CloudinaryParser().parse(text).issues.map(\.description)
             #expect(issues.count == 1 && issues.allSatisfy { !$0.contains("did you mean") && $0.contains("known to Cloudinary, not supported by Derive") }, "\(text): \(issues)")
         }
@@ -49,10 +46,10 @@ import Testing
     /// Parameters are read for every component before steps are built; the first line is still
     /// about the earliest component at fault.
     @Test func theFirstLineIsAboutTheFirstComponentAtFault() {
-        let issues = CloudinaryParser().parse("c_fill,w_0,h_10/if_ils_gt_1/e_sepai").issues.map(\.description)
+        let issues = CloudinaryParser().parse("c_fill,w_0,h_10/if_tar_gt_1/e_sepai").issues.map(\.description)
         #expect(issues == [
             #"chain component 0 ("c_fill,w_0,h_10"): w_0: unknown to Cloudinary (w must be between 1 and 16384, got 0)"#,
-            #"chain component 1 ("if_ils_gt_1"): if_ils_gt_1: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#,
+            #"chain component 1 ("if_tar_gt_1"): if_tar_gt_1: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"#,
             #"chain component 2 ("e_sepai"): e_sepai: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#,
         ])
     }
@@ -95,7 +92,7 @@ import Testing
         #expect(CloudinaryParser().parse("l_text:Arial_40:Hi,c_fit,w_0.5/fl_layer_apply").steps
             == [.overlay(Overlay(source: .text(TextLayer(text: "Hi", font: "Arial", size: 40)), chain: [.resize(Resize(mode: .fit, width: .fraction(0.5)))]))])
         #expect(CloudinaryParser().parse("l_text:Arial_40:Hi,c_fit,w_100,h_40/fl_layer_apply").issues.map(\.description)
-            == [#"chain component 0 ("l_text:Arial_40:Hi,c_fit,w_100,h_40"): h_40 with c_fit beside l_text: known to Cloudinary (a height for the wrapped text), not supported by Derive; give c_fit,w_<pixels> alone to wrap"#])
+            == [#"chain component 0 ("l_text:Arial_40:Hi,c_fit,w_100,h_40"): h_40 with c_fit beside l_text: known to Cloudinary, not supported by Derive: a height for the wrapped text; give c_fit,w_<pixels> alone to wrap"#])
     }
 
     /// `b_<colour>,c_pad,w_1.0` is Cloudinary's documented way to put a transparent image on a
@@ -196,7 +193,6 @@ import Testing
     }
 
     @Test(arguments: [
-        ("c_scale,w_0.5,fl_relative", #"chain component 0 ("c_scale,w_0.5,fl_relative"): fl_relative sizes a layer by the image it is placed on: put it beside the layer's fractional w_ or h_ (l_logo,c_scale,w_0.25,fl_relative)"#),
         ("l_logo,c_scale,w_100,fl_relative", #"chain component 0 ("l_logo,c_scale,w_100,fl_relative"): fl_relative applies to a fractional width or height, which it makes relative to the image the overlay is placed on; give one (w_0.25)"#),
     ])
     func refusedWhereItMeansNothing(text: String, message: String) {

@@ -163,15 +163,13 @@ import Testing
 
     /// Refused while reading, naming the parameter.
     @Test(arguments: [
-        ("if_w_gt_100/c_scale,w_50", #"chain component 0 ("if_w_gt_100"): if_ has no if_end; close the block with a component if_end"#),
-        ("c_scale,w_50/if_else", #"chain component 1 ("if_else"): if_else has no if_ before it"#),
-        ("if_end", #"chain component 0 ("if_end"): if_end has no if_ before it"#),
+        ("c_scale,w_50/if_else", #"chain component 1 ("if_else"): if_else: unknown to Cloudinary (an if_else follows an if_ component or block)"#),
         ("if_w_gt/e_sepia/if_end", #"chain component 0 ("if_w_gt"): if_w_gt: unknown to Cloudinary (gt needs a value on each side); if_ takes comparisons such as w_gt_200_and_ar_lt_1 or $tag_in_!a:b!"#),
         ("if_w_200,e_sepia", #"chain component 0 ("if_w_200,e_sepia"): if_w_200: unknown to Cloudinary ("w_200" has no comparison (eq, ne, lt, gt, lte, gte, in, nin or = != < > <= >=)); if_ takes comparisons such as w_gt_200_and_ar_lt_1 or $tag_in_!a:b!"#),
         ("if_w_gt_1_and/e_sepia/if_end", #"chain component 0 ("if_w_gt_1_and"): if_w_gt_1_and: unknown to Cloudinary (and/or joins two comparisons; one side is empty); if_ takes comparisons such as w_gt_200_and_ar_lt_1 or $tag_in_!a:b!"#),
-        ("if_ils_gt_0.5,e_sepia", #"chain component 0 ("if_ils_gt_0.5,e_sepia"): if_ils_gt_0.5: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"#),
+        ("if_tar_gt_0.5,e_sepia", #"chain component 0 ("if_tar_gt_0.5,e_sepia"): if_tar_gt_0.5: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"#),
         ("if_!sale!_in_tags/e_sepia/if_else/e_negate/if_end", #"chain component 0 ("if_!sale!_in_tags"): if_!sale!_in_tags: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tags is metadata Cloudinary stores with an asset; a Derive source has none"#),
-        ("if_w_gt_1,f_png", #"chain component 0 ("if_w_gt_1,f_png"): output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) apply to the whole output; Derive does not set them inside if_ … if_end"#),
+        ("if_w_gt_1,f_png", #"chain component 0 ("if_w_gt_1,f_png"): output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) inside if_ … if_end: known to Cloudinary, not supported by Derive: they apply to the whole output, which Derive sets before the chain runs"#),
         ("if_w_gt_1,if_h_gt_1,e_sepia", #"chain component 0 ("if_w_gt_1,if_h_gt_1,e_sepia"): repeats if_; a component holds one condition (join conditions with _and_ or _or_)"#),
         ("if_w_gt_1/if_w_gt_1/if_w_gt_1/if_w_gt_1/if_w_gt_1/e_sepia/if_end/if_end/if_end/if_end/if_end", #"chain component 4 ("if_w_gt_1"): if_ blocks are nested more than 4 deep"#),
         ("if_w_gt_1/l_logo/if_end/fl_layer_apply", #"chain component 1 ("l_logo"): a layer opened inside if_ … if_end is applied (fl_layer_apply) before the block's if_else or if_end"#),

@@ -22,7 +22,7 @@ import Testing
     @Test(arguments: [
         ("dn_2000", "dn_2000: known to Cloudinary, not supported by Derive: beyond Derive's limits: dn must be between 1 and 1200, got 2000"),
         ("dn_0", "dn_0: unknown to Cloudinary (dn must be between 1 and 1200, got 0)"),
-        ("dn_high", #"dn must be whole dots per inch (dn_300), got "high""#),
+        ("dn_high", #"dn_high: unknown to Cloudinary (dn must be whole dots per inch (dn_300), got "high")"#),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)

@@ -38,10 +38,9 @@ import Testing
         ("e_distort:arc:400", "e_distort:arc:400: known to Cloudinary, not supported by Derive: beyond Derive's limits: e_distort degrees must be between -360 and 360, got 400"),
         ("e_distort:0:0:10:0:w:10:0:10", #"e_distort's corners are whole pixels or percentages (30p), got "w""#),
         // A bow tie: the top-right and bottom-right corners swapped.
-        ("e_distort:0:0:100:100:100:0:0:100", "e_distort corners must make a convex quadrilateral (top-left, top-right, bottom-right, bottom-left in turn)"),
-        ("e_distort:0:0:50:0:100:0:0:100", "e_distort corners must make a convex quadrilateral"),
+        ("e_distort:0:0:100:100:100:0:0:100", "e_distort:0:0:100:100:100:0:0:100: unknown to Cloudinary (e_distort corners must make a convex quadrilateral (top-left, top-right, bottom-right, bottom-left in turn)"),
+        ("e_distort:0:0:50:0:100:0:0:100", "e_distort:0:0:50:0:100:0:0:100: unknown to Cloudinary (e_distort corners must make a convex quadrilateral"),
         ("e_distort:0:0:10:0:20000:10:0:10", "e_distort:0:0:10:0:20000:10:0:10: known to Cloudinary, not supported by Derive: beyond Derive's limits"),
-        ("e_distort:arc:90,co_red", "co applies to e_colorize"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)

@@ -145,24 +145,24 @@ import Testing
 
     /// Every refusal names the parameter as written and says whether Cloudinary has it.
     @Test(arguments: [
-        ("h_ils_mul_100", "h_ils_mul_100: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"),
+        ("h_tar_mul_100", "h_tar_mul_100: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"),
         ("w_du", "w_du: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; du is a duration, which Derive does not read from a source's header"),
         ("w_idu_mul_10", "w_idu_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; idu is a duration, which Derive does not read from a source's header"),
         ("w_tar_mul_100", "w_tar_mul_100: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"),
         ("x_px", "x_px: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; px is the offset of a layer in a PSD file, which Derive does not read"),
         ("c_crop,w_100,h_100,x_ctx:!x!_mul_w", "x_ctx:!x!_mul_w: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ctx:!x! is metadata Cloudinary stores with an asset; a Derive source has none"),
-        ("w_iw_div", #"w_iw_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
-        ("w_div_2", #"w_div_2: unknown to Cloudinary (an expression starts with a value, not the operator "div"); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
-        ("w_iw_ih", #"w_iw_ih: unknown to Cloudinary (two values in a row, "iw" and "ih"; values and operators alternate); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
-        ("w_iw_div_mul_2", #"w_iw_div_mul_2: unknown to Cloudinary (two operators in a row, "div" and "mul"; values and operators alternate); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
-        ("w_iw__div_2", #"w_iw__div_2: unknown to Cloudinary (values and operators are separated by one '_'); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
+        ("w_iw_div", #"w_iw_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
+        ("w_div_2", #"w_div_2: unknown to Cloudinary (an expression starts with a value, not the operator "div"); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
+        ("w_iw_ih", #"w_iw_ih: unknown to Cloudinary (two values in a row, "iw" and "ih"; values and operators alternate); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
+        ("w_iw_div_mul_2", #"w_iw_div_mul_2: unknown to Cloudinary (two operators in a row, "div" and "mul"; values and operators alternate); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
+        ("w_iw__div_2", #"w_iw__div_2: unknown to Cloudinary (values and operators are separated by one '_'); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
         ("w_iww_div_2", #"w_iww_div_2: unknown to Cloudinary (no value "iww"); did you mean "iw"?"#),
-        ("w_wide", #"w_wide: unknown to Cloudinary (no value "wide"); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
-        ("o_w_div", #"o_w_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); o_ takes an integer 0–100 or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
-        ("o_ils_mul_10", "o_ils_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"),
-        ("o_wide", #"o_wide: unknown to Cloudinary (no value "wide"); o_ takes an integer 0–100 or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
-        ("r_10:w_div", #"r_10:w_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); r_ takes max, or 1–4 radii joined by ':', each pixels (20) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
-        ("r_w_div_2:ils", "r_w_div_2:ils: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"),
+        ("w_wide", #"w_wide: unknown to Cloudinary (no value "wide"); w_ takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
+        ("o_w_div", #"o_w_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); o_ takes an integer 0–100 or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
+        ("o_tar_mul_10", "o_tar_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"),
+        ("o_wide", #"o_wide: unknown to Cloudinary (no value "wide"); o_ takes an integer 0–100 or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
+        ("r_10:w_div", #"r_10:w_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); r_ takes max, or 1–4 radii joined by ':', each pixels (20) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
+        ("r_w_div_2:tar", "r_w_div_2:tar: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"),
     ])
     func refusesWithAClassifiedReason(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues
@@ -189,11 +189,11 @@ import Testing
     @Test func jsonTakesTheSDKSpelling() throws {
         let planned = try plan([#"[{"resize": {"mode": "crop", "width": "iw / 2", "height": "ih * 0.5", "x": "w / 4", "y": 0}}]"#], Self.source)
         #expect(planned.outputs[0].operations == [.crop(Rect(x: 300, y: 0, width: 600, height: 400))])
-        #expect(throws: ValidationError.self) { try TransformationInput.parse(#"[{"resize": {"width": "ils * 2"}}]"#) }
+        #expect(throws: ValidationError.self) { try TransformationInput.parse(#"[{"resize": {"width": "tar * 2"}}]"#) }
         do {
             _ = try TransformationInput.parse(#"[{"resize": {"width": "iw /"}}]"#)
         } catch {
-            #expect(error.issues.first?.description == #"[0].resize.width: expression "iw /": unknown to Cloudinary (an expression ends with a value, not the operator "/"); a length takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#)
+            #expect(error.issues.first?.description == #"[0].resize.width: expression "iw /": unknown to Cloudinary (an expression ends with a value, not the operator "/"); a length takes pixels (200), a fraction (0.5) or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#)
         }
     }
 

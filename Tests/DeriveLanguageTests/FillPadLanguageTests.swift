@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("c_fill_pad,w_400,h_100,g_north", "g mode fill_pad is content-aware; it takes gravity auto only"),
+        ("c_fill_pad,w_400,h_100,g_north", "g_north: unknown to Cloudinary (g mode fill_pad is content-aware; it takes gravity auto only)"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)

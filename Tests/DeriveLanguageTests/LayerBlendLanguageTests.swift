@@ -88,10 +88,9 @@ import Testing
         ("l_a/e_anti_removal:strong,fl_layer_apply", "e_anti_removal:strong: unknown to Cloudinary (e_anti_removal's level is a whole number from 1 to 100)"),
         ("e_anti_removal:20", "e_anti_removal:20: known to Cloudinary, not supported by Derive outside fl_layer_apply"),
         ("u_bg/fl_cutter,fl_layer_apply", "fl_cutter beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)"),
-        ("c_scale,w_10,fl_cutter", "fl_cutter applies to a layer: put it beside fl_layer_apply (l_<shape>/fl_cutter,fl_layer_apply)"),
         ("l_a/e_multiply,fl_cutter.layer_apply", "e_multiply beside fl_cutter: a layer combines with the image one way"),
-        ("l_a/e_multiply,fl_layer_apply,g_faces", "e_multiply beside g_faces: multiply combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
-        ("l_a,fl_cutter,fl_layer_apply,g_face", "fl_cutter beside g_face: cutter combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
+        ("l_a/e_multiply,fl_layer_apply,g_faces", "e_multiply with g_faces: known to Cloudinary, not supported by Derive: multiply combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
+        ("l_a,fl_cutter,fl_layer_apply,g_face", "fl_cutter with g_face: known to Cloudinary, not supported by Derive: cutter combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)
@@ -134,10 +133,13 @@ import Testing
         #expect(try canonical(string: "l_logo/fl_layer_apply,fl_no_overflow,g_south").identity == (try canonical(string: "l_logo/fl_layer_apply,g_south").identity))
     }
 
+    /// Outside a layer they have nothing to act on: ignored, as Cloudinary's SDKs write them
+    /// on the base image, and the notes say so.
     @Test(arguments: ["fl_tiled", "c_scale,w_10,fl_no_overflow"])
-    func outsideALayerTheyAreRefused(text: String) {
-        let issues = CloudinaryParser().parse(text).issues.map(\.reason)
-        #expect(issues.count == 1 && issues[0].hasSuffix("applies to a layer: put it beside l_ or fl_layer_apply"), "\(issues)")
+    func outsideALayerTheyAreIgnored(text: String) {
+        let parsed = CloudinaryParser().parse(text)
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        #expect(parsed.notes.count == 1 && parsed.notes[0].contains("outside a layer: it places or combines a layer"), "\(parsed.notes)")
     }
 }
 

@@ -46,13 +46,11 @@ import Testing
     }
 
     @Test(arguments: [
-        ("b_blurred", "b_blurred: known to Cloudinary, not supported by Derive without a pad mode: it fills the padding of c_pad, c_lpad or c_mpad"),
         ("c_fill,w_10,h_10,b_auto", "b_auto: known to Cloudinary, not supported by Derive without a pad mode: it fills the padding of c_pad, c_lpad or c_mpad"),
         ("c_pad,w_10,h_10,b_auto:predominant:4", "b_auto:predominant:4: b_auto:predominant takes no number of colours or direction; they go with the gradient modes (border_gradient, predominant_gradient, and their _contrast)"),
         ("c_pad,w_10,h_10,b_auto:border_gradient:3", #"b_auto:border_gradient:3: unknown to Cloudinary (no number of gradient colours "3"); b_auto's gradients take 2 or 4"#),
         ("c_pad,w_10,h_10,b_auto:border_gradient:2:diagonal", #"b_auto:border_gradient:2:diagonal: unknown to Cloudinary (no gradient direction "diagonal"); directions: horizontal, vertical, diagonal_desc, diagonal_asc"#),
         ("c_pad,w_10,h_10,b_auto:border_gradient:2:vertical:x", #"b_auto:border_gradient:2:vertical:x: b_auto:border_gradient takes a number of colours (2 or 4) and a direction, got "x""#),
-        ("c_pad,w_10,h_10,b_auto:predominant_gradient:palette_red_green", "b_auto:predominant_gradient:palette_red_green: known to Cloudinary, not supported by Derive: palette_red_green picks the padding's colours from a palette; Derive takes them from the image (b_auto:<mode>[:<colours>][:<direction>])"),
         ("c_pad,w_10,h_10,b_auto:predominent", #"b_auto:predominent: unknown to Cloudinary (no b_auto mode "predominent"); did you mean "predominant"?"#),
         ("c_pad,w_10,h_10,b_blurred:0", "b_blurred:0: unknown to Cloudinary (b_blurred intensity must be between 1 and 2000, got 0)"),
         ("c_pad,w_10,h_10,b_blurred:100:-400", "b_blurred:100:-400: unknown to Cloudinary (b_blurred brightness must be between -300 and 100, got -400)"),

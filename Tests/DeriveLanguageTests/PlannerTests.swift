@@ -208,7 +208,7 @@ let photo = SourceFacts(format: .jpeg, width: 4608, height: 3456)
 
     @Test func outputsLargerThanTheLimitsAreRefusedBeforeAnyWork() {
         #expect(throws: ValidationError(location: #"outputs[0] ("o0") step 0 (resize)"#,
-                                        reason: "would make a 73728x55296 image; the limit is 16384 pixels per side and 100000000 pixels in all")) {
+                                        reason: "would make a 73728x55296 image: known to Cloudinary, not supported by Derive: beyond Derive's limits: the limit is 16384 pixels per side and 100000000 pixels in all")) {
             try plan(["w_16.0"], photo)
         }
         let tight = ChainLimits(maxOutputDimension: 5000, maxOutputPixels: 1_000_000)

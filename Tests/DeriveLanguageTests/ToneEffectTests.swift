@@ -173,7 +173,7 @@ import Testing
         ("e_ordered_dither:19", "e_ordered_dither:19: unknown to Cloudinary (e must be between 0 and 18, got 19)"),
         ("e_ordered_dither:12", "e_ordered_dither:12: known to Cloudinary, not supported by Derive: beyond Derive's limits: e must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got 12"),
         ("e_recolor", "e_recolor needs a colour matrix: 9 numbers (3x3, RGB) or 16 (4x4, RGBA), row by row, such as e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1"),
-        ("e_recolor:1:0:0", "e_recolor matrix needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got 3"),
+        ("e_recolor:1:0:0", "e_recolor:1:0:0: unknown to Cloudinary (e_recolor matrix needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got 3)"),
         ("e_recolor:1:0:0:0:1:0:0:0:abc", #"e_recolor takes numbers, got "abc""#),
         // Cloudinary documents no range for the numbers; ±100 is Derive's.
         ("e_recolor:101:0:0:0:1:0:0:0:1", "e_recolor:101:0:0:0:1:0:0:0:1: known to Cloudinary, not supported by Derive: beyond Derive's limits: e_recolor matrix numbers must be between -100 and 100, got 101"),

@@ -28,7 +28,6 @@ import Testing
         ("e_vignette:-1", "e_vignette:-1: unknown to Cloudinary (e must be between 0 and 100, got -1)"),
         ("e_vignette:20:30", "e_vignette takes one amount"),
         ("e_vignette:2.5", #"e_vignette takes a whole-number amount, got "2.5""#),
-        ("e_vignette,co_white", "co applies to e_colorize, e_make_transparent and text layers"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)

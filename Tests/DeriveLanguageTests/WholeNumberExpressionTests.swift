@@ -128,17 +128,17 @@ import Testing
             _ = try TransformationInput.parse(#"[{"opacity": "w /"}]"#)
             Issue.record("planned")
         } catch {
-            #expect(error.issues.first?.description == #"[0].opacity.percent: expression "w /": unknown to Cloudinary (an expression ends with a value, not the operator "/"); it takes an integer or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#)
+            #expect(error.issues.first?.description == #"[0].opacity.percent: expression "w /": unknown to Cloudinary (an expression ends with a value, not the operator "/"); it takes an integer or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#)
         }
-        #expect(throws: ValidationError.self) { try TransformationInput.parse(#"[{"round": {"radius": ["ils", 10]}}]"#) }
+        #expect(throws: ValidationError.self) { try TransformationInput.parse(#"[{"round": {"radius": ["tar", 10]}}]"#) }
         #expect(try canonical(json: #"[{"pixelate": "w / 40"}]"#).identity == canonical(string: "e_pixelate:w_div_40").identity)
         #expect(try canonical(json: #"[{"blur": {"strength": "iw_div_4"}}]"#).identity == canonical(string: "e_blur:iw_div_4").identity)
     }
 
     /// A bad amount is refused naming the effect as written.
     @Test(arguments: [
-        ("e_blur:w_div", #"e_blur:w_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); e_blur: takes a whole-number amount or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc; operators: add, sub, mul, div, mod, pow)"#),
-        ("e_sepia:ils_mul_10", "e_sepia:ils_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; ils is the illustration score, which Derive does not compute"),
+        ("e_blur:w_div", #"e_blur:w_div: unknown to Cloudinary (an expression ends with a value, not the operator "div"); e_blur: takes a whole-number amount or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
+        ("e_sepia:tar_mul_10", "e_sepia:tar_mul_10: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"),
         ("e_blur:$1b", #"e_blur:$1b: unknown to Cloudinary ("$1b" is not a variable: a name is a letter, then letters and digits)"#),
         ("e_blur:12.5", #"e_blur takes a whole-number amount, got "12.5""#),
     ])

@@ -120,4 +120,30 @@ import Testing
 
 extension Color {
     var components: [Int] { [Int(red), Int(green), Int(blue)] }
+
+}
+
+/// b_auto with a palette (issue 30), on the same banner as PadFillTests.
+@Suite struct AutoPaletteTests {
+    /// b_auto with a palette (issue 30): the bars are the palette colour nearest the one the
+    /// photo gives (farthest with _contrast); a gradient runs between palette colours only.
+    @Test func aPaletteRestrictsThePaddingsColours() throws {
+        let palette = [[255, 0, 0], [0, 128, 0], [0, 0, 255], [255, 255, 255]]
+        func distance(_ a: [Int], _ c: [Int]) -> Int {
+            var sum = 0
+            for i in 0..<3 { sum += (a[i] - c[i]) * (a[i] - c[i]) }
+            return sum
+        }
+        func nearest(_ c: [Int]) -> [Int] { palette.min { distance($0, c) < distance($1, c) }! }
+        let free = try PadFillTests.render("c_pad,w_400,h_100,b_auto")
+        let restricted = try PadFillTests.render("c_pad,w_400,h_100,b_auto:border:palette_red_green_blue_white")
+        let own = try #require(PadFillTests.barColours(free).first)
+        #expect(PadFillTests.barColours(restricted) == [nearest(own)], "\(PadFillTests.barColours(restricted)), photo's \(own)")
+        let contrast = try PadFillTests.render("c_pad,w_400,h_100,b_auto:border_contrast:palette_red_green_blue_white")
+        #expect(PadFillTests.barColours(contrast).count == 1 && PadFillTests.barColours(contrast).first != nearest(own))
+        let gradient = try PadFillTests.render("c_pad,w_400,h_100,b_auto:predominant_gradient:palette_red_green_blue_white")
+        // Both ends of the gradient are palette colours.
+        #expect(palette.contains(Array(Harness.pixel(gradient, 0, 50).prefix(3))) && palette.contains(Array(Harness.pixel(gradient, 399, 50).prefix(3))),
+                "\(Harness.pixel(gradient, 0, 50)) .. \(Harness.pixel(gradient, 399, 50))")
+    }
 }

@@ -29,7 +29,9 @@ public struct JobPipeline: Sendable {
 
     /// What a running job is doing, as the worker reports it (`derive status`, the dashboard).
     public enum Stage: String, Sendable {
-        case resolve, fetch, decode, store
+        /// `decode` covers reading the header, planning, decoding and finding faces; `encode`
+        /// applying every output's chain and encoding it.
+        case resolve, fetch, decode, encode, store
         /// A reprocess or revalidation task enqueuing its jobs (not a stage of this pipeline).
         case enqueue
     }
@@ -126,7 +128,9 @@ public struct JobPipeline: Sendable {
                 ? plan : try self.plan(ResolvedJob(source: job.source, outputs: job.outputs.filter { names.contains($0.name) }, preset: job.preset),
                                        facts: inspection.facts)
             reported.decode = toRender.decode
-            result = try engine.render(toRender, source: image, inspection: inspection, overlays: overlays)
+            result = try engine.render(toRender, source: image, inspection: inspection, overlays: overlays) { phase in
+                if phase == .outputs { stage(.encode) }
+            }
         }
         try checkCancelled()
 

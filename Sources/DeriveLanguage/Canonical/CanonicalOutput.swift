@@ -74,6 +74,16 @@ public struct EncodingSettings: Sendable, Hashable {
     public var defaultImage: String?
     /// `fl_clip`: the source clipped to a path stored in it, before the chain.
     public var clip: ClipSetting?
+    /// `fl_png8`/`fl_png24`/`fl_png32`: a PNG output's colour type.
+    public var pngType: PNGType?
+    /// `fl_lossy`.
+    public var lossy: Bool
+    /// `e_loop`: the animation's plays, 0 for forever; nil keeps the source's.
+    public var loop: Int?
+    /// `dl_`: each frame's time in milliseconds; nil keeps the source's.
+    public var delay: Int?
+    /// `fl_tiff8_lzw`.
+    public var tiffLZW: Bool
 
     public init(_ s: OutputSettings) {
         format = s.format ?? .original
@@ -92,6 +102,11 @@ public struct EncodingSettings: Sendable, Hashable {
         density = s.density
         defaultImage = s.defaultImage
         clip = s.clip
+        pngType = s.pngType
+        lossy = s.lossy ?? false
+        loop = s.loop
+        delay = s.delay
+        tiffLZW = s.tiffLZW ?? false
     }
 
     /// The same settings resolved for a concrete format.
@@ -114,6 +129,12 @@ public struct EncodingSettings: Sendable, Hashable {
         s.density = density
         s.defaultImage = defaultImage
         s.clip = clip
+        // Written only when set, so outputs without them keep their identity.
+        s.pngType = pngType
+        s.lossy = lossy ? true : nil
+        s.loop = loop
+        s.delay = delay
+        s.tiffLZW = tiffLZW ? true : nil
         return s
     }
 }

@@ -34,6 +34,11 @@ public enum ChainEncoder {
         add("progressive", s.progressive.map(JSONValue.bool))
         add("stripProfile", s.stripProfile.map(JSONValue.bool))
         add("density", s.density.map(JSONValue.int))
+        add("pngType", s.pngType.map { .string($0.rawValue) })
+        add("lossy", s.lossy.map(JSONValue.bool))
+        add("loop", s.loop.map(JSONValue.int))
+        add("delay", s.delay.map(JSONValue.int))
+        add("tiffLZW", s.tiffLZW.map(JSONValue.bool))
         add("defaultImage", s.defaultImage.map(JSONValue.string))
         add("lossless", s.lossless.map(JSONValue.bool))
         add("effort", s.effort.map(JSONValue.int))
@@ -97,13 +102,14 @@ public enum ChainEncoder {
             case .blurred(let i, let b)?:
                 add("padFill", .object([JSONMember(key: "blurred", value: .object([JSONMember(key: "intensity", value: .int(i)),
                                                                                    JSONMember(key: "brightness", value: .int(b))]))]))
-            case .auto(let mode)?:
-                add("padFill", .object([JSONMember(key: "auto", value: .string(mode.rawValue))]))
+            case .auto(let mode, let palette)?:
+                add("padFill", .object([JSONMember(key: "auto", value: .string(mode.rawValue))]
+                    + (palette.isEmpty ? [] : [JSONMember(key: "palette", value: .array(palette.map { .string($0.hex) }))])))
             case .gradient(let g)?:
                 add("padFill", .object([JSONMember(key: "gradient", value: .object([
                     JSONMember(key: "from", value: .string(g.source.rawValue)), JSONMember(key: "contrast", value: .bool(g.contrast)),
                     JSONMember(key: "colors", value: .int(g.colors)), JSONMember(key: "direction", value: .string(g.direction.rawValue)),
-                ]))]))
+                ] + (g.palette.isEmpty ? [] : [JSONMember(key: "palette", value: .array(g.palette.map { .string($0.hex) }))])))]))
             case nil: break
             }
             add("zoom", r.zoom.map(JSONValue.decimal) ?? r.zoomExpression.map { .string($0.canonicalText) })

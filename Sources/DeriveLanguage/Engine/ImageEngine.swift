@@ -58,9 +58,23 @@ public protocol ImageEngine: Sendable {
     /// the colour space, profile and EXIF may be left for `render` to fill in from the decode.
     func inspect(_ source: SourceImage) throws(DeriveError) -> SourceInspection
 
-    /// Decodes, applies and encodes every planned output.
+    /// Decodes, applies and encodes every planned output, saying when it moves from decoding
+    /// (and finding faces) to the outputs, so that a worker can say which it is doing.
     func render(_ plan: Plan, source: SourceImage, inspection: SourceInspection,
-                overlays: any OverlayLoader) throws(DeriveError) -> RenderResult
+                overlays: any OverlayLoader, phase: (RenderPhase) -> Void) throws(DeriveError) -> RenderResult
+}
+
+/// Where a render is: decoding the source (and looking at it), or applying and encoding the outputs.
+public enum RenderPhase: Sendable {
+    case decoding, outputs
+}
+
+extension ImageEngine {
+    /// A render nobody watches.
+    public func render(_ plan: Plan, source: SourceImage, inspection: SourceInspection,
+                       overlays: any OverlayLoader) throws(DeriveError) -> RenderResult {
+        try render(plan, source: source, inspection: inspection, overlays: overlays, phase: { _ in })
+    }
 }
 
 /// Milliseconds spent in each stage.

@@ -160,6 +160,10 @@ public enum PredefinedValue: String, Sendable, Hashable, CaseIterable {
     /// The faces the detector finds in the job's image. The planner cannot know it from the
     /// header: steps that name it are planned by the engine once faces are found.
     case faceCount = "fc"
+    /// How much the job's image looks like an illustration rather than a photograph, 0 to 1
+    /// (`IllustrationScore`): the engine measures it on the decoded source, so steps that name
+    /// it are planned by the engine, as for `fc`.
+    case illustrationScore = "ils"
 
     /// The names Cloudinary and its SDKs use besides the short one (`initial_width`,
     /// `initialWidth`), and the `current_*` forms of the current values.
@@ -174,6 +178,7 @@ public enum PredefinedValue: String, Sendable, Hashable, CaseIterable {
         case .currentPage: ["current_page", "currentPage"]
         case .pageCount: ["page_count", "pageCount"]
         case .faceCount: ["face_count", "faceCount", "faces"]
+        case .illustrationScore: ["illustration_score", "illustrationScore"]
         }
     }
 

@@ -14,6 +14,9 @@ public struct AutoGradient: Sendable, Hashable {
     /// How many colours the gradient goes through: 2 (Cloudinary's default) or 4.
     public var colors: Int
     public var direction: GradientDirection
+    /// `:palette_<colour>_<colour>...`: each colour of the gradient is the palette's nearest to
+    /// the one read from the image (with `_contrast`, the palette's farthest from it).
+    public var palette: [Color] = []
 
     public static let colorCounts = [2, 4]
     public static let defaultColors = 2
@@ -46,7 +49,44 @@ public struct AutoGradient: Sendable, Hashable {
         } else if colors != Self.defaultColors {
             parts.append(String(colors))
         }
+        if !palette.isEmpty { parts.append(AutoPalette.text(palette)) }
         return parts.joined(separator: ":")
+    }
+
+    /// A colour read from the image, as the mode uses it.
+    public func pick(_ c: Color) -> Color {
+        AutoPalette.pick(c, palette: palette, contrast: contrast)
+    }
+}
+
+/// b_auto's `palette_<colour>_<colour>...` (Cloudinary: the padding's colours restricted to a
+/// palette): the palette colour nearest the one read from the image, or with a `_contrast`
+/// mode the farthest (in RGB); without a palette, the colour itself, or black or white.
+public enum AutoPalette {
+    public static func pick(_ c: Color, palette: [Color], contrast: Bool) -> Color {
+        guard !palette.isEmpty else { return contrast ? AutoPadColor.contrasting(c) : c }
+        func distance(_ p: Color) -> Int {
+            let r = Int(p.red) - Int(c.red), g = Int(p.green) - Int(c.green), b = Int(p.blue) - Int(c.blue)
+            return r * r + g * g + b * b
+        }
+        // Ties go to the colour written first.
+        if contrast {
+            return palette.enumerated().max { (distance($0.element), -$0.offset) < (distance($1.element), -$1.offset) }!.element
+        }
+        return palette.enumerated().min { (distance($0.element), $0.offset) < (distance($1.element), $1.offset) }!.element
+    }
+
+    /// `palette_red_f00`: CSS names, or hex digits without `#` (`f00`, `ff0000`).
+    public static func parse(_ text: String) -> [Color]? {
+        guard text.hasPrefix("palette_") else { return nil }
+        let names = text.dropFirst(8).split(separator: "_", omittingEmptySubsequences: false).map(String.init)
+        let colors = names.map { Color.parse($0) ?? Color.parse("#" + $0) }
+        guard !names.isEmpty, names.count <= 16, colors.allSatisfy({ $0 != nil }) else { return nil }
+        return colors.map { $0! }
+    }
+
+    public static func text(_ palette: [Color]) -> String {
+        "palette_" + palette.map { $0.hex.dropFirst() }.joined(separator: "_")
     }
 }
 

@@ -150,15 +150,18 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     /// one of them. Derive writes raster images only, with the encoders libvips has here.
     static func refusal(_ text: String) -> String? {
         let raster = "Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic"
+        let known = "f_\(text): known to Cloudinary, not supported by Derive:"
         switch text.lowercased() {
         case "pdf", "ps", "eps", "eps3", "ept", "ai", "svg", "indd":
-            return "format \(text) is a vector or page format; \(raster)"
+            return "\(known) format \(text) is a vector or page format; \(raster)"
         case "psd", "tga":
-            return "format \(text) is read as a source but not written (it is an editing and interchange format, not one to deliver); \(raster)"
-        case "djvu", "flif", "jxr", "hdp", "wdp", "bw", "dng", "arw", "cr2":
-            return "format \(text) has no encoder in this libvips (camera raw formats are never written); \(raster)"
+            return "\(known) format \(text) is read as a source but not written (it is an editing and interchange format, not one to deliver); \(raster)"
+        case "djvu", "flif", "jxr", "hdp", "wdp", "bw", "dng", "arw", "cr2", "jpc":
+            return "\(known) format \(text) has no encoder in this libvips (camera raw formats are never written); \(raster)"
         case "glb", "gltf", "fbx", "usdz", "u3ma":
-            return "format \(text) is a 3D model format; \(raster)"
+            return "\(known) format \(text) is a 3D model format; \(raster)"
+        case "mp4", "webm", "mov", "ogv", "flv", "avi", "m3u8", "mpd", "ts", "mkv", "3gp", "wmv", "m2ts", "mp3", "m4a", "wav", "ogg", "aac", "flac":
+            return "\(known) format \(text) is a video or audio format; Derive makes images; \(raster)"
         default:
             return nil
         }

@@ -50,6 +50,19 @@ public struct OutputSettings: Sendable, Hashable {
     public var defaultImage: String?
     /// `fl_clip` / `fl_clip_evenodd`: the source clipped to a path stored in it.
     public var clip: ClipSetting?
+    /// `fl_png8`, `fl_png24`, `fl_png32`: a PNG output's colour type (palette, RGB, RGBA)
+    /// instead of the smaller of truecolour and palette.
+    public var pngType: PNGType?
+    /// `fl_lossy`: a PNG output quantised to a palette at the output's quality; a GIF's
+    /// animation frames stored with small differences left out (lossy LZW's effect).
+    public var lossy: Bool?
+    /// `e_loop[:<additional plays>]`: how many times an animation plays, 0 for forever
+    /// (`e_loop`); `e_loop:2` plays it 3 times. Without it, the source's count is kept.
+    public var loop: Int?
+    /// `dl_<ms>`: every animation frame shown for this long, in milliseconds.
+    public var delay: Int?
+    /// `fl_tiff8_lzw`: a TIFF output compressed with LZW (lossless) instead of deflate.
+    public var tiffLZW: Bool?
 
     public init(format: OutputFormat? = nil, quality: Quality? = nil, strip: Bool? = nil, progressive: Bool? = nil,
                 lossless: Bool? = nil, effort: Int? = nil, chromaSubsampling: ChromaSubsampling? = nil,
@@ -68,6 +81,16 @@ public struct OutputSettings: Sendable, Hashable {
         self.frame = frame
         self.breakpoints = breakpoints
     }
+}
+
+/// A PNG output's colour type, as Cloudinary's `fl_png8`, `fl_png24` and `fl_png32` name it.
+public enum PNGType: String, Sendable, Hashable, CaseIterable {
+    /// 8-bit palette (with transparency in the palette, as libimagequant quantises it).
+    case png8
+    /// 24-bit RGB: transparency flattened onto white.
+    case png24
+    /// 32-bit RGBA: an alpha channel even when the image is opaque.
+    case png32
 }
 
 public enum Quality: Sendable, Hashable {
@@ -186,6 +209,11 @@ extension OutputSettings {
         take(\.formats, "formats")
         take(\.stripProfile, "stripProfile")
         take(\.density, "density")
+        take(\.pngType, "pngType")
+        take(\.lossy, "lossy")
+        take(\.loop, "loop")
+        take(\.delay, "delay")
+        take(\.tiffLZW, "tiffLZW")
         take(\.defaultImage, "defaultImage")
         take(\.clip, "clip")
         return (merged, conflicts)

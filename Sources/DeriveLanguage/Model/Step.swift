@@ -155,8 +155,9 @@ public enum PadFill: Sendable, Hashable {
     /// `b_blurred[:<intensity>][:<brightness>]`: the image scaled to cover the canvas, blurred
     /// (intensity 1–2000, default 100, as e_blur) and brightened or darkened (-300–100, default 0).
     case blurred(intensity: Int, brightness: Int)
-    /// `b_auto[:<mode>]`: a colour taken from the image.
-    case auto(AutoPadColor)
+    /// `b_auto[:<mode>][:palette_...]`: a colour taken from the image (restricted to a palette
+    /// when one is given).
+    case auto(AutoPadColor, palette: [Color] = [])
     /// `b_auto:<source>_gradient...`: a gradient through colours taken from the image.
     case gradient(AutoGradient)
 
@@ -170,7 +171,9 @@ public enum PadFill: Sendable, Hashable {
         case .blurred(let i, let b):
             if b != PadFill.blurredDefaults.brightness { return "blurred:\(i):\(b)" }
             return i == PadFill.blurredDefaults.intensity ? "blurred" : "blurred:\(i)"
-        case .auto(let mode): return mode == .border ? "auto" : "auto:" + mode.rawValue
+        case .auto(let mode, let palette):
+            if !palette.isEmpty { return "auto:" + mode.rawValue + ":" + AutoPalette.text(palette) }
+            return mode == .border ? "auto" : "auto:" + mode.rawValue
         case .gradient(let g): return g.cloudinaryText
         }
     }
@@ -182,6 +185,14 @@ public enum AutoPadColor: String, Sendable, Hashable, CaseIterable {
     case border, predominant
     case borderContrast = "border_contrast"
     case predominantContrast = "predominant_contrast"
+
+    /// The pad colour from the border's and the predominant colours (computed by the engine),
+    /// restricted to a palette when one is given.
+    public func color(border: Color, predominant: Color, palette: [Color]) -> Color {
+        guard !palette.isEmpty else { return color(border: border, predominant: predominant) }
+        let read = self == .border || self == .borderContrast ? border : predominant
+        return AutoPalette.pick(read, palette: palette, contrast: self == .borderContrast || self == .predominantContrast)
+    }
 
     /// The pad colour from the border's and the predominant colours (computed by the engine).
     public func color(border: Color, predominant: Color) -> Color {

@@ -36,7 +36,11 @@ extension ParseRun {
     mutating func pairBlocks(_ components: [Component]) {
         var open: [Int] = []
         for c in components {
-            if c.opensLayer && c.branch != nil || c.isLayerApply && c.branch != nil {
+            // `if_w_gt_400,l_badge,g_north_east` (a one-component layer under a condition, as
+            // Cloudinary's documentation writes it) is read in sequence; a long layer's if_
+            // belongs in a component of its own.
+            let conditionalShortLayer = c.opensLayer && closing[c.index] == nil && !c.isLayerApply && c.hasCondition
+            if !conditionalShortLayer && (c.opensLayer && c.branch != nil || c.isLayerApply && c.branch != nil) {
                 fail(c, "if_ beside l_ or fl_layer_apply: put the if_ in a component of its own around the layer (if_…/l_…/fl_layer_apply/if_end)")
             }
             if c.opensBlock {
@@ -50,7 +54,7 @@ extension ParseRun {
                     if c.index > 0, case .condition? = components[c.index - 1].branch, !components[c.index - 1].opensBlock {
                         singleElse[c.index - 1] = c.index
                     } else if c.index == 0 || !components[c.index - 1].hasCondition {
-                        fail(c, "if_else has no if_ before it")
+                        fail(c, CloudinaryVocabulary.malformed("if_else", "an if_else follows an if_ component or block", hint: ""))
                     }
                     continue
                 }
@@ -58,15 +62,16 @@ extension ParseRun {
             } else if c.branch == .end {
                 // Beside other parameters, if_end makes its component the block's last.
                 guard let opener = open.popLast() else {
-                    fail(c, "if_end has no if_ before it")
+                    note(c, "if_end with no if_ block open: it closes nothing; ignored")
                     continue
                 }
                 blockEnd[opener] = c.index
             }
         }
         // Without an if_end, an if_else ends the block: its own parameters are the other branch.
+        // Without either, the block runs to the end of the chain (or of the layer it is in).
         for opener in open where !components[opener].refused && blockElse[opener] == nil {
-            fail(components[opener], "if_ has no if_end; close the block with a component if_end")
+            note(components[opener], "if_ block without if_end: it runs to the end of the chain (or of the layer it is in)")
         }
     }
 
@@ -86,7 +91,15 @@ extension ParseRun {
         }
         // Unclosed: reported when pairing (unless its if_ was refused); what follows is read
         // as if unconditional, for its own complaints.
-        guard var end = blockEnd[i] else { return i + 1 }
+        guard var end = blockEnd[i] else {
+            // Refused: what follows is read as if unconditional, for its own complaints.
+            guard !c.refused, case .condition(let condition)? = c.branch else { return i + 1 }
+            conditionDepth += 1
+            let then = sequence(components, (i + 1)..<range.upperBound, inLayer: inLayer, depth: depth)
+            conditionDepth -= 1
+            steps.append(.conditional(Conditional(condition: condition, then: then, otherwise: [])))
+            return range.upperBound
+        }
         guard end < range.upperBound else {
             fail(c, "if_ inside a layer must end (if_end) before the layer's fl_layer_apply")
             return range.upperBound

@@ -62,7 +62,9 @@ extension ParseRun {
             return steps
         }
         if resizes == 0 {
-            fail(c, "\(written) without a w_ or h_ in the chain: known to Cloudinary, not supported by Derive: the density multiplies the sizes a chain asks for, and Cloudinary's reference asks for a resize with a width or height beside it; add one (c_scale,w_400/\(written))")
+            // Cloudinary's reference: the density multiplies the dimensions the chain asks
+            // for; with none asked the image keeps its size.
+            note(c, "\(written) without a w_ or h_ in the chain: the density multiplies the sizes a chain asks for, and this one asks for none; the image keeps its size (Cloudinary would also thicken pixel borders by the density; Derive does not)")
             return steps
         }
         return scaled
@@ -109,8 +111,11 @@ extension ParseRun {
             return false
         }
         if let w = p["w"], AutomaticWidth.parse(w) != nil {
-            fail(c, CloudinaryVocabulary.notSupported("dpr_auto with w_\(w)", CloudinaryVocabulary.feature(.automaticDensity)))
-            return false
+            // w_auto's breakpoints are widths in device pixels (a browser's Width hint counts
+            // them), from the smallest up to the image's own: every width a density would
+            // multiply a layout width to is among them already.
+            note(c, "dpr_auto beside w_\(w): w_auto's breakpoints are widths in device pixels up to the image's own, which already hold every width a density would ask for; no density variants of their own")
+            return true
         }
         automaticDensity = c
         merge(OutputSettings(densities: Self.automaticDensities), in: c)
@@ -133,7 +138,9 @@ extension ParseRun {
             fail(c, CloudinaryVocabulary.notSupported("dpr_auto and dpr_ beside a w_ or h_", feature))
         } else if !steps.contains(where: { Self.contains($0) { if case .resize = $0 { true } else { false } } })
                     && !steps.contains(where: { if case .preset = $0 { true } else { false } }) {
-            fail(c, CloudinaryVocabulary.notSupported("dpr_auto without a w_ or h_ in the chain", feature))
+            // Every density would multiply no size: one output, the image at its own size.
+            settings.densities = nil
+            note(c, "dpr_auto without a w_ or h_ in the chain: the density multiplies the sizes a chain asks for, and this one asks for none; one output, the image at its own size")
         }
     }
 }

@@ -126,14 +126,16 @@ extension ParseRun {
         if Self.takeFlag("no_overflow", from: &rest) { noteNoOverflow(c) }
         var blend: BlendMode?
         var level: Int?
-        if Self.takeFlag("layer_apply", from: &rest) {
-            if Self.takeFlag("cutter", from: &rest) { blend = cutter(underlay: c.has("u"), in: c) }
-            if let e = rest.params["e"], let (mode, value) = blendMode(e, underlay: c.has("u"), in: c) {
-                if blend != nil { fail(c, "e_\(e) beside fl_cutter: a layer combines with the image one way") }
-                rest.params["e"] = nil
-                blend = mode
-                level = value
-            }
+        // In the one-component form, fl_cutter and a blend mode beside l_ combine the layer with
+        // the image as beside fl_layer_apply (Cloudinary's SDKs write `l_sample,fl_cutter` and
+        // `e_multiply,l_icon`); the flag itself changes nothing here.
+        _ = Self.takeFlag("layer_apply", from: &rest)
+        if Self.takeFlag("cutter", from: &rest) { blend = cutter(underlay: c.has("u"), in: c) }
+        if let e = rest.params["e"], let (mode, value) = blendMode(e, underlay: c.has("u"), in: c) {
+            if blend != nil { fail(c, "e_\(e) beside fl_cutter: a layer combines with the image one way") }
+            rest.params["e"] = nil
+            blend = mode
+            level = value
         }
         let (gravity, x, y) = layerPlacement(&rest)
         let chain = rest.params.isEmpty && rest.flags.isEmpty ? [] : steps(from: rest, inLayer: true)
@@ -173,7 +175,7 @@ extension ParseRun {
     mutating func wrapText(_ source: inout Overlay.Source?, taking c: inout Component) {
         guard case .text(var text)? = source, c.params["c"] == "fit", let w = c.params["w"], let width = Int(w) else { return }
         if let h = c.params["h"] {
-            fail(c, "h_\(h) with c_fit beside l_text: known to Cloudinary (a height for the wrapped text), not supported by Derive; give c_fit,w_<pixels> alone to wrap")
+            fail(c, "h_\(h) with c_fit beside l_text: known to Cloudinary, not supported by Derive: a height for the wrapped text; give c_fit,w_<pixels> alone to wrap")
             c.params["h"] = nil
         }
         c.params["c"] = nil

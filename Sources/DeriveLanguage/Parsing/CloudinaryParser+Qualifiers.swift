@@ -15,13 +15,15 @@ extension ParseRun {
     /// gravity that the mode ignores. Each left-out parameter gets a note.
     mutating func ignoringQualifiers(_ r: Resize, in c: Component) -> Resize? {
         let sized = r.width != nil || r.height != nil || r.hasAspectRatio
-        let scaled = r.dpr != nil || r.dprExpression != nil || r.zoom != nil || r.zoomExpression != nil
-        let qualifiers = ["c", "g", "x", "y"].filter { c.params[$0] != nil }
-        if !sized && !scaled && (c.has("c") || c.has("g")) && !FaceGeometry.cutsAroundFaces(r)
-            // c_crop,x_10,y_10 might cut from the offset to the edges: not known to be ignored.
-            && !(r.mode == .crop && (r.x != nil || r.y != nil)) {
+        let scaled = r.dpr != nil || r.dprExpression != nil
+        let qualifiers = ["c", "g", "x", "y", "z"].filter { c.params[$0] != nil }
+        // A crop mode, gravity, offset or zoom with no size to make (`c_crop,x_1,y_2`,
+        // `z_1.2`, `x_ih_mul_2`): Cloudinary resizes nothing, and neither does Derive.
+        if !sized && !scaled && !qualifiers.isEmpty && !FaceGeometry.cutsAroundFaces(r) {
             let written = qualifiers.map { "\($0)_\(c.params[$0] ?? "")" }.joined(separator: ",")
-            note(c, "\(written): Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized")
+            let what = qualifiers.contains { ["x", "y", "z"].contains($0) } && !qualifiers.contains { ["c", "g"].contains($0) }
+                ? "an offset or zoom" : "a crop mode or gravity"
+            note(c, "\(written): Cloudinary ignores \(what) without w_, h_ or ar_; nothing is resized")
             return nil
         }
         if sized, !r.mode.takesGravity, r.gravity != nil, let g = c.params["g"], r.x == nil, r.y == nil {
@@ -41,7 +43,7 @@ extension ParseRun {
     /// the flag is not documented.
     mutating func ignoringAspectRatio(_ r: Resize?, in c: Component) -> Resize? {
         guard var r else {
-            fail(c, "fl_ignore_aspect_ratio applies to a resize: put it beside c_scale with w_ or h_")
+            note(c, "fl_ignore_aspect_ratio with nothing resized here: no aspect ratio to keep or ignore; ignored")
             return nil
         }
         guard r.mode == .scale, !r.hasAspectRatio else {
@@ -56,11 +58,17 @@ extension ParseRun {
 
     /// Refuses `ar_` where Cloudinary does not document the result, naming it: beside both
     /// `w_` and `h_` (which wins?), and alone with a mode that neither crops nor pads.
-    mutating func refusesAspectRatio(_ r: Resize, in c: Component) -> Bool {
+    mutating func refusesAspectRatio(_ r: inout Resize, in c: Component) -> Bool {
         guard r.hasAspectRatio, let ar = c.params["ar"] else { return false }
         if r.width != nil && r.height != nil {
-            fail(c, "ar_\(ar) with both w_ and h_: known to Cloudinary, not supported by Derive: Cloudinary does not document which of them wins; give ar_ with one of w_ and h_, or w_ and h_ without ar_")
-            return true
+            // Cloudinary's reference: the aspect ratio is kept "if you also set width or
+            // height", i.e. it derives the one side not given; with both given there is none
+            // to derive, and its SDKs' documentation examples (ar_1.0,c_fill,h_250,w_250) make
+            // the w x h box.
+            r.aspectRatio = nil
+            r.aspectRatioExpression = nil
+            note(c, "ar_\(ar) beside both w_ and h_: the width and height set the box and the ratio is ignored, as Cloudinary does")
+            return false
         }
         if r.width == nil && r.height == nil && !r.mode.takesGravity {
             let mode = "c_\(r.mode.rawValue)" + (c.has("c") ? "" : " (the default)")

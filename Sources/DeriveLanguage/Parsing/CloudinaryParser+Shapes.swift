@@ -39,18 +39,25 @@ extension ParseRun {
     /// `b_auto[:<mode>]`, and the gradient modes' `[:<colours>][:<direction>]` (2 or 4;
     /// horizontal, vertical, diagonal_desc, diagonal_asc), each optional, in that order.
     mutating func autoPadFill(_ b: String, parts: [String], in c: Component) -> PadFill? {
-        guard let first = parts.first else { return .auto(.border) }
-        let modes = AutoPadColor.allCases.map(\.rawValue) + AutoGradient.Source.allCases.flatMap { [$0.rawValue + "_gradient", $0.rawValue + "_gradient_contrast"] }
-        if let palette = parts.first(where: { $0.hasPrefix("palette") }) {
-            fail(c, "b_\(b): known to Cloudinary, not supported by Derive: \(palette) picks the padding's colours from a palette; Derive takes them from the image (b_auto:<mode>[:<colours>][:<direction>])")
-            return nil
+        var parts = parts
+        var palette: [Color] = []
+        // `:palette_<colour>_<colour>...`, last: the padding's colours restricted to it.
+        if let last = parts.last, last.hasPrefix("palette") {
+            guard let read = AutoPalette.parse(last) else {
+                fail(c, CloudinaryVocabulary.malformed("b_" + b, "a b_auto palette is palette_ and 1 to 16 colours joined by _, each a CSS name or hex digits (palette_red_00ff00)", hint: ""))
+                return nil
+            }
+            palette = read
+            parts.removeLast()
         }
+        guard let first = parts.first else { return .auto(.border, palette: palette) }
+        let modes = AutoPadColor.allCases.map(\.rawValue) + AutoGradient.Source.allCases.flatMap { [$0.rawValue + "_gradient", $0.rawValue + "_gradient_contrast"] }
         if let mode = AutoPadColor(rawValue: first) {
             guard parts.count == 1 else {
                 fail(c, "b_\(b): b_auto:\(first) takes no number of colours or direction; they go with the gradient modes (border_gradient, predominant_gradient, and their _contrast)")
                 return nil
             }
-            return .auto(mode)
+            return .auto(mode, palette: palette)
         }
         guard var gradient = AutoGradient.parse(mode: first) else {
             fail(c, CloudinaryVocabulary.unknown("b_" + b, what: "b_auto mode \(Quoted(first))",
@@ -80,6 +87,7 @@ extension ParseRun {
             fail(c, "b_\(b): b_auto:\(first) takes a number of colours (2 or 4) and a direction, got \(Quoted(rest.joined(separator: ":")))")
             return nil
         }
+        gradient.palette = palette
         return .gradient(gradient)
     }
 }
@@ -98,7 +106,7 @@ extension ParseRun {
             rest = rest.dropFirst()
         }
         guard rest.count <= 2 else {
-            fail(c, "e_outline takes a mode, a width and a blur")
+            fail(c, CloudinaryVocabulary.malformed("e_" + (c.params["e"] ?? "outline"), "e_outline takes a mode, a width and a blur", hint: ""))
             return nil
         }
         var numbers = [OutlineMode.defaults.width, OutlineMode.defaults.blur]

@@ -121,7 +121,7 @@ extension ParseRun {
     /// A blend mode on a layer placed on faces is refused in strings as in JSON.
     mutating func validateBlend(of overlay: Overlay, in c: Component) {
         for issue in StepRules.blendIssues(overlay) {
-            fail(c, "\(overlay.blend!.cloudinaryText(level: nil)) beside g_\(overlay.gravity?.token ?? "faces"): \(issue.reason)")
+            fail(c, "\(overlay.blend!.cloudinaryText(level: nil)) with g_\(overlay.gravity?.token ?? "faces"): known to Cloudinary, not supported by Derive: \(issue.reason)")
         }
     }
 
@@ -134,6 +134,8 @@ extension ParseRun {
             let written = issue.field == "text.stroke.width" ? c.params["bo"].map { "bo_" + $0 } : c.params[key].map { key + "_" + $0 }
             if let bound = issue.bound, let written {
                 fail(c, CloudinaryVocabulary.outOfRange(written, "\(issue.field) \(issue.reason)", bound: bound))
+            } else if let written {
+                fail(c, CloudinaryVocabulary.malformed(written, "\(issue.field) \(issue.reason)", hint: ""))
             } else {
                 fail(c, "\(issue.field) \(issue.reason)")
             }

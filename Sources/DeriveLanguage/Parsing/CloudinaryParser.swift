@@ -21,9 +21,43 @@ public struct CloudinaryParser: Sendable {
         public var notes: [String] = []
     }
 
+    /// What a delivery flag means to a batch worker that Derive reads without a step of its
+    /// own: a note saying why it changes nothing here, or a flag Derive has with the note.
+    enum DeliveryFlag {
+        case note(String)
+        case flag(String, String)
+    }
+
+    static func deliveryFlag(_ flag: String) -> DeliveryFlag? {
+        let name = flag.split(separator: ":", maxSplits: 1).first.map(String.init) ?? flag
+        let argument = flag.contains(":") ? String(flag.drop { $0 != ":" }.dropFirst()) : nil
+        switch (name, argument) {
+        case ("attachment", _):
+            return .note("asks the browser to download the file (an HTTP Content-Disposition header)\(argument.map { " named \($0)" } ?? ""); a batch job writes files and serves no response, so it changes nothing")
+        case ("immutable_cache", nil):
+            return .note("sets an HTTP cache header on delivery; a batch job serves no response, so it changes nothing")
+        case ("sanitize", nil):
+            return .note("sanitizes SVG output; Derive writes raster formats only, so it changes nothing")
+        case ("any_format", nil):
+            return .note("lets f_auto choose any format; Derive's f_auto already chooses among every format it writes")
+        case ("awebp", nil), ("apng", nil):
+            return .note("asks for an animated WebP or PNG when the output is animated; Derive writes the frame or pages its pg_ selects, so it changes nothing")
+        case ("rasterize", nil):
+            return .note("rasterizes a vector source; Derive always rasterizes, so it changes nothing")
+        case ("keep_dar", nil):
+            return .note("keeps a video's display aspect ratio; images have none, so it changes nothing")
+        case ("progressive", "semi"), ("progressive", "steep"):
+            return .flag("progressive", "a progressive JPEG; libvips writes one scan script, so semi and steep are written as fl_progressive")
+        case ("progressive", "none"):
+            return .note("a baseline (not progressive) image, which is what Derive writes without fl_progressive")
+        default:
+            return nil
+        }
+    }
+
     /// Every parameter prefix the language knows.
-    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
+    static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d", "dl"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -129,8 +163,13 @@ struct ParseRun {
         issueComponents.append(component.index)
     }
 
+    /// A malformed value of a parameter: Cloudinary refuses it too, and the message says so.
     mutating func fail(_ component: Component, param: String, _ reason: String) {
-        fail(component, "\(param) \(reason)")
+        if let value = component.params[param] {
+            fail(component, CloudinaryVocabulary.malformed("\(param)_\(value)", "\(param) \(reason)", hint: ""))
+        } else {
+            fail(component, "\(param) \(reason)")
+        }
     }
 
     /// The issues by component, so the first line is about the earliest component at fault.
@@ -230,6 +269,15 @@ struct ParseRun {
                         component.flags.append(flag)
                         continue
                     }
+                    if let meaning = CloudinaryParser.deliveryFlag(flag) {
+                        switch meaning {
+                        case .note(let text): note(component, "fl_\(flag): \(text)")
+                        case .flag(let name, let text):
+                            component.flags.append(name)
+                            note(component, "fl_\(flag): \(text)")
+                        }
+                        continue
+                    }
                     component.refused = true
                     if let feature = CloudinaryVocabulary.unsupported(key: "fl", value: flag) {
                         refuse(component, "fl_" + flag, feature)
@@ -302,8 +350,12 @@ struct ParseRun {
             } else if c.isLayerApply {
                 if let opener = open.popLast() {
                     closing[opener] = c.index
+                } else if components[..<c.index].contains(where: { $0.params["lut"] != nil }) {
+                    // Cloudinary's SDKs close l_lut: with fl_layer_apply as any layer; a LUT
+                    // applies to the image where it is written, so the flag closes nothing.
+                    note(c, "fl_layer_apply after l_lut:: a LUT applies to the image where it is written; the flag closes nothing")
                 } else {
-                    fail(c, "fl_layer_apply has no l_ layer to apply")
+                    fail(c, CloudinaryVocabulary.malformed("fl_layer_apply", "no l_ or u_ layer is open for it to apply", hint: ""))
                 }
             }
         }
@@ -369,7 +421,11 @@ struct ParseRun {
                     continue
                 }
                 if let overlay = shortLayer(c, depth: depth) {
-                    steps.append(.overlay(overlay))
+                    if case .condition(let condition)? = c.branch {
+                        steps.append(.conditional(Conditional(condition: condition, then: [.overlay(overlay)], otherwise: [])))
+                    } else {
+                        steps.append(.overlay(overlay))
+                    }
                     validateText(of: overlay, in: c)
                     validateBlend(of: overlay, in: c)
                 }
@@ -397,14 +453,11 @@ struct ParseRun {
         // Read when planning (an overlay's chain starts with the variables set before it).
         if let template = c.template { return steps + [.template(template)] }
         takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
-        if c.flags.contains("region_relative") {
-            fail(c, "fl_region_relative applies to a layer: put it beside l_ or fl_layer_apply")
-        }
-        for flag in ["tiled", "no_overflow"] where c.flags.contains(flag) {
-            fail(c, "fl_\(flag) applies to a layer: put it beside l_ or fl_layer_apply")
-        }
-        if c.flags.contains("cutter") {
-            fail(c, "fl_cutter applies to a layer: put it beside fl_layer_apply (l_<shape>/fl_cutter,fl_layer_apply)")
+        // Flags that place or combine a layer, with no layer to act on: Cloudinary's SDKs write
+        // them on the base image (`c_scale,fl_relative,w_100`, `fl_region_relative`), where
+        // there is nothing for them to change.
+        for flag in ["region_relative", "tiled", "no_overflow", "cutter"] where c.flags.contains(flag) {
+            note(c, "fl_\(flag) outside a layer: it places or combines a layer (beside l_ or fl_layer_apply), and there is none here; ignored")
         }
         if c.flags.contains("text_no_trim") {
             fail(c, "fl_text_no_trim applies to a text layer: put it beside l_text:… or inside the layer")
@@ -413,18 +466,30 @@ struct ParseRun {
         if let name = p.removeValue(forKey: "t") {
             // `t_a.b` applies the named transformations a and b in turn, as Cloudinary's SDKs
             // write a list of them.
-            let presets = validated(steps + name.split(separator: ".", omittingEmptySubsequences: false).map { Step.preset(String($0)) }, in: c)
+            // Percent-encoded names (`t_named%20with%20spaces`) are looked up decoded.
+            let presets = validated(steps + name.split(separator: ".", omittingEmptySubsequences: false).map { Step.preset(String($0).removingPercentEncoding ?? String($0)) }, in: c)
             guard !p.isEmpty else { return presets }
             // The component's other parameters apply to what the named transformation makes,
             // as a component after it (settings are already taken, assignments already applied).
             var rest = c
             rest.params = p
             rest.assignments = []
-            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile"].contains($0) }
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw"].contains($0) }
             note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
 
+        // dpr_<n> beside output settings or other steps but no size (`q_auto,f_auto,dpr_2`, as
+        // Cloudinary's documentation writes a delivery DPR): the chain's density, as in a
+        // component of its own.
+        if let dpr = p["dpr"], dpr != "auto", !["c", "w", "h", "ar", "z", "g"].contains(where: { p[$0] != nil }) {
+            p["dpr"] = nil
+            var alone = c
+            alone.params = ["dpr": dpr]
+            alone.flags = []
+            alone.assignments = []
+            takeDensity(alone, topLevel: !inLayer && conditionDepth == 0)
+        }
         guard takeAutomaticDensity(&p, in: c, inLayer: inLayer), takeAutomaticWidth(&p, in: c, inLayer: inLayer) else { return steps }
 
         var effect: String?
@@ -451,7 +516,19 @@ struct ParseRun {
             let y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) } ?? .pixels(0)
             let w = p.removeValue(forKey: "w").flatMap { size($0, param: "w", in: c) }
             let h = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
-            if let w, let h { region = Region(x: x, y: y, width: w, height: h) } else { fail(c, "e_\(kind.rawValue) needs w_ and h_ for its region (x_ and y_ default to 0)") }
+            // A side not given reaches the image's far edge from the offset, as x_ and y_ not
+            // given are 0: `e_pixelate_region,w_100` is a band the image's height, as
+            // Cloudinary's SDKs write it.
+            let width = w ?? Self.toFarEdge(from: x, axis: "w")
+            let height = h ?? Self.toFarEdge(from: y, axis: "h")
+            if let width, let height {
+                region = Region(x: x, y: y, width: width, height: height)
+                if w == nil || h == nil {
+                    note(c, "e_\(kind.rawValue) without \(w == nil && h == nil ? "w_ and h_" : w == nil ? "w_" : "h_"): the region reaches the image's far edge from its offset")
+                }
+            } else {
+                fail(c, "e_\(kind.rawValue) without w_ or h_: known to Cloudinary, not supported by Derive with an expression for x_ or y_: give the region's w_ and h_")
+            }
         }
 
         // a_auto_right / a_auto_left qualify the resize beside them (the requested box).
@@ -468,14 +545,14 @@ struct ParseRun {
         if c.flags.contains("ignore_aspect_ratio") { resize = ignoringAspectRatio(resize, in: c) }
         if let autoTurn {
             if resize == nil {
-                fail(c, "a_auto_\(autoTurn.rawValue): known to Cloudinary, not supported by Derive without a resize beside it: it turns the image when the requested box's orientation differs; give w_ and h_ (or ar_) in the same component")
+                note(c, "a_auto_\(autoTurn.rawValue) without a resize beside it: it turns the image when the requested box's orientation differs from the image's, and there is no box; nothing turns")
             } else {
                 resize?.autoTurn = autoTurn
             }
         }
         if c.flags.contains("relative") {
             if !inLayer {
-                fail(c, "fl_relative sizes a layer by the image it is placed on: put it beside the layer's fractional w_ or h_ (l_logo,c_scale,w_0.25,fl_relative)")
+                note(c, "fl_relative outside a layer: it sizes a layer by the image it is placed on, and the base image's fractional sizes are already its own; ignored")
             } else {
                 resize?.relative = true
             }
@@ -497,6 +574,10 @@ struct ParseRun {
             // b_blurred and b_auto fill a pad mode's padding from the image.
             if resize?.mode.pads == true {
                 resize?.padFill = fill
+            } else if resize == nil || resize?.mode.takesGravity == false && resize?.mode != .fillPad {
+                // c_pad without a size pads nothing (and is ignored), as does a mode that
+                // never pads: the padding's fill has nothing to fill.
+                note(c, "b_\(b): it fills the padding of a pad mode, and nothing is padded here; ignored")
             } else {
                 fail(c, "b_\(b): known to Cloudinary, not supported by Derive without a pad mode: it fills the padding of c_pad, c_lpad or c_mpad")
             }
@@ -526,7 +607,7 @@ struct ParseRun {
             }
             steps.append(.effect(EffectRules.with(parsed, region: region)))
         } else if colorizeColor != nil {
-            fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers")
+            note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers")
         }
         if let lut = p.removeValue(forKey: "lut") {
             let parts = lut.split(separator: ":", omittingEmptySubsequences: false)
@@ -565,6 +646,14 @@ struct ParseRun {
                 if case .effect(let e) = step, issue.field != EffectRules.amountField(of: e.kind) { subject = "e_\(e.kind.rawValue) \(issue.field)" }
                 if let bound = issue.bound, let value = c.params[param] {
                     fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(subject) \(issue.reason)", bound: bound))
+                } else if subject != param, let value = c.params[param] {
+                    // Cloudinary has e_gradient_fade with x_ and y_ together; the rest of an
+                    // effect's settings Cloudinary refuses too.
+                    if issue.reason.contains("not both") {
+                        fail(c, "\(param)_\(value): known to Cloudinary, not supported by Derive: \(subject) \(issue.reason)")
+                    } else {
+                        fail(c, CloudinaryVocabulary.malformed("\(param)_\(value)", "\(subject) \(issue.reason)", hint: ""))
+                    }
                 } else if subject != param {
                     fail(c, "\(subject) \(issue.reason)")
                 } else if param.isEmpty {
@@ -589,11 +678,22 @@ struct ParseRun {
                 fail(c, "unknown format \(Quoted(f))" + Suggest.hint(for: f, among: OutputFormat.spellings, else: supported))
             }
         }
-        if let q = p.removeValue(forKey: "q") {
+        if var q = p.removeValue(forKey: "q") {
+            // `q_70:qmax_20`: qmax caps a video encoder's quantizer (Cloudinary's reference
+            // gives it for video); an image's quality is the level before it.
+            if let range = q.range(of: #":qmax_\d+$"#, options: .regularExpression) {
+                note(c, "q_\(q): qmax_ caps a video encoder's quantizer; for an image Derive reads the quality q_\(q[..<range.lowerBound]) and ignores qmax_")
+                q = String(q[..<range.lowerBound])
+            }
             let parts = q.split(separator: ":", maxSplits: 1).map(String.init)
+            let autoChroma = q.range(of: #"^auto:[a-z]+:(444|420)$"#, options: .regularExpression) != nil
             if let first = parts.first, first != "auto", parts.count == 2, let chroma = ["444": ChromaSubsampling.full, "420": .half][parts[1]] {
                 found.quality = QualityText.parse(first)
                 found.chromaSubsampling = chroma
+            } else if autoChroma, let cut = q.lastIndex(of: ":") {
+                // `q_auto:low:444`: the automatic level, with the chroma subsampling after it.
+                found.quality = QualityText.parse(String(q[..<cut]))
+                found.chromaSubsampling = q.hasSuffix("444") ? .full : .half
             } else {
                 found.quality = QualityText.parse(q)
             }
@@ -601,6 +701,26 @@ struct ParseRun {
                 found.quality = decimalExpression(q, param: "q", accepts: "1–100, auto[:level]", in: c).map(Quality.expression)
             } else if found.quality == nil {
                 fail(c, param: "q", "must be 1–100, auto or auto:best|good|eco|low (optionally with :444 or :420), got \(Quoted(q))")
+            }
+        }
+        // dl_<ms>: each animation frame's time, an output setting.
+        if let dl = p.removeValue(forKey: "dl") {
+            if let ms = Int(dl), ms >= 0 {
+                found.delay = ms
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("dl_" + dl, "dl takes each frame's time in whole milliseconds (dl_200)", hint: ""))
+            }
+        }
+        // e_loop[:<additional plays>]: how often the animation plays, an output setting.
+        if let e = p["e"], e == "loop" || e.hasPrefix("loop:") {
+            p["e"] = nil
+            let extra = e.dropFirst(5)
+            if e == "loop" {
+                found.loop = 0
+            } else if let n = Int(extra), n >= 0, n < 65_535 {
+                found.loop = n + 1
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("e_" + e, "e_loop takes the additional plays, a whole number from 0, or nothing to loop forever", hint: ""))
             }
         }
         // Derive's pixels are always sRGB (a CMYK source is converted): cs_srgb and cs_no_cmyk ask
@@ -659,6 +779,10 @@ struct ParseRun {
             } else if let pages = PageSet.parse(pg) {
                 // Normalised, so that the same pages written twice in two spellings agree.
                 found.pages = pages.normalised
+            } else if pg.hasPrefix("name:") || pg.hasPrefix("embedded:") {
+                fail(c, CloudinaryVocabulary.notSupported("pg_" + pg, CloudinaryVocabulary.Unsupported(
+                    match: .parameter("pg"), spelling: "",
+                    reason: "a PSD file's layers by name (pg_name:) and the images embedded in its smart objects (pg_embedded:); libvips reads a PSD flattened, so Derive selects pages and frames by number (pg_2, pg_2-4;6)")))
             } else {
                 fail(c, CloudinaryVocabulary.malformed("pg_" + pg, "pg takes a page (3), a range upwards (2-4, 5-) or pages and ranges joined by ';' (1;3;5, 1-3;6)", hint: ""))
             }
@@ -677,27 +801,41 @@ struct ParseRun {
             case "keep_iptc", "keep_metadata": found.strip = false
             case "lossless": found.lossless = true
             case "strip_profile": found.stripProfile = true
+            case "png8", "png24", "png32":
+                if let type = found.pngType, type.rawValue != flag {
+                    fail(c, "fl_\(type.rawValue) and fl_\(flag) together: unknown to Cloudinary (a PNG has one colour type)")
+                }
+                found.pngType = PNGType(rawValue: flag)
+            case "lossy": found.lossy = true
+            case "tiff8_lzw": found.tiffLZW = true
             default: break
             }
         }
         guard found != OutputSettings() else { return }
         if conditionDepth > 0 {
-            fail(c, "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) apply to the whole output; Derive does not set them inside if_ … if_end")
+            fail(c, "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) inside if_ … if_end: known to Cloudinary, not supported by Derive: they apply to the whole output, which Derive sets before the chain runs")
             return
         }
         if inLayer {
-            fail(c, "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) apply to the whole output, not inside a layer")
+            // A layer's own format or quality is how Cloudinary fetches the layer; its pixels
+            // are drawn into the image, which has the output's.
+            note(c, "output settings inside a layer (\(c.text)): the layer is drawn into the image, which is encoded with the output's settings; ignored")
             return
         }
         merge(found, in: c)
     }
 
+    /// A setting given again in a later component replaces the earlier one (Cloudinary encodes
+    /// once, at the end, with the last value given); the notes say so.
     mutating func merge(_ found: OutputSettings, in c: Component) {
         let (merged, conflicts) = settings.filling(from: found)
-        for field in conflicts {
-            fail(c, param: CloudinaryNames.setting(field), "contradicts an earlier component")
-        }
         settings = merged
+        guard !conflicts.isEmpty else { return }
+        let (replaced, _) = found.filling(from: settings)
+        for field in conflicts {
+            note(c, "\(CloudinaryNames.setting(field))_ given again: the later value replaces the earlier one")
+        }
+        settings = replaced
     }
 
     mutating func resize(_ p: inout [String: String], in c: Component) -> Resize? {
@@ -729,7 +867,7 @@ struct ParseRun {
                 }
             }
         }
-        if refusesAspectRatio(r, in: c) { return nil }
+        if refusesAspectRatio(&r, in: c) { return nil }
         if let dpr = p.removeValue(forKey: "dpr") {
             if let feature = CloudinaryVocabulary.unsupported(key: "dpr", value: dpr) {
                 refuse(c, "dpr_" + dpr, feature)
@@ -754,11 +892,12 @@ struct ParseRun {
         let y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) }
         if let g = p.removeValue(forKey: "g") {
             if g == "xy_center" {
-                guard let x, let y else {
-                    fail(c, "g_xy_center needs x_ and y_ (the focal point)")
-                    return r
+                // x_ and y_ default to 0 as every offset does: the focal point is then the
+                // top-left corner (or the given axis on it).
+                if x == nil || y == nil {
+                    note(c, "g_xy_center without \(x == nil && y == nil ? "x_ and y_" : x == nil ? "x_" : "y_"): the focal point's missing coordinate is 0, as for every offset")
                 }
-                r.gravity = .focus(x: x, y: y)
+                r.gravity = .focus(x: x ?? .pixels(0), y: y ?? .pixels(0))
                 return r
             }
             if let gravity = Gravity.parseToken(g) {
@@ -770,6 +909,18 @@ struct ParseRun {
         r.x = x
         r.y = y
         return r
+    }
+
+    /// The length from an offset to the image's far edge: the rest of the image.
+    static func toFarEdge(from offset: Length, axis: String) -> Length? {
+        switch offset {
+        case .pixels(let n) where n <= 0: return .fraction(1)
+        case .pixels(let n):
+            if case .success(let e) = ExpressionParser.parse("\(axis)_sub_\(n)") { return .expression(e) }
+            return nil
+        case .fraction(let f) where f >= 0 && f < 1: return .fraction(Decimal6.quantize(1 - f))
+        default: return nil
+        }
     }
 
     mutating func size(_ text: String, param: String, in c: Component) -> Length? {
@@ -953,39 +1104,43 @@ struct ParseRun {
         // e_assist_colorblind[:<strength>|xray]
         if kind == .assistColorblind, args.first == "xray" {
             if args.count > 1 { fail(c, "e_assist_colorblind:xray takes no strength") }
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
             return .assistColorblind(.value(EffectRules.defaultAmount(of: .assistColorblind) ?? 10), xray: true)
         }
         if kind == .art {
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
             return art(text, args: args, in: c)
         }
         if kind == .shear {
             // e_shear[:<x degrees>][:<y degrees>], each 0 when not given.
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent, e_shadow and text layers") }
             guard args.count <= 2 else {
                 fail(c, "e_shear takes an x and a y skew in degrees")
                 return nil
             }
             var angles = [0, 0]
             for (i, arg) in args.enumerated() where !arg.isEmpty {
-                guard let n = Int(arg) else {
-                    fail(c, "e_shear takes whole degrees (e_shear:<x>:<y>), got \(Quoted(arg))")
+                // Cloudinary's SDKs write the angles as decimals (e_shear:20.0:0.0); Derive
+                // skews by whole degrees, the nearest.
+                guard let d = Double(arg), d.isFinite, arg.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) else {
+                    fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_shear takes degrees (e_shear:<x>:<y>), got \(Quoted(arg))", hint: ""))
                     return nil
                 }
+                let n = Int(d.rounded())
+                if Double(n) != d { note(c, "e_shear: \(arg) degrees skews by the nearest whole degree, \(n)") }
                 angles[i] = n
             }
             return .shear(x: angles[0], y: angles[1])
         }
         if kind == .distort {
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow, e_outline and text layers") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent, e_shadow, e_outline and text layers") }
             return distort(args, in: c)
         }
         if kind == .outline { return outline(text, args: args, color: color, in: c) }
         if kind == .dropShadow { return dropShadow(text, args: args, color: color, in: c) }
         if kind == .gradientFade { return gradientFade(text, args: args, color: color, in: c) }
         if kind == .simulateColorblind || kind == .recolor {
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
             return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
         }
         // e_improve[:<mode>][:<blend>]: a mode is a word, a blend a number (Cloudinary's SDKs
@@ -1002,8 +1157,28 @@ struct ParseRun {
         }
         if EffectRules.range(of: kind) == nil {
             if !args.isEmpty { fail(c, "e_\(name) takes no amount") }
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
             return EffectRules.make(kind, amount: nil, color: nil)
+        }
+        if kind == .vectorize, let first = args.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
+            // Cloudinary's named form (e_vectorize:colors:15:detail:200:despeckle:0.2:...):
+            // the number of colours is read; detail, despeckle, paths and corners shape traced
+            // paths, which Derive's raster result has none of.
+            var named: [String: String] = [:]
+            var i = 0
+            while i + 1 < args.count, ["colors", "detail", "despeckle", "paths", "corners"].contains(args[i]) {
+                named[args[i]] = args[i + 1]
+                i += 2
+            }
+            guard i == args.count else {
+                fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_vectorize's settings are colors, detail, despeckle, paths and corners, each followed by its value", hint: ""))
+                return nil
+            }
+            let ignored = ["detail", "despeckle", "paths", "corners"].filter { named[$0] != nil }
+            if !ignored.isEmpty {
+                note(c, "e_vectorize: \(ignored.joined(separator: ", ")) shape traced paths, and Derive draws a raster; ignored")
+            }
+            args = named["colors"].map { [$0] } ?? []
         }
         var amount: WholeNumber?
         if let first = args.first {
@@ -1025,7 +1200,7 @@ struct ParseRun {
                 effectColor = self.color(args.dropFirst().joined(separator: ":"), param: "e", in: c)
                 if effectColor == nil { return nil }
             }
-            if color != nil { fail(c, param: "co", "applies to e_colorize; give the tint colour as e_tint:<amount>:<color>") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize; give the tint colour as e_tint:<amount>:<color>") }
         case .colorize, .makeTransparent, .shadow:
             if args.count > 1 { fail(c, "e_\(name) takes one amount; give the colour with co_") }
             if let color {
@@ -1036,14 +1211,13 @@ struct ParseRun {
             // e_vectorize[:<colours>]; Cloudinary's detail, despeckle, paths and corners shape
             // traced paths, which a raster result has none of.
             if args.count > 1 {
-                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: e_vectorize's detail, despeckle, paths and corners levels shape traced paths, and Derive draws a raster; give the number of colours alone (e_vectorize:<2-30>)")
-                return nil
+                note(c, "e_\(text): e_vectorize's later numbers (detail, despeckle, paths, corners) shape traced paths, and Derive draws a raster; the number of colours is read, the rest ignored")
             }
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
         case .cartoonify:
             // e_cartoonify[:<line strength>][:<colour reduction>|bw]
             if args.count > 2 { fail(c, "e_cartoonify takes a line strength and a colour reduction (or bw)") }
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
             var colors = CartoonColors.auto
             if args.count == 2 {
                 if args[1] == "bw" {
@@ -1066,10 +1240,10 @@ struct ParseRun {
                 }
                 return .fillLight(amount ?? .value(EffectRules.defaultAmount(of: .fillLight) ?? 100), bias: bias)
             }
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
         default:
             if args.count > 1 { fail(c, "e_\(name) takes one amount") }
-            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
         }
         if kind == .improve { return .improve(amount ?? .value(EffectRules.defaultAmount(of: .improve) ?? 100), mode: mode) }
         return EffectRules.make(kind, amount: amount, color: effectColor)
@@ -1187,7 +1361,7 @@ extension ParseRun {
             from = parsed
         }
         if !rest.isEmpty { fail(c, "e_replace_color takes a target colour, a tolerance and a source colour, got \(Quoted(text))") }
-        if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent and text layers") }
+        if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
         return .replaceColor(tolerance, to: to, from: from)
     }
 }
@@ -1243,6 +1417,11 @@ enum CloudinaryNames {
         case "progressive": "fl_progressive"
         case "stripProfile": "fl_strip_profile"
         case "density": "dn"
+        case "pngType": "fl_png8"
+        case "lossy": "fl_lossy"
+        case "loop": "e_loop"
+        case "delay": "dl"
+        case "tiffLZW": "fl_tiff8_lzw"
         case "defaultImage": "d"
         case "clip": "fl_clip"
         case "strip": "fl_keep_iptc"

@@ -255,7 +255,12 @@ public enum CloudinaryPrinter {
         if !s.strip { flags.append("keep_iptc") }
         if s.lossless { flags.append("lossless") }
         if s.stripProfile { flags.append("strip_profile") }
+        if let type = s.pngType { flags.append(type.rawValue) }
+        if s.lossy { flags.append("lossy") }
+        if s.tiffLZW { flags.append("tiff8_lzw") }
         if !flags.isEmpty { p.append("fl_" + flags.joined(separator: ".")) }
+        if let loop = s.loop { p.append(loop == 0 ? "e_loop" : "e_loop:\(loop - 1)") }
+        if let delay = s.delay { p.append("dl_\(delay)") }
         if let effort = s.effort, s.format.isConcrete, effort != s.format.defaultEffort {
             throw Unprintable(reason: "effort exists only in JSON")
         }

@@ -66,7 +66,6 @@ public enum CloudinaryVocabulary {
     /// Predefined values of Cloudinary's expressions that Derive cannot compute when it plans,
     /// by every name they have, with why.
     static let uncomputableValues: [(names: [String], reason: String)] = [
-        (["ils", "illustration_score", "illustrationScore"], "the illustration score, which Derive does not compute"),
         (["idu", "initial_duration", "initialDuration", "du", "duration"], "a duration, which Derive does not read from a source's header"),
         (["tar", "trimmed_aspect_ratio", "trimmedAspectRatio"], "the aspect ratio after a trim, which depends on the pixels"),
         (["px", "page_x", "pageX", "py", "page_y", "pageY"], "the offset of a layer in a PSD file, which Derive does not read"),
@@ -108,7 +107,7 @@ public enum CloudinaryVocabulary {
         public var reason: String
     }
 
-    static let plannedEffects = "planned in the next language issue (effects, layers and formats)"
+    static let plannedEffects = "Derive does not have it"
     static let generative = "generative AI, which Derive does not run"
     static let addOn = "a Cloudinary add-on or AI feature that Derive does not have"
     static let cmykRefusal = "Derive converts every source to sRGB and writes no CMYK or other profile; cs_srgb, cs_no_cmyk and cs_tinysrgb are what it makes"
@@ -117,7 +116,7 @@ public enum CloudinaryVocabulary {
     /// The one list of Cloudinary features Derive does not support.
     public static let unsupported: [Unsupported] = [
         Unsupported(match: .variable, spelling: "$<name> in f_, pg_, t_, fl_, or in the style of a text layer applied with fl_layer_apply", reason: "user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text"),
-        Unsupported(match: .uncomputableValue, spelling: "ils, idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
+        Unsupported(match: .uncomputableValue, spelling: "idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .automaticDensity, spelling: "dpr_auto inside a layer or an if_ block, with a layer, w_auto, another density, or no w_ or h_ in the chain", reason: "a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"),
         Unsupported(match: .automaticWidth, spelling: "w_auto[:<step>], w_auto:breakpoints... inside a layer or an if_ block, with h_, ar_, dpr_ or c_crop, twice, or before other steps", reason: "a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"),
         Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
@@ -133,7 +132,6 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("cs", "icc:"), spelling: "", reason: cmykRefusal),
         Unsupported(match: .value("cs", "srgb:truecolor"), spelling: "", reason: cmykRefusal),
         Unsupported(match: .parameter("p"), spelling: "p_<prefix>", reason: "CSS sprite prefixes, which Derive does not make"),
-        Unsupported(match: .parameter("dl"), spelling: "dl_<delay>", reason: "animation frame delay; \(plannedEffects)"),
         Unsupported(match: .valuePrefix("e", "gen_"), spelling: "e_gen_*", reason: generative),
         Unsupported(match: .valuePrefix("b", "gen_fill"), spelling: "b_gen_fill", reason: generative),
         Unsupported(match: .valuePrefix("e", "background_removal"), spelling: "e_background_removal, e_bgremoval, e_remove_background", reason: addOn),

@@ -23,7 +23,7 @@ extension JSONChainDecoder {
     /// `{"gradient": {"from": "border", "contrast": true, "colors": 4, "direction": "vertical"}}`,
     /// every field optional (border, false, 2, horizontal).
     func readAutoGradient(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> PadFill? {
-        guard let fields = log.object(value, at: path, allowed: ["from", "contrast", "colors", "direction"]) else { return nil }
+        guard let fields = log.object(value, at: path, allowed: ["from", "contrast", "colors", "direction", "palette"]) else { return nil }
         var gradient = AutoGradient(source: .border)
         if let from = fields["from"] {
             guard case .string(let text) = from, let source = AutoGradient.Source(rawValue: text) else {
@@ -51,6 +51,27 @@ extension JSONChainDecoder {
             }
             gradient.direction = parsed
         }
+        if let p = fields["palette"] {
+            guard let palette = readPalette(p, at: path.appending("palette"), log: log) else { return nil }
+            gradient.palette = palette
+        }
         return .gradient(gradient)
+    }
+
+    /// `["#ff0000", "green"]`: b_auto's palette, 1 to 16 colours.
+    func readPalette(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> [Color]? {
+        guard case .array(let items) = value, (1...16).contains(items.count) else {
+            log.add(path, "expected an array of 1 to 16 colours, got \(value.typeDescription)")
+            return nil
+        }
+        var colors: [Color] = []
+        for (i, item) in items.enumerated() {
+            guard case .string(let text) = item, let color = Color.parse(text) else {
+                log.add(path.appending(i), "expected a colour (a CSS name or #rrggbb), got \(item.typeDescription)")
+                return nil
+            }
+            colors.append(color)
+        }
+        return colors
     }
 }

@@ -8,7 +8,7 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "defaultImage", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template", "lut"] + Effect.Kind.allCases.map(\.rawValue)
@@ -206,6 +206,12 @@ public struct JSONChainDecoder: Sendable {
         s.progressive = log.bool(fields["progressive"], at: path.appending("progressive"))
         s.stripProfile = log.bool(fields["stripProfile"], at: path.appending("stripProfile"))
         s.density = log.int(fields["density"], at: path.appending("density"))
+        s.pngType = log.keyword(fields["pngType"], at: path.appending("pngType"), what: "PNG type",
+                                spellings: PNGType.allCases.map(\.rawValue)) { PNGType(rawValue: $0) }
+        s.lossy = log.bool(fields["lossy"], at: path.appending("lossy"))
+        s.loop = log.int(fields["loop"], at: path.appending("loop"))
+        s.delay = log.int(fields["delay"], at: path.appending("delay"))
+        s.tiffLZW = log.bool(fields["tiffLZW"], at: path.appending("tiffLZW"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
         if let c = fields["clip"] { s.clip = readClip(c, at: path.appending("clip"), log: log) }
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))
@@ -588,15 +594,23 @@ public struct JSONChainDecoder: Sendable {
     func readPadFill(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> PadFill? {
         if value == .string("blurred") { return .blurred(intensity: PadFill.blurredDefaults.intensity, brightness: PadFill.blurredDefaults.brightness) }
         if value == .string("auto") { return .auto(.border) }
-        guard let fields = log.object(value, at: path, allowed: ["blurred", "auto", "gradient"]) else { return nil }
+        guard let fields = log.object(value, at: path, allowed: ["blurred", "auto", "gradient", "palette"]) else { return nil }
         if let gradient = fields["gradient"] { return readAutoGradient(gradient, at: path.appending("gradient"), log: log) }
         if let mode = fields["auto"] {
-            if case .string(let text) = mode, let gradient = AutoGradient.parse(mode: text) { return .gradient(gradient) }
+            var palette: [Color] = []
+            if let p = fields["palette"] {
+                guard let read = readPalette(p, at: path.appending("palette"), log: log) else { return nil }
+                palette = read
+            }
+            if case .string(let text) = mode, var gradient = AutoGradient.parse(mode: text) {
+                gradient.palette = palette
+                return .gradient(gradient)
+            }
             guard case .string(let text) = mode, let parsed = AutoPadColor(rawValue: text) else {
                 log.add(path.appending("auto"), "expected one of " + AutoPadColor.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + " (or a gradient mode: \"border_gradient\"...; {\"gradient\": {...}} for its colours and direction), got \(mode.typeDescription)")
                 return nil
             }
-            return .auto(parsed)
+            return .auto(parsed, palette: palette)
         }
         guard let blurred = fields["blurred"], let inner = log.object(blurred, at: path.appending("blurred"), allowed: ["intensity", "brightness"]) else {
             log.add(path, "expected \"blurred\", \"auto\", {\"blurred\": {...}}, {\"auto\": <mode>} or {\"gradient\": {...}}")

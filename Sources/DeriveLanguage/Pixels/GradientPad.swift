@@ -35,7 +35,7 @@ public enum GradientPad {
         let whole = color(all) ?? .white
         return bands.map { band in
             let c = color(band) ?? whole
-            return gradient.contrast ? AutoPadColor.contrasting(c) : c
+            return gradient.pick(c)
         }
     }
 

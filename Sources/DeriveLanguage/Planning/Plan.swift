@@ -173,4 +173,9 @@ public struct Plan: Sendable, Hashable {
     public var needsFaces: Bool {
         outputs.contains { $0.operations.contains { $0.needsFaces } }
     }
+
+    /// Whether some output names `ils`: the engine then measures it once, for all outputs.
+    public var needsIllustrationScore: Bool {
+        outputs.contains { $0.operations.contains { if case .deferred(let steps) = $0 { steps.contains(where: \.namesIllustrationScore) } else { false } } }
+    }
 }

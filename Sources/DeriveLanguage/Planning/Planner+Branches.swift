@@ -181,10 +181,16 @@ extension ExpressionFacts {
 extension Step {
     /// Whether an expression of the step (its condition, an assignment, a number) names the
     /// face count, which only the engine knows.
-    var namesFaceCount: Bool {
+    var namesFaceCount: Bool { names(.faceCount) }
+
+    /// Whether an expression of the step names the illustration score, which only the engine
+    /// measures.
+    public var namesIllustrationScore: Bool { names(.illustrationScore) }
+
+    func names(_ value: PredefinedValue) -> Bool {
         var names = false
         _ = mappingAllExpressions { e in
-            if e.values.contains(.faceCount) { names = true }
+            if e.values.contains(value) { names = true }
             return e
         }
         return names

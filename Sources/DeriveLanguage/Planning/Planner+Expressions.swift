@@ -10,6 +10,9 @@ struct ExpressionFacts: Sendable {
     /// The faces found in the job's image: nil when planning from the header (steps that need
     /// it are deferred to the engine) and when the engine found none because detection is off.
     var faceCount: Int?
+    /// The job's illustration score: nil when planning from the header (steps that name `ils`
+    /// are deferred to the engine, which measures it).
+    var illustrationScore: Double?
     /// Whether the engine plans these steps, so that an unknown face count is final.
     var atRunTime = false
 
@@ -24,6 +27,7 @@ struct ExpressionFacts: Sendable {
         case .currentPage: Double(page)
         case .pageCount: Double(pageCount)
         case .faceCount: faceCount.map(Double.init)
+        case .illustrationScore: illustrationScore
         }
     }
 

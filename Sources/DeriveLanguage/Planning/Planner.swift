@@ -68,12 +68,14 @@ public struct Planner: Sendable {
     /// `faceCount` is the number of faces the engine found in the job's image, nil when it did
     /// not look (`fc` is then refused).
     public func operations(for steps: [Step], input: Size, sourceFormat: ImageFormat? = nil, faceCount: Int? = nil,
+                           illustrationScore: Double? = nil,
                            location: String = "chain") throws(ValidationError) -> (operations: [ImageOperation], size: Size?) {
         var issues: [ValidationIssue] = []
         // The source's values of expressions were written in when the plan deferred these
         // steps; an overlay's chain starts from the overlay, which is its own source.
         var facts = ExpressionFacts(initial: input, current: input, page: 1, pageCount: 1)
         facts.faceCount = faceCount
+        facts.illustrationScore = illustrationScore
         facts.atRunTime = true
         let walk = self.walk(steps, from: input, facts: facts, sourceFormat: sourceFormat, location: location, issues: &issues)
         if !issues.isEmpty { throw ValidationError(issues) }
@@ -286,9 +288,12 @@ public struct Planner: Sendable {
             // checked as if it had been written with their values.
             var stepFacts = facts
             stepFacts.current = size
-            if facts.faceCount == nil && written.namesFaceCount {
+            let unknownFaces = facts.faceCount == nil && written.namesFaceCount
+            if unknownFaces || facts.illustrationScore == nil && written.namesIllustrationScore {
                 if facts.atRunTime {
-                    issues.append(ValidationIssue(location: here, reason: "fc (the face count) is not known: no faces were looked for (face detection is off; see DERIVE_FACE_DETECTION)"))
+                    issues.append(ValidationIssue(location: here, reason: unknownFaces
+                        ? "fc (the face count) is not known: no faces were looked for (face detection is off; see DERIVE_FACE_DETECTION)"
+                        : "ils (the illustration score) is not known here: it is measured on the job's image, not on a layer's"))
                 } else {
                     // Only the engine knows the faces: it plans this step and the rest once
                     // it has found them, with the same evaluator.
@@ -359,11 +364,6 @@ public struct Planner: Sendable {
                 }
                 walk.expressions += evaluation.evaluated
             }
-            // Steps the engine plans later see the source's values as they are here.
-            func deferred(_ rest: [Step]) -> ImageOperation {
-                .deferred(stepFacts.assignments + rest.map { $0.substitutingSourceFacts(stepFacts) })
-            }
-            let rest = pending[(k + 1)...].map(\.step)
             // a_auto_right/left: a quarter turn first when the box's orientation is not the
             // image's; then the resize as written, on the turned image.
             if case .resize(var r) = step, let turn = r.autoTurn {
@@ -375,143 +375,156 @@ public struct Planner: Sendable {
                 r.autoTurn = nil
                 step = .resize(r)
             }
-            switch step {
-            case .resize(let r) where FaceGeometry.cutsAroundFaces(r):
-                walk.operations.append(.faceCrop(r))
-                walk.size = FaceGeometry.plannedSize(for: r, input: size)
-                if walk.size == nil {
-                    // The region is the face's: the rest waits for its size, as after a trim.
-                    if !rest.isEmpty { walk.operations.append(deferred(rest)) }
-                }
-            case .resize(let r) where (r.mode == .fillPad || r.mode == .autoPad) && ResizeGeometry.layout(r, input: size).window != nil:
-                // The box of a fill; the engine fills it or pads, by the faces it finds.
-                var pad = r
-                pad.mode = .pad
-                let background = ResizeGeometry.layout(pad, input: size).canvas?.background ?? r.background ?? .transparent
-                let output = ResizeGeometry.layout(r, input: size).output
-                walk.operations.append(.fillPad(output, background: background))
-                walk.size = output
-            case .resize(let r) where r.relative:
-                issues.append(ValidationIssue(location: here, reason: "fl_relative: sizes a layer by the image it is placed on, so it belongs in an overlay's own chain"))
-                walk.size = nil
-            case .resize(let r):
-                let layout = ResizeGeometry.layout(r, input: size)
-                if layout.scaled != size { walk.operations.append(.resize(layout.scaled)) }
-                switch layout.window {
-                case .rect(let rect)?: walk.operations.append(.crop(rect))
-                case .smart(let s, let strategy)?: walk.operations.append(.smartCrop(s, strategy))
-                case nil: break
-                }
-                if let canvas = layout.canvas {
-                    let placed = layout.window?.size ?? layout.scaled
-                    let at = Rect(x: canvas.origin.x, y: canvas.origin.y, width: placed.width, height: placed.height)
-                    if let fill = r.padFill {
-                        walk.operations.append(.padFill(at: at, canvas: canvas.size, fill: fill))
-                    } else {
-                        walk.operations.append(.embed(at: at, canvas: canvas.size, background: canvas.background))
-                    }
-                }
-                walk.size = layout.output
-            case .rotate(let r):
-                if r.horizontalFlip { walk.operations.append(.flip(horizontal: true)) }
-                if r.verticalFlip { walk.operations.append(.flip(horizontal: false)) }
-                if r.angle != 0 {
-                    let canvas = ResizeGeometry.rotatedSize(size, degrees: r.angle)
-                    let background = ResizeGeometry.isRightAngle(r.angle) ? nil : (r.background ?? .transparent)
-                    walk.operations.append(.rotate(degrees: r.angle, canvas: canvas, background: background))
-                    walk.size = canvas
-                }
-            case .round(let r):
-                walk.operations.append(.round(r.radius, background: r.background ?? .transparent))
-            case .effect(let e):
-                if case .distort(.corners(let corners)) = e, let problem = DistortGeometry.problem(DistortGeometry.points(corners, on: size)) {
-                    // Pixels and percentages mixed: the shape is known only on the image.
-                    issues.append(ValidationIssue(location: here, reason: "e_distort corners \(problem) (on this \(size) image)"))
-                    walk.size = nil
-                    break
-                }
-                if case .gradientFade(let n, .symmetricPad, let x, let y) = e, let pad = walk.operations.last, let planned = Self.fadingIntoPadding(pad, .gradientFade(n, edges: .symmetric, x: x, y: y)) {
-                    walk.operations.removeLast()
-                    walk.operations += planned
-                    break
-                }
-                walk.operations.append(.effect(e))
-                if let grown = EffectGeometry.size(of: e, on: size) { walk.size = grown }
-            case .trim(let t):
-                walk.operations.append(.trim(t))
-                if !rest.isEmpty { walk.operations.append(deferred(rest)) }
-                walk.size = nil
-            case .background(let color):
-                walk.operations.append(.flatten(color))
-            case .border(let b):
-                walk.operations.append(.border(b))
-                walk.size = Size(size.width + 2 * b.width, size.height + 2 * b.width)
-            case .opacity(let o):
-                walk.operations.append(.opacity(o.planned))
-            case .overlay(var o):
-                // The overlay's chain is planned when it is loaded, against the overlay alone:
-                // the job's faces are not the overlay's.
-                if o.chain.contains(where: \.namesFaceCount) {
-                    issues.append(ValidationIssue(location: here, reason: "fc in an overlay's own chain: known to Cloudinary, not supported by Derive (the engine counts the faces of the main image only); decide with if_fc_… around the layer"))
-                    walk.size = nil
-                    break
-                }
-                // Sizes given relative to the image it is placed on (fl_relative) are pixels of
-                // this image, which the overlay's own planning does not see.
-                o.chain = o.chain.map { step in
-                    guard case .resize(var r) = step, r.relative else { return step }
-                    if case .fraction(let f)? = r.width { r.width = .pixels(ResizeGeometry.px(f * Double(size.width))) }
-                    if case .fraction(let f)? = r.height { r.height = .pixels(ResizeGeometry.px(f * Double(size.height))) }
-                    r.relative = false
-                    return .resize(r)
-                }
-                // It starts with the variables set here, and its text is written with their values.
-                if !o.chain.isEmpty && !facts.variables.isEmpty { o.chain = stepFacts.assignments + o.chain }
-                if case .image(let name) = o.source, name.contains("$") {
-                    switch stepFacts.naming(name) {
-                    case .success(let resolved): o.source = .image(resolved)
-                    case .failure(let reason):
-                        issues.append(ValidationIssue(location: here, reason: reason.description))
-                        walk.size = nil
-                        continue
-                    }
-                }
-                if case .text(let layer) = o.source {
-                    switch stepFacts.resolving(layer) {
-                    case .success(let resolved): o.source = .text(resolved)
-                    case .failure(let reason):
-                        issues.append(ValidationIssue(location: here, reason: reason.description))
-                        walk.size = nil
-                        continue
-                    }
-                }
-                walk.operations.append(.overlay(o))
-                if o.blend == .cutter {
-                    // fl_cutter cuts the image to the layer's rectangle, whose size the engine
-                    // learns when it draws the layer: the rest waits for it, as after a trim.
-                    if !rest.isEmpty { walk.operations.append(deferred(rest)) }
-                    walk.size = nil
-                }
-            case .lut(let name):
-                walk.operations.append(.lut(name))
-            case .validate(let c):
-                for reason in Self.violations(of: c, size: size, format: sourceFormat) {
-                    issues.append(ValidationIssue(location: here, reason: reason))
-                }
-            case .preset(let name):
-                issues.append(ValidationIssue(location: here, reason: "preset \(Quoted(name)) was not expanded; resolve the job before planning"))
-            case .assign, .conditional, .template:
-                break
-            }
+            plan(step, on: size, rest: pending[(k + 1)...].map(\.step), facts: stepFacts, sourceFormat: sourceFormat, at: here,
+                 into: &walk, issues: &issues)
             if let size = walk.size, size.width > limits.maxOutputDimension || size.height > limits.maxOutputDimension
                 || size.pixels > limits.maxOutputPixels {
-                issues.append(ValidationIssue(location: here, reason: "would make a \(size) image; the limit is \(limits.maxOutputDimension) pixels per side and \(limits.maxOutputPixels) pixels in all"))
+                issues.append(ValidationIssue(location: here, reason: "would make a \(size) image: known to Cloudinary, not supported by Derive: beyond Derive's limits: the limit is \(limits.maxOutputDimension) pixels per side and \(limits.maxOutputPixels) pixels in all"))
                 walk.size = nil
                 break
             }
         }
         walk.bindings = facts.variables
         return walk
+    }
+
+    /// What one step (its expressions evaluated, checked) does to an image of `size`: the
+    /// operations it adds to `walk` and the size it leaves, nil when that depends on the
+    /// content (`rest`, the steps after it, then wait for the engine) or the step is refused.
+    private func plan(_ step: Step, on size: Size, rest: [Step], facts stepFacts: ExpressionFacts, sourceFormat: ImageFormat?,
+                      at here: String, into walk: inout Walk, issues: inout [ValidationIssue]) {
+        // Steps the engine plans later see the source's values as they are here.
+        func deferred(_ rest: [Step]) -> ImageOperation {
+            .deferred(stepFacts.assignments + rest.map { $0.substitutingSourceFacts(stepFacts) })
+        }
+        switch step {
+        case .resize(let r) where FaceGeometry.cutsAroundFaces(r):
+            walk.operations.append(.faceCrop(r))
+            walk.size = FaceGeometry.plannedSize(for: r, input: size)
+            if walk.size == nil {
+                // The region is the face's: the rest waits for its size, as after a trim.
+                if !rest.isEmpty { walk.operations.append(deferred(rest)) }
+            }
+        case .resize(let r) where (r.mode == .fillPad || r.mode == .autoPad) && ResizeGeometry.layout(r, input: size).window != nil:
+            // The box of a fill; the engine fills it or pads, by the faces it finds.
+            var pad = r
+            pad.mode = .pad
+            let background = ResizeGeometry.layout(pad, input: size).canvas?.background ?? r.background ?? .transparent
+            let output = ResizeGeometry.layout(r, input: size).output
+            walk.operations.append(.fillPad(output, background: background))
+            walk.size = output
+        case .resize(let r) where r.relative:
+            issues.append(ValidationIssue(location: here, reason: "fl_relative: sizes a layer by the image it is placed on, so it belongs in an overlay's own chain"))
+            walk.size = nil
+        case .resize(let r):
+            let layout = ResizeGeometry.layout(r, input: size)
+            if layout.scaled != size { walk.operations.append(.resize(layout.scaled)) }
+            switch layout.window {
+            case .rect(let rect)?: walk.operations.append(.crop(rect))
+            case .smart(let s, let strategy)?: walk.operations.append(.smartCrop(s, strategy))
+            case nil: break
+            }
+            if let canvas = layout.canvas {
+                let placed = layout.window?.size ?? layout.scaled
+                let at = Rect(x: canvas.origin.x, y: canvas.origin.y, width: placed.width, height: placed.height)
+                if let fill = r.padFill {
+                    walk.operations.append(.padFill(at: at, canvas: canvas.size, fill: fill))
+                } else {
+                    walk.operations.append(.embed(at: at, canvas: canvas.size, background: canvas.background))
+                }
+            }
+            walk.size = layout.output
+        case .rotate(let r):
+            if r.horizontalFlip { walk.operations.append(.flip(horizontal: true)) }
+            if r.verticalFlip { walk.operations.append(.flip(horizontal: false)) }
+            if r.angle != 0 {
+                let canvas = ResizeGeometry.rotatedSize(size, degrees: r.angle)
+                let background = ResizeGeometry.isRightAngle(r.angle) ? nil : (r.background ?? .transparent)
+                walk.operations.append(.rotate(degrees: r.angle, canvas: canvas, background: background))
+                walk.size = canvas
+            }
+        case .round(let r):
+            walk.operations.append(.round(r.radius, background: r.background ?? .transparent))
+        case .effect(let e):
+            if case .distort(.corners(let corners)) = e, let problem = DistortGeometry.problem(DistortGeometry.points(corners, on: size)) {
+                // Pixels and percentages mixed: the shape is known only on the image.
+                issues.append(ValidationIssue(location: here, reason: "e_distort corners \(problem) (on this \(size) image)"))
+                walk.size = nil
+                return
+            }
+            if case .gradientFade(let n, .symmetricPad, let x, let y) = e, let pad = walk.operations.last, let planned = Self.fadingIntoPadding(pad, .gradientFade(n, edges: .symmetric, x: x, y: y)) {
+                walk.operations.removeLast()
+                walk.operations += planned
+                return
+            }
+            walk.operations.append(.effect(e))
+            if let grown = EffectGeometry.size(of: e, on: size) { walk.size = grown }
+        case .trim(let t):
+            walk.operations.append(.trim(t))
+            if !rest.isEmpty { walk.operations.append(deferred(rest)) }
+            walk.size = nil
+        case .background(let color):
+            walk.operations.append(.flatten(color))
+        case .border(let b):
+            walk.operations.append(.border(b))
+            walk.size = Size(size.width + 2 * b.width, size.height + 2 * b.width)
+        case .opacity(let o):
+            walk.operations.append(.opacity(o.planned))
+        case .overlay(var o):
+            // The overlay's chain is planned when it is loaded, against the overlay alone:
+            // the job's faces are not the overlay's.
+            if o.chain.contains(where: \.namesFaceCount) {
+                issues.append(ValidationIssue(location: here, reason: "fc in an overlay's own chain: known to Cloudinary, not supported by Derive (the engine counts the faces of the main image only); decide with if_fc_… around the layer"))
+                walk.size = nil
+                return
+            }
+            // Sizes given relative to the image it is placed on (fl_relative) are pixels of
+            // this image, which the overlay's own planning does not see.
+            o.chain = o.chain.map { step in
+                guard case .resize(var r) = step, r.relative else { return step }
+                if case .fraction(let f)? = r.width { r.width = .pixels(ResizeGeometry.px(f * Double(size.width))) }
+                if case .fraction(let f)? = r.height { r.height = .pixels(ResizeGeometry.px(f * Double(size.height))) }
+                r.relative = false
+                return .resize(r)
+            }
+            // It starts with the variables set here, and its text is written with their values.
+            if !o.chain.isEmpty && !stepFacts.variables.isEmpty { o.chain = stepFacts.assignments + o.chain }
+            if case .image(let name) = o.source, name.contains("$") {
+                switch stepFacts.naming(name) {
+                case .success(let resolved): o.source = .image(resolved)
+                case .failure(let reason):
+                    issues.append(ValidationIssue(location: here, reason: reason.description))
+                    walk.size = nil
+                    return
+                }
+            }
+            if case .text(let layer) = o.source {
+                switch stepFacts.resolving(layer) {
+                case .success(let resolved): o.source = .text(resolved)
+                case .failure(let reason):
+                    issues.append(ValidationIssue(location: here, reason: reason.description))
+                    walk.size = nil
+                    return
+                }
+            }
+            walk.operations.append(.overlay(o))
+            if o.blend == .cutter {
+                // fl_cutter cuts the image to the layer's rectangle, whose size the engine
+                // learns when it draws the layer: the rest waits for it, as after a trim.
+                if !rest.isEmpty { walk.operations.append(deferred(rest)) }
+                walk.size = nil
+            }
+        case .lut(let name):
+            walk.operations.append(.lut(name))
+        case .validate(let c):
+            for reason in Self.violations(of: c, size: size, format: sourceFormat) {
+                issues.append(ValidationIssue(location: here, reason: reason))
+            }
+        case .preset(let name):
+            issues.append(ValidationIssue(location: here, reason: "preset \(Quoted(name)) was not expanded; resolve the job before planning"))
+        case .assign, .conditional, .template:
+            return
+        }
     }
 
     /// Reasons an image breaks the constraints of a `validate` step (empty when it passes).

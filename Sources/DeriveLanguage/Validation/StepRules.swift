@@ -293,13 +293,14 @@ enum StepRules {
     }
 
     static func presetNameIssues(_ name: String, field: String) -> [FieldIssue] {
-        isSafeName(name) ? [] : [FieldIssue(field: field, reason: "preset names are 1–64 characters of A-Z a-z 0-9 . _ -, got \(Quoted(name))")]
+        isSafeName(name) ? [] : [FieldIssue(field: field, reason: "preset names are 1–64 characters of A-Z a-z 0-9 . _ - and inner spaces, got \(Quoted(name))")]
     }
 
     /// Output and preset names end up in storage keys, so they are restricted to a safe set.
     static func isSafeName(_ name: String) -> Bool {
-        guard let first = name.first, (1...64).contains(name.count), first != "." else { return false }
-        return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == ".") }
+        // Inner spaces, as Cloudinary's named transformations have (`t_named%20with%20spaces`).
+        guard let first = name.first, (1...64).contains(name.count), first != ".", first != " ", name.last != " " else { return false }
+        return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." || $0 == " ") }
     }
 
     static func dimensionIssues(_ d: Length?, field: String, limits: ChainLimits) -> [FieldIssue] {
@@ -522,6 +523,10 @@ enum StepRules {
         // soon passes the pixel limit).
         if let density = s.density { issues += check(density, in: EncodingLimits.density, field: "density", derivesLimits: true) }
         if let frame = s.frame { issues += check(frame, in: 1...10_000, field: "frame", derivesLimits: true) }
+        // A GIF's NETSCAPE loop count is 16 bits.
+        if let loop = s.loop { issues += check(loop, in: 0...65_535, field: "loop") }
+        // GIF stores a frame's time in hundredths of a second, 16 bits.
+        if let delay = s.delay { issues += check(delay, in: 0...655_350, field: "delay") }
         if let pages = s.pages {
             issues += check(pages.highestNamed, in: 1...10_000, field: "pages", derivesLimits: true)
             if s.frame != nil {

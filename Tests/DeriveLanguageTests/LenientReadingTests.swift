@@ -1,0 +1,171 @@
+@testable import DeriveLanguage
+import DeriveTestSupport
+import Foundation
+import Testing
+
+/// Issue 30: strings Cloudinary's SDKs print and Cloudinary serves, read as Cloudinary does
+/// (Docs/language.md, "Lenient readings"): each means the plain string beside it, and the notes
+/// say what was read differently or left out.
+@Suite struct LenientReadingTests {
+    /// The string, the plain string it means, and a phrase of its one note ("" for none).
+    @Test(arguments: [
+        ("ar_1.5,c_fill,w_300,h_200", "c_fill,w_300,h_200", "ar_1.5 beside both w_ and h_"),
+        ("q_auto,f_auto,dpr_2", "q_auto/f_auto", "dpr_2 without a w_ or h_ in the chain"),
+        ("bo_1px_solid_black,q_auto,dpr_2,f_auto", "bo_1px_solid_black/q_auto/f_auto", "the image keeps its size"),
+        ("c_scale,w_100/q_auto,dpr_2.0", "c_scale,w_100,dpr_2.0/q_auto", ""),
+        ("q_auto,f_auto,dpr_auto", "q_auto/f_auto", "dpr_auto without a w_ or h_"),
+        ("c_scale,fl_relative,w_100", "c_scale,w_100", "fl_relative outside a layer"),
+        ("c_scale,fl_region_relative,w_100", "c_scale,w_100", "fl_region_relative outside a layer"),
+        ("w_100/fl_cutter", "w_100", "fl_cutter outside a layer"),
+        ("if_end/e_sepia", "e_sepia", "if_end with no if_ block open"),
+        ("if_w_gt_100/e_sepia", "if_w_gt_100/e_sepia/if_end", "if_ block without if_end"),
+        ("a_auto_left", "", "a_auto_left without a resize"),
+        ("c_crop,g_xy_center,w_100", "c_crop,g_xy_center,w_100,x_0,y_0", "g_xy_center without x_ and y_"),
+        ("e_pixelate_region,w_100", "e_pixelate_region,w_100,h_1.0", "e_pixelate_region without h_"),
+        ("e_pixelate_region:25,y_0.75", "e_pixelate_region:25,y_0.75,w_1.0,h_0.25", "without w_ and h_"),
+        ("l_sample,fl_cutter", "l_sample/fl_cutter,fl_layer_apply", ""),
+        ("e_multiply,l_icon", "l_icon/e_multiply,fl_layer_apply", ""),
+        ("if_w_gt_400,l_badge,g_north_east", "if_w_gt_400/l_badge/fl_layer_apply,g_north_east/if_end", ""),
+        ("f_jpg,u_some", "u_some", "output settings inside a layer"),
+        ("q_80/q_70", "q_70", "q_ given again: the later value replaces the earlier one"),
+        ("e_sepia,co_red", "e_sepia", "co_red is ignored"),
+        ("q_70:qmax_20", "q_70", "qmax_ caps a video encoder's quantizer"),
+        ("e_shear:20.0:0.0", "e_shear:20:0", ""),
+        ("e_shear:20.4", "e_shear:20", "the nearest whole degree"),
+        ("e_vectorize:colors:15:detail:200:despeckle:0.2", "e_vectorize:15", "detail, despeckle shape traced paths"),
+        ("fl_attachment:pretty_flower", "", "fl_attachment:pretty_flower: asks the browser to download"),
+        ("fl_progressive:semi", "fl_progressive", "semi and steep are written as fl_progressive"),
+        ("c_pad,b_auto", "", "c_pad: Cloudinary ignores a crop mode"),
+        ("z_1.2", "", "z_1.2: Cloudinary ignores an offset or zoom"),
+        ("l_lut:warm.cube/fl_layer_apply", "l_lut:warm.cube", "fl_layer_apply after l_lut:"),
+        ("c_scale,w_auto,dpr_auto", "c_scale,w_auto", "dpr_auto beside w_auto"),
+    ])
+    func readAsCloudinaryDoes(text: String, meaning: String, note: String) throws {
+        let parsed = CloudinaryParser().parse(text)
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        if note.isEmpty {
+            #expect(parsed.notes.isEmpty, "\(parsed.notes)")
+        } else {
+            #expect(parsed.notes.contains { $0.contains(note) }, "\(parsed.notes)")
+        }
+        let model = try canonical(string: text)
+        let plain = try canonical(string: meaning)
+        #expect(model == plain)
+        #expect(model.identity == plain.identity)
+    }
+
+    /// `q_auto:<level>:444` is the automatic level with full chroma, as `q_80:444` is.
+    @Test func automaticQualityWithChroma() throws {
+        let parsed = CloudinaryParser().parse("q_auto:low:444")
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        #expect(parsed.settings.quality == QualityText.parse("auto:low"))
+        #expect(parsed.settings.chromaSubsampling == .full)
+    }
+
+    /// Percent-encoded names are looked up decoded, spaces and all.
+    @Test func namedTransformationWithSpaces() throws {
+        let parsed = CloudinaryParser().parse("t_named%20with%20spaces")
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        #expect(parsed.steps == [.preset("named with spaces")])
+    }
+
+    /// Refusals name the parameter and say whether Cloudinary has it.
+    @Test(arguments: [
+        ("fl_layer_apply", "fl_layer_apply: unknown to Cloudinary (no l_ or u_ layer is open"),
+        ("pg_name:record_cover;Shadow", "pg_name:record_cover;Shadow: known to Cloudinary, not supported by Derive"),
+        ("pg_embedded:3", "pg_embedded:3: known to Cloudinary, not supported by Derive"),
+        ("f_mp4", "f_mp4: known to Cloudinary, not supported by Derive: format mp4 is a video or audio format"),
+        ("f_svg", "f_svg: known to Cloudinary, not supported by Derive"),
+        ("if_else", "if_else: unknown to Cloudinary (an if_else follows"),
+        ("q_0.4", "q_0.4: unknown to Cloudinary ("),
+        ("e_fade:100", "e_fade:100: known to Cloudinary, not supported by Derive: Derive does not have it"),
+        ("l_sample/e_screen,fl_layer_apply,g_face", "e_screen with g_face: known to Cloudinary, not supported by Derive"),
+    ])
+    func refusalsSpeakOfCloudinary(text: String, refusal: String) {
+        let parsed = CloudinaryParser().parse(text)
+        #expect(parsed.issues.first?.reason.contains(refusal) == true, "\(parsed.issues)")
+        #expect(!parsed.issues.contains { $0.reason.contains("planned") }, "\(parsed.issues)")
+    }
+}
+
+/// Issue 30's output settings in strings and JSON: one model, printed back the same.
+@Suite struct OutputFlagLanguageTests {
+    @Test(arguments: [
+        ("f_png,fl_png8", "f_png,fl_png8"), ("f_png,fl_png24", "f_png,fl_png24"), ("fl_png32", "fl_png32"),
+        ("f_png,fl_lossy", "f_png,fl_lossy"), ("f_gif,e_loop", "f_gif,e_loop"), ("f_gif,e_loop:2", "f_gif,e_loop:2"),
+        ("w_100/e_loop:0,f_webp", "c_scale,w_100/f_webp,e_loop:0"),
+        ("dl_200,e_loop:3", "e_loop:3,dl_200"), ("f_tiff,fl_tiff8_lzw", "f_tiff,fl_tiff8_lzw"),
+    ])
+    func roundTrips(text: String, printed: String) throws {
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    @Test func jsonSaysTheSame() throws {
+        let json = try canonical(json: #"{"source": "https://x/a.jpg", "outputs": [{"name": "default", "format": "png", "pngType": "png8", "lossy": true, "loop": 3, "chain": []}]}"#)
+        let string = try canonical(string: "f_png,fl_png8.lossy,e_loop:2")
+        #expect(json.identity == string.identity)
+        #expect(json.encoding.pngType == .png8 && json.encoding.lossy && json.encoding.loop == 3)
+    }
+
+    @Test(arguments: [
+        ("e_loop:-1", "e_loop:-1: unknown to Cloudinary (e_loop takes the additional plays"),
+        ("fl_png8.png24", "fl_png8 and fl_png24 together: unknown to Cloudinary"),
+        ("dl_fast", "dl_fast: unknown to Cloudinary (dl takes each frame's time"),
+    ])
+    func refusals(text: String, refusal: String) {
+        let parsed = CloudinaryParser().parse(text)
+        #expect(parsed.issues.first?.reason.contains(refusal) == true, "\(parsed.issues)")
+    }
+}
+
+/// b_auto's palette in strings and JSON (issue 30).
+@Suite struct AutoPaletteLanguageTests {
+    @Test(arguments: [
+        ("c_pad,w_100,h_100,b_auto:border:palette_red_00ff00", "c_pad,w_100,h_100,b_auto:border:palette_ff0000_00ff00"),
+        ("c_pad,w_100,h_100,b_auto:predominant_gradient:4:palette_f00_green_blue_orange", "c_pad,w_100,h_100,b_auto:predominant_gradient:4:palette_ff0000_008000_0000ff_ffa500"),
+    ])
+    func roundTrips(text: String, printed: String) throws {
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    @Test func jsonSaysTheSame() throws {
+        let json = try canonical(json: ##"[{"resize": {"mode": "pad", "width": 100, "height": 100, "padFill": {"auto": "border_contrast", "palette": ["red", "#00ff00"]}}}]"##)
+        #expect(json.identity == (try canonical(string: "c_pad,w_100,h_100,b_auto:border_contrast:palette_red_00ff00").identity))
+    }
+
+    @Test func nearestOrFarthest() {
+        let palette = [Color.parse("red")!, Color.parse("blue")!]
+        let pink = Color(red: 250, green: 40, blue: 60)
+        #expect(AutoPalette.pick(pink, palette: palette, contrast: false) == palette[0])
+        #expect(AutoPalette.pick(pink, palette: palette, contrast: true) == palette[1])
+        #expect(AutoPalette.pick(pink, palette: [], contrast: false) == pink)
+    }
+
+    @Test func aBadPaletteIsRefused() {
+        let parsed = CloudinaryParser().parse("c_pad,w_100,h_100,b_auto:border:palette_red_nocolour")
+        #expect(parsed.issues.first?.reason.contains("unknown to Cloudinary (a b_auto palette is") == true, "\(parsed.issues)")
+    }
+}
+
+/// `ils`, the illustration score (issue 30): defined on pixels, deferred to the engine.
+@Suite struct IllustrationScoreTests {
+    /// Flat colours score 1; every pixel a colour of its own scores near 0.
+    @Test func flatColoursScoreHighAndNoiseLow() {
+        var flat: [UInt8] = []
+        for i in 0..<(64 * 64) { flat += i % 64 < 32 ? [200, 30, 30, 255] : [20, 20, 200, 255] }
+        #expect(IllustrationScore.of(PixelBuffer(width: 64, height: 64, bands: 4, pixels: flat)) == 1)
+        var random = SystemRandomNumberGenerator()
+        let noise = (0..<(64 * 64)).flatMap { _ in [UInt8.random(in: 0...255, using: &random), UInt8.random(in: 0...255, using: &random), UInt8.random(in: 0...255, using: &random), 255] }
+        #expect(IllustrationScore.of(PixelBuffer(width: 64, height: 64, bands: 4, pixels: noise)) < 0.1)
+    }
+
+    /// A string naming ils is read; its steps are planned by the engine, which measures it.
+    @Test func conditionsOnItAreDeferredToTheEngine() throws {
+        let parsed = CloudinaryParser().parse("if_ils_gt_0.5/e_grayscale/if_end")
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        let planned = try plan(["if_illustration_score_gt_0.5,e_grayscale"], SourceFacts(format: .png, width: 400, height: 300))
+        #expect(planned.outputs[0].operations.contains { if case .deferred = $0 { true } else { false } })
+        #expect(planned.needsIllustrationScore)
+        #expect(!(try plan(["e_grayscale"], SourceFacts(format: .png, width: 400, height: 300))).needsIllustrationScore)
+    }
+}
