@@ -25,6 +25,9 @@ let package = Package(
         .executable(name: "derive", targets: ["derive"]),
         .library(name: "DeriveLanguage", targets: ["DeriveLanguage"]),
         .library(name: "DeriveJobs", targets: ["DeriveJobs"]),
+        // The face detector's OpenCV half, opened with dlopen on the first detection (see
+        // Sources/CFaceNet): build it beside derive with `swift build --product DeriveFaceNet`.
+        .library(name: "DeriveFaceNet", type: .dynamic, targets: ["CFaceNet"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -79,6 +82,11 @@ let package = Package(
                 cSettings: faceDetectorForAVX2 ? [.define("DERIVE_FACE_X86_64_V3")] : [],
                 cxxSettings: [.unsafeFlags(["-O3", "-w"] + (faceDetectorForAVX2 ? ["-march=x86-64-v3"] : []))],
                 linkerSettings: [.linkedLibrary(":libdlib.a")]),
+        // CenterFace through OpenCV's dnn (Debian's libopencv-dnn-dev, linked dynamically), built
+        // only into the DeriveFaceNet shared object so that derive loads OpenCV on its first face.
+        .target(name: "CFaceNet",
+                cxxSettings: [.unsafeFlags(["-O2", "-I/usr/include/opencv4"])],
+                linkerSettings: [.linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_core")]),
         // Seeing faces in pixels, behind DeriveLanguage's FaceDetector protocol.
         .target(name: "DeriveVision", dependencies: ["DeriveLanguage", "CFaceShim"]),
         // The production queue on PostgreSQL over libpq (Debian's libpq-dev), and `derive migrate`.

@@ -19,7 +19,9 @@ fixtures="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
+ensure_face_model
 swift build -c release --product derive >/dev/null
+swift build -c release --product DeriveFaceNet >/dev/null  # CenterFace's OpenCV half, beside derive
 derive="$(swift build -c release --show-bin-path)/derive"
 # The baseline's source and build stay in .build-baseline (ignored by git), at the same path
 # run after run, so a second run does not build it again.
@@ -46,12 +48,30 @@ for gravity in faces north; do
 done
 python3 - "$work/faces.json" "$work/north.json" <<'PY'
 import json, statistics, sys
-faces, north = (json.load(open(p))[1:] for p in sys.argv[1:3])
+everything = json.load(open(sys.argv[1]))
+faces, north = everything[1:], json.load(open(sys.argv[2]))[1:]
 total = lambda rs: statistics.median(r["timings"]["total"] for r in rs)
 f, n = total(faces), total(north)
 d = statistics.median(r["timings"]["faces"] for r in faces)
+first = everything[0]["timings"]["faces"]
+detector = ((everything[0].get("source") or {}).get("faces") or {}).get("detector", "?")
+print(f"detector: {detector}")
 print(f"g_faces: {f:.1f} ms   g_north: {n:.1f} ms   difference: {f - n:.1f} ms   detection stage alone: {d:.1f} ms")
+print(f"first source's detection stage (opens libDeriveFaceNet.so and reads the model, once per process): {first:.1f} ms, "
+      f"so building the detector costs about {first - d:.1f} ms")
 PY
+
+echo
+echo "== 1b. processor time (user + system) of the same 12 jobs, one core: less sensitive to a busy machine"
+cpu() { /usr/bin/time -f "%U %S" "$@" 2>&1 >/dev/null | tail -1 | awk '{print ($1 + $2) * 1000}'; }
+north_cpu=$(cpu taskset -c 0 "$derive" run "${sources[@]}" --chain "c_fill,w_400,h_400,g_north" --out "$work/out")
+one_north=$(cpu taskset -c 0 "$derive" run "$photo" --chain "c_fill,w_400,h_400,g_north" --out "$work/out")
+for detector in centerface hog; do
+    all=$(DERIVE_FACE_DETECTOR=$detector cpu taskset -c 0 "$derive" run "${sources[@]}" --chain "c_fill,w_400,h_400,g_faces" --out "$work/out")
+    one=$(DERIVE_FACE_DETECTOR=$detector cpu taskset -c 0 "$derive" run "$photo" --chain "c_fill,w_400,h_400,g_faces" --out "$work/out")
+    python3 -c "import sys; n, a, o1, on = map(float, sys.argv[1:5]); per = (a - n) / 12; print(f'{sys.argv[5]}: detection {per:.0f} ms of processor time per 12 MP job; building the detector about {(o1 - on) - per:.0f} ms once per process')" \
+        "$north_cpu" "$all" "$one" "$one_north" "$detector"
+done
 
 echo
 echo "== 2. whole process, jobs that ask for no faces: before face detection ($baseline_rev) and now"

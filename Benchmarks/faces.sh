@@ -19,7 +19,12 @@ ensure_python_modules PIL=pillow cv2=opencv-python-headless==4.10.0.84
 fixtures="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
 cache="${DERIVE_FACES_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/derive/faces}"
 python3 Benchmarks/faces/dataset.py "$cache" "$fixtures"
+ensure_face_model
 swift build -c release --product derive >/dev/null
+swift build -c release --product DeriveFaceNet >/dev/null
 derive="$(swift build -c release --show-bin-path)/derive"
+# The candidates, on both halves of the set (tune, report), with Debian's OpenCV in Python.
+ensure_packages python3-opencv
+/usr/bin/python3 Benchmarks/faces/candidates.py "$derive" "$fixtures" "$cache" "${DERIVE_FACE_MODEL:-/usr/local/share/derive/centerface.onnx}"
 echo "Derive's detector is built for $("$derive" faces --instruction-set 2>/dev/null || echo "?")"
 python3 Benchmarks/faces/evaluate.py "$derive" "$fixtures" "$cache" --sizes "${1:-1300,1100,900}"

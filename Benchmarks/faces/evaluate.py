@@ -80,7 +80,7 @@ def score_image(labels, found, shorter, ignored=()):
 
 
 def run_derive(derive, files, size):
-    env = dict(os.environ, DERIVE_FACE_DETECTION_SIZE=str(size))
+    env = dict(os.environ, DERIVE_FACE_DETECTION_SIZE=str(size), DERIVE_FACE_DETECTOR="hog")
     # The first file pays for building the detector (once per process and thread in a
     # worker); it is measured again at the end and its first time dropped.
     out = subprocess.run(["taskset", "-c", "0", derive, "faces", files[0]] + files,

@@ -40,6 +40,18 @@ public struct Configuration: Sendable {
             env.fail("DERIVE_FACE_DETECTION_SIZE", "must be 200–4000 pixels, got \(faces.shortSide)")
             faces.shortSide = FaceDetectionSettings.defaultShortSide
         }
+        faces.longSide = env.int("DERIVE_FACE_DETECTION_LONG_SIDE", FaceDetectionSettings.defaultLongSide)
+        if !(256...4096).contains(faces.longSide) {
+            env.fail("DERIVE_FACE_DETECTION_LONG_SIDE", "must be 256–4096 pixels, got \(faces.longSide)")
+            faces.longSide = FaceDetectionSettings.defaultLongSide
+        }
+        if let name = env["DERIVE_FACE_DETECTOR"] {
+            if let choice = FaceDetectorChoice(rawValue: name.lowercased()) {
+                faces.detector = choice
+            } else {
+                env.fail("DERIVE_FACE_DETECTOR", "unknown detector \(Quoted(name)); allowable: \(FaceDetectorChoice.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
         var autoFormats: [OutputFormat] = []
         for name in env.list("DERIVE_AUTO_FORMATS") {
             if let format = OutputFormat.parse(name), format.isAutoCandidate {

@@ -10,6 +10,7 @@ struct FaceFinder {
     func faces(in decoded: VImage) throws(DeriveError) -> [DetectedFace] {
         var image = decoded
         if image.pages > 1 { image = try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight)) }
+        if detector.wantsColour { return try colourFaces(in: image) }
         let shorter = min(image.width, image.height)
         let scale = min(2, Double(settings.shortSide) / Double(shorter))
         // Enlarging is dlib's own 2x pyramid step (libvips' affine upsampling is slower); libvips
@@ -23,6 +24,18 @@ struct FaceFinder {
         let luma = flat.bands >= 3 ? try flat.recombined([[0.299, 0.587, 0.114]]) : flat
         let grey = try luma.resampled(to: size, kernel: "linear").inMemory()
         let found = try detector.detect(try grey.pixelBuffer(), upsample: upsample).filter { $0.score >= settings.minimumScore }
+        let sx = Double(image.width) / Double(size.width), sy = Double(image.height) / Double(size.height)
+        return found.map { $0.scaled(x: sx, y: sy) }
+    }
+
+    /// A colour detector's copy: RGB, the longer side `longSide` (enlarged at most twice).
+    private func colourFaces(in image: VImage) throws(DeriveError) -> [DetectedFace] {
+        let scale = min(2, Double(settings.longSide) / Double(max(image.width, image.height)))
+        let size = Size(ResizeGeometry.px(Double(image.width) * scale), ResizeGeometry.px(Double(image.height) * scale))
+        var flat = try image.standardised().flattened(on: .white)
+        if flat.bands == 1 { flat = try VImage.bandjoin([flat, flat, flat]) }
+        let rgb = try flat.resampled(to: size, kernel: scale > 1 ? "cubic" : "linear").inMemory()
+        let found = try detector.detect(try rgb.pixelBuffer(), upsample: 0).filter { $0.score >= settings.minimumScore }
         let sx = Double(image.width) / Double(size.width), sy = Double(image.height) / Double(size.height)
         return found.map { $0.scaled(x: sx, y: sy) }
     }

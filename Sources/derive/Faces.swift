@@ -36,7 +36,7 @@ struct Faces: ParsableCommand {
         let configuration = try Configuration.load()
         var settings = configuration.engine
         settings.faces.enabled = true
-        let engine = try VipsEngine(settings: settings, faceDetector: DlibFaceDetector())
+        let engine = try VipsEngine(settings: settings, faceDetector: FaceDetectors.make(configuration.engine.faces.detector))
         var failed = false
         for file in files {
             var members: [JSONMember] = [JSONMember(key: "file", value: .string(file))]

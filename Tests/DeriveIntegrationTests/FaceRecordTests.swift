@@ -18,14 +18,14 @@ struct FaceRecordTests {
         let work = ["work", "--database", queue.location, "--store", folder.path, "--slots", "1", "--until-idle"]
         let environment = ["DERIVE_FETCH_ALLOW": "127.0.0.1/32", "DERIVE_LOG_FORMAT": "json"]
 
-        let faces = #"[{"name": "card", "chain": "c_fill,w_600,h_250,g_faces/f_webp"}, {"name": "hidden", "chain": "c_limit,w_300/e_pixelate_faces/f_png"}]"#
+        let faces = #"[{"name": "card", "chain": "c_fill,w_600,h_315,g_faces/f_webp"}, {"name": "hidden", "chain": "c_limit,w_300/e_pixelate_faces/f_png"}]"#
         _ = try sql.query("SELECT derive.submit($1, $2::jsonb)", [source, faces])
         let first = try BackgroundProcess(work, environment: environment)
         #expect(first.wait(timeout: 120) == 0, "\(first.logLines.suffix(10).joined(separator: "\n"))")
 
         let row = try #require(try sql.query("SELECT faces::text FROM derive.assets").scalar)
         let recorded = try JSONParser().parse(row)
-        #expect(recorded["count"] == .int(1) && recorded["detector"] == .string("dlib-hog"))
+        #expect(recorded["count"] == .int(1) && recorded["detector"] == .string("centerface"))
         guard case .array(let boxes)? = recorded["boxes"], case .number(let x)? = boxes.first?["x"], case .number(let width)? = boxes.first?["width"] else {
             Issue.record("no boxes in \(row)")
             return

@@ -5,9 +5,29 @@ public protocol FaceDetector: Sendable {
     /// A short name for reports, such as `dlib-hog`.
     var name: String { get }
 
-    /// Faces in an 8-bit grey image (one band), boxes in its pixels, best first. `upsample`
-    /// doubles the image that many times (0 or 1) before looking, to find smaller faces.
-    func detect(_ grey: PixelBuffer, upsample: Int) throws(DeriveError) -> [DetectedFace]
+    /// True when the detector reads colour: `detect` is then given an 8-bit RGB copy whose
+    /// longer side is `FaceDetectionSettings.longSide`; otherwise a grey copy (one band) whose
+    /// shorter side is `shortSide`.
+    var wantsColour: Bool { get }
+
+    /// Faces in an 8-bit image (one band, or three for a detector that wants colour), boxes in
+    /// its pixels, best first. `upsample` doubles a grey image that many times (0 or 1) before
+    /// looking, to find smaller faces; a colour detector is given its image at size.
+    func detect(_ image: PixelBuffer, upsample: Int) throws(DeriveError) -> [DetectedFace]
+}
+
+extension FaceDetector {
+    public var wantsColour: Bool { false }
+}
+
+/// Which detector runs (DERIVE_FACE_DETECTOR).
+public enum FaceDetectorChoice: String, Sendable, Hashable, CaseIterable {
+    /// CenterFace when its model and library are installed, else dlib's HOG detector.
+    case auto
+    /// CenterFace, and an error when its model or library is missing.
+    case centerface
+    /// dlib's HOG frontal-face detector.
+    case hog
 }
 
 /// How the engine looks for faces.
@@ -22,12 +42,22 @@ public struct FaceDetectionSettings: Sendable, Hashable {
     public var shortSide: Int
     /// Detections scoring below this are dropped (dlib's margin: 0 is its own threshold).
     public var minimumScore: Double
+    /// The longer side, in pixels, of the colour copy a colour detector (CenterFace) reads.
+    /// Sources smaller than this are enlarged at most twice.
+    public var longSide: Int
+    public var detector: FaceDetectorChoice
 
     public static let defaultShortSide = 1300
+    /// CenterFace's working size: faces from about 10 pixels of this copy are found
+    /// (Benchmarks/faces/candidates.py); its cost grows with the pixels.
+    public static let defaultLongSide = 1024
 
-    public init(enabled: Bool = true, shortSide: Int = FaceDetectionSettings.defaultShortSide, minimumScore: Double = 0) {
+    public init(enabled: Bool = true, shortSide: Int = FaceDetectionSettings.defaultShortSide, minimumScore: Double = 0,
+                longSide: Int = FaceDetectionSettings.defaultLongSide, detector: FaceDetectorChoice = .auto) {
         self.enabled = enabled
         self.shortSide = shortSide
         self.minimumScore = minimumScore
+        self.longSide = longSide
+        self.detector = detector
     }
 }

@@ -14,12 +14,14 @@ public enum FaceGeometry {
         }
     }
 
-    /// The largest face. Detector boxes come in steps of a quarter of their size (one pyramid
-    /// level), so faces within a fifth of the largest area count as equally large and the
-    /// first of them (the detector's most confident) wins, whatever rounding did to the boxes.
+    /// The largest face, whatever its score (`g_face`): CenterFace's boxes are continuous (not
+    /// dlib's steps of a pyramid level), so the largest box is the nearest face. Boxes within 5%
+    /// of the largest area count as equally large, so that rounding a box when it is scaled
+    /// (source pixels, decoded pixels) cannot change the answer; of those, the first (the
+    /// detector's most confident).
     public static func largest(_ faces: [Rect]) -> Rect? {
         guard let most = faces.map(\.size.pixels).max() else { return nil }
-        return faces.first { Double($0.size.pixels) >= 0.8 * Double(most) }
+        return faces.first { Double($0.size.pixels) >= 0.95 * Double(most) }
     }
 
     /// A face with the hair and chin around it: detector boxes run from the eyebrows to the
@@ -46,10 +48,17 @@ public enum FaceGeometry {
                         y: clamp(Int((cy - Double(h) / 2).rounded()), 0, image.height - h), width: w, height: h)
         }
         /// Centred on a face's head, moved as little as needed to keep the face itself inside.
+        /// A face taller than the window loses its forehead first, then its chin: the window
+        /// ends at the chin unless that would start it below the eyes (a quarter down a box
+        /// that runs from the forehead to the chin), so eyes come before mouth before chin.
         func centred(onHeadOf box: Rect) -> Rect {
             var r = centred(on: head(box))
             if box.width <= w { r.x = clamp(r.x, box.x + box.width - w, box.x) }
-            if box.height <= h { r.y = clamp(r.y, box.y + box.height - h, box.y) }
+            if box.height <= h {
+                r.y = clamp(r.y, box.y + box.height - h, box.y)
+            } else {
+                r.y = min(box.y + box.height - h, box.y + box.height / 4)
+            }
             r.x = clamp(r.x, 0, image.width - w)
             r.y = clamp(r.y, 0, image.height - h)
             return r
@@ -110,7 +119,9 @@ public enum FaceGeometry {
 
     /// How much of the surroundings `c_thumb` takes around its target at zoom 1: the region is
     /// this many times the face box on each axis (a head-and-shoulders shot).
-    public static let thumbContext = 2.2
+    /// CenterFace's boxes run from the forehead to the chin, about 1.25 times as tall as dlib's
+    /// (brows to mouth), for which this was 2.2: 1.75 keeps the same head-and-shoulders shot.
+    public static let thumbContext = 1.75
 
     /// The region `c_thumb` or `c_crop` cuts around the faces of `image` (nil when there is no
     /// face, and the step falls back), and the size it ends up as.

@@ -510,26 +510,7 @@ struct ParseRun {
         }
         // A region effect takes its rectangle from x_, y_, w_ and h_ beside it.
         var region: Region?
-        if let e = effect, let kind = Effect.Kind(rawValue: String(e.prefix { $0 != ":" })), EffectRules.takesRegion(kind),
-           ["x", "y", "w", "h"].contains(where: { p[$0] != nil }) {
-            let x = p.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) } ?? .pixels(0)
-            let y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) } ?? .pixels(0)
-            let w = p.removeValue(forKey: "w").flatMap { size($0, param: "w", in: c) }
-            let h = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
-            // A side not given reaches the image's far edge from the offset, as x_ and y_ not
-            // given are 0: `e_pixelate_region,w_100` is a band the image's height, as
-            // Cloudinary's SDKs write it.
-            let width = w ?? Self.toFarEdge(from: x, axis: "w")
-            let height = h ?? Self.toFarEdge(from: y, axis: "h")
-            if let width, let height {
-                region = Region(x: x, y: y, width: width, height: height)
-                if w == nil || h == nil {
-                    note(c, "e_\(kind.rawValue) without \(w == nil && h == nil ? "w_ and h_" : w == nil ? "w_" : "h_"): the region reaches the image's far edge from its offset")
-                }
-            } else {
-                fail(c, "e_\(kind.rawValue) without w_ or h_: known to Cloudinary, not supported by Derive with an expression for x_ or y_: give the region's w_ and h_")
-            }
-        }
+        if let effect { region = self.region(for: effect, &p, in: c) }
 
         // a_auto_right / a_auto_left qualify the resize beside them (the requested box).
         var autoTurn: AutoTurn?
@@ -569,6 +550,45 @@ struct ParseRun {
 
         // b_ is the pad colour with a pad mode, else the corner colour of a rotation or rounding,
         // else a step of its own that flattens transparency.
+        let background = takeBackground(&p, resize: &resize, rotations: &rotations, round: &round, in: c)
+
+        let colorizeColor = p.removeValue(forKey: "co")
+        if let resize { steps.append(.resize(resize)) }
+        steps += rotations.filter { $0 != Rotate() || $0.background != nil }.map(Step.rotate)
+        if let effect, var parsed = self.effect(effect, color: colorizeColor, in: c) {
+            if case .shadow(let n, let color, let x, let y) = parsed {
+                parsed = .shadow(n, color: color, x: shadowOffset.x ?? x, y: shadowOffset.y ?? y)
+            }
+            if case .gradientFade(let n, let edges, _, _) = parsed {
+                parsed = .gradientFade(n, edges: edges, x: shadowOffset.x, y: shadowOffset.y)
+            }
+            steps.append(.effect(EffectRules.with(parsed, region: region)))
+        } else {
+            ignoreUnusedColor(colorizeColor, in: c)
+        }
+        if let lut = p.removeValue(forKey: "lut"), let file = lutFile(lut, in: c) { steps.append(.lut(file)) }
+        if let round { steps.append(.round(round)) }
+        if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
+        if let o = p.removeValue(forKey: "o") {
+            if let value = Int(o) {
+                steps.append(.opacity(.value(value)))
+            } else if Self.looksNumeric(o) {
+                fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))")
+            } else if let value = wholeNumberExpression(o, param: "o", accepts: "an integer 0–100", in: c) {
+                steps.append(.opacity(value))
+            }
+        }
+        if let background { steps.append(.background(background)) }
+        // A parameter refused while reading leaves its step incomplete; what the step rules
+        // would say of it (`needs a width`) follows from that refusal and is not news.
+        return issues.count > before ? steps : validated(steps, in: c)
+    }
+
+    /// b_, taken from `p` and given to what it colours: a pad mode's padding (or its fill from
+    /// the image, b_blurred and b_auto), else the corners of a rotation or a rounding; returned
+    /// when it colours none of them, to flatten transparency as a step of its own.
+    mutating func takeBackground(_ p: inout [String: String], resize: inout Resize?, rotations: inout [Rotate], round: inout RoundCorners?,
+                                 in c: Component) -> Color? {
         var background: Color?
         if let b = p.removeValue(forKey: "b"), let fill = padFill(b, in: c) {
             // b_blurred and b_auto fill a pad mode's padding from the image.
@@ -594,45 +614,43 @@ struct ParseRun {
                 }
             }
         }
+        return background
+    }
 
-        let colorizeColor = p.removeValue(forKey: "co")
-        if let resize { steps.append(.resize(resize)) }
-        steps += rotations.filter { $0 != Rotate() || $0.background != nil }.map(Step.rotate)
-        if let effect, var parsed = self.effect(effect, color: colorizeColor, in: c) {
-            if case .shadow(let n, let color, let x, let y) = parsed {
-                parsed = .shadow(n, color: color, x: shadowOffset.x ?? x, y: shadowOffset.y ?? y)
-            }
-            if case .gradientFade(let n, let edges, _, _) = parsed {
-                parsed = .gradientFade(n, edges: edges, x: shadowOffset.x, y: shadowOffset.y)
-            }
-            steps.append(.effect(EffectRules.with(parsed, region: region)))
-        } else if colorizeColor != nil {
-            note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers")
+    /// The rectangle of a region effect (`e_pixelate_region`, `e_blur_region`...) from x_, y_,
+    /// w_ and h_ beside it, taking them from `p`; nil for other effects or without any.
+    mutating func region(for e: String, _ p: inout [String: String], in c: Component) -> Region? {
+        guard let kind = Effect.Kind(rawValue: String(e.prefix { $0 != ":" })), EffectRules.takesRegion(kind),
+              ["x", "y", "w", "h"].contains(where: { p[$0] != nil }) else { return nil }
+        let x = p.removeValue(forKey: "x").flatMap { offset($0, param: "x", in: c) } ?? .pixels(0)
+        let y = p.removeValue(forKey: "y").flatMap { offset($0, param: "y", in: c) } ?? .pixels(0)
+        let w = p.removeValue(forKey: "w").flatMap { size($0, param: "w", in: c) }
+        let h = p.removeValue(forKey: "h").flatMap { size($0, param: "h", in: c) }
+        // A side not given reaches the image's far edge from the offset, as x_ and y_ not
+        // given are 0: `e_pixelate_region,w_100` is a band the image's height, as
+        // Cloudinary's SDKs write it.
+        let width = w ?? Self.toFarEdge(from: x, axis: "w")
+        let height = h ?? Self.toFarEdge(from: y, axis: "h")
+        guard let width, let height else {
+            fail(c, "e_\(kind.rawValue) without w_ or h_: known to Cloudinary, not supported by Derive with an expression for x_ or y_: give the region's w_ and h_")
+            return nil
         }
-        if let lut = p.removeValue(forKey: "lut") {
-            let parts = lut.split(separator: ":", omittingEmptySubsequences: false)
-            if !lut.isEmpty, lut.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }),
-               !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
-                steps.append(.lut(parts.joined(separator: "/")))
-            } else {
-                fail(c, CloudinaryVocabulary.malformed("l_lut:" + lut, "a LUT is a file name such as l_lut:warm.cube or l_lut:folder:film.3dl", hint: ""))
-            }
+        if w == nil || h == nil {
+            note(c, "e_\(kind.rawValue) without \(w == nil && h == nil ? "w_ and h_" : w == nil ? "w_" : "h_"): the region reaches the image's far edge from its offset")
         }
-        if let round { steps.append(.round(round)) }
-        if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
-        if let o = p.removeValue(forKey: "o") {
-            if let value = Int(o) {
-                steps.append(.opacity(.value(value)))
-            } else if Self.looksNumeric(o) {
-                fail(c, param: "o", "must be an integer 0–100, got \(Quoted(o))")
-            } else if let value = wholeNumberExpression(o, param: "o", accepts: "an integer 0–100", in: c) {
-                steps.append(.opacity(value))
-            }
+        return Region(x: x, y: y, width: width, height: height)
+    }
+
+
+    /// `l_lut:<name>` as a path of safe segments (`folder:film.3dl` is `folder/film.3dl`).
+    mutating func lutFile(_ lut: String, in c: Component) -> String? {
+        let parts = lut.split(separator: ":", omittingEmptySubsequences: false)
+        guard !lut.isEmpty, lut.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.:".contains($0)) }),
+              !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+            fail(c, CloudinaryVocabulary.malformed("l_lut:" + lut, "a LUT is a file name such as l_lut:warm.cube or l_lut:folder:film.3dl", hint: ""))
+            return nil
         }
-        if let background { steps.append(.background(background)) }
-        // A parameter refused while reading leaves its step incomplete; what the step rules
-        // would say of it (`needs a width`) follows from that refusal and is not news.
-        return issues.count > before ? steps : validated(steps, in: c)
+        return parts.joined(separator: "/")
     }
 
     /// Applies the shared step rules, reporting each issue under its Cloudinary parameter.
@@ -1088,15 +1106,7 @@ struct ParseRun {
             return nil
         }
         guard let kind = Effect.Kind(rawValue: name) else {
-            let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
-            if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {
-                refuse(c, "e_" + text, feature)
-            } else if CloudinaryVocabulary.cloudinaryEffects.contains(name) {
-                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: \(CloudinaryVocabulary.plannedEffects)\(supported)")
-            } else {
-                fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "effect \(Quoted(name))",
-                                                 hint: Suggest.hint(for: name, among: CloudinaryParser.effectNames, else: supported)))
-            }
+            refuseUnknownEffect(text, name: name, in: c)
             return nil
         }
         var args = Array(parts.dropFirst())
@@ -1104,43 +1114,23 @@ struct ParseRun {
         // e_assist_colorblind[:<strength>|xray]
         if kind == .assistColorblind, args.first == "xray" {
             if args.count > 1 { fail(c, "e_assist_colorblind:xray takes no strength") }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
             return .assistColorblind(.value(EffectRules.defaultAmount(of: .assistColorblind) ?? 10), xray: true)
         }
         if kind == .art {
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
             return art(text, args: args, in: c)
         }
-        if kind == .shear {
-            // e_shear[:<x degrees>][:<y degrees>], each 0 when not given.
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent, e_shadow and text layers") }
-            guard args.count <= 2 else {
-                fail(c, "e_shear takes an x and a y skew in degrees")
-                return nil
-            }
-            var angles = [0, 0]
-            for (i, arg) in args.enumerated() where !arg.isEmpty {
-                // Cloudinary's SDKs write the angles as decimals (e_shear:20.0:0.0); Derive
-                // skews by whole degrees, the nearest.
-                guard let d = Double(arg), d.isFinite, arg.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) else {
-                    fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_shear takes degrees (e_shear:<x>:<y>), got \(Quoted(arg))", hint: ""))
-                    return nil
-                }
-                let n = Int(d.rounded())
-                if Double(n) != d { note(c, "e_shear: \(arg) degrees skews by the nearest whole degree, \(n)") }
-                angles[i] = n
-            }
-            return .shear(x: angles[0], y: angles[1])
-        }
+        if kind == .shear { return shear(args, color: color, in: c, written: text) }
         if kind == .distort {
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent, e_shadow, e_outline and text layers") }
+            ignoreUnusedColor(color, in: c, appliesTo: "e_colorize, e_make_transparent, e_shadow, e_outline and text layers")
             return distort(args, in: c)
         }
         if kind == .outline { return outline(text, args: args, color: color, in: c) }
         if kind == .dropShadow { return dropShadow(text, args: args, color: color, in: c) }
         if kind == .gradientFade { return gradientFade(text, args: args, color: color, in: c) }
         if kind == .simulateColorblind || kind == .recolor {
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
             return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
         }
         // e_improve[:<mode>][:<blend>]: a mode is a word, a blend a number (Cloudinary's SDKs
@@ -1157,29 +1147,85 @@ struct ParseRun {
         }
         if EffectRules.range(of: kind) == nil {
             if !args.isEmpty { fail(c, "e_\(name) takes no amount") }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
             return EffectRules.make(kind, amount: nil, color: nil)
         }
         if kind == .vectorize, let first = args.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
-            // Cloudinary's named form (e_vectorize:colors:15:detail:200:despeckle:0.2:...):
-            // the number of colours is read; detail, despeckle, paths and corners shape traced
-            // paths, which Derive's raster result has none of.
-            var named: [String: String] = [:]
-            var i = 0
-            while i + 1 < args.count, ["colors", "detail", "despeckle", "paths", "corners"].contains(args[i]) {
-                named[args[i]] = args[i + 1]
-                i += 2
-            }
-            guard i == args.count else {
-                fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_vectorize's settings are colors, detail, despeckle, paths and corners, each followed by its value", hint: ""))
+            guard let colours = vectorizeSettings(args, in: c, written: text) else { return nil }
+            args = colours
+        }
+        return effect(kind, args: args, mode: mode, color: color, in: c, written: text)
+    }
+
+    /// An effect name Derive does not read: said to be Cloudinary's or not, with a hint.
+    mutating func refuseUnknownEffect(_ text: String, name: String, in c: Component) {
+        let supported = "; supported: " + CloudinaryParser.effectNames.joined(separator: ", ")
+        if let feature = CloudinaryVocabulary.unsupported(key: "e", value: text) {
+            refuse(c, "e_" + text, feature)
+        } else if CloudinaryVocabulary.cloudinaryEffects.contains(name) {
+            fail(c, "e_\(text): known to Cloudinary, not supported by Derive: \(CloudinaryVocabulary.plannedEffects)\(supported)")
+        } else {
+            fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "effect \(Quoted(name))",
+                                             hint: Suggest.hint(for: name, among: CloudinaryParser.effectNames, else: supported)))
+        }
+    }
+
+    /// `co_` beside an effect that takes no colour: Cloudinary ignores it, and the notes say so.
+    mutating func ignoreUnusedColor(_ color: String?, in c: Component,
+                                    appliesTo: String = "e_colorize, e_make_transparent and text layers") {
+        guard color != nil else { return }
+        note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to \(appliesTo)")
+    }
+
+    /// e_shear[:<x degrees>][:<y degrees>], each 0 when not given.
+    mutating func shear(_ args: [String], color: String?, in c: Component, written text: String) -> Effect? {
+        ignoreUnusedColor(color, in: c, appliesTo: "e_colorize, e_make_transparent, e_shadow and text layers")
+        guard args.count <= 2 else {
+            fail(c, "e_shear takes an x and a y skew in degrees")
+            return nil
+        }
+        var angles = [0, 0]
+        for (i, arg) in args.enumerated() where !arg.isEmpty {
+            // Cloudinary's SDKs write the angles as decimals (e_shear:20.0:0.0); Derive
+            // skews by whole degrees, the nearest.
+            guard let d = Double(arg), d.isFinite, arg.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) else {
+                fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_shear takes degrees (e_shear:<x>:<y>), got \(Quoted(arg))", hint: ""))
                 return nil
             }
-            let ignored = ["detail", "despeckle", "paths", "corners"].filter { named[$0] != nil }
-            if !ignored.isEmpty {
-                note(c, "e_vectorize: \(ignored.joined(separator: ", ")) shape traced paths, and Derive draws a raster; ignored")
-            }
-            args = named["colors"].map { [$0] } ?? []
+            let n = Int(d.rounded())
+            if Double(n) != d { note(c, "e_shear: \(arg) degrees skews by the nearest whole degree, \(n)") }
+            angles[i] = n
         }
+        return .shear(x: angles[0], y: angles[1])
+    }
+
+    /// Cloudinary's named form of e_vectorize's settings, as the arguments the numbered form
+    /// takes (the number of colours), or nil when they are malformed.
+    mutating func vectorizeSettings(_ args: [String], in c: Component, written text: String) -> [String]? {
+        // Cloudinary's named form (e_vectorize:colors:15:detail:200:despeckle:0.2:...):
+        // the number of colours is read; detail, despeckle, paths and corners shape traced
+        // paths, which Derive's raster result has none of.
+        var named: [String: String] = [:]
+        var i = 0
+        while i + 1 < args.count, ["colors", "detail", "despeckle", "paths", "corners"].contains(args[i]) {
+            named[args[i]] = args[i + 1]
+            i += 2
+        }
+        guard i == args.count else {
+            fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_vectorize's settings are colors, detail, despeckle, paths and corners, each followed by its value", hint: ""))
+            return nil
+        }
+        let ignored = ["detail", "despeckle", "paths", "corners"].filter { named[$0] != nil }
+        if !ignored.isEmpty {
+            note(c, "e_vectorize: \(ignored.joined(separator: ", ")) shape traced paths, and Derive draws a raster; ignored")
+        }
+        return named["colors"].map { [$0] } ?? []
+    }
+
+    /// An effect with an amount (and, for some, a colour or a second value), once its name is
+    /// known and the effects with forms of their own are read.
+    mutating func effect(_ kind: Effect.Kind, args: [String], mode: ImproveMode, color: String?, in c: Component, written text: String) -> Effect? {
+        let name = kind.rawValue
         var amount: WholeNumber?
         if let first = args.first {
             if let n = Int(first) {
@@ -1200,7 +1246,7 @@ struct ParseRun {
                 effectColor = self.color(args.dropFirst().joined(separator: ":"), param: "e", in: c)
                 if effectColor == nil { return nil }
             }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize; give the tint colour as e_tint:<amount>:<color>") }
+            ignoreUnusedColor(color, in: c, appliesTo: "e_colorize; give the tint colour as e_tint:<amount>:<color>")
         case .colorize, .makeTransparent, .shadow:
             if args.count > 1 { fail(c, "e_\(name) takes one amount; give the colour with co_") }
             if let color {
@@ -1213,11 +1259,11 @@ struct ParseRun {
             if args.count > 1 {
                 note(c, "e_\(text): e_vectorize's later numbers (detail, despeckle, paths, corners) shape traced paths, and Derive draws a raster; the number of colours is read, the rest ignored")
             }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
         case .cartoonify:
             // e_cartoonify[:<line strength>][:<colour reduction>|bw]
             if args.count > 2 { fail(c, "e_cartoonify takes a line strength and a colour reduction (or bw)") }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
             var colors = CartoonColors.auto
             if args.count == 2 {
                 if args[1] == "bw" {
@@ -1240,10 +1286,10 @@ struct ParseRun {
                 }
                 return .fillLight(amount ?? .value(EffectRules.defaultAmount(of: .fillLight) ?? 100), bias: bias)
             }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
         default:
             if args.count > 1 { fail(c, "e_\(name) takes one amount") }
-            if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+            ignoreUnusedColor(color, in: c)
         }
         if kind == .improve { return .improve(amount ?? .value(EffectRules.defaultAmount(of: .improve) ?? 100), mode: mode) }
         return EffectRules.make(kind, amount: amount, color: effectColor)
@@ -1361,7 +1407,7 @@ extension ParseRun {
             from = parsed
         }
         if !rest.isEmpty { fail(c, "e_replace_color takes a target colour, a tolerance and a source colour, got \(Quoted(text))") }
-        if color != nil { note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to e_colorize, e_make_transparent and text layers") }
+        ignoreUnusedColor(color, in: c)
         return .replaceColor(tolerance, to: to, from: from)
     }
 }

