@@ -2,34 +2,40 @@
 /// Content-Security-Policy forbids inline code, so the script lives here.
 enum Assets {
     static let style = """
-        body { font: 14px/1.45 system-ui, sans-serif; margin: 0; color: #1d1d1f; background: #fafafa; }
-        nav { background: #1d1d1f; color: #fff; padding: .6em 1.2em; }
-        nav a { color: #cfe3ff; margin-left: 1.2em; text-decoration: none; }
+        body { font: 14px/1.45 system-ui, sans-serif; margin: 0; color: #1d1d1f; background: #fafafa; -webkit-text-size-adjust: 100%; }
+        nav { background: #1d1d1f; color: #fff; padding: .6em 1.2em; display: flex; flex-wrap: wrap; gap: .3em 1.2em; align-items: baseline; }
+        nav a { color: #cfe3ff; text-decoration: none; }
         main { padding: 1em 1.6em; max-width: 1200px; }
+        h1, h2, h3, p, li, figcaption, label { overflow-wrap: anywhere; }
+        div.scroll { max-width: 100%; overflow-x: auto; margin: .5em 0 1.5em; }
+        div.scroll > table { margin: 0; }
         table { border-collapse: collapse; margin: .5em 0 1.5em; background: #fff; }
         th, td { border-bottom: 1px solid #e3e3e3; padding: .35em .7em; text-align: left; vertical-align: top; }
         th { font-weight: 600; background: #f0f0f0; }
-        pre { background: #fff; border: 1px solid #e3e3e3; padding: .8em; overflow: auto; }
-        form.filter label { margin-right: 1em; }
-        #throughput { width: 100%; max-width: 600px; height: 120px; background: #fff; border: 1px solid #e3e3e3; }
+        pre { background: #fff; border: 1px solid #e3e3e3; padding: .8em; overflow: auto; max-width: 100%; box-sizing: border-box; }
+        form.filter label { margin-right: 1em; display: inline-block; }
+        input, select, button { font: inherit; max-width: 100%; }
+        #throughput { display: block; width: 100%; max-width: 600px; height: 120px; background: #fff; border: 1px solid #e3e3e3; box-sizing: border-box; }
         #throughput .completed { fill: #3a8f4b; } #throughput .failed { fill: #c33; }
-        svg.bar { width: 300px; height: 10px; } svg.bar rect { fill: #4a78c2; }
+        svg.bar { width: 300px; height: 10px; } svg.bar rect { fill: #4a78c2; } svg.bar .encode { fill: #a86400; }
         .state-live, .state-completed { color: #2d7a3e; } .state-failed, .state-gone { color: #b32020; }
         .state-suspect, .state-stopping, .state-cancelled { color: #a86400; }
         .legend { color: #666; margin-top: 0; }
-        #outputs img { max-width: 240px; max-height: 180px; width: auto; height: auto; background: #eee; }
+        #outputs img { display: block; max-width: 100%; height: auto; background: #eee; }
         .note { color: #666; } .error { color: #b32020; }
+        .notice { background: #eef4ff; border: 1px solid #b9cdf2; padding: .5em .8em; }
+        .notice.warning { background: #fff6e5; border-color: #e8c98a; }
         form.action { display: inline-block; margin: 0 .6em .8em 0; }
         form.action button { padding: .3em .9em; }
-        .sheet { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 1em; }
-        figure.asset { margin: 0; background: #fff; border: 1px solid #e3e3e3; padding: .5em; }
+        .sheet { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(270px, 100%), 1fr)); gap: 1em; }
+        figure.asset { margin: 0; background: #fff; border: 1px solid #e3e3e3; padding: .5em; min-width: 0; }
         figure.asset .pictures { display: flex; flex-wrap: wrap; gap: 4px; align-items: flex-end; }
         figure.asset figcaption { margin-top: .4em; overflow-wrap: anywhere; }
-        .picture { position: relative; display: inline-block; background: #eee; line-height: 0; }
+        /* A picture's box is its width and height attributes (the size it is shown at, worked out
+           on the server), kept while the image loads: the BlurHash canvas fills it until then. */
+        .picture { position: relative; display: inline-block; background: #eee; line-height: 0; max-width: 100%; vertical-align: bottom; }
         .picture canvas { position: absolute; inset: 0; width: 100%; height: 100%; }
-        .picture img { position: relative; display: block; }
-        figure.asset .picture img { max-height: 96px; max-width: 250px; width: auto; height: auto; }
-        table .picture img { max-width: 160px; max-height: 120px; width: auto; height: auto; }
+        .picture img { position: relative; display: block; max-width: 100%; height: auto; }
         #faces { max-width: 480px; max-height: 480px; width: 100%; height: auto; background: #eee; display: block; }
         #faces .face { fill: none; stroke: #ffd400; } #faces .frame { fill: #ddd; }
         figure.faces { margin: 0 0 1.5em; }
@@ -38,6 +44,14 @@ enum Assets {
         pre.diff ins { color: #2d7a3e; text-decoration: none; background: #e9f6ec; display: block; }
         pre.diff span { display: block; } pre.diff .gap { color: #999; }
         section.version h2 { font-size: 1.1em; }
+        @media (max-width: 600px) {
+          nav { padding: .5em .8em; }
+          main { padding: .6em .7em; }
+          h1 { font-size: 1.5em; }
+          th, td { padding: .3em .45em; }
+          svg.bar { width: 140px; }
+          form.filter label { display: block; margin: 0 0 .4em; }
+        }
         """
 
     /// Four squares, one smaller than the last: an image and its derivatives.
@@ -113,6 +127,10 @@ enum Assets {
         }
         document.addEventListener("DOMContentLoaded", () => {
           drawPlaceholders();
+          // Bulk actions ask first (the question is in the form's data-confirm).
+          for (const form of document.querySelectorAll("form[data-confirm]")) {
+            form.addEventListener("submit", event => { if (!window.confirm(form.dataset.confirm)) event.preventDefault(); });
+          }
           const live = document.querySelector("[data-refresh]");
           if (!live) return;
           const refresh = async () => {

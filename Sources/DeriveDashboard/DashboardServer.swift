@@ -36,7 +36,10 @@ public final class DashboardServer: Sendable {
     public static let securityHeaders: HTTPHeaders = [
         HTTPHeader("Content-Security-Policy"): contentSecurityPolicy(),
         HTTPHeader("X-Content-Type-Options"): "nosniff",
-        HTTPHeader("Referrer-Policy"): "no-referrer",
+        // Not `no-referrer`: under it a browser sends `Origin: null` with its own forms' POSTs,
+        // which the Origin check (rightly: a sandboxed frame elsewhere sends it too) refuses,
+        // so nobody could log in. `same-origin` sends nothing to other origins (S3 included).
+        HTTPHeader("Referrer-Policy"): "same-origin",
         HTTPHeader("Cache-Control"): "no-store",
     ]
 

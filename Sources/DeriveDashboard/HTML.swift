@@ -63,17 +63,19 @@ public enum HTML {
         element("a", [("href", href)], .text(text))
     }
 
-    /// A table of text cells (already markup where a cell holds a link).
+    /// A table of text cells (already markup where a cell holds a link), in a box that scrolls
+    /// sideways on its own when the table is wider than the screen (the page itself never does).
     static func table(_ header: [String], _ rows: [[Markup]], id: String? = nil) -> Markup {
         let head = Markup.join(header.map { element("th", [], .text($0)) })
         let body = Markup.join(rows.map { row in element("tr", [], Markup.join(row.map { element("td", [], $0) })) })
         let thead = header.allSatisfy(\.isEmpty) ? Markup(raw: "") : element("thead", [], element("tr", [], head))
-        return element("table", id.map { [("id", $0)] } ?? [], thead + element("tbody", [], body))
+        return element("div", [("class", "scroll")], element("table", id.map { [("id", $0)] } ?? [], thead + element("tbody", [], body)))
     }
 
     /// The page around `content`: the navigation, the stylesheet and the script, all served
     /// by Derive itself (no CDN; the Content-Security-Policy allows nothing else).
-    static func page(title: String, _ content: Markup) -> String {
+    /// `notice`: what the action that led here did (`Notice`), shown above the content.
+    static func page(title: String, notice: Notice? = nil, _ content: Markup) -> String {
         """
         <!doctype html>
         <html lang="en">
@@ -86,9 +88,10 @@ public enum HTML {
         <script src="/static/dashboard.js" defer></script>
         </head>
         <body>
-        <nav><strong>Derive</strong> <a href="/">Overview</a> <a href="/jobs">Jobs</a> <a href="/failures">Failures</a> <a href="/assets">Assets</a> <a href="/presets">Presets</a> <a href="/schedules">Schedules</a></nav>
+        <nav><strong>Derive</strong><a href="/">Overview</a><a href="/jobs">Jobs</a><a href="/failures">Failures</a><a href="/assets">Assets</a><a href="/presets">Presets</a><a href="/schedules">Schedules</a></nav>
         <main>
         <h1>\(escape(title))</h1>
+        \(notice.map { element("p", [("class", $0.warning ? "notice warning" : "notice"), ("role", "status"), ("id", "notice")], .text($0.text)).description } ?? "")\
         \(content.description)
         </main>
         </body>

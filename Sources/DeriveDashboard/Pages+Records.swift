@@ -61,7 +61,8 @@ extension Pages {
     func reprocessPlan(_ name: String, which: String?, records: any DashboardRecords) throws -> (plan: ReprocessPlan, which: String, version: Int)? {
         guard Schedule.isValidName(name), let newest = try records.presetVersions(name).first, newest.retiredAt == nil else { return nil }
         let which = ["missing", "all"].contains(which ?? "") ? which! : "stale"
-        let filter = AssetFilter(stale: which == "stale", missing: which == "missing")
+        // "all": every asset with outputs of the preset (the presets page's count), not every asset.
+        let filter = AssetFilter(stale: which == "stale", missing: which == "missing", derived: which == "all")
         return (ReprocessPlan(preset: name, filter: filter), which, newest.version)
     }
 
@@ -89,7 +90,7 @@ extension Pages {
             guard let submitted = try records.submit([job]).first else { return Self.redirect("/presets/\(name)") }
             logger.info("dashboard: reprocess queued", metadata: ["preset": "\(LogText.oneLine(name))", "which": "\(LogText.oneLine("\(which)"))", "job": "\(submitted.id)",
                                                                   "deduplicated": "\(submitted.deduplicated)"])
-            return Self.redirect("/jobs/\(submitted.id)")
+            return Self.redirect("/jobs/\(submitted.id)?done=" + (submitted.deduplicated ? "reprocess-waiting" : "reprocess-queued"))
         }
     }
 

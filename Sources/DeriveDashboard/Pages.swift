@@ -15,6 +15,8 @@ struct Pages: Sendable {
     let logger: Logger
     var liveness = WorkerLiveness()
     static let pageSize = 50
+    /// The longest search text (a URL's length is plenty).
+    static let searchLength = 2048
 
     func overview() throws -> HTTPResponse {
         Self.respond(Views.overview(try liveMarkup()))
@@ -39,24 +41,30 @@ struct Pages: Sendable {
         let outcome = value("outcome").flatMap(JobState.init(rawValue:)).flatMap { $0.isLive ? nil : $0 }
         let hours = value("hours").flatMap(Int.init).map { min(24 * 365, max(1, $0)) }
         let filter = JobFilter(outcome: outcome, queue: value("queue"), errorCode: value("code"), sourceHost: value("host"),
-                               finishedSince: hours.map { Date().addingTimeInterval(-Double($0) * 3600) })
+                               finishedSince: hours.map { Date().addingTimeInterval(-Double($0) * 3600) },
+                               sourceContains: value("source").map { String($0.prefix(Self.searchLength)) })
         var cursor: JobCursor?
         if let seconds = value("before").flatMap(Double.init), seconds.isFinite, let id = value("before_id").flatMap(Int64.init) {
             cursor = JobCursor(finishedAt: Date(timeIntervalSince1970: seconds), id: id)
         }
         let page = try database.finishedJobs(filter, after: cursor, limit: Self.pageSize)
         // Live jobs on the first page only, and only when the filter can match them.
-        let live = cursor == nil && filter.outcome == nil && filter.errorCode == nil && filter.sourceHost == nil && hours == nil
+        var live = cursor == nil && filter.outcome == nil && filter.errorCode == nil && filter.sourceHost == nil && hours == nil
             ? try database.jobs(state: nil, queue: filter.queue, limit: Self.pageSize) : []
-        return Self.respond(Views.jobs(page, filter: filter, hours: hours, live: live))
+        // Waiting and running jobs matching a search: among the first page of them only.
+        if let text = filter.sourceContains {
+            live = live.filter { if case .string(let source)? = $0.payload["source"] { source.contains(text) } else { false } }
+        }
+        return Self.respond(Views.jobs(page, filter: filter, hours: hours, live: live, notice: Notice.from { request.query[$0] }))
     }
 
     func job(_ request: HTTPRequest) throws -> HTTPResponse {
         let text: String? = request.routeParameters["id"]
         guard let id = text.flatMap(Int64.init), let job = try database.job(id) else {
-            return Self.respond(Views.notFound("There is no job \(text ?? "")."), status: .notFound)
+            let tried = request.query["done"] == "not-retried" ? Notice("Nothing was queued: there is no such job.", warning: true) : nil
+            return Self.respond(Views.notFound("There is no job \(text ?? "").", notice: tried), status: .notFound)
         }
-        return Self.respond(Views.job(job, actions: actions(request), images: store != nil))
+        return Self.respond(Views.job(job, actions: actions(request), images: store != nil, notice: Notice.from({ request.query[$0] }, job: id)))
     }
 
     func failures(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -89,12 +97,17 @@ struct Pages: Sendable {
     /// A stored object: a redirect to a short-lived presigned URL where the store makes them
     /// (S3: the browser fetches from S3, the credentials stay here), else its bytes.
     func object(_ key: String, format: OutputFormat, from store: any AssetStore) throws -> HTTPResponse {
-        if let url = store.temporaryURL(for: try StorageKey(key), expiresIn: Self.presignedSeconds) {
+        // A key the store would refuse (recorded by hand, or by an older version) names nothing
+        // that can be served: 404, not the 503 of a database that does not answer.
+        guard let key = try? StorageKey(key) else {
+            return Self.respond(Views.notFound("The recorded key \(key) is not one the store can hold."), status: .notFound)
+        }
+        if let url = store.temporaryURL(for: key, expiresIn: Self.presignedSeconds) {
             var response = Self.redirect(url)
             response.statusCode = .found
             return response
         }
-        guard let bytes = try store.get(try StorageKey(key)) else {
+        guard let bytes = try store.get(key) else {
             return Self.respond(Views.notFound("The store no longer has \(key)."), status: .notFound)
         }
         var headers = DashboardServer.securityHeaders
@@ -160,17 +173,36 @@ struct Pages: Sendable {
         return Self.redirect(try action(id))
     }
 
+    /// Retries a job and lands on the live job with what happened: queued again (on the new
+    /// job's page, which links back), already waiting (a duplicate), run now (a scheduled one),
+    /// or nothing and why (on the job's own page).
     func retry(_ id: JobID) throws(DeriveError) -> String {
+        let asked = Date()
+        guard let before = try database.job(id) else { return "/jobs/\(id)?done=not-retried&state=missing" }
         let live = try database.retry(id)
         logger.info("dashboard: job retried", metadata: ["job": "\(id)", "as": "\(live.map(String.init) ?? "-")"])
-        return "/jobs/\(live ?? id)"
+        guard let live else { return "/jobs/\(id)?done=not-retried&state=\(before.state.rawValue)" }
+        if live == id { return "/jobs/\(id)?done=run-now" }
+        return "/jobs/\(live)?done=\(try isNew(live, since: asked) ? "retried" : "retry-waiting")&from=\(id)"
     }
+
+    /// Whether the live job a retry answered with was made by it, or was already waiting with
+    /// the same dedupe key (the queue returns that one's id and enqueues nothing): by its
+    /// creation time, with a few seconds' leeway for a database clock a little behind this one.
+    func isNew(_ live: JobID, since asked: Date) throws(DeriveError) -> Bool {
+        guard let job = try database.job(live) else { return true }
+        return job.createdAt >= asked.addingTimeInterval(-Self.clockLeeway)
+    }
+
+    static let clockLeeway = 5.0
 
     func cancel(_ id: JobID) throws(DeriveError) -> String {
         let result = try database.cancel(id)
         logger.info("dashboard: job cancel", metadata: ["job": "\(id)", "result": "\(result.rawValue)"])
-        return "/jobs/\(id)"
+        return "/jobs/\(id)?" + Notice.Done.cancel(result)
     }
+
+    static let retryLimit = 1000
 
     /// Runs every failed job of one error code in the window again (at most a thousand a click).
     func retryGroup(_ request: HTTPRequest, form: [String: String]) throws -> HTTPResponse {
@@ -178,14 +210,26 @@ struct Pages: Sendable {
         guard let code = form["code"], !code.isEmpty else { return Self.respond(Views.notFound("Say which error code."), status: .badRequest) }
         let hours = min(24 * 30, max(1, form["hours"].flatMap(Int.init) ?? 24))
         let filter = JobFilter(outcome: .failed, errorCode: code, finishedSince: Date().addingTimeInterval(-Double(hours) * 3600))
-        var cursor: JobCursor?, retried = 0
+        // Failed jobs that are generations of one piece of work share a dedupe key: the first
+        // queues it, the others answer with that job and are counted as skipped, as are those
+        // whose work was already waiting before the click.
+        let asked = Date()
+        var cursor: JobCursor?, retried = 0, queued = Set<JobID>(), skipped = 0
         repeat {
             let page = try database.finishedJobs(filter, after: cursor, limit: 200)
-            for job in page.jobs where retried < 1000 { if try database.retry(job.id) != nil { retried += 1 } }
+            for job in page.jobs where retried < Self.retryLimit {
+                guard let live = try database.retry(job.id) else { continue }
+                retried += 1
+                let fresh = try !queued.contains(live) && isNew(live, since: asked)
+                if fresh { queued.insert(live) } else { skipped += 1 }
+            }
             cursor = page.next
-        } while cursor != nil && retried < 1000
-        logger.info("dashboard: failures retried", metadata: ["code": "\(LogText.oneLine(code))", "jobs": "\(retried)"])
-        return Self.redirect("/jobs?" + HTML.query([("outcome", "failed"), ("code", code)]))
+        } while cursor != nil && retried < Self.retryLimit
+        logger.info("dashboard: failures retried", metadata: ["code": "\(LogText.oneLine(code))", "jobs": "\(retried)", "queued": "\(queued.count)",
+                                                             "skipped": "\(skipped)"])
+        let capped = retried >= Self.retryLimit && cursor != nil ? String(Self.retryLimit) : nil
+        return Self.redirect("/jobs?" + HTML.query([("outcome", "failed"), ("code", code), ("done", "group-retried"), ("queued", String(queued.count)),
+                                                    ("skipped", String(skipped)), ("capped", capped)]))
     }
 
     func refusal() -> HTTPResponse {

@@ -6,11 +6,14 @@ import Foundation
 /// faces and its sources.
 extension Views {
     /// An output as a picture: its BlurHash drawn first (by the script, behind the image) so the
-    /// sheet has its colours before the bytes arrive.
-    static func picture(_ output: CatalogDerivative, alt: String) -> Markup {
+    /// sheet has its colours before the bytes arrive. Its attributes are the size it is shown at
+    /// (within `maxWidth`×`maxHeight`), so its box has that size before the image loads and the
+    /// placeholder fills it.
+    static func picture(_ output: CatalogDerivative, alt: String, maxWidth: Int, maxHeight: Int) -> Markup {
         let record = output.record
+        let shown = fitted(width: record.width, height: record.height, into: maxWidth, maxHeight)
         let image = "<img src=\"/derivatives/\(output.id)\" alt=\"\(HTML.escape(alt))\" loading=\"lazy\" decoding=\"async\" "
-            + "width=\"\(record.width)\" height=\"\(record.height)\">"
+            + "width=\"\(shown.width)\" height=\"\(shown.height)\">"
         var attributes = [("class", "picture")]
         if let hash = record.blurhash, !hash.isEmpty { attributes.append(("data-blurhash", hash)) }
         return HTML.element("span", attributes, Markup(raw: image))
@@ -20,7 +23,7 @@ extension Views {
     public static func assets(_ page: AssetPage, now: Date) -> String {
         guard !page.assets.isEmpty else { return HTML.page(title: "Assets", HTML.element("p", [], .text("No asset has been recorded yet."))) }
         let cards = Markup.join(page.assets.map { asset in
-            let pictures = Markup.join(asset.outputs.map { picture($0, alt: "\($0.record.outputName) of asset \(asset.id)") })
+            let pictures = Markup.join(asset.outputs.map { picture($0, alt: "\($0.record.outputName) of asset \(asset.id)", maxWidth: 250, maxHeight: 96) })
             let more = asset.outputCount > asset.outputs.count ? " (+\(asset.outputCount - asset.outputs.count) more)" : ""
             return HTML.element("figure", [("class", "asset")],
                 HTML.element("a", [("href", "/assets/\(asset.id)")], HTML.element("div", [("class", "pictures")], pictures))
@@ -129,7 +132,7 @@ extension Views {
         return Markup.join(order.map { name in
             let rows: [[Markup]] = (groups[name] ?? []).map { output in
                 let record = output.record
-                return [picture(output, alt: record.outputName), .text(record.outputName + (record.breakpointWidth.map { " @\($0)w" } ?? "")),
+                return [picture(output, alt: record.outputName, maxWidth: 160, maxHeight: 120), .text(record.outputName + (record.breakpointWidth.map { " @\($0)w" } ?? "")),
                         .text(record.format), .text("\(record.width)×\(record.height)"), .text(bytes(record.bytes)),
                         .text(record.quality.map(String.init) ?? "–"), HTML.link("/jobs/\(output.jobID)", "#\(output.jobID)"),
                         state(output)]

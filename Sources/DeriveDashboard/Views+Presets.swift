@@ -85,7 +85,8 @@ extension Views {
         var content = picker + HTML.element("p", [("id", "matched")], .text("\(matched) asset\(matched == 1 ? "" : "s") match."))
         if case .allowed(let csrf) = actions, matched > 0 {
             content = content + HTML.element("p", [], .text("Queues one reprocess task; a worker expands it into one job per asset, below new uploads' priority."))
-                + actionForm("/presets/\(preset)/reprocess", "Reprocess \(matched)", csrf: csrf, fields: [("which", which)])
+                + actionForm("/presets/\(preset)/reprocess", "Reprocess \(matched)", csrf: csrf, fields: [("which", which)],
+                             confirm: "Reprocess \(matched) asset\(matched == 1 ? "" : "s") with preset \(preset) v\(version)?")
         } else {
             content = content + actionNote(actions, to: "reprocess")
         }

@@ -15,9 +15,11 @@ public enum Views {
         case allowed(csrf: String)
     }
 
-    static func actionForm(_ path: String, _ label: String, csrf: String, fields: [(String, String)] = []) -> Markup {
+    /// `confirm`: the question the script asks before the form is sent (bulk actions).
+    static func actionForm(_ path: String, _ label: String, csrf: String, fields: [(String, String)] = [], confirm: String? = nil) -> Markup {
         let hidden = ([("csrf", csrf)] + fields).map { "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">" }.joined()
-        return HTML.element("form", [("method", "post"), ("action", path), ("class", "action")], Markup(raw: hidden + "<button>\(HTML.escape(label))</button>"))
+        return HTML.element("form", [("method", "post"), ("action", path), ("class", "action")] + (confirm.map { [("data-confirm", $0)] } ?? []),
+                            Markup(raw: hidden + "<button>\(HTML.escape(label))</button>"))
     }
 
     static func actionNote(_ actions: Actions, to purpose: String = "retry and cancel") -> Markup {
@@ -104,7 +106,7 @@ public enum Views {
 
     /// Finished jobs, newest first, with the filter's form and a link to the next page.
     /// `hours`: the "finished within" choice the filter's time came from.
-    public static func jobs(_ page: JobPage, filter: JobFilter, hours: Int? = nil, live: [JobSnapshot]) -> String {
+    public static func jobs(_ page: JobPage, filter: JobFilter, hours: Int? = nil, live: [JobSnapshot], notice: Notice? = nil) -> String {
         func field(_ name: String, _ label: String, _ value: String?) -> Markup {
             HTML.element("label", [], .text(label + " ") + Markup(raw: "<input name=\"\(name)\" value=\"\(HTML.escape(value ?? ""))\">"))
         }
@@ -118,7 +120,7 @@ public enum Views {
         let form = HTML.element("form", [("method", "get"), ("action", "/jobs"), ("class", "filter")],
                                 Markup(raw: "<label>outcome <select name=\"outcome\">\(outcomes)</select></label>")
                                     + field("queue", "queue", filter.queue) + field("code", "error code", filter.errorCode)
-                                    + field("host", "source host", filter.sourceHost)
+                                    + field("host", "source host", filter.sourceHost) + field("source", "source contains", filter.sourceContains)
                                     + Markup(raw: "<label>finished in <select name=\"hours\">\(windows)</select></label>")
                                     + Markup(raw: "<button>Filter</button>"))
         let liveRows: [[Markup]] = live.map { job in
@@ -144,28 +146,44 @@ public enum Views {
             let query = filterQuery(filter) + [("hours", hours.map(String.init)), ("before", "\(next.finishedAt.timeIntervalSince1970)"), ("before_id", String(next.id))]
             content = content + HTML.element("p", [], HTML.element("a", [("href", "/jobs?" + HTML.query(query)), ("rel", "next")], .text("Older →")))
         }
-        return HTML.page(title: "Jobs", content)
+        return HTML.page(title: "Jobs", notice: notice, content)
     }
 
     static func filterQuery(_ filter: JobFilter) -> [(String, String?)] {
-        [("outcome", filter.outcome?.rawValue), ("queue", filter.queue), ("code", filter.errorCode), ("host", filter.sourceHost)]
+        [("outcome", filter.outcome?.rawValue), ("queue", filter.queue), ("code", filter.errorCode), ("host", filter.sourceHost),
+         ("source", filter.sourceContains)]
     }
 
     /// One job: its document, its attempts and errors, its timings and its outputs.
-    public static func job(_ job: JobSnapshot, actions: Actions = .readOnly, images: Bool = false) -> String {
-        let facts: [[Markup]] = [
-            [.text("state"), HTML.element("span", [("class", "state-\(job.state.rawValue)")], .text(job.state.rawValue))],
+    /// `notice`: what the action that led here did.
+    public static func job(_ job: JobSnapshot, actions: Actions = .readOnly, images: Bool = false, notice: Notice? = nil) -> String {
+        // A running job asked to cancel says so (the worker stops it at its next heartbeat).
+        let stopping = job.state == .running && job.cancelRequested
+        var facts: [[Markup]] = [
+            [.text("state"), HTML.element("span", [("class", "state-\(stopping ? "stopping" : job.state.rawValue)")],
+                                          .text(stopping ? "running, cancel requested" : job.state.rawValue))],
             [.text("queue"), .text(job.queue)], [.text("priority"), .text("\(job.priority)")],
             [.text("attempts"), .text("\(job.attempt) of \(job.maxAttempts)")], [.text("source"), .text(source(job))],
             [.text("created"), .text(timestamp(job.createdAt))],
-            [.text("finished"), .text(job.finishedAt.map { timestamp($0) } ?? "–")],
         ]
+        if let original = retryOf(job) {
+            facts.append([.text("retry of"), HTML.link("/jobs/\(original)", "#\(original)")])
+        }
+        if let worker = job.leaseOwner, job.state == .running { facts.append([.text("worker"), .text(worker)]) }
+        let total = milliseconds(job.result?["timings"]?["total"])
+        if let total, let finished = job.finishedAt {
+            // The report times the last attempt from its fetch to its store: it began that long
+            // before it was archived.
+            facts.append([.text("started"), .text("\(timestamp(finished.addingTimeInterval(-total / 1000))) (its last attempt)")])
+        }
+        facts.append([.text("finished"), .text(job.finishedAt.map { timestamp($0) } ?? "–")])
+        if let total { facts.append([.text("run time"), .text(String(format: "%.1f ms", total))]) }
         var content = HTML.table(["", ""], facts, id: "facts")
         if case .allowed(let csrf) = actions {
             if job.state == .failed || job.state == .cancelled || job.state == .scheduled {
                 content = content + actionForm("/jobs/\(job.id)/retry", job.state == .scheduled ? "Run now" : "Retry", csrf: csrf)
             }
-            if job.state.isLive { content = content + actionForm("/jobs/\(job.id)/cancel", "Cancel", csrf: csrf) }
+            if job.state.isLive && !stopping { content = content + actionForm("/jobs/\(job.id)/cancel", "Cancel", csrf: csrf) }
         } else {
             content = content + actionNote(actions)
         }
@@ -177,13 +195,16 @@ public enum Views {
             content = content + HTML.element("h2", [], .text("Errors")) + HTML.table(["attempt", "code", "detail", "retryable", "at"], rows, id: "errors")
         }
         if case .object? = job.result, case .object(let timings)? = job.result?["timings"] {
-            content = content + HTML.element("h2", [], .text("Timings")) + waterfall(timings)
+            var outputs: [JSONValue] = []
+            if case .array(let list)? = job.result?["outputs"] { outputs = list }
+            content = content + HTML.element("h2", [], .text("Timings")) + waterfall(timings, outputs: outputs)
         }
         if case .array(let outputs)? = job.result?["outputs"], !outputs.isEmpty {
             let rows: [[Markup]] = outputs.enumerated().map { index, output in
+                let shown = fitted(width: number(output["width"]), height: number(output["height"]), into: 240, 180)
                 let picture: Markup = images && output["key"] != nil
                     ? Markup(raw: "<img src=\"/jobs/\(job.id)/outputs/\(index)\" alt=\"\(HTML.escape(text(output["name"])))\" loading=\"lazy\" "
-                             + "width=\"\(HTML.escape(text(output["width"])))\" height=\"\(HTML.escape(text(output["height"])))\">")
+                             + "width=\"\(shown.width)\" height=\"\(shown.height)\">")
                     : .text("")
                 return [picture, .text(text(output["name"])), .text(text(output["format"])),
                  .text("\(text(output["width"]))×\(text(output["height"]))"),
@@ -194,22 +215,70 @@ public enum Views {
                 + HTML.table(["", "name", "format", "size", "bytes", "quality", "location"], rows, id: "outputs")
         }
         content = content + HTML.element("h2", [], .text("Document")) + HTML.element("pre", [("id", "document")], .text(JSONWriter.pretty(job.payload)))
-        return HTML.page(title: "Job #\(job.id)", content)
+        return HTML.page(title: "Job #\(job.id)", notice: notice, content)
     }
 
-    /// Each stage's milliseconds as a bar after the ones before it.
-    static func waterfall(_ timings: [JSONMember]) -> Markup {
-        let stages = timings.filter { $0.key != "total" }.compactMap { member -> (String, Double)? in
-            if case .number(let n) = member.value, n.doubleValue.isFinite { (member.key, n.doubleValue) } else { nil }
+    /// The job a retry was made from: a retry of a job that had no dedupe key carries
+    /// `retry:<id>` (the first job of that work); one that had a key keeps it, and then the
+    /// queue records no link back.
+    static func retryOf(_ job: JobSnapshot) -> JobID? {
+        guard let key = job.dedupeKey, key.hasPrefix("retry:"), let original = JobID(key.dropFirst(6)), original != job.id else { return nil }
+        return original
+    }
+
+    /// A picture's size shown within `maxWidth`×`maxHeight`, never enlarged: the attributes its
+    /// `<img>` gets, so its box has its shape before the bytes arrive.
+    static func fitted(width: Int?, height: Int?, into maxWidth: Int, _ maxHeight: Int) -> (width: Int, height: Int) {
+        guard let width, let height, width > 0, height > 0 else { return (maxWidth, maxHeight) }
+        let scale = min(1, Double(maxWidth) / Double(width), Double(maxHeight) / Double(height))
+        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+    }
+
+    static func number(_ value: JSONValue?) -> Int? {
+        if case .number(let n)? = value { n.intValue } else { nil }
+    }
+
+    static func milliseconds(_ value: JSONValue?) -> Double? {
+        if case .number(let n)? = value, n.doubleValue.isFinite { n.doubleValue } else { nil }
+    }
+
+    /// Every stage's milliseconds as a bar after the ones before it, in the order the worker
+    /// runs them: fetch, header, plan, decode, metadata, faces, then each output's apply and
+    /// encode (one after another), then store; what the report's total holds beyond them is
+    /// "other", and the total closes the table.
+    static func waterfall(_ timings: [JSONMember], outputs: [JSONValue] = []) -> Markup {
+        var stages: [(name: String, milliseconds: Double, kind: String)] = []
+        var rest = timings.filter { $0.key != "total" }
+        func take(_ key: String) {
+            guard let index = rest.firstIndex(where: { $0.key == key }) else { return }
+            if let value = milliseconds(rest[index].value) { stages.append((key, value, "")) }
+            rest.remove(at: index)
         }
-        let total = max(1, stages.reduce(0) { $0 + $1.1 })
+        for key in ["fetch", "header", "plan", "decode", "metadata", "faces"] { take(key) }
+        for (index, output) in outputs.enumerated() {
+            var name = text(output["name"])
+            if name.isEmpty { name = "output \(index)" }
+            if let width = number(output["breakpointWidth"]) { name += " @\(width)w" }
+            if output["reused"] == .bool(true) { name += " (reused)" }
+            for (part, kind) in [("apply", ""), ("encode", "encode")] {
+                if let value = milliseconds(output["timings"]?[part]) { stages.append(("\(name): \(part)", value, kind)) }
+            }
+        }
+        take("store")
+        // Stages a newer worker reports that this page does not know by name, as they come.
+        for member in rest { if let value = milliseconds(member.value) { stages.append((member.key, value, "")) } }
+        let sum = stages.reduce(0) { $0 + $1.milliseconds }
+        let total = timings.first { $0.key == "total" }.flatMap { milliseconds($0.value) }
+        if let total, total - sum >= 0.5 { stages.append(("other", total - sum, "")) }
+        let scale = max(1, total.map { max($0, sum) } ?? sum)
         var offset = 0.0
-        let rows: [[Markup]] = stages.map { name, milliseconds in
+        var rows: [[Markup]] = stages.map { name, milliseconds, kind in
             defer { offset += milliseconds }
-            let bar = String(format: "<svg class=\"bar\" viewBox=\"0 0 100 4\" preserveAspectRatio=\"none\"><rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"4\"></rect></svg>",
-                             offset / total * 100, max(0.2, milliseconds / total * 100))
+            let bar = "<svg class=\"bar\" viewBox=\"0 0 100 4\" preserveAspectRatio=\"none\"><rect" + (kind.isEmpty ? "" : " class=\"\(kind)\"")
+                + String(format: " x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"4\"></rect></svg>", offset / scale * 100, max(0.2, milliseconds / scale * 100))
             return [.text(name), .text(String(format: "%.1f ms", milliseconds)), Markup(raw: bar)]
         }
+        if let total { rows.append([HTML.element("strong", [], .text("total")), HTML.element("strong", [], .text(String(format: "%.1f ms", total))), .text("")]) }
         return HTML.table(["stage", "time", ""], rows, id: "timings")
     }
 
@@ -226,7 +295,9 @@ public enum Views {
                 + HTML.element("ul", [], list)
                 + HTML.element("p", [], HTML.link("/jobs?" + HTML.query([("outcome", "failed"), ("code", group.code)]), "All of them"))
                 + { if case .allowed(let csrf) = actions {
-                        return actionForm("/failures/retry", "Retry all \(group.count)", csrf: csrf, fields: [("code", group.code), ("hours", "\(hours)")])
+                        return actionForm("/failures/retry", "Retry all \(group.count)", csrf: csrf, fields: [("code", group.code), ("hours", "\(hours)")],
+                                          confirm: "Retry all \(group.count) failed jobs of \(group.code) from the last \(hours) h? "
+                                              + "Jobs whose work is already waiting are skipped.")
                     }
                     return Markup(raw: "")
                 }())
@@ -234,8 +305,8 @@ public enum Views {
         return HTML.page(title: "Failures in the last \(hours) h", content)
     }
 
-    public static func notFound(_ what: String) -> String {
-        HTML.page(title: "Not found", HTML.element("p", [], .text(what)))
+    public static func notFound(_ what: String, notice: Notice? = nil) -> String {
+        HTML.page(title: "Not found", notice: notice, HTML.element("p", [], .text(what)))
     }
 
     static func source(_ job: JobSnapshot) -> String {

@@ -58,6 +58,7 @@ extension PostgresJobStore: ScheduleStore, ReprocessStore {
         let parameters: [String?] = [
             preset, String(cursor), filter.createdBefore.map { String($0.timeIntervalSince1970) },
             filter.createdAfter.map { String($0.timeIntervalSince1970) }, filter.stale ? "t" : "f", filter.missing ? "t" : "f", String(limit),
+            filter.derived ? "t" : "f",
         ]
         return try withConnection { connection throws(PostgresError) in
             try connection.query(ScheduleSQL.reprocessCandidates, parameters).named("assets").map(Self.candidate)
@@ -151,7 +152,7 @@ enum ScheduleSQL {
         WHERE schedule = $1 ORDER BY fire_time DESC LIMIT $2::integer
         """
 
-    /// $1 preset, $2 cursor, $3 created before, $4 created after, $5 stale, $6 missing, $7 limit.
+    /// $1 preset, $2 cursor, $3 created before, $4 created after, $5 stale, $6 missing, $7 limit, $8 derived.
     /// The source is the URL that last held the asset, or the one it was first recorded with.
     static let reprocessCandidates = """
         WITH current AS (
@@ -173,6 +174,8 @@ enum ScheduleSQL {
                        WHERE NOT EXISTS (SELECT 1 FROM derive.derivatives d
                                          WHERE d.asset_id = a.id AND d.preset_name = $1::text AND d.output_name = o ->> 'name'
                                            AND d.preset_version = c.version AND d.superseded_at IS NULL))))
+          AND (NOT $8::boolean OR EXISTS (SELECT 1 FROM derive.derivatives d
+                                          WHERE d.asset_id = a.id AND d.preset_name = $1::text AND d.superseded_at IS NULL))
         ORDER BY a.id
         LIMIT $7::integer
         """

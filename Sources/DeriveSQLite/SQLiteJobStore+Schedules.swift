@@ -59,7 +59,7 @@ extension SQLiteJobStore: ScheduleStore, ReprocessStore {
             try connection.rows(ScheduleSQL.reprocessCandidates, [
                 SQLiteValue(preset), SQLiteValue(Int(cursor)), filter.createdBefore.map { SQLiteValue($0.timeIntervalSince1970) } ?? .null,
                 filter.createdAfter.map { SQLiteValue($0.timeIntervalSince1970) } ?? .null, SQLiteValue(filter.stale ? 1 : 0),
-                SQLiteValue(filter.missing ? 1 : 0), SQLiteValue(limit),
+                SQLiteValue(filter.missing ? 1 : 0), SQLiteValue(limit), SQLiteValue(filter.derived ? 1 : 0),
             ], source: "assets").map(Self.candidate)
         }
     }
@@ -153,7 +153,7 @@ enum ScheduleSQL {
             asset_id = excluded.asset_id, etag = excluded.etag, last_modified = excluded.last_modified, checked_at = excluded.checked_at
         """
 
-    /// ?1 preset, ?2 cursor, ?3 created before, ?4 created after, ?5 stale, ?6 missing, ?7 limit.
+    /// ?1 preset, ?2 cursor, ?3 created before, ?4 created after, ?5 stale, ?6 missing, ?7 limit, ?8 derived.
     static let reprocessCandidates = """
         WITH current AS (
             SELECT version, outputs FROM presets WHERE name = ?1 AND retired_at IS NULL ORDER BY version DESC LIMIT 1
@@ -172,6 +172,7 @@ enum ScheduleSQL {
                        WHERE NOT EXISTS (SELECT 1 FROM derivatives d
                                          WHERE d.asset_id = a.id AND d.preset_name = ?1 AND d.output_name = o.value ->> 'name'
                                            AND d.preset_version = c.version AND d.superseded_at IS NULL))))
+          AND (NOT ?8 OR EXISTS (SELECT 1 FROM derivatives d WHERE d.asset_id = a.id AND d.preset_name = ?1 AND d.superseded_at IS NULL))
         ORDER BY a.id
         LIMIT ?7
         """

@@ -53,6 +53,40 @@ def wait_for_images(driver, selector, seconds=15):
         time.sleep(0.1)
 
 
+def widths(driver, url, pages, sizes=(400, 1400)):
+    """Each page at each window width: the viewport's width and the page's own (a page wider
+    than its viewport scrolls sideways)."""
+    seen = []
+    for width in sizes:
+        driver.set_window_size(width, 1000)
+        for page in pages:
+            driver.get(url + page)
+            seen.append(driver.execute_script(
+                "return {page: arguments[0], width: arguments[1], innerWidth: window.innerWidth,"
+                " scrollWidth: document.documentElement.scrollWidth}", page, width))
+    driver.set_window_size(1280, 1000)
+    return seen
+
+
+def placeholders(driver, url):
+    """The contact sheet with every derivative's request blocked, so no image ever loads: each
+    picture's BlurHash canvas, and the size the page gives it and its image."""
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/derivatives/*"]})
+    try:
+        driver.get(url + "/assets")
+        time.sleep(1)
+        return driver.execute_script(
+            "return Array.from(document.querySelectorAll('#assets [data-blurhash]')).map(holder => {"
+            "  const image = holder.querySelector('img'), canvas = holder.querySelector('canvas');"
+            "  const box = canvas ? canvas.getBoundingClientRect() : {width: 0, height: 0};"
+            "  return {canvas: !!canvas, canvasWidth: box.width, canvasHeight: box.height,"
+            "          width: image.getAttribute('width'), height: image.getAttribute('height'), loaded: image.naturalWidth};"
+            "})")
+    finally:
+        driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+
+
 def main():
     url, token, failed_job = sys.argv[1].rstrip("/"), sys.argv[2], sys.argv[3]
     shots = sys.argv[4] if len(sys.argv) > 4 else None
@@ -77,6 +111,9 @@ def main():
         seen["overviewText"] = driver.find_element(By.TAG_NAME, "main").text
         if shots:
             driver.save_screenshot(os.path.join(shots, "overview.png"))
+
+        # Before any picture has been loaded (and cached): the placeholders fill their boxes.
+        seen["placeholders"] = placeholders(driver, url)
 
         # The failed job's page: its source and error hold markup, shown as text.
         driver.get(f"{url}/jobs/{failed_job}")
@@ -157,6 +194,7 @@ def main():
         while driver.current_url.rstrip("/") != url and time.time() < deadline:
             time.sleep(0.05)
         seen["afterLoginURL"] = driver.current_url
+        seen["afterLoginText"] = driver.find_element(By.TAG_NAME, "body").text[:400]
         driver.get(url + "/failures")
         seen["failuresText"] = driver.find_element(By.TAG_NAME, "main").text
         if shots:
@@ -169,10 +207,29 @@ def main():
         refused = driver.find_elements(By.XPATH, "//form[@class='action'][input[@name='code' and @value='source_refused']]/button")
         if refused:
             refused[0].click()
+            # A bulk action asks first: the question, then yes.
+            try:
+                alert = driver.switch_to.alert
+                seen["retryConfirm"] = alert.text
+                alert.accept()
+            except Exception as error:  # noqa: BLE001 - reported, and the Swift test fails on it
+                seen["retryConfirm"] = None
+                seen["retryConfirmError"] = str(error)
             deadline = time.time() + 20
             while "code=source_refused" not in driver.current_url and time.time() < deadline:
                 time.sleep(0.05)
             seen["afterRetryURL"] = driver.current_url
+            notices = driver.find_elements(By.ID, "notice")
+            seen["afterRetryNotice"] = notices[0].text if notices else None
+
+        # Every page, logged in (so with its forms), at a phone's width and a desktop's: none
+        # scrolls sideways.
+        driver.get(url + "/jobs?outcome=completed")
+        finished = [link.get_attribute("href").replace(url, "") for link in driver.find_elements(By.CSS_SELECTOR, "#finished-jobs tbody a")][:1]
+        driver.get(url + "/assets")
+        assets = [link.get_attribute("href").replace(url, "") for link in driver.find_elements(By.CSS_SELECTOR, "#assets figcaption a")][:1]
+        seen["widths"] = widths(driver, url, ["/", "/jobs", "/jobs?outcome=failed", f"/jobs/{failed_job}", "/failures", "/assets", "/presets",
+                                              "/presets/cards", "/presets/cards/reprocess?which=all", "/schedules", "/login"] + finished + assets)
     finally:
         driver.quit()
     print(json.dumps(seen))

@@ -111,8 +111,25 @@ import FoundationNetworking
         let queued = try await DashboardActionTests.post(server.port, "/presets/cards/reprocess", form: "which=stale", bearer: Self.token)
         #expect(queued.status == 303)
         let task = try #require(try queue.store.jobs(state: nil, queue: nil, limit: 50).first { $0.payload["task"] == .string("reprocess") })
-        #expect(queued.headers["location"] == "/jobs/\(task.id)")
+        #expect(queued.headers["location"] == "/jobs/\(task.id)?done=reprocess-queued")
         #expect(task.payload["preset"] == .string("cards") && task.payload["filter"]?["stale"] == .bool(true))
+        let again = try await DashboardActionTests.post(server.port, "/presets/cards/reprocess", form: "which=stale", bearer: Self.token)
+        #expect(again.headers["location"] == "/jobs/\(task.id)?done=reprocess-waiting")
+
+        // "All" is every asset with outputs of the preset, as the preset's page counts them: an
+        // asset recorded without any is not among them.
+        let other = AssetRecord(sha256: String(repeating: "f", count: 64), sourceURL: "https://images.example/other.jpg", bytes: 1000, format: "jpeg",
+                                width: 10, height: 10, pages: 1, hasAlpha: false, orientation: 1, colourSpace: "srgb", iccDescription: nil, exif: [:],
+                                hasLocation: false, perceptualHash: nil, faces: nil)
+        let id = try #require(try queue.store.submit([NewJob(payload: .object(["source": .string("https://images.example/other.jpg")]), queue: "other")]).first).id
+        let run = try #require(try queue.store.claim(queues: ["other"], limit: 1, owner: "w", lease: 30).first).run
+        #expect(try queue.store.complete([Completion(run: run, record: DerivationRecord(asset: other, derivatives: [], source: nil))]) == [id])
+        #expect(try queue.store.recentAssets(before: nil, limit: 10, outputsPerAsset: 1).assets.count == 2)
+        let all = try await DashboardTests.get(server.port, "/presets/cards/reprocess?which=all")
+        #expect(all.body.contains("1 asset match."), "\(all.body)")
+        let queuedAll = try await DashboardActionTests.post(server.port, "/presets/cards/reprocess", form: "which=all", bearer: Self.token)
+        let allTask = try #require(try queue.store.jobs(state: nil, queue: nil, limit: 50).first { $0.payload["task"] == .string("reprocess") && $0.id != task.id })
+        #expect(queuedAll.headers["location"] == "/jobs/\(allTask.id)?done=reprocess-queued" && allTask.payload["filter"]?["derived"] == .bool(true))
     }
 
     @Test func schedulesShowTheirNextAndLastFire() async throws {

@@ -48,6 +48,8 @@ import FoundationNetworking
         let csp = try #require(overview.headers["content-security-policy"])
         #expect(csp.contains("default-src 'none'") && csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"))
         #expect(overview.headers["x-content-type-options"] == "nosniff")
+        // Not no-referrer: under it a browser's own forms carry Origin: null, which the Origin check refuses.
+        #expect(overview.headers["referrer-policy"] == "same-origin")
 
         for path in ["/jobs?outcome=failed", "/jobs/\(hostileJob)", "/failures"] {
             let page = try await Self.get(server.port, path)
@@ -255,8 +257,9 @@ import FoundationNetworking
         let retried = try await Self.post(server.port, "/jobs/\(id)/retry", form: "csrf=\(csrf)", cookie: cookie)
         #expect(retried.status == 303)
         let location = try #require(retried.headers["location"])
-        let rerun = try #require(Int64(location.replacingOccurrences(of: "/jobs/", with: "")))
+        let rerun = try #require(Int64(location.split(separator: "?")[0].replacingOccurrences(of: "/jobs/", with: "")))
         #expect(try rerun != id && queue.job(rerun)?.state == .available)
+        #expect(location.hasSuffix("?done=retried&from=\(id)"))
         // A script with the bearer token cancels it.
         #expect(try await Self.post(server.port, "/jobs/\(rerun)/cancel", form: "", bearer: Self.token).status == 303)
         #expect(try queue.job(rerun)?.state == .cancelled)

@@ -76,7 +76,11 @@ struct DashboardBrowserTests {
         // Logged in, the failures page lists the group and its button retries it.
         guard case .string(let failures)? = view["failuresText"] else { throw BrowserOutputUnreadable("no failures page") }
         #expect(failures.contains("source_refused"), "\(failures)")
-        #expect(view["retryButtons"].map { JSONWriter.compact($0) }?.contains("Retry all") == true)
+        #expect(view["retryButtons"].map { JSONWriter.compact($0) }?.contains("Retry all") == true,
+                "after logging in: \(String(describing: view["afterLoginURL"])) \(String(describing: view["afterLoginText"]))")
+        // Retry all asks first, saying how many and which.
+        #expect(view["retryConfirm"].map { JSONWriter.compact($0) }?.contains("failed jobs of source_refused") == true,
+                "\(String(describing: view["retryConfirm"])) \(String(describing: view["retryConfirmError"]))")
         #expect(view["consoleErrors"] == .array([]), "\(String(describing: view["consoleErrors"]))")
         // A completed job's page shows its output, loaded: the image decoded at its size.
         guard case .array(let images)? = view["completedJobImages"] else { throw BrowserOutputUnreadable("no completed job page") }
@@ -107,6 +111,28 @@ struct DashboardBrowserTests {
         #expect(view["schedulesText"].map { JSONWriter.compact($0) }?.contains("nightly-cards") == true)
         #expect(view["afterRetryURL"].map { JSONWriter.compact($0) }?.contains("code=source_refused") == true,
                 "the retry form was not answered: \(String(describing: view["afterRetryURL"])); failures page: \(failures)")
+        // The group's retry says what it did: how many it queued and how many it skipped.
+        #expect(view["afterRetryNotice"].map { JSONWriter.compact($0) }?.contains("queued again") == true,
+                "\(String(describing: view["afterRetryNotice"]))")
+        // No page scrolls sideways, at a phone's width or a desktop's (tables scroll in their own box).
+        guard case .array(let widths)? = view["widths"], widths.count >= 2 * 11 else { throw BrowserOutputUnreadable("no widths") }
+        for entry in widths {
+            let inner = entry["innerWidth"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } } ?? 0
+            let scroll = entry["scrollWidth"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } } ?? .max
+            #expect(inner > 0 && scroll <= inner, "\(JSONWriter.compact(entry))")
+            if entry["width"] == .int(400) { #expect(inner <= 420, "the window did not become 400 px wide: \(JSONWriter.compact(entry))") }
+        }
+        // While the pictures have not loaded (their requests blocked), each placeholder fills
+        // the box its picture will have.
+        guard case .array(let holders)? = view["placeholders"], !holders.isEmpty else { throw BrowserOutputUnreadable("no placeholders to measure") }
+        for holder in holders {
+            let width = holder["width"].flatMap { if case .string(let text) = $0 { Double(text) } else { nil } } ?? 0
+            let height = holder["height"].flatMap { if case .string(let text) = $0 { Double(text) } else { nil } } ?? 0
+            let canvasWidth = holder["canvasWidth"].flatMap { if case .number(let n) = $0 { n.doubleValue } else { nil } } ?? 0
+            let canvasHeight = holder["canvasHeight"].flatMap { if case .number(let n) = $0 { n.doubleValue } else { nil } } ?? 0
+            #expect(holder["canvas"] == .bool(true) && width > 0 && abs(canvasWidth - width) <= 1 && abs(canvasHeight - height) <= 1,
+                    "\(JSONWriter.compact(holder))")
+        }
         try waitUntil("the retried job ran again", timeout: 60) {
             let live = try queue.store.jobs(state: nil, queue: nil, limit: 50).filter { $0.payload["source"] == .string(hostileSource) }
             let failed = try queue.store.finishedJobs(JobFilter(outcome: .failed, errorCode: "source_refused"), after: nil, limit: 50).jobs

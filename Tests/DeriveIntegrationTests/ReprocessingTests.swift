@@ -307,6 +307,9 @@ func seedAssets(_ queue: TestQueue, count: Int, preset: String, version: Int) th
         #expect(try count { $0.stale = true } == 4)
         #expect(try count { $0.missing = true } == 6)
         #expect(try count { $0.stale = true; $0.missing = true } == 6)
+        // Only the assets with some output of the preset (what the dashboard's "all" reprocesses).
+        #expect(try count { $0.derived = true } == 10)
+        #expect(try count { $0.derived = true; $0.stale = true } == 4)
         #expect(try count { $0.sourceHost = "images.example" } == 11)
         #expect(try count { $0.createdBefore = Date().addingTimeInterval(-86400 * 365) } == (queue.kind == .postgres ? 0 : 2))
     }

@@ -70,6 +70,12 @@ import Testing
         #expect(try ids(JobFilter(sourceHost: "other.example")) == Set(withUser))
         #expect(try ids(JobFilter(sourceHost: "images.example")) == [unavailable])
         #expect(try ids(JobFilter(outcome: .failed, sourceHost: "images.example")) == [unavailable])
+        // Text the source contains, as written (the dashboard's search).
+        #expect(try ids(JobFilter(sourceContains: "originals/b.jpg")) == Set(inBucket))
+        #expect(try ids(JobFilter(sourceContains: "Images.Example")) == Set(onCDN))
+        #expect(try ids(JobFilter(sourceContains: "/local/d")) == [refused])
+        #expect(try ids(JobFilter(outcome: .completed, sourceContains: "/local/d")).isEmpty)
+        #expect(try ids(JobFilter(sourceContains: "%_'")).isEmpty)
         #expect(try ids(JobFilter(finishedSince: Date().addingTimeInterval(3600))).isEmpty)
         #expect(try ids(JobFilter(finishedSince: Date().addingTimeInterval(-3600))).count == 6)
     }

@@ -339,6 +339,9 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
                 if let code = filter.errorCode, job.errors.last?["code"] != .string(code) { return false }
                 if let host = filter.sourceHost, Self.sourceHost(job.payload) != host { return false }
                 if let since = filter.finishedSince, archived.finishedAt < since.timeIntervalSince1970 { return false }
+                if let text = filter.sourceContains {
+                    guard case .string(let source)? = job.payload["source"], source.contains(text) else { return false }
+                }
                 if let cursor { return (archived.finishedAt, job.id) < (cursor.finishedAt.timeIntervalSince1970, cursor.id) }
                 return true
             }

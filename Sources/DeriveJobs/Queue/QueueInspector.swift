@@ -28,9 +28,13 @@ public struct JobFilter: Sendable, Hashable {
     /// The source's host, as `SourceAddress.host(of:)` gives it (an S3 source's bucket).
     public var sourceHost: String?
     public var finishedSince: Date?
+    /// Text the job's source contains, as written (case and all): a path, a file name, a key.
+    /// No index serves it: the archive is scanned newest first until a page is full.
+    public var sourceContains: String?
 
     public init(outcome: JobState? = nil, queue: String? = nil, errorCode: String? = nil, sourceHost: String? = nil,
-                finishedSince: Date? = nil) {
+                finishedSince: Date? = nil, sourceContains: String? = nil) {
+        self.sourceContains = sourceContains
         self.outcome = outcome
         self.queue = queue
         self.errorCode = errorCode

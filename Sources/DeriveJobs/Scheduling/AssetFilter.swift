@@ -11,11 +11,15 @@ public struct AssetFilter: Sendable, Equatable {
     public var stale = false
     /// With a preset: only assets lacking some output of its current version.
     public var missing = false
+    /// With a preset: only assets with some current output of it (what the presets page counts
+    /// as "assets with its outputs"); without it, every asset.
+    public var derived = false
     /// Only sources not checked with their origin since this time (revalidation).
     public var checkedBefore: Date?
 
     public init(createdBefore: Date? = nil, createdAfter: Date? = nil, sourceHost: String? = nil, stale: Bool = false, missing: Bool = false,
-                checkedBefore: Date? = nil) {
+                checkedBefore: Date? = nil, derived: Bool = false) {
+        self.derived = derived
         self.createdBefore = createdBefore
         self.createdAfter = createdAfter
         self.sourceHost = sourceHost
@@ -38,6 +42,7 @@ public struct AssetFilter: Sendable, Equatable {
         if let sourceHost { members.append(JSONMember(key: "sourceHost", value: .string(sourceHost))) }
         if stale { members.append(JSONMember(key: "stale", value: .bool(true))) }
         if missing { members.append(JSONMember(key: "missing", value: .bool(true))) }
+        if derived { members.append(JSONMember(key: "derived", value: .bool(true))) }
         if let checkedBefore { members.append(JSONMember(key: "checkedBefore", value: .decimal(checkedBefore.timeIntervalSince1970))) }
         return .object(members)
     }
@@ -59,5 +64,6 @@ public struct AssetFilter: Sendable, Equatable {
         if case .string(let host)? = json["sourceHost"] { sourceHost = host }
         stale = json["stale"] == .bool(true)
         missing = json["missing"] == .bool(true)
+        derived = json["derived"] == .bool(true)
     }
 }
