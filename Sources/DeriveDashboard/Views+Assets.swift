@@ -56,7 +56,7 @@ extension Views {
             [.text("source"), .text(Redacted.url(record.sourceURL))], [.text("content"), .text(record.sha256)],
             [.text("format"), .text("\(record.format), \(record.width)×\(record.height)" + (record.pages > 1 ? ", \(record.pages) pages" : ""))],
             [.text("bytes"), .text(bytes(record.bytes))],
-            [.text("colour"), .text([record.colourSpace, record.iccDescription].compactMap { $0 }.joined(separator: ", "))],
+            [.text("colour"), .text([record.colorSpace, record.iccDescription].compactMap { $0 }.joined(separator: ", "))],
             [.text("recorded"), .text("\(timestamp(asset.createdAt)) (updated \(duration(now.timeIntervalSince(asset.updatedAt))) ago)")],
         ]
         if record.hasLocation { facts.append([.text("location"), .text("the source carries a GPS position")]) }

@@ -10,7 +10,7 @@ struct FaceFinder {
     func faces(in decoded: VImage) throws(DeriveError) -> [DetectedFace] {
         var image = decoded
         if image.pages > 1 { image = try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight)) }
-        if detector.wantsColour { return try colourFaces(in: image) }
+        if detector.wantsColor { return try colourFaces(in: image) }
         let shorter = min(image.width, image.height)
         let scale = min(2, Double(settings.shortSide) / Double(shorter))
         // Enlarging is dlib's own 2x pyramid step (libvips' affine upsampling is slower); libvips

@@ -255,7 +255,7 @@ enum VipsDecoder {
             if let value = names.lazy.compactMap({ header.string($0).flatMap(ExifText.value) }).first { exif[key] = value }
         }
         let hasLocation = header.fieldNames.contains { $0.hasPrefix("exif-ifd3-GPSLatitude") || $0.hasPrefix("exif-ifd3-GPSLongitude") }
-        return SourceInspection(facts: facts, colourSpace: header.interpretation,
+        return SourceInspection(facts: facts, colorSpace: header.interpretation,
                                 iccDescription: header.blob("icc-profile-data").flatMap(ICCProfile.description),
                                 exif: exif, hasLocation: hasLocation)
     }

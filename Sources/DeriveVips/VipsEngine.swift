@@ -33,7 +33,7 @@ public struct VipsEngine: ImageEngine {
         // JPEG, PNG, GIF and WebP headers are read exactly by the sniffer; libvips reads the
         // rest. The colour space, profile and EXIF come from the decode itself (`render`).
         if let sniffed, Self.sniffedExactly.contains(format) {
-            return SourceInspection(facts: sniffed, colourSpace: "")
+            return SourceInspection(facts: sniffed, colorSpace: "")
         }
         let inspection = try withBytes(source.bytes) { (buffer) throws(DeriveError) -> SourceInspection in
             VipsDecoder.inspection(of: try VipsDecoder.header(buffer, format: format, inflateLimit: settings.sourceLimits.maxInputBytes), format: format)

@@ -17,7 +17,7 @@ public final class NetFaceDetector: FaceDetector {
     public static let defaultModelPath = "/usr/local/share/derive/centerface.onnx"
 
     public let name = "centerface"
-    public var wantsColour: Bool { true }
+    public var wantsColor: Bool { true }
     /// Faces whose heat is below this are dropped. Tuned on the tune half of Benchmarks/faces.
     public let threshold: Double
     public let modelPath: String

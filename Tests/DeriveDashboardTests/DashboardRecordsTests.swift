@@ -25,7 +25,7 @@ import FoundationNetworking
         let faces = FaceFindings(faces: [DetectedFace(box: Rect(x: 181, y: 140, width: 187, height: 186), score: 1.05)],
                                  detector: "dlib-hog", milliseconds: 0)
         let asset = AssetRecord(sha256: sha, sourceURL: hostileSource, bytes: 58_000, format: "jpeg", width: 512, height: 600, pages: 1,
-                                hasAlpha: false, orientation: 1, colourSpace: "srgb", iccDescription: nil, exif: [:], hasLocation: false,
+                                hasAlpha: false, orientation: 1, colorSpace: "srgb", iccDescription: nil, exif: [:], hasLocation: false,
                                 perceptualHash: nil, faces: faces)
         let jpeg = try Array(Data(contentsOf: Paths.fixtures.appendingPathComponent("photos/grace_hopper_noexif.jpg")))
         func derivative(_ name: String, chain: String, mode: String, width: Int, height: Int, preset: String?) throws -> DerivativeRecord {
@@ -119,7 +119,7 @@ import FoundationNetworking
         // "All" is every asset with outputs of the preset, as the preset's page counts them: an
         // asset recorded without any is not among them.
         let other = AssetRecord(sha256: String(repeating: "f", count: 64), sourceURL: "https://images.example/other.jpg", bytes: 1000, format: "jpeg",
-                                width: 10, height: 10, pages: 1, hasAlpha: false, orientation: 1, colourSpace: "srgb", iccDescription: nil, exif: [:],
+                                width: 10, height: 10, pages: 1, hasAlpha: false, orientation: 1, colorSpace: "srgb", iccDescription: nil, exif: [:],
                                 hasLocation: false, perceptualHash: nil, faces: nil)
         let id = try #require(try queue.store.submit([NewJob(payload: .object(["source": .string("https://images.example/other.jpg")]), queue: "other")]).first).id
         let run = try #require(try queue.store.claim(queues: ["other"], limit: 1, owner: "w", lease: 30).first).run

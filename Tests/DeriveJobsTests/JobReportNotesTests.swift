@@ -10,7 +10,7 @@ import Testing
 
     @Test func theReportSaysWhatWasLeftOut() throws {
         let planned = try plan(["c_fill,e_grayscale", "e_sepia"], Self.source)
-        let inspection = SourceInspection(facts: Self.source, colourSpace: "srgb")
+        let inspection = SourceInspection(facts: Self.source, colorSpace: "srgb")
         let source = SourceMetadata(location: "file:///a.jpg", sha256: "", bytes: 1, inspection: inspection, perceptualHash: "0")
         let outputs = planned.outputs.map { o in
             RenderedOutput(name: o.name, breakpointWidth: nil, identity: o.identity, data: [],

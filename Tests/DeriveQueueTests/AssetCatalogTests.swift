@@ -20,7 +20,7 @@ import Testing
 
     static func asset(_ n: Int, faces: FaceFindings? = nil) -> AssetRecord {
         AssetRecord(sha256: sha(n), sourceURL: "https://images.example/\(n).jpg", bytes: 1000 + n, format: "jpeg", width: 640 + n, height: 480,
-                    pages: 1, hasAlpha: false, orientation: 1, colourSpace: "srgb", iccDescription: nil, exif: ["make": "Kodak"],
+                    pages: 1, hasAlpha: false, orientation: 1, colorSpace: "srgb", iccDescription: nil, exif: ["make": "Kodak"],
                     hasLocation: false, perceptualHash: "00ff00ff00ff00ff", faces: faces)
     }
 

@@ -12,7 +12,7 @@ import Testing
 
     static func record(_ outputs: [(name: String, identity: String, width: Int?)], presetVersion: Int? = nil) -> DerivationRecord {
         let asset = AssetRecord(sha256: sha, sourceURL: "https://example.com/p.jpg", bytes: 1234, format: "jpeg", width: 640, height: 480,
-                                pages: 1, hasAlpha: false, orientation: 6, colourSpace: "srgb", iccDescription: "sRGB IEC61966-2.1",
+                                pages: 1, hasAlpha: false, orientation: 6, colorSpace: "srgb", iccDescription: "sRGB IEC61966-2.1",
                                 exif: ["make": "Kodak", "takenAt": "2021-05-01T10:00:00"], hasLocation: true, perceptualHash: "00ff00ff00ff00ff")
         let derivatives = outputs.map { output in
             DerivativeRecord(outputName: output.name, breakpointWidth: output.width, chain: .object(["chain": .string("c_scale,w_20")]),

@@ -64,7 +64,7 @@ import Testing
     /// A minimal record of outputs stored under `keys`.
     static func record(keys: [String], sha: String = "a") -> DerivationRecord {
         let asset = AssetRecord(sha256: String(repeating: sha, count: 64), sourceURL: "https://example.com/p.jpg", bytes: 10, format: "jpeg",
-                                width: 4, height: 4, pages: 1, hasAlpha: false, orientation: 1, colourSpace: nil, iccDescription: nil,
+                                width: 4, height: 4, pages: 1, hasAlpha: false, orientation: 1, colorSpace: nil, iccDescription: nil,
                                 exif: [:], hasLocation: false, perceptualHash: nil)
         let derivatives = keys.enumerated().map { index, key in
             DerivativeRecord(outputName: "o\(index)", breakpointWidth: nil, chain: .object([:]), chainHash: "h", presetName: nil,

@@ -63,7 +63,7 @@ import Testing
     @Test func sixteenBitSourcesBecomeEightBit() throws {
         let (_, result) = try Harness.render("formats/png-rgba16.png", "f_png")
         let (inspection, _) = try Harness.header(result.outputs[0].data)
-        #expect(inspection.colourSpace == "srgb")
+        #expect(inspection.colorSpace == "srgb")
         #expect(result.outputs[0].metadata.hasAlpha)
     }
 }

@@ -21,7 +21,7 @@ import Testing
         let name = "centerface"
         let inner = FaceTests.detector
         let calls = Mutex(0)
-        var wantsColour: Bool { inner.wantsColour }
+        var wantsColor: Bool { inner.wantsColor }
         func detect(_ image: PixelBuffer, upsample: Int) throws(DeriveError) -> [DetectedFace] {
             calls.withLock { $0 += 1 }
             return try inner.detect(image, upsample: upsample)

@@ -193,7 +193,7 @@ import Testing
         let (_, result) = try Harness.render(source, "c_fill,w_300,h_200/f_webp")
         let s = result.source
         #expect(s.sha256 == ContentHashReference.sha256(source.bytes))
-        #expect(s.bytes == 2808284 && s.inspection.facts.width == 4608 && s.inspection.colourSpace == "srgb")
+        #expect(s.bytes == 2808284 && s.inspection.facts.width == 4608 && s.inspection.colorSpace == "srgb")
         #expect(s.inspection.exif["make"] == "EASTMAN KODAK COMPANY" && s.inspection.exif["takenAt"] == "2013:07:31 11:41:31")
         let o = result.outputs[0]
         #expect(o.metadata.sha256 == ContentHashReference.sha256(o.data) && o.metadata.bytes == o.data.count)

@@ -45,7 +45,7 @@ public struct JobReport: Sendable {
             JSONMember(key: "pages", value: .int(inspection.facts.pages)),
             JSONMember(key: "hasAlpha", value: .bool(inspection.facts.hasAlpha)),
             JSONMember(key: "orientation", value: .int(inspection.facts.orientation)),
-            JSONMember(key: "colourSpace", value: .string(inspection.colourSpace)),
+            JSONMember(key: "colourSpace", value: .string(inspection.colorSpace)),
             JSONMember(key: "iccDescription", value: inspection.iccDescription.map(JSONValue.string) ?? .null),
             JSONMember(key: "exif", value: .object(inspection.exif.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) })),
             JSONMember(key: "hasLocation", value: .bool(inspection.hasLocation)),

@@ -33,7 +33,7 @@ public struct DerivationRecord: Sendable, Equatable {
         let facts = source.inspection.facts
         asset = AssetRecord(sha256: source.sha256, sourceURL: Redacted.url(source.location), bytes: source.bytes, format: facts.format.rawValue,
                             width: facts.orientedSize.width, height: facts.orientedSize.height, pages: facts.pages, hasAlpha: facts.hasAlpha,
-                            orientation: facts.orientation, colourSpace: source.inspection.colourSpace,
+                            orientation: facts.orientation, colorSpace: source.inspection.colorSpace,
                             iccDescription: source.inspection.iccDescription, exif: source.inspection.exif,
                             hasLocation: source.inspection.hasLocation, perceptualHash: source.perceptualHash, faces: source.faces)
         derivatives = zip(report.result.outputs, stored).map { output, object in
@@ -75,7 +75,7 @@ public struct AssetRecord: Sendable, Equatable {
     public var pages: Int
     public var hasAlpha: Bool
     public var orientation: Int
-    public var colourSpace: String?
+    public var colorSpace: String?
     public var iccDescription: String?
     public var exif: [String: String]
     public var hasLocation: Bool
@@ -85,7 +85,7 @@ public struct AssetRecord: Sendable, Equatable {
     public var faces: FaceFindings?
 
     public init(sha256: String, sourceURL: String, bytes: Int, format: String, width: Int, height: Int, pages: Int, hasAlpha: Bool,
-                orientation: Int, colourSpace: String?, iccDescription: String?, exif: [String: String], hasLocation: Bool,
+                orientation: Int, colorSpace: String?, iccDescription: String?, exif: [String: String], hasLocation: Bool,
                 perceptualHash: String?, faces: FaceFindings? = nil) {
         self.sha256 = sha256
         self.sourceURL = sourceURL
@@ -96,7 +96,7 @@ public struct AssetRecord: Sendable, Equatable {
         self.pages = pages
         self.hasAlpha = hasAlpha
         self.orientation = orientation
-        self.colourSpace = colourSpace
+        self.colorSpace = colorSpace
         self.iccDescription = iccDescription
         self.exif = exif
         self.hasLocation = hasLocation
@@ -109,7 +109,7 @@ public struct AssetRecord: Sendable, Equatable {
         .object([
             "sha256": .string(sha256), "source_url": .string(sourceURL), "bytes": .int(bytes), "format": .string(format),
             "width": .int(width), "height": .int(height), "pages": .int(pages), "has_alpha": .bool(hasAlpha),
-            "orientation": .int(orientation), "colour_space": colourSpace.map(JSONValue.string) ?? .null,
+            "orientation": .int(orientation), "colour_space": colorSpace.map(JSONValue.string) ?? .null,
             "icc_description": iccDescription.map(JSONValue.string) ?? .null,
             "exif": .object(exif.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) }),
             "has_location": .bool(hasLocation), "perceptual_hash": perceptualHash.map(JSONValue.string) ?? .null,

@@ -74,7 +74,7 @@ extension SourceMetadata {
     /// earlier run (colour space, profile, EXIF, perceptual hash) from its asset row.
     public init(recorded asset: AssetRecord, inspection: SourceInspection, image: SourceImage) {
         var inspection = inspection
-        inspection.colourSpace = asset.colourSpace ?? inspection.colourSpace
+        inspection.colorSpace = asset.colorSpace ?? inspection.colorSpace
         inspection.iccDescription = asset.iccDescription
         inspection.exif = asset.exif
         inspection.hasLocation = asset.hasLocation
@@ -100,7 +100,7 @@ extension AssetRecord {
         }
         self.init(sha256: try row.string("sha256"), sourceURL: try row.string("source_url"), bytes: try row.int("bytes"),
                   format: try row.string("format"), width: try row.int("width"), height: try row.int("height"), pages: try row.int("pages"),
-                  hasAlpha: try row.bool("has_alpha"), orientation: try row.int("orientation"), colourSpace: try row.optionalString("colour_space"),
+                  hasAlpha: try row.bool("has_alpha"), orientation: try row.int("orientation"), colorSpace: try row.optionalString("colour_space"),
                   iccDescription: try row.optionalString("icc_description"), exif: exif, hasLocation: try row.bool("has_location"),
                   perceptualHash: try row.optionalString("perceptual_hash"), faces: faces)
     }

@@ -19,7 +19,7 @@ public struct SourceImage: Sendable {
 public struct SourceInspection: Sendable, Hashable {
     public var facts: SourceFacts
     /// The colour space libvips reports (`srgb`, `cmyk`, `b-w`, `rgb16`...).
-    public var colourSpace: String
+    public var colorSpace: String
     /// The embedded ICC profile's description, if there is one.
     public var iccDescription: String?
     /// Selected EXIF fields: `takenAt`, `make`, `model`, `lens`, `software`.
@@ -27,10 +27,10 @@ public struct SourceInspection: Sendable, Hashable {
     /// Whether the source carries GPS coordinates (never copied into outputs when stripping).
     public var hasLocation: Bool
 
-    public init(facts: SourceFacts, colourSpace: String, iccDescription: String? = nil, exif: [String: String] = [:],
+    public init(facts: SourceFacts, colorSpace: String, iccDescription: String? = nil, exif: [String: String] = [:],
                 hasLocation: Bool = false) {
         self.facts = facts
-        self.colourSpace = colourSpace
+        self.colorSpace = colorSpace
         self.iccDescription = iccDescription
         self.exif = exif
         self.hasLocation = hasLocation

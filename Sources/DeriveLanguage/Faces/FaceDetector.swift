@@ -8,7 +8,7 @@ public protocol FaceDetector: Sendable {
     /// True when the detector reads colour: `detect` is then given an 8-bit RGB copy whose
     /// longer side is `FaceDetectionSettings.longSide`; otherwise a grey copy (one band) whose
     /// shorter side is `shortSide`.
-    var wantsColour: Bool { get }
+    var wantsColor: Bool { get }
 
     /// Faces in an 8-bit image (one band, or three for a detector that wants colour), boxes in
     /// its pixels, best first. `upsample` doubles a grey image that many times (0 or 1) before
@@ -17,7 +17,7 @@ public protocol FaceDetector: Sendable {
 }
 
 extension FaceDetector {
-    public var wantsColour: Bool { false }
+    public var wantsColor: Bool { false }
 }
 
 /// Which detector runs (DERIVE_FACE_DETECTOR).

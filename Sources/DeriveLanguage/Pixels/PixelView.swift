@@ -22,10 +22,10 @@ public struct PixelView {
 
     /// `downsampled` for any band count, alpha included.
     func downsampledInGeneral(to size: Size, grey: Bool) -> PixelBuffer {
-        let colourBands = bands == 2 || bands == 4 ? bands - 1 : bands
+        let colorBands = bands == 2 || bands == 4 ? bands - 1 : bands
         let outBands = grey ? 1 : 3
         var out = [UInt8](repeating: 0, count: size.width * size.height * outBands)
-        let hasAlpha = colourBands != bands
+        let hasAlpha = colorBands != bands
         var sums = [Double](repeating: 0, count: size.width * 3)
         var counts = [Int](repeating: 0, count: size.width)
         var row = 0
@@ -41,7 +41,7 @@ public struct PixelView {
                     let xEnd = max((ox + 1) * width / size.width, x + 1)
                     while x < xEnd && x < width {
                         var r = Double(bytes[base]), g = r, b = r
-                        if colourBands >= 3 {
+                        if colorBands >= 3 {
                             g = Double(bytes[base + 1])
                             b = Double(bytes[base + 2])
                         }
