@@ -86,6 +86,13 @@ import Testing
                                    Self.deploy.appendingPathComponent("Dockerfile").path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("libvips.so.42: libvips42") && result.output.contains("libpq.so.5: libpq5"), "\(result.output)")
+        // The face detector's OpenCV half, opened beside derive (Scripts/test.sh builds it).
+        let faceNet = DeriveBinary.url.deletingLastPathComponent().appendingPathComponent("libDeriveFaceNet.so")
+        try #require(FileManager.default.fileExists(atPath: faceNet.path), "Scripts/test.sh builds \(faceNet.lastPathComponent)")
+        let net = try Self.run(["python3", Self.tools.appendingPathComponent("check_runtime_libraries.py").path, faceNet.path,
+                                Self.deploy.appendingPathComponent("Dockerfile").path])
+        #expect(net.status == 0, "\(net.output)")
+        #expect(net.output.contains("libopencv_dnn.so.406: libopencv-dnn406"), "\(net.output)")
     }
 
     @Test(.enabled(if: DeployTests.runs(with: "check-jsonschema"), "needs check-jsonschema (Scripts/test.sh installs it)"))
