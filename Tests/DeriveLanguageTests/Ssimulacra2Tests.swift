@@ -3,9 +3,12 @@ import DeriveTestSupport
 import Foundation
 import Testing
 
+// Serialized: one test switches the process's kernels between their two copies
+// (`fastKernels`), and a score taken meanwhile by another test of this suite would mix them (two
+// threads' score once differed from one thread's by 0.0007 that way).
 /// SSIMULACRA 2 agrees with the reference implementation (PyPI `ssimulacra2`, a port of
 /// libjxl's) on synthetic pairs, and the `q_auto` search brackets its target.
-@Suite struct Ssimulacra2Tests {
+@Suite(.serialized) struct Ssimulacra2Tests {
     /// Largest difference allowed from the reference. Derive computes in `Float` like libjxl,
     /// the reference in double precision; on these pairs they differ by at most 0.008.
     /// (Benchmarks/metric_check.py measures the same on photos; see the README.)
