@@ -25,8 +25,8 @@ HTML_ID = re.compile(r"<a\s+[^>]*(?:id|name)\s*=\s*\"([^\"]+)\"", re.IGNORECASE)
 FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
-def without_code(lines):
-    """Yields (line number, text) outside fenced code, with inline code spans blanked."""
+def outside_fences(lines):
+    """Yields (line number, text) of the lines outside fenced code."""
     fence = None
     for number, line in enumerate(lines, 1):
         match = FENCE.match(line)
@@ -37,7 +37,13 @@ def without_code(lines):
                 fence = None
             continue
         if fence is None:
-            yield number, blank_code_spans(line)
+            yield number, line
+
+
+def without_code(lines):
+    """Yields (line number, text) outside fenced code, with inline code spans blanked."""
+    for number, line in outside_fences(lines):
+        yield number, blank_code_spans(line)
 
 
 def blank_code_spans(line):
@@ -88,17 +94,7 @@ def anchors(path):
     if path not in _anchors:
         found, seen = set(), {}
         lines = path.read_text(encoding="utf-8").split("\n")
-        fence = None
-        for line in lines:
-            match = FENCE.match(line)
-            if match:
-                if fence is None:
-                    fence = match.group(1)
-                elif match.group(1) == fence:
-                    fence = None
-                continue
-            if fence is not None:
-                continue
+        for _, line in outside_fences(lines):
             heading = HEADING.match(line)
             if heading:
                 base = slug(heading.group(2))
