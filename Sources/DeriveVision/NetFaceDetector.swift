@@ -70,7 +70,7 @@ public final class NetFaceDetector: FaceDetector {
                 }
             }
         }
-        guard count >= 0 else { throw DeriveError(.internalError, "face detection failed: \(String(cString: message))") }
+        guard count >= 0 else { throw DeriveError(.internalError, "face detection failed: \(Self.text(message))") }
         return boxes.prefix(Int(min(count, Int32(capacity)))).map {
             DetectedFace(box: Rect(x: Int($0.x), y: Int($0.y), width: Int($0.width), height: Int($0.height)), score: Double($0.score))
         }
@@ -82,9 +82,14 @@ public final class NetFaceDetector: FaceDetector {
         }
         var message = [CChar](repeating: 0, count: 512)
         guard let pointer = api.open(modelPath, &message, message.count) else {
-            throw DeriveError(.internalError, "could not read the face model \(modelPath): \(String(cString: message))")
+            throw DeriveError(.internalError, "could not read the face model \(modelPath): \(Self.text(message))")
         }
         return Handle(pointer, free: api.free)
+    }
+
+    /// The C adapter's message: the bytes before its terminating zero.
+    private static func text(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private final class Handle: @unchecked Sendable {
