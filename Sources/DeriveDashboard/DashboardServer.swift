@@ -149,16 +149,11 @@ enum FormBody {
     static let limit = 16 * 1024
 
     static func read(_ request: HTTPRequest) async -> FormBody {
-        var body = Data()
-        do {
-            for try await chunk in request.bodySequence {
-                body.append(chunk)
-                if body.count > limit { return .tooLarge }
-            }
-        } catch {
-            return .unreadable
+        switch await BoundedBody.read(request, limit: limit) {
+        case .success(let body): .fields(FormFields.parse(body))
+        case .failure(.tooLarge): .tooLarge
+        case .failure(.unreadable): .unreadable
         }
-        return .fields(FormFields.parse(body))
     }
 }
 

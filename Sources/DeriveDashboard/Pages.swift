@@ -126,7 +126,7 @@ struct Pages: Sendable {
     /// The login form, or for a browser already logged in, the way out; 404 when there is no
     /// token to log in with.
     func loginPage(_ request: HTTPRequest) -> HTTPResponse {
-        guard access.canAct else { return Self.respond(Views.notFound("This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set."), status: .notFound) }
+        guard access.canAct else { return Self.noLogin }
         if let session = access.session(request) { return Self.respond(Views.loggedIn(csrf: session.csrf)) }
         return Self.respond(Views.login(failed: false))
     }
@@ -135,7 +135,7 @@ struct Pages: Sendable {
     /// wrong, the form again (403); too many wrong ones from this client (or in all) in the last
     /// minute, 429 until the minute has passed, without looking at the token.
     func login(_ request: HTTPRequest, form: [String: String]) -> HTTPResponse {
-        guard access.canAct else { return Self.respond(Views.notFound("This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set."), status: .notFound) }
+        guard access.canAct else { return Self.noLogin }
         guard access.sameOrigin(request) else { return refusal() }
         let client = access.client(request)
         if let wait = access.throttle.retryAfter(client) {
@@ -232,10 +232,15 @@ struct Pages: Sendable {
                                                     ("skipped", String(skipped)), ("capped", capped)]))
     }
 
+    static let readOnlyNote = "This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set."
+
+    /// `/login` where there is no token to log in with.
+    static var noLogin: HTTPResponse { respond(Views.notFound(readOnlyNote), status: .notFound) }
+
     func refusal() -> HTTPResponse {
         Self.respond(HTML.page(title: "Not allowed", HTML.element("p", [], .text(access.canAct
             ? "Log in first (the form must come from this dashboard), or send Authorization: Bearer with the token."
-            : "This dashboard is read-only: no DERIVE_DASHBOARD_TOKEN is set."))), status: .forbidden)
+            : Self.readOnlyNote))), status: .forbidden)
     }
 
     static func redirect(_ path: String) -> HTTPResponse {

@@ -101,16 +101,11 @@ public final class CloudinaryService: Sendable {
             guard let declared = Int(length.trimmingCharacters(in: .whitespaces)), declared >= 0 else { throw ServeError(400, "Content-Length is not a number") }
             guard declared <= bound else { throw ServeError(413, "File size too large. Got \(declared). Maximum is \(settings.maxUploadBytes).") }
         }
-        var body: [UInt8] = []
-        do {
-            for try await chunk in request.bodySequence {
-                body.append(contentsOf: chunk)
-                if body.count > bound { throw ServeError(413, "File size too large. Maximum is \(settings.maxUploadBytes).") }
-            }
-        } catch let error as ServeError {
-            throw error
-        } catch {
-            throw ServeError(400, "The request's body could not be read")
+        let body: [UInt8]
+        switch await BoundedBody.read(request, limit: bound) {
+        case .success(let read): body = read
+        case .failure(.tooLarge): throw ServeError(413, "File size too large. Maximum is \(settings.maxUploadBytes).")
+        case .failure(.unreadable): throw ServeError(400, "The request's body could not be read")
         }
         let type = request.headers[HTTPHeader("Content-Type")] ?? ""
         if let boundary = MultipartForm.boundary(contentType: type) {
