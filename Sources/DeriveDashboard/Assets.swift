@@ -18,8 +18,11 @@ enum Assets {
         svg.chart { display: block; width: 100%; max-width: 600px; height: auto; background: #fff; border: 1px solid #e3e3e3; box-sizing: border-box; }
         svg.chart .completed { fill: #3a8f4b; } svg.chart .failed { fill: #c33; }
         svg.chart .axis, svg.chart .tick { stroke: #888; stroke-width: 1; }
-        svg.chart text { font: 14px system-ui, sans-serif; fill: #555; } svg.chart text.top { fill: #999; }
-        section.totals { display: inline-block; width: 100%; max-width: 600px; vertical-align: top; margin-right: 1em; }
+        svg.chart text { font: 16px system-ui, sans-serif; fill: #555; } svg.chart text.top { fill: #888; font-size: 14px; }
+        /* Two side by side where the window has room for both, else one under another; the
+           padding, not a margin, keeps them apart, so a chart never overflows its window. */
+        section.totals { display: inline-block; box-sizing: border-box; width: 100%; vertical-align: top; }
+        @media (min-width: 1100px) { section.totals { width: 50%; max-width: calc(600px + 1.5em); padding-right: 1.5em; } }
         section.totals h3 { margin: .6em 0 .2em; font-size: 1em; overflow-wrap: anywhere; }
         svg.bar { width: 300px; height: 10px; } svg.bar rect { fill: #4a78c2; } svg.bar .encode { fill: #a86400; }
         .state-live, .state-completed { color: #2d7a3e; } .state-failed, .state-gone { color: #b32020; }

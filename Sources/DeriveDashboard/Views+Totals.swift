@@ -67,7 +67,7 @@ extension Views {
             return choice == window ? HTML.element("strong", [], .text(label)) : HTML.link("/totals?hours=\(choice.hours)", label)
         }, separator: " · ")
         let span = window.hours == 1 ? "the last hour" : "the last \(window.hours) hours"
-        let per = window.bucket < 3600 ? "\(window.bucket / 60) min" : "\(window.bucket / 3600) h"
+        let per = window.bucket == 60 ? "minute" : window.bucket < 3600 ? "\(window.bucket / 60) minutes" : "\(window.bucket / 3600) h"
         var content = HTML.element("p", [("class", "choices")], choices)
             + HTML.element("p", [("class", "note")], .text("Finished jobs per \(per) over \(span), from the archive; times in UTC."
                                                              + (capped ? " Too many queues and workers to count them all: the oldest bars may be short." : "")))
@@ -106,40 +106,44 @@ extension Views {
     /// `tickEvery`th bucket under the axis and the tallest bar's count beside it; the sentence
     /// under it says the totals. `label` and the counts are escaped into the SVG's text.
     static func chart(_ series: Series, window: TotalsWindow, start: Date, id: String?, label: String, over span: String) -> Markup {
-        let width = 600.0, plot = 110.0, height = 136.0, buckets = window.buckets
-        let top = max(1, zip(series.completed, series.failed).map { $0 + $1 }.max() ?? 1)
+        // The tallest bar's count above the plot, the plot, then the axis and its labels.
+        let width = 600.0, top = 18.0, plot = 110.0, height = 150.0, buckets = window.buckets
+        let most = max(1, zip(series.completed, series.failed).map { $0 + $1 }.max() ?? 1)
         let bar = width / Double(buckets)
         var shapes = ""
         for index in 0..<buckets {
             let x = Double(index) * bar
-            let ok = Double(series.completed[index]) / Double(top) * plot
-            let bad = Double(series.failed[index]) / Double(top) * plot
+            let ok = Double(series.completed[index]) / Double(most) * plot
+            let bad = Double(series.failed[index]) / Double(most) * plot
             let at = timeOfDay(start.addingTimeInterval(Double(index * window.bucket)))
             if series.completed[index] > 0 {
-                shapes += String(format: "<rect class=\"completed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">", x, plot - ok, max(0.5, bar - 1), ok)
+                shapes += String(format: "<rect class=\"completed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">", x, top + plot - ok, max(0.5, bar - 1), ok)
                     + "<title>\(at): \(series.completed[index]) completed</title></rect>"
             }
             if series.failed[index] > 0 {
-                shapes += String(format: "<rect class=\"failed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">", x, plot - ok - bad, max(0.5, bar - 1), bad)
+                shapes += String(format: "<rect class=\"failed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">", x, top + plot - ok - bad, max(0.5, bar - 1), bad)
                     + "<title>\(at): \(series.failed[index]) failed</title></rect>"
             }
         }
-        // The axis, and a tick with its time every `tickEvery` buckets (the first one too).
-        shapes += String(format: "<line class=\"axis\" x1=\"0\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"></line>", plot + 0.5, width, plot + 0.5)
-        for index in stride(from: 0, to: buckets, by: window.tickEvery) {
+        // The axis, and a tick with its time at each round time (every `tickEvery` buckets
+        // since midnight UTC: every 10 minutes of the hour, every 4 hours of the day).
+        let baseline = top + plot
+        shapes += String(format: "<line class=\"axis\" x1=\"0\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"></line>", baseline + 0.5, width, baseline + 0.5)
+        let first = Int(start.timeIntervalSince1970.rounded(.down)) / window.bucket
+        for index in 0..<buckets where (first + index) % window.tickEvery == 0 {
             let x = Double(index) * bar
-            let anchor = index == 0 ? "start" : "middle"
-            shapes += String(format: "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"></line>", x + 0.5, plot, x + 0.5, plot + 6)
+            let anchor = x < 20 ? "start" : x > width - 20 ? "end" : "middle"
+            shapes += String(format: "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"></line>", x + 0.5, baseline, x + 0.5, baseline + 6)
                 + String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"\(anchor)\">", x, height - 4)
                 + timeOfDay(start.addingTimeInterval(Double(index * window.bucket))) + "</text>"
         }
-        shapes += "<text class=\"top\" x=\"\(Int(width) - 2)\" y=\"14\" text-anchor=\"end\">\(top)</text>"
+        shapes += "<text class=\"top\" x=\"2\" y=\"13\">\(most) a bar at most</text>"
         let completed = series.completed.reduce(0, +), failed = series.failed.reduce(0, +)
         let summary = "\(completed) completed, \(failed) failed" + (series.cancelled > 0 ? ", \(series.cancelled) cancelled" : "") + " in \(span)"
         let attributes = (id.map { " id=\"\(HTML.escape($0))\"" } ?? "") + " class=\"chart\""
         return Markup(raw: "<svg\(attributes) viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(HTML.escape(label)): \(HTML.escape(summary))\">"
                       + "<title>\(HTML.escape(label))</title>\(shapes)</svg>")
-            + HTML.element("p", [("class", "legend")], .text(summary + " (most at once: \(top) in a bar)"))
+            + HTML.element("p", [("class", "legend")], .text(summary))
     }
 
     /// `14:05`, in UTC (the pages' times are UTC too).

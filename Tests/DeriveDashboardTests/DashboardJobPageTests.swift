@@ -141,11 +141,15 @@ enum OperatorViewsFixtures {
         #expect(ticks.components(separatedBy: "<line class=\"tick\"").count - 1 == 6)
         let labels = ticks.components(separatedBy: "<text x=").dropFirst().compactMap { $0.split(separator: ">").dropFirst().first?.prefix(5) }
         #expect(labels.count == 6 && labels.allSatisfy { $0.count == 5 && $0.dropFirst(2).first == ":" }, "\(labels)")
-        let start = Views.TotalsWindow.lastHour.start(at: Date())
-        #expect(labels.first.map(String.init) == Self.clock(start) || labels.first.map(String.init) == Self.clock(start.addingTimeInterval(60)))
+        // At round times: every 10 minutes of the hour.
+        #expect(labels.allSatisfy { $0.hasSuffix("0") }, "\(labels)")
+        let end = Views.TotalsWindow.lastHour.start(at: Date()).addingTimeInterval(3600)
+        #expect(labels.contains { String($0) == Self.clock(Date(timeIntervalSince1970: (end.timeIntervalSince1970 / 600).rounded(.down) * 600)) }
+                || labels.contains { String($0) == Self.clock(Date(timeIntervalSince1970: (end.timeIntervalSince1970 / 600).rounded(.down) * 600 - 600)) },
+                "\(labels)")
         // The day: 96 bars of 15 minutes, a tick every 4 hours; an unknown window is the day.
         let day = try await DashboardTests.get(server.port, "/totals?hours=7").body
-        #expect(day.contains("Finished jobs per 15 min over the last 24 hours"))
+        #expect(day.contains("Finished jobs per 15 minutes over the last 24 hours"))
         #expect(day.components(separatedBy: "id=\"totals-all\"")[1].components(separatedBy: "</svg>")[0]
             .components(separatedBy: "<line class=\"tick\"").count - 1 == 6)
         // The overview's chart has the axis too, and links here.
