@@ -125,7 +125,7 @@ public final class DashboardServer: Sendable {
         await add("GET /assets") { request in Pages.guarded { try pages.assets(request) } }
         await add("GET /assets/:id") { request in Pages.guarded { try pages.asset(request) } }
         await add("GET /derivatives/:id") { request in Pages.guarded { try pages.derivative(request) } }
-        await add("GET /derivatives/:id/thumbnail") { request in Pages.guarded { try pages.thumbnail(request) } }
+        await add("GET /derivatives/:id/thumbnail") { request in await pages.thumbnail(request) }
         await add("GET /presets") { _ in Pages.guarded { try pages.presets() } }
         await add("GET /presets/:name") { request in Pages.guarded { try pages.preset(request) } }
         await add("GET /presets/:name/reprocess") { request in Pages.guarded { try pages.reprocessCount(request) } }

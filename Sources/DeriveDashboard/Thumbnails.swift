@@ -1,5 +1,6 @@
 import DeriveLanguage
 import DeriveJobs
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -34,6 +35,15 @@ final class ThumbnailCache: Sendable {
 
     let limit: Int
     private let state = Mutex(State())
+    /// One thread makes every thumbnail, one after another: libvips' work stays off the
+    /// cooperative pool, and a sheet's first load costs one core, not all of them.
+    private let maker = DispatchQueue(label: "derive.dashboard.thumbnails")
+
+    func make(_ bytes: [UInt8], width: Int, height: Int, with thumbnailer: DashboardThumbnailer) async throws -> (bytes: [UInt8], mediaType: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            maker.async { continuation.resume(with: Result { try thumbnailer.make(bytes, width, height) }) }
+        }
+    }
 
     init(limit: Int) {
         self.limit = limit

@@ -1,6 +1,6 @@
 import DeriveLanguage
 import DeriveJobs
-import DeriveDashboard
+@testable import DeriveDashboard
 import DeriveVips
 import DeriveTestSupport
 import Foundation
@@ -125,5 +125,23 @@ import FoundationNetworking
         private let count = Mutex(0)
         func add() { count.withLock { $0 += 1 } }
         var value: Int { count.withLock { $0 } }
+    }
+}
+
+/// The thumbnails kept in memory never hold more than their bound; the least recently used go
+/// first.
+@Suite struct ThumbnailCacheTests {
+    @Test func theLeastRecentlyUsedGoFirstAndTheBoundHolds() {
+        let cache = ThumbnailCache(limit: 100)
+        cache.put("a", bytes: [UInt8](repeating: 1, count: 40), mediaType: "image/webp")
+        cache.put("b", bytes: [UInt8](repeating: 2, count: 40), mediaType: "image/webp")
+        #expect(cache.get("a")?.bytes.first == 1)
+        cache.put("c", bytes: [UInt8](repeating: 3, count: 40), mediaType: "image/webp")
+        #expect(cache.get("b") == nil && cache.get("a") != nil && cache.get("c") != nil && cache.bytes == 80)
+        // The same key again replaces its bytes; one larger than the whole bound is not kept.
+        cache.put("a", bytes: [UInt8](repeating: 4, count: 10), mediaType: "image/jpeg")
+        #expect(cache.get("a")?.mediaType == "image/jpeg" && cache.bytes == 50)
+        cache.put("d", bytes: [UInt8](repeating: 5, count: 101), mediaType: "image/webp")
+        #expect(cache.get("d") == nil && cache.bytes == 50)
     }
 }
