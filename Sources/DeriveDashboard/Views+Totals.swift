@@ -111,29 +111,40 @@ extension Views {
         let most = max(1, zip(series.completed, series.failed).map { $0 + $1 }.max() ?? 1)
         let bar = width / Double(buckets)
         var shapes = ""
+        // The chart for all queues (`id` set) has a title on each bar, which a pointer over it
+        // shows; the charts of each queue and worker draw each outcome as one path, a fifth of
+        // the bytes (thirteen charts of 96 bars made the day's page 250 kB).
+        var completedPath = "", failedPath = ""
         for index in 0..<buckets {
-            let x = Double(index) * bar
-            let ok = Double(series.completed[index]) / Double(most) * plot
-            let bad = Double(series.failed[index]) / Double(most) * plot
-            let at = timeOfDay(start.addingTimeInterval(Double(index * window.bucket)))
-            if series.completed[index] > 0 {
-                shapes += String(format: "<rect class=\"completed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">", x, top + plot - ok, max(0.5, bar - 1), ok)
-                    + "<title>\(at): \(series.completed[index]) completed</title></rect>"
+            let done = series.completed[index], failed = series.failed[index]
+            guard done + failed > 0 else { continue }
+            let x = Double(index) * bar, wide = max(0.5, bar - 1)
+            let ok = Double(done) / Double(most) * plot, bad = Double(failed) / Double(most) * plot
+            if id == nil {
+                if done > 0 { completedPath += String(format: "M%.1f %.1fh%.1fv%.1fh%.1fz", x, top + plot - ok, wide, ok, -wide) }
+                if failed > 0 { failedPath += String(format: "M%.1f %.1fh%.1fv%.1fh%.1fz", x, top + plot - ok - bad, wide, bad, -wide) }
+                continue
             }
-            if series.failed[index] > 0 {
-                shapes += String(format: "<rect class=\"failed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">", x, top + plot - ok - bad, max(0.5, bar - 1), bad)
-                    + "<title>\(at): \(series.failed[index]) failed</title></rect>"
+            shapes += "<g><title>\(timeOfDay(start.addingTimeInterval(Double(index * window.bucket)))): \(done) completed, \(failed) failed</title>"
+            if done > 0 {
+                shapes += String(format: "<rect class=\"completed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", x, top + plot - ok, wide, ok)
             }
+            if failed > 0 {
+                shapes += String(format: "<rect class=\"failed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", x, top + plot - ok - bad, wide, bad)
+            }
+            shapes += "</g>"
         }
+        if !completedPath.isEmpty { shapes += "<path class=\"completed\" d=\"\(completedPath)\"/>" }
+        if !failedPath.isEmpty { shapes += "<path class=\"failed\" d=\"\(failedPath)\"/>" }
         // The axis, and a tick with its time at each round time (every `tickEvery` buckets
         // since midnight UTC: every 10 minutes of the hour, every 4 hours of the day).
         let baseline = top + plot
-        shapes += String(format: "<line class=\"axis\" x1=\"0\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"></line>", baseline + 0.5, width, baseline + 0.5)
+        shapes += String(format: "<line class=\"axis\" x1=\"0\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", baseline + 0.5, width, baseline + 0.5)
         let first = Int(start.timeIntervalSince1970.rounded(.down)) / window.bucket
         for index in 0..<buckets where (first + index) % window.tickEvery == 0 {
             let x = Double(index) * bar
             let anchor = x < 20 ? "start" : x > width - 20 ? "end" : "middle"
-            shapes += String(format: "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"></line>", x + 0.5, baseline, x + 0.5, baseline + 6)
+            shapes += String(format: "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x + 0.5, baseline, x + 0.5, baseline + 6)
                 + String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"\(anchor)\">", x, height - 4)
                 + timeOfDay(start.addingTimeInterval(Double(index * window.bucket))) + "</text>"
         }

@@ -136,6 +136,10 @@ enum OperatorViewsFixtures {
                 && body.contains("0 completed, 2 failed in the last hour"))
         #expect(body.contains("host-a:1:&lt;script&gt;x&lt;/script&gt;") && !body.contains("<script>x"))
         #expect(body.contains("<a href=\"/jobs?queue=bulk\">bulk</a>"))
+        // The chart for all has a titled bar; a queue's or a worker's draws each outcome as one path.
+        #expect(body.contains(" 4 completed, 2 failed</title><rect class=\"completed\"") || body.contains(" 4 completed, 0 failed</title>"), "\(body)")
+        #expect(body.components(separatedBy: "<path class=\"completed\" d=\"M").count - 1 == 2
+                && body.components(separatedBy: "<path class=\"failed\" d=\"M").count - 1 == 2, "\(body)")
         // The axis: a tick every 10 minutes of the hour, each labelled with its time (UTC).
         let ticks = body.components(separatedBy: "id=\"totals-all\"")[1].components(separatedBy: "</svg>")[0]
         #expect(ticks.components(separatedBy: "<line class=\"tick\"").count - 1 == 6)
