@@ -435,6 +435,12 @@ public final class CloudinaryService: Sendable {
         }
     }
 
+    /// The identity of the derivative a transformation and extension make (the SHA-256 of the
+    /// output's canonical form), under which it is recorded.
+    public static func identity(transformation: String, format: String) throws -> String {
+        try derivation(transformation, format: format).identity
+    }
+
     /// The output a transformation and extension make, with its identity (the canonical form).
     static func derivation(_ transformation: String, format: String) throws -> Eager {
         guard let outputFormat = OutputFormat.parse(format), outputFormat != .auto, outputFormat != .original else {

@@ -3,6 +3,7 @@ import DeriveDigest
 import DeriveJobs
 import DeriveLanguage
 import DeriveServe
+import DeriveSQLite
 import DeriveTestSupport
 import Foundation
 import Testing
@@ -14,9 +15,9 @@ import Testing
     static let cloud = "testcloud", key = "123456789012345", secret = "a-test-secret-0123456789"
     static let presets = #"{"thumbs": {"unsigned": true, "folder": "incoming", "eager": "c_fill,w_40,h_40/webp", "tags": "unsigned"}, "signed-only": {"unsigned": false}}"#
 
-    static func start(_ folder: URL, extra: [String: String] = [:]) throws -> (BackgroundProcess, Int) {
+    static func start(_ folder: URL, extra: [String: String] = [:], arguments: [String] = []) throws -> (BackgroundProcess, Int) {
         let server = try BackgroundProcess(["serve", "--port", "0", "--database", "sqlite:" + folder.appendingPathComponent("q.sqlite").path,
-                                            "--store", folder.appendingPathComponent("store").path, "--wait", "120"],
+                                            "--store", folder.appendingPathComponent("store").path, "--wait", "120"] + arguments,
                                            environment: ["DERIVE_CLOUD_NAME": cloud, "DERIVE_API_KEY": key, "DERIVE_API_SECRET": secret,
                                                          "DERIVE_UPLOAD_PRESETS": presets, "DERIVE_SLOTS": "2",
                                                          "DERIVE_SERVE_ALLOWED_TRANSFORMATIONS": "c_scale,w_33|t_nothing"].merging(extra) { $1 })
@@ -202,6 +203,93 @@ import Testing
         #expect(second.wait(timeout: 30) == 0)
     }
 
+    /// A plain upload with an eager output, `derive serve` killed (SIGKILL) while the request
+    /// waits for the output: the asset and its eager job were recorded in one transaction, so
+    /// the job is in the queue; a worker makes it, and the restarted server records the output
+    /// on the first read that misses it and serves it without a signature, as an eager output.
+    @Test func aPlainUploadKilledWhileWaitingLosesNothing() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (first, firstPort) = try Self.start(folder, arguments: ["--no-work"])
+        let image = try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg"))
+        var fields = ["public_id": "killed", "timestamp": String(Int(Date().timeIntervalSince1970)), "eager": "c_scale,w_30"]
+        fields["signature"] = CloudinarySigning.sign(fields, secret: Self.secret, algorithm: .sha1)
+        fields["api_key"] = Self.key
+        var body: [UInt8] = []
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            body += Array("--b\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8)
+        }
+        body += Array("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"k.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n".utf8) + Array(image)
+            + Array("\r\n--b--\r\n".utf8)
+        let request = RawHTTP.request("POST", "/v1_1/\(Self.cloud)/image/upload", headers: [("Content-Type", "multipart/form-data; boundary=b")], body: body)
+        let answered = DispatchSemaphore(value: 0)
+        let reply = Box<RawHTTP.Reply?>(nil)
+        DispatchQueue.global().async {
+            reply.value = RawHTTP.sendBlocking(request, port: firstPort, timeout: 60)
+            answered.signal()
+        }
+        // The request is waiting for its eager output (no worker here): kill the server then.
+        let queue = try SQLiteJobStore(path: folder.appendingPathComponent("q.sqlite").path)
+        try waitUntil("the upload is recorded with its eager job", timeout: 60) {
+            (try queue.servedAsset(cloud: Self.cloud, publicID: "killed"))?.eagerJobs.isEmpty == false
+        }
+        first.signal(SIGKILL)
+        _ = first.wait(timeout: 10)
+        answered.wait()
+        #expect(reply.value?.status == nil, "the killed server did not answer")
+        let recorded = try #require(try queue.servedAsset(cloud: Self.cloud, publicID: "killed"))
+        #expect(recorded.derivatives.isEmpty)
+        let job = try #require(recorded.eagerJobs.first?.jobID)
+        #expect(try queue.job(job)?.state == .available, "the eager job is in the queue")
+
+        let worked = try DeriveBinary.run(["work", "--until-idle", "--database", "sqlite:" + folder.appendingPathComponent("q.sqlite").path,
+                                           "--store", folder.appendingPathComponent("store").path])
+        #expect(worked.status == 0, "\(worked.stderr.suffix(2000))")
+        #expect(try queue.job(job)?.state == .completed)
+
+        let (second, secondPort) = try Self.start(folder, arguments: ["--no-work"])
+        // Unsigned and not on the allowed list: served only because it is the recorded eager output.
+        let get = RawHTTP.sendBlocking(RawHTTP.request("GET", "/\(Self.cloud)/image/upload/c_scale,w_30/v\(recorded.version)/killed.jpg"), port: secondPort)
+        #expect(get.status == 200, "\(get.text.prefix(300))")
+        let read = try #require(try queue.servedAsset(cloud: Self.cloud, publicID: "killed"))
+        #expect(read.derivatives.values.map(\.width) == [30])
+        second.signal(SIGTERM)
+        #expect(second.wait(timeout: 30) == 0)
+    }
+
+    /// A record `derive serve` wrote as JSON in the store before the rows is migrated on first
+    /// read: the asset, its derivative (served unsigned, as recorded) and its notification.
+    @Test func aJSONRecordInTheStoreIsMigratedOnFirstRead() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = FileAssetStore(root: folder)
+        let image = Array(try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg")))
+        let sha = SHA256.hex(image)
+        _ = try store.put(image, key: try StorageKey("originals/\(sha).jpg"), contentType: "image/jpeg")
+        _ = try store.put(Array("derived bytes".utf8), key: try StorageKey("d/old.jpg"), contentType: "image/jpeg")
+        let identity = try CloudinaryService.identity(transformation: "c_scale,w_50", format: "jpg")
+        let legacy = """
+            {"bytes":\(image.count),"context":{"alt":"old"},"createdAt":"2026-01-02T03:04:05Z","derivatives":{"\(identity)":{"bytes":13,\
+            "format":"jpg","height":35,"jobID":3,"key":"d/old.jpg","sha256":"\(String(repeating: "c", count: 64))","transformation":"c_scale,w_50",\
+            "width":50}},"eagerJobs":[],"format":"jpg","height":886,"notifications":[{"attempts":2,"sentAt":"2026-01-02T03:04:06Z","status":200,\
+            "type":"upload","url":"https://hooks.example/x"}],"originalKey":"originals/\(sha).jpg","publicID":"old/photo","sha256":"\(sha)",\
+            "tags":["a"],"version":1767323045,"width":1280}
+            """
+        _ = try store.put(Array(legacy.utf8), key: try StorageKey("serve/\(Self.cloud)/old/photo.json"), contentType: "application/json")
+        let database = MemoryJobQueue()
+        let service = CloudinaryService(settings: ServeSettings(cloudName: Self.cloud, credentials: [Self.key: Self.secret], wait: 1),
+                                        database: database, store: store, fetcher: try CurlFetcher(settings: FetchSettings()), logger: .init(label: "legacy"))
+        let server = try await ServeServer.start(service: service, port: 0)
+        #expect(try database.servedAsset(cloud: Self.cloud, publicID: "old/photo") == nil)
+        let get = await RawHTTP.send(RawHTTP.request("GET", "/\(Self.cloud)/image/upload/c_scale,w_50/v1767323045/old/photo.jpg"), port: server.port)
+        #expect(get.status == 200 && get.text.hasSuffix("derived bytes"), "\(get.text.prefix(300))")
+        let migrated = try #require(try database.servedAsset(cloud: Self.cloud, publicID: "old/photo"))
+        #expect(migrated.version == 1_767_323_045 && migrated.sha256 == sha && migrated.tags == ["a"] && migrated.context == ["alt": "old"])
+        #expect(migrated.derivatives[identity]?.key == "d/old.jpg" && migrated.derivatives.count == 1)
+        #expect(migrated.notifications.map(\.attempts) == [2] && migrated.notifications.first?.url == "https://hooks.example/x")
+        await server.stop()
+    }
+
     /// Malformed requests of every kind get a 4xx and the service keeps answering; an upload
     /// whose Content-Length is over the limit is refused before its body is sent.
     @Test(arguments: [UInt64(11), 12])
@@ -323,6 +411,12 @@ import Testing
         #expect(CloudinarySigning.verifyURL("c_scale,w_10/folder/id.png", signature: signature, secret: "sekret"))
         #expect(!CloudinarySigning.verifyURL("c_scale,w_11/folder/id.png", signature: signature, secret: "sekret"))
     }
+}
+
+/// A value one thread sets and another reads after a semaphore.
+final class Box<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// A JSON value from JSONSerialization, navigated without a chain of casts (nil all the way
