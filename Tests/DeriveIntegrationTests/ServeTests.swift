@@ -179,6 +179,33 @@ import Testing
         #expect(server.wait(timeout: 30) == 0)
     }
 
+    /// `cloudinary.api.resource(..., faces=True)` lists the faces a job's detection found in
+    /// the original (here a `g_face` eager output's), as Cloudinary's [x, y, width, height]
+    /// boxes; an empty list before any job looked; nothing when not asked.
+    @Test func theAdminReadListsTheFacesAJobFound() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, port) = try Self.start(folder)
+        let out = try Self.client(port, "faces")
+        #expect(out["before_faces"]["ok"]["faces"].array.isEmpty && out["before_faces"]["ok"]["faces"].value != nil, "\(out["before_faces"])")
+        #expect(out["upload"]["ok"]["eager"][0]["width"].int == 60, "\(out["upload"])")
+        let faces = out["faces"]["ok"]["faces"].array
+        // The photograph has six people, all facing the camera.
+        #expect(faces.count == 6, "\(out["faces"])")
+        for face in faces {
+            let box = face.array.compactMap(\.int)
+            #expect(box.count == 4 && box[0] >= 0 && box[1] >= 0 && box[0] + box[2] <= 1280 && box[1] + box[3] <= 886, "\(face)")
+            #expect(box.count == 4 && (20...400).contains(box[2]) && (20...400).contains(box[3]), "a face's size: \(face)")
+        }
+        #expect(out["not_asked"]["ok"]["public_id"].string == "faces" && out["not_asked"]["ok"]["faces"].value == nil, "\(out["not_asked"])")
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+
     /// A chunked upload survives `derive serve` killed between its parts: the parts are in the
     /// store, and the restarted server completes the upload with the last one.
     @Test func aChunkedUploadResumesAfterTheServerIsKilled() throws {
