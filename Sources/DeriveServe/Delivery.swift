@@ -108,6 +108,14 @@ extension CloudinaryService {
         if let match = request.headers[HTTPHeader("If-None-Match")], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag || $0 == "*" }) {
             return HTTPResponse(statusCode: .notModified, headers: headers)
         }
+        // With an S3 store and DERIVE_SERVE_REDIRECT=presigned: a redirect to a short-lived
+        // presigned GET, so the bytes go from S3 to the client. The redirect may be reused for
+        // half the URL's life (it is still valid then); the credentials never leave.
+        if let seconds = settings.presignedRedirectSeconds, let location = store.temporaryURL(for: key, expiresIn: seconds) {
+            return HTTPResponse(statusCode: .found, headers: [
+                HTTPHeader("Location"): location, HTTPHeader("ETag"): tag, HTTPHeader("Cache-Control"): "private, max-age=\(seconds / 2)",
+            ])
+        }
         let bytes: [UInt8]?
         do {
             bytes = try await Self.offPool { [store] () throws(DeriveError) -> [UInt8]? in try store.get(key) }

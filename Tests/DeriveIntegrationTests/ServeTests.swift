@@ -7,6 +7,9 @@ import DeriveSQLite
 import DeriveTestSupport
 import Foundation
 import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// `derive serve` as Cloudinary's clients see it: the real PyPI `cloudinary` SDK (pinned in
 /// Scripts/test.sh) uploads, signs delivery URLs and reads the admin API against the built
@@ -230,16 +233,11 @@ import Testing
         #expect(second.wait(timeout: 30) == 0)
     }
 
-    /// A plain upload with an eager output, `derive serve` killed (SIGKILL) while the request
-    /// waits for the output: the asset and its eager job were recorded in one transaction, so
-    /// the job is in the queue; a worker makes it, and the restarted server records the output
-    /// on the first read that misses it and serves it without a signature, as an eager output.
-    @Test func aPlainUploadKilledWhileWaitingLosesNothing() throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (first, firstPort) = try Self.start(folder, arguments: ["--no-work"])
+    /// A signed multipart upload of the fixture photograph, as raw bytes.
+    static func signedUpload(_ parameters: [String: String]) throws -> [UInt8] {
         let image = try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg"))
-        var fields = ["public_id": "killed", "timestamp": String(Int(Date().timeIntervalSince1970)), "eager": "c_scale,w_30"]
+        var fields = parameters
+        fields["timestamp"] = String(Int(Date().timeIntervalSince1970))
         fields["signature"] = CloudinarySigning.sign(fields, secret: Self.secret, algorithm: .sha1)
         fields["api_key"] = Self.key
         var body: [UInt8] = []
@@ -248,7 +246,71 @@ import Testing
         }
         body += Array("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"k.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n".utf8) + Array(image)
             + Array("\r\n--b--\r\n".utf8)
-        let request = RawHTTP.request("POST", "/v1_1/\(Self.cloud)/image/upload", headers: [("Content-Type", "multipart/form-data; boundary=b")], body: body)
+        return RawHTTP.request("POST", "/v1_1/\(Self.cloud)/image/upload", headers: [("Content-Type", "multipart/form-data; boundary=b")], body: body)
+    }
+
+    /// A header of a raw reply (the first with that name, any case).
+    static func header(_ name: String, in reply: RawHTTP.Reply) -> String? {
+        let head = reply.text.components(separatedBy: "\r\n\r\n").first ?? ""
+        for line in head.components(separatedBy: "\r\n").dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == name.lowercased() { return parts[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
+    }
+
+    /// With an S3 store and `DERIVE_SERVE_REDIRECT=presigned`, delivery answers 302 to a
+    /// presigned GET (valid for the configured seconds, no credentials in it) that fetches the
+    /// object itself, for the original and a recorded derivative; `If-None-Match` still gets 304.
+    @Test(.enabled(if: TestServers.available, "needs the S3 server Scripts/test.sh starts"))
+    func deliveryRedirectsToPresignedS3URLs() async throws {
+        let s3 = try TestServers.s3()
+        let store = S3AssetStore(settings: S3Settings(endpoint: s3.endpoint, region: "us-east-1", accessKey: s3.accessKey, secretKey: s3.secretKey,
+                                                      pathStyle: true, bucket: s3.bucket),
+                                 bucket: s3.bucket, prefix: "serve/\(UUID().uuidString)/")
+        var settings = ServeSettings(cloudName: Self.cloud, credentials: [Self.key: Self.secret], wait: 1)
+        settings.presignedRedirectSeconds = 120
+        let database = MemoryJobQueue()
+        let service = CloudinaryService(settings: settings, database: database, store: store, fetcher: try CurlFetcher(settings: FetchSettings()),
+                                        logger: .init(label: "presigned"))
+        let server = try await ServeServer.start(service: service, port: 0)
+        let uploaded = await RawHTTP.send(try Self.signedUpload(["public_id": "presigned"]), port: server.port)
+        #expect(uploaded.status == 200, "\(uploaded.text.suffix(300))")
+        let asset = try #require(try database.servedAsset(cloud: Self.cloud, publicID: "presigned"))
+        let image = Array(try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg")))
+        // A derivative recorded as a worker would have (its object in the store).
+        let derived = Array("a derivative's bytes".utf8)
+        let key = "derived/presigned-50.jpg"
+        _ = try store.put(derived, key: try StorageKey(key), contentType: "image/jpeg")
+        let identity = try CloudinaryService.identity(transformation: "c_scale,w_50", format: "jpg")
+        try database.recordDerivatives([ServedDerivative(identity: identity, transformation: "c_scale,w_50", format: "jpg", key: key, width: 50,
+                                                         height: 35, bytes: derived.count, sha256: SHA256.hex(derived), jobID: 1)],
+                                       cloud: Self.cloud, publicID: "presigned", version: asset.version)
+        let origin = try #require(store.temporaryURLOrigin)
+        for (path, expected) in [("v\(asset.version)/presigned.jpg", image), ("c_scale,w_50/v\(asset.version)/presigned.jpg", derived)] {
+            let reply = await RawHTTP.send(RawHTTP.request("GET", "/\(Self.cloud)/image/upload/\(path)"), port: server.port)
+            let location = try #require(Self.header("Location", in: reply), "\(reply.text.prefix(400))")
+            #expect(reply.status == 302 && location.hasPrefix(origin + "/") && location.contains("X-Amz-Signature="), "\(location)")
+            #expect(location.contains("X-Amz-Expires=120") && !location.contains(s3.secretKey))
+            #expect(Self.header("Cache-Control", in: reply) == "private, max-age=60")
+            let (fetched, answer) = try await URLSession.shared.data(from: try #require(URL(string: location)))
+            #expect((answer as? HTTPURLResponse)?.statusCode == 200 && Array(fetched) == expected, "\(path)")
+            let etag = try #require(Self.header("ETag", in: reply))
+            let again = await RawHTTP.send(RawHTTP.request("GET", "/\(Self.cloud)/image/upload/\(path)", headers: [("If-None-Match", etag)]), port: server.port)
+            #expect(again.status == 304)
+        }
+        await server.stop()
+    }
+
+    /// A plain upload with an eager output, `derive serve` killed (SIGKILL) while the request
+    /// waits for the output: the asset and its eager job were recorded in one transaction, so
+    /// the job is in the queue; a worker makes it, and the restarted server records the output
+    /// on the first read that misses it and serves it without a signature, as an eager output.
+    @Test func aPlainUploadKilledWhileWaitingLosesNothing() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (first, firstPort) = try Self.start(folder, arguments: ["--no-work"])
+        let request = try Self.signedUpload(["public_id": "killed", "eager": "c_scale,w_30"])
         let answered = DispatchSemaphore(value: 0)
         let reply = Box<RawHTTP.Reply?>(nil)
         DispatchQueue.global().async {
