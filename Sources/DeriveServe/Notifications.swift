@@ -10,7 +10,7 @@ extension CloudinaryService {
     /// POSTs Cloudinary's notification body to `url` in the background, signed as
     /// `cloudinary.utils.verify_notification_signature` checks (`X-Cld-Timestamp`,
     /// `X-Cld-Signature`: hex SHA-1 of body, timestamp and secret), retried with backoff while
-    /// the answer is not 2xx, and recorded on the asset.
+    /// the answer is not 2xx, and recorded (`ServedAssets.recordNotification`).
     func notify(_ url: String, members: [JSONMember], type: String, publicID: String, secret: String) {
         guard let sender = webhooks else { return }
         Task.detached { [database, settings, logger] in

@@ -1,5 +1,6 @@
 import DeriveLanguage
 import DeriveJobs
+import DerivePostgres
 import DeriveTestSupport
 import Foundation
 import Testing
@@ -170,6 +171,22 @@ import Testing
         #expect(recent[1].status == nil && recent[1].error == "connection refused" && recent[1].publicID == "other" && !recent[1].delivered)
         #expect(abs(recent[1].sentAt.timeIntervalSince1970 - 1_750_000_001) < 0.01)
         #expect(try store.recentNotifications(limit: 10).count == 3)
+    }
+
+    /// `derive serve` on PostgreSQL may log in as a member of `derive_worker`: the role may keep
+    /// every record (the upload with its job, derivatives, notifications) and read them back.
+    @Test(.enabled(if: TestServers.postgresAvailable, "needs the PostgreSQL Scripts/test.sh starts"))
+    func theWorkerRoleKeepsTheRecords() throws {
+        let queue = try TestQueue(.postgres)
+        let store = PostgresJobStore(url: try queue.login(as: "derive_worker"))
+        let recorded = try store.recordUpload(Self.asset(), overwrite: false, eager: Self.eager())
+        #expect(try store.recordDerivatives([Self.derivative("id0")], cloud: "demo", publicID: "folder/photo", version: recorded.asset.version))
+        try store.recordNotification(NotificationRecord(cloud: "demo", publicID: "folder/photo", url: "https://hooks.example/a", type: "upload",
+                                                        status: 200, attempts: 1, error: nil, sentAt: Date()), cloud: "demo", publicID: "folder/photo")
+        _ = try store.recordUpload(Self.asset(), overwrite: true, eager: Self.eager(1))
+        let read = try #require(try store.servedAsset(cloud: "demo", publicID: "folder/photo"))
+        #expect(read.version == recorded.asset.version + 1 && read.notifications.count == 1 && read.derivatives.isEmpty)
+        #expect(try store.recentNotifications(limit: 5).count == 1)
     }
 
     /// The faces are those a job's detection recorded for the original's content.
