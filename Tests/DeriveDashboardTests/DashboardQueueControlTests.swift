@@ -64,6 +64,9 @@ import Testing
                                    actions: .allowed(csrf: "c"))
         #expect(allowed.contains("action=\"/queues/bulk/pause\"") && allowed.contains("action=\"/queues/held/resume\"") && allowed.contains("by cli:ops@h"))
         #expect(!Views.queues(counts, paused: [], now: Date(), actions: .readOnly).contains("<form method=\"post\""))
+        // Who paused is text (a forwarded client address is whatever a proxy was told).
+        let hostile = Views.queues([], paused: [PausedQueue(queue: "held", pausedAt: Date(), pausedBy: "dashboard:<script>alert(1)</script>")], now: Date())
+        #expect(hostile.contains("dashboard:&lt;script&gt;alert(1)&lt;/script&gt;") && !hostile.contains("<script>alert"))
         await server.stop()
     }
 
