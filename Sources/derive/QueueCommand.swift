@@ -103,7 +103,8 @@ struct QueueCommand: ParsableCommand {
 
     /// Who paused, as the queue records it: this command, the login and the host.
     static var `operator`: String {
-        let user = ProcessInfo.processInfo.environment["USER"] ?? ProcessInfo.processInfo.environment["LOGNAME"] ?? "unknown"
+        let environment = ProcessInfo.processInfo.environment
+        let user = environment["USER"] ?? environment["LOGNAME"] ?? getpwuid(getuid()).flatMap { String(validatingCString: $0.pointee.pw_name) } ?? "unknown"
         return "cli:\(user)@\(ProcessInfo.processInfo.hostName)"
     }
 }
