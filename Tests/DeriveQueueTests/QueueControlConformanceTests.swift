@@ -48,10 +48,12 @@ import Testing
         // Who paused is kept to its bound.
         #expect(try queue.store.pause(queue: "other", by: String(repeating: "x", count: 500)))
         #expect(try queue.store.pausedQueues().first { $0.queue == "other" }?.pausedBy.count == PausedQueue.byLength)
+        #expect(try queue.store.pause(queue: "accents", by: String(repeating: "e\u{301}", count: 150)))
+        #expect(try queue.store.pausedQueues().first { $0.queue == "accents" }?.pausedBy.unicodeScalars.count == PausedQueue.byLength)
         for bad in ["", "has space", String(repeating: "q", count: 65), "<script>"] {
             #expect(throws: DeriveError.self, "\(bad)") { try queue.store.pause(queue: bad, by: "tester") }
         }
-        #expect(try queue.store.pausedQueues().map(\.queue) == ["bulk", "other"])
+        #expect(try queue.store.pausedQueues().map(\.queue) == ["accents", "bulk", "other"])
     }
 
     @Test(arguments: JobStoreKind.runnable)
@@ -86,5 +88,11 @@ import Testing
         let bySource = try queue.store.finishedJobs(JobFilter(sourceContains: "beach"), after: nil, limit: 50).jobs
         #expect(bySource.map { $0.payload["source"] } == [.string(plain)])
         #expect(try queue.store.finishedJobs(JobFilter(sourceContains: "copy.jpg"), after: nil, limit: 50).jobs.count == 3)
+        // A long name of characters made of two code points each, a path and a control character:
+        // kept as its last component, cut to what the databases hold, and the job still goes in.
+        let long = "/tmp/x/" + String(repeating: "e\u{301}", count: 300) + "\n.jpg"
+        _ = try queue.store.submit([NewJob(payload: document("s3://b/originals/long.jpg"), originalName: long)])
+        let kept = try #require(try queue.store.originalNames(of: ["s3://b/originals/long.jpg"])["s3://b/originals/long.jpg"]?.first)
+        #expect(kept.unicodeScalars.count == OriginalName.length && !kept.contains("/") && !kept.contains("\n"))
     }
 }

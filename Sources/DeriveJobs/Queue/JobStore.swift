@@ -305,10 +305,18 @@ public enum OriginalName {
     /// The longest name kept (longer is cut).
     public static let length = 255
 
-    /// The last path component, without control characters, at most `length` characters.
+    /// The last path component, without control characters, at most `length` code points (as
+    /// the databases count a text's length: a character may be several).
     public static func clean(_ name: String) -> String {
         let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? name
-        return String(String(last.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }).prefix(length))
+        return codePoints(String(last.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }), length)
+    }
+
+    /// At most `count` code points of `text`.
+    public static func codePoints(_ text: String, _ count: Int) -> String {
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.prefix(count))
+        return String(scalars)
     }
 
     /// The names to record for `jobs`: (source, name) for each job with both, once each.
