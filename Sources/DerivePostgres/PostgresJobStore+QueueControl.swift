@@ -37,7 +37,7 @@ extension PostgresJobStore {
         return try withConnection { connection throws(PostgresError) in
             let rows = try connection.query("""
                 INSERT INTO derive.paused_queues (queue, paused_by) VALUES ($1, $2) ON CONFLICT (queue) DO NOTHING RETURNING queue
-                """, [queue, OriginalName.codePoints(who, PausedQueue.byLength)])
+                """, [queue, PausedQueue.by(who)])
             return !rows.rows.isEmpty
         }
     }

@@ -21,7 +21,7 @@ extension SQLiteJobStore {
         try PausedQueue.validate(queue)
         return try write { connection, now throws(SQLiteError) in
             try connection.query("INSERT INTO paused_queues (queue, paused_at, paused_by) VALUES (?, ?, ?) ON CONFLICT (queue) DO NOTHING",
-                                 [SQLiteValue(queue), SQLiteValue(now), SQLiteValue(OriginalName.codePoints(who, PausedQueue.byLength))])
+                                 [SQLiteValue(queue), SQLiteValue(now), SQLiteValue(PausedQueue.by(who))])
             return connection.changes > 0
         }
     }

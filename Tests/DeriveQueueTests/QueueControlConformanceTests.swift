@@ -48,7 +48,7 @@ import Testing
         // Who paused is kept to its bound.
         #expect(try queue.store.pause(queue: "other", by: String(repeating: "x", count: 500)))
         #expect(try queue.store.pausedQueues().first { $0.queue == "other" }?.pausedBy.count == PausedQueue.byLength)
-        #expect(try queue.store.pause(queue: "accents", by: String(repeating: "e\u{301}", count: 150)))
+        #expect(try queue.store.pause(queue: "accents", by: "\u{0}\r\n" + String(repeating: "e\u{301}", count: 150)))
         #expect(try queue.store.pausedQueues().first { $0.queue == "accents" }?.pausedBy.unicodeScalars.count == PausedQueue.byLength)
         for bad in ["", "has space", String(repeating: "q", count: 65), "<script>"] {
             #expect(throws: DeriveError.self, "\(bad)") { try queue.store.pause(queue: bad, by: "tester") }

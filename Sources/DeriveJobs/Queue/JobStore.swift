@@ -346,6 +346,11 @@ public struct PausedQueue: Sendable, Hashable {
     /// The longest `pausedBy` kept (longer is cut).
     public static let byLength = 200
 
+    /// `who` as it is kept: without control characters (a NUL cannot be stored), at most `byLength` code points.
+    public static func by(_ who: String) -> String {
+        OriginalName.codePoints(String(who.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }), byLength)
+    }
+
     /// Refuses what is not a queue name (the rule jobs' queues follow), before any store sees it.
     public static func validate(_ queue: String) throws(DeriveError) {
         guard QueueName.isValid(queue) else {

@@ -327,7 +327,7 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         try PausedQueue.validate(queue)
         return try withState { state, now throws(DeriveError) in
             guard state.paused[queue] == nil else { return false }
-            state.paused[queue] = PausedQueue(queue: queue, pausedAt: Date(timeIntervalSince1970: now), pausedBy: OriginalName.codePoints(who, PausedQueue.byLength))
+            state.paused[queue] = PausedQueue(queue: queue, pausedAt: Date(timeIntervalSince1970: now), pausedBy: PausedQueue.by(who))
             return true
         }
     }
