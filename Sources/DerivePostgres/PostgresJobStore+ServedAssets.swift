@@ -8,6 +8,8 @@ import Foundation
 /// derivatives) cannot interleave with it and leave a derivative of the replaced original.
 extension PostgresJobStore: ServedAssets {
     public func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?) throws(DeriveError) -> RecordedUpload {
+        // The file's name, as `submit` notes it (an index for the jobs search, outside the transaction there too).
+        if let eager { try recordOriginalNames([eager.job]) }
         let (existing, eagerJob) = try withConnection { connection throws(PostgresError) -> (Bool, JobID?) in
             try connection.transaction { () throws(PostgresError) -> (Bool, JobID?) in
                 let key: [String?] = [asset.cloud, asset.publicID]

@@ -29,7 +29,11 @@ extension SQLiteJobStore: ServedAssets {
                 try connection.query("DELETE FROM served_derivatives WHERE cloud = ? AND public_id = ?", key)
             }
             guard let eager else { return (false, nil) }
-            // The queue's own insert, inside this transaction.
+            // The queue's own insert (and the file's name, as `submit` notes it), inside this transaction.
+            for (source, name) in OriginalName.pairs([eager.job]) {
+                try connection.query("INSERT INTO original_names (source, name, noted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                                     [SQLiteValue(source), SQLiteValue(name), SQLiteValue(now)])
+            }
             let id = try Self.insert(eager.job, at: now, on: connection).id
             try connection.query("UPDATE served_assets SET eager = ?3 WHERE cloud = ?1 AND public_id = ?2",
                                  key + [SQLiteValue(JSONWriter.compact(.array([EagerJob(jobID: id, outputs: eager.outputs).json])))])

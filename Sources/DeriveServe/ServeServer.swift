@@ -222,7 +222,8 @@ public final class CloudinaryService: Sendable {
                 output.name = "eager\(index)"
                 return output
             })
-            submission = (NewJob(payload: ChainEncoder.json(spec), queue: settings.queue, priority: 0, runAt: nil, maxAttempts: 3, dedupeKey: nil),
+            submission = (NewJob(payload: ChainEncoder.json(spec), queue: settings.queue, priority: 0, runAt: nil, maxAttempts: 3, dedupeKey: nil,
+                                 originalName: filename),
                           eager.map { EagerOutput(transformation: $0.transformation, format: $0.format, identity: $0.identity) })
         }
         let recorded = try await Self.offPool { [database, asset, overwrite, submission] () throws(DeriveError) -> RecordedUpload in

@@ -26,6 +26,7 @@ extension MemoryJobQueue: ServedAssets {
             }
             var eagerJob: JobID?
             if let eager {
+                for (source, name) in OriginalName.pairs([eager.job]) { state.originalNames[source, default: []].insert(name) }
                 let id = state.enqueue(eager.job, at: now).id
                 stored.eagerJobs = [EagerJob(jobID: id, outputs: eager.outputs)]
                 eagerJob = id
