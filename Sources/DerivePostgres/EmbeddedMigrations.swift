@@ -588,6 +588,172 @@ BEGIN
     END IF;
 END $$;
 """##),
+        Migration(version: 10, name: "0010_queue_control", sql: ##"""
+-- 0010: queue control. An operator pauses a queue (`derive queue pause NAME`, the dashboard's
+-- Pause button) to stop work on it without stopping the workers, which go on with their
+-- other queues: while its name is in derive.paused_queues no claim takes from it, on any
+-- machine, because the claim function itself skips it. It keeps accepting jobs, and runs
+-- already claimed finish (and a run put back, released or rescued, waits with the rest).
+-- Resuming deletes the row. Pausing twice keeps the first pause (ON CONFLICT DO NOTHING).
+CREATE TABLE derive.paused_queues (
+    queue     text        PRIMARY KEY CHECK (queue ~ '^[A-Za-z0-9_.-]{1,64}$'),
+    paused_at timestamptz NOT NULL DEFAULT now(),
+    paused_by text        NOT NULL CHECK (length(paused_by) <= 200)
+);
+
+-- The file names uploaded originals were stored from. An upload is stored by its content
+-- (originals/<sha256>.jpg) and its job names that key, so the name the operator knows it by
+-- (IMG_0412.jpg) is kept here, by the source the job names, for the dashboard's search and
+-- the job's page. By source, not by job: a retry names the same source and finds the name,
+-- and the archive's rows do not have to carry it. One content uploaded under two names has both.
+CREATE TABLE derive.original_names (
+    source    text        NOT NULL,
+    name      text        NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
+    noted_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (source, name)
+);
+
+-- derive.claim as 0001 wrote it, but a queue in derive.paused_queues yields no rows: its
+-- segments' scans are not run (the filter is a constant per queue, so the planner keeps the
+-- ordered index scans of the others).
+CREATE OR REPLACE FUNCTION derive.claim(queues text[], max_jobs integer, owner text, lease_seconds double precision, segments jsonb)
+RETURNS TABLE (id bigint, attempt integer, queue text, priority integer, max_attempts integer, payload jsonb,
+               lease_expires_at double precision, created_at double precision, run_at double precision, run_at_micros bigint)
+LANGUAGE plpgsql SET enable_seqscan = off SET enable_bitmapscan = off SET jit = off AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH segment AS MATERIALIZED (
+        SELECT * FROM jsonb_to_recordset(claim.segments)
+            AS s(ord integer, queue text, lo integer, hi integer, after_run_at bigint, after_id bigint)
+    ), picked AS (
+        SELECT c.id FROM unnest(claim.queues::text[]) AS q(name)
+        -- A paused queue is not read at all.
+        CROSS JOIN LATERAL (SELECT NOT EXISTS (SELECT FROM derive.paused_queues p WHERE p.queue = q.name) AS running) AS r
+        CROSS JOIN LATERAL (
+            SELECT k.id, k.priority, k.run_at
+            FROM (SELECT * FROM segment WHERE segment.queue = q.name ORDER BY segment.ord) AS s
+            CROSS JOIN LATERAL (
+                SELECT * FROM (
+                    SELECT j.id, j.priority, j.run_at FROM derive.jobs j
+                    WHERE r.running AND s.after_id IS NOT NULL AND j.state = 'available' AND j.queue = q.name AND j.priority = s.hi
+                      AND (j.run_at, j.id) > (timestamptz 'epoch' + s.after_run_at * interval '1 microsecond', s.after_id)
+                    ORDER BY j.run_at, j.id
+                    LIMIT claim.max_jobs
+                    FOR UPDATE SKIP LOCKED
+                ) AS after_position
+                UNION ALL
+                SELECT * FROM (
+                    SELECT j.id, j.priority, j.run_at FROM derive.jobs j
+                    WHERE r.running AND s.after_id IS NULL AND j.state = 'available' AND j.queue = q.name AND j.priority BETWEEN s.lo AND s.hi
+                    ORDER BY j.priority DESC, j.run_at, j.id
+                    LIMIT claim.max_jobs
+                    FOR UPDATE SKIP LOCKED
+                ) AS from_start
+            ) AS k
+            LIMIT claim.max_jobs
+        ) AS c
+        ORDER BY c.priority DESC, c.run_at, c.id
+        LIMIT claim.max_jobs
+    ), claimed AS (
+        UPDATE derive.jobs j
+        SET state = 'running', attempt = j.attempt + 1, lease_owner = claim.owner,
+            lease_expires_at = now() + make_interval(secs => claim.lease_seconds), started_at = now()
+        FROM picked WHERE j.id = picked.id
+        RETURNING j.id, j.attempt, j.queue, j.priority, j.max_attempts, j.payload, j.lease_expires_at, j.created_at, j.run_at
+    )
+    SELECT c.id, c.attempt, c.queue, c.priority, c.max_attempts, c.payload,
+           extract(epoch FROM c.lease_expires_at)::double precision, extract(epoch FROM c.created_at)::double precision,
+           extract(epoch FROM c.run_at)::double precision, (extract(epoch FROM c.run_at) * 1000000)::bigint
+    FROM claimed c;
+END $$;
+
+-- CREATE OR REPLACE keeps the function's privileges. The worker's claim reads the table;
+-- pausing and resuming are the worker role's too (an operator's tools run as it), and a
+-- submitter may see which queues are paused.
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'derive_submitter') THEN
+        GRANT SELECT ON derive.paused_queues TO derive_submitter;
+        -- An application that uploads may name its originals as derive upload does.
+        GRANT SELECT, INSERT ON derive.original_names TO derive_submitter;
+    END IF;
+    IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'derive_worker') THEN
+        GRANT SELECT, INSERT, DELETE ON derive.paused_queues TO derive_worker;
+        GRANT SELECT, INSERT, DELETE ON derive.original_names TO derive_worker;
+    END IF;
+END $$;
+"""##),
+        Migration(version: 12, name: "0012_served_assets", sql: ##"""
+-- 0012: what `derive serve` keeps of the assets uploaded through Cloudinary's API (the
+-- ServedAssets seam): one row per public id, one per derivative, one per notification sent.
+-- Rows rather than a document per asset, so two processes recording derivatives of one asset
+-- at once each add their own. An upload's row and its eager job are written in one
+-- transaction. `faces` are not kept here: they are the `assets` row's of the original's SHA-256.
+CREATE TABLE derive.served_assets (
+    cloud           text        NOT NULL,
+    public_id       text        NOT NULL,
+    -- Seconds since 1970 at the upload; an overwrite takes one above the replaced version.
+    version         bigint      NOT NULL,
+    format          text        NOT NULL,
+    bytes           bigint      NOT NULL,
+    width           integer     NOT NULL,
+    height          integer     NOT NULL,
+    tags            jsonb       NOT NULL DEFAULT '[]',
+    context         jsonb       NOT NULL DEFAULT '{}',
+    original_key    text        NOT NULL,
+    original_sha256 text        NOT NULL,
+    -- The eager jobs of this version: [{"job_id": 7, "outputs": [{"transformation", "format", "identity"}]}].
+    eager           jsonb       NOT NULL DEFAULT '[]',
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (cloud, public_id)
+);
+CREATE INDEX served_assets_original ON derive.served_assets (original_sha256);
+
+CREATE TABLE derive.served_derivatives (
+    cloud          text        NOT NULL,
+    public_id      text        NOT NULL,
+    -- The version of the asset it was made from (an overwrite deletes the older ones).
+    version        bigint      NOT NULL,
+    -- SHA-256 of the output's canonical form: two spellings of one transformation are one row.
+    identity       text        NOT NULL,
+    transformation text        NOT NULL,
+    format         text        NOT NULL,
+    storage_key    text        NOT NULL,
+    width          integer     NOT NULL,
+    height         integer     NOT NULL,
+    bytes          bigint      NOT NULL,
+    sha256         text        NOT NULL,
+    job_id         bigint      NOT NULL,
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (cloud, public_id, identity),
+    FOREIGN KEY (cloud, public_id) REFERENCES derive.served_assets (cloud, public_id) ON DELETE CASCADE
+);
+
+CREATE TABLE derive.served_notifications (
+    id        bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    cloud     text        NOT NULL,
+    public_id text        NOT NULL,
+    -- The target with its credentials and query redacted.
+    url       text        NOT NULL,
+    type      text        NOT NULL,
+    status    integer,
+    attempts  integer     NOT NULL,
+    error     text,
+    sent_at   timestamptz NOT NULL
+);
+CREATE INDEX served_notifications_asset ON derive.served_notifications (cloud, public_id, id);
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'derive_submitter') THEN
+        GRANT SELECT ON derive.served_assets, derive.served_derivatives, derive.served_notifications TO derive_submitter;
+    END IF;
+    IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'derive_worker') THEN
+        GRANT SELECT, INSERT, UPDATE, DELETE ON derive.served_assets, derive.served_derivatives, derive.served_notifications TO derive_worker;
+    END IF;
+END $$;
+"""##),
         Migration(version: 13, name: "0013_job_workers", sql: ##"""
 -- 0013: a finished job keeps the worker that ran it, and the operator's views read what it
 -- did. The archive had the start of the last attempt (started_at) but not its worker: the

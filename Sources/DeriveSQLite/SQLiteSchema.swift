@@ -185,6 +185,71 @@ enum SQLiteSchema {
         CREATE INDEX sources_asset_url ON sources (asset_id, url);
         DROP INDEX sources_asset;
         """,
+        // 10: queue control (Migrations/0010_queue_control.sql says why): no claim takes from a
+        // queue named here; and the original file names uploads were stored from, by source.
+        """
+        CREATE TABLE paused_queues (
+            queue     TEXT PRIMARY KEY CHECK (length(queue) BETWEEN 1 AND 64 AND queue NOT GLOB '*[^A-Za-z0-9_.-]*'),
+            paused_at REAL NOT NULL,
+            paused_by TEXT NOT NULL CHECK (length(paused_by) <= 200)
+        );
+        CREATE TABLE original_names (
+            source   TEXT NOT NULL,
+            name     TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
+            noted_at REAL NOT NULL,
+            PRIMARY KEY (source, name)
+        );
+        """,
+        // 12: served_assets: what `derive serve` keeps of uploaded assets, their derivatives and
+        // the notifications sent (Migrations/0012_served_assets.sql).
+        """
+        CREATE TABLE served_assets (
+            cloud           TEXT    NOT NULL,
+            public_id       TEXT    NOT NULL,
+            version         INTEGER NOT NULL,
+            format          TEXT    NOT NULL,
+            bytes           INTEGER NOT NULL,
+            width           INTEGER NOT NULL,
+            height          INTEGER NOT NULL,
+            tags            TEXT    NOT NULL DEFAULT '[]',
+            context         TEXT    NOT NULL DEFAULT '{}',
+            original_key    TEXT    NOT NULL,
+            original_sha256 TEXT    NOT NULL,
+            eager           TEXT    NOT NULL DEFAULT '[]',
+            created_at      REAL    NOT NULL,
+            PRIMARY KEY (cloud, public_id)
+        );
+        CREATE INDEX served_assets_original ON served_assets (original_sha256);
+        CREATE TABLE served_derivatives (
+            cloud          TEXT    NOT NULL,
+            public_id      TEXT    NOT NULL,
+            version        INTEGER NOT NULL,
+            identity       TEXT    NOT NULL,
+            transformation TEXT    NOT NULL,
+            format         TEXT    NOT NULL,
+            storage_key    TEXT    NOT NULL,
+            width          INTEGER NOT NULL,
+            height         INTEGER NOT NULL,
+            bytes          INTEGER NOT NULL,
+            sha256         TEXT    NOT NULL,
+            job_id         INTEGER NOT NULL,
+            created_at     REAL    NOT NULL,
+            PRIMARY KEY (cloud, public_id, identity),
+            FOREIGN KEY (cloud, public_id) REFERENCES served_assets (cloud, public_id) ON DELETE CASCADE
+        );
+        CREATE TABLE served_notifications (
+            id        INTEGER PRIMARY KEY AUTOINCREMENT,
+            cloud     TEXT    NOT NULL,
+            public_id TEXT    NOT NULL,
+            url       TEXT    NOT NULL,
+            type      TEXT    NOT NULL,
+            status    INTEGER,
+            attempts  INTEGER NOT NULL,
+            error     TEXT,
+            sent_at   REAL    NOT NULL
+        );
+        CREATE INDEX served_notifications_asset ON served_notifications (cloud, public_id, id);
+        """,
         // 13: job_workers. A finished job keeps the worker that ran it (the lease's owner, NULL
         // for one cancelled while waiting); totals per queue and per worker read one index over
         // their window, and a job's page finds the generations of its work by dedupe key.

@@ -24,6 +24,9 @@ public protocol QueueInspector: Sendable {
     /// generations of one piece of work. A retry of a job with no key carries `retry:<id>`, so
     /// `jobs(dedupeKey: "retry:7", ...)` lists the retries of job 7.
     func jobs(dedupeKey key: String, limit: Int) throws(DeriveError) -> [JobSnapshot]
+    /// The file names recorded for each of `sources` at upload (`NewJob.originalName`), sorted;
+    /// sources with none are left out.
+    func originalNames(of sources: [String]) throws(DeriveError) -> [String: [String]]
 }
 
 /// Jobs that finished in one interval in one queue, run by one worker, with one outcome.
@@ -60,7 +63,8 @@ public struct JobFilter: Sendable, Hashable {
     /// The source's host, as `SourceAddress.host(of:)` gives it (an S3 source's bucket).
     public var sourceHost: String?
     public var finishedSince: Date?
-    /// Text the job's source contains, as written (case and all): a path, a file name, a key.
+    /// Text the job's source contains, as written (case and all): a path, a file name, a key;
+    /// or that a file name recorded for its source at upload contains (`NewJob.originalName`).
     /// No index serves it: the archive is scanned newest first until a page is full.
     public var sourceContains: String?
 
