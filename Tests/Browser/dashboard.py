@@ -173,6 +173,17 @@ def bulk_cancel(driver, url, ids, width):
     driver.set_window_size(width, 1000)
     driver.get(url + "/jobs?queue=held")
     seen = {"ticked": []}
+    # The list's first page is read again by the page's script every 5 s and replaced: wait for
+    # that once, so the form ticked and sent below is one the refresh brought in, which must
+    # ask before it acts as the first one did.
+    driver.execute_script("const f = document.getElementById('bulk-jobs'); if (f) f.dataset.original = 'yes';")
+    seen["replacedBeforeTicking"] = False
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        if driver.execute_script("const f = document.getElementById('bulk-jobs'); return !!f && f.dataset.original !== 'yes';"):
+            seen["replacedBeforeTicking"] = True
+            break
+        time.sleep(0.25)
     for job in ids:
         boxes = driver.find_elements(By.CSS_SELECTOR, f"input[type=checkbox][name=id][value='{job}']")
         if boxes:

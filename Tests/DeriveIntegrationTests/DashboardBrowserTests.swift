@@ -162,6 +162,8 @@ struct DashboardBrowserTests {
         #expect(try queue.store.pausedQueues().isEmpty, "the queue is still paused")
         // Two held jobs ticked and cancelled in one request at each width, after a question.
         for (key, pair) in [("bulkCancel400", held[0..<2]), ("bulkCancel1400", held[2..<4])] {
+            // The form was one the live refresh had put in place of the first: it asks all the same.
+            #expect(view[key]?["replacedBeforeTicking"] == .bool(true), "\(key): the jobs list was never refreshed in place")
             #expect(said(key, "confirm").contains("Cancel 2 selected jobs?"), "\(key): \(said(key, "confirm")) \(said(key, "confirmError"))")
             #expect(said(key).contains("Cancel: 2 cancelled"), "\(key): \(said(key, "url")) \(said(key))")
             for id in pair { #expect(try queue.store.job(id)?.state == .cancelled, "\(key): job \(id) was not cancelled") }
