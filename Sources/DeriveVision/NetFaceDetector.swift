@@ -40,12 +40,13 @@ public final class NetFaceDetector: FaceDetector {
         self.libraryPath = libraryPath ?? env["DERIVE_FACE_LIBRARY"] ?? NetFaceDetector.besideExecutable
     }
 
-    /// The heat a face needs for crops. Chosen on the tune half of Benchmarks/faces
-    /// (candidates.py): 0.3, 0.4 and 0.5 all find every face of 5% or more there, 0.5 with the
-    /// fewest false detections (4 of 183); 0.6 misses three.
+    /// The heat a face needs for crops, chosen on the tune half of Benchmarks/faces at the
+    /// default canvas (netsizes.py): the threshold with the fewest false detections that still
+    /// finds every face of 5% or more.
     public static let defaultCropThreshold = FaceDetectionSettings.centerFaceCropThreshold
     /// The heat a face needs for `e_blur_faces` and `e_pixelate_faces`, lower because a missed
-    /// face is worse than an extra blurred patch. Chosen on the tune half (netsizes.py).
+    /// face is worse than an extra blurred patch: the lowest whose precision on the tune half
+    /// stays at 0.95 or more (netsizes.py).
     public static let defaultPrivacyThreshold = FaceDetectionSettings.centerFacePrivacyThreshold
 
     /// libDeriveFaceNet.so in the folder of the running executable (SwiftPM builds it there).
@@ -59,10 +60,12 @@ public final class NetFaceDetector: FaceDetector {
         FileManager.default.isReadableFile(atPath: modelPath) && FileManager.default.isReadableFile(atPath: libraryPath)
     }
 
-    /// The image on a square canvas of at least 1024 (for callers that size nothing).
+    /// The image on the default canvas, or on a square one when it does not fit (for callers
+    /// that size nothing: the thresholds were chosen for the default canvas).
     public func detect(_ image: PixelBuffer, upsample: Int) throws(DeriveError) -> [DetectedFace] {
-        let side = max(1024, (max(image.width, image.height) + 31) / 32 * 32)
-        return try detect(image, canvas: Size(side, side))
+        let canvas = FaceDetectionSettings.defaultCanvas
+        if image.width <= canvas.width && image.height <= canvas.height { return try detect(image, canvas: canvas) }
+        return try detect(image, canvas: FaceDetectionSettings.squareCanvas(max(image.width, image.height)))
     }
 
     public func detect(_ image: PixelBuffer, canvas: Size) throws(DeriveError) -> [DetectedFace] {

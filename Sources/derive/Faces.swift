@@ -21,7 +21,7 @@ struct Faces: ParsableCommand {
     @Flag(help: "Print the instruction set the detector was built for (x86-64-v3 or x86-64) and exit.")
     var instructionSet = false
 
-    @Option(help: "CenterFace: print faces down to this score (default: the privacy effects' threshold, 0.3; crops use 0.5).")
+    @Option(help: "CenterFace: print faces down to this score (default: the privacy effects' threshold, \(FaceDetectionSettings.centerFacePrivacyThreshold); crops use \(FaceDetectionSettings.centerFaceCropThreshold)).")
     var threshold: Double?
 
     @Argument(help: "Image files.")

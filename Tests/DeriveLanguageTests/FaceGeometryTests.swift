@@ -193,6 +193,20 @@ import Testing
         #expect(fromJSON.identity == first.identity, "\(json)")
     }
 
+    @Test(arguments: [
+        ("e_pixelate_faces", true, false),
+        ("c_fill,w_100,h_100,g_face", false, true),
+        ("c_crop,g_face/e_blur_faces", true, true),
+        ("c_scale,w_100/e_sepia", false, false),
+    ])
+    func explainSaysWhatAnOutputWillDoWithFaces(text: String, hides: Bool, steers: Bool) throws {
+        let plan = try Planner().plan(JobResolver().resolve(TransformationInput.parse(text)), source: SourceFacts(format: .jpeg, width: 4000, height: 3000))
+        let notes = plan.outputs[0].faceNotes
+        #expect(notes.contains { $0.hasPrefix("privacy effects cover every face") } == hides)
+        #expect(notes.contains { $0.hasPrefix("face gravities use the surer faces") } == steers)
+        #expect((plan.outputs[0].json["faces"] != nil) == (hides || steers))
+    }
+
     @Test func plansFaceCropsAndDefersWhatFollowsAnUnknownSize() throws {
         let facts = SourceFacts(format: .jpeg, width: 4000, height: 3000)
         let job = try JobResolver().resolve(TransformationInput.parse("c_crop,g_face/e_sepia"))

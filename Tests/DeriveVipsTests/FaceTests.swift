@@ -84,8 +84,8 @@ import Testing
     }
 
     @Test func facesGravityKeepsThePortraitsFaceWhereTheCentreCutsIt() throws {
-        // Her face, forehead to chin, is about 300 px tall at this scale: more than the 250 px
-        // window. The window keeps her eyes, mouth and chin and cuts the forehead.
+        // Her face, forehead to chin, is about 240 px tall at this scale, in a 250 px window:
+        // the window keeps her eyes, mouth and chin.
         let (_, faces) = try Self.render(Self.portrait, "c_fill,w_600,h_250,g_faces/f_png")
         let crop = try #require(faces.outputs[0].metadata.crops.first)
         #expect(crop.basis == .faces && crop.facesSeen == 1)
@@ -315,7 +315,7 @@ import Testing
 
     /// ultralight-masked-img3.jpg (800x514, a street of people in masks): the man in the right
     /// foreground, the photo's largest face (about 100x170), scores between the two thresholds
-    /// (0.49 at the default canvas; labelled by eye, IoU 0.7). Privacy effects cover him;
+    /// (0.36 at the default canvas; labelled by eye). Privacy effects cover him;
     /// face gravities go by the surer faces and leave him out.
     static let masked = "Benchmarks/faces/images/ultralight-masked-img3.jpg"
 
@@ -354,12 +354,12 @@ import Testing
     }
 
     @Test func theReportSaysWhichPartOfATooTallFaceACropKept() throws {
-        // Her face is about 300 px tall in the 600-wide fill: a 250 px window keeps eyes, mouth
-        // and chin (the forehead goes); a 120 px one only her eyes.
-        let (_, wide) = try Self.render(Self.portrait, "c_fill,w_600,h_250,g_faces/f_png")
+        // Her face is about 240 px tall in the 600-wide fill: a 200 px window keeps eyes, mouth
+        // and chin (the forehead goes); a 100 px one only her eyes.
+        let (_, wide) = try Self.render(Self.portrait, "c_fill,w_600,h_200,g_faces/f_png")
         let crop = try #require(wide.outputs[0].metadata.crops.first)
         #expect(crop.faceParts == [.eyes, .mouth, .chin])
-        let (_, narrow) = try Self.render(Self.portrait, "c_fill,w_600,h_120,g_face/f_png")
+        let (_, narrow) = try Self.render(Self.portrait, "c_fill,w_600,h_100,g_face/f_png")
         let cut = try #require(narrow.outputs[0].metadata.crops.first)
         #expect(cut.faceParts == [.eyes])
         #expect(narrow.outputs[0].metadata.choices.contains { $0.contains("kept its eyes, cut its mouth and chin") },
