@@ -65,7 +65,7 @@ public struct FaceDetectionSettings: Sendable, Hashable {
     /// CenterFace's canvas, 4:3: the cheapest measured whose thresholds, chosen on the tune
     /// half, meet issue 28's accuracy targets on the report half too (Benchmarks/faces/
     /// netsizes.py; 512x384 misses the privacy coverage, 480x352 the 12-40 px faces). Its
-    /// pixels are the cost: about 97 ms a 12 MP job against 322 at 1024x1024 (faces-cost.sh).
+    /// pixels are the cost: 82-97 ms a 12 MP job against 292-322 at 1024x1024 (faces-cost.sh).
     public static let defaultCanvas = Size(640, 480)
 
     public init(enabled: Bool = true, shortSide: Int = FaceDetectionSettings.defaultShortSide, minimumScore: Double = 0,
