@@ -123,9 +123,12 @@ final class OperationRunner {
         let frames = try image.frames()
         let (first, resolved) = try run(operations, on: frames[0])
         var results = [first]
+        // The report counts what the first frame's privacy effects covered, once.
+        let reported = covers.count
         for frame in frames.dropFirst() {
             results.append(try run(resolved, on: frame).0)
         }
+        covers.removeSubrange(reported...)
         let delays = image.ints("delay")
         let loop = image.int("loop")
         let stacked = try VImage.stacked(results)

@@ -353,6 +353,14 @@ import Testing
         #expect(FaceGeometry.contains(try #require(steered.outputs[0].metadata.crops.first).rect, weak.box))
     }
 
+    @Test func anAnimationsPrivacyEffectIsReportedOnce() throws {
+        // Nine frames, every one pixelated the same way; the report has one entry, not nine.
+        let source = try Harness.source("formats/webp-animated-9frames.webp")
+        let (_, result) = try Harness.render(source, "e_pixelate_faces/f_webp", engine: Self.engine())
+        #expect(result.outputs[0].metadata.frames == 9)
+        #expect(result.outputs[0].metadata.faceCovers.count == 1)
+    }
+
     @Test func theReportSaysWhichPartOfATooTallFaceACropKept() throws {
         // Her face is about 240 px tall in the 600-wide fill: a 200 px window keeps eyes, mouth
         // and chin (the forehead goes); a 100 px one only her eyes.
