@@ -140,6 +140,27 @@ extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
         })
     }
 
+    public func finishedTotals(since date: Date, bucket seconds: Int, limit: Int) throws(DeriveError) -> [FinishedTotal] {
+        let rows = try read { connection throws(SQLiteError) in
+            try connection.rows("""
+                SELECT CAST(finished_at / ?2 AS INTEGER) * ?2 AS bucket, queue, worker, outcome, count(*) AS jobs FROM job_archive
+                WHERE finished_at >= ?1 GROUP BY 1, 2, 3, 4 ORDER BY 1 DESC, 2, 3, 4 LIMIT ?3
+                """, [SQLiteValue(date.timeIntervalSince1970), SQLiteValue(max(1, seconds)), SQLiteValue(max(0, limit))], source: "job_archive")
+        }
+        return try rows.map { row throws(DeriveError) in try FinishedTotal(row: row) }
+    }
+
+    public func jobs(dedupeKey key: String, limit: Int) throws(DeriveError) -> [JobSnapshot] {
+        try read { connection throws(SQLiteError) in
+            try connection.rows("""
+                SELECT * FROM (SELECT \(SQL.liveColumns) FROM jobs WHERE dedupe_key = ?1
+                               UNION ALL
+                               SELECT \(SQL.archivedColumns) FROM job_archive WHERE dedupe_key = ?1)
+                ORDER BY id LIMIT ?2
+                """, [SQLiteValue(key), SQLiteValue(max(0, limit))], source: "jobs").map(Self.snapshot)
+        }
+    }
+
     public func finishedCounts(since date: Date) throws(DeriveError) -> [JobState: Int] {
         try JobState.counts(rows: try read { connection throws(SQLiteError) in
             try connection.rows("SELECT outcome, count(*) AS jobs FROM job_archive WHERE finished_at >= ? GROUP BY outcome",

@@ -250,6 +250,14 @@ enum SQLiteSchema {
         );
         CREATE INDEX served_notifications_asset ON served_notifications (cloud, public_id, id);
         """,
+        // 13: job_workers. A finished job keeps the worker that ran it (the lease's owner, NULL
+        // for one cancelled while waiting); totals per queue and per worker read one index over
+        // their window, and a job's page finds the generations of its work by dedupe key.
+        """
+        ALTER TABLE job_archive ADD COLUMN worker TEXT;
+        CREATE INDEX job_archive_totals ON job_archive (finished_at, queue, worker, outcome);
+        CREATE INDEX job_archive_dedupe ON job_archive (dedupe_key, id) WHERE dedupe_key IS NOT NULL;
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

@@ -87,6 +87,13 @@ import Testing
         let id = try #require(done.first?["id"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } })
         let shown = try workspace.derive(["jobs", "show", String(id)]).stdout
         #expect(shown.contains("completed") && shown.contains("output    thumb  64x64"))
+        // It names the worker that ran it and when its run started, after it ended.
+        #expect(shown.contains("\nstarted   ") && shown.contains("\nworker    "), "\(shown)")
+        let record = try workspace.json(["jobs", "show", String(id), "--json"])
+        for field in ["worker", "startedAt"] {
+            guard case .string(let value)? = record[field] else { Issue.record("no \(field) in \(record)"); continue }
+            #expect(!value.isEmpty)
+        }
         // A finished job can be run again, as a new job.
         let retried = try workspace.json(["jobs", "retry", String(id)])
         #expect(retried["retry"] == .null)   // completed jobs are not retried

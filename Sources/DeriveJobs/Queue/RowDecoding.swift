@@ -16,8 +16,8 @@ extension ClaimedJob {
 
 extension JobSnapshot {
     /// Columns: id, queue, state, priority, attempt, max_attempts, run_at, lease_owner, dedupe_key,
-    /// cancel_requested, payload, errors, result, created_at, finished_at, lease_expires_at (live
-    /// jobs and archived ones alike; what one of them lacks is NULL).
+    /// cancel_requested, payload, errors, result, created_at, finished_at, lease_expires_at,
+    /// started_at, worker (live jobs and archived ones alike; what one of them lacks is NULL).
     public init(row: DatabaseRow) throws(DeriveError) {
         guard case .array(let errors) = try row.json("errors") else {
             throw DeriveError(.internalError, "\(row.source).errors is not a JSON array", retryable: false)
@@ -28,7 +28,8 @@ extension JobSnapshot {
                   dedupeKey: try row.optionalString("dedupe_key"), cancelRequested: try row.bool("cancel_requested"),
                   payload: try row.json("payload"), errors: errors, result: try row.optionalJSON("result"),
                   createdAt: try row.date("created_at"), finishedAt: try row.optionalDate("finished_at"),
-                  leaseExpiresAt: try row.optionalDate("lease_expires_at"))
+                  leaseExpiresAt: try row.optionalDate("lease_expires_at"), startedAt: try row.optionalDate("started_at"),
+                  worker: try row.optionalString("worker"))
     }
 }
 
