@@ -185,6 +185,12 @@ enum SQLiteSchema {
         CREATE INDEX sources_asset_url ON sources (asset_id, url);
         DROP INDEX sources_asset;
         """,
+        // 11: asset_tags_context: the tags and context a job gives its asset, as JSON
+        // (Migrations/0011_asset_tags_context.sql says why).
+        """
+        ALTER TABLE assets ADD COLUMN tags TEXT;
+        ALTER TABLE assets ADD COLUMN context TEXT;
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

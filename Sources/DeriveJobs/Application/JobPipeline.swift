@@ -125,7 +125,7 @@ public struct JobPipeline: Sendable {
         } else {
             let names = Set(missing.map(\.name))
             let toRender = missing.count == plan.outputs.count
-                ? plan : try self.plan(ResolvedJob(source: job.source, outputs: job.outputs.filter { names.contains($0.name) }, preset: job.preset),
+                ? plan : try self.plan(ResolvedJob(source: job.source, outputs: job.outputs.filter { names.contains($0.name) }, preset: job.preset, asset: job.asset),
                                        facts: inspection.facts)
             reported.decode = toRender.decode
             result = try engine.render(toRender, source: image, inspection: inspection, overlays: overlays) { phase in

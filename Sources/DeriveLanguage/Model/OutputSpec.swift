@@ -171,12 +171,17 @@ public struct JobSpec: Sendable, Hashable {
     public var source: String?
     public var outputs: [OutputSpec]
     public var preset: String?
+    /// The asset's tags and context (`"tags"`, `"context"`), stored on its row and read by
+    /// conditions (`if_!sale!_in_tags`).
+    public var asset: AssetFacts
 
-    public init(version: Int = JobSpec.currentVersion, source: String?, outputs: [OutputSpec] = [], preset: String? = nil) {
+    public init(version: Int = JobSpec.currentVersion, source: String?, outputs: [OutputSpec] = [], preset: String? = nil,
+                asset: AssetFacts = .none) {
         self.version = version
         self.source = source
         self.outputs = outputs
         self.preset = preset
+        self.asset = asset
     }
 }
 

@@ -31,6 +31,7 @@ enum ConditionParser {
     /// `!text!` (which may hold `_`), a lone number, or an expression.
     static func value(_ text: String) -> Result<VariableValue, Problem> {
         if let inner = textLiteral(text) { return .success(.text(inner)) }
+        if let read = AssetRead.parse(text) { return .success(.asset(read)) }
         if let number = ExpressionParser.number(text) { return .success(.number(.number(number))) }
         // An aspect ratio may be compared with a ratio (`if_ar_gt_3:4`), which is its quotient.
         if text.contains(":"), let ratio = AspectRatio.parse(text) { return .success(.number(.number(ratio))) }
@@ -97,6 +98,7 @@ enum ConditionParser {
             switch value {
             case .number(let e): .expression(e)
             case .text(let t): .text(t)
+            case .asset(let a): .asset(a)
             }
         }
     }
