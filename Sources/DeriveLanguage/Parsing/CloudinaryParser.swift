@@ -248,6 +248,12 @@ struct ParseRun {
                 // Kept even when refused, so that its fl_layer_apply still closes it.
                 component.params[key] = value
             }
+            if key == "p" {
+                // Cloudinary reads the prefix when it generates a CSS sprite (the sprite API)
+                // and nowhere else: on an image's transformation it changes nothing.
+                note(component, "\(token): a CSS sprite's class prefix, which Cloudinary reads only when it generates a sprite; on an image it changes nothing")
+                continue
+            }
             if key != "fl", let feature = CloudinaryVocabulary.unsupported(key: key, value: value) {
                 refuse(component, String(token), feature)
                 component.refused = true
@@ -568,7 +574,14 @@ struct ParseRun {
         }
         if let lut = p.removeValue(forKey: "lut"), let file = lutFile(lut, in: c) { steps.append(.lut(file)) }
         if let round { steps.append(.round(round)) }
-        if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
+        if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) {
+            // A border 0 pixels wide draws nothing, as in Cloudinary.
+            if border.width == 0 && border.widthExpression == nil {
+                note(c, "bo_\(bo): a border 0 pixels wide draws nothing")
+            } else {
+                steps.append(.border(border))
+            }
+        }
         if let o = p.removeValue(forKey: "o") {
             if let value = Int(o) {
                 steps.append(.opacity(.value(value)))
@@ -1061,7 +1074,13 @@ struct ParseRun {
     }
 
     mutating func border(_ text: String, in c: Component) -> Border? {
-        let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        var parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        // Cloudinary draws a fractional width in whole pixels (`bo_5.5px`): the nearest.
+        if parts.count == 3, parts[0].hasSuffix("px"), Int(parts[0].dropLast(2)) == nil, let exact = ExpressionParser.number(String(parts[0].dropLast(2))), exact >= 0 {
+            let nearest = Int(exact.rounded())
+            note(c, "bo_\(parts[0]): a border is whole pixels; Derive draws the nearest, \(nearest)px")
+            parts[0] = "\(nearest)px"
+        }
         guard parts.count == 3, parts[0].hasSuffix("px"), let width = Int(parts[0].dropLast(2)), parts[1] == "solid" else {
             // The width as an expression: `bo_w_div_100px_solid_black`.
             if let solid = text.range(of: "px_solid_", options: .backwards), ExpressionParser.looksLikeExpression(String(text[..<solid.lowerBound])) {

@@ -131,7 +131,6 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .value("cs", "cmyk"), spelling: "", reason: cmykRefusal),
         Unsupported(match: .valuePrefix("cs", "icc:"), spelling: "", reason: cmykRefusal),
         Unsupported(match: .value("cs", "srgb:truecolor"), spelling: "", reason: cmykRefusal),
-        Unsupported(match: .parameter("p"), spelling: "p_<prefix>", reason: "CSS sprite prefixes, which Derive does not make"),
         Unsupported(match: .valuePrefix("e", "gen_"), spelling: "e_gen_*", reason: generative),
         Unsupported(match: .valuePrefix("b", "gen_fill"), spelling: "b_gen_fill", reason: generative),
         Unsupported(match: .valuePrefix("e", "background_removal"), spelling: "e_background_removal, e_bgremoval, e_remove_background", reason: addOn),
