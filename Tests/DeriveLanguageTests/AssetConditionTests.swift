@@ -143,3 +143,15 @@ import Testing
         #expect(issues.first?.contains("assign it to a variable first") == true)
     }
 }
+
+/// `fl_getinfo` as an output setting: read, printed back, in JSON, and part of the identity.
+@Suite struct GetInfoLanguageTests {
+    @Test func readPrintedAndHashed() throws {
+        let model = try canonical(string: "g_face,w_500,c_thumb,fl_getinfo")
+        #expect(model.encoding.getInfo)
+        try expectRoundTrip("g_face,w_500,c_thumb,fl_getinfo", printed: "c_thumb,w_500,g_face/fl_getinfo")
+        #expect(try canonical(json: #"{"name": "a", "chain": "c_thumb,w_500,g_face", "getInfo": true}"#).identity == model.identity)
+        #expect(try canonical(string: "g_face,w_500,c_thumb").identity != model.identity)
+        #expect(CloudinaryParser().parse("fl_getinfo").issues.isEmpty)
+    }
+}

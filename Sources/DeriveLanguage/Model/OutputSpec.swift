@@ -63,6 +63,9 @@ public struct OutputSettings: Sendable, Hashable {
     public var delay: Int?
     /// `fl_tiff8_lzw`: a TIFF output compressed with LZW (lossless) instead of deflate.
     public var tiffLZW: Bool?
+    /// `fl_getinfo`: a JSON document beside the image with the source's and the output's facts,
+    /// the crops made and the faces found (`GetInfo`), as Cloudinary returns one.
+    public var getInfo: Bool?
 
     public init(format: OutputFormat? = nil, quality: Quality? = nil, strip: Bool? = nil, progressive: Bool? = nil,
                 lossless: Bool? = nil, effort: Int? = nil, chromaSubsampling: ChromaSubsampling? = nil,
@@ -219,6 +222,7 @@ extension OutputSettings {
         take(\.loop, "loop")
         take(\.delay, "delay")
         take(\.tiffLZW, "tiffLZW")
+        take(\.getInfo, "getInfo")
         take(\.defaultImage, "defaultImage")
         take(\.clip, "clip")
         return (merged, conflicts)
