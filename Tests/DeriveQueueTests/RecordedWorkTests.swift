@@ -71,6 +71,22 @@ import Testing
         #expect(asset.facts == AssetFacts(tags: ["archive"], context: tagged.asset.context!))
     }
 
+    /// Reprocessing an asset carries the tags and context it has, so its outputs take the same
+    /// branches (issue 30).
+    @Test(arguments: StoreKind.runnable)
+    func reprocessJobsCarryTheAssetsTagsAndContext(kind: StoreKind) throws {
+        let queue = try TestQueue(kind)
+        var tagged = Self.record([("thumb", "t1", nil)], presetVersion: 1)
+        tagged.asset.tags = ["sale"]
+        tagged.asset.context = ["kind": "shoes"]
+        try complete(queue, tagged)
+        let summary = try Reprocessor(database: queue.store).enqueue(ReprocessPlan(preset: "cards"))
+        #expect(summary.enqueued == 1)
+        let job = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first)
+        #expect(job.payload["tags"] == .array([.string("sale")]) && job.payload["context"] == .object(["kind": .string("shoes")]), "\(job.payload)")
+        #expect(try JSONChainDecoder().decodeJob(job.payload).asset == AssetFacts(tags: ["sale"], context: ["kind": "shoes"]))
+    }
+
     /// A newer preset version supersedes the older rows it does not rewrite: those are not
     /// offered for reuse (they may be deleted at any moment), the rewritten ones are.
     @Test(arguments: StoreKind.runnable)
