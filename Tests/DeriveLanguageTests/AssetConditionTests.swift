@@ -118,6 +118,7 @@ import Testing
             (#""context": {"a=b": "c"}"#, #"context["a=b"]: "a=b": a context key cannot hold '=', '|' or '!'"#),
             (#""context": {"a": 1}"#, "context.a: expected a string, got number 1"),
             (#""context": ["a"]"#, "context: expected an object of texts"),
+            ("\"tags\": [" + Array(repeating: #""a""#, count: 1001).joined(separator: ",") + "]", "tags: has 1001 tags; the limit is 1000"),
         ]
         for (field, message) in bad {
             do {

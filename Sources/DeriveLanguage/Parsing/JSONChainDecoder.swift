@@ -119,11 +119,13 @@ public struct JSONChainDecoder: Sendable {
         var tags: [String] = []
         if let value = fields["tags"] {
             let path = JSONPath.root.appending("tags")
-            for (i, element) in (log.array(value, at: path) ?? []).enumerated() {
+            let list = log.array(value, at: path) ?? []
+            // Counted as written, as the schema's maxItems counts them.
+            if list.count > AssetFacts.maxTags { log.add(path, "has \(list.count) tags; the limit is \(AssetFacts.maxTags)") }
+            for (i, element) in list.enumerated() {
                 guard let tag = log.string(element, at: path.appending(i)) else { continue }
                 if let issue = AssetFacts.tagIssue(tag) { log.add(path.appending(i), issue) } else { tags.append(tag) }
             }
-            if tags.count > AssetFacts.maxTags { log.add(path, "has \(tags.count) tags; the limit is \(AssetFacts.maxTags)") }
         }
         var context: [String: String] = [:]
         if let value = fields["context"] {
