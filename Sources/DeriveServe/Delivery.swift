@@ -159,9 +159,10 @@ extension CloudinaryService {
         })))
         // Cloudinary's `faces` (asked with faces=true): the boxes a job's face detection found
         // in the original, [x, y, width, height] in its upright pixels; empty until a job looked
-        // (an output with g_face, g_faces, g_auto or a face effect).
+        // (an output with g_face, g_faces, g_auto or a face effect). The surer faces, those
+        // face gravities use (not those below the crops' threshold that only privacy covers).
         if Self.flag(request.query["faces"]) == true {
-            members.append(JSONMember(key: "faces", value: .array((asset.faces?.faces ?? []).map { face in
+            members.append(JSONMember(key: "faces", value: .array((asset.faces?.cropFaces ?? []).map { face in
                 .array([.int(face.box.x), .int(face.box.y), .int(face.box.width), .int(face.box.height)])
             })))
         }
