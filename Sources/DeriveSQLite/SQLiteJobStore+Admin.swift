@@ -173,17 +173,20 @@ enum AdminSQL {
     /// ?1 the asset row as JSON, ?2 now.
     static let asset = """
         INSERT INTO assets (sha256, source_url, bytes, format, width, height, pages, has_alpha, orientation, colour_space,
-                            icc_description, exif, has_location, perceptual_hash, faces, created_at, updated_at)
+                            icc_description, exif, has_location, perceptual_hash, faces, tags, context, created_at, updated_at)
         SELECT a ->> 'sha256', a ->> 'source_url', a ->> 'bytes', a ->> 'format', a ->> 'width', a ->> 'height', a ->> 'pages',
                a ->> 'has_alpha', a ->> 'orientation', a ->> 'colour_space', a ->> 'icc_description', json(a -> 'exif'),
-               a ->> 'has_location', a ->> 'perceptual_hash', CASE WHEN json_type(a, '$.faces') = 'object' THEN json(a -> 'faces') END, ?2, ?2
+               a ->> 'has_location', a ->> 'perceptual_hash', CASE WHEN json_type(a, '$.faces') = 'object' THEN json(a -> 'faces') END,
+               CASE WHEN json_type(a, '$.tags') = 'array' THEN json(a -> 'tags') END,
+               CASE WHEN json_type(a, '$.context') = 'object' THEN json(a -> 'context') END, ?2, ?2
         FROM (SELECT json(?1) AS a) WHERE true
         ON CONFLICT (sha256) DO UPDATE SET
             source_url = excluded.source_url, bytes = excluded.bytes, format = excluded.format, width = excluded.width,
             height = excluded.height, pages = excluded.pages, has_alpha = excluded.has_alpha, orientation = excluded.orientation,
             colour_space = excluded.colour_space, icc_description = excluded.icc_description, exif = excluded.exif,
             has_location = excluded.has_location, perceptual_hash = excluded.perceptual_hash,
-            faces = coalesce(excluded.faces, assets.faces), updated_at = excluded.updated_at
+            faces = coalesce(excluded.faces, assets.faces), tags = coalesce(excluded.tags, assets.tags),
+            context = coalesce(excluded.context, assets.context), updated_at = excluded.updated_at
         """
 
     /// ?1 the derivative row as JSON, ?2 the asset's sha256, ?3 the job, ?4 now.

@@ -200,6 +200,12 @@ enum SQLiteSchema {
             PRIMARY KEY (source, name)
         );
         """,
+        // 11: asset_tags_context: the tags and context a job gives its asset, as JSON
+        // (Migrations/0011_asset_tags_context.sql says why).
+        """
+        ALTER TABLE assets ADD COLUMN tags TEXT;
+        ALTER TABLE assets ADD COLUMN context TEXT;
+        """,
         // 12: served_assets: what `derive serve` keeps of uploaded assets, their derivatives and
         // the notifications sent (Migrations/0012_served_assets.sql).
         """

@@ -102,6 +102,22 @@ import Testing
         #expect(missing.stderr.contains("there is no job"))
     }
 
+    /// `derive upload --tag --context` puts the asset's tags and context in the job, and the
+    /// worker's branch follows them (issue 30).
+    @Test func uploadCarriesTagsAndContext() throws {
+        let workspace = try Workspace()
+        let chain = "if_!sale!_in_tags_and_ctx:!kind!_eq_!shoes!/c_scale,w_40/if_else/c_scale,w_20/if_end"
+        guard case .array(let uploaded) = try workspace.json(["upload", Paths.fixture("photos/grace_hopper_noexif.jpg").path, "--chain", chain,
+                                                             "--tag", "sale", "--context", "kind=shoes"]) else { throw Missing() }
+        let id = try #require(uploaded.first?["id"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } })
+        let shown = try workspace.json(["jobs", "show", String(id)])
+        #expect(shown["document"]?["tags"] == .array([.string("sale")]))
+        #expect(shown["document"]?["context"] == .object(["kind": .string("shoes")]))
+        #expect(try workspace.json(["work", "--until-idle"])["finished"]?["completed"] == .int(1))
+        let done = try workspace.derive(["jobs", "show", String(id)]).stdout
+        #expect(done.contains("40x"), "\(done)")
+    }
+
     @Test func badCommandLinesSayWhatIsWrong() throws {
         let workspace = try Workspace()
         let cases: [([String], String)] = [
