@@ -84,7 +84,7 @@ extension CloudinaryService {
         let source = store.sourceLocation(of: try StorageKey(asset.originalKey))
         var output = derivation.spec
         output.name = "eager0"
-        let job = NewJob(payload: ChainEncoder.json(JobSpec(source: source, outputs: [output])), queue: settings.queue, priority: 10, runAt: nil,
+        let job = NewJob(payload: ChainEncoder.json(JobSpec(source: source, outputs: [output], asset: AssetFacts(tags: asset.tags, context: asset.context))), queue: settings.queue, priority: 10, runAt: nil,
                          maxAttempts: 3, dedupeKey: "serve:\(settings.cloudName):\(asset.publicID):\(derivation.identity)")
         let id = try database.submit([job])[0].id
         let eager = EagerJob(jobID: id, outputs: [EagerOutput(transformation: derivation.transformation, format: format, identity: derivation.identity)])

@@ -199,6 +199,10 @@ public final class CloudinaryService: Sendable {
         }
         let overwrite = Self.flag(fields["overwrite"]) ?? signed
         let eagerAsync = Self.flag(fields["eager_async"]) ?? false
+        // The tags and context go into the eager job too, where conditions read them
+        // (`if_!sale!_in_tags`), so they are refused here as a job would refuse them.
+        let assetFacts = AssetFacts(tags: Self.tags(fields["tags"]), context: Self.context(fields["context"]))
+        if let issue = assetFacts.issues.first { throw ServeError(400, "Invalid tags or context: \(issue)") }
 
         let stored: Originals.Stored
         do {
@@ -211,7 +215,7 @@ public final class CloudinaryService: Sendable {
         var asset = ServedAsset(cloud: settings.cloudName, publicID: publicID, version: Int(Date().timeIntervalSince1970),
                                 format: facts.format.fileExtension, width: facts.orientedSize.width, height: facts.orientedSize.height,
                                 bytes: bytes.count, sha256: stored.sha256, originalKey: stored.object.key.value, createdAt: Date(),
-                                tags: Self.tags(fields["tags"]), context: Self.context(fields["context"]))
+                                tags: assetFacts.tags, context: assetFacts.context)
 
         // Eager outputs: one job, each output a transformation, queued in the transaction that
         // records the asset (a process killed in between leaves neither).
@@ -221,7 +225,7 @@ public final class CloudinaryService: Sendable {
                 var output = item.spec
                 output.name = "eager\(index)"
                 return output
-            })
+            }, asset: assetFacts)
             submission = (NewJob(payload: ChainEncoder.json(spec), queue: settings.queue, priority: 0, runAt: nil, maxAttempts: 3, dedupeKey: nil,
                                  originalName: filename),
                           eager.map { EagerOutput(transformation: $0.transformation, format: $0.format, identity: $0.identity) })

@@ -212,6 +212,26 @@ import FoundationNetworking
         #expect(server.wait(timeout: 30) == 0)
     }
 
+    /// An upload's tags and context go into its eager job, where `if_!sale!_in_tags` and
+    /// `if_ctx:!size!_eq_!small!` read them; a tag a job would refuse is refused at upload.
+    @Test func anUploadsTagsAndContextDecideItsEagerOutputs() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, port) = try Self.start(folder)
+        let out = try Self.client(port, "tags")
+        #expect(out["tagged"]["ok"]["tags"].array.compactMap(\.string) == ["sale", "new"], "\(out["tagged"])")
+        #expect(out["tagged"]["ok"]["eager"][0]["width"].int == 30, "tagged sale: \(out["tagged"])")
+        #expect(out["untagged"]["ok"]["eager"][0]["width"].int == 90, "no tags: \(out["untagged"])")
+        #expect(out["context"]["ok"]["eager"][0]["width"].int == 40, "\(out["context"])")
+        #expect(out["bad_tag"]["message"].string?.contains("control character") == true, "\(out["bad_tag"])")
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+
     /// A chunked upload survives `derive serve` killed between its parts: the parts are in the
     /// store, and the restarted server completes the upload with the last one.
     @Test func aChunkedUploadResumesAfterTheServerIsKilled() throws {

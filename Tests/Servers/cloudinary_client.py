@@ -119,6 +119,17 @@ if stage == "faces":
     print(json.dumps(out))
     sys.exit(0)
 
+if stage == "tags":
+    # An upload's tags and context reach its eager job, where conditions read them.
+    branch = "if_!sale!_in_tags/c_scale,w_30/if_else/c_scale,w_90/if_end"
+    out["tagged"] = attempt(lambda: cloudinary.uploader.upload(image, public_id="tagged", tags=["sale", "new"], eager=branch))
+    out["untagged"] = attempt(lambda: cloudinary.uploader.upload(image, public_id="untagged", eager=branch))
+    out["context"] = attempt(lambda: cloudinary.uploader.upload(image, public_id="context", context={"size": "small"},
+                                                                eager="if_ctx:!size!_eq_!small!/c_scale,w_40/if_end"))
+    out["bad_tag"] = attempt(lambda: cloudinary.uploader.upload(image, public_id="bad-tag", tags=["line\nbreak"]))
+    print(json.dumps(out))
+    sys.exit(0)
+
 # upload_large: the SDK's chunked upload, in 4 parts.
 out["large"] = attempt(lambda: cloudinary.uploader.upload_large(image, chunk_size=40000, resource_type="image", public_id="large",
                                                                 eager="c_scale,w_20"))
