@@ -53,6 +53,11 @@ void dmetric_sums(const float *p1, const float *p2, const float *mu1, const floa
     PICK(dmetric_sums, p1, p2, mu1, s11, width, height, taps, scratch, stride, ring, columns, sums);
 }
 
+void dmetric_pair_sums(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6], float *scratch,
+                       long stride, float *ring, float *columns, double sums[6]) {
+    PICK(dmetric_pair_sums, p1, p2, ssim, width, height, taps, scratch, stride, ring, columns, sums);
+}
+
 void dmetric_xyb(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b) {
     PICK(dmetric_xyb, r, g, bl, count, x, y, b);
 }

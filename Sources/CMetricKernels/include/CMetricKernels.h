@@ -28,6 +28,14 @@ void dmetric_column_pass(const float *plane, long width, long height, const floa
 void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
                   const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]);
 
+/// The sums of dmetric_sums for one score alone, with no prepared reference: the reference's
+/// blurred plane (and with `ssim` its blurred square) are made row by row beside the
+/// candidate's, in the same order, so the sums are those of dmetric_row_passes,
+/// dmetric_column_pass and dmetric_sums to the bit, without their two whole planes. `ring`
+/// holds 80 rows of `width`, `columns` five rows of `stride`.
+void dmetric_pair_sums(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6],
+                       float *scratch, long stride, float *ring, float *columns, double sums[6]);
+
 /// libjxl's opsin transform shifted positive as SSIMULACRA 2 does, from linear RGB planes of
 /// `count` floats: any of `x`, `y`, `b` may be null.
 void dmetric_xyb(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b);
