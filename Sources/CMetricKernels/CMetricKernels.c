@@ -66,6 +66,11 @@ void dmetric_linear(const unsigned char *pixels, long count, int bands, const fl
     PICK(dmetric_linear, pixels, count, bands, lut, r, g, b);
 }
 
+void dmetric_first_scale(const unsigned char *pixels, long width, long height, int bands, const float lut[256], long first_row,
+                         long end_row, float *x, float *y, float *b, float *hr, float *hg, float *hb, float *scratch) {
+    PICK(dmetric_first_scale, pixels, width, height, bands, lut, first_row, end_row, x, y, b, hr, hg, hb, scratch);
+}
+
 void dmetric_halved(const float *src, long width, long height, float *dst) {
     PICK(dmetric_halved, src, width, height, dst);
 }

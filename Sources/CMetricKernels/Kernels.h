@@ -338,6 +338,29 @@ void NAME(dmetric_halved)(const float *src, long width, long height, float *dst)
     }
 }
 
+void NAME(dmetric_first_scale)(const unsigned char *pixels, long width, long height, int bands, const float lut[256],
+                               long first_row, long end_row, float *x, float *y, float *b, float *hr, float *hg, float *hb,
+                               float *scratch) {
+    const long half_width = (width + 1) / 2;
+    const int colour = bands >= 3;
+    for (long oy = first_row; oy < end_row; oy++) {
+        const long y0 = 2 * oy, rows = y0 + 1 < height ? 2 : 1;
+        float *r = scratch, *g = colour ? scratch + 2 * width : r, *bl = colour ? scratch + 4 * width : r;
+        for (long k = 0; k < rows; k++) {
+            const long at = (y0 + k) * width;
+            NAME(dmetric_linear)(pixels + at * bands, width, bands, lut, r + k * width, g + k * width, bl + k * width);
+            NAME(dmetric_xyb)(r + k * width, g + k * width, bl + k * width, width, x ? x + at : 0, y ? y + at : 0, b ? b + at : 0);
+        }
+        if (hr) {
+            NAME(dmetric_halved)(r, width, rows, hr + oy * half_width);
+            if (colour) {
+                NAME(dmetric_halved)(g, width, rows, hg + oy * half_width);
+                NAME(dmetric_halved)(bl, width, rows, hb + oy * half_width);
+            }
+        }
+    }
+}
+
 static inline unsigned char byte(float value) {
     const float clamped = value < 0 ? 0 : (value > 255 ? 255 : value);
     return (unsigned char)(clamped + 0.5f);

@@ -48,6 +48,14 @@ void dmetric_linear(const unsigned char *pixels, long count, int bands, const fl
 /// column or row averages the pixels it has.
 void dmetric_halved(const float *src, long width, long height, float *dst);
 
+/// The first scale from 8-bit pixels, two rows at a time, without storing its linear planes:
+/// the rows of halved rows `first_row` to `end_row` (exclusive) go to linear light in
+/// `scratch` (six rows of `width`), to XYB in those of `x`, `y`, `b` given (as dmetric_xyb), and
+/// halved into `hr`, `hg`, `hb` (as dmetric_halved; `hr` null: not halved; grey: `hr` only).
+/// The values are dmetric_linear's, dmetric_xyb's and dmetric_halved's to the bit.
+void dmetric_first_scale(const unsigned char *pixels, long width, long height, int bands, const float lut[256], long first_row,
+                         long end_row, float *x, float *y, float *b, float *hr, float *hg, float *hb, float *scratch);
+
 /// RGB pixels (3 or more bands, only the first three read and written) with nothing lost but
 /// half their chroma resolution, as JPEG's 4:2:0 keeps it: BT.601 full-range YCbCr, Cb and Cr
 /// averaged over 2×2 blocks and restored bilinearly between the blocks' centres, as decoders

@@ -34,14 +34,16 @@ public enum Ssimulacra2 {
             throw DeriveError(.internalError, "ssimulacra2: the images differ in size "
                 + "(\(reference.width)×\(reference.height) and \(distorted.width)×\(distorted.height))")
         }
-        var linear = LinearImage(distorted)
         let work = Workspace(width: reference.width, height: reference.height, reference: false)
-        var averages: [ScaleAverages] = []
         let count = reference.scales.count
-        for (index, scale) in reference.scales.enumerated() {
-            let needed = (0..<3).map { Terms(channel: $0, scale: index, of: count).any }
-            averages.append(ScaleAverages(scale, linear.xyb(needed), scale: index, of: count, work: work))
+        var (xyb, next) = LinearImage.firstScale(distorted, needed: Self.needed(scale: 0, of: count), halve: count > 1)
+        var averages = [ScaleAverages(reference.scales[0], xyb, scale: 0, of: count, work: work)]
+        for index in 1..<max(1, count) {
+            guard var linear = next else { break }
+            xyb = linear.xyb(Self.needed(scale: index, of: count))
+            averages.append(ScaleAverages(reference.scales[index], xyb, scale: index, of: count, work: work))
             if index < count - 1 { linear = linear.halved() }
+            next = linear
         }
         return combined(averages)
     }
@@ -59,14 +61,17 @@ public enum Ssimulacra2 {
                 + "(\(reference.width)×\(reference.height) and \(distorted.width)×\(distorted.height))")
         }
         let count = reference.scales.count
-        var linear = LinearImage(distorted)
-        var images: [LinearImage] = []
+        let (first, next) = LinearImage.firstScale(distorted, needed: Self.needed(scale: 0, of: count), halve: count > 1, threads: threads)
+        var images = [first]
         var jobs: [(scale: Int, channel: Int, cost: Int)] = []
-        for index in 0..<count {
-            let needed = (0..<3).map { Terms(channel: $0, scale: index, of: count).any }
-            images.append(linear.xyb(needed))
-            for c in 0..<3 where needed[c] { jobs.append((index, c, linear.width * linear.height)) }
-            if index < count - 1 { linear = linear.halved() }
+        if var linear = next {
+            for index in 1..<count {
+                images.append(linear.xyb(Self.needed(scale: index, of: count)))
+                if index < count - 1 { linear = linear.halved() }
+            }
+        }
+        for (index, image) in images.enumerated() {
+            for c in 0..<3 where !image.planes[c].isEmpty { jobs.append((index, c, image.width * image.height)) }
         }
         var parts: [[Int]] = [[], []], load = [0, 0]
         for (i, job) in jobs.enumerated().sorted(by: { $0.element.cost > $1.element.cost }) {
@@ -110,6 +115,11 @@ public enum Ssimulacra2 {
             (w, h) = ((w + 1) / 2, (h + 1) / 2)
         }
         return count
+    }
+
+    /// Which channels' XYB planes a scale needs (those with a term that counts).
+    static func needed(scale: Int, of count: Int) -> [Bool] {
+        (0..<3).map { Terms(channel: $0, scale: scale, of: count).any }
     }
 
     /// Which of a channel's averages at a scale have a weight that matters. Most of the
@@ -164,16 +174,25 @@ public enum Ssimulacra2 {
             width = buffer.width
             height = buffer.height
             isBlurred = blurred
-            let linear = LinearImage(buffer)
             let count = Ssimulacra2.scaleCount(width: width, height: height)
-            guard threads > 1 && count > 1 else {
-                scales = Self.scales(from: linear, range: 0..<count, of: count, blurred: blurred)
+            let (first, next) = LinearImage.firstScale(buffer, needed: Ssimulacra2.needed(scale: 0, of: count), halve: count > 1,
+                                                       threads: threads)
+            let top = [Scale(xyb: first, mean: [[], [], []], square: [[], [], []])]
+            guard let next else {
+                scales = blurred ? Self.blurs(of: top, from: 0, of: count) : top
                 return
             }
+            guard threads > 1 else {
+                let all = top + Self.scales(from: next, range: 1..<count, of: count, blurred: false)
+                scales = blurred ? Self.blurs(of: all, from: 0, of: count) : all
+                return
+            }
+            // The full-size scale's blurs (three quarters of the pixels, one channel) on one
+            // thread, the smaller scales (most of the channels) on the other: about the same work.
             let parts = Mutex<[Int: [Scale]]>([:])
             DispatchQueue.concurrentPerform(iterations: 2) { part in
-                let made = part == 0 ? Self.scales(from: linear, range: 0..<1, of: count, blurred: blurred)
-                    : Self.scales(from: linear.halved(), range: 1..<count, of: count, blurred: blurred)
+                let made = part == 0 ? (blurred ? Self.blurs(of: top, from: 0, of: count) : top)
+                    : Self.scales(from: next, range: 1..<count, of: count, blurred: blurred)
                 parts.withLock { $0[part] = made }
             }
             scales = parts.withLock { $0[0]! + $0[1]! }
@@ -284,6 +303,50 @@ public enum Ssimulacra2 {
                 } } }
             } }
             planes = bands >= 3 ? [r, g, b] : [r, r, r]
+        }
+
+        /// The first scale's XYB planes (the channels `needed`) and, with `halve`, the linear image
+        /// halved for the next scale, made two rows at a time from the pixels
+        /// (`dmetric_first_scale`): the same values as `LinearImage(buffer)`, `xyb` and `halved`
+        /// make, without the full-size linear planes (three floats a pixel, written and read
+        /// once). With `threads` 2, each thread takes half the rows.
+        static func firstScale(_ buffer: PixelBuffer, needed: [Bool], halve: Bool, threads: Int = 1) -> (LinearImage, LinearImage?) {
+            let width = buffer.width, height = buffer.height, bands = buffer.bands
+            let count = width * height
+            let w = (width + 1) / 2, h = (height + 1) / 2
+            func plane(_ size: Int) -> [Float] { [Float](unsafeUninitializedCapacity: size) { $1 = size } }
+            var x = plane(needed[0] ? count : 0), y = plane(needed[1] ? count : 0), b = plane(needed[2] ? count : 0)
+            let colour = bands >= 3
+            var hr = plane(halve ? w * h : 0), hg = plane(halve && colour ? w * h : 0), hb = plane(halve && colour ? w * h : 0)
+            let parts = threads > 1 && h >= 16 ? 2 : 1
+            buffer.pixels.withUnsafeBufferPointer { pixels in Self.toLinear.withUnsafeBufferPointer { lut in
+                x.withUnsafeMutableBufferPointer { x in y.withUnsafeMutableBufferPointer { y in b.withUnsafeMutableBufferPointer { b in
+                    hr.withUnsafeMutableBufferPointer { hr in hg.withUnsafeMutableBufferPointer { hg in hb.withUnsafeMutableBufferPointer { hb in
+                        let out = FirstScaleOutput(pixels: pixels.baseAddress!, lut: lut.baseAddress!,
+                                                   x: needed[0] ? x.baseAddress : nil, y: needed[1] ? y.baseAddress : nil,
+                                                   b: needed[2] ? b.baseAddress : nil, hr: halve ? hr.baseAddress : nil,
+                                                   hg: halve && colour ? hg.baseAddress : nil, hb: halve && colour ? hb.baseAddress : nil)
+                        let run: @Sendable (Int) -> Void = { part in
+                            let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 6 * width)
+                            defer { scratch.deallocate() }
+                            let rows = (h * part / parts)..<(h * (part + 1) / parts)
+                            dmetric_first_scale(out.pixels, width, height, Int32(bands), out.lut, rows.lowerBound, rows.upperBound,
+                                                out.x, out.y, out.b, out.hr, out.hg, out.hb, scratch)
+                        }
+                        if parts == 1 { run(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: run) }
+                    } } }
+                } } }
+            } }
+            let xyb = LinearImage(width: width, height: height, planes: [x, y, b])
+            guard halve else { return (xyb, nil) }
+            return (xyb, LinearImage(width: w, height: h, planes: colour ? [hr, hg, hb] : [hr, hr, hr]))
+        }
+
+        /// The buffers of one `firstScale`, for its threads: each writes its own rows only.
+        struct FirstScaleOutput: @unchecked Sendable {
+            let pixels: UnsafePointer<UInt8>
+            let lut: UnsafePointer<Float>
+            let x, y, b, hr, hg, hb: UnsafeMutablePointer<Float>?
         }
 
         /// 2×2 box average; an odd last column or row averages the pixels it has.
