@@ -40,6 +40,8 @@ enum Assets {
         #faces .face { fill: none; stroke: #ffd400; } #faces .frame { fill: #ddd; }
         figure.faces { margin: 0 0 1.5em; }
         .state-stale { color: #a86400; }
+        .state-paused { color: #a86400; font-weight: 600; }
+        div.bulk { display: flex; flex-wrap: wrap; gap: .4em .8em; align-items: center; margin: .4em 0; }
         pre.diff del { color: #b32020; text-decoration: none; background: #fdecec; display: block; }
         pre.diff ins { color: #2d7a3e; text-decoration: none; background: #e9f6ec; display: block; }
         pre.diff span { display: block; } pre.diff .gap { color: #999; }

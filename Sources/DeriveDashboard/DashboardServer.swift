@@ -118,6 +118,19 @@ public final class DashboardServer: Sendable {
             Pages.guarded { try pages.act(request, form: form) { id throws(DeriveError) in try pages.cancel(id) } }
         }
         await post("/failures/retry") { request, form in Pages.guarded { try pages.retryGroup(request, form: form) } }
+        // Queue control and the jobs list's bulk actions (Pages+Queues, Pages+Bulk).
+        await add("GET /queues") { request in Pages.guarded { try pages.queues(request) } }
+        await post("/queues/pause") { request, form in Pages.guarded { try pages.pauseQueue(request, form: form, pause: true) } }
+        await post("/queues/:name/pause") { request, form in Pages.guarded { try pages.pauseQueue(request, form: form, pause: true) } }
+        await post("/queues/:name/resume") { request, form in Pages.guarded { try pages.pauseQueue(request, form: form, pause: false) } }
+        await add("POST /jobs/bulk") { request in
+            switch await FormBody.readPairs(request) {
+            case .success(let pairs): Pages.guarded { try pages.bulk(request, pairs: pairs) }
+            case .failure(.unreadable): Pages.respond(Views.notFound("The form could not be read."), status: .badRequest)
+            case .failure(.tooLarge): Pages.respond(Views.notFound("The form is larger than \(FormBody.limit) bytes."), status: .payloadTooLarge)
+            }
+        }
+        await add("GET /static/bulk.js") { _ in Pages.respond(Assets.bulkScript, type: "text/javascript; charset=utf-8") }
         await add("GET /failures") { request in Pages.guarded { try pages.failures(request) } }
         await add("GET /assets") { request in Pages.guarded { try pages.assets(request) } }
         await add("GET /assets/:id") { request in Pages.guarded { try pages.asset(request) } }
@@ -154,6 +167,13 @@ enum FormBody {
         case .failure(.tooLarge): .tooLarge
         case .failure(.unreadable): .unreadable
         }
+    }
+}
+
+extension FormBody {
+    /// Every field in order, repeats kept (a list of ticked ids), from a body within `limit`.
+    static func readPairs(_ request: HTTPRequest) async -> Result<[(String, String)], BoundedBody.Failure> {
+        await BoundedBody.read(request, limit: limit).map { FormFields.pairs($0) }
     }
 }
 

@@ -31,7 +31,7 @@ struct Pages: Sendable {
         return Views.overviewLive(counts: try database.counts(),
                                   workers: try liveness.workers(heardSince: now.addingTimeInterval(-3600), from: database, at: now),
                                   throughput: try database.throughput(since: now.addingTimeInterval(-3600), bucket: 60), now: now,
-                                  liveness: liveness)
+                                  liveness: liveness, paused: try database.pausedQueues())
     }
 
     func jobs(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -52,10 +52,18 @@ struct Pages: Sendable {
         var live = cursor == nil && filter.outcome == nil && filter.errorCode == nil && filter.sourceHost == nil && hours == nil
             ? try database.jobs(state: nil, queue: filter.queue, limit: Self.pageSize) : []
         // Waiting and running jobs matching a search: among the first page of them only.
+        // (or, as for finished ones, by a file name recorded for their source at upload).
         if let text = filter.sourceContains {
-            live = live.filter { if case .string(let source)? = $0.payload["source"] { source.contains(text) } else { false } }
+            let sources = live.compactMap(Self.source)
+            let names = try database.originalNames(of: sources)
+            live = live.filter { job in
+                guard let source = Self.source(job) else { return false }
+                return source.contains(text) || (names[source] ?? []).contains { $0.contains(text) }
+            }
         }
-        return Self.respond(Views.jobs(page, filter: filter, hours: hours, live: live, notice: Notice.from { request.query[$0] }))
+        let notice = Notice.from { request.query[$0] } ?? Notice.bulk { request.query[$0] }
+        return Self.respond(Views.jobs(page, filter: filter, hours: hours, live: live, notice: notice, actions: actions(request),
+                                       paused: try database.pausedQueues()))
     }
 
     func job(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -64,7 +72,9 @@ struct Pages: Sendable {
             let tried = request.query["done"] == "not-retried" ? Notice("Nothing was queued: there is no such job.", warning: true) : nil
             return Self.respond(Views.notFound("There is no job \(text ?? "").", notice: tried), status: .notFound)
         }
-        return Self.respond(Views.job(job, actions: actions(request), images: store != nil, notice: Notice.from({ request.query[$0] }, job: id)))
+        let names = try Self.source(job).map { try database.originalNames(of: [$0])[$0] ?? [] } ?? []
+        return Self.respond(Views.job(job, actions: actions(request), images: store != nil, notice: Notice.from({ request.query[$0] }, job: id),
+                                      originalNames: names))
     }
 
     func failures(_ request: HTTPRequest) throws -> HTTPResponse {

@@ -45,10 +45,15 @@ public enum Views {
     /// The live part of the overview (the script replaces it every few seconds).
     /// `workers` as `WorkerLiveness.workers(heardSince:from:at:)` believes them: each with only
     /// the jobs its run still holds.
+    /// `paused`: queues no worker claims from, marked (and listed even with no jobs).
     public static func overviewLive(counts: [QueueCounts], workers: [WorkerStatus], throughput: [ThroughputBucket], now: Date,
-                                    liveness: WorkerLiveness = WorkerLiveness()) -> Markup {
-        let queueRows: [[Markup]] = counts.map { queue in
-            [HTML.link("/jobs?" + HTML.query([("queue", queue.queue)]), queue.queue),
+                                    liveness: WorkerLiveness = WorkerLiveness(), paused: [PausedQueue] = []) -> Markup {
+        let pausedNames = Set(paused.map(\.queue))
+        let counts = counts + paused.filter { name in !counts.contains { $0.queue == name.queue } }
+            .map { QueueCounts(queue: $0.queue, states: [:], oldestAvailable: nil) }
+        let queueRows: [[Markup]] = counts.sorted { $0.queue < $1.queue }.map { queue in
+            [HTML.link("/jobs?" + HTML.query([("queue", queue.queue)]), queue.queue)
+                + (pausedNames.contains(queue.queue) ? .text(" ") + HTML.element("span", [("class", "state-paused")], .text("paused")) : Markup(raw: "")),
              .text("\(queue.states[.available] ?? 0)"), .text("\(queue.states[.scheduled] ?? 0) (\(queue.retrying))"),
              .text("\(queue.states[.running] ?? 0)"),
              .text(queue.oldestAvailable.map { duration(now.timeIntervalSince($0)) } ?? "–")]
@@ -67,7 +72,7 @@ public enum Views {
         }
         let workersTable = workers.isEmpty ? HTML.element("p", [], .text("No worker has reported in the last hour."))
             : HTML.table(["worker", "state", "slots busy", "queues", "running", "last heard"], workerRows, id: "workers")
-        return HTML.element("h2", [], .text("Queues")) + queues
+        return HTML.element("h2", [], .text("Queues ") + HTML.element("small", [], HTML.link("/queues", "pause or resume"))) + queues
             + HTML.element("h2", [], .text("Finished per minute, last hour")) + chart(throughput, now: now)
             + HTML.element("h2", [], .text("Workers")) + workersTable
     }
@@ -106,7 +111,10 @@ public enum Views {
 
     /// Finished jobs, newest first, with the filter's form and a link to the next page.
     /// `hours`: the "finished within" choice the filter's time came from.
-    public static func jobs(_ page: JobPage, filter: JobFilter, hours: Int? = nil, live: [JobSnapshot], notice: Notice? = nil) -> String {
+    /// Logged in (`actions`), each row has a checkbox and the list a bulk form: cancel, retry or
+    /// delete the selected jobs. `paused`: queues whose waiting jobs will not run until resumed.
+    public static func jobs(_ page: JobPage, filter: JobFilter, hours: Int? = nil, live: [JobSnapshot], notice: Notice? = nil,
+                            actions: Actions = .readOnly, paused: [PausedQueue] = []) -> String {
         func field(_ name: String, _ label: String, _ value: String?) -> Markup {
             HTML.element("label", [], .text(label + " ") + Markup(raw: "<input name=\"\(name)\" value=\"\(HTML.escape(value ?? ""))\">"))
         }
@@ -120,26 +128,42 @@ public enum Views {
         let form = HTML.element("form", [("method", "get"), ("action", "/jobs"), ("class", "filter")],
                                 Markup(raw: "<label>outcome <select name=\"outcome\">\(outcomes)</select></label>")
                                     + field("queue", "queue", filter.queue) + field("code", "error code", filter.errorCode)
-                                    + field("host", "source host", filter.sourceHost) + field("source", "source contains", filter.sourceContains)
+                                    + field("host", "source host", filter.sourceHost) + field("source", "source or file name contains", filter.sourceContains)
                                     + Markup(raw: "<label>finished in <select name=\"hours\">\(windows)</select></label>")
                                     + Markup(raw: "<button>Filter</button>"))
+        let pausedNames = Set(paused.map(\.queue))
+        let selectable: Bool
+        if case .allowed = actions { selectable = true } else { selectable = false }
+        // Logged in, every row starts with its checkbox.
+        func select(_ job: JobSnapshot) -> [Markup] {
+            selectable ? [Markup(raw: "<input type=\"checkbox\" name=\"id\" value=\"\(job.id)\" aria-label=\"select #\(job.id)\">")] : []
+        }
+        let box: [String] = selectable ? [""] : []
         let liveRows: [[Markup]] = live.map { job in
-            [HTML.link("/jobs/\(job.id)", "#\(job.id)"), .text(job.state.rawValue), .text(job.queue), .text(source(job)),
-             .text("\(job.attempt)/\(job.maxAttempts)")]
+            let waitingOnPause = job.state != .running && pausedNames.contains(job.queue)
+            return select(job) + [HTML.link("/jobs/\(job.id)", "#\(job.id)"),
+                    waitingOnPause ? .text(job.state.rawValue + " ") + HTML.element("span", [("class", "state-paused")], .text("(queue paused)"))
+                        : .text(job.state.rawValue), .text(job.queue), .text(source(job)), .text("\(job.attempt)/\(job.maxAttempts)")]
         }
         let finishedRows: [[Markup]] = page.jobs.map { job in
-            [HTML.link("/jobs/\(job.id)", "#\(job.id)"), HTML.element("span", [("class", "state-\(job.state.rawValue)")], .text(job.state.rawValue)),
+            select(job) + [HTML.link("/jobs/\(job.id)", "#\(job.id)"), HTML.element("span", [("class", "state-\(job.state.rawValue)")], .text(job.state.rawValue)),
              .text(job.queue), .text(source(job)), .text(lastError(job)?.code ?? ""),
              .text(job.finishedAt.map { timestamp($0) } ?? "")]
         }
-        var content = form
+        var content = form + pausedBanner(paused)
+        var lists = Markup(raw: "")
         if !live.isEmpty {
-            content = content + HTML.element("h2", [], .text("Waiting and running"))
-                + HTML.table(["job", "state", "queue", "source", "attempt"], liveRows, id: "live-jobs")
+            lists = lists + HTML.element("h2", [], .text("Waiting and running"))
+                + HTML.table(box + ["job", "state", "queue", "source", "attempt"], liveRows, id: "live-jobs")
         }
-        content = content + HTML.element("h2", [], .text("Finished, newest first"))
-        content = content + (finishedRows.isEmpty ? HTML.element("p", [], .text("No finished job matches."))
-            : HTML.table(["job", "outcome", "queue", "source", "error", "finished"], finishedRows, id: "finished-jobs"))
+        lists = lists + HTML.element("h2", [], .text("Finished, newest first"))
+        lists = lists + (finishedRows.isEmpty ? HTML.element("p", [], .text("No finished job matches."))
+            : HTML.table(box + ["job", "outcome", "queue", "source", "error", "finished"], finishedRows, id: "finished-jobs"))
+        if case .allowed(let csrf) = actions, !(live.isEmpty && page.jobs.isEmpty) {
+            content = content + bulkForm(lists, csrf: csrf, back: filterQuery(filter) + [("hours", hours.map(String.init))])
+        } else {
+            content = content + actionNote(actions, to: "select jobs and cancel, retry or delete them") + lists
+        }
         if let next = page.next {
             // The finishing time as Swift prints a Double, which reads back to the same Double:
             // the cursor must compare equal to the time it came from, to the last digit.
@@ -156,7 +180,9 @@ public enum Views {
 
     /// One job: its document, its attempts and errors, its timings and its outputs.
     /// `notice`: what the action that led here did.
-    public static func job(_ job: JobSnapshot, actions: Actions = .readOnly, images: Bool = false, notice: Notice? = nil) -> String {
+    /// `originalNames`: the file names its source was uploaded from.
+    public static func job(_ job: JobSnapshot, actions: Actions = .readOnly, images: Bool = false, notice: Notice? = nil,
+                           originalNames: [String] = []) -> String {
         // A running job asked to cancel says so (the worker stops it at its next heartbeat).
         let stopping = job.state == .running && job.cancelRequested
         var facts: [[Markup]] = [
@@ -164,6 +190,7 @@ public enum Views {
                                           .text(stopping ? "running, cancel requested" : job.state.rawValue))],
             [.text("queue"), .text(job.queue)], [.text("priority"), .text("\(job.priority)")],
             [.text("attempts"), .text("\(job.attempt) of \(job.maxAttempts)")], [.text("source"), .text(source(job))],
+        ] + (originalNames.isEmpty ? [] : [[.text("uploaded as"), .text(originalNames.joined(separator: ", "))]]) + [
             [.text("created"), .text(timestamp(job.createdAt))],
         ]
         if let original = retryOf(job) {

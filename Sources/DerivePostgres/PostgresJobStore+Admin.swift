@@ -104,7 +104,10 @@ extension PostgresJobStore: PresetStore, WorkerRegistry, QueueInspector {
         if let code = filter.errorCode { narrow({ "errors -> -1 ->> 'code' = $\($0)" }, code) }
         if let host = filter.sourceHost { narrow({ "derive.source_host(payload ->> 'source') = $\($0)" }, host) }
         if let since = filter.finishedSince { narrow({ "finished_at >= to_timestamp($\($0)::double precision)" }, String(since.timeIntervalSince1970)) }
-        if let text = filter.sourceContains { narrow({ "strpos(payload ->> 'source', $\($0)::text) > 0" }, text) }
+        if let text = filter.sourceContains {
+            narrow({ "(strpos(payload ->> 'source', $\($0)::text) > 0 OR payload ->> 'source' IN "
+                + "(SELECT source FROM derive.original_names WHERE strpos(name, $\($0)::text) > 0))" }, text)
+        }
         if let cursor {
             narrow({ "(finished_at, id) < ('epoch'::timestamptz + $\($0)::bigint * interval '1 microsecond', $\($0 + 1)::bigint)" },
                    String(cursor.finishedAtMicroseconds), String(cursor.id))

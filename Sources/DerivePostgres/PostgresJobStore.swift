@@ -34,6 +34,7 @@ public final class PostgresJobStore: JobStore {
 
     public func submit(_ jobs: [NewJob]) throws(DeriveError) -> [SubmitResult] {
         guard !jobs.isEmpty else { return [] }
+        try recordOriginalNames(jobs)
         var results = [SubmitResult?](repeating: nil, count: jobs.count)
         // A duplicate that finishes between the insert and the lookup of its id leaves a job
         // unresolved; it is submitted again (rarely more than once).

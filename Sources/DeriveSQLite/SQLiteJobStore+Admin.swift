@@ -106,7 +106,10 @@ extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
         if let code = filter.errorCode { narrow("json_extract(errors, '$[#-1].code') = ?", [SQLiteValue(code)]) }
         if let host = filter.sourceHost { narrow("derive_source_host(json_extract(payload, '$.source')) = ?", [SQLiteValue(host)]) }
         if let since = filter.finishedSince { narrow("finished_at >= ?", [SQLiteValue(since.timeIntervalSince1970)]) }
-        if let text = filter.sourceContains { narrow("instr(json_extract(payload, '$.source'), ?) > 0", [SQLiteValue(text)]) }
+        if let text = filter.sourceContains {
+            narrow("(instr(json_extract(payload, '$.source'), ?) > 0 OR json_extract(payload, '$.source') IN (SELECT source FROM original_names WHERE instr(name, ?) > 0))",
+                   [SQLiteValue(text), SQLiteValue(text)])
+        }
         if let cursor { narrow("(finished_at, id) < (?, ?)", [SQLiteValue(cursor.finishedAt.timeIntervalSince1970), SQLiteValue(Int(cursor.id))]) }
         let sql = "SELECT \(SQL.archivedColumns) FROM job_archive" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
             + " ORDER BY job_archive.finished_at DESC, job_archive.id DESC LIMIT ?"

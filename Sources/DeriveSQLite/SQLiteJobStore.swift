@@ -45,7 +45,11 @@ public final class SQLiteJobStore: JobStore {
     public func submit(_ jobs: [NewJob]) throws(DeriveError) -> [SubmitResult] {
         guard !jobs.isEmpty else { return [] }
         return try write { connection, now throws(SQLiteError) in
-            try jobs.map { job throws(SQLiteError) in try Self.insert(job, at: now, on: connection) }
+            for (source, name) in OriginalName.pairs(jobs) {
+                try connection.query("INSERT INTO original_names (source, name, noted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                                     [SQLiteValue(source), SQLiteValue(name), SQLiteValue(now)])
+            }
+            return try jobs.map { job throws(SQLiteError) in try Self.insert(job, at: now, on: connection) }
         }
     }
 
@@ -290,6 +294,7 @@ public final class SQLiteJobStore: JobStore {
             WHERE id IN (
                 SELECT id FROM jobs
                 WHERE state = 'available' AND queue IN (SELECT value FROM json_each(?4))
+                  AND queue NOT IN (SELECT queue FROM paused_queues)
                 ORDER BY priority DESC, run_at, id
                 LIMIT ?5
             )

@@ -185,6 +185,21 @@ enum SQLiteSchema {
         CREATE INDEX sources_asset_url ON sources (asset_id, url);
         DROP INDEX sources_asset;
         """,
+        // 10: queue control (Migrations/0010_queue_control.sql says why): no claim takes from a
+        // queue named here; and the original file names uploads were stored from, by source.
+        """
+        CREATE TABLE paused_queues (
+            queue     TEXT PRIMARY KEY CHECK (length(queue) BETWEEN 1 AND 64 AND queue NOT GLOB '*[^A-Za-z0-9_.-]*'),
+            paused_at REAL NOT NULL,
+            paused_by TEXT NOT NULL CHECK (length(paused_by) <= 200)
+        );
+        CREATE TABLE original_names (
+            source   TEXT NOT NULL,
+            name     TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
+            noted_at REAL NOT NULL,
+            PRIMARY KEY (source, name)
+        );
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

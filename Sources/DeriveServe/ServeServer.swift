@@ -228,7 +228,8 @@ public final class CloudinaryService: Sendable {
                 output.name = "eager\(index)"
                 return output
             })
-            let job = NewJob(payload: ChainEncoder.json(spec), queue: settings.queue, priority: 0, runAt: nil, maxAttempts: 3, dedupeKey: nil)
+            let job = NewJob(payload: ChainEncoder.json(spec), queue: settings.queue, priority: 0, runAt: nil, maxAttempts: 3, dedupeKey: nil,
+                             originalName: filename)
             let id = try database.submit([job])[0].id
             let record = EagerJob(jobID: id, outputs: eager.map { EagerOutput(transformation: $0.transformation, format: $0.format, identity: $0.identity) })
             pending = record

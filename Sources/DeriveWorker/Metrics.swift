@@ -12,6 +12,7 @@ public enum MetricName: String, CaseIterable, Sendable {
     case outputs = "derive_outputs_total"
     case queueDepth = "derive_queue_depth"
     case oldestAvailableSeconds = "derive_oldest_available_seconds"
+    case queuePaused = "derive_queue_paused"
     case fetchBytes = "derive_fetch_bytes_total"
     case fetches = "derive_fetch_total"
     case slots = "derive_slots"
@@ -27,7 +28,7 @@ public enum MetricName: String, CaseIterable, Sendable {
     public var kind: Kind {
         switch self {
         case .stageSeconds, .jobSeconds: .histogram
-        case .queueDepth, .oldestAvailableSeconds, .slots, .slotsBusy: .gauge
+        case .queueDepth, .oldestAvailableSeconds, .queuePaused, .slots, .slotsBusy: .gauge
         default: .counter
         }
     }
@@ -38,7 +39,7 @@ public enum MetricName: String, CaseIterable, Sendable {
         case .jobs, .outputs: ["outcome"]
         case .stageSeconds: ["stage"]
         case .queueDepth: ["queue", "state"]
-        case .oldestAvailableSeconds: ["queue"]
+        case .oldestAvailableSeconds, .queuePaused: ["queue"]
         case .fetches: ["origin"]
         case .scheduleFires: ["schedule"]
         default: []
@@ -53,6 +54,7 @@ public enum MetricName: String, CaseIterable, Sendable {
         case .outputs: "Outputs of completed jobs: derived, or reused from an earlier run's record (DERIVE_REUSE)."
         case .queueDepth: "Jobs in the queue by queue and state, as last read."
         case .oldestAvailableSeconds: "Age of the oldest available job, by queue."
+        case .queuePaused: "1 for each paused queue (no worker claims from it until it is resumed), as last read."
         case .fetchBytes: "Source bytes transferred over the network."
         case .fetches: "Source fetches by how they were served: network, cache, revalidated, file, data."
         case .slots: "Job slots."

@@ -76,10 +76,15 @@ extension Worker {
     /// No job available, running or waiting to be retried in the worker's queues. A retry is
     /// work begun (its claim's answer may have been lost with a connection, and its lease
     /// rescued): stopping before it would leave a batch unfinished. Jobs submitted to run
-    /// later wait for a later worker.
+    /// later wait for a later worker; so do the waiting jobs of a paused queue (its running ones
+    /// are waited for), which no worker claims until it is resumed.
     func queuesAreIdle() throws(DeriveError) -> Bool {
         _ = try database.queue.promoteScheduled(limit: 1000)
         let counts = try database.queue.counts().filter { settings.queues.contains($0.queue) }
-        return counts.allSatisfy { ($0.states[.available] ?? 0) == 0 && ($0.states[.running] ?? 0) == 0 && $0.retrying == 0 }
+        let paused = Set(try database.queue.pausedQueues().map(\.queue))
+        return counts.allSatisfy { queue in
+            (queue.states[.running] ?? 0) == 0
+                && (paused.contains(queue.queue) || ((queue.states[.available] ?? 0) == 0 && queue.retrying == 0))
+        }
     }
 }

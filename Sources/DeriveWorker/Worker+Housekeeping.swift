@@ -64,6 +64,7 @@ extension Worker {
                 metrics.replace(.oldestAvailableSeconds, with: counts.compactMap { queue in
                     queue.oldestAvailable.map { (["queue": queue.queue], max(0, Date().timeIntervalSince($0))) }
                 })
+                metrics.replace(.queuePaused, with: try database.queue.pausedQueues().map { (["queue": $0.queue], 1) })
             }
         }
     }

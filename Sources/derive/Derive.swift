@@ -7,7 +7,7 @@ struct Derive: ParsableCommand {
         commandName: "derive",
         abstract: "Derive image assets from sources with declarative transformation chains.",
         version: "0.1.0",
-        subcommands: [Work.self, Submit.self, Upload.self, Status.self, Jobs.self, Presets.self, Reprocess.self, Revalidate.self, ScheduleCommand.self, Prune.self, HealthCheck.self, Run.self, Explain.self, Faces.self, Score.self, Migrate.self, Dashboard.self, Serve.self]
+        subcommands: [Work.self, Submit.self, Upload.self, Status.self, Jobs.self, QueueCommand.self, Presets.self, Reprocess.self, Revalidate.self, ScheduleCommand.self, Prune.self, HealthCheck.self, Run.self, Explain.self, Faces.self, Score.self, Migrate.self, Dashboard.self, Serve.self]
     )
 
     /// SIGTERM and SIGINT start at their default (end the process) whatever the parent left:

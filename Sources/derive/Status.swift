@@ -19,6 +19,7 @@ struct Status: ParsableCommand {
             let database = try openDatabase(try databaseOption.configuration().database).database
             let now = Date()
             let counts = try database.counts()
+            let paused = Dictionary(uniqueKeysWithValues: try database.pausedQueues().map { ($0.queue, $0) })
             let window = Double(max(1, minutes)) * 60
             let finished = try database.finishedCounts(since: now.addingTimeInterval(-window))
             // Workers heard within a lease, and of the jobs each says it runs only those its run
@@ -32,7 +33,8 @@ struct Status: ParsableCommand {
                     JSONMember(key: $0.rawValue, value: .int(finished[$0] ?? 0))
                 }
                 let document: JSONValue = .object([
-                    "queues": .array(counts.map { Self.json($0, now: now) }),
+                    "queues": .array(counts.map { Self.json($0, now: now, paused: paused[$0.queue]) }),
+                    "paused": .array(paused.values.sorted { $0.queue < $1.queue }.map(Self.json)),
                     "finished": .object(finishedMembers),
                     "completedPerMinute": .decimal(perMinute),
                     "workers": .array(workers.map { Self.json($0, state: liveness.state(of: $0, at: now), now: now) }),
@@ -46,10 +48,14 @@ struct Status: ParsableCommand {
             }
             var table = [["queue", "available", "scheduled (retries)", "running", "oldest waiting"]]
             for queue in counts {
-                table.append([queue.queue, "\(queue.states[.available] ?? 0)", "\(queue.states[.scheduled] ?? 0) (\(queue.retrying))",
+                table.append([queue.queue + (paused[queue.queue] == nil ? "" : " (paused)"), "\(queue.states[.available] ?? 0)", "\(queue.states[.scheduled] ?? 0) (\(queue.retrying))",
                               "\(queue.states[.running] ?? 0)", queue.oldestAvailable.map { duration(now.timeIntervalSince($0)) } ?? "-"])
             }
             if counts.isEmpty { print("No jobs waiting or running.") } else { printTable(table) }
+            if !paused.isEmpty {
+                print("\nPaused (no worker claims from them): " + paused.values.sorted { $0.queue < $1.queue }
+                    .map { "\($0.queue) since \(isoTime($0.pausedAt)) by \($0.pausedBy)" }.joined(separator: "; "))
+            }
             let outcomes = JobState.allCases.filter { !$0.isLive }.map { "\(finished[$0] ?? 0) \($0.rawValue)" }
             print("\nLast \(minutes) min: \(outcomes.joined(separator: ", ")) (\(String(format: "%.1f", perMinute)) completed per minute)")
             if !staleness.isEmpty {
@@ -73,13 +79,19 @@ struct Status: ParsableCommand {
 }
 
 extension Status {
-    static func json(_ queue: QueueCounts, now: Date) -> JSONValue {
+    static func json(_ queue: QueueCounts, now: Date, paused: PausedQueue? = nil) -> JSONValue {
         .object([
-            "queue": .string(queue.queue), "available": .int(queue.states[.available] ?? 0),
+            "queue": .string(queue.queue), "paused": .bool(paused != nil),
+            "pausedAt": paused.map { .string(isoTime($0.pausedAt)) } ?? .null, "pausedBy": paused.map { .string($0.pausedBy) } ?? .null,
+            "available": .int(queue.states[.available] ?? 0),
             "scheduled": .int(queue.states[.scheduled] ?? 0), "retrying": .int(queue.retrying),
             "running": .int(queue.states[.running] ?? 0),
             "oldestAvailableSeconds": queue.oldestAvailable.map { .decimal(now.timeIntervalSince($0)) } ?? .null,
         ])
+    }
+
+    static func json(_ paused: PausedQueue) -> JSONValue {
+        .object(["queue": .string(paused.queue), "pausedAt": .string(isoTime(paused.pausedAt)), "pausedBy": .string(paused.pausedBy)])
     }
 
     static func json(_ worker: WorkerStatus, state: WorkerLiveness.State, now: Date) -> JSONValue {

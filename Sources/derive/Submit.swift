@@ -86,8 +86,10 @@ struct Submission {
                 spec.source = location
                 let document = ChainEncoder.json(spec)
                 let key = options.dedupeKey ?? (options.dedupe ? "doc:" + SHA256.hex(JSONWriter.canonical(document)) : nil)
+                // A local file's name is kept beside its stored original, to find its job by.
                 jobs.append(NewJob(payload: document, queue: options.queue, priority: options.priority, runAt: runAt,
-                                   maxAttempts: options.maxAttempts, dedupeKey: key))
+                                   maxAttempts: options.maxAttempts, dedupeKey: key,
+                                   originalName: original == nil ? nil : URL(fileURLWithPath: source).lastPathComponent))
                 originals.append((source, original))
             }
             let results = try database.submit(jobs)

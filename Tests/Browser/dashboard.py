@@ -5,6 +5,11 @@ worker, and decides what must hold. Nothing is downloaded: Chromium and chromedr
 Debian's packages (Scripts/test.sh installs them) and Selenium runs offline.
 
 usage: dashboard.py URL TOKEN FAILED_JOB_ID [SCREENSHOT_DIR]
+
+With DERIVE_BROWSER_HELD (four ids of waiting jobs in queue `held`, which no worker serves) and
+DERIVE_BROWSER_NAMED (`ID:TEXT`: a job uploaded from a file whose name contains TEXT), it also
+pauses and resumes the workers' queue, bulk-cancels two held jobs and searches, at 400 px and
+at 1,400 px.
 """
 import json
 import os
@@ -85,6 +90,93 @@ def placeholders(driver, url):
             "})")
     finally:
         driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+
+
+def wait_for_url(driver, text, seconds=20):
+    deadline = time.time() + seconds
+    while text not in driver.current_url and time.time() < deadline:
+        time.sleep(0.05)
+    notices = driver.find_elements(By.ID, "notice")
+    return {"url": driver.current_url, "notice": notices[0].text if notices else None}
+
+
+def press(driver, form_action, seconds=20):
+    """Clicks the button of the form posting to form_action and waits for its redirect."""
+    buttons = driver.find_elements(By.XPATH, f"//form[@action='{form_action}']//button")
+    if not buttons:
+        return {"url": driver.current_url, "notice": None, "missing": form_action}
+    before = driver.current_url
+    buttons[0].click()
+    deadline = time.time() + seconds
+    while driver.current_url == before and time.time() < deadline:
+        time.sleep(0.05)
+    return wait_for_url(driver, "done=", seconds)
+
+
+def pause_queue(driver, url, queue, width):
+    """Pauses `queue` from the queues page at `width` and returns what the pages said."""
+    driver.set_window_size(width, 1000)
+    driver.get(url + "/queues")
+    if driver.find_elements(By.XPATH, f"//form[@action='/queues/{queue}/pause']"):
+        paused = press(driver, f"/queues/{queue}/pause")
+    else:
+        # A queue with no waiting or running jobs has no row: paused by name.
+        driver.find_element(By.CSS_SELECTOR, "form[action='/queues/pause'] input[name=queue]").send_keys(queue)
+        paused = press(driver, "/queues/pause")
+    paused["overviewMarked"] = False
+    driver.get(url + "/")
+    rows = driver.find_elements(By.XPATH, f"//table[@id='queues']//tr[td/a[text()='{queue}']]")
+    paused["overviewMarked"] = bool(rows) and "paused" in rows[0].text
+    return paused
+
+
+def resume_queue(driver, url, queue, width):
+    driver.set_window_size(width, 1000)
+    driver.get(url + "/queues")
+    return press(driver, f"/queues/{queue}/resume")
+
+
+def bulk_cancel(driver, url, ids, width):
+    """Ticks the jobs `ids` on the held queue's list, presses Cancel selected, answers the
+    question yes, and returns the question, the notice and the sizes seen."""
+    driver.set_window_size(width, 1000)
+    driver.get(url + "/jobs?queue=held")
+    seen = {"ticked": []}
+    for job in ids:
+        boxes = driver.find_elements(By.CSS_SELECTOR, f"input[type=checkbox][name=id][value='{job}']")
+        if boxes:
+            boxes[0].click()
+            seen["ticked"].append(job)
+    seen["scrollWidth"] = driver.execute_script("return document.documentElement.scrollWidth")
+    seen["innerWidth"] = driver.execute_script("return window.innerWidth")
+    button = driver.find_elements(By.CSS_SELECTOR, "#bulk-jobs button[value=cancel]")
+    if not button:
+        seen["missing"] = "no Cancel selected button"
+        return seen
+    button[0].click()
+    try:
+        alert = driver.switch_to.alert
+        seen["confirm"] = alert.text
+        alert.accept()
+    except Exception as error:  # noqa: BLE001 - reported, and the Swift test fails on it
+        seen["confirm"] = None
+        seen["confirmError"] = str(error)
+    seen.update(wait_for_url(driver, "done=bulk-cancel"))
+    return seen
+
+
+def search(driver, url, text, width):
+    """Types `text` into the jobs list's search and returns the ids of the jobs listed."""
+    driver.set_window_size(width, 1000)
+    driver.get(url + "/jobs")
+    field = driver.find_element(By.NAME, "source")
+    field.clear()
+    field.send_keys(text)
+    driver.find_element(By.CSS_SELECTOR, "form.filter button").click()
+    deadline = time.time() + 10
+    while "source=" not in driver.current_url and time.time() < deadline:
+        time.sleep(0.05)
+    return [link.text.lstrip("#") for link in driver.find_elements(By.CSS_SELECTOR, "#live-jobs tbody a, #finished-jobs tbody a")]
 
 
 def main():
@@ -204,6 +296,13 @@ def main():
         # The refused source's own group (on a loaded machine another group may come first),
         # and the browser kept open until the form's POST has been answered with its redirect
         # to the failed jobs of that code: quitting at once could drop the request unsent.
+        held = [job for job in os.environ.get("DERIVE_BROWSER_HELD", "").split(",") if job]
+        if held:
+            # The workers' queue paused (at a phone's width) before the failures are retried:
+            # the retried job waits, marked, until the queue is resumed (at a desktop's).
+            seen["pause"] = pause_queue(driver, url, "default", 400)
+            driver.set_window_size(1280, 1000)
+            driver.get(url + "/failures")
         refused = driver.find_elements(By.XPATH, "//form[@class='action'][input[@name='code' and @value='source_refused']]/button")
         if refused:
             refused[0].click()
@@ -222,6 +321,26 @@ def main():
             notices = driver.find_elements(By.ID, "notice")
             seen["afterRetryNotice"] = notices[0].text if notices else None
 
+        if held:
+            # While paused, the retried job waits: the list says so beside it.
+            time.sleep(3)
+            driver.get(url + "/jobs?queue=default")
+            rows = driver.find_elements(By.CSS_SELECTOR, "#live-jobs tbody tr")
+            seen["whilePaused"] = [row.text for row in rows]
+            seen["resume"] = resume_queue(driver, url, "default", 1400)
+            # The same, the other way round: paused at a desktop's width, resumed at a phone's.
+            seen["pause1400"] = pause_queue(driver, url, "default", 1400)
+            seen["resume400"] = resume_queue(driver, url, "default", 400)
+            # Two held jobs cancelled at each width, in one request each.
+            seen["bulkCancel400"] = bulk_cancel(driver, url, held[:2], 400)
+            seen["bulkCancel1400"] = bulk_cancel(driver, url, held[2:4], 1400)
+        named = os.environ.get("DERIVE_BROWSER_NAMED", "")
+        if ":" in named:
+            _, text = named.split(":", 1)
+            seen["searchByName"] = {str(width): search(driver, url, text, width) for width in (400, 1400)}
+            seen["searchBySource"] = {str(width): search(driver, url, "nonexistent", width) for width in (400, 1400)}
+        driver.set_window_size(1280, 1000)
+
         # Every page, logged in (so with its forms), at a phone's width and a desktop's: none
         # scrolls sideways.
         driver.get(url + "/jobs?outcome=completed")
@@ -229,7 +348,8 @@ def main():
         driver.get(url + "/assets")
         assets = [link.get_attribute("href").replace(url, "") for link in driver.find_elements(By.CSS_SELECTOR, "#assets figcaption a")][:1]
         seen["widths"] = widths(driver, url, ["/", "/jobs", "/jobs?outcome=failed", f"/jobs/{failed_job}", "/failures", "/assets", "/presets",
-                                              "/presets/cards", "/presets/cards/reprocess?which=all", "/schedules", "/login"] + finished + assets)
+                                              "/presets/cards", "/presets/cards/reprocess?which=all", "/schedules", "/login", "/queues",
+                                              "/jobs?queue=held", "/jobs?outcome=cancelled"] + finished + assets)
     finally:
         driver.quit()
     print(json.dumps(seen))

@@ -170,7 +170,8 @@ import FoundationNetworking
         let listening = try #require(process.listeningPort(), "no listening line: \(process.logLines)")
         let overview = try await Self.get(listening, "/")
         #expect(overview.status == 200 && overview.body.contains("No jobs waiting or running."))
-        for route in ["/login", "/jobs/1/retry", "/jobs/1/cancel", "/failures/retry", "/presets/web/reprocess"] {
+        for route in ["/login", "/jobs/1/retry", "/jobs/1/cancel", "/failures/retry", "/presets/web/reprocess", "/jobs/bulk", "/queues/pause",
+                      "/queues/default/pause", "/queues/default/resume"] {
             let status = await RawHTTP.send(RawHTTP.request("POST", route, body: Array("a b".utf8)), port: listening).status
             #expect(status.map { (400..<500).contains($0) } == true, "POST \(route): \(String(describing: status))")
         }

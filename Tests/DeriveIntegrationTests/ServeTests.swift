@@ -3,6 +3,7 @@ import DeriveDigest
 import DeriveJobs
 import DeriveLanguage
 import DeriveServe
+import DeriveSQLite
 import DeriveTestSupport
 import Foundation
 import Testing
@@ -112,6 +113,9 @@ import Testing
         #expect(resource["public_id"].string == "tests/photo", "\(out["resource"])")
         #expect(resource["derived"].array.count == 5, "two eager, the signed webp, the long-signed png and the allowed one: \(resource["derived"])")
         #expect(out["resource_wrong_secret"]["error"].string == "AuthorizationRequired")
+        // The eager job is found by the name of the file the SDK uploaded (the dashboard's search).
+        let queue = try SQLiteJobStore(path: folder.appendingPathComponent("q.sqlite").path)
+        #expect(!(try queue.finishedJobs(JobFilter(sourceContains: "group-of-six.jpg"), after: nil, limit: 5).jobs.isEmpty))
 
         server.signal(SIGTERM)
         #expect(server.wait(timeout: 30) == 0)

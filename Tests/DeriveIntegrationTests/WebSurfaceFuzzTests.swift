@@ -28,12 +28,13 @@ import Testing
     /// Every POST route, with a job id that exists, one that does not, and no number at all.
     static func postRoutes(job: JobID) -> [String] {
         ["/login", "/jobs/\(job)/retry", "/jobs/\(job)/cancel", "/jobs/987654/retry", "/jobs/x%20y/cancel",
-         "/failures/retry", "/presets/web/reprocess", "/presets/%zz/reprocess"]
+         "/failures/retry", "/presets/web/reprocess", "/presets/%zz/reprocess", "/jobs/bulk", "/queues/pause", "/queues/default/pause",
+         "/queues/default/resume", "/queues/%zz/pause"]
     }
 
     static let getRoutes = ["/", "/live", "/jobs", "/jobs/1", "/jobs/1/outputs/0", "/login", "/failures", "/assets", "/assets/1",
                             "/derivatives/1", "/presets", "/presets/web", "/presets/web/reprocess", "/schedules",
-                            "/static/dashboard.css", "/metrics", "/healthz", "/readyz", "/no-such-page"]
+                            "/static/dashboard.css", "/metrics", "/healthz", "/readyz", "/no-such-page", "/queues", "/static/bulk.js"]
 
     @Test func malformedFormsToEveryPostRouteAnswer4xxAndTheServersStayUp() async throws {
         let (queue, job) = try Self.queue()

@@ -225,5 +225,11 @@ struct WorkerBehaviourTests {
         #expect(metrics.contains("derive_stage_seconds_bucket{stage=\"decode\",le=\"+Inf\"} 1"))
         #expect(metrics.contains("derive_slots 2") && metrics.contains("derive_slots_busy"))
         #expect(metrics.contains("derive_fetch_total{origin=\"network\"} 1") && metrics.contains("derive_fetch_bytes_total"))
+        // A paused queue shows as 1 from the next read.
+        #expect(!metrics.contains("derive_queue_paused{"))
+        _ = try queue.store.pause(queue: "held", by: "test")
+        try waitUntil("the metrics show the paused queue") {
+            try TestServers.fetch("http://127.0.0.1:\(port)/metrics").contains("derive_queue_paused{queue=\"held\"} 1")
+        }
     }
 }

@@ -120,4 +120,8 @@ final class CountingStore: JobStore {
     func counts() throws(DeriveError) -> [QueueCounts] { try base.counts() }
     func ping() throws(DeriveError) { try base.ping() }
     func prune(finishedBefore date: Date) throws(DeriveError) -> Int { try base.prune(finishedBefore: date) }
+    func pause(queue: String, by who: String) throws(DeriveError) -> Bool { try base.pause(queue: queue, by: who) }
+    func resume(queue: String) throws(DeriveError) -> Bool { try base.resume(queue: queue) }
+    func pausedQueues() throws(DeriveError) -> [PausedQueue] { try base.pausedQueues() }
+    func deleteFinished(_ ids: [JobID]) throws(DeriveError) -> Set<JobID> { try base.deleteFinished(ids) }
 }

@@ -151,7 +151,12 @@ struct PostgresSQLAPITests {
         #expect(try app.query("SELECT derive.cancel($1)", [id]).scalar == "cancelled")
         #expect(try app.query("SELECT outcome FROM derive.job_archive WHERE id = $1", [id]).scalar == "cancelled")
         #expect(try app.query("SELECT count(*) FROM derive.derivatives").scalar == "0")
+        // An application that uploads names its originals; it sees which queues are paused.
+        #expect(try app.query("INSERT INTO derive.original_names (source, name) VALUES ('s', 'IMG_1.jpg') RETURNING name").scalar == "IMG_1.jpg")
+        #expect(try app.query("SELECT count(*) FROM derive.paused_queues").scalar == "0")
         let refused = [
+            "INSERT INTO derive.paused_queues (queue, paused_by) VALUES ('default', 'app')",
+            "DELETE FROM derive.original_names",
             "INSERT INTO derive.jobs (payload, state) VALUES ('{}', 'running')",
             "INSERT INTO derive.jobs (payload, attempt) VALUES ('{}', 3)",
             "UPDATE derive.jobs SET priority = 100",
@@ -180,6 +185,13 @@ struct PostgresSQLAPITests {
         #expect(try store.promoteScheduled(limit: 10) == 0)
         #expect(try store.rescueExpired(limit: 10, policy: RetryPolicy()).requeued.isEmpty)
         #expect(try store.prune(finishedBefore: Date().addingTimeInterval(60)) == 1)
+        // The operator's controls, as the worker role (the claim reads the paused queues as it).
+        #expect(try store.pause(queue: "default", by: "ops") && (try store.pausedQueues()).map(\.queue) == ["default"])
+        _ = try store.submit([NewJob(payload: document("s3://b/originals/x.jpg"), originalName: "x.jpg")])
+        #expect(try store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).isEmpty)
+        #expect(try store.resume(queue: "default") && (try store.originalNames(of: ["s3://b/originals/x.jpg"])) == ["s3://b/originals/x.jpg": ["x.jpg"]])
+        let second = try #require(try store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        #expect(try store.complete([Completion(run: second)]) == [second.id] && (try store.deleteFinished([second.id])) == [second.id])
         let connection = try PostgresConnection(url: url)
         #expect { try connection.query("DROP TABLE derive.jobs") } throws: { ($0 as? PostgresError)?.sqlState == "42501" }
     }

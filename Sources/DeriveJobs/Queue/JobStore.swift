@@ -15,9 +15,13 @@ public struct NewJob: Sendable, Equatable {
     public var maxAttempts: Int
     /// While a live job has this key, another with the same key is not enqueued.
     public var dedupeKey: String?
+    /// The name of the file an uploaded original was stored from (`IMG_0412.jpg`), recorded
+    /// beside the job's source (`originals/<sha256>.jpg`) so the job can be found by it.
+    public var originalName: String?
 
     public init(payload: JSONValue, queue: String = "default", priority: Int = 0, runAt: Date? = nil, maxAttempts: Int = 5,
-                dedupeKey: String? = nil) {
+                dedupeKey: String? = nil, originalName: String? = nil) {
+        self.originalName = originalName.map(OriginalName.clean)
         self.payload = payload
         self.queue = queue
         self.priority = priority
@@ -278,6 +282,81 @@ public protocol JobStore: Sendable {
 
     /// Deletes archived jobs finished before `date`; returns how many.
     func prune(finishedBefore date: Date) throws(DeriveError) -> Int
+
+    /// Stops every worker claiming from `queue` until it is resumed: the queue keeps accepting
+    /// jobs, and runs already claimed finish. Held in the database, so it holds for workers on
+    /// every machine (the claim itself skips paused queues). Idempotent: pausing a paused queue
+    /// keeps its first pause and returns false. A name that is not a queue name is `invalidJob`.
+    func pause(queue: String, by who: String) throws(DeriveError) -> Bool
+
+    /// Lets workers claim from `queue` again. Returns whether it was paused.
+    func resume(queue: String) throws(DeriveError) -> Bool
+
+    /// The paused queues, by name.
+    func pausedQueues() throws(DeriveError) -> [PausedQueue]
+
+    /// Deletes the finished (archived) jobs among `ids`, never a waiting or running one.
+    /// Returns the ids deleted; the others were live or did not exist.
+    func deleteFinished(_ ids: [JobID]) throws(DeriveError) -> Set<JobID>
+}
+
+/// The file names uploaded originals were stored from, by the source a job names them by.
+public enum OriginalName {
+    /// The longest name kept (longer is cut).
+    public static let length = 255
+
+    /// The last path component, without control characters, at most `length` code points (as
+    /// the databases count a text's length: a character may be several).
+    public static func clean(_ name: String) -> String {
+        let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? name
+        return codePoints(String(last.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }), length)
+    }
+
+    /// At most `count` code points of `text`.
+    public static func codePoints(_ text: String, _ count: Int) -> String {
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.prefix(count))
+        return String(scalars)
+    }
+
+    /// The names to record for `jobs`: (source, name) for each job with both, once each.
+    public static func pairs(_ jobs: [NewJob]) -> [(source: String, name: String)] {
+        var seen = Set<[String]>()
+        return jobs.compactMap { job in
+            guard let name = job.originalName, !name.isEmpty, case .string(let source)? = job.payload["source"],
+                  seen.insert([source, name]).inserted else { return nil }
+            return (source, name)
+        }
+    }
+}
+
+/// A queue no worker claims from until it is resumed.
+public struct PausedQueue: Sendable, Hashable {
+    public var queue: String
+    public var pausedAt: Date
+    /// Who paused it, as they said (`dashboard`, `cli:alice@ops-1`).
+    public var pausedBy: String
+
+    public init(queue: String, pausedAt: Date, pausedBy: String) {
+        self.queue = queue
+        self.pausedAt = pausedAt
+        self.pausedBy = pausedBy
+    }
+
+    /// The longest `pausedBy` kept (longer is cut).
+    public static let byLength = 200
+
+    /// `who` as it is kept: without control characters (a NUL cannot be stored), at most `byLength` code points.
+    public static func by(_ who: String) -> String {
+        OriginalName.codePoints(String(who.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }), byLength)
+    }
+
+    /// Refuses what is not a queue name (the rule jobs' queues follow), before any store sees it.
+    public static func validate(_ queue: String) throws(DeriveError) {
+        guard QueueName.isValid(queue) else {
+            throw DeriveError(.invalidJob, "\(Quoted(queue)) is not a queue name: 1 to 64 of A-Z a-z 0-9 _ . -")
+        }
+    }
 }
 
 /// When failed runs are retried. Pure, so both stores decide alike and it can be tested.

@@ -50,6 +50,16 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         /// What completions recorded, in order: the asset and derivative rows a SQL store writes.
         var records: [(job: JobID, record: DerivationRecord)] = []
         var workers: [String: WorkerStatus] = [:]
+        /// Queues no claim takes from, by name (the SQL stores' `paused_queues`).
+        var paused: [String: PausedQueue] = [:]
+        /// The file names uploads were stored from, by source (the SQL stores' `original_names`).
+        var originalNames: [String: Set<String>] = [:]
+
+        /// Whether a job's source, or a name recorded for it, contains `text`.
+        func matches(_ payload: JSONValue, _ text: String) -> Bool {
+            guard case .string(let source)? = payload["source"] else { return false }
+            return source.contains(text) || (originalNames[source] ?? []).contains { $0.contains(text) }
+        }
         /// Set by `failCalls(with:)`: every call throws it, as a store whose database is down.
         var outage: DeriveError?
 
@@ -109,7 +119,8 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
     public func submit(_ jobs: [NewJob]) throws(DeriveError) -> [SubmitResult] {
         for job in jobs { try Self.validate(job) }
         return try withState { state, now throws(DeriveError) in
-            jobs.map { job in
+            for (source, name) in OriginalName.pairs(jobs) { state.originalNames[source, default: []].insert(name) }
+            return jobs.map { job in
                 let runAt = job.runAt?.timeIntervalSince1970 ?? now
                 return state.enqueue(dedupeKey: job.dedupeKey) { id in
                     LiveJob(id: id, queue: job.queue, state: runAt > now ? .scheduled : .available, priority: job.priority, runAt: runAt,
@@ -124,7 +135,7 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
     public func claim(queues: [String], limit: Int, owner: String, lease: Double) throws(DeriveError) -> [ClaimedJob] {
         guard limit > 0, !queues.isEmpty else { return [] }
         return try withState { state, now throws(DeriveError) in
-            let wanted = Set(queues)
+            let wanted = Set(queues).subtracting(state.paused.keys)
             let chosen = state.live.values.filter { $0.state == .available && wanted.contains($0.queue) }
                 .sorted { a, b in
                     if a.priority != b.priority { return a.priority > b.priority }
@@ -310,6 +321,31 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         }
     }
 
+    // MARK: Pausing and deleting
+
+    public func pause(queue: String, by who: String) throws(DeriveError) -> Bool {
+        try PausedQueue.validate(queue)
+        return try withState { state, now throws(DeriveError) in
+            guard state.paused[queue] == nil else { return false }
+            state.paused[queue] = PausedQueue(queue: queue, pausedAt: Date(timeIntervalSince1970: now), pausedBy: PausedQueue.by(who))
+            return true
+        }
+    }
+
+    public func resume(queue: String) throws(DeriveError) -> Bool {
+        try withState { state, _ throws(DeriveError) in state.paused.removeValue(forKey: queue) != nil }
+    }
+
+    public func pausedQueues() throws(DeriveError) -> [PausedQueue] {
+        try withState { state, _ throws(DeriveError) in state.paused.values.sorted { $0.queue < $1.queue } }
+    }
+
+    public func deleteFinished(_ ids: [JobID]) throws(DeriveError) -> Set<JobID> {
+        try withState { state, _ throws(DeriveError) in
+            Set(ids.filter { state.archive.removeValue(forKey: $0) != nil })
+        }
+    }
+
     // MARK: Reading for people
 
     public func jobs(state wanted: JobState?, queue: String?, limit: Int) throws(DeriveError) -> [JobSnapshot] {
@@ -339,9 +375,7 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
                 if let code = filter.errorCode, job.errors.last?["code"] != .string(code) { return false }
                 if let host = filter.sourceHost, Self.sourceHost(job.payload) != host { return false }
                 if let since = filter.finishedSince, archived.finishedAt < since.timeIntervalSince1970 { return false }
-                if let text = filter.sourceContains {
-                    guard case .string(let source)? = job.payload["source"], source.contains(text) else { return false }
-                }
+                if let text = filter.sourceContains, !state.matches(job.payload, text) { return false }
                 if let cursor { return (archived.finishedAt, job.id) < (cursor.finishedAt.timeIntervalSince1970, cursor.id) }
                 return true
             }
@@ -373,6 +407,14 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
                 buckets[(archived.finishedAt / width).rounded(.down) * width, default: [:]][archived.outcome, default: 0] += 1
             }
             return buckets.keys.sorted().map { ThroughputBucket(start: Date(timeIntervalSince1970: $0), counts: buckets[$0] ?? [:]) }
+        }
+    }
+
+    public func originalNames(of sources: [String]) throws(DeriveError) -> [String: [String]] {
+        try withState { state, _ throws(DeriveError) in
+            var names: [String: [String]] = [:]
+            for source in sources { if let known = state.originalNames[source], !known.isEmpty { names[source] = known.sorted() } }
+            return names
         }
     }
 

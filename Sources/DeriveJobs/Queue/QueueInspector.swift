@@ -16,6 +16,9 @@ public protocol QueueInspector: Sendable {
     func failureGroups(since date: Date) throws(DeriveError) -> [FailureGroup]
     /// Jobs finished since `date`, by outcome, in buckets of `seconds` (a chart's bars).
     func throughput(since date: Date, bucket seconds: Int) throws(DeriveError) -> [ThroughputBucket]
+    /// The file names recorded for each of `sources` at upload (`NewJob.originalName`), sorted;
+    /// sources with none are left out.
+    func originalNames(of sources: [String]) throws(DeriveError) -> [String: [String]]
 }
 
 /// Which finished jobs a listing shows; each field set narrows it.
@@ -28,7 +31,8 @@ public struct JobFilter: Sendable, Hashable {
     /// The source's host, as `SourceAddress.host(of:)` gives it (an S3 source's bucket).
     public var sourceHost: String?
     public var finishedSince: Date?
-    /// Text the job's source contains, as written (case and all): a path, a file name, a key.
+    /// Text the job's source contains, as written (case and all): a path, a file name, a key;
+    /// or that a file name recorded for its source at upload contains (`NewJob.originalName`).
     /// No index serves it: the archive is scanned newest first until a page is full.
     public var sourceContains: String?
 

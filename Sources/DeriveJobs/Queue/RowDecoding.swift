@@ -188,3 +188,10 @@ extension SourceRevalidation {
                   changedAt: try row.date("changed_at"))
     }
 }
+
+extension PausedQueue {
+    /// Columns: queue, paused_at (Unix seconds), paused_by.
+    public init(row: DatabaseRow) throws(DeriveError) {
+        self.init(queue: try row.string("queue"), pausedAt: try row.date("paused_at"), pausedBy: try row.string("paused_by"))
+    }
+}
