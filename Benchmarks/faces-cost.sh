@@ -4,9 +4,11 @@
 #      400x400 crop with g_faces and with g_north, 12 times in one process each; the median
 #      per-source time of each (the first source is left out: it creates the detector) and
 #      the detection stage alone;
+#   1c. per CenterFace canvas: detection's processor time, building it, peak resident memory;
 #   2. the whole-process cost of jobs that ask for no faces, with this build and with the
 #      build before face detection (BASELINE, default d441a84), taking turns run after run.
-# Usage: bash Benchmarks/faces-cost.sh [BASELINE-REVISION]
+# Usage: bash Benchmarks/faces-cost.sh [BASELINE-REVISION | --no-baseline]
+#   --no-baseline leaves out section 2 (it builds the baseline revision, minutes the first time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib.sh
@@ -25,12 +27,14 @@ swift build -c release --product DeriveFaceNet >/dev/null  # CenterFace's OpenCV
 derive="$(swift build -c release --show-bin-path)/derive"
 # The baseline's source and build stay in .build-baseline (ignored by git), at the same path
 # run after run, so a second run does not build it again.
-scratch="$(pwd)/.build-baseline"
-source_dir="$scratch/source-$baseline_rev"
-git worktree prune
-[ -d "$source_dir" ] || git worktree add --detach "$source_dir" "$baseline_rev" >/dev/null 2>&1
-(cd "$source_dir" && swift build -c release --product derive --scratch-path "$scratch" >/dev/null)
-baseline="$scratch/release/derive"
+if [ "$baseline_rev" != "--no-baseline" ]; then
+    scratch="$(pwd)/.build-baseline"
+    source_dir="$scratch/source-$baseline_rev"
+    git worktree prune
+    [ -d "$source_dir" ] || git worktree add --detach "$source_dir" "$baseline_rev" >/dev/null 2>&1
+    (cd "$source_dir" && swift build -c release --product derive --scratch-path "$scratch" >/dev/null)
+    baseline="$scratch/release/derive"
+fi
 
 python3 - "$fixtures/photos/kodak-pixpro-az521.jpg" "$work/photo-12mp.jpg" <<'PY'
 import sys
@@ -73,6 +77,26 @@ for detector in centerface hog; do
         "$north_cpu" "$all" "$one" "$one_north" "$detector"
 done
 
+echo
+echo "== 1c. per CenterFace canvas (DERIVE_FACE_DETECTION_CANVAS): processor time of detection per 12 MP job,"
+echo "       building the detector once per process, and the process's peak resident memory (12 jobs)"
+# Canvases as in Benchmarks/faces/netsizes.py, whose accuracy on both halves of the set goes with these.
+measure() { /usr/bin/time -f "%U %S %M" "$@" 2>&1 >/dev/null | tail -1; }
+for canvas in ${DERIVE_FACE_CANVASES:-1024x1024 768x768 768x576 640x480}; do
+    export DERIVE_FACE_DETECTION_CANVAS=$canvas DERIVE_FACE_DETECTOR=centerface
+    all=$(measure taskset -c 0 "$derive" run "${sources[@]}" --chain "c_fill,w_400,h_400,g_faces" --out "$work/out")
+    one=$(measure taskset -c 0 "$derive" run "$photo" --chain "c_fill,w_400,h_400,g_faces" --out "$work/out")
+    unset DERIVE_FACE_DETECTION_CANVAS DERIVE_FACE_DETECTOR
+    python3 -c "
+import sys
+n, on = float(sys.argv[1]), float(sys.argv[2])
+u, s, rss = map(float, sys.argv[3].split()); u1, s1, _ = map(float, sys.argv[4].split())
+per = ((u + s) * 1000 - n) / 12
+print(f'{sys.argv[5]}: detection {per:.0f} ms of processor time per 12 MP job; building about {((u1 + s1) * 1000 - on) - per:.0f} ms; peak RSS {rss / 1024:.0f} MiB')" \
+        "$north_cpu" "$one_north" "$all" "$one" "$canvas"
+done
+
+[ "$baseline_rev" = "--no-baseline" ] && exit 0
 echo
 echo "== 2. whole process, jobs that ask for no faces: before face detection ($baseline_rev) and now"
 web="$work/web.json"

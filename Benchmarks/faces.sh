@@ -26,5 +26,8 @@ derive="$(swift build -c release --show-bin-path)/derive"
 # The candidates, on both halves of the set (tune, report), with Debian's OpenCV in Python.
 ensure_packages python3-opencv
 /usr/bin/python3 Benchmarks/faces/candidates.py "$derive" "$fixtures" "$cache" "${DERIVE_FACE_MODEL:-/usr/local/share/derive/centerface.onnx}"
+# Derive's own path (derive faces) at several canvases and thresholds, on both halves: where the
+# default canvas and the two thresholds (crops, privacy) come from.
+/usr/bin/python3 Benchmarks/faces/netsizes.py "$derive" "$fixtures" "$cache"
 echo "Derive's detector is built for $("$derive" faces --instruction-set 2>/dev/null || echo "?")"
 python3 Benchmarks/faces/evaluate.py "$derive" "$fixtures" "$cache" --sizes "${1:-1300,1100,900}"

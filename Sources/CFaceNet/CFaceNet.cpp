@@ -16,11 +16,12 @@
 // CenterFace (Xu et al. 2019, MIT licence) predicts, on a grid of a quarter of the input, a heat
 // map of face centres, each centre's box size (log, in grid cells) and sub-cell offset, and five
 // landmarks. The ONNX file is exported with a fixed input shape; OpenCV 4.6 fixes the shapes of
-// its upsampling layers at the first forward pass, so a network serves one input size. Every image
-// is therefore placed on one square canvas (1024, or the image's longer side rounded up to the
-// stride of 32 when that is larger), and one network is kept: each holds its layers' blobs for
-// the size it ran at (about 250 MB at 1024), so a network per size made a worker of two slots
-// grow to 1.7 GB where it had used 200 MB.
+// its upsampling layers at the first forward pass, so a network serves one input size (run at
+// another, it answers wrongly rather than failing). Every image is therefore placed on one
+// canvas whose size the caller chooses once per process (DERIVE_FACE_DETECTION_CANVAS), and one
+// network is kept: each holds its layers' blobs for the size it ran at (about 250 MB at 1024
+// square), so a network per size made a worker of two slots grow to 1.7 GB where it had used
+// 200 MB. A canvas of another size replaces the network (read again, about 100 ms).
 struct dnet_detector {
     std::string path;
     std::list<std::pair<std::pair<int, int>, cv::dnn::Net>> nets;
@@ -93,16 +94,21 @@ static float iou(const dnet_box &a, const dnet_box &b) {
     return all > 0 ? inter / all : 0;
 }
 
-extern "C" int dnet_detect(dnet_detector *detector, const unsigned char *rgb, int width, int height, size_t stride,
-                           float threshold, dnet_box *boxes, int capacity, char *error, size_t error_size) {
+extern "C" int dnet_detect_on_canvas(dnet_detector *detector, const unsigned char *rgb, int width, int height, size_t stride,
+                           int canvas_width, int canvas_height, float threshold, dnet_box *boxes, int capacity,
+                           char *error, size_t error_size) {
     if (error_size > 0) error[0] = 0;
-    if (!detector || !rgb || width <= 0 || height <= 0 || stride < (size_t)width * 3 || capacity < 0) {
+    if (!detector || !rgb || width <= 0 || height <= 0 || stride < (size_t)width * 3 || capacity < 0 ||
+        canvas_width < 32 || canvas_height < 32 || canvas_width % 32 || canvas_height % 32) {
         say(error, error_size, "invalid arguments");
         return -1;
     }
+    if (width > canvas_width || height > canvas_height) {
+        say(error, error_size, "the image is larger than the canvas");
+        return -1;
+    }
     try {
-        const int side = std::max(1024, (std::max(width, height) + 31) / 32 * 32);
-        const int W = side, H = side;
+        const int W = canvas_width, H = canvas_height;
         // The image at the top left of a canvas of the network's stride; the padding is black
         // and nothing is stretched, so boxes need no rescaling.
         cv::Mat blob({1, 3, H, W}, CV_32F, cv::Scalar(0));

@@ -140,6 +140,7 @@ public final class DashboardServer: Sendable {
         await add("GET /presets/:name/reprocess") { request in Pages.guarded { try pages.reprocessCount(request) } }
         await post("/presets/:name/reprocess") { request, form in Pages.guarded { try pages.reprocess(request, form: form) } }
         await add("GET /schedules") { _ in Pages.guarded { try pages.schedules() } }
+        await add("GET /webhooks") { _ in Pages.guarded { try pages.webhooks() } }
         await add("GET /static/dashboard.css") { _ in Pages.respond(Assets.style, type: "text/css; charset=utf-8") }
         await add("GET /static/favicon.svg") { _ in Pages.respond(Assets.favicon, type: "image/svg+xml") }
         await add("GET /static/dashboard.js") { _ in Pages.respond(Assets.script, type: "text/javascript; charset=utf-8") }

@@ -88,7 +88,7 @@ public enum HTML {
         <script src="/static/dashboard.js" defer></script>
         </head>
         <body>
-        <nav><strong>Derive</strong><a href="/">Overview</a><a href="/jobs">Jobs</a><a href="/queues">Queues</a><a href="/failures">Failures</a><a href="/assets">Assets</a><a href="/presets">Presets</a><a href="/schedules">Schedules</a></nav>
+        <nav><strong>Derive</strong><a href="/">Overview</a><a href="/jobs">Jobs</a><a href="/queues">Queues</a><a href="/failures">Failures</a><a href="/assets">Assets</a><a href="/presets">Presets</a><a href="/schedules">Schedules</a><a href="/webhooks">Webhooks</a></nav>
         <main>
         <h1>\(escape(title))</h1>
         \(notice.map { element("p", [("class", $0.warning ? "notice warning" : "notice"), ("role", "status"), ("id", "notice")], .text($0.text)).description } ?? "")\

@@ -84,7 +84,9 @@ extension Views {
             shapes += "<rect class=\"face\" x=\"\(face.box.x)\" y=\"\(face.box.y)\" width=\"\(face.box.width)\" height=\"\(face.box.height)\" "
                 + "stroke-width=\"\(stroke)\"><title>face \(index + 1), score \(String(format: "%.2f", face.score))</title></rect>"
         }
-        let label = "\(findings.faces.count) face\(findings.faces.count == 1 ? "" : "s") found by \(findings.detector)"
+        let surer = findings.cropFaces.count, unsure = findings.faces.count - surer
+        let label = "\(surer) face\(surer == 1 ? "" : "s") found by \(findings.detector)"
+            + (unsure == 0 ? "" : ", and \(unsure) below the crops' threshold that only privacy effects cover")
         let figure = Markup(raw: "<svg id=\"faces\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(HTML.escape(label))\">\(shapes)</svg>")
         let caption = label + (backdrop == nil ? "; no output shows the whole source, so the boxes are drawn on a blank frame of its shape" : "")
         return HTML.element("figure", [("class", "faces")], figure + HTML.element("figcaption", [("class", "note")], .text(caption)))

@@ -40,10 +40,21 @@ public struct Configuration: Sendable {
             env.fail("DERIVE_FACE_DETECTION_SIZE", "must be 200–4000 pixels, got \(faces.shortSide)")
             faces.shortSide = FaceDetectionSettings.defaultShortSide
         }
-        faces.longSide = env.int("DERIVE_FACE_DETECTION_LONG_SIDE", FaceDetectionSettings.defaultLongSide)
-        if !(256...4096).contains(faces.longSide) {
-            env.fail("DERIVE_FACE_DETECTION_LONG_SIDE", "must be 256–4096 pixels, got \(faces.longSide)")
-            faces.longSide = FaceDetectionSettings.defaultLongSide
+        if env["DERIVE_FACE_DETECTION_LONG_SIDE"] != nil {
+            let side = env.int("DERIVE_FACE_DETECTION_LONG_SIDE", FaceDetectionSettings.defaultCanvas.width)
+            if (256...4096).contains(side) {
+                faces.canvas = FaceDetectionSettings.squareCanvas(side)
+            } else {
+                env.fail("DERIVE_FACE_DETECTION_LONG_SIDE", "must be 256–4096 pixels, got \(side)")
+            }
+        }
+        if let text = env["DERIVE_FACE_DETECTION_CANVAS"] {
+            let sides = text.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
+            if sides.count == 2, let w = sides[0], let h = sides[1], (256...4096).contains(w), (256...4096).contains(h), w % 32 == 0, h % 32 == 0 {
+                faces.canvas = Size(w, h)
+            } else {
+                env.fail("DERIVE_FACE_DETECTION_CANVAS", "must be WIDTHxHEIGHT, each 256–4096 and a multiple of 32 (such as 768x576), got \(Quoted(text))")
+            }
         }
         if let name = env["DERIVE_FACE_DETECTOR"] {
             if let choice = FaceDetectorChoice(rawValue: name.lowercased()) {

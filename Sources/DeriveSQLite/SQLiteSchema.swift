@@ -200,6 +200,56 @@ enum SQLiteSchema {
             PRIMARY KEY (source, name)
         );
         """,
+        // 12: served_assets: what `derive serve` keeps of uploaded assets, their derivatives and
+        // the notifications sent (Migrations/0012_served_assets.sql).
+        """
+        CREATE TABLE served_assets (
+            cloud           TEXT    NOT NULL,
+            public_id       TEXT    NOT NULL,
+            version         INTEGER NOT NULL,
+            format          TEXT    NOT NULL,
+            bytes           INTEGER NOT NULL,
+            width           INTEGER NOT NULL,
+            height          INTEGER NOT NULL,
+            tags            TEXT    NOT NULL DEFAULT '[]',
+            context         TEXT    NOT NULL DEFAULT '{}',
+            original_key    TEXT    NOT NULL,
+            original_sha256 TEXT    NOT NULL,
+            eager           TEXT    NOT NULL DEFAULT '[]',
+            created_at      REAL    NOT NULL,
+            PRIMARY KEY (cloud, public_id)
+        );
+        CREATE INDEX served_assets_original ON served_assets (original_sha256);
+        CREATE TABLE served_derivatives (
+            cloud          TEXT    NOT NULL,
+            public_id      TEXT    NOT NULL,
+            version        INTEGER NOT NULL,
+            identity       TEXT    NOT NULL,
+            transformation TEXT    NOT NULL,
+            format         TEXT    NOT NULL,
+            storage_key    TEXT    NOT NULL,
+            width          INTEGER NOT NULL,
+            height         INTEGER NOT NULL,
+            bytes          INTEGER NOT NULL,
+            sha256         TEXT    NOT NULL,
+            job_id         INTEGER NOT NULL,
+            created_at     REAL    NOT NULL,
+            PRIMARY KEY (cloud, public_id, identity),
+            FOREIGN KEY (cloud, public_id) REFERENCES served_assets (cloud, public_id) ON DELETE CASCADE
+        );
+        CREATE TABLE served_notifications (
+            id        INTEGER PRIMARY KEY AUTOINCREMENT,
+            cloud     TEXT    NOT NULL,
+            public_id TEXT    NOT NULL,
+            url       TEXT    NOT NULL,
+            type      TEXT    NOT NULL,
+            status    INTEGER,
+            attempts  INTEGER NOT NULL,
+            error     TEXT,
+            sent_at   REAL    NOT NULL
+        );
+        CREATE INDEX served_notifications_asset ON served_notifications (cloud, public_id, id);
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

@@ -62,7 +62,7 @@ extension CloudinaryService {
                 throw ServeError(401, "Invalid signature")
             }
         }
-        guard Self.validPublicID(path.publicID), let asset = try records.get(path.publicID) else { throw ServeError(404, "Resource not found") }
+        guard Self.validPublicID(path.publicID), var asset = try records.get(path.publicID) else { throw ServeError(404, "Resource not found") }
         let format = path.format ?? asset.format
         // The original, untouched.
         if path.transformation.isEmpty, format == asset.format || ImageFormat.parse(format) == ImageFormat.parse(asset.format) {
@@ -70,6 +70,7 @@ extension CloudinaryService {
             return try await serve(request, key: key, etag: asset.sha256, mediaType: ImageFormat.parse(asset.format)?.mediaType, versioned: path.version == asset.version)
         }
         let derivation = try Self.derivation(path.transformation, format: format)
+        if asset.derivatives[derivation.identity] == nil { asset = try reconciled(asset) }
         if let derivative = asset.derivatives[derivation.identity] {
             return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256,
                                    mediaType: OutputFormat.parse(derivative.format).map { _ in ImageFormat.parse(derivative.format)?.mediaType } ?? nil,
@@ -87,7 +88,7 @@ extension CloudinaryService {
                          maxAttempts: 3, dedupeKey: "serve:\(settings.cloudName):\(asset.publicID):\(derivation.identity)")
         let id = try database.submit([job])[0].id
         let eager = EagerJob(jobID: id, outputs: [EagerOutput(transformation: derivation.transformation, format: format, identity: derivation.identity)])
-        guard let updated = try await finish(eager, publicID: asset.publicID), let derivative = updated.derivatives[derivation.identity] else {
+        guard let updated = try await finish(eager, asset: asset), let derivative = updated.derivatives[derivation.identity] else {
             throw ServeError(420, "The derivative is still being made: ask again shortly")
         }
         return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, mediaType: ImageFormat.parse(derivative.format)?.mediaType,
@@ -106,6 +107,14 @@ extension CloudinaryService {
         ]
         if let match = request.headers[HTTPHeader("If-None-Match")], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag || $0 == "*" }) {
             return HTTPResponse(statusCode: .notModified, headers: headers)
+        }
+        // With an S3 store and DERIVE_SERVE_REDIRECT=presigned: a redirect to a short-lived
+        // presigned GET, so the bytes go from S3 to the client. The redirect may be reused for
+        // half the URL's life (it is still valid then); the credentials never leave.
+        if let seconds = settings.presignedRedirectSeconds, let location = store.temporaryURL(for: key, expiresIn: seconds) {
+            return HTTPResponse(statusCode: .found, headers: [
+                HTTPHeader("Location"): location, HTTPHeader("ETag"): tag, HTTPHeader("Cache-Control"): "private, max-age=\(seconds / 2)",
+            ])
         }
         let bytes: [UInt8]?
         do {
@@ -135,7 +144,8 @@ extension CloudinaryService {
             throw ServeError(401, "Invalid credentials")
         }
         let id = publicID.removingPercentEncoding ?? publicID
-        guard Self.validPublicID(id), let asset = try records.get(id) else { throw ServeError(404, "Resource not found - \(id)") }
+        guard Self.validPublicID(id), let found = try records.get(id) else { throw ServeError(404, "Resource not found - \(id)") }
+        let asset = try reconciled(found)
         let base = base(request)
         var members = Self.assetJSON(asset, base: base, cloud: settings.cloudName)
         members.append(JSONMember(key: "derived", value: .array(asset.derivatives.sorted { $0.key < $1.key }.map { identity, derivative in
@@ -147,7 +157,17 @@ extension CloudinaryService {
                 "id": .string(String(identity.prefix(32))), "url": .string(url), "secure_url": .string(Self.secure(url)),
             ])
         })))
-        if let notifications = asset.notifications {
+        // Cloudinary's `faces` (asked with faces=true): the boxes a job's face detection found
+        // in the original, [x, y, width, height] in its upright pixels; empty until a job looked
+        // (an output with g_face, g_faces, g_auto or a face effect). The surer faces, those
+        // face gravities use (not those below the crops' threshold that only privacy covers).
+        if Self.flag(request.query["faces"]) == true {
+            members.append(JSONMember(key: "faces", value: .array((asset.faces?.cropFaces ?? []).map { face in
+                .array([.int(face.box.x), .int(face.box.y), .int(face.box.width), .int(face.box.height)])
+            })))
+        }
+        if !asset.notifications.isEmpty {
+            let notifications = asset.notifications
             members.append(JSONMember(key: "notifications", value: .array(notifications.map { record in
                 .object([
                     "url": .string(record.url), "type": .string(record.type), "status": record.status.map(JSONValue.int) ?? .null,

@@ -3,17 +3,6 @@ import DeriveJobs
 import DeriveLanguage
 import Foundation
 
-/// A notification sent, as the asset's record keeps it (`GET .../resources/...` lists them).
-public struct NotificationRecord: Codable, Sendable, Equatable {
-    public var url: String
-    public var type: String
-    /// The last answer's HTTP status; nil when none came (refused, unreachable).
-    public var status: Int?
-    public var attempts: Int
-    public var error: String?
-    public var sentAt: Date
-}
-
 extension CloudinaryService {
     /// Delays between attempts: a notification is tried up to six times over about a minute.
     static let notificationBackoff: [Double] = [0, 1, 3, 7, 15, 30]
@@ -21,10 +10,10 @@ extension CloudinaryService {
     /// POSTs Cloudinary's notification body to `url` in the background, signed as
     /// `cloudinary.utils.verify_notification_signature` checks (`X-Cld-Timestamp`,
     /// `X-Cld-Signature`: hex SHA-1 of body, timestamp and secret), retried with backoff while
-    /// the answer is not 2xx, and recorded on the asset.
+    /// the answer is not 2xx, and recorded (`ServedAssets.recordNotification`).
     func notify(_ url: String, members: [JSONMember], type: String, publicID: String, secret: String) {
         guard let sender = webhooks else { return }
-        Task.detached { [records, logger] in
+        Task.detached { [database, settings, logger] in
             var body = members
             body.insert(JSONMember(key: "notification_type", value: .string(type)), at: 0)
             let timestamp = Int(Date().timeIntervalSince1970)
@@ -32,7 +21,8 @@ extension CloudinaryService {
             let text = JSONWriter.compact(.object(body))
             let headers = ["Content-Type": "application/json", "X-Cld-Timestamp": String(timestamp),
                            "X-Cld-Signature": CloudinarySigning.notificationSignature(body: text, timestamp: timestamp, secret: secret, algorithm: .sha1)]
-            var record = NotificationRecord(url: Redacted.url(url), type: type, status: nil, attempts: 0, error: nil, sentAt: Date())
+            var record = NotificationRecord(cloud: settings.cloudName, publicID: publicID, url: Redacted.url(url), type: type, status: nil, attempts: 0,
+                                            error: nil, sentAt: Date())
             for delay in Self.notificationBackoff {
                 if delay > 0 { try? await Task.sleep(for: .milliseconds(Int64(delay * 1000))) }
                 record.attempts += 1
@@ -54,14 +44,17 @@ extension CloudinaryService {
                 logger.warning("a notification was not delivered", metadata: ["url": "\(record.url)", "type": "\(type)", "attempts": "\(record.attempts)",
                                                                              "error": "\(record.error ?? record.status.map { "HTTP \($0)" } ?? "")"])
             }
-            let kept = record
-            _ = try? records.update(publicID) { asset in asset.notifications = (asset.notifications ?? []) + [kept] }
+            do {
+                try database.recordNotification(record, cloud: settings.cloudName, publicID: publicID)
+            } catch {
+                logger.warning("a notification could not be recorded", metadata: ["url": "\(record.url)", "error": "\(error)"])
+            }
         }
     }
 
     /// For `eager_async`: waits for the job in the background (up to an hour), records its
     /// outputs, and sends the eager notification if one was asked for.
-    func finishLater(_ job: EagerJob, publicID: String, base: String, notificationURL: String?, secret: String) {
+    func finishLater(_ job: EagerJob, asset recorded: ServedAsset, base: String, notificationURL: String?, secret: String) {
         Task.detached { [self] in
             let deadline = ContinuousClock.now.advanced(by: .seconds(3600))
             var snapshot: JobSnapshot?
@@ -74,11 +67,11 @@ extension CloudinaryService {
             }
             guard let snapshot else { return }
             var asset: ServedAsset?
+            let publicID = recorded.publicID
             if snapshot.state == .completed, let result = snapshot.result {
-                let derivatives = Self.derivatives(from: result, job: job)
-                asset = try? records.update(publicID) { asset in
-                    for (identity, derivative) in derivatives { asset.derivatives[identity] = derivative }
-                }
+                _ = try? database.recordDerivatives(Self.derivatives(from: result, job: job), cloud: recorded.cloud, publicID: publicID,
+                                                    version: recorded.version)
+                asset = try? records.get(publicID)
             }
             guard let notificationURL, let current = asset ?? (try? records.get(publicID)) else { return }
             let eager = Self.assetJSON(current, base: base, cloud: settings.cloudName,

@@ -1,110 +1,104 @@
 import DeriveJobs
 import DeriveLanguage
 import Foundation
-import Synchronization
 
-/// An uploaded asset as the Cloudinary API knows it: its public id, version and original, and
-/// the derivatives made of it so far, each under the canonical identity of its transformation
-/// (so `w_100,c_fill` and `c_fill,w_100` are one derivative).
-public struct ServedAsset: Codable, Sendable, Equatable {
-    public var publicID: String
-    public var version: Int
-    public var format: String
-    public var width: Int
-    public var height: Int
-    public var bytes: Int
-    public var sha256: String
-    public var originalKey: String
-    public var createdAt: Date
-    public var tags: [String]
-    public var context: [String: String]
-    public var derivatives: [String: ServedDerivative]
-    /// Jobs of this version's eager outputs, with the transformation each output is.
-    public var eagerJobs: [EagerJob]
-    /// Notifications sent about it (nil in records written before there were any).
-    public var notifications: [NotificationRecord]? = nil
-}
-
-public struct ServedDerivative: Codable, Sendable, Equatable {
-    /// The transformation as the client wrote it (the URL's path segment or the eager string).
-    public var transformation: String
-    public var format: String
-    public var key: String
-    public var width: Int
-    public var height: Int
-    public var bytes: Int
-    public var sha256: String
-    public var jobID: Int64
-}
-
-public struct EagerJob: Codable, Sendable, Equatable {
-    public var jobID: Int64
-    /// Each output's transformation and extension, in the job's output order.
-    public var outputs: [EagerOutput]
-}
-
-public struct EagerOutput: Codable, Sendable, Equatable {
-    public var transformation: String
-    public var format: String
-    public var identity: String
-}
-
-/// The assets' records, as JSON objects in the asset store (`serve/<cloud>/<public_id>.json`):
-/// every `derive serve` and `derive work` sharing the store sees them, on either queue. One
-/// process changes one record at a time (a lock around each read-modify-write); two processes
-/// changing one record at the same instant may lose one's derivative entry, which the next
-/// request for it derives again (the derivative itself is content-addressed and not lost).
-public final class ServeRecords: Sendable {
+/// The assets' records, as rows in the database (`ServedAssets`: PostgreSQL, SQLite or the
+/// memory queue), which every `derive serve` and `derive work` sharing the database sees.
+///
+/// Before there were rows, each record was a JSON object in the asset store
+/// (`serve/<cloud>/<public_id>.json`). Such a record is migrated on first read: a public id
+/// with no row but a JSON record gets a row (its version, original, tags, context), its
+/// derivatives and its notifications, and is read from the rows from then on. The JSON object
+/// is left in the store, unread once the row exists.
+final class ServeRecords: Sendable {
+    let database: any ServedAssets
     let store: any AssetStore
     let cloud: String
-    private let lock = Mutex(())
 
-    public init(store: any AssetStore, cloud: String) {
+    init(database: any ServedAssets, store: any AssetStore, cloud: String) {
+        self.database = database
         self.store = store
         self.cloud = cloud
     }
 
-    func key(_ publicID: String) throws(DeriveError) -> StorageKey {
+    func get(_ publicID: String) throws(DeriveError) -> ServedAsset? {
+        if let asset = try database.servedAsset(cloud: cloud, publicID: publicID) { return asset }
+        return try migrateLegacyRecord(publicID)
+    }
+
+    /// The key of a record in the store, as `derive serve` wrote them before the rows.
+    func legacyKey(_ publicID: String) throws(DeriveError) -> StorageKey {
         try StorageKey("serve/\(cloud)/\(publicID).json")
     }
 
-    public func get(_ publicID: String) throws(DeriveError) -> ServedAsset? {
-        guard let bytes = try store.get(try key(publicID)) else { return nil }
+    /// Moves a JSON record from the store into rows; nil when there is none.
+    func migrateLegacyRecord(_ publicID: String) throws(DeriveError) -> ServedAsset? {
+        guard let bytes = try store.get(try legacyKey(publicID)) else { return nil }
+        let legacy: LegacyRecord
         do {
-            return try Self.decoder.decode(ServedAsset.self, from: Data(bytes))
+            legacy = try LegacyRecord.decoder.decode(LegacyRecord.self, from: Data(bytes))
         } catch {
             throw DeriveError(.storageFailed, "the record of \(Quoted(publicID)) in the store cannot be read: \(error)", retryable: false)
         }
-    }
-
-    public func put(_ asset: ServedAsset) throws(DeriveError) {
-        let data: Data
-        do { data = try Self.encoder.encode(asset) } catch { throw DeriveError(.internalError, "cannot encode a record: \(error)") }
-        _ = try store.put([UInt8](data), key: try key(asset.publicID), contentType: "application/json")
-    }
-
-    /// Reads, changes and writes one record under the lock (`change` returns nil: no record).
-    public func update(_ publicID: String, _ change: (inout ServedAsset) -> Void) throws(DeriveError) -> ServedAsset? {
-        try lock.withLock { _ throws(DeriveError) -> ServedAsset? in
-            guard var asset = try get(publicID) else { return nil }
-            change(&asset)
-            try put(asset)
-            return asset
+        let asset = ServedAsset(cloud: cloud, publicID: publicID, version: legacy.version, format: legacy.format, width: legacy.width,
+                                height: legacy.height, bytes: legacy.bytes, sha256: legacy.sha256, originalKey: legacy.originalKey,
+                                createdAt: legacy.createdAt, tags: legacy.tags, context: legacy.context)
+        let recorded = try database.recordUpload(asset, overwrite: false, eager: nil)
+        // Another process migrated it (or an upload took the id) first: theirs stands.
+        guard !recorded.existing else { return recorded.asset }
+        try database.recordDerivatives(legacy.derivatives.map { identity, old in
+            ServedDerivative(identity: identity, transformation: old.transformation, format: old.format, key: old.key, width: old.width,
+                             height: old.height, bytes: old.bytes, sha256: old.sha256, jobID: old.jobID)
+        }, cloud: cloud, publicID: publicID, version: recorded.asset.version)
+        for old in legacy.notifications ?? [] {
+            try database.recordNotification(NotificationRecord(cloud: cloud, publicID: publicID, url: old.url, type: old.type, status: old.status,
+                                                               attempts: old.attempts, error: old.error, sentAt: old.sentAt),
+                                            cloud: cloud, publicID: publicID)
         }
+        return try database.servedAsset(cloud: cloud, publicID: publicID)
+    }
+}
+
+/// A record as `derive serve` wrote it to the store before the rows (the fields it read back).
+struct LegacyRecord: Codable {
+    struct Derivative: Codable {
+        var transformation: String
+        var format: String
+        var key: String
+        var width: Int
+        var height: Int
+        var bytes: Int
+        var sha256: String
+        var jobID: Int64
     }
 
-    /// Writes a record unless one exists and `overwrite` is false (then the existing one is
-    /// returned, with `existing` set); an overwrite gets a version above the replaced one's.
-    public func create(_ asset: ServedAsset, overwrite: Bool) throws(DeriveError) -> (asset: ServedAsset, existing: Bool) {
-        try lock.withLock { _ throws(DeriveError) -> (asset: ServedAsset, existing: Bool) in
-            var stored = asset
-            if let existing = try get(asset.publicID) {
-                if !overwrite { return (existing, true) }
-                stored.version = max(asset.version, existing.version + 1)
-            }
-            try put(stored)
-            return (stored, false)
-        }
+    struct Notification: Codable {
+        var url: String
+        var type: String
+        var status: Int?
+        var attempts: Int
+        var error: String?
+        var sentAt: Date
+    }
+
+    var publicID: String
+    var version: Int
+    var format: String
+    var width: Int
+    var height: Int
+    var bytes: Int
+    var sha256: String
+    var originalKey: String
+    var createdAt: Date
+    var tags: [String]
+    var context: [String: String]
+    var derivatives: [String: Derivative]
+    var notifications: [Notification]?
+
+    static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
     }
 
     static var encoder: JSONEncoder {
@@ -112,11 +106,5 @@ public final class ServeRecords: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         return encoder
-    }
-
-    static var decoder: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
     }
 }

@@ -33,7 +33,7 @@ public final class ServeServer: Sendable {
 /// The API's behaviour, apart from the listener (tests call it directly too).
 public final class CloudinaryService: Sendable {
     public let settings: ServeSettings
-    let database: any JobStore
+    let database: any JobStore & ServedAssets
     let store: any AssetStore
     let fetcher: any SourceFetcher
     let records: ServeRecords
@@ -41,14 +41,14 @@ public final class CloudinaryService: Sendable {
     let webhooks: (any WebhookSender)?
     let logger: Logger
 
-    public init(settings: ServeSettings, database: any JobStore, store: any AssetStore, fetcher: any SourceFetcher, webhooks: (any WebhookSender)? = nil,
+    public init(settings: ServeSettings, database: any JobStore & ServedAssets, store: any AssetStore, fetcher: any SourceFetcher, webhooks: (any WebhookSender)? = nil,
                 logger: Logger) {
         self.webhooks = webhooks
         self.settings = settings
         self.database = database
         self.store = store
         self.fetcher = fetcher
-        records = ServeRecords(store: store, cloud: settings.cloudName)
+        records = ServeRecords(database: database, store: store, cloud: settings.cloudName)
         chunks = ChunkedUploads(store: store, cloud: settings.cloudName, maxBytes: settings.maxUploadBytes)
         self.logger = logger
     }
@@ -208,38 +208,39 @@ public final class CloudinaryService: Sendable {
         } catch {
             throw Self.refusal(error)
         }
-        var asset = ServedAsset(publicID: publicID, version: Int(Date().timeIntervalSince1970), format: facts.format.fileExtension,
-                                width: facts.orientedSize.width, height: facts.orientedSize.height, bytes: bytes.count, sha256: stored.sha256,
-                                originalKey: stored.object.key.value, createdAt: Date(), tags: Self.tags(fields["tags"]),
-                                context: Self.context(fields["context"]), derivatives: [:], eagerJobs: [])
-        let created = try records.create(asset, overwrite: overwrite)
-        if created.existing {
-            var members = Self.assetJSON(created.asset, base: base(request), cloud: settings.cloudName)
-            members.append(JSONMember(key: "existing", value: .bool(true)))
-            return Self.json(.object(members))
-        }
-        asset = created.asset
+        var asset = ServedAsset(cloud: settings.cloudName, publicID: publicID, version: Int(Date().timeIntervalSince1970),
+                                format: facts.format.fileExtension, width: facts.orientedSize.width, height: facts.orientedSize.height,
+                                bytes: bytes.count, sha256: stored.sha256, originalKey: stored.object.key.value, createdAt: Date(),
+                                tags: Self.tags(fields["tags"]), context: Self.context(fields["context"]))
 
-        // Eager outputs: one job, each output a transformation.
-        var pending: EagerJob?
+        // Eager outputs: one job, each output a transformation, queued in the transaction that
+        // records the asset (a process killed in between leaves neither).
+        var submission: (job: NewJob, outputs: [EagerOutput])?
         if !eager.isEmpty {
             let spec = JobSpec(source: stored.location, outputs: eager.enumerated().map { index, item in
                 var output = item.spec
                 output.name = "eager\(index)"
                 return output
             })
-            let job = NewJob(payload: ChainEncoder.json(spec), queue: settings.queue, priority: 0, runAt: nil, maxAttempts: 3, dedupeKey: nil,
-                             originalName: filename)
-            let id = try database.submit([job])[0].id
-            let record = EagerJob(jobID: id, outputs: eager.map { EagerOutput(transformation: $0.transformation, format: $0.format, identity: $0.identity) })
-            pending = record
-            asset = try records.update(publicID) { $0.eagerJobs = [record] } ?? asset
+            submission = (NewJob(payload: ChainEncoder.json(spec), queue: settings.queue, priority: 0, runAt: nil, maxAttempts: 3, dedupeKey: nil,
+                                 originalName: filename),
+                          eager.map { EagerOutput(transformation: $0.transformation, format: $0.format, identity: $0.identity) })
         }
+        let recorded = try await Self.offPool { [database, asset, overwrite, submission] () throws(DeriveError) -> RecordedUpload in
+            try database.recordUpload(asset, overwrite: overwrite, eager: submission)
+        }
+        if recorded.existing {
+            var members = Self.assetJSON(recorded.asset, base: base(request), cloud: settings.cloudName)
+            members.append(JSONMember(key: "existing", value: .bool(true)))
+            return Self.json(.object(members))
+        }
+        asset = recorded.asset
+        let pending = recorded.eagerJob.flatMap { id in asset.eagerJobs.first { $0.jobID == id } }
         let notificationURL = fields["notification_url"].flatMap { $0.isEmpty ? nil : $0 }
         if let pending, !eagerAsync {
-            asset = try await finish(pending, publicID: publicID) ?? asset
+            asset = try await finish(pending, asset: asset) ?? asset
         } else if let pending {
-            finishLater(pending, publicID: publicID, base: base(request),
+            finishLater(pending, asset: asset, base: base(request),
                         notificationURL: fields["eager_notification_url"].flatMap { $0.isEmpty ? nil : $0 } ?? notificationURL, secret: signingSecret)
         }
         var members = Self.assetJSON(asset, base: base(request), cloud: settings.cloudName,
@@ -252,7 +253,7 @@ public final class CloudinaryService: Sendable {
     }
 
     /// Waits (bounded) for an eager job and records its outputs as the asset's derivatives.
-    func finish(_ job: EagerJob, publicID: String) async throws -> ServedAsset? {
+    func finish(_ job: EagerJob, asset: ServedAsset) async throws -> ServedAsset? {
         let snapshot = try await waitForJob(job.jobID)
         guard let snapshot else { return nil }
         guard snapshot.state == .completed, let result = snapshot.result else {
@@ -262,10 +263,22 @@ public final class CloudinaryService: Sendable {
             } ?? snapshot.state.rawValue
             throw ServeError(400, "Eager transformation failed: \(message)")
         }
-        let derivatives = Self.derivatives(from: result, job: job)
-        return try records.update(publicID) { asset in
-            for (identity, derivative) in derivatives { asset.derivatives[identity] = derivative }
+        try database.recordDerivatives(Self.derivatives(from: result, job: job), cloud: asset.cloud, publicID: asset.publicID, version: asset.version)
+        return try records.get(asset.publicID)
+    }
+
+    /// The asset with the outputs of its finished eager jobs recorded: a job whose waiter
+    /// stopped (`derive serve` restarted, or the wait ran out) has its outputs recorded by the
+    /// next read that misses them.
+    func reconciled(_ asset: ServedAsset) throws -> ServedAsset {
+        var found: [ServedDerivative] = []
+        for job in asset.eagerJobs where job.outputs.contains(where: { asset.derivatives[$0.identity] == nil }) {
+            guard let snapshot = try database.job(job.jobID), snapshot.state == .completed, let result = snapshot.result else { continue }
+            found += Self.derivatives(from: result, job: job)
         }
+        guard !found.isEmpty else { return asset }
+        try database.recordDerivatives(found, cloud: asset.cloud, publicID: asset.publicID, version: asset.version)
+        return try records.get(asset.publicID) ?? asset
     }
 
     /// The job's snapshot once it finished, nil when the wait ran out first.
@@ -280,16 +293,16 @@ public final class CloudinaryService: Sendable {
         return nil
     }
 
-    static func derivatives(from result: JSONValue, job: EagerJob) -> [(String, ServedDerivative)] {
+    static func derivatives(from result: JSONValue, job: EagerJob) -> [ServedDerivative] {
         guard case .array(let outputs)? = result["outputs"] else { return [] }
-        var found: [(String, ServedDerivative)] = []
+        var found: [ServedDerivative] = []
         for (index, eager) in job.outputs.enumerated() {
             guard let output = outputs.first(where: { $0["name"] == .string("eager\(index)") }) ?? (index < outputs.count ? outputs[index] : nil),
                   case .string(let key)? = output["key"] else { continue }
             func int(_ name: String) -> Int { if case .number(let n)? = output[name] { return n.intValue ?? 0 }; return 0 }
             func string(_ name: String) -> String { if case .string(let s)? = output[name] { return s }; return "" }
-            found.append((eager.identity, ServedDerivative(transformation: eager.transformation, format: eager.format, key: key, width: int("width"),
-                                                           height: int("height"), bytes: int("bytes"), sha256: string("sha256"), jobID: job.jobID)))
+            found.append(ServedDerivative(identity: eager.identity, transformation: eager.transformation, format: eager.format, key: key,
+                                          width: int("width"), height: int("height"), bytes: int("bytes"), sha256: string("sha256"), jobID: job.jobID))
         }
         return found
     }
@@ -421,6 +434,12 @@ public final class CloudinaryService: Sendable {
             }
             return try derivation(transformation, format: format ?? originalFormat.fileExtension)
         }
+    }
+
+    /// The identity of the derivative a transformation and extension make (the SHA-256 of the
+    /// output's canonical form), under which it is recorded.
+    public static func identity(transformation: String, format: String) throws -> String {
+        try derivation(transformation, format: format).identity
     }
 
     /// The output a transformation and extension make, with its identity (the canonical form).

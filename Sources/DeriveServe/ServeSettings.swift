@@ -19,6 +19,10 @@ public struct ServeSettings: Sendable {
     /// (`c_fill,w_200,h_200`, or a named preset `t_thumb`): Cloudinary's "allowed for strict
     /// transformations". Any other new transformation needs a signed URL.
     public var allowedTransformations: Set<String> = []
+    /// Seconds a delivery's presigned redirect is valid (`DERIVE_SERVE_REDIRECT=presigned`):
+    /// delivery answers 302 to a presigned GET of the object in the S3 store instead of
+    /// streaming it through `derive serve`. Nil: streamed.
+    public var presignedRedirectSeconds: Int?
 
     public init(cloudName: String, credentials: [String: String], presets: [String: UploadPreset] = [:], maxUploadBytes: Int = 100 << 20,
                 wait: Double = 60, queue: String = "default", deliveryBase: String? = nil) {

@@ -28,14 +28,17 @@ struct FaceFinder {
         return found.map { $0.scaled(x: sx, y: sy) }
     }
 
-    /// A colour detector's copy: RGB, the longer side `longSide` (enlarged at most twice).
+    /// A colour detector's copy: RGB, scaled by libvips to fit the canvas with its aspect kept
+    /// (enlarged at most twice, since enlarging adds no detail).
     private func colourFaces(in image: VImage) throws(DeriveError) -> [DetectedFace] {
-        let scale = min(2, Double(settings.longSide) / Double(max(image.width, image.height)))
-        let size = Size(ResizeGeometry.px(Double(image.width) * scale), ResizeGeometry.px(Double(image.height) * scale))
+        let canvas = settings.canvas
+        let scale = min(2, Double(canvas.width) / Double(image.width), Double(canvas.height) / Double(image.height))
+        let size = Size(min(canvas.width, ResizeGeometry.px(Double(image.width) * scale)),
+                        min(canvas.height, ResizeGeometry.px(Double(image.height) * scale)))
         var flat = try image.standardised().flattened(on: .white)
         if flat.bands == 1 { flat = try VImage.bandjoin([flat, flat, flat]) }
         let rgb = try flat.resampled(to: size, kernel: scale > 1 ? "cubic" : "linear").inMemory()
-        let found = try detector.detect(try rgb.pixelBuffer(), upsample: 0).filter { $0.score >= settings.minimumScore }
+        let found = try detector.detect(try rgb.pixelBuffer(), canvas: canvas).filter { $0.score >= settings.minimumScore }
         let sx = Double(image.width) / Double(size.width), sy = Double(image.height) / Double(size.height)
         return found.map { $0.scaled(x: sx, y: sy) }
     }

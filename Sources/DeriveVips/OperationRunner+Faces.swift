@@ -21,8 +21,10 @@ extension OperationRunner {
         guard case .smart(let gravity)? = r.gravity else { return [] }
         let basis: CropDecision.Basis = gravity.faceTarget == .largest ? .face : .faces
         if let boxes = faces, let (region, output) = FaceGeometry.region(for: r, in: input, faces: boxes) {
+            let inside = boxes.compactMap { FaceGeometry.clipped($0, to: input) }
             decisions.append(CropDecision(rect: region, input: input, basis: basis,
-                                          facesKept: boxes.filter { FaceGeometry.contains(region, $0) }.count, facesSeen: boxes.count))
+                                          facesKept: inside.filter { FaceGeometry.contains(region, $0) }.count, facesSeen: inside.count)
+                .notingCut(of: inside))
             return [.crop(region)] + (region.size == output ? [] : [.resize(output)])
         }
         var fallback = r
@@ -45,9 +47,11 @@ extension OperationRunner {
         return operations
     }
 
-    /// `e_blur_faces` and `e_pixelate_faces`: each face's head blurred or pixelated in place.
-    /// With detection off this fails rather than publish a face the job asked to hide.
-    func hidingFaces(_ effect: Effect, in image: VImage, faces: [Rect]?) throws(DeriveError) -> VImage {
+    /// `e_blur_faces` and `e_pixelate_faces`: each face's head blurred or pixelated in place,
+    /// every face found at the privacy threshold (lower than the crops'), and the count recorded
+    /// for the report. With detection off this fails rather than publish a face the job asked
+    /// to hide.
+    func hidingFaces(_ effect: Effect, in image: VImage, faces: JobFaces?) throws(DeriveError) -> VImage {
         guard let faces else {
             throw DeriveError(.invalidJob, "e_\(effect.kind.rawValue) needs face detection, which is turned off (DERIVE_FACE_DETECTION); the output would show the faces it should hide")
         }
@@ -58,12 +62,16 @@ extension OperationRunner {
         default: return image
         }
         var result = image
-        for face in faces {
+        var covered = 0, belowCropThreshold = 0
+        for face in faces.privacy {
             guard let region = FaceGeometry.privacyRegion(face, in: image.frameSize) else { continue }
             let patch = try Effects.apply(cover, to: try image.extracted(region).inMemory())
             result = try result.inserted(patch, at: (region.x, region.y))
+            covered += 1
+            if !faces.crops.contains(face) { belowCropThreshold += 1 }
         }
-        return faces.isEmpty ? image : try result.inMemory()
+        covers.append(FaceCover(effect: effect.kind.rawValue, covered: covered, belowCropThreshold: belowCropThreshold))
+        return covered == 0 ? image : try result.inMemory()
     }
 
     /// An overlay placed on the largest face (`g_face`) or on every face (`g_faces`), centred on

@@ -9,11 +9,13 @@ final class OperationRunner {
     let overlays: any OverlayLoader
     let engine: VipsEngine
     let sourceFormat: ImageFormat
-    /// The job's faces in the decoded image's pixels; nil when nobody looked (detection is off,
-    /// or no output needs faces).
-    let faces: [Rect]?
+    /// The job's faces in the decoded image's pixels (those privacy effects cover and the surer
+    /// ones crops go by); nil when nobody looked (detection is off, or no output needs faces).
+    let faces: JobFaces?
     /// The content-aware crops taken since the last `takeDecisions()`, for the output's report.
     var decisions: [CropDecision] = []
+    /// The privacy effects applied since the last `takeDecisions()`: how many faces each covered.
+    var covers: [FaceCover] = []
     private var overlayCache: [Overlay: VImage] = [:]
     private var lutCache: [String: Lut3D] = [:]
 
@@ -43,7 +45,7 @@ final class OperationRunner {
     /// names it.
     let illustrationScore: Double?
 
-    init(engine: VipsEngine, overlays: any OverlayLoader, sourceFormat: ImageFormat, faces: [Rect]? = nil, illustrationScore: Double? = nil) {
+    init(engine: VipsEngine, overlays: any OverlayLoader, sourceFormat: ImageFormat, faces: JobFaces? = nil, illustrationScore: Double? = nil) {
         self.engine = engine
         self.planner = engine.planner
         self.overlays = overlays
@@ -52,9 +54,12 @@ final class OperationRunner {
         self.illustrationScore = illustrationScore
     }
 
-    func takeDecisions() -> [CropDecision] {
-        defer { decisions = [] }
-        return decisions
+    func takeDecisions() -> (crops: [CropDecision], covers: [FaceCover]) {
+        defer {
+            decisions = []
+            covers = []
+        }
+        return (decisions, covers)
     }
 
     /// Runs the operations; returns the image and the operations with every content-dependent
@@ -64,27 +69,27 @@ final class OperationRunner {
         return try run(operations, on: start, faces: &tracked)
     }
 
-    func run(_ operations: [ImageOperation], on start: VImage, faces tracked: inout [Rect]?) throws(DeriveError) -> (VImage, [ImageOperation]) {
+    func run(_ operations: [ImageOperation], on start: VImage, faces tracked: inout JobFaces?) throws(DeriveError) -> (VImage, [ImageOperation]) {
         var image = start
         var resolved: [ImageOperation] = []
         /// Applies a resolved operation and moves the faces with it.
         func perform(_ operation: ImageOperation) throws(DeriveError) {
             let input = image.frameSize
             image = try apply(operation, to: image)
-            if let boxes = tracked { tracked = FaceGeometry.map(boxes, through: operation, input: input, output: image.frameSize) }
+            tracked = tracked?.mapped(through: operation, input: input, output: image.frameSize)
             resolved.append(operation)
         }
         for operation in operations {
             switch operation {
             case .smartCrop(let size, let gravity):
-                try perform(.crop(try window(size, gravity, in: image, faces: tracked)))
+                try perform(.crop(try window(size, gravity, in: image, faces: tracked?.crops)))
             case .fillPad(let target, let background):
-                let planned = FillPad.operations(input: image.frameSize, target: target, background: background, faces: tracked)
+                let planned = FillPad.operations(input: image.frameSize, target: target, background: background, faces: tracked?.crops)
                 let (result, inner) = try run(planned, on: image, faces: &tracked)
                 image = result
                 resolved += inner
             case .faceCrop(let r):
-                let (result, inner) = try run(try faceCrop(r, in: image.frameSize, faces: tracked), on: image, faces: &tracked)
+                let (result, inner) = try run(try faceCrop(r, in: image.frameSize, faces: tracked?.crops), on: image, faces: &tracked)
                 image = result
                 resolved += inner
             case .trim(let trim):
@@ -99,7 +104,7 @@ final class OperationRunner {
                 image = try hidingFaces(effect, in: image, faces: tracked)
                 resolved.append(operation)
             case .overlay(let overlay) where overlay.gravity?.needsFaces == true:
-                image = try composite(overlay, onFacesOf: image, faces: tracked)
+                image = try composite(overlay, onFacesOf: image, faces: tracked?.crops)
                 resolved.append(operation)
             default:
                 try perform(operation)
@@ -118,9 +123,12 @@ final class OperationRunner {
         let frames = try image.frames()
         let (first, resolved) = try run(operations, on: frames[0])
         var results = [first]
+        // The report counts what the first frame's privacy effects covered, once.
+        let reported = covers.count
         for frame in frames.dropFirst() {
             results.append(try run(resolved, on: frame).0)
         }
+        covers.removeSubrange(reported...)
         let delays = image.ints("delay")
         let loop = image.int("loop")
         let stacked = try VImage.stacked(results)
@@ -152,7 +160,7 @@ final class OperationRunner {
     func planned(_ steps: [Step], on size: Size) throws(DeriveError) -> ([ImageOperation], Size?) {
         do {
             // The job's faces, as the source had them: what `fc` counts.
-            let result = try planner.operations(for: steps, input: size, sourceFormat: sourceFormat, faceCount: faces?.count,
+            let result = try planner.operations(for: steps, input: size, sourceFormat: sourceFormat, faceCount: faces?.crops.count,
                                                 illustrationScore: illustrationScore)
             return (result.operations, result.size)
         } catch {

@@ -75,15 +75,16 @@ public struct VipsEngine: ImageEngine {
             timings.metadata = clock.lap()
 
             // 3. Faces, once for every output, when one needs them.
-            var faces: [Rect]?
+            //    One detection at the lower (privacy) threshold; the surer faces among them steer crops.
+            var faces: JobFaces?
             if plan.needsFaces, let faceDetector {
                 let found = try FaceFinder(detector: faceDetector, settings: settings.faces).faces(in: decoded)
-                faces = found.map(\.box)
+                faces = JobFaces(found, cropThreshold: faceDetector.cropThreshold)
                 timings.faces = clock.lap()
                 let sx = Double(plan.source.orientedSize.width) / Double(decoded.width)
                 let sy = Double(plan.source.orientedSize.height) / Double(decoded.pageHeight)
                 metadata.faces = FaceFindings(faces: found.map { $0.scaled(x: sx, y: sy) }, detector: faceDetector.name,
-                                              milliseconds: timings.faces)
+                                              milliseconds: timings.faces, cropThreshold: faceDetector.cropThreshold)
             }
 
             // The illustration score (ils), once, when an output's condition or number names it.
@@ -130,10 +131,10 @@ public struct VipsEngine: ImageEngine {
         var clock = LapTimer()
         let image = try applied(planned.operations + extra, to: decoded, planned: planned, runner: runner)
         let applyTime = clock.lap()
-        let crops = runner.takeDecisions()
+        let taken = runner.takeDecisions()
         var rendered = try encoded(image, planned: planned, breakpointWidth: breakpointWidth ?? planned.breakpointWidth,
                                    applyMilliseconds: applyTime)
-        rendered.metadata.crops = crops
+        rendered.metadata.noting(crops: taken.crops, covers: taken.covers)
         return rendered
     }
 
@@ -175,7 +176,7 @@ public struct VipsEngine: ImageEngine {
         var clock = LapTimer()
         let base = try applied(planned.operations, to: decoded, planned: planned, runner: runner).inMemory()
         let baseTime = clock.lap()
-        let crops = runner.takeDecisions()
+        let taken = runner.takeDecisions()
         // Each width's q_auto search starts where the widest one's ended.
         var hints: [OutputFormat: Int] = [:]
         func render(_ width: Int) throws(DeriveError) -> RenderedOutput {
@@ -216,7 +217,7 @@ public struct VipsEngine: ImageEngine {
             }
             chosen.append(try render(low))
         }
-        return chosen.reversed().map { var output = $0; output.metadata.crops = crops; return output }
+        return chosen.reversed().map { var output = $0; output.metadata.noting(crops: taken.crops, covers: taken.covers); return output }
     }
 
     /// Decodes an overlay source at the size its own chain needs, and applies that chain.
@@ -257,7 +258,8 @@ public struct VipsEngine: ImageEngine {
                                                       inflateLimit: settings.sourceLimits.maxInputBytes)
             let found = try FaceFinder(detector: faceDetector, settings: settings.faces).faces(in: decoded)
             let sx = Double(oriented.width) / Double(decoded.width), sy = Double(oriented.height) / Double(decoded.pageHeight)
-            return FaceFindings(faces: found.map { $0.scaled(x: sx, y: sy) }, detector: faceDetector.name, milliseconds: clock.lap())
+            return FaceFindings(faces: found.map { $0.scaled(x: sx, y: sy) }, detector: faceDetector.name, milliseconds: clock.lap(),
+                                cropThreshold: faceDetector.cropThreshold)
         }
     }
 

@@ -18,8 +18,11 @@ public final class NetFaceDetector: FaceDetector {
 
     public let name = "centerface"
     public var wantsColor: Bool { true }
-    /// Faces whose heat is below this are dropped. Tuned on the tune half of Benchmarks/faces.
+    /// Faces whose heat is below this are dropped: the lower threshold, which privacy effects
+    /// cover. Tuned on the tune half of Benchmarks/faces.
     public let threshold: Double
+    /// The heat crops, overlays on faces and `fc` need (the surer faces).
+    public let cropThreshold: Double?
     public let modelPath: String
     public let libraryPath: String
 
@@ -28,17 +31,23 @@ public final class NetFaceDetector: FaceDetector {
     /// for another's (a few hundred milliseconds) instead.
     private let shared = Mutex<Handle?>(nil)
 
-    public init(threshold: Double = NetFaceDetector.defaultThreshold, modelPath: String? = nil, libraryPath: String? = nil) {
+    public init(threshold: Double = NetFaceDetector.defaultPrivacyThreshold, cropThreshold: Double = NetFaceDetector.defaultCropThreshold,
+                modelPath: String? = nil, libraryPath: String? = nil) {
         let env = ProcessInfo.processInfo.environment
-        self.threshold = threshold
+        self.threshold = min(threshold, cropThreshold)
+        self.cropThreshold = cropThreshold
         self.modelPath = modelPath ?? env["DERIVE_FACE_MODEL"] ?? NetFaceDetector.defaultModelPath
         self.libraryPath = libraryPath ?? env["DERIVE_FACE_LIBRARY"] ?? NetFaceDetector.besideExecutable
     }
 
-    /// The heat CenterFace must reach. Chosen on the tune half of Benchmarks/faces
-    /// (candidates.py): 0.3, 0.4 and 0.5 all find every face of 5% or more there, 0.5 with the
-    /// fewest false detections (4 of 183); 0.6 misses three.
-    public static let defaultThreshold = 0.5
+    /// The heat a face needs for crops, chosen on the tune half of Benchmarks/faces at the
+    /// default canvas (netsizes.py): the threshold with the fewest false detections that still
+    /// finds every face of 5% or more.
+    public static let defaultCropThreshold = FaceDetectionSettings.centerFaceCropThreshold
+    /// The heat a face needs for `e_blur_faces` and `e_pixelate_faces`, lower because a missed
+    /// face is worse than an extra blurred patch: the lowest whose precision on the tune half
+    /// stays at 0.95 or more (netsizes.py).
+    public static let defaultPrivacyThreshold = FaceDetectionSettings.centerFacePrivacyThreshold
 
     /// libDeriveFaceNet.so in the folder of the running executable (SwiftPM builds it there).
     static var besideExecutable: String {
@@ -51,7 +60,15 @@ public final class NetFaceDetector: FaceDetector {
         FileManager.default.isReadableFile(atPath: modelPath) && FileManager.default.isReadableFile(atPath: libraryPath)
     }
 
+    /// The image on the default canvas, or on a square one when it does not fit (for callers
+    /// that size nothing: the thresholds were chosen for the default canvas).
     public func detect(_ image: PixelBuffer, upsample: Int) throws(DeriveError) -> [DetectedFace] {
+        let canvas = FaceDetectionSettings.defaultCanvas
+        if image.width <= canvas.width && image.height <= canvas.height { return try detect(image, canvas: canvas) }
+        return try detect(image, canvas: FaceDetectionSettings.squareCanvas(max(image.width, image.height)))
+    }
+
+    public func detect(_ image: PixelBuffer, canvas: Size) throws(DeriveError) -> [DetectedFace] {
         guard image.bands == 3, image.width > 0, image.height > 0, image.pixels.count >= image.width * image.height * 3 else {
             throw DeriveError(.internalError, "CenterFace needs an RGB image, got \(image.width)x\(image.height)x\(image.bands)")
         }
@@ -66,7 +83,7 @@ public final class NetFaceDetector: FaceDetector {
             return image.pixels.withUnsafeBufferPointer { pixels in
                 boxes.withUnsafeMutableBufferPointer { out in
                     api.detect(pointer, pixels.baseAddress, Int32(image.width), Int32(image.height), image.width * 3,
-                               threshold, UnsafeMutableRawPointer(out.baseAddress), Int32(capacity), &message, message.count)
+                               Int32(canvas.width), Int32(canvas.height), threshold, UnsafeMutableRawPointer(out.baseAddress), Int32(capacity), &message, message.count)
                 }
             }
         }
@@ -116,7 +133,7 @@ struct NetBox {
 struct NetLibrary: @unchecked Sendable {
     typealias Open = @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int) -> OpaquePointer?
     typealias Free = @convention(c) (OpaquePointer?) -> Void
-    typealias Detect = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int32, Int32, Int, Float,
+    typealias Detect = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int32, Int32, Int, Int32, Int32, Float,
                                        UnsafeMutableRawPointer?, Int32, UnsafeMutablePointer<CChar>?, Int) -> Int32
     let open: Open
     let free: Free
@@ -139,8 +156,8 @@ struct NetLibrary: @unchecked Sendable {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown"
             throw DeriveError(.internalError, "could not load the face detector library \(path) (\(reason)): build it with `swift build -c release --product DeriveFaceNet` (Scripts/quickstart.sh does), set DERIVE_FACE_LIBRARY, or turn detection off with DERIVE_FACE_DETECTION=off")
         }
-        guard let open = dlsym(handle, "dnet_open"), let free = dlsym(handle, "dnet_free"), let detect = dlsym(handle, "dnet_detect") else {
-            throw DeriveError(.internalError, "\(path) is not Derive's face detector library (dnet_open, dnet_free or dnet_detect missing)")
+        guard let open = dlsym(handle, "dnet_open"), let free = dlsym(handle, "dnet_free"), let detect = dlsym(handle, "dnet_detect_on_canvas") else {
+            throw DeriveError(.internalError, "\(path) is not Derive's face detector library (dnet_open, dnet_free or dnet_detect_on_canvas missing: an older build?)")
         }
         self.open = unsafeBitCast(open, to: Open.self)
         self.free = unsafeBitCast(free, to: Free.self)

@@ -21,11 +21,15 @@ struct Faces: ParsableCommand {
     @Flag(help: "Print the instruction set the detector was built for (x86-64-v3 or x86-64) and exit.")
     var instructionSet = false
 
+    @Option(help: "CenterFace: print faces down to this score (default: the privacy effects' threshold, \(FaceDetectionSettings.centerFacePrivacyThreshold); crops use \(FaceDetectionSettings.centerFaceCropThreshold)).")
+    var threshold: Double?
+
     @Argument(help: "Image files.")
     var files: [String] = []
 
     func validate() throws {
         if !instructionSet && files.isEmpty { throw ValidationError("Give one or more image files.") }
+        if let threshold, !(0.01...1).contains(threshold) { throw ValidationError("--threshold must be 0.01–1, got \(threshold)") }
     }
 
     func run() throws {
@@ -36,7 +40,11 @@ struct Faces: ParsableCommand {
         let configuration = try Configuration.load()
         var settings = configuration.engine
         settings.faces.enabled = true
-        let engine = try VipsEngine(settings: settings, faceDetector: FaceDetectors.make(configuration.engine.faces.detector))
+        var detector = FaceDetectors.make(configuration.engine.faces.detector)
+        if let threshold, let net = detector as? NetFaceDetector {
+            detector = NetFaceDetector(threshold: threshold, cropThreshold: net.cropThreshold ?? NetFaceDetector.defaultCropThreshold)
+        }
+        let engine = try VipsEngine(settings: settings, faceDetector: detector)
         var failed = false
         for file in files {
             var members: [JSONMember] = [JSONMember(key: "file", value: .string(file))]
@@ -52,6 +60,7 @@ struct Faces: ParsableCommand {
                     JSONMember(key: "height", value: .int(facts.orientedSize.height)),
                     JSONMember(key: "detector", value: .string(findings.detector)),
                     JSONMember(key: "faces", value: .array(findings.faces.map(\.json))),
+                    JSONMember(key: "cropThreshold", value: findings.cropThreshold.map(JSONValue.decimal) ?? .null),
                     JSONMember(key: "milliseconds", value: .decimal((milliseconds * 10).rounded() / 10)),
                 ]
             } catch let error as DeriveError {

@@ -43,6 +43,9 @@ struct Serve: ParsableCommand {
     @Option(name: .long, help: "A transformation unsigned delivery URLs may have derived (repeatable; t_NAME for a preset). Env: DERIVE_SERVE_ALLOWED_TRANSFORMATIONS, |-separated.")
     var allowTransformation: [String] = []
 
+    @Option(name: .long, help: "How delivery sends a stored object: stream (through derive serve) or presigned (302 to a presigned S3 URL; S3 stores only). Env: DERIVE_SERVE_REDIRECT (default stream); DERIVE_SERVE_REDIRECT_SECONDS the URL's life (default 300).")
+    var redirect: String?
+
     @Flag(name: .long, inversion: .prefixedNo, help: "Work the queue in this process too (default: on with SQLite, off with PostgreSQL).")
     var work: Bool?
 
@@ -93,6 +96,19 @@ struct Serve: ParsableCommand {
 
             let opened = try openDatabase(configuration.database)
             let assets = try makeStore(configuration)
+            switch (redirect ?? environment["DERIVE_SERVE_REDIRECT"] ?? "stream").lowercased() {
+            case "stream": break
+            case "presigned":
+                guard assets.temporaryURLOrigin != nil else {
+                    throw CLIError("DERIVE_SERVE_REDIRECT=presigned needs an S3 store (DERIVE_STORE=s3://...): \(assets.description) has no presigned URLs")
+                }
+                let text = environment["DERIVE_SERVE_REDIRECT_SECONDS"] ?? "300"
+                guard let seconds = Int(text), (10...604_800).contains(seconds) else {
+                    throw CLIError("DERIVE_SERVE_REDIRECT_SECONDS must be 10 to 604800 seconds, got \(text)")
+                }
+                settings.presignedRedirectSeconds = seconds
+            case let other: throw CLIError("DERIVE_SERVE_REDIRECT must be stream or presigned, got \(other)")
+            }
             let fetcher = try makeFetcher(configuration)
             let service = CloudinaryService(settings: settings, database: opened.database, store: assets, fetcher: fetcher, webhooks: fetcher,
                                             logger: logger)

@@ -36,6 +36,49 @@ import Testing
         for stage in ["header", "plan", "decode", "metadata", "total"] { #expect(first["timings"]?[stage] != nil) }
     }
 
+    @Test func theReportSaysWhatFaceEffectsAndCropsDidAndExplainSaysWhatTheyWillDo() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("derive-run-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        func first(_ value: JSONValue?) -> JSONValue? {
+            if case .array(let items)? = value { return items.first }
+            return nil
+        }
+        // The street of masked people: the man in the foreground scores below the crops'
+        // threshold, so the pixelation covers him and says so.
+        let masked = Paths.repository.appendingPathComponent("Benchmarks/faces/images/ultralight-masked-img3.jpg").path
+        let hidden = try DeriveBinary.run(["run", masked, "--chain", "e_pixelate_faces/f_png", "--out", out.path])
+        #expect(hidden.status == 0, "\(hidden.stderr)")
+        let report = try #require(first(try JSONParser().parse(hidden.stdout)))
+        guard case .number(let count)? = report["source"]?["faces"]?["count"], case .number(let below)? = report["source"]?["faces"]?["belowCropThreshold"],
+              case .array(let boxes)? = report["source"]?["faces"]?["boxes"] else {
+            Issue.record("no faces in \(report)")
+            return
+        }
+        #expect((below.intValue ?? 0) >= 1 && (count.intValue ?? 0) + (below.intValue ?? 0) == boxes.count)
+        let output = try #require(first(report["outputs"]))
+        #expect(output["privacy"] == .array([.object([
+            "effect": .string("pixelate_faces"), "covered": .int(boxes.count), "belowCropThreshold": .number(below),
+        ])]))
+        guard case .array(let choices)? = output["choices"] else { Issue.record("no choices in \(output)"); return }
+        #expect(choices.contains(.string("e_pixelate_faces covered \(boxes.count) faces (\(below.intValue ?? 0) below the crops' threshold)")), "\(choices)")
+
+        // A 100 px tall window of the portrait cannot keep her face: the report says it kept her eyes.
+        let portrait = Paths.repository.appendingPathComponent("Samples/grace-hopper.jpg").path
+        let cut = try DeriveBinary.run(["run", portrait, "--chain", "c_fill,w_600,h_100,g_face/f_png", "--out", out.path])
+        #expect(cut.status == 0, "\(cut.stderr)")
+        let crop = try #require(first(first(first(try JSONParser().parse(cut.stdout))?["outputs"])?["crops"]))
+        #expect(crop["faceCut"] == .object(["kept": .array([.string("eyes")]), "lost": .array([.string("mouth"), .string("chin")])]))
+
+        // derive explain, which decodes nothing, says what the output will do with faces.
+        let explained = try DeriveBinary.run(["explain", "--chain", "c_fill,w_600,h_100,g_face/e_blur_faces", portrait])
+        #expect(explained.status == 0, "\(explained.stderr)")
+        guard case .array(let notes)? = first(try JSONParser().parse(explained.stdout)["outputs"])?["faces"] else {
+            Issue.record("no faces notes in \(explained.stdout)")
+            return
+        }
+        #expect(notes.count == 2)
+    }
+
     @Test func aBadSourceFailsItselfAndNotTheOthers() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("derive-run-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }

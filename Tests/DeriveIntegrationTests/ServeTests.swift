@@ -7,6 +7,9 @@ import DeriveSQLite
 import DeriveTestSupport
 import Foundation
 import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// `derive serve` as Cloudinary's clients see it: the real PyPI `cloudinary` SDK (pinned in
 /// Scripts/test.sh) uploads, signs delivery URLs and reads the admin API against the built
@@ -15,9 +18,9 @@ import Testing
     static let cloud = "testcloud", key = "123456789012345", secret = "a-test-secret-0123456789"
     static let presets = #"{"thumbs": {"unsigned": true, "folder": "incoming", "eager": "c_fill,w_40,h_40/webp", "tags": "unsigned"}, "signed-only": {"unsigned": false}}"#
 
-    static func start(_ folder: URL, extra: [String: String] = [:]) throws -> (BackgroundProcess, Int) {
+    static func start(_ folder: URL, extra: [String: String] = [:], arguments: [String] = []) throws -> (BackgroundProcess, Int) {
         let server = try BackgroundProcess(["serve", "--port", "0", "--database", "sqlite:" + folder.appendingPathComponent("q.sqlite").path,
-                                            "--store", folder.appendingPathComponent("store").path, "--wait", "120"],
+                                            "--store", folder.appendingPathComponent("store").path, "--wait", "120"] + arguments,
                                            environment: ["DERIVE_CLOUD_NAME": cloud, "DERIVE_API_KEY": key, "DERIVE_API_SECRET": secret,
                                                          "DERIVE_UPLOAD_PRESETS": presets, "DERIVE_SLOTS": "2",
                                                          "DERIVE_SERVE_ALLOWED_TRANSFORMATIONS": "c_scale,w_33|t_nothing"].merging(extra) { $1 })
@@ -182,6 +185,33 @@ import Testing
         #expect(server.wait(timeout: 30) == 0)
     }
 
+    /// `cloudinary.api.resource(..., faces=True)` lists the faces a job's detection found in
+    /// the original (here a `g_face` eager output's), as Cloudinary's [x, y, width, height]
+    /// boxes; an empty list before any job looked; nothing when not asked.
+    @Test func theAdminReadListsTheFacesAJobFound() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, port) = try Self.start(folder)
+        let out = try Self.client(port, "faces")
+        #expect(out["before_faces"]["ok"]["faces"].array.isEmpty && out["before_faces"]["ok"]["faces"].value != nil, "\(out["before_faces"])")
+        #expect(out["upload"]["ok"]["eager"][0]["width"].int == 60, "\(out["upload"])")
+        let faces = out["faces"]["ok"]["faces"].array
+        // The photograph has six people, all facing the camera.
+        #expect(faces.count == 6, "\(out["faces"])")
+        for face in faces {
+            let box = face.array.compactMap(\.int)
+            #expect(box.count == 4 && box[0] >= 0 && box[1] >= 0 && box[0] + box[2] <= 1280 && box[1] + box[3] <= 886, "\(face)")
+            #expect(box.count == 4 && (20...400).contains(box[2]) && (20...400).contains(box[3]), "a face's size: \(face)")
+        }
+        #expect(out["not_asked"]["ok"]["public_id"].string == "faces" && out["not_asked"]["ok"]["faces"].value == nil, "\(out["not_asked"])")
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+
     /// A chunked upload survives `derive serve` killed between its parts: the parts are in the
     /// store, and the restarted server completes the upload with the last one.
     @Test func aChunkedUploadResumesAfterTheServerIsKilled() throws {
@@ -204,6 +234,152 @@ import Testing
         #expect(after["resumed_get"]["bytes"].int == Self.imageBytes)
         second.signal(SIGTERM)
         #expect(second.wait(timeout: 30) == 0)
+    }
+
+    /// A signed multipart upload of the fixture photograph, as raw bytes.
+    static func signedUpload(_ parameters: [String: String]) throws -> [UInt8] {
+        let image = try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg"))
+        var fields = parameters
+        fields["timestamp"] = String(Int(Date().timeIntervalSince1970))
+        fields["signature"] = CloudinarySigning.sign(fields, secret: Self.secret, algorithm: .sha1)
+        fields["api_key"] = Self.key
+        var body: [UInt8] = []
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            body += Array("--b\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8)
+        }
+        body += Array("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"k.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n".utf8) + Array(image)
+            + Array("\r\n--b--\r\n".utf8)
+        return RawHTTP.request("POST", "/v1_1/\(Self.cloud)/image/upload", headers: [("Content-Type", "multipart/form-data; boundary=b")], body: body)
+    }
+
+    /// A header of a raw reply (the first with that name, any case).
+    static func header(_ name: String, in reply: RawHTTP.Reply) -> String? {
+        let head = reply.text.components(separatedBy: "\r\n\r\n").first ?? ""
+        for line in head.components(separatedBy: "\r\n").dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == name.lowercased() { return parts[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
+    }
+
+    /// With an S3 store and `DERIVE_SERVE_REDIRECT=presigned`, delivery answers 302 to a
+    /// presigned GET (valid for the configured seconds, no credentials in it) that fetches the
+    /// object itself, for the original and a recorded derivative; `If-None-Match` still gets 304.
+    @Test(.enabled(if: TestServers.available, "needs the S3 server Scripts/test.sh starts"))
+    func deliveryRedirectsToPresignedS3URLs() async throws {
+        let s3 = try TestServers.s3()
+        let store = S3AssetStore(settings: S3Settings(endpoint: s3.endpoint, region: "us-east-1", accessKey: s3.accessKey, secretKey: s3.secretKey,
+                                                      pathStyle: true, bucket: s3.bucket),
+                                 bucket: s3.bucket, prefix: "serve/\(UUID().uuidString)/")
+        var settings = ServeSettings(cloudName: Self.cloud, credentials: [Self.key: Self.secret], wait: 1)
+        settings.presignedRedirectSeconds = 120
+        let database = MemoryJobQueue()
+        let service = CloudinaryService(settings: settings, database: database, store: store, fetcher: try CurlFetcher(settings: FetchSettings()),
+                                        logger: .init(label: "presigned"))
+        let server = try await ServeServer.start(service: service, port: 0)
+        let uploaded = await RawHTTP.send(try Self.signedUpload(["public_id": "presigned"]), port: server.port)
+        #expect(uploaded.status == 200, "\(uploaded.text.suffix(300))")
+        let asset = try #require(try database.servedAsset(cloud: Self.cloud, publicID: "presigned"))
+        let image = Array(try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg")))
+        // A derivative recorded as a worker would have (its object in the store).
+        let derived = Array("a derivative's bytes".utf8)
+        let key = "derived/presigned-50.jpg"
+        _ = try store.put(derived, key: try StorageKey(key), contentType: "image/jpeg")
+        let identity = try CloudinaryService.identity(transformation: "c_scale,w_50", format: "jpg")
+        try database.recordDerivatives([ServedDerivative(identity: identity, transformation: "c_scale,w_50", format: "jpg", key: key, width: 50,
+                                                         height: 35, bytes: derived.count, sha256: SHA256.hex(derived), jobID: 1)],
+                                       cloud: Self.cloud, publicID: "presigned", version: asset.version)
+        let origin = try #require(store.temporaryURLOrigin)
+        for (path, expected) in [("v\(asset.version)/presigned.jpg", image), ("c_scale,w_50/v\(asset.version)/presigned.jpg", derived)] {
+            let reply = await RawHTTP.send(RawHTTP.request("GET", "/\(Self.cloud)/image/upload/\(path)"), port: server.port)
+            let location = try #require(Self.header("Location", in: reply), "\(reply.text.prefix(400))")
+            #expect(reply.status == 302 && location.hasPrefix(origin + "/") && location.contains("X-Amz-Signature="), "\(location)")
+            #expect(location.contains("X-Amz-Expires=120") && !location.contains(s3.secretKey))
+            #expect(Self.header("Cache-Control", in: reply) == "private, max-age=60")
+            let (fetched, answer) = try await URLSession.shared.data(from: try #require(URL(string: location)))
+            #expect((answer as? HTTPURLResponse)?.statusCode == 200 && Array(fetched) == expected, "\(path)")
+            let etag = try #require(Self.header("ETag", in: reply))
+            let again = await RawHTTP.send(RawHTTP.request("GET", "/\(Self.cloud)/image/upload/\(path)", headers: [("If-None-Match", etag)]), port: server.port)
+            #expect(again.status == 304)
+        }
+        await server.stop()
+    }
+
+    /// A plain upload with an eager output, `derive serve` killed (SIGKILL) while the request
+    /// waits for the output: the asset and its eager job were recorded in one transaction, so
+    /// the job is in the queue; a worker makes it, and the restarted server records the output
+    /// on the first read that misses it and serves it without a signature, as an eager output.
+    @Test func aPlainUploadKilledWhileWaitingLosesNothing() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (first, firstPort) = try Self.start(folder, arguments: ["--no-work"])
+        let request = try Self.signedUpload(["public_id": "killed", "eager": "c_scale,w_30"])
+        let answered = DispatchSemaphore(value: 0)
+        let reply = Box<RawHTTP.Reply?>(nil)
+        DispatchQueue.global().async {
+            reply.value = RawHTTP.sendBlocking(request, port: firstPort, timeout: 60)
+            answered.signal()
+        }
+        // The request is waiting for its eager output (no worker here): kill the server then.
+        let queue = try SQLiteJobStore(path: folder.appendingPathComponent("q.sqlite").path)
+        try waitUntil("the upload is recorded with its eager job", timeout: 60) {
+            (try queue.servedAsset(cloud: Self.cloud, publicID: "killed"))?.eagerJobs.isEmpty == false
+        }
+        first.signal(SIGKILL)
+        _ = first.wait(timeout: 10)
+        answered.wait()
+        #expect(reply.value?.status == nil, "the killed server did not answer")
+        let recorded = try #require(try queue.servedAsset(cloud: Self.cloud, publicID: "killed"))
+        #expect(recorded.derivatives.isEmpty)
+        let job = try #require(recorded.eagerJobs.first?.jobID)
+        #expect(try queue.job(job)?.state == .available, "the eager job is in the queue")
+
+        let worked = try DeriveBinary.run(["work", "--until-idle", "--database", "sqlite:" + folder.appendingPathComponent("q.sqlite").path,
+                                           "--store", folder.appendingPathComponent("store").path])
+        #expect(worked.status == 0, "\(worked.stderr.suffix(2000))")
+        #expect(try queue.job(job)?.state == .completed)
+
+        let (second, secondPort) = try Self.start(folder, arguments: ["--no-work"])
+        // Unsigned and not on the allowed list: served only because it is the recorded eager output.
+        let get = RawHTTP.sendBlocking(RawHTTP.request("GET", "/\(Self.cloud)/image/upload/c_scale,w_30/v\(recorded.version)/killed.jpg"), port: secondPort)
+        #expect(get.status == 200, "\(get.text.prefix(300))")
+        let read = try #require(try queue.servedAsset(cloud: Self.cloud, publicID: "killed"))
+        #expect(read.derivatives.values.map(\.width) == [30])
+        second.signal(SIGTERM)
+        #expect(second.wait(timeout: 30) == 0)
+    }
+
+    /// A record `derive serve` wrote as JSON in the store before the rows is migrated on first
+    /// read: the asset, its derivative (served unsigned, as recorded) and its notification.
+    @Test func aJSONRecordInTheStoreIsMigratedOnFirstRead() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = FileAssetStore(root: folder)
+        let image = Array(try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg")))
+        let sha = SHA256.hex(image)
+        _ = try store.put(image, key: try StorageKey("originals/\(sha).jpg"), contentType: "image/jpeg")
+        _ = try store.put(Array("derived bytes".utf8), key: try StorageKey("d/old.jpg"), contentType: "image/jpeg")
+        let identity = try CloudinaryService.identity(transformation: "c_scale,w_50", format: "jpg")
+        let legacy = """
+            {"bytes":\(image.count),"context":{"alt":"old"},"createdAt":"2026-01-02T03:04:05Z","derivatives":{"\(identity)":{"bytes":13,\
+            "format":"jpg","height":35,"jobID":3,"key":"d/old.jpg","sha256":"\(String(repeating: "c", count: 64))","transformation":"c_scale,w_50",\
+            "width":50}},"eagerJobs":[],"format":"jpg","height":886,"notifications":[{"attempts":2,"sentAt":"2026-01-02T03:04:06Z","status":200,\
+            "type":"upload","url":"https://hooks.example/x"}],"originalKey":"originals/\(sha).jpg","publicID":"old/photo","sha256":"\(sha)",\
+            "tags":["a"],"version":1767323045,"width":1280}
+            """
+        _ = try store.put(Array(legacy.utf8), key: try StorageKey("serve/\(Self.cloud)/old/photo.json"), contentType: "application/json")
+        let database = MemoryJobQueue()
+        let service = CloudinaryService(settings: ServeSettings(cloudName: Self.cloud, credentials: [Self.key: Self.secret], wait: 1),
+                                        database: database, store: store, fetcher: try CurlFetcher(settings: FetchSettings()), logger: .init(label: "legacy"))
+        let server = try await ServeServer.start(service: service, port: 0)
+        #expect(try database.servedAsset(cloud: Self.cloud, publicID: "old/photo") == nil)
+        let get = await RawHTTP.send(RawHTTP.request("GET", "/\(Self.cloud)/image/upload/c_scale,w_50/v1767323045/old/photo.jpg"), port: server.port)
+        #expect(get.status == 200 && get.text.hasSuffix("derived bytes"), "\(get.text.prefix(300))")
+        let migrated = try #require(try database.servedAsset(cloud: Self.cloud, publicID: "old/photo"))
+        #expect(migrated.version == 1_767_323_045 && migrated.sha256 == sha && migrated.tags == ["a"] && migrated.context == ["alt": "old"])
+        #expect(migrated.derivatives[identity]?.key == "d/old.jpg" && migrated.derivatives.count == 1)
+        #expect(migrated.notifications.map(\.attempts) == [2] && migrated.notifications.first?.url == "https://hooks.example/x")
+        await server.stop()
     }
 
     /// Malformed requests of every kind get a 4xx and the service keeps answering; an upload
@@ -327,6 +503,12 @@ import Testing
         #expect(CloudinarySigning.verifyURL("c_scale,w_10/folder/id.png", signature: signature, secret: "sekret"))
         #expect(!CloudinarySigning.verifyURL("c_scale,w_11/folder/id.png", signature: signature, secret: "sekret"))
     }
+}
+
+/// A value one thread sets and another reads after a semaphore.
+final class Box<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// A JSON value from JSONSerialization, navigated without a chain of casts (nil all the way

@@ -101,9 +101,56 @@ import Testing
         #expect(stored == box)
     }
 
+    @Test func privacyCoversTheWholeHeadWithAMargin() throws {
+        let face = Rect(x: 200, y: 200, width: 100, height: 120)
+        let region = try #require(FaceGeometry.privacyRegion(face, in: image))
+        // Ears and a turned head's hair beside it, the hair above, the chin and a margin below,
+        // and everything a crop keeps as the head.
+        #expect(region == Rect(x: 170, y: 140, width: 160, height: 210))
+        #expect(FaceGeometry.contains(region, FaceGeometry.head(face)))
+    }
+
+    @Test func partsKeptFollowTheFacesLines() {
+        let face = Rect(x: 100, y: 100, width: 90, height: 120)  // eyes at 140, mouth at 190, chin at 220
+        #expect(FaceGeometry.partsKept(of: face, in: Rect(x: 0, y: 0, width: 400, height: 400)) == [.eyes, .mouth, .chin])
+        #expect(FaceGeometry.partsKept(of: face, in: Rect(x: 0, y: 130, width: 400, height: 90)) == [.eyes, .mouth, .chin])
+        #expect(FaceGeometry.partsKept(of: face, in: Rect(x: 0, y: 130, width: 400, height: 70)) == [.eyes, .mouth])
+        #expect(FaceGeometry.partsKept(of: face, in: Rect(x: 0, y: 120, width: 400, height: 40)) == [.eyes])
+        #expect(FaceGeometry.partsKept(of: face, in: Rect(x: 0, y: 180, width: 400, height: 100)) == [.mouth, .chin])
+        // The middle of the face across must be inside too.
+        #expect(FaceGeometry.partsKept(of: face, in: Rect(x: 150, y: 0, width: 400, height: 400)) == [])
+    }
+
+    @Test func aDecisionThatCutsTheLargestFaceSaysWhatItKept() {
+        let face = Rect(x: 100, y: 100, width: 90, height: 120)
+        let whole = CropDecision(rect: Rect(x: 0, y: 0, width: 300, height: 300), input: image, basis: .face).notingCut(of: [face])
+        #expect(whole.faceParts == nil && whole.sentence == nil && whole.json["faceCut"] == nil)
+        let cut = CropDecision(rect: Rect(x: 0, y: 120, width: 300, height: 80), input: image, basis: .faces).notingCut(of: [face])
+        #expect(cut.faceParts == [.eyes, .mouth])
+        #expect(cut.json["faceCut"] == .object(["kept": .array([.string("eyes"), .string("mouth")]), "lost": .array([.string("chin")])]))
+        #expect(cut.sentence == "g_faces could not keep the whole face in 300x80: kept its eyes and mouth, cut its chin")
+        // Attention and fallbacks are not about faces.
+        let attention = CropDecision(rect: Rect(x: 0, y: 120, width: 300, height: 80), input: image, basis: .attention).notingCut(of: [face])
+        #expect(attention.faceParts == nil)
+    }
+
+    @Test func faceFindingsCountTheSurerFacesAndKeepTheRest() throws {
+        let findings = FaceFindings(faces: [DetectedFace(box: Rect(x: 1, y: 2, width: 30, height: 40), score: 0.9),
+                                            DetectedFace(box: Rect(x: 50, y: 2, width: 30, height: 40), score: 0.35)],
+                                    detector: "centerface", milliseconds: 3, cropThreshold: 0.5)
+        #expect(findings.cropFaces.count == 1)
+        #expect(findings.json["count"] == .int(1) && findings.json["belowCropThreshold"] == .int(1))
+        let read = try FaceFindings(json: findings.json)
+        #expect(read.faces == findings.faces && read.cropThreshold == 0.5 && read.cropFaces.count == 1)
+        // A row written before the two thresholds: every face counts for crops.
+        let old = try FaceFindings(json: .object(["count": .int(2), "detector": .string("centerface"), "boxes": findings.json["boxes"]!]))
+        #expect(old.cropThreshold == nil && old.cropFaces.count == 2)
+        #expect(FaceCover(effect: "blur_faces", covered: 3, belowCropThreshold: 1).sentence == "e_blur_faces covered 3 faces (1 below the crops' threshold)")
+    }
+
     @Test func privacyCoversTheHeadInsideTheImage() throws {
         let region = try #require(FaceGeometry.privacyRegion(Rect(x: 0, y: 10, width: 100, height: 100), in: image))
-        #expect(region.x == 0 && region.y == 0 && region.width == 120 && region.height > 100)
+        #expect(region.x == 0 && region.y == 0 && region.width == 130 && region.height > 100)
     }
 }
 
@@ -144,6 +191,20 @@ import Testing
         let json = JSONWriter.canonical(first.json)
         let fromJSON = try JobResolver().resolve(TransformationInput.parse(json)).outputs[0]
         #expect(fromJSON.identity == first.identity, "\(json)")
+    }
+
+    @Test(arguments: [
+        ("e_pixelate_faces", true, false),
+        ("c_fill,w_100,h_100,g_face", false, true),
+        ("c_crop,g_face/e_blur_faces", true, true),
+        ("c_scale,w_100/e_sepia", false, false),
+    ])
+    func explainSaysWhatAnOutputWillDoWithFaces(text: String, hides: Bool, steers: Bool) throws {
+        let plan = try Planner().plan(JobResolver().resolve(TransformationInput.parse(text)), source: SourceFacts(format: .jpeg, width: 4000, height: 3000))
+        let notes = plan.outputs[0].faceNotes
+        #expect(notes.contains { $0.hasPrefix("privacy effects cover every face") } == hides)
+        #expect(notes.contains { $0.hasPrefix("face gravities use the surer faces") } == steers)
+        #expect((plan.outputs[0].json["faces"] != nil) == (hides || steers))
     }
 
     @Test func plansFaceCropsAndDefersWhatFollowsAnUnknownSize() throws {

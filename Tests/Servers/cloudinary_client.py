@@ -109,6 +109,16 @@ if stage == "webhook":
     print(json.dumps(out))
     sys.exit(0)
 
+if stage == "faces":
+    # Faces in the admin read: none before a job looked, then those a g_face eager output's detection found.
+    out["before"] = attempt(lambda: cloudinary.uploader.upload(image, public_id="faces-later"))
+    out["before_faces"] = attempt(lambda: cloudinary.api.resource("faces-later", faces=True))
+    out["upload"] = attempt(lambda: cloudinary.uploader.upload(image, public_id="faces", eager="c_thumb,g_face,w_60,h_60"))
+    out["faces"] = attempt(lambda: cloudinary.api.resource("faces", faces=True))
+    out["not_asked"] = attempt(lambda: cloudinary.api.resource("faces"))
+    print(json.dumps(out))
+    sys.exit(0)
+
 # upload_large: the SDK's chunked upload, in 4 parts.
 out["large"] = attempt(lambda: cloudinary.uploader.upload_large(image, chunk_size=40000, resource_type="image", public_id="large",
                                                                 eager="c_scale,w_20"))

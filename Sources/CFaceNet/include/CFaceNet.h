@@ -29,10 +29,12 @@ dnet_detector *dnet_open(const char *model_path, char *error, size_t error_size)
 void dnet_free(dnet_detector *detector);
 
 /// Faces in an 8-bit RGB image (`width` x `height`, rows `stride` bytes apart, 3 bytes a pixel),
-/// run as it is: the caller sizes it. Writes up to `capacity` boxes scoring at least `threshold`,
+/// run as it is at the top left of a black canvas of `canvas_width` x `canvas_height` (multiples
+/// of 32, at least the image's size): the caller sizes both, and keeps one canvas size per process
+/// (a new size reads the network again). Writes up to `capacity` boxes scoring at least `threshold`,
 /// best first, and returns how many there were (may exceed `capacity`), or -1 with a message.
-int dnet_detect(dnet_detector *detector, const unsigned char *rgb, int width, int height, size_t stride,
-                float threshold, dnet_box *boxes, int capacity, char *error, size_t error_size);
+int dnet_detect_on_canvas(dnet_detector *detector, const unsigned char *rgb, int width, int height, size_t stride,
+                int canvas_width, int canvas_height, float threshold, dnet_box *boxes, int capacity, char *error, size_t error_size);
 
 #ifdef __cplusplus
 }

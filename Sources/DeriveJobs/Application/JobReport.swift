@@ -85,6 +85,7 @@ public struct JobReport: Sendable {
                 JSONMember(key: "dominantColor", value: .string(m.dominantColor)),
                 JSONMember(key: "identity", value: .string(output.identity)),
                 JSONMember(key: "crops", value: .array(m.crops.map(\.json))),
+                JSONMember(key: "privacy", value: .array(m.faceCovers.map(\.json))),
                 JSONMember(key: "transformation", value: (planned.flatMap { try? CloudinaryPrinter.string(for: $0.canonical) }).map(JSONValue.string) ?? .null),
                 JSONMember(key: "timings", value: .object(["apply": .decimal(rounded(m.applyMilliseconds)), "encode": .decimal(rounded(m.encodeMilliseconds))])),
             ]

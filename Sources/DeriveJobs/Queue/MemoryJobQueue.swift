@@ -62,6 +62,18 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         }
         /// Set by `failCalls(with:)`: every call throws it, as a store whose database is down.
         var outage: DeriveError?
+        /// `derive serve`'s records (`ServedAssets`), by cloud and public id.
+        var served: [ServedKey: ServedAsset] = [:]
+        var notifications: [NotificationRecord] = []
+
+        /// Enqueues a job as `submit` does.
+        mutating func enqueue(_ job: NewJob, at now: Double) -> SubmitResult {
+            let runAt = job.runAt?.timeIntervalSince1970 ?? now
+            return enqueue(dedupeKey: job.dedupeKey) { id in
+                LiveJob(id: id, queue: job.queue, state: runAt > now ? .scheduled : .available, priority: job.priority, runAt: runAt,
+                        maxAttempts: job.maxAttempts, dedupeKey: job.dedupeKey, payload: job.payload, createdAt: now)
+            }
+        }
 
         /// Enqueues the job `make` builds under the next id, unless a live job holds
         /// `dedupeKey` (the SQL stores' `jobs_dedupe` index): then that job is the answer.
@@ -95,7 +107,7 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
     }
 
     /// One critical section at the queue's current time; throws the outage if there is one.
-    private func withState<T>(_ body: (inout State, Double) throws(DeriveError) -> T) throws(DeriveError) -> T {
+    func withState<T>(_ body: (inout State, Double) throws(DeriveError) -> T) throws(DeriveError) -> T {
         let time = now().timeIntervalSince1970
         return try state.withLock { state throws(DeriveError) in
             if let outage = state.outage { throw outage }
@@ -120,13 +132,7 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         for job in jobs { try Self.validate(job) }
         return try withState { state, now throws(DeriveError) in
             for (source, name) in OriginalName.pairs(jobs) { state.originalNames[source, default: []].insert(name) }
-            return jobs.map { job in
-                let runAt = job.runAt?.timeIntervalSince1970 ?? now
-                return state.enqueue(dedupeKey: job.dedupeKey) { id in
-                    LiveJob(id: id, queue: job.queue, state: runAt > now ? .scheduled : .available, priority: job.priority, runAt: runAt,
-                            maxAttempts: job.maxAttempts, dedupeKey: job.dedupeKey, payload: job.payload, createdAt: now)
-                }
-            }
+            return jobs.map { job in state.enqueue(job, at: now) }
         }
     }
 

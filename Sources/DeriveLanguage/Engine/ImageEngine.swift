@@ -166,6 +166,8 @@ public struct OutputMetadata: Sendable, Hashable {
     public var encodeMilliseconds: Double
     /// The content-aware crops the output's chain took, in order: which window and why.
     public var crops: [CropDecision] = []
+    /// The privacy effects the output's chain applied, in order: how many faces each covered.
+    public var faceCovers: [FaceCover] = []
 
     public init(format: OutputFormat, width: Int, height: Int, bytes: Int, sha256: String, frames: Int, hasAlpha: Bool,
                 quality: Int?, choices: [String], blurhash: String, dominantColor: String, applyMilliseconds: Double,
@@ -183,5 +185,15 @@ public struct OutputMetadata: Sendable, Hashable {
         self.dominantColor = dominantColor
         self.applyMilliseconds = applyMilliseconds
         self.encodeMilliseconds = encodeMilliseconds
+    }
+}
+
+extension OutputMetadata {
+    /// Records what the chain's content-aware steps did: the crops and face covers, and a line in
+    /// `choices` for each privacy effect and for each crop that cut the largest face.
+    public mutating func noting(crops: [CropDecision], covers: [FaceCover]) {
+        self.crops = crops
+        self.faceCovers = covers
+        choices += covers.map(\.sentence) + crops.compactMap(\.sentence)
     }
 }

@@ -21,8 +21,13 @@ public struct CropDecision: Sendable, Hashable {
     /// Faces inside the window, of those the step's image had.
     public var facesKept: Int
     public var facesSeen: Int
+    /// Set when the window could not keep the largest face whole: the parts of it kept (eyes,
+    /// mouth, chin, in the order crops prefer them); empty when none of them is.
+    public var faceParts: [FacePart]?
 
-    public init(rect: Rect, input: Size, basis: Basis, fallback: Basis? = nil, facesKept: Int = 0, facesSeen: Int = 0) {
+    public init(rect: Rect, input: Size, basis: Basis, fallback: Basis? = nil, facesKept: Int = 0, facesSeen: Int = 0,
+                faceParts: [FacePart]? = nil) {
+        self.faceParts = faceParts
         self.rect = rect
         self.input = input
         self.basis = basis
@@ -40,6 +45,36 @@ public struct CropDecision: Sendable, Hashable {
             JSONMember(key: "facesKept", value: .int(facesKept)),
         ]
         if let fallback { members.insert(JSONMember(key: "fallback", value: .string(fallback.rawValue)), at: 1) }
+        if let faceParts {
+            members.append(JSONMember(key: "faceCut", value: .object([
+                JSONMember(key: "kept", value: .array(faceParts.map { .string($0.rawValue) })),
+                JSONMember(key: "lost", value: .array(FacePart.allCases.filter { !faceParts.contains($0) }.map { .string($0.rawValue) })),
+            ])))
+        }
         return .object(members)
+    }
+
+    /// One line for the output's `choices` when the window cut the largest face; nil otherwise.
+    public var sentence: String? {
+        guard let faceParts else { return nil }
+        let lost = FacePart.allCases.filter { !faceParts.contains($0) }.map(\.rawValue)
+        let what = "g_\(basis.rawValue) could not keep the whole face in \(rect.width)x\(rect.height)"
+        if faceParts.isEmpty { return "\(what): kept none of its eyes, mouth and chin" }
+        let kept = "kept its " + Self.list(faceParts.map(\.rawValue))
+        return lost.isEmpty ? "\(what): \(kept) (the forehead or sides cut)" : "\(what): \(kept), cut its \(Self.list(lost))"
+    }
+
+    private static func list(_ words: [String]) -> String {
+        words.count <= 1 ? words.joined() : words.dropLast().joined(separator: ", ") + " and " + words.last!
+    }
+
+    /// The same decision, saying which parts of the largest of `faces` it kept when it could
+    /// not keep that face whole.
+    public func notingCut(of faces: [Rect]) -> CropDecision {
+        guard basis == .face || basis == .faces, fallback == nil, let largest = FaceGeometry.largest(faces),
+              !FaceGeometry.contains(rect, largest) else { return self }
+        var copy = self
+        copy.faceParts = FaceGeometry.partsKept(of: largest, in: rect)
+        return copy
     }
 }

@@ -25,20 +25,37 @@ public struct FaceFindings: Sendable, Hashable {
     /// The detector that looked (`dlib-hog`), for reports.
     public var detector: String
     public var milliseconds: Double
+    /// The score crops need; `faces` also holds those below it, which only privacy effects
+    /// cover. nil: every face counts for crops.
+    public var cropThreshold: Double?
 
-    public init(faces: [DetectedFace], detector: String, milliseconds: Double) {
+    public init(faces: [DetectedFace], detector: String, milliseconds: Double, cropThreshold: Double? = nil) {
         self.faces = faces
         self.detector = detector
         self.milliseconds = milliseconds
+        self.cropThreshold = cropThreshold
     }
 
-    /// `{"count": 2, "detector": "dlib-hog", "boxes": [{"x":…, "y":…, "width":…, "height":…, "score":…}]}`.
+    /// The faces crops, overlays and `fc` go by.
+    public var cropFaces: [DetectedFace] {
+        guard let cropThreshold else { return faces }
+        return faces.filter { $0.score >= cropThreshold }
+    }
+
+    /// `{"count": 2, "detector": "centerface", "boxes": [{"x":…, "y":…, "width":…, "height":…, "score":…}]}`:
+    /// `count` is the faces crops go by; with a crop threshold, `cropThreshold` and
+    /// `belowCropThreshold` (faces in `boxes` that only privacy effects cover) too.
     public var json: JSONValue {
-        .object([
-            "count": .int(faces.count),
-            "detector": .string(detector),
-            "boxes": .array(faces.map(\.json)),
-        ])
+        var members: [JSONMember] = [
+            JSONMember(key: "count", value: .int(cropFaces.count)),
+            JSONMember(key: "detector", value: .string(detector)),
+        ]
+        if let cropThreshold {
+            members.append(JSONMember(key: "cropThreshold", value: .decimal(cropThreshold)))
+            members.append(JSONMember(key: "belowCropThreshold", value: .int(faces.count - cropFaces.count)))
+        }
+        members.append(JSONMember(key: "boxes", value: .array(faces.map(\.json))))
+        return .object(members)
     }
 }
 
@@ -61,7 +78,12 @@ extension FaceFindings {
                   case .number(let score)? = box["score"], score.doubleValue.isFinite else { throw bad("have a malformed box") }
             faces.append(DetectedFace(box: Rect(x: x, y: y, width: width, height: height), score: score.doubleValue))
         }
-        self.init(faces: faces, detector: detector, milliseconds: 0)
+        var cropThreshold: Double?
+        if let stored = json["cropThreshold"] {
+            guard case .number(let number) = stored, number.doubleValue.isFinite else { throw bad("have a malformed crop threshold") }
+            cropThreshold = number.doubleValue
+        }
+        self.init(faces: faces, detector: detector, milliseconds: 0, cropThreshold: cropThreshold)
     }
 }
 

@@ -14,10 +14,23 @@ public protocol FaceDetector: Sendable {
     /// its pixels, best first. `upsample` doubles a grey image that many times (0 or 1) before
     /// looking, to find smaller faces; a colour detector is given its image at size.
     func detect(_ image: PixelBuffer, upsample: Int) throws(DeriveError) -> [DetectedFace]
+
+    /// A colour detector's faces in `image` placed on a canvas of `canvas` size (at least the
+    /// image's; one size per process, `FaceDetectionSettings.canvas`).
+    func detect(_ image: PixelBuffer, canvas: Size) throws(DeriveError) -> [DetectedFace]
+
+    /// The score a face must reach for crops, overlays and `fc` (the surer faces); the detector
+    /// returns faces down to its lower threshold, which privacy effects cover. nil: every face
+    /// it returns counts for both.
+    var cropThreshold: Double? { get }
 }
 
 extension FaceDetector {
     public var wantsColor: Bool { false }
+    public var cropThreshold: Double? { nil }
+    public func detect(_ image: PixelBuffer, canvas: Size) throws(DeriveError) -> [DetectedFace] {
+        try detect(image, upsample: 0)
+    }
 }
 
 /// Which detector runs (DERIVE_FACE_DETECTOR).
@@ -42,22 +55,40 @@ public struct FaceDetectionSettings: Sendable, Hashable {
     public var shortSide: Int
     /// Detections scoring below this are dropped (dlib's margin: 0 is its own threshold).
     public var minimumScore: Double
-    /// The longer side, in pixels, of the colour copy a colour detector (CenterFace) reads.
-    /// Sources smaller than this are enlarged at most twice.
-    public var longSide: Int
+    /// The canvas a colour detector (CenterFace) reads, sides multiples of 32: the source is
+    /// scaled to fit inside it, aspect kept (enlarged at most twice), and placed at its top
+    /// left. One size per process: the network is built for it. Its pixels are the cost.
+    public var canvas: Size
     public var detector: FaceDetectorChoice
 
     public static let defaultShortSide = 1300
-    /// CenterFace's working size: faces from about 10 pixels of this copy are found
-    /// (Benchmarks/faces/candidates.py); its cost grows with the pixels.
-    public static let defaultLongSide = 1024
+    /// CenterFace's canvas, 4:3: the cheapest measured whose thresholds, chosen on the tune
+    /// half, meet issue 28's accuracy targets on the report half too (Benchmarks/faces/
+    /// netsizes.py; 512x384 misses the privacy coverage, 480x352 the 12-40 px faces). Its
+    /// pixels are the cost: 82-97 ms a 12 MP job against 292-322 at 1024x1024 (faces-cost.sh).
+    public static let defaultCanvas = Size(640, 480)
 
     public init(enabled: Bool = true, shortSide: Int = FaceDetectionSettings.defaultShortSide, minimumScore: Double = 0,
-                longSide: Int = FaceDetectionSettings.defaultLongSide, detector: FaceDetectorChoice = .auto) {
+                canvas: Size = FaceDetectionSettings.defaultCanvas, detector: FaceDetectorChoice = .auto) {
         self.enabled = enabled
         self.shortSide = shortSide
         self.minimumScore = minimumScore
-        self.longSide = longSide
+        self.canvas = canvas
         self.detector = detector
+    }
+
+    /// CenterFace's thresholds (its heat, 0-1) at the default canvas, chosen on the tune half
+    /// of Benchmarks/faces (netsizes.py): crops, overlays on faces and `fc` go by faces of
+    /// `centerFaceCropThreshold` or more (every face of 5% found, fewest false detections);
+    /// `e_blur_faces` and `e_pixelate_faces` cover faces down to the lower
+    /// `centerFacePrivacyThreshold` (the lowest whose precision stays at 0.95 or more), since a
+    /// missed face is worse than an extra blurred patch.
+    public static let centerFaceCropThreshold = 0.4
+    public static let centerFacePrivacyThreshold = 0.25
+
+    /// A canvas `side` pixels square, rounded up to the network's stride of 32.
+    public static func squareCanvas(_ side: Int) -> Size {
+        let rounded = (side + 31) / 32 * 32
+        return Size(rounded, rounded)
     }
 }

@@ -65,7 +65,7 @@ public enum FaceGeometry {
         }
         func decision(_ rect: Rect, _ basis: CropDecision.Basis, fallback: CropDecision.Basis? = nil) -> CropDecision {
             CropDecision(rect: rect, input: image, basis: basis, fallback: fallback,
-                         facesKept: inside.filter { contains(rect, $0) }.count, facesSeen: inside.count)
+                         facesKept: inside.filter { contains(rect, $0) }.count, facesSeen: inside.count).notingCut(of: inside)
         }
         let centre = Rect(x: (image.width - w) / 2, y: (image.height - h) / 2, width: w, height: h)
 
@@ -193,10 +193,28 @@ public enum FaceGeometry {
 
     // MARK: - Privacy effects
 
-    /// The area a face blur or pixelation covers: the head, so hair and chin are hidden too,
-    /// clipped to the image.
+    /// The area a face blur or pixelation covers: the whole head with a margin, clipped to the
+    /// image. The box runs from the forehead to the chin; the region reaches 30% of its width
+    /// beyond each side (ears, and the back of a turned head), half its height above (hair) and
+    /// a fifth below the chin. It holds `head(face)`, what crops keep.
     public static func privacyRegion(_ face: Rect, in image: Size) -> Rect? {
-        clipped(head(face), to: image)
+        let w = Double(face.width), h = Double(face.height)
+        let x0 = Int((Double(face.x) - 0.3 * w).rounded(.down)), y0 = Int((Double(face.y) - 0.5 * h).rounded(.down))
+        let x1 = Int((Double(face.x) + 1.3 * w).rounded(.up)), y1 = Int((Double(face.y) + 1.25 * h).rounded(.up))
+        return clipped(Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0), to: image)
+    }
+
+    /// Which of a face's parts a window keeps, in the order crops prefer them (eyes, mouth,
+    /// chin), taking a box that runs from the forehead to the chin: the eyes' line a third
+    /// down, the mouth three quarters down, the chin its bottom edge. A part is kept when its
+    /// line is inside the window and so is the face's middle half across.
+    public static func partsKept(of face: Rect, in window: Rect) -> [FacePart] {
+        let left = face.x + face.width / 4, right = face.x + face.width - face.width / 4
+        guard left >= window.x, right <= window.x + window.width else { return [] }
+        return FacePart.allCases.filter { part in
+            let line = face.y + Int((Double(face.height) * part.depth).rounded())
+            return line >= window.y && line <= window.y + window.height
+        }
     }
 
     // MARK: - Following faces through operations

@@ -71,6 +71,9 @@ extension PlannedOutput {
         if !notes.isEmpty {
             members.append(JSONMember(key: "notes", value: .array(notes.map(JSONValue.string))))
         }
+        if !faceNotes.isEmpty {
+            members.append(JSONMember(key: "faces", value: .array(faceNotes.map(JSONValue.string))))
+        }
         if let search = breakpointSearch {
             members.append(JSONMember(key: "breakpointSearch", value: .object([
                 "minWidth": .int(search.minWidth), "maxWidth": .int(search.maxWidth),

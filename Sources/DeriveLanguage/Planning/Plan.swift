@@ -179,3 +179,33 @@ public struct Plan: Sendable, Hashable {
         outputs.contains { $0.operations.contains { if case .deferred(let steps) = $0 { steps.contains(where: \.namesIllustrationScore) } else { false } } }
     }
 }
+
+extension PlannedOutput {
+    /// What `derive explain` says an output will do with faces (the run's report says what it
+    /// did): which faces privacy effects cover, and how face crops behave.
+    public var faceNotes: [String] {
+        var hides = false, steers = false
+        func visit(_ step: Step) {
+            switch step {
+            case .effect(let e) where e.needsFaces: hides = true
+            case .conditional(let c): (c.then + c.otherwise).forEach(visit)
+            default: if step.needsFaces { steers = true }
+            }
+        }
+        for operation in operations {
+            switch operation {
+            case .effect(let e) where e.needsFaces: hides = true
+            case .deferred(let steps): steps.forEach(visit)
+            default: if operation.needsFaces { steers = true }
+            }
+        }
+        var notes: [String] = []
+        if hides {
+            notes.append("privacy effects cover every face the detector finds at its lower threshold (CenterFace: \(FaceDetectionSettings.centerFacePrivacyThreshold); crops use \(FaceDetectionSettings.centerFaceCropThreshold)), each with its whole head and a margin; the report's `privacy` counts the faces each covered")
+        }
+        if steers {
+            notes.append("face gravities use the surer faces (CenterFace: \(FaceDetectionSettings.centerFaceCropThreshold) or more); a crop that cannot keep the largest face whole keeps its eyes, then its mouth, then its chin, and the report's `crops[].faceCut` says which")
+        }
+        return notes
+    }
+}

@@ -1,0 +1,74 @@
+import DeriveLanguage
+import Foundation
+
+/// A served asset's key in the memory queue.
+struct ServedKey: Hashable {
+    var cloud: String
+    var publicID: String
+}
+
+/// `derive serve`'s records in memory: each call one critical section, as each of the SQL
+/// stores' is one transaction. The faces are those the newest completion recorded for the
+/// original's SHA-256, as the SQL stores read them from the `assets` row.
+extension MemoryJobQueue: ServedAssets {
+    public func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?) throws(DeriveError) -> RecordedUpload {
+        if let eager { try Self.validate(eager.job) }
+        return try withState { state, now throws(DeriveError) -> RecordedUpload in
+            let key = ServedKey(cloud: asset.cloud, publicID: asset.publicID)
+            var stored = asset
+            stored.derivatives = [:]
+            stored.eagerJobs = []
+            stored.notifications = []
+            stored.faces = nil
+            if let existing = state.served[key] {
+                guard overwrite else { return RecordedUpload(asset: Self.reading(existing, in: state), existing: true, eagerJob: nil) }
+                stored.version = max(asset.version, existing.version + 1)
+            }
+            var eagerJob: JobID?
+            if let eager {
+                for (source, name) in OriginalName.pairs([eager.job]) { state.originalNames[source, default: []].insert(name) }
+                let id = state.enqueue(eager.job, at: now).id
+                stored.eagerJobs = [EagerJob(jobID: id, outputs: eager.outputs)]
+                eagerJob = id
+            }
+            state.served[key] = stored
+            return RecordedUpload(asset: Self.reading(stored, in: state), existing: false, eagerJob: eagerJob)
+        }
+    }
+
+    public func servedAsset(cloud: String, publicID: String) throws(DeriveError) -> ServedAsset? {
+        try withState { state, _ in state.served[ServedKey(cloud: cloud, publicID: publicID)].map { Self.reading($0, in: state) } }
+    }
+
+    @discardableResult
+    public func recordDerivatives(_ derivatives: [ServedDerivative], cloud: String, publicID: String, version: Int) throws(DeriveError) -> Bool {
+        try withState { state, _ in
+            let key = ServedKey(cloud: cloud, publicID: publicID)
+            guard var asset = state.served[key], asset.version == version else { return false }
+            for derivative in derivatives { asset.derivatives[derivative.identity] = derivative }
+            state.served[key] = asset
+            return true
+        }
+    }
+
+    public func recordNotification(_ notification: NotificationRecord, cloud: String, publicID: String) throws(DeriveError) {
+        try withState { state, _ in
+            var kept = notification
+            kept.cloud = cloud
+            kept.publicID = publicID
+            state.notifications.append(kept)
+        }
+    }
+
+    public func recentNotifications(limit: Int) throws(DeriveError) -> [NotificationRecord] {
+        try withState { state, _ in Array(state.notifications.reversed().prefix(max(0, limit))) }
+    }
+
+    /// The asset with its notifications and the faces recorded for its original.
+    private static func reading(_ asset: ServedAsset, in state: State) -> ServedAsset {
+        var read = asset
+        read.notifications = state.notifications.filter { $0.cloud == asset.cloud && $0.publicID == asset.publicID }
+        read.faces = state.records.last { $0.record.asset.sha256 == asset.sha256 && $0.record.asset.faces != nil }?.record.asset.faces
+        return read
+    }
+}
