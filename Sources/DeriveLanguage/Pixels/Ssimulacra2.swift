@@ -291,6 +291,8 @@ public enum Ssimulacra2 {
             self.planes = planes
         }
 
+        /// The whole image in linear light: what `firstScale` makes two rows at a time without
+        /// storing it (the tests compare the two).
         init(_ buffer: PixelBuffer) {
             width = buffer.width
             height = buffer.height
