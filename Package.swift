@@ -162,7 +162,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "DeriveDashboardTests", dependencies: [
-            "DeriveDashboard", "DeriveJobs", "DeriveLanguage", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveTestSupport",
+            "DeriveDashboard", "DeriveJobs", "DeriveLanguage", "DerivePostgres", "DeriveSQLite", "DeriveCurl", "DeriveVips", "DeriveTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The built `derive` as a user runs it, and tests that need several modules at once.

@@ -31,11 +31,11 @@ BEGIN
 END $$;
 
 -- Finished jobs: ids 1..:jobs, finishing over the last 7 days (newest has the highest id), in
--- four queues. Outcomes: about 85% completed, 12% failed (with one to three attempts' errors,
+-- four queues, run by eight workers. Outcomes: about 85% completed, 12% failed (with one to three attempts' errors,
 -- the last one's code varied), 3% cancelled. Sources on a dozen hosts, an S3 bucket and local
 -- paths, so derive.source_host(payload ->> 'source') has NULLs and a long tail.
 INSERT INTO derive.job_archive (id, queue, outcome, priority, attempt, max_attempts, dedupe_key, payload, errors, result,
-                                created_at, started_at, finished_at)
+                                created_at, started_at, finished_at, worker)
 SELECT g,
        (ARRAY['default', 'default', 'default', 'bulk', 'bulk', 'priority', 'reprocess'])[1 + g % 7],
        o.outcome,
@@ -62,7 +62,9 @@ SELECT g,
            'timings', jsonb_build_object('fetch', 20 + g % 300, 'total', 150 + g % 2000)) END,
        t.finished_at - (1 + g % 600) * interval '1 second' - interval '2 seconds',
        t.finished_at - (150 + g % 2000) * interval '1 millisecond',
-       t.finished_at
+       t.finished_at,
+       -- Eight workers; a cancelled job was waiting (no worker held it).
+       CASE WHEN o.outcome <> 'cancelled' THEN 'worker-' || (g % 8) || '.internal:' || (1000 + g % 8) || ':seed' END
 FROM generate_series(1, :jobs) AS g
 CROSS JOIN LATERAL (SELECT now() - (:jobs - g) * (interval '7 days' / :jobs) AS finished_at) t
 CROSS JOIN LATERAL (SELECT CASE WHEN g % 100 < 85 THEN 'completed' WHEN g % 100 < 97 THEN 'failed' ELSE 'cancelled' END AS outcome,

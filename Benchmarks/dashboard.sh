@@ -56,6 +56,6 @@ preset=$(sql -Atc "SELECT name FROM derive.presets ORDER BY name LIMIT 1")
 read -r before before_id < <(sql -Atc "SELECT extract(epoch FROM finished_at), id FROM derive.job_archive ORDER BY finished_at DESC, id DESC OFFSET 50000 LIMIT 1" | tr '|' ' ')
 
 python3 Benchmarks/dashboard_pages.py "http://127.0.0.1:$port_web" "$repeats" 200 \
-    / /live /jobs "/jobs?outcome=failed" "/jobs?outcome=failed&code=$code" "/jobs?host=$host" "/jobs?hours=24" \
+    / /live /totals "/totals?hours=1" /jobs "/jobs?outcome=failed" "/jobs?outcome=failed&code=$code" "/jobs?host=$host" "/jobs?hours=24" \
     "/jobs?before=$before&before_id=$before_id" "/jobs/$job" "/failures" "/failures?hours=720" \
     /assets "/assets?before=$older" "/assets/$asset" /presets "/presets/$preset" "/presets/$preset/reprocess" /schedules

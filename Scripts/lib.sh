@@ -64,9 +64,12 @@ ensure_python_modules() {
 # language_corpus — builds the Cloudinary language corpus (Benchmarks/language/corpus.py: pinned
 # PyPI source distributions, downloaded with pip into ~/.cache/derive/corpus when missing and
 # checked against their SHA-256, and the hand-written examples) and exports its path in
-# DERIVE_LANGUAGE_CORPUS for LanguageCorpusTests.
+# DERIVE_LANGUAGE_CORPUS for LanguageCorpusTests. The corpus file is written in this checkout's
+# .build (run from the repository's root): checkouts sharing the download cache do not
+# overwrite each other's corpus while their tests read it.
 language_corpus() {
-    DERIVE_LANGUAGE_CORPUS="$(python3 Benchmarks/language/corpus.py)"
+    mkdir -p .build
+    DERIVE_LANGUAGE_CORPUS="$(python3 Benchmarks/language/corpus.py --out "$PWD/.build/language-corpus.tsv")"
     export DERIVE_LANGUAGE_CORPUS
 }
 

@@ -15,12 +15,20 @@ enum Assets {
         pre { background: #fff; border: 1px solid #e3e3e3; padding: .8em; overflow: auto; max-width: 100%; box-sizing: border-box; }
         form.filter label { margin-right: 1em; display: inline-block; }
         input, select, button { font: inherit; max-width: 100%; }
-        #throughput { display: block; width: 100%; max-width: 600px; height: 120px; background: #fff; border: 1px solid #e3e3e3; box-sizing: border-box; }
-        #throughput .completed { fill: #3a8f4b; } #throughput .failed { fill: #c33; }
+        svg.chart { display: block; width: 100%; max-width: 600px; height: auto; background: #fff; border: 1px solid #e3e3e3; box-sizing: border-box; }
+        svg.chart .completed { fill: #3a8f4b; } svg.chart .failed { fill: #c33; }
+        svg.chart .axis, svg.chart .tick { stroke: #888; stroke-width: 1; }
+        svg.chart text { font: 16px system-ui, sans-serif; fill: #555; } svg.chart text.top { fill: #888; font-size: 14px; }
+        /* Two side by side where the window has room for both, else one under another; the
+           padding, not a margin, keeps them apart, so a chart never overflows its window. */
+        section.totals { display: inline-block; box-sizing: border-box; width: 100%; vertical-align: top; }
+        @media (min-width: 1100px) { section.totals { width: 50%; max-width: calc(600px + 1.5em); padding-right: 1.5em; } }
+        section.totals h3 { margin: .6em 0 .2em; font-size: 1em; overflow-wrap: anywhere; }
         svg.bar { width: 300px; height: 10px; } svg.bar rect { fill: #4a78c2; } svg.bar .encode { fill: #a86400; }
         .state-live, .state-completed { color: #2d7a3e; } .state-failed, .state-gone { color: #b32020; }
         .state-suspect, .state-stopping, .state-cancelled { color: #a86400; }
         .legend { color: #666; margin-top: 0; }
+        button.follow { float: right; margin: 0 0 .5em .5em; font-size: .9em; }
         #outputs img { display: block; max-width: 100%; height: auto; background: #eee; }
         .note { color: #666; } .error { color: #b32020; }
         .notice { background: #eef4ff; border: 1px solid #b9cdf2; padding: .5em .8em; }
@@ -62,7 +70,8 @@ enum Assets {
         <rect x="2" y="2" width="8" height="8" fill="#4a78c2"/><rect x="10" y="10" width="4" height="4" fill="#3a8f4b"/></svg>
         """
 
-    /// Refreshes the overview's live part every five seconds without reloading the page, and
+    /// Refreshes the live parts (the overview's, a job's page, the jobs list) without reloading
+    /// the page, and
     /// draws each picture's BlurHash (the worker records one per output) behind it while the
     /// image loads: the decoder is BlurHash's published algorithm, on a 32-pixel canvas.
     static let script = """
@@ -129,19 +138,55 @@ enum Assets {
         }
         document.addEventListener("DOMContentLoaded", () => {
           drawPlaceholders();
-          // Bulk actions ask first (the question is in the form's data-confirm).
-          for (const form of document.querySelectorAll("form[data-confirm]")) {
-            form.addEventListener("submit", event => { if (!window.confirm(form.dataset.confirm)) event.preventDefault(); });
-          }
+          // Bulk actions ask first (the question is in the form's data-confirm); one listener
+          // on the document, so forms a refresh brought in ask too.
+          document.addEventListener("submit", event => {
+            const form = event.target.closest("form[data-confirm]");
+            if (form && !window.confirm(form.dataset.confirm)) event.preventDefault();
+          });
+          followLive();
+        });
+        // A part of the page marked data-refresh is read again every data-every seconds (5 when
+        // not said) from that address (the page's own when empty), and replaced by the element with its id in the answer
+        // (a whole page) or by the answer itself (a fragment, as /live is). Not while the
+        // visitor pauses it (the button), types in a field of it or has ticked a box in it, nor
+        // while the tab is hidden. An answer whose element has no data-refresh (a job that
+        // ended) is the last.
+        function followLive() {
           const live = document.querySelector("[data-refresh]");
           if (!live) return;
+          let paused = false, timer = 0;
+          const control = document.createElement("button");
+          control.type = "button";
+          control.className = "follow";
+          control.setAttribute("aria-pressed", "false");
+          control.textContent = "Pause live updates";
+          control.addEventListener("click", () => {
+            paused = !paused;
+            control.setAttribute("aria-pressed", String(paused));
+            control.textContent = paused ? "Resume live updates" : "Pause live updates";
+          });
+          live.before(control);
+          const busy = () => paused || document.hidden || live.querySelector("input[type=checkbox]:checked") !== null
+            || (live.contains(document.activeElement) && document.activeElement.matches("input, select, textarea"));
           const refresh = async () => {
+            if (busy()) return;
             try {
-              const response = await fetch(live.dataset.refresh, { cache: "no-store" });
-              if (response.ok) live.innerHTML = await response.text();
+              const response = await fetch(live.dataset.refresh || location.href, { cache: "no-store" });
+              if (!response.ok) return;
+              const answer = new DOMParser().parseFromString(await response.text(), "text/html");
+              const fresh = live.id ? answer.getElementById(live.id) : null;
+              if (busy()) return;
+              live.innerHTML = (fresh || answer.body).innerHTML;
+              drawPlaceholders();
+              if (fresh && !fresh.hasAttribute("data-refresh")) {
+                clearInterval(timer);
+                live.removeAttribute("data-refresh");
+                control.remove();
+              }
             } catch (error) { /* the next tick tries again */ }
           };
-          setInterval(refresh, 5000);
-        });
+          timer = setInterval(refresh, (Number(live.dataset.every) || 5) * 1000);
+        }
         """
 }

@@ -50,11 +50,13 @@ public final class DashboardServer: Sendable {
     /// Listens on `address:port` (port 0: any free one, reported by `port`) and returns once it
     /// does; throws, saying why, when it cannot.
     /// What `access` would make unsafe on `address` is refused first (`DashboardAccess.check`).
+    /// `thumbnailer`: makes the small pictures the asset pages show (without one they show the
+    /// outputs themselves).
     public static func start(database: any DashboardDatabase, records: (any DashboardRecords)? = nil, store: (any AssetStore)? = nil, access: DashboardAccess = DashboardAccess(token: nil),
-                             address: String = "127.0.0.1", port: Int, insecureOpen: Bool = false,
+                             address: String = "127.0.0.1", port: Int, insecureOpen: Bool = false, thumbnailer: DashboardThumbnailer? = nil,
                              logger: Logger = Logger(label: "derive.dashboard")) async throws -> DashboardServer {
         try access.check(address: address, insecureOpen: insecureOpen)
-        let install = routes(database: database, records: records, store: store, access: access, logger: logger)
+        let install = routes(database: database, records: records, store: store, access: access, thumbnailer: thumbnailer, logger: logger)
         do {
             return DashboardServer(listener: try await HTTPListener.start(address: address, port: port, timeout: 30, logger: logger, routes: install))
         } catch {
@@ -65,8 +67,8 @@ public final class DashboardServer: Sendable {
     /// The dashboard's routes, to add to another server: a worker's metrics port serves the
     /// same pages (`derive work --dashboard`). They end with a catch-all, so add them last.
     public static func routes(database: any DashboardDatabase, records: (any DashboardRecords)?, store: (any AssetStore)?,
-                              access: DashboardAccess, logger: Logger) -> @Sendable (HTTPServer) async -> Void {
-        let pages = Pages(database: database, records: records, store: store, access: access, logger: logger)
+                              access: DashboardAccess, thumbnailer: DashboardThumbnailer? = nil, logger: Logger) -> @Sendable (HTTPServer) async -> Void {
+        let pages = Pages(database: database, records: records, store: store, access: access, logger: logger, thumbnailer: thumbnailer)
         return { server in await routes(server, pages: pages, access: access) }
     }
 
@@ -132,9 +134,11 @@ public final class DashboardServer: Sendable {
         }
         await add("GET /static/bulk.js") { _ in Pages.respond(Assets.bulkScript, type: "text/javascript; charset=utf-8") }
         await add("GET /failures") { request in Pages.guarded { try pages.failures(request) } }
+        await add("GET /totals") { request in Pages.guarded { try pages.totals(request) } }
         await add("GET /assets") { request in Pages.guarded { try pages.assets(request) } }
         await add("GET /assets/:id") { request in Pages.guarded { try pages.asset(request) } }
         await add("GET /derivatives/:id") { request in Pages.guarded { try pages.derivative(request) } }
+        await add("GET /derivatives/:id/thumbnail") { request in await pages.thumbnail(request) }
         await add("GET /presets") { _ in Pages.guarded { try pages.presets() } }
         await add("GET /presets/:name") { request in Pages.guarded { try pages.preset(request) } }
         await add("GET /presets/:name/reprocess") { request in Pages.guarded { try pages.reprocessCount(request) } }

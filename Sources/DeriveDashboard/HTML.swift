@@ -88,7 +88,7 @@ public enum HTML {
         <script src="/static/dashboard.js" defer></script>
         </head>
         <body>
-        <nav><strong>Derive</strong><a href="/">Overview</a><a href="/jobs">Jobs</a><a href="/queues">Queues</a><a href="/failures">Failures</a><a href="/assets">Assets</a><a href="/presets">Presets</a><a href="/schedules">Schedules</a><a href="/webhooks">Webhooks</a></nav>
+        <nav><strong>Derive</strong><a href="/">Overview</a><a href="/jobs">Jobs</a><a href="/queues">Queues</a><a href="/totals">Totals</a><a href="/failures">Failures</a><a href="/assets">Assets</a><a href="/presets">Presets</a><a href="/schedules">Schedules</a><a href="/webhooks">Webhooks</a></nav>
         <main>
         <h1>\(escape(title))</h1>
         \(notice.map { element("p", [("class", $0.warning ? "notice warning" : "notice"), ("role", "status"), ("id", "notice")], .text($0.text)).description } ?? "")\
@@ -103,6 +103,14 @@ public enum HTML {
 
 /// Ages and durations as `derive status` shows them.
 func duration(_ seconds: Double) -> String { humanDuration(seconds) }
+
+/// A run's length: to the millisecond under a minute (a job's run time), else as ages are.
+func elapsed(_ seconds: Double) -> String {
+    seconds < 60 ? String(format: "%.3f s", max(0, seconds)) : humanDuration(seconds)
+}
+
+/// `2026-11-23T22:44:06.318Z`: a job's start and finish, to the millisecond.
+func preciseTimestamp(_ date: Date) -> String { date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
 
 /// `2026-11-23T22:44:06Z`: a time as the pages show it (a format style, not a formatter made
 /// per row: a page of jobs shows a hundred times).

@@ -41,6 +41,64 @@ extension Pages {
         }
     }
 
+    /// A derivative as the small picture an asset page shows (`?box=sheet|row`): made once
+    /// from the stored object by the thumbnailer, at twice the size shown, and kept in memory;
+    /// the output itself when there is no thumbnailer, when it is already that small, or when
+    /// it cannot be read as a picture. Its ETag names the output's content and the box, so a
+    /// browser asks again with If-None-Match and gets a 304. Thumbnails are made one at a time
+    /// on a thread of their own (`ThumbnailCache.make`), never on the cooperative pool, which on
+    /// `derive work --dashboard` the worker's own tasks share.
+    func thumbnail(_ request: HTTPRequest) async -> HTTPResponse {
+        var pending: (original: [UInt8], record: DerivativeRecord, id: Int64, box: Views.PictureBox, tag: String)?
+        var headers = DashboardServer.securityHeaders
+        let answer = Self.guarded {
+            try withRecords { records in
+                let text: String? = request.routeParameters["id"]
+                guard let store, let id = text.flatMap(Int64.init), let box = request.query["box"].flatMap(Views.PictureBox.init(rawValue:)),
+                      let output = try records.derivative(id: id) else {
+                    return Self.respond(Views.notFound("There is no such thumbnail."), status: .notFound)
+                }
+                let record = output.record
+                guard let key = try? StorageKey(record.storageKey) else {
+                    return Self.respond(Views.notFound("The recorded key \(record.storageKey) is not one the store can hold."), status: .notFound)
+                }
+                // The output's content hash (hex, as recorded) and the box: the same tag for the same picture.
+                let content = String(record.sha256.filter { $0.isHexDigit }.prefix(64))
+                let tag = "\"\(content.isEmpty ? "d\(id)" : content)-\(box.rawValue)\""
+                headers[.cacheControl] = "private, max-age=86400"
+                headers[HTTPHeader("ETag")] = tag
+                if let asked = request.headers[HTTPHeader("If-None-Match")],
+                   asked.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag }) {
+                    return HTTPResponse(statusCode: .notModified, headers: headers, body: Data())
+                }
+                if let cached = thumbnails.get(tag) {
+                    headers[.contentType] = cached.mediaType
+                    return HTTPResponse(statusCode: .ok, headers: headers, body: Data(cached.bytes))
+                }
+                guard let original = try store.get(key) else {
+                    return Self.respond(Views.notFound("The store no longer has \(record.storageKey)."), status: .notFound)
+                }
+                pending = (original, record, id, box, tag)
+                return HTTPResponse(statusCode: .ok, headers: headers, body: Data())
+            }
+        }
+        guard let pending else { return answer }
+        let format = (OutputFormat(rawValue: pending.record.format) ?? .jpeg).mediaType
+        let bound = pending.box.thumbnail
+        var made: (bytes: [UInt8], mediaType: String) = (pending.original, format)
+        if let thumbnailer, pending.record.width > bound.width || pending.record.height > bound.height {
+            do {
+                let small = try await thumbnails.make(pending.original, width: bound.width, height: bound.height, with: thumbnailer)
+                if small.bytes.count < pending.original.count { made = small }
+            } catch {
+                logger.warning("dashboard: no thumbnail", metadata: ["derivative": "\(pending.id)", "error": "\(LogText.oneLine("\(error)"))"])
+            }
+        }
+        thumbnails.put(pending.tag, bytes: made.bytes, mediaType: made.mediaType)
+        headers[.contentType] = made.mediaType
+        return HTTPResponse(statusCode: .ok, headers: headers, body: Data(made.bytes))
+    }
+
     func presets() throws -> HTTPResponse {
         try withRecords { records in
             Self.respond(Views.presets(try records.presets(includingRetired: true), staleness: try records.staleness()))

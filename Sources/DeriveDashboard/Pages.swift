@@ -13,7 +13,13 @@ struct Pages: Sendable {
     let store: (any AssetStore)?
     let access: DashboardAccess
     let logger: Logger
+    /// Makes the asset pages' small pictures; nil: they show the outputs themselves.
+    var thumbnailer: DashboardThumbnailer?
+    /// The thumbnails made so far (at most `thumbnailCacheBytes`).
+    let thumbnails = ThumbnailCache(limit: Pages.thumbnailCacheBytes)
     var liveness = WorkerLiveness()
+    /// 32 MB: some 3,000 thumbnails of about 10 kB.
+    static let thumbnailCacheBytes = 32 * 1024 * 1024
     static let pageSize = 50
     /// The longest search text (a URL's length is plenty).
     static let searchLength = 2048
@@ -63,7 +69,7 @@ struct Pages: Sendable {
         }
         let notice = Notice.from { request.query[$0] } ?? Notice.bulk { request.query[$0] }
         return Self.respond(Views.jobs(page, filter: filter, hours: hours, live: live, notice: notice, actions: actions(request),
-                                       paused: try database.pausedQueues()))
+                                       paused: try database.pausedQueues(), follow: cursor == nil))
     }
 
     func job(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -74,7 +80,27 @@ struct Pages: Sendable {
         }
         let names = try Self.source(job).map { try database.originalNames(of: [$0])[$0] ?? [] } ?? []
         return Self.respond(Views.job(job, actions: actions(request), images: store != nil, notice: Notice.from({ request.query[$0] }, job: id),
-                                      originalNames: names))
+                                      originalNames: names, context: try context(of: job)))
+    }
+
+    /// How many other jobs of one piece of work a job's page lists.
+    static let generationsShown = 20
+
+    /// What a job's page shows from beyond the job's row: the asset its source became, the
+    /// other jobs of its work (by the dedupe key its retries carry) and, while it runs, the
+    /// stage its worker last reported.
+    func context(of job: JobSnapshot) throws -> Views.JobContext {
+        let now = Date()
+        var context = Views.JobContext(now: now)
+        if let records, case .string(let sha)? = job.result?["source"]?["sha256"] {
+            context.assetID = try records.assetID(sha256: sha)
+        }
+        context.generations = try database.jobs(dedupeKey: job.dedupeKey ?? "retry:\(job.id)", limit: Self.generationsShown + 2)
+        if job.state == .running, let owner = job.leaseOwner {
+            let report = try database.workers(seenSince: now.addingTimeInterval(-liveness.goneAfter)).first { $0.id == owner }
+            context.stage = report?.running.first { $0.id == job.id }
+        }
+        return context
     }
 
     func failures(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -85,6 +111,19 @@ struct Pages: Sendable {
             examples[group.code] = try database.finishedJobs(JobFilter(outcome: .failed, errorCode: group.code), after: nil, limit: 3).jobs
         }
         return Self.respond(Views.failures(groups, examples: examples, hours: hours, actions: actions(request)))
+    }
+
+    /// The most groups (bucket × queue × worker × outcome) the totals page reads: bounded
+    /// however many workers a day saw.
+    static let totalsLimit = 20_000
+
+    /// `/totals?hours=1|24`: finished jobs per queue and per worker over time.
+    func totals(_ request: HTTPRequest) throws -> HTTPResponse {
+        let hours = request.query["hours"].flatMap(Int.init) ?? 24
+        let window = Views.TotalsWindow.all.first { $0.hours == hours } ?? .lastDay
+        let now = Date()
+        let rows = try database.finishedTotals(since: window.start(at: now), bucket: window.bucket, limit: Self.totalsLimit)
+        return Self.respond(Views.totals(rows, window: window, now: now, capped: rows.count >= Self.totalsLimit))
     }
 
     /// An output's bytes, read from the store by the key its job recorded.

@@ -9,10 +9,12 @@ extension Views {
     /// sheet has its colours before the bytes arrive. Its attributes are the size it is shown at
     /// (within `maxWidth`×`maxHeight`), so its box has that size before the image loads and the
     /// placeholder fills it.
-    static func picture(_ output: CatalogDerivative, alt: String, maxWidth: Int, maxHeight: Int) -> Markup {
+    /// The image is the output's thumbnail for `box` (`/derivatives/ID/thumbnail`), made at
+    /// twice the size shown, not the output itself.
+    static func picture(_ output: CatalogDerivative, alt: String, box: PictureBox) -> Markup {
         let record = output.record
-        let shown = fitted(width: record.width, height: record.height, into: maxWidth, maxHeight)
-        let image = "<img src=\"/derivatives/\(output.id)\" alt=\"\(HTML.escape(alt))\" loading=\"lazy\" decoding=\"async\" "
+        let shown = fitted(width: record.width, height: record.height, into: box.shown.width, box.shown.height)
+        let image = "<img src=\"/derivatives/\(output.id)/thumbnail?box=\(box.rawValue)\" alt=\"\(HTML.escape(alt))\" loading=\"lazy\" decoding=\"async\" "
             + "width=\"\(shown.width)\" height=\"\(shown.height)\">"
         var attributes = [("class", "picture")]
         if let hash = record.blurhash, !hash.isEmpty { attributes.append(("data-blurhash", hash)) }
@@ -23,7 +25,7 @@ extension Views {
     public static func assets(_ page: AssetPage, now: Date) -> String {
         guard !page.assets.isEmpty else { return HTML.page(title: "Assets", HTML.element("p", [], .text("No asset has been recorded yet."))) }
         let cards = Markup.join(page.assets.map { asset in
-            let pictures = Markup.join(asset.outputs.map { picture($0, alt: "\($0.record.outputName) of asset \(asset.id)", maxWidth: 250, maxHeight: 96) })
+            let pictures = Markup.join(asset.outputs.map { picture($0, alt: "\($0.record.outputName) of asset \(asset.id)", box: .sheet) })
             let more = asset.outputCount > asset.outputs.count ? " (+\(asset.outputCount - asset.outputs.count) more)" : ""
             return HTML.element("figure", [("class", "asset")],
                 HTML.element("a", [("href", "/assets/\(asset.id)")], HTML.element("div", [("class", "pictures")], pictures))
@@ -134,7 +136,7 @@ extension Views {
         return Markup.join(order.map { name in
             let rows: [[Markup]] = (groups[name] ?? []).map { output in
                 let record = output.record
-                return [picture(output, alt: record.outputName, maxWidth: 160, maxHeight: 120), .text(record.outputName + (record.breakpointWidth.map { " @\($0)w" } ?? "")),
+                return [picture(output, alt: record.outputName, box: .row), .text(record.outputName + (record.breakpointWidth.map { " @\($0)w" } ?? "")),
                         .text(record.format), .text("\(record.width)×\(record.height)"), .text(bytes(record.bytes)),
                         .text(record.quality.map(String.init) ?? "–"), HTML.link("/jobs/\(output.jobID)", "#\(output.jobID)"),
                         state(output)]

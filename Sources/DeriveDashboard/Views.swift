@@ -81,40 +81,28 @@ public enum Views {
         HTML.page(title: "Overview", HTML.element("div", [("id", "live"), ("data-refresh", "/live")], live))
     }
 
-    /// Completed and failed jobs per minute as bars, drawn on the server (no chart library).
+    /// Completed and failed jobs per minute as bars under a time axis, drawn on the server (no
+    /// chart library); the totals page has them per queue and per worker.
     static func chart(_ buckets: [ThroughputBucket], now: Date) -> Markup {
-        let minutes = 60, width = 600, height = 120
-        let start = (now.timeIntervalSince1970 / 60).rounded(.down) * 60 - Double(minutes - 1) * 60
-        var completed = [Int](repeating: 0, count: minutes), failed = [Int](repeating: 0, count: minutes)
+        let window = TotalsWindow.lastHour, start = window.start(at: now)
+        var series = Series(buckets: window.buckets)
         for bucket in buckets {
-            let index = Int(((bucket.start.timeIntervalSince1970 - start) / 60).rounded(.down))
-            guard (0..<minutes).contains(index) else { continue }
-            completed[index] += bucket.counts[.completed] ?? 0
-            failed[index] += bucket.counts[.failed] ?? 0
+            let index = Int(((bucket.start.timeIntervalSince1970 - start.timeIntervalSince1970) / Double(window.bucket)).rounded(.down))
+            guard (0..<window.buckets).contains(index) else { continue }
+            series.completed[index] += bucket.counts[.completed] ?? 0
+            series.failed[index] += bucket.counts[.failed] ?? 0
         }
-        let top = max(1, zip(completed, failed).map { $0 + $1 }.max() ?? 1)
-        let bar = Double(width) / Double(minutes)
-        var shapes = ""
-        for index in 0..<minutes {
-            let x = Double(index) * bar
-            let okHeight = Double(completed[index]) / Double(top) * Double(height)
-            let failedHeight = Double(failed[index]) / Double(top) * Double(height)
-            shapes += String(format: "<rect class=\"completed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%d completed</title></rect>",
-                             x, Double(height) - okHeight, bar - 1, okHeight, completed[index])
-            shapes += String(format: "<rect class=\"failed\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%d failed</title></rect>",
-                             x, Double(height) - okHeight - failedHeight, bar - 1, failedHeight, failed[index])
-        }
-        let total = completed.reduce(0, +), failures = failed.reduce(0, +)
-        return Markup(raw: "<svg id=\"throughput\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(total) completed and \(failures) failed in the last hour\">\(shapes)</svg>")
-            + HTML.element("p", [("class", "legend")], .text("\(total) completed, \(failures) failed in the last hour (most at once: \(top) a minute)"))
+        return chart(series, window: window, start: start, id: "throughput", label: "all queues", over: "the last hour")
+            + HTML.element("p", [], HTML.link("/totals", "Totals per queue and per worker, over the last hour or day"))
     }
 
     /// Finished jobs, newest first, with the filter's form and a link to the next page.
     /// `hours`: the "finished within" choice the filter's time came from.
     /// Logged in (`actions`), each row has a checkbox and the list a bulk form: cancel, retry or
     /// delete the selected jobs. `paused`: queues whose waiting jobs will not run until resumed.
+    /// `follow`: the first page, which the script reads again as jobs change.
     public static func jobs(_ page: JobPage, filter: JobFilter, hours: Int? = nil, live: [JobSnapshot], notice: Notice? = nil,
-                            actions: Actions = .readOnly, paused: [PausedQueue] = []) -> String {
+                            actions: Actions = .readOnly, paused: [PausedQueue] = [], follow: Bool = false) -> String {
         func field(_ name: String, _ label: String, _ value: String?) -> Markup {
             HTML.element("label", [], .text(label + " ") + Markup(raw: "<input name=\"\(name)\" value=\"\(HTML.escape(value ?? ""))\">"))
         }
@@ -170,7 +158,10 @@ public enum Views {
             let query = filterQuery(filter) + [("hours", hours.map(String.init)), ("before", "\(next.finishedAt.timeIntervalSince1970)"), ("before_id", String(next.id))]
             content = content + HTML.element("p", [], HTML.element("a", [("href", "/jobs?" + HTML.query(query)), ("rel", "next")], .text("Older →")))
         }
-        return HTML.page(title: "Jobs", notice: notice, content)
+        // The first page follows the queue (the script reads it again every 5 s, and holds off
+        // while a field of the page is in use); an older page stays as it was.
+        // (An empty data-refresh: the page's own address, whatever filters it carries.)
+        return HTML.page(title: "Jobs", notice: notice, HTML.element("div", [("id", "jobs")] + (follow ? [("data-refresh", "")] : []), content))
     }
 
     static func filterQuery(_ filter: JobFilter) -> [(String, String?)] {
@@ -178,33 +169,77 @@ public enum Views {
          ("source", filter.sourceContains)]
     }
 
+    /// What a job's page shows beside the job's own row, read by the page from elsewhere.
+    public struct JobContext: Sendable {
+        /// The asset its source became (by the report's SHA-256), when the catalog has it.
+        public var assetID: Int64?
+        /// The other jobs of its work (its retries, or the job it retried and its siblings),
+        /// oldest first.
+        public var generations: [JobSnapshot]
+        /// What its worker last said it was doing, while it runs.
+        public var stage: WorkerStatus.RunningJob?
+        public var now: Date
+
+        public init(assetID: Int64? = nil, generations: [JobSnapshot] = [], stage: WorkerStatus.RunningJob? = nil, now: Date = Date()) {
+            self.assetID = assetID
+            self.generations = generations
+            self.stage = stage
+            self.now = now
+        }
+    }
+
+    /// How often a live job's page reads itself again (the script; every 2 s until it ends).
+    static let jobRefreshSeconds = 2
+
     /// One job: its document, its attempts and errors, its timings and its outputs.
-    /// `notice`: what the action that led here did.
+    /// `notice`: what the action that led here did. A live job's page reads itself again every
+    /// few seconds (the script replaces `#job` with the new page's) until the job has ended.
     /// `originalNames`: the file names its source was uploaded from.
     public static func job(_ job: JobSnapshot, actions: Actions = .readOnly, images: Bool = false, notice: Notice? = nil,
-                           originalNames: [String] = []) -> String {
+                           originalNames: [String] = [], context: JobContext = JobContext()) -> String {
         // A running job asked to cancel says so (the worker stops it at its next heartbeat).
         let stopping = job.state == .running && job.cancelRequested
         var facts: [[Markup]] = [
-            [.text("state"), HTML.element("span", [("class", "state-\(stopping ? "stopping" : job.state.rawValue)")],
+            [.text("state"), HTML.element("span", [("class", "state-\(stopping ? "stopping" : job.state.rawValue)"), ("id", "job-state")],
                                           .text(stopping ? "running, cancel requested" : job.state.rawValue))],
+        ]
+        if job.state == .running, let stage = context.stage {
+            facts.append([.text("stage"), HTML.element("span", [("id", "job-stage")],
+                                                       .text("\(stage.stage) for \(duration(context.now.timeIntervalSince(stage.since)))"))])
+        }
+        facts += [
             [.text("queue"), .text(job.queue)], [.text("priority"), .text("\(job.priority)")],
             [.text("attempts"), .text("\(job.attempt) of \(job.maxAttempts)")], [.text("source"), .text(source(job))],
-        ] + (originalNames.isEmpty ? [] : [[.text("uploaded as"), .text(originalNames.joined(separator: ", "))]]) + [
-            [.text("created"), .text(timestamp(job.createdAt))],
         ]
-        if let original = retryOf(job) {
-            facts.append([.text("retry of"), HTML.link("/jobs/\(original)", "#\(original)")])
+        if !originalNames.isEmpty { facts.append([.text("uploaded as"), .text(originalNames.joined(separator: ", "))]) }
+        if let asset = context.assetID { facts.append([.text("asset"), HTML.link("/assets/\(asset)", "asset #\(asset)")]) }
+        facts.append([.text("created"), .text(timestamp(job.createdAt))])
+        let original = retryOf(job)
+        if let original { facts.append([.text("retry of"), HTML.link("/jobs/\(original)", "#\(original)")]) }
+        let others = context.generations.filter { $0.id != job.id && $0.id != original }
+        if !others.isEmpty {
+            // A job with no dedupe key of its own: its retries; a retry or a keyed job: the
+            // other jobs of the same work.
+            let label = job.dedupeKey == nil ? "retried as" : "same work"
+            facts.append([.text(label), Markup.join(others.map { other in
+                HTML.link("/jobs/\(other.id)", "#\(other.id)") + .text(" (\(other.state.rawValue))")
+            }, separator: ", ")])
         }
-        if let worker = job.leaseOwner, job.state == .running { facts.append([.text("worker"), .text(worker)]) }
+        if let worker = job.worker ?? job.leaseOwner { facts.append([.text("worker"), .text(worker)]) }
         let total = milliseconds(job.result?["timings"]?["total"])
-        if let total, let finished = job.finishedAt {
-            // The report times the last attempt from its fetch to its store: it began that long
-            // before it was archived.
-            facts.append([.text("started"), .text("\(timestamp(finished.addingTimeInterval(-total / 1000))) (its last attempt)")])
+        // The start of its last attempt, as the claim recorded it; a row without one (archived
+        // before Derive kept it) from the report: the finish less the report's total.
+        let started = job.startedAt ?? total.flatMap { total in job.finishedAt.map { $0.addingTimeInterval(-total / 1000) } }
+        if let started, job.state == .running || !job.state.isLive {
+            facts.append([.text("started"), .text("\(preciseTimestamp(started)) (its last attempt)")])
         }
-        facts.append([.text("finished"), .text(job.finishedAt.map { timestamp($0) } ?? "–")])
-        if let total { facts.append([.text("run time"), .text(String(format: "%.1f ms", total))]) }
+        facts.append([.text("finished"), .text(job.finishedAt.map { preciseTimestamp($0) } ?? "–")])
+        if let started, let finished = job.finishedAt {
+            let report = total.map { String(format: ", %.1f ms in the worker's report", $0) } ?? ""
+            facts.append([.text("run time"), .text("\(elapsed(finished.timeIntervalSince(started)))\(report)")])
+        } else if let started, job.state == .running {
+            facts.append([.text("run time"), .text("\(elapsed(context.now.timeIntervalSince(started))) so far")])
+        }
         var content = HTML.table(["", ""], facts, id: "facts")
         if case .allowed(let csrf) = actions {
             if job.state == .failed || job.state == .cancelled || job.state == .scheduled {
@@ -229,11 +264,13 @@ public enum Views {
         if case .array(let outputs)? = job.result?["outputs"], !outputs.isEmpty {
             let rows: [[Markup]] = outputs.enumerated().map { index, output in
                 let shown = fitted(width: number(output["width"]), height: number(output["height"]), into: 240, 180)
-                let picture: Markup = images && output["key"] != nil
-                    ? Markup(raw: "<img src=\"/jobs/\(job.id)/outputs/\(index)\" alt=\"\(HTML.escape(text(output["name"])))\" loading=\"lazy\" "
-                             + "width=\"\(shown.width)\" height=\"\(shown.height)\">")
+                let linked = images && output["key"] != nil
+                let picture: Markup = linked
+                    ? Markup(raw: "<a href=\"/jobs/\(job.id)/outputs/\(index)\"><img src=\"/jobs/\(job.id)/outputs/\(index)\" "
+                             + "alt=\"\(HTML.escape(text(output["name"])))\" loading=\"lazy\" width=\"\(shown.width)\" height=\"\(shown.height)\"></a>")
                     : .text("")
-                return [picture, .text(text(output["name"])), .text(text(output["format"])),
+                let name: Markup = linked ? HTML.link("/jobs/\(job.id)/outputs/\(index)", text(output["name"])) : .text(text(output["name"]))
+                return [picture, name, .text(text(output["format"])),
                  .text("\(text(output["width"]))×\(text(output["height"]))"),
                  .text(output["bytes"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } }.map(bytes) ?? ""),
                  .text(output["quality"].map(JSONWriter.compact) ?? ""), .text(text(output["location"]))]
@@ -242,7 +279,9 @@ public enum Views {
                 + HTML.table(["", "name", "format", "size", "bytes", "quality", "location"], rows, id: "outputs")
         }
         content = content + HTML.element("h2", [], .text("Document")) + HTML.element("pre", [("id", "document")], .text(JSONWriter.pretty(job.payload)))
-        return HTML.page(title: "Job #\(job.id)", notice: notice, content)
+        // While it may still change, the script reads the page again and replaces this part.
+        let refresh: [(String, String)] = !job.state.isLive ? [] : [("data-refresh", "/jobs/\(job.id)"), ("data-every", "\(jobRefreshSeconds)")]
+        return HTML.page(title: "Job #\(job.id)", notice: notice, HTML.element("div", [("id", "job")] + refresh, content))
     }
 
     /// The job a retry was made from: a retry of a job that had no dedupe key carries

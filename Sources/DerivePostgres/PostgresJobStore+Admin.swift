@@ -139,6 +139,39 @@ extension PostgresJobStore: PresetStore, WorkerRegistry, QueueInspector {
         })
     }
 
+    public func finishedTotals(since date: Date, bucket seconds: Int, limit: Int) throws(DeriveError) -> [FinishedTotal] {
+        let rows = try withConnection { connection throws(PostgresError) in
+            try connection.query(Self.finishedTotalsSQL, [String(date.timeIntervalSince1970), String(max(1, seconds)), String(max(0, limit))])
+                .named("job_archive")
+        }
+        return try rows.map { row throws(DeriveError) in try FinishedTotal(row: row) }
+    }
+
+    public func jobs(dedupeKey key: String, limit: Int) throws(DeriveError) -> [JobSnapshot] {
+        try withConnection { connection throws(PostgresError) in
+            try connection.query(Self.generationsSQL, [key, String(max(0, limit))]).named("jobs").map(Self.snapshot)
+        }
+    }
+
+    /// $1 since (Unix seconds), $2 the bucket's seconds, $3 the most groups: read from
+    /// `job_archive_totals` (Migrations/0013) alone once the archive is vacuumed. The bucket is
+    /// worked out in double precision (`date_part`): `extract` gives a numeric, and grouping
+    /// a day of 14,000 jobs by it took three times as long. Public for the plan checks.
+    public static let finishedTotalsSQL = """
+        SELECT floor(date_part('epoch', finished_at) / $2::integer) * $2::integer AS bucket, queue, worker, outcome, count(*) AS jobs
+        FROM derive.job_archive WHERE finished_at >= to_timestamp($1::double precision)
+        GROUP BY 1, 2, 3, 4 ORDER BY 1 DESC, 2, 3, 4 LIMIT $3::integer
+        """
+
+    /// $1 the dedupe key, $2 the most jobs: `jobs_dedupe` and `job_archive_dedupe`. Public for
+    /// the plan checks.
+    public static let generationsSQL = """
+        SELECT * FROM (SELECT \(SQL.liveColumns) FROM derive.jobs WHERE dedupe_key = $1
+                       UNION ALL
+                       SELECT \(SQL.archivedColumns) FROM derive.job_archive WHERE dedupe_key = $1) AS generations
+        ORDER BY id LIMIT $2::integer
+        """
+
     public func finishedCounts(since date: Date) throws(DeriveError) -> [JobState: Int] {
         try JobState.counts(rows: try withConnection { connection throws(PostgresError) in
             try connection.query(AdminSQL.finishedCounts, [String(date.timeIntervalSince1970)]).named("job_archive")

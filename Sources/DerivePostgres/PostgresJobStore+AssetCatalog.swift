@@ -21,6 +21,13 @@ extension PostgresJobStore: AssetCatalog {
                                sources: try sources.map { row throws(DeriveError) in try SourceRevalidation(row: row) })
     }
 
+    public func assetID(sha256: String) throws(DeriveError) -> Int64? {
+        let row = try withConnection { connection throws(PostgresError) in
+            try connection.query("SELECT id FROM derive.assets WHERE sha256 = $1", [sha256]).named("assets").first
+        }
+        return try row.map { row throws(DeriveError) in try row.int64("id") }
+    }
+
     public func derivative(id: Int64) throws(DeriveError) -> CatalogDerivative? {
         let row = try withConnection { connection throws(PostgresError) in
             try connection.query(CatalogSQL.derivative, [String(id)]).named("derivatives").first

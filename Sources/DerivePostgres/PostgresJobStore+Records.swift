@@ -58,16 +58,17 @@ enum RecordSQL {
 
     static let assets = """
         INSERT INTO derive.assets (sha256, source_url, bytes, format, width, height, pages, has_alpha, orientation, colour_space,
-                                   icc_description, exif, has_location, perceptual_hash, faces)
+                                   icc_description, exif, has_location, perceptual_hash, faces, tags, context)
         SELECT sha256, source_url, bytes, format, width, height, pages, has_alpha, orientation, colour_space,
-               icc_description, exif, has_location, perceptual_hash, faces
+               icc_description, exif, has_location, perceptual_hash, faces, tags, context
         FROM jsonb_populate_recordset(NULL::derive.assets, $1::jsonb)
         ON CONFLICT (sha256) DO UPDATE SET
             source_url = EXCLUDED.source_url, bytes = EXCLUDED.bytes, format = EXCLUDED.format, width = EXCLUDED.width,
             height = EXCLUDED.height, pages = EXCLUDED.pages, has_alpha = EXCLUDED.has_alpha, orientation = EXCLUDED.orientation,
             colour_space = EXCLUDED.colour_space, icc_description = EXCLUDED.icc_description, exif = EXCLUDED.exif,
             has_location = EXCLUDED.has_location, perceptual_hash = EXCLUDED.perceptual_hash,
-            faces = coalesce(EXCLUDED.faces, derive.assets.faces), updated_at = now()
+            faces = coalesce(EXCLUDED.faces, derive.assets.faces), tags = coalesce(EXCLUDED.tags, derive.assets.tags),
+            context = coalesce(EXCLUDED.context, derive.assets.context), updated_at = now()
         """
 
     /// The same work lands on the same key: a re-run updates its row rather than adding one.

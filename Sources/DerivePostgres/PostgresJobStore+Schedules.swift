@@ -160,7 +160,7 @@ enum ScheduleSQL {
         )
         SELECT a.id AS position,
                COALESCE((SELECT s.url FROM derive.sources s WHERE s.asset_id = a.id ORDER BY s.checked_at DESC LIMIT 1), a.source_url) AS source,
-               a.sha256 AS asset_sha256
+               a.sha256 AS asset_sha256, a.tags::text AS asset_tags, a.context::text AS asset_context
         FROM derive.assets a
         WHERE a.id > $2::bigint
           AND ($3::double precision IS NULL OR a.created_at < to_timestamp($3::double precision))
@@ -182,7 +182,8 @@ enum ScheduleSQL {
 
     /// $1 cursor, $2 checked before, $3 created before, $4 created after, $5 limit.
     static let revalidationCandidates = """
-        SELECT s.id AS position, s.url AS source, a.sha256 AS asset_sha256 FROM derive.sources s JOIN derive.assets a ON a.id = s.asset_id
+        SELECT s.id AS position, s.url AS source, a.sha256 AS asset_sha256, a.tags::text AS asset_tags, a.context::text AS asset_context
+        FROM derive.sources s JOIN derive.assets a ON a.id = s.asset_id
         WHERE s.id > $1::bigint
           AND ($2::double precision IS NULL OR s.checked_at < to_timestamp($2::double precision))
           AND ($3::double precision IS NULL OR a.created_at < to_timestamp($3::double precision))
@@ -191,7 +192,8 @@ enum ScheduleSQL {
         LIMIT $5::integer
         """
     static let source = """
-        SELECT s.url, a.sha256 AS asset_sha256, s.version, s.etag, s.last_modified, extract(epoch FROM s.checked_at) AS checked_at
+        SELECT s.url, a.sha256 AS asset_sha256, s.version, s.etag, s.last_modified, extract(epoch FROM s.checked_at) AS checked_at,
+               a.tags::text AS asset_tags, a.context::text AS asset_context
         FROM derive.sources s JOIN derive.assets a ON a.id = s.asset_id WHERE s.url = $1
         """
     static let presetsOf = """

@@ -359,9 +359,10 @@ public final class PostgresJobStore: JobStore {
                 RETURNING j.*, r.error, r.result
             )
             INSERT INTO derive.job_archive (id, queue, outcome, priority, attempt, max_attempts, dedupe_key, payload, errors, result,
-                                            created_at, started_at)
+                                            created_at, started_at, worker)
             SELECT id, queue, $2, priority, attempt, max_attempts, dedupe_key, payload,
-                   CASE WHEN error IS NULL THEN errors ELSE errors || jsonb_build_array(error) END, result, created_at, started_at
+                   CASE WHEN error IS NULL THEN errors ELSE errors || jsonb_build_array(error) END, result, created_at, started_at,
+                   lease_owner
             FROM gone
             RETURNING id
             """
@@ -416,12 +417,13 @@ public final class PostgresJobStore: JobStore {
         static let liveColumns = """
             id, queue, state, priority, attempt, max_attempts, extract(epoch FROM run_at) AS run_at, lease_owner, dedupe_key,
             cancel_requested, payload, errors, NULL::jsonb AS result, extract(epoch FROM created_at) AS created_at, NULL::numeric AS finished_at,
-            extract(epoch FROM lease_expires_at) AS lease_expires_at
+            extract(epoch FROM lease_expires_at) AS lease_expires_at, extract(epoch FROM started_at) AS started_at, lease_owner AS worker
             """
         static let archivedColumns = """
             id, queue, outcome AS state, priority, attempt, max_attempts, NULL::numeric AS run_at, NULL AS lease_owner, dedupe_key,
             false AS cancel_requested, payload, errors, result, extract(epoch FROM created_at) AS created_at,
-            extract(epoch FROM finished_at) AS finished_at, NULL::numeric AS lease_expires_at
+            extract(epoch FROM finished_at) AS finished_at, NULL::numeric AS lease_expires_at, extract(epoch FROM started_at) AS started_at,
+            worker
             """
 
         static let job = """

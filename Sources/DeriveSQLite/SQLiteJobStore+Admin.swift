@@ -140,6 +140,27 @@ extension SQLiteJobStore: PresetStore, WorkerRegistry, QueueInspector {
         })
     }
 
+    public func finishedTotals(since date: Date, bucket seconds: Int, limit: Int) throws(DeriveError) -> [FinishedTotal] {
+        let rows = try read { connection throws(SQLiteError) in
+            try connection.rows("""
+                SELECT CAST(finished_at / ?2 AS INTEGER) * ?2 AS bucket, queue, worker, outcome, count(*) AS jobs FROM job_archive
+                WHERE finished_at >= ?1 GROUP BY 1, 2, 3, 4 ORDER BY 1 DESC, 2, 3, 4 LIMIT ?3
+                """, [SQLiteValue(date.timeIntervalSince1970), SQLiteValue(max(1, seconds)), SQLiteValue(max(0, limit))], source: "job_archive")
+        }
+        return try rows.map { row throws(DeriveError) in try FinishedTotal(row: row) }
+    }
+
+    public func jobs(dedupeKey key: String, limit: Int) throws(DeriveError) -> [JobSnapshot] {
+        try read { connection throws(SQLiteError) in
+            try connection.rows("""
+                SELECT * FROM (SELECT \(SQL.liveColumns) FROM jobs WHERE dedupe_key = ?1
+                               UNION ALL
+                               SELECT \(SQL.archivedColumns) FROM job_archive WHERE dedupe_key = ?1)
+                ORDER BY id LIMIT ?2
+                """, [SQLiteValue(key), SQLiteValue(max(0, limit))], source: "jobs").map(Self.snapshot)
+        }
+    }
+
     public func finishedCounts(since date: Date) throws(DeriveError) -> [JobState: Int] {
         try JobState.counts(rows: try read { connection throws(SQLiteError) in
             try connection.rows("SELECT outcome, count(*) AS jobs FROM job_archive WHERE finished_at >= ? GROUP BY outcome",
@@ -152,17 +173,20 @@ enum AdminSQL {
     /// ?1 the asset row as JSON, ?2 now.
     static let asset = """
         INSERT INTO assets (sha256, source_url, bytes, format, width, height, pages, has_alpha, orientation, colour_space,
-                            icc_description, exif, has_location, perceptual_hash, faces, created_at, updated_at)
+                            icc_description, exif, has_location, perceptual_hash, faces, tags, context, created_at, updated_at)
         SELECT a ->> 'sha256', a ->> 'source_url', a ->> 'bytes', a ->> 'format', a ->> 'width', a ->> 'height', a ->> 'pages',
                a ->> 'has_alpha', a ->> 'orientation', a ->> 'colour_space', a ->> 'icc_description', json(a -> 'exif'),
-               a ->> 'has_location', a ->> 'perceptual_hash', CASE WHEN json_type(a, '$.faces') = 'object' THEN json(a -> 'faces') END, ?2, ?2
+               a ->> 'has_location', a ->> 'perceptual_hash', CASE WHEN json_type(a, '$.faces') = 'object' THEN json(a -> 'faces') END,
+               CASE WHEN json_type(a, '$.tags') = 'array' THEN json(a -> 'tags') END,
+               CASE WHEN json_type(a, '$.context') = 'object' THEN json(a -> 'context') END, ?2, ?2
         FROM (SELECT json(?1) AS a) WHERE true
         ON CONFLICT (sha256) DO UPDATE SET
             source_url = excluded.source_url, bytes = excluded.bytes, format = excluded.format, width = excluded.width,
             height = excluded.height, pages = excluded.pages, has_alpha = excluded.has_alpha, orientation = excluded.orientation,
             colour_space = excluded.colour_space, icc_description = excluded.icc_description, exif = excluded.exif,
             has_location = excluded.has_location, perceptual_hash = excluded.perceptual_hash,
-            faces = coalesce(excluded.faces, assets.faces), updated_at = excluded.updated_at
+            faces = coalesce(excluded.faces, assets.faces), tags = coalesce(excluded.tags, assets.tags),
+            context = coalesce(excluded.context, assets.context), updated_at = excluded.updated_at
         """
 
     /// ?1 the derivative row as JSON, ?2 the asset's sha256, ?3 the job, ?4 now.

@@ -21,6 +21,13 @@ extension SQLiteJobStore: AssetCatalog {
                                sources: try sources.map { row throws(DeriveError) in try SourceRevalidation(row: row) })
     }
 
+    public func assetID(sha256: String) throws(DeriveError) -> Int64? {
+        let row = try read { connection throws(SQLiteError) in
+            try connection.rows("SELECT id FROM assets WHERE sha256 = ?", [SQLiteValue(sha256)], source: "assets").first
+        }
+        return try row.map { row throws(DeriveError) in try row.int64("id") }
+    }
+
     public func derivative(id: Int64) throws(DeriveError) -> CatalogDerivative? {
         let row = try read { connection throws(SQLiteError) in
             try connection.rows(CatalogSQL.derivative, [SQLiteValue(id)], source: "derivatives").first

@@ -34,7 +34,7 @@ extension SQLiteJobStore: RecordedWork {
                         'width', \(a).width, 'height', \(a).height, 'pages', \(a).pages, 'has_alpha', \(a).has_alpha,
                         'orientation', \(a).orientation, 'colour_space', \(a).colour_space, 'icc_description', \(a).icc_description,
                         'exif', json(\(a).exif), 'has_location', \(a).has_location, 'perceptual_hash', \(a).perceptual_hash,
-                        'faces', json(\(a).faces))
+                        'faces', json(\(a).faces), 'tags', json(\(a).tags), 'context', json(\(a).context))
             """
     }
 

@@ -159,7 +159,7 @@ enum ScheduleSQL {
             SELECT version, outputs FROM presets WHERE name = ?1 AND retired_at IS NULL ORDER BY version DESC LIMIT 1
         )
         SELECT a.id AS position, COALESCE((SELECT s.url FROM sources s WHERE s.asset_id = a.id ORDER BY s.checked_at DESC LIMIT 1), a.source_url) AS source,
-               a.sha256 AS asset_sha256
+               a.sha256 AS asset_sha256, a.tags AS asset_tags, a.context AS asset_context
         FROM assets a
         WHERE a.id > ?2
           AND (?3 IS NULL OR a.created_at < ?3)
@@ -179,12 +179,14 @@ enum ScheduleSQL {
 
     /// ?1 cursor, ?2 checked before, ?3 created before, ?4 created after, ?5 limit.
     static let revalidationCandidates = """
-        SELECT s.id AS position, s.url AS source, a.sha256 AS asset_sha256 FROM sources s JOIN assets a ON a.id = s.asset_id
+        SELECT s.id AS position, s.url AS source, a.sha256 AS asset_sha256, a.tags AS asset_tags, a.context AS asset_context
+        FROM sources s JOIN assets a ON a.id = s.asset_id
         WHERE s.id > ?1 AND (?2 IS NULL OR s.checked_at < ?2) AND (?3 IS NULL OR a.created_at < ?3) AND (?4 IS NULL OR a.created_at > ?4)
         ORDER BY s.id LIMIT ?5
         """
     static let source = """
-        SELECT s.url, a.sha256 AS asset_sha256, s.version, s.etag, s.last_modified, s.checked_at FROM sources s JOIN assets a ON a.id = s.asset_id
+        SELECT s.url, a.sha256 AS asset_sha256, s.version, s.etag, s.last_modified, s.checked_at, a.tags AS asset_tags, a.context AS asset_context
+        FROM sources s JOIN assets a ON a.id = s.asset_id
         WHERE s.url = ?
         """
     static let presetsOf = """

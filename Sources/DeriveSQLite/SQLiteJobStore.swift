@@ -326,14 +326,15 @@ public final class SQLiteJobStore: JobStore {
 
         private static let archiveColumns = """
             INSERT INTO job_archive (id, queue, outcome, priority, attempt, max_attempts, dedupe_key, payload, errors, result,
-                                     created_at, started_at, finished_at)
+                                     created_at, started_at, finished_at, worker)
             """
 
         /// ?1 outcome, ?2 error entry or NULL, ?3 result or NULL, ?4 now, then the run's id, attempt and owner.
         static let archiveRun = archiveColumns + """
 
             SELECT id, queue, ?1, priority, attempt, max_attempts, dedupe_key, payload,
-                   CASE WHEN ?2 IS NULL THEN errors ELSE json_insert(errors, '$[#]', json(?2)) END, ?3, created_at, started_at, ?4
+                   CASE WHEN ?2 IS NULL THEN errors ELSE json_insert(errors, '$[#]', json(?2)) END, ?3, created_at, started_at, ?4,
+                   lease_owner
             FROM jobs WHERE id = ?5 AND attempt = ?6 AND lease_owner = ?7 AND state = 'running'
             """
 
@@ -341,14 +342,15 @@ public final class SQLiteJobStore: JobStore {
         static let archiveLocked = archiveColumns + """
 
             SELECT id, queue, ?1, priority, attempt, max_attempts, dedupe_key, payload, json_insert(errors, '$[#]', json(?2)), NULL,
-                   created_at, started_at, ?3
+                   created_at, started_at, ?3, lease_owner
             FROM jobs WHERE id = ?4
             """
 
         /// ?1 outcome, ?2 now, ?3 id: a job that is waiting, not running.
         static let archiveWaiting = archiveColumns + """
 
-            SELECT id, queue, ?1, priority, attempt, max_attempts, dedupe_key, payload, errors, NULL, created_at, started_at, ?2
+            SELECT id, queue, ?1, priority, attempt, max_attempts, dedupe_key, payload, errors, NULL, created_at, started_at, ?2,
+                   lease_owner
             FROM jobs WHERE id = ?3 AND state <> 'running'
             """
 
@@ -375,11 +377,11 @@ public final class SQLiteJobStore: JobStore {
         /// What `JobSnapshot(row:)` reads, from the jobs table and from the archive.
         static let liveColumns = """
             id, queue, state, priority, attempt, max_attempts, run_at, lease_owner, dedupe_key, cancel_requested, payload, errors,
-            NULL AS result, created_at, NULL AS finished_at, lease_expires_at
+            NULL AS result, created_at, NULL AS finished_at, lease_expires_at, started_at, lease_owner AS worker
             """
         static let archivedColumns = """
             id, queue, outcome AS state, priority, attempt, max_attempts, NULL AS run_at, NULL AS lease_owner, dedupe_key,
-            0 AS cancel_requested, payload, errors, result, created_at, finished_at, NULL AS lease_expires_at
+            0 AS cancel_requested, payload, errors, result, created_at, finished_at, NULL AS lease_expires_at, started_at, worker
             """
 
         static let job = """

@@ -200,6 +200,12 @@ enum SQLiteSchema {
             PRIMARY KEY (source, name)
         );
         """,
+        // 11: asset_tags_context: the tags and context a job gives its asset, as JSON
+        // (Migrations/0011_asset_tags_context.sql says why).
+        """
+        ALTER TABLE assets ADD COLUMN tags TEXT;
+        ALTER TABLE assets ADD COLUMN context TEXT;
+        """,
         // 12: served_assets: what `derive serve` keeps of uploaded assets, their derivatives and
         // the notifications sent (Migrations/0012_served_assets.sql).
         """
@@ -249,6 +255,14 @@ enum SQLiteSchema {
             sent_at   REAL    NOT NULL
         );
         CREATE INDEX served_notifications_asset ON served_notifications (cloud, public_id, id);
+        """,
+        // 13: job_workers. A finished job keeps the worker that ran it (the lease's owner, NULL
+        // for one cancelled while waiting); totals per queue and per worker read one index over
+        // their window, and a job's page finds the generations of its work by dedupe key.
+        """
+        ALTER TABLE job_archive ADD COLUMN worker TEXT;
+        CREATE INDEX job_archive_totals ON job_archive (finished_at, queue, worker, outcome);
+        CREATE INDEX job_archive_dedupe ON job_archive (dedupe_key, id) WHERE dedupe_key IS NOT NULL;
         """,
     ]
 

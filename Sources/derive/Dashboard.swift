@@ -2,6 +2,7 @@ import ArgumentParser
 import DeriveLanguage
 import DeriveJobs
 import DeriveDashboard
+import DeriveVips
 import Foundation
 import Logging
 import UnixSignals
@@ -52,7 +53,8 @@ struct Dashboard: ParsableCommand {
             if insecureOpen && !access.canAct {
                 FileHandle.standardError.write(Data("derive dashboard: --insecure-open: every page is served to whoever reaches \(address) (read-only: no token)\n".utf8))
             }
-            let server = try waitFor { try await DashboardServer.start(database: database, records: database, store: assets, access: access, address: address, port: port, insecureOpen: insecureOpen) }
+            let server = try waitFor { try await DashboardServer.start(database: database, records: database, store: assets, access: access, address: address, port: port, insecureOpen: insecureOpen,
+                                                                        thumbnailer: DashboardOptions.thumbnailer(configuration.engine)) }
             // The first line of its log says where it listens (port 0 picks one): scripts and tests read it.
             let line = "derive dashboard listening on http://\(address.contains(":") ? "[\(address)]" : address):\(server.port)/"
                 + (access.canAct ? " (actions need the token)\n" : " (read-only: no DERIVE_DASHBOARD_TOKEN)\n")
@@ -66,6 +68,14 @@ struct Dashboard: ParsableCommand {
 /// The dashboard's access settings from the environment, shared by `derive dashboard` and
 /// `derive work --dashboard`.
 enum DashboardOptions {
+    /// libvips' thumbnail, for the asset pages' small pictures (the dashboard module has no
+    /// image library of its own).
+    static func thumbnailer(_ settings: EngineSettings) -> DashboardThumbnailer {
+        DashboardThumbnailer { bytes, width, height in
+            (try Thumbnails.webp(bytes, width: width, height: height, settings: settings), "image/webp")
+        }
+    }
+
     static func access(listeningOn address: String, private flag: Bool) throws -> DashboardAccess {
         let environment = ProcessInfo.processInfo.environment
         let hosts = (environment["DERIVE_DASHBOARD_HOSTS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -40,10 +40,13 @@ struct Explain: ParsableCommand {
     @Option(name: .long, help: "A JSON file of presets (name → chain, output or {\"outputs\": [...]}).")
     var presets: String?
 
+    @OptionGroup var asset: AssetOptions
+
     func run() throws {
         try reportingFailures("explain") {
             let facts = try sourceFacts()
-            let job = try TransformationInput.parse(try chainText(chain))
+            var job = try TransformationInput.parse(try chainText(chain))
+            job.asset = try asset.applied(to: job.asset)
             let catalog = InMemoryPresetCatalog(try presets.map { try PresetFile.parse(try readFile($0)) } ?? [])
             let resolved = try JobResolver(catalog: catalog).resolve(job)
             let plan = try Planner().plan(resolved, source: facts)

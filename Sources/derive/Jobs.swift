@@ -70,8 +70,10 @@ struct Jobs: ParsableCommand {
                 print("source    \(job.sourceDescription)")
                 print("created   \(isoTime(job.createdAt))")
                 if let runAt = job.runAt { print("runs at   \(isoTime(runAt))") }
+                if let started = job.startedAt, job.state == .running || !job.state.isLive { print("started   \(isoTime(started))") }
                 if let finished = job.finishedAt { print("finished  \(isoTime(finished))") }
-                if let owner = job.leaseOwner { print("worker    \(owner)") }
+                // The worker holding it, or the one that ran its last attempt once it ended.
+                if let worker = job.worker ?? job.leaseOwner { print("worker    \(worker)") }
                 if job.cancelRequested { print("cancel requested") }
                 for error in job.errors {
                     print("error     attempt \(error["attempt"].map(JSONWriter.compact) ?? "?"): \(error["code"].flatMap(\.stringValue) ?? "")"
@@ -146,12 +148,17 @@ extension JobSnapshot {
     }
 
     var json: JSONValue {
-        .object([
-            "id": .int(Int(id)), "queue": .string(queue), "state": .string(state.rawValue), "priority": .int(priority),
-            "attempt": .int(attempt), "maxAttempts": .int(maxAttempts), "runAt": runAt.map { .string(isoTime($0)) } ?? .null,
-            "leaseOwner": leaseOwner.map(JSONValue.string) ?? .null, "dedupeKey": dedupeKey.map(JSONValue.string) ?? .null,
-            "cancelRequested": .bool(cancelRequested), "document": payload, "errors": .array(errors), "result": result ?? .null,
-            "createdAt": .string(isoTime(createdAt)), "finishedAt": finishedAt.map { .string(isoTime($0)) } ?? .null,
-        ])
+        func time(_ date: Date?) -> JSONValue { date.map { .string(isoTime($0)) } ?? .null }
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        // Members in this order (a list of pairs: one literal of them all is more than the type
+        // checker will take in reasonable time).
+        let members: [(String, JSONValue)] = [
+            ("id", .int(Int(id))), ("queue", .string(queue)), ("state", .string(state.rawValue)), ("priority", .int(priority)),
+            ("attempt", .int(attempt)), ("maxAttempts", .int(maxAttempts)), ("runAt", time(runAt)), ("leaseOwner", text(leaseOwner)),
+            ("dedupeKey", text(dedupeKey)), ("cancelRequested", .bool(cancelRequested)), ("document", payload), ("errors", .array(errors)),
+            ("result", result ?? .null), ("createdAt", time(createdAt)), ("finishedAt", time(finishedAt)), ("startedAt", time(startedAt)),
+            ("worker", text(worker)),
+        ]
+        return .object(members.map { JSONMember(key: $0.0, value: $0.1) })
     }
 }

@@ -42,10 +42,13 @@ struct Run: ParsableCommand {
 
     @OptionGroup var settings: SettingsOptions
 
+    @OptionGroup var asset: AssetOptions
+
     func run() throws {
         try reportingFailures("run") {
             let configuration = try settings.configuration(store: store)
-            let job = try TransformationInput.parse(try chainText(chain))
+            var job = try TransformationInput.parse(try chainText(chain))
+            job.asset = try asset.applied(to: job.asset)
             let catalog = InMemoryPresetCatalog(try presets.map { try PresetFile.parse(try readFile($0)) } ?? [])
             // Readable names in --out, or key-template keys in the configured store.
             let (target, naming): (any AssetStore, JobPipeline.OutputNaming) = try store == nil

@@ -31,6 +31,8 @@ struct JobOptions: ParsableArguments {
     @Flag(name: .long, help: "Skip a job identical to one waiting or running (its document's hash is the dedupe key).")
     var dedupe = false
 
+    @OptionGroup var asset: AssetOptions
+
     func runDate() throws -> Date? {
         guard let runAt else { return nil }
         if runAt.hasPrefix("+"), let seconds = Double(runAt.dropFirst()), seconds >= 0 { return Date().addingTimeInterval(seconds) }
@@ -105,15 +107,16 @@ struct Submission {
     /// The job without its source, checked now so a typo fails here rather than in a worker.
     func jobTemplate() throws -> JobSpec {
         let catalog = DatabasePresetCatalog(store: database, ttl: 60)
-        let spec: JobSpec
+        var spec: JobSpec
         if let preset = options.preset {
             spec = JobSpec(source: nil, preset: preset)
         } else {
             spec = try TransformationInput.parse(try chainText(options.chain!))
             guard spec.preset != nil || !spec.outputs.isEmpty else { throw CLIError("--chain has no outputs") }
         }
+        spec.asset = try options.asset.applied(to: spec.asset)
         _ = try JobResolver(catalog: catalog).resolve(spec)
-        return JobSpec(source: nil, outputs: spec.outputs, preset: spec.preset)
+        return JobSpec(source: nil, outputs: spec.outputs, preset: spec.preset, asset: spec.asset)
     }
 
     /// A URL is submitted as it is; a local file is stored as an original, content-addressed

@@ -136,7 +136,8 @@ struct Work: ParsableCommand {
                 // The dashboard's defaults hold on the metrics port too: beyond loopback only with a token.
                 let access = servesDashboard ? try DashboardOptions.access(listeningOn: address, private: false) : nil
                 try access?.check(address: address, insecureOpen: false)
-                let pages = access.map { DashboardServer.routes(database: opened.database, records: opened.database, store: store, access: $0, logger: logger) }
+                let pages = access.map { DashboardServer.routes(database: opened.database, records: opened.database, store: store, access: $0,
+                                                                         thumbnailer: DashboardOptions.thumbnailer(configuration.engine), logger: logger) }
                 server = try waitFor { try await MetricsServer.start(address: address, port: port, metrics: metrics, health: health, more: pages, logger: logger) }
                 logger.info("serving metrics", metadata: ["address": "\(address)", "port": "\(server!.port)",
                                                           "path": "/metrics, /healthz, /readyz\(servesDashboard ? " and the dashboard at /" : "")"])

@@ -92,6 +92,37 @@ def placeholders(driver, url):
         driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
 
 
+def follow_job(driver, url, seconds=30):
+    """The first waiting or running job of the default queue (the one the worker serves), its
+    page watched until it shows an end (or the time is up): each state and stage it showed, in
+    order, and whether the page was ever loaded again."""
+    driver.get(url + "/jobs?queue=default")
+    links = driver.find_elements(By.CSS_SELECTOR, "#live-jobs tbody a")
+    if not links:
+        return {"job": None}
+    href = links[0].get_attribute("href")
+    driver.get(href)
+    driver.execute_script("window.loadedOnce = 'still the same page';")
+    states, stages = [], []
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        now = driver.execute_script(
+            "const state = document.getElementById('job-state'), stage = document.getElementById('job-stage');"
+            "return {state: state ? state.textContent : null, stage: stage ? stage.textContent : null,"
+            "        following: document.querySelector('[data-refresh]') !== null,"
+            "        control: document.querySelector('button.follow') !== null}")
+        if not states or states[-1] != now["state"]:
+            states.append(now["state"])
+        if now["stage"] and (not stages or stages[-1] != now["stage"]):
+            stages.append(now["stage"])
+        if now["state"] in ("completed", "failed", "cancelled") and not now["following"]:
+            break
+        time.sleep(0.25)
+    return {"job": href.replace(url, ""), "states": states, "stages": stages, "following": now["following"], "control": now["control"],
+            "reloaded": driver.execute_script("return window.loadedOnce") != "still the same page",
+            "text": driver.find_element(By.ID, "facts").text}
+
+
 def wait_for_url(driver, text, seconds=20):
     deadline = time.time() + seconds
     while text not in driver.current_url and time.time() < deadline:
@@ -142,6 +173,17 @@ def bulk_cancel(driver, url, ids, width):
     driver.set_window_size(width, 1000)
     driver.get(url + "/jobs?queue=held")
     seen = {"ticked": []}
+    # The list's first page is read again by the page's script every 5 s and replaced: wait for
+    # that once, so the form ticked and sent below is one the refresh brought in, which must
+    # ask before it acts as the first one did.
+    driver.execute_script("const f = document.getElementById('bulk-jobs'); if (f) f.dataset.original = 'yes';")
+    seen["replacedBeforeTicking"] = False
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        if driver.execute_script("const f = document.getElementById('bulk-jobs'); return !!f && f.dataset.original !== 'yes';"):
+            seen["replacedBeforeTicking"] = True
+            break
+        time.sleep(0.25)
     for job in ids:
         boxes = driver.find_elements(By.CSS_SELECTOR, f"input[type=checkbox][name=id][value='{job}']")
         if boxes:
@@ -185,6 +227,10 @@ def main():
     seen = {}
     driver = browser()
     try:
+        # A waiting or running job's page, followed without reloading until it ends: the page's
+        # script reads it again every 2 s and replaces its state, stage and run time.
+        seen["followedJob"] = follow_job(driver, url)
+
         # The overview, watched without reloading while the worker drains the queue.
         driver.get(url + "/")
         driver.execute_script("window.loadedOnce = 'still the same page';")
@@ -347,8 +393,17 @@ def main():
         finished = [link.get_attribute("href").replace(url, "") for link in driver.find_elements(By.CSS_SELECTOR, "#finished-jobs tbody a")][:1]
         driver.get(url + "/assets")
         assets = [link.get_attribute("href").replace(url, "") for link in driver.find_elements(By.CSS_SELECTOR, "#assets figcaption a")][:1]
-        seen["widths"] = widths(driver, url, ["/", "/jobs", "/jobs?outcome=failed", f"/jobs/{failed_job}", "/failures", "/assets", "/presets",
-                                              "/presets/cards", "/presets/cards/reprocess?which=all", "/schedules", "/login", "/queues",
+        # The totals: a chart for all, one per queue and one per worker, each under a time
+        # axis with its labels.
+        driver.get(url + "/totals?hours=1")
+        seen["totals"] = driver.execute_script(
+            "return {charts: document.querySelectorAll('svg.chart').length,"
+            "        labels: Array.from(document.querySelectorAll('#totals-all text:not(.top)')).map(t => t.textContent),"
+            "        text: document.querySelector('main').innerText}")
+        if shots:
+            driver.save_screenshot(os.path.join(shots, "totals.png"))
+        seen["widths"] = widths(driver, url, ["/", "/totals", "/totals?hours=1", "/jobs", "/jobs?outcome=failed", f"/jobs/{failed_job}", "/failures", "/assets",
+                                              "/presets", "/presets/cards", "/presets/cards/reprocess?which=all", "/schedules", "/login", "/queues",
                                               "/jobs?queue=held", "/jobs?outcome=cancelled"] + finished + assets)
     finally:
         driver.quit()

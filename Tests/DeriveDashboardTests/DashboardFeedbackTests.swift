@@ -141,7 +141,7 @@ import Testing
         #expect(page.contains(timestampText(finished.addingTimeInterval(-18.1))) && page.contains("<a href=\"/jobs/3\">#3</a>"))
     }
 
-    func timestampText(_ date: Date) -> String { date.formatted(.iso8601) }
+    func timestampText(_ date: Date) -> String { date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
 }
 
 /// A key recorded for an output that the store would refuse names nothing: 404, not the 503

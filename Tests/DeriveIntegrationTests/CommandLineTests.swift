@@ -87,12 +87,35 @@ import Testing
         let id = try #require(done.first?["id"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } })
         let shown = try workspace.derive(["jobs", "show", String(id)]).stdout
         #expect(shown.contains("completed") && shown.contains("output    thumb  64x64"))
+        // It names the worker that ran it and when its run started, after it ended.
+        #expect(shown.contains("\nstarted   ") && shown.contains("\nworker    "), "\(shown)")
+        let record = try workspace.json(["jobs", "show", String(id), "--json"])
+        for field in ["worker", "startedAt"] {
+            guard case .string(let value)? = record[field] else { Issue.record("no \(field) in \(record)"); continue }
+            #expect(!value.isEmpty)
+        }
         // A finished job can be run again, as a new job.
         let retried = try workspace.json(["jobs", "retry", String(id)])
         #expect(retried["retry"] == .null)   // completed jobs are not retried
         #expect(try workspace.json(["prune", "--older-than", "0s"])["deleted"] == .int(3))
         let missing = try workspace.derive(["jobs", "show", String(id)], expectFailure: true)
         #expect(missing.stderr.contains("there is no job"))
+    }
+
+    /// `derive upload --tag --context` puts the asset's tags and context in the job, and the
+    /// worker's branch follows them (issue 30).
+    @Test func uploadCarriesTagsAndContext() throws {
+        let workspace = try Workspace()
+        let chain = "if_!sale!_in_tags_and_ctx:!kind!_eq_!shoes!/c_scale,w_40/if_else/c_scale,w_20/if_end"
+        guard case .array(let uploaded) = try workspace.json(["upload", Paths.fixture("photos/grace_hopper_noexif.jpg").path, "--chain", chain,
+                                                             "--tag", "sale", "--context", "kind=shoes"]) else { throw Missing() }
+        let id = try #require(uploaded.first?["id"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } })
+        let shown = try workspace.json(["jobs", "show", String(id)])
+        #expect(shown["document"]?["tags"] == .array([.string("sale")]))
+        #expect(shown["document"]?["context"] == .object(["kind": .string("shoes")]))
+        #expect(try workspace.json(["work", "--until-idle"])["finished"]?["completed"] == .int(1))
+        let done = try workspace.derive(["jobs", "show", String(id)]).stdout
+        #expect(done.contains("40x"), "\(done)")
     }
 
     @Test func badCommandLinesSayWhatIsWrong() throws {

@@ -81,6 +81,23 @@ struct DashboardBrowserTests {
         guard case .object(let seen) = try JSONParser().parse(String(decoding: printed, as: UTF8.self)) else { throw BrowserOutputUnreadable(complaints) }
         let view = Dictionary(uniqueKeysWithValues: seen.map { ($0.key, $0.value) })
 
+        // A waiting or running job's page followed it to its end without a reload: it showed
+        // the job live first, then completed, and stopped following.
+        guard case .object(let followed)? = view["followedJob"] else { throw BrowserOutputUnreadable("no followed job") }
+        let follow = Dictionary(uniqueKeysWithValues: followed.map { ($0.key, $0.value) })
+        guard case .array(let states)? = follow["states"] else { throw BrowserOutputUnreadable("no job was waiting or running: \(followed)") }
+        let shown = states.compactMap { if case .string(let state) = $0 { state } else { nil } }
+        #expect(shown.count >= 2 && ["available", "running"].contains(shown.first ?? "") && shown.last == "completed", "\(JSONWriter.compact(.object(followed)))")
+        #expect(follow["reloaded"] == .bool(false) && follow["following"] == .bool(false) && follow["control"] == .bool(false))
+        #expect(follow["text"].map { JSONWriter.compact($0) }.map { $0.contains("worker") && $0.contains("run time") && $0.contains("started") } == true,
+                "\(String(describing: follow["text"]))")
+        // The totals page: a chart for all, one per queue and per worker, each time labelled.
+        guard case .object(let totalsSeen)? = view["totals"] else { throw BrowserOutputUnreadable("no totals") }
+        let totals = Dictionary(uniqueKeysWithValues: totalsSeen.map { ($0.key, $0.value) })
+        #expect((totals["charts"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } } ?? 0) >= 3, "\(JSONWriter.compact(.object(totalsSeen)))")
+        guard case .array(let labels)? = totals["labels"] else { throw BrowserOutputUnreadable("no totals labels") }
+        #expect(labels.count == 6 && labels.allSatisfy { if case .string(let text) = $0 { text.count == 5 && text.contains(":") } else { false } }, "\(labels)")
+
         // The overview changed while the worker drained the queue, without a reload.
         guard case .array(let history)? = view["overviewHistory"] else { throw BrowserOutputUnreadable("no history") }
         #expect(history.count >= 2, "the counts never changed on the page: \(history)")
@@ -145,6 +162,8 @@ struct DashboardBrowserTests {
         #expect(try queue.store.pausedQueues().isEmpty, "the queue is still paused")
         // Two held jobs ticked and cancelled in one request at each width, after a question.
         for (key, pair) in [("bulkCancel400", held[0..<2]), ("bulkCancel1400", held[2..<4])] {
+            // The form was one the live refresh had put in place of the first: it asks all the same.
+            #expect(view[key]?["replacedBeforeTicking"] == .bool(true), "\(key): the jobs list was never refreshed in place")
             #expect(said(key, "confirm").contains("Cancel 2 selected jobs?"), "\(key): \(said(key, "confirm")) \(said(key, "confirmError"))")
             #expect(said(key).contains("Cancel: 2 cancelled"), "\(key): \(said(key, "url")) \(said(key))")
             for id in pair { #expect(try queue.store.job(id)?.state == .cancelled, "\(key): job \(id) was not cancelled") }
@@ -160,7 +179,7 @@ struct DashboardBrowserTests {
             #expect(bySource.contains("\"\(hostile)\""), "\(width): \(bySource)")
         }
         // No page scrolls sideways, at a phone's width or a desktop's (tables scroll in their own box).
-        guard case .array(let widths)? = view["widths"], widths.count >= 2 * 11 else { throw BrowserOutputUnreadable("no widths") }
+        guard case .array(let widths)? = view["widths"], widths.count >= 2 * 16 else { throw BrowserOutputUnreadable("no widths") }
         for entry in widths {
             let inner = entry["innerWidth"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } } ?? 0
             let scroll = entry["scrollWidth"].flatMap { if case .number(let n) = $0 { n.intValue } else { nil } } ?? .max

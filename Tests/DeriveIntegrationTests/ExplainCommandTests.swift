@@ -29,6 +29,24 @@ import Testing
         #expect(outputs[0]["transformation"] == .string("c_fill,w_250,h_250,g_auto/r_max/e_sepia"))
     }
 
+    /// `--tag` and `--context` give the asset's values, which conditions read (issue 30); a bad
+    /// one is refused with the flag and the fix.
+    @Test func tagsAndContextDecideTheBranch() throws {
+        let chain = "if_!sale!_in_tags_and_ctx:!kind!_eq_!shoes!/c_scale,w_100/if_else/c_scale,w_50/if_end"
+        func width(_ extra: [String]) throws -> JSONValue? {
+            let result = try Self.derive(["explain", "--chain", chain, "--source-size", "400x300"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            guard case .array(let outputs)? = try JSONParser().parse(result.stdout)["outputs"] else { return nil }
+            return outputs.first?["width"]
+        }
+        #expect(try width(["--tag", "new", "--tag", "sale", "--context", "kind=shoes"]) == .int(100))
+        #expect(try width(["--tag", "sale"]) == .int(50))
+        #expect(try width([]) == .int(50))
+        let bad = try Self.derive(["explain", "--chain", chain, "--source-size", "400x300", "--context", "kind", "--tag", "a,b"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--context \"kind\": write key=value") && bad.stderr.contains("a tag cannot hold ','"), "\(bad.stderr)")
+    }
+
     /// A crop mode Cloudinary ignores is accepted, and `explain` says it was left out.
     @Test func explainSaysWhatItLeftOut() throws {
         let result = try Self.derive(["explain", "--chain", "c_fill,e_grayscale", "--source-size", "4000x3000"])

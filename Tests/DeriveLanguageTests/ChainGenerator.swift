@@ -128,9 +128,14 @@ struct ChainGenerator {
     /// `$name_<value>`: a number, an expression or a text.
     mutating func assignment() -> VariableAssignment {
         let name = random.pick(Self.variableNames)
-        switch Int.random(in: 0..<3, using: &random) {
+        switch Int.random(in: 0..<4, using: &random) {
         case 0: return VariableAssignment(name: name, value: .number(.number(Double(Int.random(in: -50...500, using: &random)))))
         case 1: return VariableAssignment(name: name, value: .number(arithmetic()))
+        case 2:
+            // A value of the asset (issue 30), as a text or converted to a number.
+            let value = random.pick([AssetValue.context("x_pos"), .metadata("kind"), .tags])
+            let conversion: TextConversion? = value == .tags ? nil : random.pick([nil, TextConversion.toFloat, .toInteger])
+            return VariableAssignment(name: name, value: .asset(AssetRead(value, conversion: conversion)))
         default: return VariableAssignment(name: name, value: .text(random.pick(["sale", "Arial_12", "a:b:c", "x y"])))
         }
     }
@@ -141,7 +146,11 @@ struct ChainGenerator {
         var words: [String] = []
         for i in 0..<Int.random(in: 1...3, using: &random) {
             if i > 0 { words.append(random.pick(["and", "or"])) }
-            if random.chance(0.2) {
+            if random.chance(0.1) {
+                // The asset's tags and context (issue 30).
+                words += random.chance(0.5) ? ["!" + random.pick(["sale", "a:b"]) + "!", random.pick(["in", "nin"]), "tags"]
+                    : ["ctx:!" + random.pick(["kind", "x_pos"]) + "!", random.pick(["eq", "ne"]), "!" + random.pick(["shoes", ""]) + "!"]
+            } else if random.chance(0.2) {
                 words += ["$" + random.pick(Self.variableNames), random.pick(["eq", "ne", "in", "nin"]), "!" + random.pick(["sale", "a:b", "new"]) + "!"]
             } else {
                 words += [arithmetic().canonicalText, random.pick(ComparisonOperator.allCases.filter { $0.symbol != nil }).rawValue, arithmetic().canonicalText]

@@ -168,7 +168,7 @@ import Testing
         ("if_w_200,e_sepia", #"chain component 0 ("if_w_200,e_sepia"): if_w_200: unknown to Cloudinary ("w_200" has no comparison (eq, ne, lt, gt, lte, gte, in, nin or = != < > <= >=)); if_ takes comparisons such as w_gt_200_and_ar_lt_1 or $tag_in_!a:b!"#),
         ("if_w_gt_1_and/e_sepia/if_end", #"chain component 0 ("if_w_gt_1_and"): if_w_gt_1_and: unknown to Cloudinary (and/or joins two comparisons; one side is empty); if_ takes comparisons such as w_gt_200_and_ar_lt_1 or $tag_in_!a:b!"#),
         ("if_tar_gt_0.5,e_sepia", #"chain component 0 ("if_tar_gt_0.5,e_sepia"): if_tar_gt_0.5: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"#),
-        ("if_!sale!_in_tags/e_sepia/if_else/e_negate/if_end", #"chain component 0 ("if_!sale!_in_tags"): if_!sale!_in_tags: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tags is metadata Cloudinary stores with an asset; a Derive source has none"#),
+        ("if_tags_mul_2_gt_1/e_sepia/if_end", #"chain component 0 ("if_tags_mul_2_gt_1"): if_tags_mul_2_gt_1: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tags is a text of the asset (its tags or context), which Derive compares in conditions (if_!sale!_in_tags, if_ctx:!key!_eq_!text!) and assigns to variables ($x_ctx:!key!_to_f), not inside arithmetic; assign it to a variable first and use $x"#),
         ("if_w_gt_1,f_png", #"chain component 0 ("if_w_gt_1,f_png"): output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) inside if_ … if_end: known to Cloudinary, not supported by Derive: they apply to the whole output, which Derive sets before the chain runs"#),
         ("if_w_gt_1,if_h_gt_1,e_sepia", #"chain component 0 ("if_w_gt_1,if_h_gt_1,e_sepia"): repeats if_; a component holds one condition (join conditions with _and_ or _or_)"#),
         ("if_w_gt_1/if_w_gt_1/if_w_gt_1/if_w_gt_1/if_w_gt_1/e_sepia/if_end/if_end/if_end/if_end/if_end", #"chain component 4 ("if_w_gt_1"): if_ blocks are nested more than 4 deep"#),
@@ -261,7 +261,7 @@ import Testing
     /// Refused when planning, naming the condition.
     @Test(arguments: [
         ("if_!a!_lt_!b!/e_sepia/if_end", "if_!a!_lt_!b!: unknown to Cloudinary (!a!_lt_!b!: lt compares numbers; texts take eq, ne, in and nin)"),
-        ("if_w_in_100/e_sepia/if_end", "if_w_in_100: unknown to Cloudinary (w_in_100: in takes a list on its right, !a:b:c!)"),
+        ("if_w_in_100/e_sepia/if_end", "if_w_in_100: unknown to Cloudinary (w_in_100: in takes a list on its right, !a:b:c!, or tags)"),
         ("if_w_div_0_gt_1/e_sepia/if_end", "if_w_div_0_gt_1: unknown to Cloudinary (w_div_0 divides by zero on this source)"),
         ("if_$x_gt_1/e_sepia/if_end", "if_$x_gt_1: unknown to Cloudinary (no variable $x is set before it is used; assign it first: $x_<value>)"),
     ])

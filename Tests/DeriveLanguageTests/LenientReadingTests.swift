@@ -39,6 +39,13 @@ import Testing
         ("z_1.2", "", "z_1.2: Cloudinary ignores an offset or zoom"),
         ("l_lut:warm.cube/fl_layer_apply", "l_lut:warm.cube", "fl_layer_apply after l_lut:"),
         ("c_scale,w_auto,dpr_auto", "c_scale,w_auto", "dpr_auto beside w_auto"),
+        ("g_center,p_a,q_80,r_3,x_1,y_2", "g_center,q_80,r_3,x_1,y_2", "p_a: a CSS sprite's class prefix"),
+        ("$a_!12.5x!_to_f/c_scale,w_$a_mul_10", "$a_12.5/c_scale,w_$a_mul_10", ""),
+        ("$a_!bbb!_to_f", "$a_0", ""),
+        ("$a_30_to_i", "$a_30", ""),
+        ("$a_30.9_to_i", "$a_30", ""),
+        ("e_sepia:10/bo_0px_solid_transparent,r_50", "e_sepia:10/r_50", "a border 0 pixels wide draws nothing"),
+        ("bo_5.5px_solid_rgb:fff", "bo_6px_solid_rgb:fff", "Derive draws the nearest, 6px"),
     ])
     func readAsCloudinaryDoes(text: String, meaning: String, note: String) throws {
         let parsed = CloudinaryParser().parse(text)

@@ -101,6 +101,7 @@ import Testing
             #"{"source": "/data/b.png", "outputs": [{"name": "b", "chain": [{"resize": {"width": "iw / 2"}}, {"round": {"radius": ["h / 2", 0]}}, {"round": "h_div_4"}, {"opacity": "w / 10"}, {"opacity": {"percent": 50}}]}]}"#,
             #"{"source": "/data/e.jpg", "outputs": [{"name": "e", "chain": [{"distort": {"corners": [40, 25, "90%", 0.2, 260, 155, 35, 165]}}, {"distort": {"arc": -120}}, {"outline": {"mode": "inner_fill", "width": 1, "color": "white"}}, {"resize": {"mode": "pad", "width": 400, "height": 100, "padFill": {"gradient": {"from": "predominant", "contrast": true, "colors": 4, "direction": "diagonal_asc"}}}}, {"resize": {"mode": "pad", "width": 400, "height": 100, "padFill": {"auto": "border_gradient"}}}, {"gradient_fade": {"type": "symmetric_pad", "x": 0.3}}]}]}"#,
             #"{"source": "/data/f.png", "outputs": [{"name": "f", "chain": [{"dropshadow": true}, {"dropshadow": {"azimuth": 220, "elevation": 60, "spread": 20}}]}]}"#,
+            #"{"source": "/data/g.jpg", "tags": ["sale", "in stock"], "context": {"productType": "shoes", "x_pos": "0.25"}, "outputs": [{"name": "g", "chain": [{"variable": {"name": "x", "asset": "ctx:!x_pos!_to_f"}}, {"if": {"condition": "!sale! in tags", "then": [{"sepia": true}]}}]}]}"#,
         ]
         let rejected = [
             #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"dropshadow": {"elevation": 91}}]}]}"#,
@@ -108,6 +109,11 @@ import Testing
             #"{"source": "https://x/a.jpg", "outputs": []}"#,
             #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"blur": 10, "sepia": 5}]}]}"#,
             #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"distort": {"corners": [0, 0, 10, 0, 10, 10]}}]}]}"#,
+            #"{"source": "https://x/a.jpg", "tags": ["a,b"], "outputs": [{"name": "a", "chain": []}]}"#,
+            #"{"source": "https://x/a.jpg", "tags": "sale", "outputs": [{"name": "a", "chain": []}]}"#,
+            #"{"source": "https://x/a.jpg", "context": {"a|b": "c"}, "outputs": [{"name": "a", "chain": []}]}"#,
+            #"{"source": "https://x/a.jpg", "context": {"a": 1}, "outputs": [{"name": "a", "chain": []}]}"#,
+            #"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"variable": {"name": "x", "asset": "ctx:x"}}]}]}"#,
         ]
         for text in accepted { #expect(throws: Never.self) { try JSONChainDecoder().decodeJob(json: text) } }
         for text in rejected { #expect(throws: ValidationError.self) { try JSONChainDecoder().decodeJob(json: text) } }

@@ -105,6 +105,83 @@ import Testing
         #expect(zip(buckets, buckets.dropFirst()).allSatisfy { $0.start < $1.start })
     }
 
+    /// A finished job keeps the worker that ran its last attempt and when that attempt
+    /// started (the job's page shows both after it ended); a job cancelled while it waited has
+    /// no worker.
+    @Test(arguments: JobStoreKind.runnable)
+    func finishedJobsKeepTheirWorkerAndStart(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind), store = queue.store
+        let before = Date().addingTimeInterval(-2)
+        let ids = try store.submit([NewJob(payload: document(), maxAttempts: 1), NewJob(payload: document(), maxAttempts: 1), NewJob(payload: document())]).map(\.id)
+        let runs = try store.claim(queues: ["default"], limit: 2, owner: "host-a:1:abc", lease: 30).map(\.run)
+        let running = try #require(try store.job(runs[0].id))
+        #expect(running.worker == "host-a:1:abc" && running.startedAt.map { $0 >= before && $0 <= Date().addingTimeInterval(2) } == true)
+        #expect(try store.complete([Completion(run: runs[0])]) == [runs[0].id])
+        #expect(try store.fail([Failure(run: runs[1], error: DeriveError(.corruptImage, "truncated"))], policy: retryAtOnce) == [runs[1].id: .failed])
+        let waiting = try #require(ids.first { !runs.map(\.id).contains($0) })
+        #expect(try store.cancel(waiting) == .cancelled)
+        for run in runs {
+            let job = try #require(try store.job(run.id))
+            #expect(!job.state.isLive && job.worker == "host-a:1:abc", "\(kind): job \(run.id) lost its worker: \(job)")
+            let started = try #require(job.startedAt, "\(kind): job \(run.id) lost its start")
+            #expect(started >= before && started <= (job.finishedAt ?? .distantPast).addingTimeInterval(0.001))
+        }
+        let cancelled = try #require(try store.job(waiting))
+        #expect(cancelled.state == .cancelled && cancelled.worker == nil && cancelled.startedAt == nil)
+        // The lists read the same columns.
+        let listed = try store.finishedJobs(JobFilter(outcome: .completed), after: nil, limit: 5).jobs
+        #expect(listed.map(\.worker) == ["host-a:1:abc"] && listed.first?.startedAt != nil)
+    }
+
+    /// The generations of one piece of work, by dedupe key: the retries of a job with no key
+    /// carry `retry:<id>`, live and archived alike, oldest first.
+    @Test(arguments: JobStoreKind.runnable)
+    func theRetriesOfAJobAreFoundByItsRetryKey(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind), store = queue.store
+        let original = try Self.fail(store, DeriveError(.sourceUnavailable, "origin answered 503"))
+        let unrelated = try Self.fail(store, DeriveError(.sourceUnavailable, "origin answered 503"))
+        let first = try #require(try store.retry(original))
+        let run = try #require(try store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        #expect(run.id == first)
+        #expect(try store.fail([Failure(run: run, error: DeriveError(.sourceUnavailable, "again"))], policy: retryAtOnce) == [first: .failed])
+        // The retry of the retry carries the first one's key: one piece of work.
+        let second = try #require(try store.retry(first))
+        #expect(try store.jobs(dedupeKey: "retry:\(original)", limit: 10).map(\.id) == [first, second])
+        #expect(try store.jobs(dedupeKey: "retry:\(original)", limit: 1).map(\.id) == [first])
+        #expect(try store.jobs(dedupeKey: "retry:\(original)", limit: 10).map(\.state) == [.failed, .available])
+        #expect(try store.jobs(dedupeKey: "retry:\(unrelated)", limit: 10).isEmpty)
+        #expect(try store.jobs(dedupeKey: "retry:%", limit: 10).isEmpty)
+    }
+
+    /// Totals per queue, per worker and per outcome, in buckets: what the totals page draws.
+    @Test(arguments: JobStoreKind.runnable)
+    func totalsCountByQueueWorkerAndOutcome(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind), store = queue.store
+        func run(_ count: Int, queue name: String, owner: String, failing: Bool = false) throws {
+            _ = try store.submit((0..<count).map { _ in NewJob(payload: document(), queue: name, maxAttempts: 1) })
+            let runs = try store.claim(queues: [name], limit: count, owner: owner, lease: 30).map(\.run)
+            #expect(runs.count == count)
+            if failing {
+                _ = try store.fail(runs.map { Failure(run: $0, error: DeriveError(.corruptImage, "truncated")) }, policy: retryAtOnce)
+            } else {
+                _ = try store.complete(runs.map { Completion(run: $0) })
+            }
+        }
+        try run(3, queue: "default", owner: "w1")
+        try run(2, queue: "bulk", owner: "w1")
+        try run(1, queue: "bulk", owner: "w2", failing: true)
+        let waiting = try #require(try store.submit([NewJob(payload: document(), queue: "bulk")]).first).id
+        #expect(try store.cancel(waiting) == .cancelled)
+        let totals = try store.finishedTotals(since: Date().addingTimeInterval(-3600), bucket: 3600, limit: 100)
+        var sums: [String: Int] = [:]
+        for total in totals { sums["\(total.queue) \(total.worker ?? "-") \(total.outcome.rawValue)", default: 0] += total.jobs }
+        #expect(sums == ["default w1 completed": 3, "bulk w1 completed": 2, "bulk w2 failed": 1, "bulk - cancelled": 1], "\(kind): \(sums)")
+        #expect(totals.allSatisfy { Int($0.start.timeIntervalSince1970) % 3600 == 0 && abs($0.start.timeIntervalSinceNow) <= 7200 })
+        // Bounded: newest buckets first, at most `limit` groups.
+        #expect(try store.finishedTotals(since: Date().addingTimeInterval(-3600), bucket: 3600, limit: 2).count == 2)
+        #expect(try store.finishedTotals(since: Date().addingTimeInterval(3600), bucket: 60, limit: 100).isEmpty)
+    }
+
     /// The host rule is written twice, in Swift (the in-memory queue, SQLite's function) and
     /// in PostgreSQL's `derive.source_host` (which the archive is indexed by): both agree.
     @Test(.enabled(if: TestServers.postgresAvailable, "needs the PostgreSQL Scripts/test.sh starts"))
@@ -158,6 +235,19 @@ import Testing
                 let sorts = plan.split(separator: "\n").filter { $0.hasPrefix("Sort ") || $0.contains("->  Sort ") }
                 #expect(sorts.isEmpty, "\(filter) after \(String(describing: after)):\n\(plan)")
             }
+        }
+        // The totals page reads its window from the totals index alone, and a job's page finds
+        // the generations of its work by the dedupe indexes.
+        let plans = try [(PostgresJobStore.finishedTotalsSQL, [String(Date().addingTimeInterval(-3600).timeIntervalSince1970), "60", "20000"] as [String?],
+                          "job_archive_totals"),
+                         (PostgresJobStore.generationsSQL, ["retry:7", "22"] as [String?], "job_archive_dedupe")].map { query, values, index in
+            (index, try sql.transaction { () throws(PostgresError) in
+                try sql.execute("SET LOCAL enable_seqscan = off")
+                return try sql.query("EXPLAIN " + query, values).rows.compactMap { $0.first ?? nil }.joined(separator: "\n")
+            })
+        }
+        for (index, plan) in plans {
+            #expect(!plan.contains("Seq Scan") && plan.contains("Index"), "\(index):\n\(plan)")
         }
     }
 }

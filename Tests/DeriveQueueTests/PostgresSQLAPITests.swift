@@ -27,6 +27,22 @@ struct PostgresSQLAPITests {
         #expect(try queue.store.claim(queues: ["bulk"], limit: 5, owner: "w", lease: 30).map(\.run.id) == [second])
     }
 
+    /// Tags and context go into the job document, where the worker reads them (issue 30).
+    @Test func submitTakesTagsAndContext() throws {
+        let queue = try TestQueue(.postgres)
+        let sql = try queue.sql()
+        let id = try #require(JobID(try sql.query("""
+            SELECT derive.submit('https://images.example/c.jpg', preset => 'web', tags => ARRAY['sale', 'new'],
+                                 context => '{"productType": "shoes"}'::jsonb)
+            """).scalar ?? ""))
+        let job = try JSONChainDecoder().decodeJob(try #require(try queue.store.job(id)).payload)
+        #expect(job.asset == AssetFacts(tags: ["sale", "new"], context: ["productType": "shoes"]))
+        let plain = try #require(JobID(try sql.query("SELECT derive.submit('https://images.example/d.jpg', preset => 'web')").scalar ?? ""))
+        let payload = try #require(try queue.store.job(plain)).payload
+        #expect(payload["tags"] == nil && payload["context"] == nil)
+        #expect { try sql.query("SELECT derive.submit('s', preset => 'web', context => '[1]'::jsonb)") } throws: { ($0 as? PostgresError)?.sqlState == "22023" }
+    }
+
     @Test func submitRefusesBothOutputsAndPresetOrNeither() throws {
         let queue = try TestQueue(.postgres)
         let sql = try queue.sql()

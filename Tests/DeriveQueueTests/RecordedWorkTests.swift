@@ -47,6 +47,46 @@ import Testing
         #expect(try queue.store.recorded(sourceSHA256: String(repeating: "b", count: 64), outputs: asked) == nil)
     }
 
+    /// The tags and context a job gave its asset come back whole; a later job that names none
+    /// keeps them, one that names some replaces them (issue 30).
+    @Test(arguments: StoreKind.runnable)
+    func tagsAndContextAreKeptOnTheAsset(kind: StoreKind) throws {
+        let queue = try TestQueue(kind)
+        let asked = [OutputIdentity(name: "thumb", identity: "t1")]
+        var tagged = Self.record([("thumb", "t1", nil)])
+        tagged.asset.tags = ["sale", "in stock"]
+        tagged.asset.context = ["productType": "shoes", "note": "ünïcode = fine"]
+        try complete(queue, tagged)
+        #expect(try #require(try queue.store.recorded(sourceSHA256: Self.sha, outputs: asked)).asset == tagged.asset)
+
+        try complete(queue, Self.record([("thumb", "t1", nil)]))
+        #expect(try #require(try queue.store.recorded(sourceSHA256: Self.sha, outputs: asked)).asset == tagged.asset)
+
+        var retagged = Self.record([("thumb", "t1", nil)])
+        retagged.asset.tags = ["archive"]
+        try complete(queue, retagged)
+        let asset = try #require(try queue.store.recorded(sourceSHA256: Self.sha, outputs: asked)).asset
+        #expect(asset.tags == ["archive"])
+        #expect(asset.context == tagged.asset.context)
+        #expect(asset.facts == AssetFacts(tags: ["archive"], context: tagged.asset.context!))
+    }
+
+    /// Reprocessing an asset carries the tags and context it has, so its outputs take the same
+    /// branches (issue 30).
+    @Test(arguments: StoreKind.runnable)
+    func reprocessJobsCarryTheAssetsTagsAndContext(kind: StoreKind) throws {
+        let queue = try TestQueue(kind)
+        var tagged = Self.record([("thumb", "t1", nil)], presetVersion: 1)
+        tagged.asset.tags = ["sale"]
+        tagged.asset.context = ["kind": "shoes"]
+        try complete(queue, tagged)
+        let summary = try Reprocessor(database: queue.store).enqueue(ReprocessPlan(preset: "cards"))
+        #expect(summary.enqueued == 1)
+        let job = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first)
+        #expect(job.payload["tags"] == .array([.string("sale")]) && job.payload["context"] == .object(["kind": .string("shoes")]), "\(job.payload)")
+        #expect(try JSONChainDecoder().decodeJob(job.payload).asset == AssetFacts(tags: ["sale"], context: ["kind": "shoes"]))
+    }
+
     /// A newer preset version supersedes the older rows it does not rewrite: those are not
     /// offered for reuse (they may be deleted at any moment), the rewritten ones are.
     @Test(arguments: StoreKind.runnable)

@@ -1,7 +1,8 @@
 import DeriveLanguage
 
 /// Plans outputs written as Cloudinary strings or JSON, named o0, o1, … in order.
-public func plan(_ outputs: [String], _ facts: SourceFacts, limits: ChainLimits = .default) throws -> Plan {
+/// `asset` is the job's tags and context.
+public func plan(_ outputs: [String], _ facts: SourceFacts, limits: ChainLimits = .default, asset: AssetFacts = .none) throws -> Plan {
     let specs = try outputs.enumerated().map { i, text -> OutputSpec in
         let first = text.first
         if first == "{" || first == "[" {
@@ -11,6 +12,6 @@ public func plan(_ outputs: [String], _ facts: SourceFacts, limits: ChainLimits 
         }
         return try TransformationInput.output(named: "o\(i)", transformation: text)
     }
-    let resolved = try JobResolver(limits: limits).resolve(JobSpec(source: nil, outputs: specs))
+    let resolved = try JobResolver(limits: limits).resolve(JobSpec(source: nil, outputs: specs, asset: asset))
     return try Planner(limits: limits).plan(resolved, source: facts)
 }

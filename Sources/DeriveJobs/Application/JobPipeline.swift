@@ -125,7 +125,7 @@ public struct JobPipeline: Sendable {
         } else {
             let names = Set(missing.map(\.name))
             let toRender = missing.count == plan.outputs.count
-                ? plan : try self.plan(ResolvedJob(source: job.source, outputs: job.outputs.filter { names.contains($0.name) }, preset: job.preset),
+                ? plan : try self.plan(ResolvedJob(source: job.source, outputs: job.outputs.filter { names.contains($0.name) }, preset: job.preset, asset: job.asset),
                                        facts: inspection.facts)
             reported.decode = toRender.decode
             result = try engine.render(toRender, source: image, inspection: inspection, overlays: overlays) { phase in
@@ -138,10 +138,21 @@ public struct JobPipeline: Sendable {
         mark = DispatchTime.now().uptimeNanoseconds
         var keys: [StorageKey] = []
         for output in result.outputs { keys.append(try self.key(for: output, sourceHash: result.source.sha256, location: result.source.location)) }
-        if !keys.isEmpty { try beforeStoring(keys) }
-        var stored: [String: [(RenderedOutput, StoredObject)]] = [:]
+        // fl_getinfo: a JSON document beside the image, under its key with `.json` added.
+        var infoKeys: [StorageKey?] = []
         for (output, key) in zip(result.outputs, keys) {
-            stored[output.name, default: []].append((output, try store.put(output.data, key: key, contentType: output.metadata.format.mediaType)))
+            infoKeys.append(plan.outputs.first { $0.name == output.name }?.encoding.getInfo == true ? try StorageKey(key.value + ".json") : nil)
+        }
+        if !keys.isEmpty { try beforeStoring(keys + infoKeys.compactMap { $0 }) }
+        var stored: [String: [(RenderedOutput, StoredObject)]] = [:]
+        var infos: [String: String] = [:]
+        for (index, (output, key)) in zip(result.outputs, keys).enumerated() {
+            let object = try store.put(output.data, key: key, contentType: output.metadata.format.mediaType)
+            stored[output.name, default: []].append((output, object))
+            if let infoKey = infoKeys[index] {
+                let document = JSONWriter.pretty(GetInfo.document(source: result.source, output: output)) + "\n"
+                infos[object.key.value] = try store.put(Array(document.utf8), key: infoKey, contentType: "application/json").url
+            }
         }
         // Every output in the plan's order, the reused ones where they were recorded (the
         // widths of a step-spaced breakpoint set are planned outputs of one name).
@@ -154,9 +165,10 @@ public struct JobPipeline: Sendable {
             }
         }
         timings.store = milliseconds(since: mark)
-        let report = JobReport(plan: reported, result: RenderResult(source: result.source, outputs: outputs, timings: result.timings),
+        var report = JobReport(plan: reported, result: RenderResult(source: result.source, outputs: outputs, timings: result.timings),
                                locations: objects.map(\.url), keys: objects.map(\.key.value), timings: timings, totalMilliseconds: milliseconds(since: started),
                                fetched: fetched.origin == .file ? nil : fetched, decoded: !missing.isEmpty)
+        report.infoLocations = infos
         return Outcome(report: report, record: DerivationRecord(report: report, resolved: job, stored: objects, sourceURL: source))
     }
 

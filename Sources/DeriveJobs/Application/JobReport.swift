@@ -10,6 +10,8 @@ public struct JobReport: Sendable {
     /// Each output's key in the store, in the same order (empty when it was not stored under
     /// one: `derive run --out`): what the dashboard reads an output's bytes back by.
     public var keys: [String]
+    /// `fl_getinfo`'s documents written by this run, by the key of the image each describes.
+    public var infoLocations: [String: String] = [:]
     public var timings: StageTimings
     public var totalMilliseconds: Double
     /// How the source was fetched, when it was (not for local files).
@@ -70,7 +72,10 @@ public struct JobReport: Sendable {
             members += [
                 JSONMember(key: "location", value: .string(location)),
             ]
-            if index < keys.count { members.append(JSONMember(key: "key", value: .string(keys[index]))) }
+            if index < keys.count {
+                members.append(JSONMember(key: "key", value: .string(keys[index])))
+                if let info = infoLocations[keys[index]] { members.append(JSONMember(key: "info", value: .string(info))) }
+            }
             members += [
                 JSONMember(key: "format", value: .string(m.format.rawValue)),
                 JSONMember(key: "width", value: .int(m.width)),

@@ -73,7 +73,9 @@ public struct Reprocessor: Sendable {
 
     static func document(for candidate: SourceCandidate, plan: ReprocessPlan) -> JSONValue {
         if let preset = plan.preset {
-            return .object(["version": .int(1), "source": .string(candidate.source), "preset": .string(preset)])
+            // The asset's tags and context go with it, so its conditions take the branches they took.
+            return .object([JSONMember(key: "version", value: .int(1)), JSONMember(key: "source", value: .string(candidate.source)),
+                            JSONMember(key: "preset", value: .string(preset))] + candidate.asset.documentMembers)
         }
         return .object(["version": .int(1), "task": .string(JobTask.checkSource.rawValue), "source": .string(candidate.source)])
     }

@@ -29,11 +29,13 @@ package struct SourceCheck {
         }
         let (presets, outputs) = try database.derivationsOf(assetSHA256: state.assetSHA256)
         var jobs = presets.map { preset in
-            NewJob(payload: .object(["version": .int(1), "source": .string(url), "preset": .string(preset)]), queue: queue, priority: priority,
+            NewJob(payload: .object([JSONMember(key: "version", value: .int(1)), JSONMember(key: "source", value: .string(url)),
+                                     JSONMember(key: "preset", value: .string(preset))] + state.asset.documentMembers), queue: queue, priority: priority,
                    dedupeKey: "changed:\(preset):\(sha)")
         }
         if !outputs.isEmpty {
-            jobs.append(NewJob(payload: .object(["version": .int(1), "source": .string(url), "outputs": .array(outputs)]), queue: queue,
+            jobs.append(NewJob(payload: .object([JSONMember(key: "version", value: .int(1)), JSONMember(key: "source", value: .string(url)),
+                                                 JSONMember(key: "outputs", value: .array(outputs))] + state.asset.documentMembers), queue: queue,
                                priority: priority, dedupeKey: "changed::\(sha)"))
         }
         let submitted = try database.submit(jobs)

@@ -13,6 +13,9 @@ public protocol AssetCatalog: Sendable {
     func asset(id: Int64) throws(DeriveError) -> AssetDetail?
     /// One derivative row, to serve its object from the store; nil for an id no row has.
     func derivative(id: Int64) throws(DeriveError) -> CatalogDerivative?
+    /// The id of the asset with this content (a job's report names its source's SHA-256), or
+    /// nil when none is recorded.
+    func assetID(sha256: String) throws(DeriveError) -> Int64?
 }
 
 public struct AssetPage: Sendable, Equatable {

@@ -35,7 +35,9 @@ public struct DerivationRecord: Sendable, Equatable {
                             width: facts.orientedSize.width, height: facts.orientedSize.height, pages: facts.pages, hasAlpha: facts.hasAlpha,
                             orientation: facts.orientation, colorSpace: source.inspection.colorSpace,
                             iccDescription: source.inspection.iccDescription, exif: source.inspection.exif,
-                            hasLocation: source.inspection.hasLocation, perceptualHash: source.perceptualHash, faces: source.faces)
+                            hasLocation: source.inspection.hasLocation, perceptualHash: source.perceptualHash, faces: source.faces,
+                            tags: resolved.asset.tags.isEmpty ? nil : resolved.asset.tags,
+                            context: resolved.asset.context.isEmpty ? nil : resolved.asset.context)
         derivatives = zip(report.result.outputs, stored).map { output, object in
             let canonical = resolved.outputs.first { $0.name == output.name }
             let preset = canonical?.presets.first ?? resolved.preset
@@ -83,10 +85,16 @@ public struct AssetRecord: Sendable, Equatable {
     /// Nil when the job did not look for faces (the row keeps what an earlier job found). Read
     /// back from the row, `milliseconds` is 0: the time detection took is not kept.
     public var faces: FaceFindings?
+    /// The tags and context a job gave the asset (Cloudinary's), nil when the job named none
+    /// (the row keeps what an earlier job gave).
+    public var tags: [String]?
+    public var context: [String: String]?
 
     public init(sha256: String, sourceURL: String, bytes: Int, format: String, width: Int, height: Int, pages: Int, hasAlpha: Bool,
                 orientation: Int, colorSpace: String?, iccDescription: String?, exif: [String: String], hasLocation: Bool,
-                perceptualHash: String?, faces: FaceFindings? = nil) {
+                perceptualHash: String?, faces: FaceFindings? = nil, tags: [String]? = nil, context: [String: String]? = nil) {
+        self.tags = tags
+        self.context = context
         self.sha256 = sha256
         self.sourceURL = sourceURL
         self.bytes = bytes
@@ -114,8 +122,13 @@ public struct AssetRecord: Sendable, Equatable {
             "exif": .object(exif.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) }),
             "has_location": .bool(hasLocation), "perceptual_hash": perceptualHash.map(JSONValue.string) ?? .null,
             "faces": faces?.json ?? .null,
+            "tags": tags.map { .array($0.map(JSONValue.string)) } ?? .null,
+            "context": context.map { AssetFacts(context: $0).contextJSON } ?? .null,
         ])
     }
+
+    /// The tags and context as the planner's conditions read them.
+    public var facts: AssetFacts { AssetFacts(tags: tags ?? [], context: context ?? [:]) }
 }
 
 /// An output's row in `derive.derivatives`.

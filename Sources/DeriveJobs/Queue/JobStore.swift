@@ -186,11 +186,20 @@ public struct JobSnapshot: Sendable, Equatable {
     public var result: JSONValue?
     public var createdAt: Date
     public var finishedAt: Date?
+    /// When its last attempt was claimed (running, or finished after running); nil for a job
+    /// that never ran, or was put back unrun.
+    public var startedAt: Date?
+    /// The worker that ran its last attempt: the lease's owner while it runs, kept in the
+    /// archive once it finished (nil for a job cancelled before any worker held it).
+    public var worker: String?
 
     public init(id: JobID, queue: String, state: JobState, priority: Int, attempt: Int, maxAttempts: Int, runAt: Date?,
                 leaseOwner: String?, dedupeKey: String?, cancelRequested: Bool, payload: JSONValue, errors: [JSONValue],
-                result: JSONValue?, createdAt: Date, finishedAt: Date?, leaseExpiresAt: Date? = nil) {
+                result: JSONValue?, createdAt: Date, finishedAt: Date?, leaseExpiresAt: Date? = nil, startedAt: Date? = nil,
+                worker: String? = nil) {
         self.leaseExpiresAt = leaseExpiresAt
+        self.startedAt = startedAt
+        self.worker = worker
         self.id = id
         self.queue = queue
         self.state = state

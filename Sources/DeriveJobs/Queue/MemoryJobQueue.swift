@@ -25,6 +25,9 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         var payload: JSONValue
         var errors: [JSONValue] = []
         var createdAt: Double
+        /// When the last attempt was claimed (kept while it waits out a backoff, as the SQL
+        /// stores keep `started_at`; cleared when a run is put back unrun).
+        var startedAt: Double?
 
         func holds(_ run: JobRun) -> Bool {
             state == .running && attempt == run.attempt && leaseOwner == run.owner
@@ -154,6 +157,7 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
                 job.state = .running
                 job.attempt += 1
                 job.leaseOwner = owner
+                job.startedAt = now
                 job.leaseExpiresAt = now + lease
                 state.live[job.id] = job
                 return ClaimedJob(run: JobRun(id: job.id, attempt: job.attempt, owner: owner), queue: job.queue, priority: job.priority,
@@ -226,6 +230,7 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
                 job.state = .available
                 job.attempt -= 1
                 job.leaseOwner = nil
+                job.startedAt = nil
                 job.leaseExpiresAt = nil
                 state.live[run.id] = job
             }
@@ -416,6 +421,31 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         }
     }
 
+    public func finishedTotals(since date: Date, bucket seconds: Int, limit: Int) throws(DeriveError) -> [FinishedTotal] {
+        try withState { state, _ throws(DeriveError) in
+            let width = Double(max(1, seconds))
+            struct Group: Hashable { var start: Double, queue: String, worker: String?, outcome: JobState }
+            var groups: [Group: Int] = [:]
+            for archived in state.archive.values where archived.finishedAt >= date.timeIntervalSince1970 {
+                groups[Group(start: (archived.finishedAt / width).rounded(.down) * width, queue: archived.job.queue,
+                             worker: archived.job.leaseOwner, outcome: archived.outcome), default: 0] += 1
+            }
+            return groups.sorted { ($1.key.start, $0.key.queue, $0.key.worker ?? "", $0.key.outcome.rawValue)
+                                   < ($0.key.start, $1.key.queue, $1.key.worker ?? "", $1.key.outcome.rawValue) }
+                .prefix(max(0, limit))
+                .map { FinishedTotal(start: Date(timeIntervalSince1970: $0.key.start), queue: $0.key.queue, worker: $0.key.worker,
+                                     outcome: $0.key.outcome, jobs: $0.value) }
+        }
+    }
+
+    public func jobs(dedupeKey key: String, limit: Int) throws(DeriveError) -> [JobSnapshot] {
+        try withState { state, _ throws(DeriveError) in
+            let live = state.live.values.filter { $0.dedupeKey == key }.map(Self.snapshot)
+            let archived = state.archive.values.filter { $0.job.dedupeKey == key }.map(Self.snapshot)
+            return Array((live + archived).sorted { $0.id < $1.id }.prefix(max(0, limit)))
+        }
+    }
+
     public func originalNames(of sources: [String]) throws(DeriveError) -> [String: [String]] {
         try withState { state, _ throws(DeriveError) in
             var names: [String: [String]] = [:]
@@ -481,7 +511,8 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
                     maxAttempts: job.maxAttempts, runAt: Date(timeIntervalSince1970: job.runAt), leaseOwner: job.leaseOwner,
                     dedupeKey: job.dedupeKey, cancelRequested: job.cancelRequested, payload: job.payload, errors: job.errors,
                     result: nil, createdAt: Date(timeIntervalSince1970: job.createdAt), finishedAt: nil,
-                    leaseExpiresAt: job.leaseExpiresAt.map { Date(timeIntervalSince1970: $0) })
+                    leaseExpiresAt: job.leaseExpiresAt.map { Date(timeIntervalSince1970: $0) },
+                    startedAt: job.startedAt.map { Date(timeIntervalSince1970: $0) }, worker: job.leaseOwner)
     }
 
     private static func snapshot(_ archived: ArchivedJob) -> JobSnapshot {
@@ -489,6 +520,7 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         return JobSnapshot(id: job.id, queue: job.queue, state: archived.outcome, priority: job.priority, attempt: job.attempt,
                            maxAttempts: job.maxAttempts, runAt: nil, leaseOwner: nil, dedupeKey: job.dedupeKey, cancelRequested: false,
                            payload: job.payload, errors: job.errors, result: archived.result,
-                           createdAt: Date(timeIntervalSince1970: job.createdAt), finishedAt: Date(timeIntervalSince1970: archived.finishedAt))
+                           createdAt: Date(timeIntervalSince1970: job.createdAt), finishedAt: Date(timeIntervalSince1970: archived.finishedAt),
+                           startedAt: job.startedAt.map { Date(timeIntervalSince1970: $0) }, worker: job.leaseOwner)
     }
 }

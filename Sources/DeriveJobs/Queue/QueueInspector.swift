@@ -16,9 +16,41 @@ public protocol QueueInspector: Sendable {
     func failureGroups(since date: Date) throws(DeriveError) -> [FailureGroup]
     /// Jobs finished since `date`, by outcome, in buckets of `seconds` (a chart's bars).
     func throughput(since date: Date, bucket seconds: Int) throws(DeriveError) -> [ThroughputBucket]
+    /// Jobs finished since `date` in buckets of `seconds`, by queue, by the worker that ran
+    /// them and by outcome (a chart per queue and per worker): at most `limit` groups, the
+    /// newest buckets first when there are more.
+    func finishedTotals(since date: Date, bucket seconds: Int, limit: Int) throws(DeriveError) -> [FinishedTotal]
+    /// Jobs, live and finished, whose dedupe key is `key`, oldest first (at most `limit`): the
+    /// generations of one piece of work. A retry of a job with no key carries `retry:<id>`, so
+    /// `jobs(dedupeKey: "retry:7", ...)` lists the retries of job 7.
+    func jobs(dedupeKey key: String, limit: Int) throws(DeriveError) -> [JobSnapshot]
     /// The file names recorded for each of `sources` at upload (`NewJob.originalName`), sorted;
     /// sources with none are left out.
     func originalNames(of sources: [String]) throws(DeriveError) -> [String: [String]]
+}
+
+/// Jobs that finished in one interval in one queue, run by one worker, with one outcome.
+public struct FinishedTotal: Sendable, Hashable {
+    public var start: Date
+    public var queue: String
+    /// nil: no worker held it (cancelled while waiting).
+    public var worker: String?
+    public var outcome: JobState
+    public var jobs: Int
+
+    public init(start: Date, queue: String, worker: String?, outcome: JobState, jobs: Int) {
+        self.start = start
+        self.queue = queue
+        self.worker = worker
+        self.outcome = outcome
+        self.jobs = jobs
+    }
+
+    /// Columns: bucket (Unix seconds), queue, worker, outcome, jobs.
+    public init(row: DatabaseRow) throws(DeriveError) {
+        self.init(start: Date(timeIntervalSince1970: try row.double("bucket")), queue: try row.string("queue"),
+                  worker: try row.optionalString("worker"), outcome: try row.value("outcome", as: JobState.self), jobs: try row.int("jobs"))
+    }
 }
 
 /// Which finished jobs a listing shows; each field set narrows it.

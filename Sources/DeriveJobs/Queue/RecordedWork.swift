@@ -102,7 +102,32 @@ extension AssetRecord {
                   format: try row.string("format"), width: try row.int("width"), height: try row.int("height"), pages: try row.int("pages"),
                   hasAlpha: try row.bool("has_alpha"), orientation: try row.int("orientation"), colorSpace: try row.optionalString("colour_space"),
                   iccDescription: try row.optionalString("icc_description"), exif: exif, hasLocation: try row.bool("has_location"),
-                  perceptualHash: try row.optionalString("perceptual_hash"), faces: faces)
+                  perceptualHash: try row.optionalString("perceptual_hash"), faces: faces,
+                  tags: try Self.tags(row.optional("tags"), row: row), context: try Self.context(row.optional("context"), row: row))
+    }
+
+    /// `["sale", ...]`, NULL (or a row selected without the column) when no job named tags.
+    static func tags(_ value: JSONValue?, row: RecordRow) throws(DeriveError) -> [String]? {
+        guard let value else { return nil }
+        guard case .array(let items) = value else { throw row.bad("tags", "a JSON array of texts") }
+        var tags: [String] = []
+        for item in items {
+            guard case .string(let tag) = item else { throw row.bad("tags", "a JSON array of texts") }
+            tags.append(tag)
+        }
+        return tags
+    }
+
+    /// `{"key": "value", ...}`, NULL when no job named context.
+    static func context(_ value: JSONValue?, row: RecordRow) throws(DeriveError) -> [String: String]? {
+        guard let value else { return nil }
+        guard case .object(let members) = value else { throw row.bad("context", "a JSON object of texts") }
+        var context: [String: String] = [:]
+        for member in members {
+            guard case .string(let text) = member.value else { throw row.bad("context", "a JSON object of texts") }
+            context[member.key] = text
+        }
+        return context
     }
 }
 

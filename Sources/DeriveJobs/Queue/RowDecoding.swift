@@ -16,8 +16,8 @@ extension ClaimedJob {
 
 extension JobSnapshot {
     /// Columns: id, queue, state, priority, attempt, max_attempts, run_at, lease_owner, dedupe_key,
-    /// cancel_requested, payload, errors, result, created_at, finished_at, lease_expires_at (live
-    /// jobs and archived ones alike; what one of them lacks is NULL).
+    /// cancel_requested, payload, errors, result, created_at, finished_at, lease_expires_at,
+    /// started_at, worker (live jobs and archived ones alike; what one of them lacks is NULL).
     public init(row: DatabaseRow) throws(DeriveError) {
         guard case .array(let errors) = try row.json("errors") else {
             throw DeriveError(.internalError, "\(row.source).errors is not a JSON array", retryable: false)
@@ -28,7 +28,8 @@ extension JobSnapshot {
                   dedupeKey: try row.optionalString("dedupe_key"), cancelRequested: try row.bool("cancel_requested"),
                   payload: try row.json("payload"), errors: errors, result: try row.optionalJSON("result"),
                   createdAt: try row.date("created_at"), finishedAt: try row.optionalDate("finished_at"),
-                  leaseExpiresAt: try row.optionalDate("lease_expires_at"))
+                  leaseExpiresAt: try row.optionalDate("lease_expires_at"), startedAt: try row.optionalDate("started_at"),
+                  worker: try row.optionalString("worker"))
     }
 }
 
@@ -93,9 +94,28 @@ extension ScheduleFire {
 }
 
 extension SourceCandidate {
-    /// Columns: position, source, asset_sha256.
+    /// Columns: position, source, asset_sha256, asset_tags, asset_context (the asset's JSON).
     public init(row: DatabaseRow) throws(DeriveError) {
-        self.init(position: try row.int64("position"), source: try row.string("source"), assetSHA256: try row.optionalString("asset_sha256"))
+        self.init(position: try row.int64("position"), source: try row.string("source"), assetSHA256: try row.optionalString("asset_sha256"),
+                  asset: try AssetFacts(row: row))
+    }
+}
+
+extension AssetFacts {
+    /// The asset's `tags` and `context` selected as `asset_tags` and `asset_context` (JSON text).
+    init(row: DatabaseRow) throws(DeriveError) {
+        let record = RecordRow(.object(["tags": try row.optionalJSON("asset_tags") ?? .null,
+                                        "context": try row.optionalJSON("asset_context") ?? .null]), table: "assets")
+        self.init(tags: try AssetRecord.tags(record.optional("tags"), row: record) ?? [],
+                  context: try AssetRecord.context(record.optional("context"), row: record) ?? [:])
+    }
+
+    /// The job document's `tags` and `context` members (none when empty).
+    var documentMembers: [JSONMember] {
+        var members: [JSONMember] = []
+        if !tags.isEmpty { members.append(JSONMember(key: "tags", value: .array(tags.map(JSONValue.string)))) }
+        if !context.isEmpty { members.append(JSONMember(key: "context", value: contextJSON)) }
+        return members
     }
 }
 
@@ -105,6 +125,7 @@ extension SourceState {
         self.init(url: try row.string("url"), assetSHA256: try row.string("asset_sha256"), version: try row.int("version"),
                   etag: try row.optionalString("etag"), lastModified: try row.optionalString("last_modified"),
                   checkedAt: try row.date("checked_at"))
+        asset = try AssetFacts(row: row)
     }
 }
 

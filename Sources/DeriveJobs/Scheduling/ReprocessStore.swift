@@ -7,11 +7,14 @@ public struct SourceCandidate: Sendable, Equatable {
     public var position: Int64
     public var source: String
     public var assetSHA256: String?
+    /// The tags and context jobs gave the asset, which the jobs made for it carry again.
+    public var asset: AssetFacts
 
-    public init(position: Int64, source: String, assetSHA256: String?) {
+    public init(position: Int64, source: String, assetSHA256: String?, asset: AssetFacts = .none) {
         self.position = position
         self.source = source
         self.assetSHA256 = assetSHA256
+        self.asset = asset
     }
 }
 
@@ -23,6 +26,8 @@ public struct SourceState: Sendable, Equatable {
     public var etag: String?
     public var lastModified: String?
     public var checkedAt: Date
+    /// The tags and context of the asset the source last held.
+    public var asset: AssetFacts = .none
 
     public init(url: String, assetSHA256: String, version: Int, etag: String?, lastModified: String?, checkedAt: Date) {
         self.url = url

@@ -84,6 +84,8 @@ public struct EncodingSettings: Sendable, Hashable {
     public var delay: Int?
     /// `fl_tiff8_lzw`.
     public var tiffLZW: Bool
+    /// `fl_getinfo`.
+    public var getInfo: Bool
 
     public init(_ s: OutputSettings) {
         format = s.format ?? .original
@@ -107,6 +109,7 @@ public struct EncodingSettings: Sendable, Hashable {
         loop = s.loop
         delay = s.delay
         tiffLZW = s.tiffLZW ?? false
+        getInfo = s.getInfo ?? false
     }
 
     /// The same settings resolved for a concrete format.
@@ -135,6 +138,7 @@ public struct EncodingSettings: Sendable, Hashable {
         s.loop = loop
         s.delay = delay
         s.tiffLZW = tiffLZW ? true : nil
+        s.getInfo = getInfo ? true : nil
         return s
     }
 }

@@ -9,6 +9,8 @@ public enum ChainEncoder {
         } else {
             members.append(JSONMember(key: "outputs", value: .array(job.outputs.map(json))))
         }
+        if !job.asset.tags.isEmpty { members.append(JSONMember(key: "tags", value: .array(job.asset.tags.map(JSONValue.string)))) }
+        if !job.asset.context.isEmpty { members.append(JSONMember(key: "context", value: job.asset.contextJSON)) }
         return .object(members)
     }
 
@@ -39,6 +41,7 @@ public enum ChainEncoder {
         add("loop", s.loop.map(JSONValue.int))
         add("delay", s.delay.map(JSONValue.int))
         add("tiffLZW", s.tiffLZW.map(JSONValue.bool))
+        add("getInfo", s.getInfo.map(JSONValue.bool))
         add("defaultImage", s.defaultImage.map(JSONValue.string))
         add("lossless", s.lossless.map(JSONValue.bool))
         add("effort", s.effort.map(JSONValue.int))
@@ -245,6 +248,7 @@ public enum ChainEncoder {
             case .number(.number(let n)): add("value", n == n.rounded() && abs(n) < 1e15 ? .int(Int(n)) : .decimal(n))
             case .number(let e): add("value", .string(e.canonicalText))
             case .text(let t): add("text", .string(t))
+            case .asset(let read): add("asset", .string(read.canonicalText))
             }
             if a.isDefault { add("default", .bool(true)) }
         case .template(let text):

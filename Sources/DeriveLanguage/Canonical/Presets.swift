@@ -46,11 +46,14 @@ public struct ResolvedJob: Sendable, Hashable {
     }
     /// The job-level preset, if the job named one.
     public var preset: PresetReference?
+    /// The job's tags and context, which the planner's conditions read.
+    public var asset: AssetFacts
 
-    public init(source: String?, outputs: [CanonicalOutput], preset: PresetReference? = nil) {
+    public init(source: String?, outputs: [CanonicalOutput], preset: PresetReference? = nil, asset: AssetFacts = .none) {
         self.source = source
         self.outputs = outputs
         self.preset = preset
+        self.asset = asset
     }
 }
 
@@ -114,7 +117,7 @@ public struct JobResolver: Sendable {
             issues.append(ValidationIssue(location: "outputs", reason: "makes \(resolved.count) outputs with its format sets; the limit is \(limits.maxOutputsPerJob)"))
         }
         if !issues.isEmpty { throw ValidationError(issues) }
-        return ResolvedJob(source: job.source, outputs: resolved, preset: jobPreset)
+        return ResolvedJob(source: job.source, outputs: resolved, preset: jobPreset, asset: job.asset)
     }
 
     /// Inlines preset steps (recursively, in overlays too), merging their explicit settings.

@@ -46,6 +46,17 @@ public indirect enum Condition: Sendable, Hashable {
         }
     }
 
+    /// Whether the condition reads the asset's tags or context.
+    public var readsAsset: Bool {
+        switch self {
+        case .compare(let left, _, let right):
+            if case .asset = left { return true }
+            if case .asset = right { return true }
+            return false
+        case .and(let a, let b), .or(let a, let b): return a.readsAsset || b.readsAsset
+        }
+    }
+
     /// Every expression the condition compares, in order.
     public var expressions: [ArithmeticExpression] {
         switch self {
@@ -69,11 +80,14 @@ public indirect enum Condition: Sendable, Hashable {
 public enum ConditionOperand: Sendable, Hashable {
     case expression(ArithmeticExpression)
     case text(String)
+    /// A value of the asset: `tags`, `ctx:!key!`, `md:!key!` (`AssetFacts`).
+    case asset(AssetRead)
 
     public var canonicalText: String {
         switch self {
         case .expression(let e): e.canonicalText
         case .text(let t): "!\(t)!"
+        case .asset(let a): a.canonicalText
         }
     }
 
@@ -85,7 +99,7 @@ public enum ConditionOperand: Sendable, Hashable {
     func mapping(_ transform: (ArithmeticExpression) -> ArithmeticExpression) -> ConditionOperand {
         switch self {
         case .expression(let e): .expression(transform(e))
-        case .text: self
+        case .text, .asset: self
         }
     }
 }

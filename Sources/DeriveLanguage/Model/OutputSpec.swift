@@ -63,6 +63,9 @@ public struct OutputSettings: Sendable, Hashable {
     public var delay: Int?
     /// `fl_tiff8_lzw`: a TIFF output compressed with LZW (lossless) instead of deflate.
     public var tiffLZW: Bool?
+    /// `fl_getinfo`: a JSON document beside the image with the source's and the output's facts,
+    /// the crops made and the faces found (`GetInfo`), as Cloudinary returns one.
+    public var getInfo: Bool?
 
     public init(format: OutputFormat? = nil, quality: Quality? = nil, strip: Bool? = nil, progressive: Bool? = nil,
                 lossless: Bool? = nil, effort: Int? = nil, chromaSubsampling: ChromaSubsampling? = nil,
@@ -171,12 +174,17 @@ public struct JobSpec: Sendable, Hashable {
     public var source: String?
     public var outputs: [OutputSpec]
     public var preset: String?
+    /// The asset's tags and context (`"tags"`, `"context"`), stored on its row and read by
+    /// conditions (`if_!sale!_in_tags`).
+    public var asset: AssetFacts
 
-    public init(version: Int = JobSpec.currentVersion, source: String?, outputs: [OutputSpec] = [], preset: String? = nil) {
+    public init(version: Int = JobSpec.currentVersion, source: String?, outputs: [OutputSpec] = [], preset: String? = nil,
+                asset: AssetFacts = .none) {
         self.version = version
         self.source = source
         self.outputs = outputs
         self.preset = preset
+        self.asset = asset
     }
 }
 
@@ -214,6 +222,7 @@ extension OutputSettings {
         take(\.loop, "loop")
         take(\.delay, "delay")
         take(\.tiffLZW, "tiffLZW")
+        take(\.getInfo, "getInfo")
         take(\.defaultImage, "defaultImage")
         take(\.clip, "clip")
         return (merged, conflicts)

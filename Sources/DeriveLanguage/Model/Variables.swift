@@ -27,12 +27,15 @@ public struct VariableAssignment: Sendable, Hashable {
 public enum VariableValue: Sendable, Hashable {
     case number(ArithmeticExpression)
     case text(String)
+    /// A value of the asset (`$kind_ctx:!productType!`, `$x_ctx:!x_pos!_to_f`).
+    case asset(AssetRead)
 
     /// Cloudinary spelling: `iw_div_2`, `!text!`.
     public var cloudinaryText: String {
         switch self {
         case .number(let e): e.canonicalText
         case .text(let t): "!\(t)!"
+        case .asset(let a): a.canonicalText
         }
     }
 }

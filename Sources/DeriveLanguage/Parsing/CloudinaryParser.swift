@@ -57,7 +57,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d", "dl"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "getinfo", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -247,6 +247,12 @@ struct ParseRun {
                 }
                 // Kept even when refused, so that its fl_layer_apply still closes it.
                 component.params[key] = value
+            }
+            if key == "p" {
+                // Cloudinary reads the prefix when it generates a CSS sprite (the sprite API)
+                // and nowhere else: on an image's transformation it changes nothing.
+                note(component, "\(token): a CSS sprite's class prefix, which Cloudinary reads only when it generates a sprite; on an image it changes nothing")
+                continue
             }
             if key != "fl", let feature = CloudinaryVocabulary.unsupported(key: key, value: value) {
                 refuse(component, String(token), feature)
@@ -474,7 +480,7 @@ struct ParseRun {
             var rest = c
             rest.params = p
             rest.assignments = []
-            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw"].contains($0) }
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "getinfo"].contains($0) }
             note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
@@ -568,7 +574,14 @@ struct ParseRun {
         }
         if let lut = p.removeValue(forKey: "lut"), let file = lutFile(lut, in: c) { steps.append(.lut(file)) }
         if let round { steps.append(.round(round)) }
-        if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) { steps.append(.border(border)) }
+        if let bo = p.removeValue(forKey: "bo"), let border = border(bo, in: c) {
+            // A border 0 pixels wide draws nothing, as in Cloudinary.
+            if border.width == 0 && border.widthExpression == nil {
+                note(c, "bo_\(bo): a border 0 pixels wide draws nothing")
+            } else {
+                steps.append(.border(border))
+            }
+        }
         if let o = p.removeValue(forKey: "o") {
             if let value = Int(o) {
                 steps.append(.opacity(.value(value)))
@@ -826,6 +839,7 @@ struct ParseRun {
                 found.pngType = PNGType(rawValue: flag)
             case "lossy": found.lossy = true
             case "tiff8_lzw": found.tiffLZW = true
+            case "getinfo": found.getInfo = true
             default: break
             }
         }
@@ -1061,7 +1075,13 @@ struct ParseRun {
     }
 
     mutating func border(_ text: String, in c: Component) -> Border? {
-        let parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        var parts = text.split(separator: "_", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        // Cloudinary draws a fractional width in whole pixels (`bo_5.5px`): the nearest.
+        if parts.count == 3, parts[0].hasSuffix("px"), Int(parts[0].dropLast(2)) == nil, let exact = ExpressionParser.number(String(parts[0].dropLast(2))), exact >= 0 {
+            let nearest = Int(exact.rounded())
+            note(c, "bo_\(parts[0]): a border is whole pixels; Derive draws the nearest, \(nearest)px")
+            parts[0] = "\(nearest)px"
+        }
         guard parts.count == 3, parts[0].hasSuffix("px"), let width = Int(parts[0].dropLast(2)), parts[1] == "solid" else {
             // The width as an expression: `bo_w_div_100px_solid_black`.
             if let solid = text.range(of: "px_solid_", options: .backwards), ExpressionParser.looksLikeExpression(String(text[..<solid.lowerBound])) {
@@ -1468,6 +1488,7 @@ enum CloudinaryNames {
         case "loop": "e_loop"
         case "delay": "dl"
         case "tiffLZW": "fl_tiff8_lzw"
+        case "getInfo": "fl_getinfo"
         case "defaultImage": "d"
         case "clip": "fl_clip"
         case "strip": "fl_keep_iptc"

@@ -69,7 +69,7 @@ public enum CloudinaryVocabulary {
         (["idu", "initial_duration", "initialDuration", "du", "duration"], "a duration, which Derive does not read from a source's header"),
         (["tar", "trimmed_aspect_ratio", "trimmedAspectRatio"], "the aspect ratio after a trim, which depends on the pixels"),
         (["px", "page_x", "pageX", "py", "page_y", "pageY"], "the offset of a layer in a PSD file, which Derive does not read"),
-        (["ctx", "context", "tags", "md", "metadata"], "metadata Cloudinary stores with an asset; a Derive source has none"),
+        (["ctx", "context", "tags", "md", "metadata"], "a text of the asset (its tags or context), which Derive compares in conditions (if_!sale!_in_tags, if_ctx:!key!_eq_!text!) and assigns to variables ($x_ctx:!key!_to_f), not inside arithmetic; assign it to a variable first and use $x"),
         (["dpr"], "the browser's device pixel ratio, which a batch job has no browser to ask"),
     ]
 
@@ -116,7 +116,7 @@ public enum CloudinaryVocabulary {
     /// The one list of Cloudinary features Derive does not support.
     public static let unsupported: [Unsupported] = [
         Unsupported(match: .variable, spelling: "$<name> in f_, pg_, t_, fl_, or in the style of a text layer applied with fl_layer_apply", reason: "user-defined variables in output settings, flags and named transformations, which are fixed before the chain runs, and in a text style across components; they work in numbers (w_$w), names (c_$mode, e_$effect, l_$logo, l_text:$style:...) and as $(name) in l_text"),
-        Unsupported(match: .uncomputableValue, spelling: "idu, du, tar, px, py, ctx, tags, md, dpr in an expression", reason: "predefined values Derive cannot compute when it plans"),
+        Unsupported(match: .uncomputableValue, spelling: "idu, du, tar, px, py, dpr in an expression; ctx, tags, md inside arithmetic", reason: "predefined values Derive cannot compute when it plans"),
         Unsupported(match: .automaticDensity, spelling: "dpr_auto inside a layer or an if_ block, with a layer, w_auto, another density, or no w_ or h_ in the chain", reason: "a batch job makes the output at densities 1, 2 and 3, every size of the chain multiplied by each; Cloudinary also scales layers and their text by the density, which Derive does not, and a density needs a size to multiply"),
         Unsupported(match: .automaticWidth, spelling: "w_auto[:<step>], w_auto:breakpoints... inside a layer or an if_ block, with h_, ar_, dpr_ or c_crop, twice, or before other steps", reason: "a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"),
         Unsupported(match: .value("h", "auto"), spelling: "h_auto", reason: "needs the browser's client hints"),
@@ -131,7 +131,6 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .value("cs", "cmyk"), spelling: "", reason: cmykRefusal),
         Unsupported(match: .valuePrefix("cs", "icc:"), spelling: "", reason: cmykRefusal),
         Unsupported(match: .value("cs", "srgb:truecolor"), spelling: "", reason: cmykRefusal),
-        Unsupported(match: .parameter("p"), spelling: "p_<prefix>", reason: "CSS sprite prefixes, which Derive does not make"),
         Unsupported(match: .valuePrefix("e", "gen_"), spelling: "e_gen_*", reason: generative),
         Unsupported(match: .valuePrefix("b", "gen_fill"), spelling: "b_gen_fill", reason: generative),
         Unsupported(match: .valuePrefix("e", "background_removal"), spelling: "e_background_removal, e_bgremoval, e_remove_background", reason: addOn),

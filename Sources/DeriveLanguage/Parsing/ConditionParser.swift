@@ -31,6 +31,13 @@ enum ConditionParser {
     /// `!text!` (which may hold `_`), a lone number, or an expression.
     static func value(_ text: String) -> Result<VariableValue, Problem> {
         if let inner = textLiteral(text) { return .success(.text(inner)) }
+        if let read = AssetRead.parse(text) { return .success(.asset(read)) }
+        // A literal converted (`!12.5!_to_f`, `30_to_i`) is the number the conversion reads.
+        for conversion in [TextConversion.toFloat, .toInteger] where text.hasSuffix("_" + conversion.rawValue) {
+            let base = String(text.dropLast(conversion.rawValue.count + 1))
+            if let inner = textLiteral(base) { return .success(.number(.number(conversion.apply(inner)))) }
+            if ExpressionParser.number(base) != nil { return .success(.number(.number(conversion.apply(base)))) }
+        }
         if let number = ExpressionParser.number(text) { return .success(.number(.number(number))) }
         // An aspect ratio may be compared with a ratio (`if_ar_gt_3:4`), which is its quotient.
         if text.contains(":"), let ratio = AspectRatio.parse(text) { return .success(.number(.number(ratio))) }
@@ -97,6 +104,7 @@ enum ConditionParser {
             switch value {
             case .number(let e): .expression(e)
             case .text(let t): .text(t)
+            case .asset(let a): .asset(a)
             }
         }
     }

@@ -3,7 +3,7 @@
 /// `{"if": {"condition": "w > 200 && ar < 1", "then": [...], "else": [...]}}`, and text with
 /// variables as a list: `{"text": ["Hello ", {"variable": "name"}]}`.
 extension JSONChainDecoder {
-    static let variableKeys = ["name", "value", "text", "default"]
+    static let variableKeys = ["name", "value", "text", "asset", "default"]
     static let conditionalKeys = ["condition", "then", "else"]
 
     func readAssignment(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> VariableAssignment? {
@@ -17,6 +17,19 @@ extension JSONChainDecoder {
             return nil
         }
         let isDefault = fields["default"].flatMap { log.bool($0, at: path.appending("default")) } ?? false
+        if let asset = fields["asset"] {
+            let assetPath = path.appending("asset")
+            if fields["value"] != nil || fields["text"] != nil {
+                log.add(assetPath, "cannot be combined with value or text; a variable holds one of them")
+                return nil
+            }
+            guard let text = log.string(asset, at: assetPath) else { return nil }
+            guard let read = AssetRead.parse(text) else {
+                log.add(assetPath, "\(Quoted(text)) is not a value of the asset: ctx:!key!, md:!key! (either with _to_f or _to_i for a number) or tags")
+                return nil
+            }
+            return VariableAssignment(name: name, value: .asset(read), isDefault: isDefault)
+        }
         switch (fields["value"], fields["text"]) {
         case (let number?, nil):
             let valuePath = path.appending("value")

@@ -7,8 +7,8 @@ public struct JSONChainDecoder: Sendable {
         self.limits = limits
     }
 
-    public static let jobKeys = ["version", "$schema", "source", "outputs", "preset"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "defaultImage", "progressive", "lossless", "effort",
+    public static let jobKeys = ["version", "$schema", "source", "outputs", "preset", "tags", "context"]
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "getInfo", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template", "lut"] + Effect.Kind.allCases.map(\.rawValue)
@@ -111,7 +111,40 @@ public struct JSONChainDecoder: Sendable {
         case (nil, _?):
             break
         }
-        return JobSpec(version: version, source: source, outputs: outputs, preset: preset)
+        return JobSpec(version: version, source: source, outputs: outputs, preset: preset, asset: readAsset(fields, log: log))
+    }
+
+    /// `"tags": ["sale", ...]` and `"context": {"key": "value", ...}`, checked as a store keeps them.
+    func readAsset(_ fields: [String: JSONValue], log: IssueCollector) -> AssetFacts {
+        var tags: [String] = []
+        if let value = fields["tags"] {
+            let path = JSONPath.root.appending("tags")
+            let list = log.array(value, at: path) ?? []
+            // Counted as written, as the schema's maxItems counts them.
+            if list.count > AssetFacts.maxTags { log.add(path, "has \(list.count) tags; the limit is \(AssetFacts.maxTags)") }
+            for (i, element) in list.enumerated() {
+                guard let tag = log.string(element, at: path.appending(i)) else { continue }
+                if let issue = AssetFacts.tagIssue(tag) { log.add(path.appending(i), issue) } else { tags.append(tag) }
+            }
+        }
+        var context: [String: String] = [:]
+        if let value = fields["context"] {
+            let path = JSONPath.root.appending("context")
+            if case .object(let members) = value {
+                if members.count > AssetFacts.maxContextEntries { log.add(path, "has \(members.count) entries; the limit is \(AssetFacts.maxContextEntries)") }
+                for member in members {
+                    let at = path.appending(member.key)
+                    guard case .string(let text) = member.value else {
+                        log.add(at, "expected a string, got \(member.value.typeDescription)")
+                        continue
+                    }
+                    if let issue = AssetFacts.keyIssue(member.key) ?? AssetFacts.valueIssue(member.key, text) { log.add(at, issue) } else { context[member.key] = text }
+                }
+            } else {
+                log.add(path, "expected an object of texts ({\"productType\": \"shoes\"}), got \(value.typeDescription)")
+            }
+        }
+        return AssetFacts(tags: tags, context: context)
     }
 
     func readOutputs(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> [OutputSpec] {
@@ -212,6 +245,7 @@ public struct JSONChainDecoder: Sendable {
         s.loop = log.int(fields["loop"], at: path.appending("loop"))
         s.delay = log.int(fields["delay"], at: path.appending("delay"))
         s.tiffLZW = log.bool(fields["tiffLZW"], at: path.appending("tiffLZW"))
+        s.getInfo = log.bool(fields["getInfo"], at: path.appending("getInfo"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
         if let c = fields["clip"] { s.clip = readClip(c, at: path.appending("clip"), log: log) }
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))

@@ -47,6 +47,13 @@ extension ExpressionFacts {
             guard let bound = variables[name] else { return .failure(.unsetVariable(name)) }
             return .success(bound)
         case .number(let e): return evaluate(e).map { .number(Decimal6.quantize($0)) }
+        case .asset(let read):
+            switch read.reading(on: asset) {
+            case .number(let n): return .success(.number(n))
+            case .text(let t): return .success(.text(t))
+            // A list as Cloudinary writes one (`!a:b!`), which `in` and `nin` read back as one.
+            case .list(let items): return .success(.text(items.joined(separator: ":")))
+            }
         }
     }
 
@@ -74,10 +81,14 @@ extension ExpressionFacts {
                 case .gt: return .success(x > y)
                 case .lte: return .success(x <= y)
                 case .gte: return .success(x >= y)
-                case .inList, .notInList: return .failure(PlanningFailure("unknown to Cloudinary (\(clause): \(op.rawValue) takes a list on its right, !a:b:c!)"))
+                case .inList, .notInList: return .failure(PlanningFailure("unknown to Cloudinary (\(clause): \(op.rawValue) takes a list on its right, !a:b:c!, or tags)"))
                 }
-            case (_, .text(let list), .inList), (_, .text(let list), .notInList):
-                let found = list.split(separator: ":", omittingEmptySubsequences: false).map(String.init).contains(l.description)
+            case (_, .text, .inList), (_, .text, .notInList):
+                // Every item on the left (`!sale:in_stock!`, or one value) among those on the
+                // right: `in` holds when all are there, `nin` when not all are.
+                let among = Set(items(of: right, r))
+                let wanted = items(of: left, l)
+                let found = !wanted.isEmpty && wanted.allSatisfy(among.contains)
                 return .success(op == .inList ? found : !found)
             case (_, _, .eq): return .success(l.description == r.description)
             case (_, _, .ne): return .success(l.description != r.description)
@@ -87,10 +98,19 @@ extension ExpressionFacts {
         }
     }
 
+    /// The items of a side of `in` or `nin`: the asset's tags as they are, a text's
+    /// `:`-separated items, a number alone.
+    func items(of operand: ConditionOperand, _ bound: VariableBinding) -> [String] {
+        if case .asset(let read) = operand, case .list(let tags) = read.reading(on: asset) { return tags }
+        guard case .text(let text) = bound else { return [bound.description] }
+        return text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+    }
+
     func operand(_ o: ConditionOperand) -> Result<VariableBinding, ArithmeticExpression.EvaluationFailure> {
         switch o {
         case .text(let t): .success(.text(t))
         case .expression(let e): binding(of: .number(e))
+        case .asset(let a): binding(of: .asset(a))
         }
     }
 
@@ -183,6 +203,20 @@ extension Step {
     /// face count, which only the engine knows.
     var namesFaceCount: Bool { names(.faceCount) }
 
+    /// Whether a condition or an assignment of the step reads the asset's tags or context, so
+    /// that the output depends on them (its identity takes them in).
+    var readsAsset: Bool {
+        switch self {
+        case .assign(let a):
+            if case .asset = a.value { return true }
+            return false
+        case .conditional(let c):
+            return c.condition.readsAsset || c.then.contains(where: \.readsAsset) || c.otherwise.contains(where: \.readsAsset)
+        default:
+            return false
+        }
+    }
+
     /// Whether an expression of the step names the illustration score, which only the engine
     /// measures.
     public var namesIllustrationScore: Bool { names(.illustrationScore) }
@@ -231,6 +265,65 @@ extension Step {
         }.mappingLengths { d, _ in
             guard case .expression(let e) = d else { return d }
             return .expression(transform(e))
+        }
+    }
+}
+
+extension Step {
+    /// The step with every read of the asset written in as the value it reads (a text, a
+    /// number, the tags as a `:`-separated list), in its branches and its overlays' chains too:
+    /// steps the engine plans later (after a trim, an overlay's chain) do not carry the asset.
+    /// With `overlaysOnly`, only what lies inside overlays' chains, so that the planner's own
+    /// walk reports conditions as written.
+    func writingAssetValues(_ asset: AssetFacts, overlaysOnly: Bool = false) -> Step {
+        func literal(_ read: AssetRead) -> VariableValue {
+            switch read.reading(on: asset) {
+            case .number(let n): .number(.number(n))
+            case .text(let t): .text(t)
+            case .list(let items): .text(items.joined(separator: ":"))
+            }
+        }
+        func operand(_ o: ConditionOperand) -> ConditionOperand {
+            guard case .asset(let read) = o else { return o }
+            switch literal(read) {
+            case .number(let e): return .expression(e)
+            case .text(let t): return .text(t)
+            case .asset: return o
+            }
+        }
+        func condition(_ c: Condition) -> Condition {
+            switch c {
+            case .compare(let l, let op, let r): .compare(operand(l), op, operand(r))
+            case .and(let a, let b): .and(condition(a), condition(b))
+            case .or(let a, let b): .or(condition(a), condition(b))
+            }
+        }
+        switch self {
+        case .assign(var a) where !overlaysOnly:
+            if case .asset(let read) = a.value { a.value = literal(read) }
+            return .assign(a)
+        case .conditional(var c):
+            if !overlaysOnly { c.condition = condition(c.condition) }
+            c.then = c.then.map { $0.writingAssetValues(asset, overlaysOnly: overlaysOnly) }
+            c.otherwise = c.otherwise.map { $0.writingAssetValues(asset, overlaysOnly: overlaysOnly) }
+            return .conditional(c)
+        case .overlay(var o):
+            o.chain = o.chain.map { $0.writingAssetValues(asset) }
+            return .overlay(o)
+        default:
+            return self
+        }
+    }
+
+    /// Whether the step or anything inside it (branches, overlays' chains) reads the asset.
+    var readsAssetAnywhere: Bool {
+        switch self {
+        case .conditional(let c):
+            return readsAsset || c.then.contains(where: \.readsAssetAnywhere) || c.otherwise.contains(where: \.readsAssetAnywhere)
+        case .overlay(let o):
+            return o.chain.contains(where: \.readsAssetAnywhere)
+        default:
+            return readsAsset
         }
     }
 }

@@ -13,6 +13,8 @@ struct ExpressionFacts: Sendable {
     /// The job's illustration score: nil when planning from the header (steps that name `ils`
     /// are deferred to the engine, which measures it).
     var illustrationScore: Double?
+    /// The job's tags and context, which conditions and assignments read.
+    var asset: AssetFacts = .none
     /// Whether the engine plans these steps, so that an unknown face count is final.
     var atRunTime = false
 
@@ -172,6 +174,6 @@ extension Step {
     /// The step with the source's values written into its expressions, for steps the engine
     /// plans later against an image that is no longer the source (after a trim).
     func substitutingSourceFacts(_ facts: ExpressionFacts) -> Step {
-        mappingAllExpressions { $0.substituting(facts.sourceValue) }
+        writingAssetValues(facts.asset).mappingAllExpressions { $0.substituting(facts.sourceValue) }
     }
 }

@@ -22,7 +22,7 @@ public struct Planner: Sendable {
         // 1. Each output planned at full resolution, in the oriented source's coordinates.
         var drafts: [Draft] = []
         for (index, output) in job.outputs.enumerated() {
-            drafts += draft(output, index: index, source: source, issues: &issues)
+            drafts += draft(output, index: index, source: source, asset: job.asset, issues: &issues)
         }
         if !issues.isEmpty { throw ValidationError(issues) }
 
@@ -112,7 +112,7 @@ public struct Planner: Sendable {
         return pages
     }
 
-    func draft(_ output: CanonicalOutput, index: Int, source: SourceFacts, issues: inout [ValidationIssue]) -> [Draft] {
+    func draft(_ output: CanonicalOutput, index: Int, source: SourceFacts, asset: AssetFacts, issues: inout [ValidationIssue]) -> [Draft] {
         let label = "outputs[\(index)] (\(Quoted(output.name)))"
         // The decoder applies EXIF orientation; an output that ignores it turns the image back.
         let autoOrient = output.encoding.autoOrient
@@ -147,13 +147,18 @@ public struct Planner: Sendable {
         }
         let keepsAnimation = selected != nil
             || source.isAnimated && output.encoding.frame == nil && (format.canAnimate || format == .auto)
-        // A hash of the canonical output, the same for every breakpoint width.
-        let identity = output.identity
+        // A hash of the canonical output, the same for every breakpoint width; when the chain
+        // reads the asset's tags or context, of those too, so that an asset with other tags is
+        // another output (not one reused from a run that took the other branch).
+        let identity = output.chain.contains(where: \.readsAssetAnywhere)
+            ? SHA256.hex(output.identityText + "\n" + asset.identityText) : output.identity
 
         // With a page set, cp is its first page (the frame decisions are made on).
-        let facts = ExpressionFacts(initial: start, current: start, page: selected?.first ?? page, pageCount: source.pages)
+        var facts = ExpressionFacts(initial: start, current: start, page: selected?.first ?? page, pageCount: source.pages)
+        facts.asset = asset
         func planned(_ steps: [Step], breakpoint: Int?) -> PlannedOutput? {
             let before = issues.count
+            let steps = steps.map { $0.writingAssetValues(asset, overlaysOnly: true) }
             let walk = self.walk(steps, from: start, facts: facts, sourceFormat: source.format, location: label, issues: &issues)
             guard issues.count == before else { return nil }
             var encoding = encoding
