@@ -53,12 +53,22 @@ void dmetric_sums(const float *p1, const float *p2, const float *mu1, const floa
     PICK(dmetric_sums, p1, p2, mu1, s11, width, height, taps, scratch, stride, ring, columns, sums);
 }
 
+void dmetric_pair_sums(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6], float *scratch,
+                       long stride, float *ring, float *columns, double sums[6]) {
+    PICK(dmetric_pair_sums, p1, p2, ssim, width, height, taps, scratch, stride, ring, columns, sums);
+}
+
 void dmetric_xyb(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b) {
     PICK(dmetric_xyb, r, g, bl, count, x, y, b);
 }
 
 void dmetric_linear(const unsigned char *pixels, long count, int bands, const float lut[256], float *r, float *g, float *b) {
     PICK(dmetric_linear, pixels, count, bands, lut, r, g, b);
+}
+
+void dmetric_first_scale(const unsigned char *pixels, long width, long height, int bands, const float lut[256], long first_row,
+                         long end_row, float *x, float *y, float *b, float *hr, float *hg, float *hb, float *scratch) {
+    PICK(dmetric_first_scale, pixels, width, height, bands, lut, first_row, end_row, x, y, b, hr, hg, hb, scratch);
 }
 
 void dmetric_halved(const float *src, long width, long height, float *dst) {

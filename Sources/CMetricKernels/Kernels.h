@@ -145,28 +145,37 @@ void NAME(dmetric_column_pass)(const float *plane, long width, long height, cons
     for (long y = 0; y < height; y++) column_row(plane, y, width, height, taps, out + y * width);
 }
 
-void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
-                  const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]) {
-    const int with_ssim = s11 != 0, planes = with_ssim ? 3 : 1;
+/// The sums of dmetric_sums and dmetric_pair_sums: with `fused`, the reference's blurred plane
+/// and square are made row by row too (in ring planes 3 and 4, columns rows 3 and 4) from the
+/// same row and column passes dmetric_row_passes and dmetric_column_pass make them with, so
+/// the values, and the sums, are the same to the bit.
+static inline void sums_body(const float *p1, const float *p2, const float *mu1_plane, const float *s11_plane, int with_ssim,
+                             int fused, long width, long height, const float taps[6], float *scratch, long stride, float *ring,
+                             float *columns, double sums[6]) {
+    const int planes = with_ssim ? 3 : 1;
     const v8f one = splat(1), zero = splat(0), c2 = splat(0.0009f);
     float *mu2 = columns, *s22 = columns + stride, *s12 = columns + 2 * stride;
+    float *mu1_row = columns + 3 * stride, *s11_row = columns + 4 * stride;
     float *row0, *row1, *row2;
     scratch_rows(scratch, stride, width, &row0, &row1, &row2);
     // The row-passed candidate products of the last RING rows, in slot (row % RING) of each
     // plane: the 11 rows a column pass reads stay in the cache instead of making whole planes.
     enum { RING = 16 };
     float *ring0 = ring, *ring1 = ring + RING * width, *ring2 = ring + 2 * RING * width;
+    float *ring3 = ring + 3 * RING * width, *ring4 = ring + 4 * RING * width;
     long passed = 0;
     double total[6] = {0, 0, 0, 0, 0, 0};
     for (long y = 0; y < height; y++) {
         for (const long last = y + 5 < height ? y + 5 : height - 1; passed <= last; passed++) {
             const long at = passed * width, slot = (passed % RING) * width;
             row_products(p2 + at, p1 + at, planes, width, row0, row1, row2, taps, ring0 + slot, ring1 + slot, ring2 + slot);
+            if (fused) row_products(p1 + at, 0, with_ssim ? 2 : 1, width, row0, row1, row2, taps, ring3 + slot, ring4 + slot, 0);
         }
-        const float *rows0[11], *rows1[11], *rows2[11];
+        const float *rows0[11], *rows1[11], *rows2[11], *rows3[11], *rows4[11];
         for (long t = -5; t <= 5; t++) {
             const long slot = (mirrored(y + t, height) % RING) * width;
             rows0[t + 5] = ring0 + slot, rows1[t + 5] = ring1 + slot, rows2[t + 5] = ring2 + slot;
+            rows3[t + 5] = ring3 + slot, rows4[t + 5] = ring4 + slot;
         }
         column_of(rows0, width, taps, mu2);
         if (with_ssim) {
@@ -174,17 +183,22 @@ void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, cons
             column_of(rows2, width, taps, s12);
         }
         const long row = y * width;
+        if (fused) {
+            column_of(rows3, width, taps, mu1_row);
+            if (with_ssim) column_of(rows4, width, taps, s11_row);
+        }
+        const float *mu1 = fused ? mu1_row : mu1_plane + row, *s11 = fused || !with_ssim ? s11_row : s11_plane + row;
         long x = 0;
         while (x < width) {
             const long end = x + 1024 < width ? x + 1024 : width;
             v8f d1 = zero, d4 = zero, a1 = zero, a4 = zero, l1 = zero, l4 = zero;
             for (; x + 8 <= end; x += 8) {
                 const long i = row + x;
-                const v8f m1 = load(mu1 + i), m2 = load(mu2 + x);
+                const v8f m1 = load(mu1 + x), m2 = load(mu2 + x);
                 if (with_ssim) {
                     const v8f num_m = one - (m1 - m2) * (m1 - m2);
                     const v8f num_s = 2 * (load(s12 + x) - m1 * m2) + c2;
-                    const v8f den_s = (load(s11 + i) - m1 * m1) + (load(s22 + x) - m2 * m2) + c2;
+                    const v8f den_s = (load(s11 + x) - m1 * m1) + (load(s22 + x) - m2 * m2) + c2;
                     const v8f d = positive(one - num_m * num_s / den_s);
                     d1 += d;
                     d4 += (d * d) * (d * d);
@@ -200,11 +214,11 @@ void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, cons
             double tail[6] = {0, 0, 0, 0, 0, 0};
             for (; x < end; x++) {
                 const long i = row + x;
-                const float m1 = mu1[i], m2 = mu2[x];
+                const float m1 = mu1[x], m2 = mu2[x];
                 if (with_ssim) {
                     const float num_m = 1 - (m1 - m2) * (m1 - m2);
                     const float num_s = 2 * (s12[x] - m1 * m2) + 0.0009f;
-                    const float den_s = (s11[i] - m1 * m1) + (s22[x] - m2 * m2) + 0.0009f;
+                    const float den_s = (s11[x] - m1 * m1) + (s22[x] - m2 * m2) + 0.0009f;
                     const float f = 1 - num_m * num_s / den_s;
                     const double d = f > 0 ? f : 0;
                     tail[0] += d;
@@ -227,6 +241,16 @@ void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, cons
         }
     }
     for (int i = 0; i < 6; i++) sums[i] = total[i];
+}
+
+void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
+                        const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]) {
+    sums_body(p1, p2, mu1, s11, s11 != 0, 0, width, height, taps, scratch, stride, ring, columns, sums);
+}
+
+void NAME(dmetric_pair_sums)(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6],
+                             float *scratch, long stride, float *ring, float *columns, double sums[6]) {
+    sums_body(p1, p2, 0, 0, ssim, 1, width, height, taps, scratch, stride, ring, columns, sums);
 }
 
 /// Cube root of a value in the opsin mixes' range (0.0038 to 1.1): the inverse cube root from a
@@ -310,6 +334,29 @@ void NAME(dmetric_halved)(const float *src, long width, long height, float *dst)
                 if (x1 != x0) { sum += row1[x1]; n += 1; }
             }
             out[ox] = sum / n;
+        }
+    }
+}
+
+void NAME(dmetric_first_scale)(const unsigned char *pixels, long width, long height, int bands, const float lut[256],
+                               long first_row, long end_row, float *x, float *y, float *b, float *hr, float *hg, float *hb,
+                               float *scratch) {
+    const long half_width = (width + 1) / 2;
+    const int colour = bands >= 3;
+    for (long oy = first_row; oy < end_row; oy++) {
+        const long y0 = 2 * oy, rows = y0 + 1 < height ? 2 : 1;
+        float *r = scratch, *g = colour ? scratch + 2 * width : r, *bl = colour ? scratch + 4 * width : r;
+        for (long k = 0; k < rows; k++) {
+            const long at = (y0 + k) * width;
+            NAME(dmetric_linear)(pixels + at * bands, width, bands, lut, r + k * width, g + k * width, bl + k * width);
+            NAME(dmetric_xyb)(r + k * width, g + k * width, bl + k * width, width, x ? x + at : 0, y ? y + at : 0, b ? b + at : 0);
+        }
+        if (hr) {
+            NAME(dmetric_halved)(r, width, rows, hr + oy * half_width);
+            if (colour) {
+                NAME(dmetric_halved)(g, width, rows, hg + oy * half_width);
+                NAME(dmetric_halved)(bl, width, rows, hb + oy * half_width);
+            }
         }
     }
 }

@@ -455,6 +455,7 @@ struct AutoEncoder {
         var again = self
         again.hints[chosen.format] = nil
         let known = (QualitySearch.Trial(quality: quality, score: measured, bytes: chosen.data.count), chosen.data)
+        let whole = whole.searchable(threads: width)
         let outcome = try again.bracketed(whole, encoding: settings, level: level, graphic: whole.colours <= Self.graphicColours,
                                           budget: self.settings.qualityMaxEncodes, beat: nil, known: [known])
         var choices = result.choices.filter { !$0.hasPrefix("quality auto:") }

@@ -14,8 +14,9 @@ struct PerceptualReference {
     /// The image the search encodes: `full` itself, or the mosaic.
     let sample: VImage
     let tiles: Int
-    /// The sample's side of the metric, prepared once for all candidates.
-    let metric: Ssimulacra2.Reference
+    /// The sample's side of the metric, prepared once for all candidates (for the whole image
+    /// after a search on the sample, without its blurs until a search needs them: `searchable`).
+    private(set) var metric: Ssimulacra2.Reference
     /// The sample's pixels as the metric reads them.
     let pixels: PixelBuffer
     /// Whether `pixels` are the sample's own bytes (8-bit sRGB or grey without alpha).
@@ -87,11 +88,19 @@ struct PerceptualReference {
     }
 
     /// The whole image as a reference of its own, for scoring the output after a search on
-    /// the sample (and searching again on the whole image when it missed): itself when the
-    /// search ran on the whole image.
+    /// the sample: itself when the search ran on the whole image. Its metric side is made for
+    /// that one score (XYB planes only, the blurs made beside the output's); `searchable`
+    /// completes it when the output missed and the whole image is searched.
     func whole(threads: Int = 1) throws(DeriveError) -> PerceptualReference {
         guard let wholePixels else { return self }
         return try PerceptualReference(whole: full, pixels: wholePixels, threads: threads, complexity: complexity, colours: colours)
+    }
+
+    /// This reference ready for many scores (a search): its metric's blurs made once.
+    func searchable(threads: Int = 1) -> PerceptualReference {
+        var ready = self
+        ready.metric = metric.blurred(threads: threads)
+        return ready
     }
 
     /// The sample's complexity and colour count stand for the whole image's: a search again on
@@ -104,7 +113,7 @@ struct PerceptualReference {
         wholePixels = nil
         sampleIsPixels = Self.isMetricPixels(image)
         self.pixels = pixels
-        metric = try Ssimulacra2.Reference(pixels, threads: threads)
+        metric = try Ssimulacra2.Reference(pixels, threads: threads, blurred: false)
         self.complexity = complexity
         self.colours = colours
     }

@@ -144,6 +144,62 @@ import Testing
         }
     }
 
+    /// A reference prepared for one score (its blurs made row by row beside the candidate's, as
+    /// `q_auto`'s whole-image check scores its output) gives the same score to the bit as one
+    /// prepared for many, on one thread and two, and so does the same reference blurred later
+    /// (a search again on the whole image). Odd sizes and grey too.
+    @Test func aReferenceForOneScoreGivesTheSameScoreToTheBit() throws {
+        /// The top left `width`×`height` of a 120-wide RGB buffer, in RGB or as its green band.
+        func cut(_ buffer: PixelBuffer, width: Int, height: Int, bands: Int) -> PixelBuffer {
+            var pixels: [UInt8] = []
+            for y in 0..<height {
+                for x in 0..<width {
+                    let at = (y * 120 + x) * 3
+                    pixels += bands == 3 ? Array(buffer.pixels[at..<at + 3]) : [buffer.pixels[at + 1]]
+                }
+            }
+            return PixelBuffer(width: width, height: height, bands: bands, pixels: pixels)
+        }
+        for (width, height, bands) in [(120, 100, 3), (117, 93, 3), (120, 100, 1)] {
+            let reference = cut(Self.reference, width: width, height: height, bands: bands)
+            let prepared = try Ssimulacra2.Reference(reference)
+            for threads in [1, 2] {
+                let single = try Ssimulacra2.Reference(reference, threads: threads, blurred: false)
+                #expect(!single.isBlurred)
+                let later = single.blurred(threads: threads)
+                #expect(later.isBlurred)
+                for name in ["posterised", "blurred", "noisy", "tinted"] {
+                    let distorted = cut(Self.distorted(name), width: width, height: height, bands: bands)
+                    let many = try Ssimulacra2.score(reference: prepared, distorted: distorted)
+                    let once = try Ssimulacra2.score(reference: single, distorted: distorted, threads: threads)
+                    let afterwards = try Ssimulacra2.score(reference: later, distorted: distorted, threads: threads)
+                    #expect(once == many, "\(width)×\(height)×\(bands) \(name), one score on \(threads): \(once) against \(many)")
+                    #expect(afterwards == many, "\(width)×\(height)×\(bands) \(name), blurred later on \(threads): \(afterwards) against \(many)")
+                }
+            }
+        }
+    }
+
+    /// The first scale made straight from the pixels, two rows at a time, is what the linear
+    /// image, its XYB and its halving make, to the bit (odd sizes, grey, one thread and two).
+    @Test func theFirstScaleFromThePixelsIsTheLinearImages() throws {
+        let odd = PixelBuffer(width: 37, height: 35, bands: 3, pixels: Array(Self.reference.pixels[0..<(37 * 35 * 3)]))
+        let grey = PixelBuffer(width: 41, height: 33, bands: 1, pixels: Array(Self.reference.pixels[0..<(41 * 33)]))
+        for buffer in [Self.reference, odd, grey] {
+            let linear = Ssimulacra2.LinearImage(buffer)
+            for needed in [[true, true, true], [false, true, false], [true, false, true]] {
+                for threads in [1, 2] {
+                    let (xyb, next) = Ssimulacra2.LinearImage.firstScale(buffer, needed: needed, halve: true, threads: threads)
+                    #expect(xyb.planes == linear.xyb(needed).planes, "\(buffer.width)×\(buffer.height)×\(buffer.bands) \(needed) XYB")
+                    let halved = linear.halved()
+                    #expect(next?.planes == halved.planes && next?.width == halved.width && next?.height == halved.height,
+                            "\(buffer.width)×\(buffer.height)×\(buffer.bands) halved")
+                }
+            }
+            #expect(Ssimulacra2.LinearImage.firstScale(buffer, needed: [true, true, true], halve: false).1 == nil)
+        }
+    }
+
     @Test func halvingTheChromaKeepsLumaAndAveragesColour() throws {
         let flat = PixelBuffer(width: 9, height: 7, bands: 3, pixels: Array(repeating: [200, 40, 90], count: 63).flatMap { $0 })
         let kept = try #require(flat.chromaHalved())

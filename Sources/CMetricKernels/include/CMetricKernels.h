@@ -28,6 +28,14 @@ void dmetric_column_pass(const float *plane, long width, long height, const floa
 void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
                   const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]);
 
+/// The sums of dmetric_sums for one score alone, with no prepared reference: the reference's
+/// blurred plane (and with `ssim` its blurred square) are made row by row beside the
+/// candidate's, in the same order, so the sums are those of dmetric_row_passes,
+/// dmetric_column_pass and dmetric_sums to the bit, without their two whole planes. `ring`
+/// holds 80 rows of `width`, `columns` five rows of `stride`.
+void dmetric_pair_sums(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6],
+                       float *scratch, long stride, float *ring, float *columns, double sums[6]);
+
 /// libjxl's opsin transform shifted positive as SSIMULACRA 2 does, from linear RGB planes of
 /// `count` floats: any of `x`, `y`, `b` may be null.
 void dmetric_xyb(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b);
@@ -39,6 +47,14 @@ void dmetric_linear(const unsigned char *pixels, long count, int bands, const fl
 /// A plane's 2×2 box average into `dst` ((width + 1) / 2 by (height + 1) / 2); an odd last
 /// column or row averages the pixels it has.
 void dmetric_halved(const float *src, long width, long height, float *dst);
+
+/// The first scale from 8-bit pixels, two rows at a time, without storing its linear planes:
+/// the rows of halved rows `first_row` to `end_row` (exclusive) go to linear light in
+/// `scratch` (six rows of `width`), to XYB in those of `x`, `y`, `b` given (as dmetric_xyb), and
+/// halved into `hr`, `hg`, `hb` (as dmetric_halved; `hr` null: not halved; grey: `hr` only).
+/// The values are dmetric_linear's, dmetric_xyb's and dmetric_halved's to the bit.
+void dmetric_first_scale(const unsigned char *pixels, long width, long height, int bands, const float lut[256], long first_row,
+                         long end_row, float *x, float *y, float *b, float *hr, float *hg, float *hb, float *scratch);
 
 /// RGB pixels (3 or more bands, only the first three read and written) with nothing lost but
 /// half their chroma resolution, as JPEG's 4:2:0 keeps it: BT.601 full-range YCbCr, Cb and Cr

@@ -34,14 +34,16 @@ public enum Ssimulacra2 {
             throw DeriveError(.internalError, "ssimulacra2: the images differ in size "
                 + "(\(reference.width)×\(reference.height) and \(distorted.width)×\(distorted.height))")
         }
-        var linear = LinearImage(distorted)
         let work = Workspace(width: reference.width, height: reference.height, reference: false)
-        var averages: [ScaleAverages] = []
         let count = reference.scales.count
-        for (index, scale) in reference.scales.enumerated() {
-            let needed = (0..<3).map { Terms(channel: $0, scale: index, of: count).any }
-            averages.append(ScaleAverages(scale, linear.xyb(needed), scale: index, of: count, work: work))
+        var (xyb, next) = LinearImage.firstScale(distorted, needed: Self.needed(scale: 0, of: count), halve: count > 1)
+        var averages = [ScaleAverages(reference.scales[0], xyb, scale: 0, of: count, work: work)]
+        for index in 1..<max(1, count) {
+            guard var linear = next else { break }
+            xyb = linear.xyb(Self.needed(scale: index, of: count))
+            averages.append(ScaleAverages(reference.scales[index], xyb, scale: index, of: count, work: work))
             if index < count - 1 { linear = linear.halved() }
+            next = linear
         }
         return combined(averages)
     }
@@ -59,14 +61,17 @@ public enum Ssimulacra2 {
                 + "(\(reference.width)×\(reference.height) and \(distorted.width)×\(distorted.height))")
         }
         let count = reference.scales.count
-        var linear = LinearImage(distorted)
-        var images: [LinearImage] = []
+        let (first, next) = LinearImage.firstScale(distorted, needed: Self.needed(scale: 0, of: count), halve: count > 1, threads: threads)
+        var images = [first]
         var jobs: [(scale: Int, channel: Int, cost: Int)] = []
-        for index in 0..<count {
-            let needed = (0..<3).map { Terms(channel: $0, scale: index, of: count).any }
-            images.append(linear.xyb(needed))
-            for c in 0..<3 where needed[c] { jobs.append((index, c, linear.width * linear.height)) }
-            if index < count - 1 { linear = linear.halved() }
+        if var linear = next {
+            for index in 1..<count {
+                images.append(linear.xyb(Self.needed(scale: index, of: count)))
+                if index < count - 1 { linear = linear.halved() }
+            }
+        }
+        for (index, image) in images.enumerated() {
+            for c in 0..<3 where !image.planes[c].isEmpty { jobs.append((index, c, image.width * image.height)) }
         }
         var parts: [[Int]] = [[], []], load = [0, 0]
         for (i, job) in jobs.enumerated().sorted(by: { $0.element.cost > $1.element.cost }) {
@@ -112,6 +117,11 @@ public enum Ssimulacra2 {
         return count
     }
 
+    /// Which channels' XYB planes a scale needs (those with a term that counts).
+    static func needed(scale: Int, of count: Int) -> [Bool] {
+        (0..<3).map { Terms(channel: $0, scale: scale, of: count).any }
+    }
+
     /// Which of a channel's averages at a scale have a weight that matters. Most of the
     /// full-size scale's weights are zero or below a thousandth (only Y's SSIM 4-norm and
     /// blurring count there), and that scale is three quarters of the pixels: leaving out the
@@ -135,10 +145,18 @@ public enum Ssimulacra2 {
 
     /// The reference image at every scale: its XYB planes, their blurred means and blurred
     /// squares (the parts of SSIM that do not depend on the candidate).
+    ///
+    /// Without its blurs (`blurred` false) it is for one score only: that score blurs the
+    /// reference row by row beside the candidate (`dmetric_pair_sums`), the same values in the
+    /// same order, so the same score to the bit, without making and reading back two whole
+    /// planes per channel and scale (a quarter less time for one score of a large image, where
+    /// `q_auto` checks its output on the whole image). `blurred()` adds them for many scores.
     public struct Reference: Sendable {
         public let width: Int
         public let height: Int
         let scales: [Scale]
+        /// Whether each scale's blurred means and squares are made (else each score makes them).
+        public let isBlurred: Bool
 
         struct Scale: Sendable {
             var xyb: LinearImage
@@ -149,43 +167,89 @@ public enum Ssimulacra2 {
         /// With `threads` 2, the full-size scale (three quarters of the pixels, one channel)
         /// is prepared on one thread while the other halves the image and prepares the
         /// smaller scales (a quarter of the pixels, most of the channels): about the same work.
-        public init(_ buffer: PixelBuffer, threads: Int = 1) throws(DeriveError) {
+        public init(_ buffer: PixelBuffer, threads: Int = 1, blurred: Bool = true) throws(DeriveError) {
             guard buffer.width >= 8, buffer.height >= 8 else {
                 throw DeriveError(.internalError, "ssimulacra2: the images are smaller than 8×8")
             }
             width = buffer.width
             height = buffer.height
-            let linear = LinearImage(buffer)
+            isBlurred = blurred
             let count = Ssimulacra2.scaleCount(width: width, height: height)
-            guard threads > 1 && count > 1 else {
-                scales = Self.scales(from: linear, range: 0..<count, of: count)
+            let (first, next) = LinearImage.firstScale(buffer, needed: Ssimulacra2.needed(scale: 0, of: count), halve: count > 1,
+                                                       threads: threads)
+            let top = [Scale(xyb: first, mean: [[], [], []], square: [[], [], []])]
+            guard let next else {
+                scales = blurred ? Self.blurs(of: top, from: 0, of: count) : top
                 return
             }
+            guard threads > 1 else {
+                let all = top + Self.scales(from: next, range: 1..<count, of: count, blurred: false)
+                scales = blurred ? Self.blurs(of: all, from: 0, of: count) : all
+                return
+            }
+            // The full-size scale's blurs (three quarters of the pixels, one channel) on one
+            // thread, the smaller scales (most of the channels) on the other: about the same work.
             let parts = Mutex<[Int: [Scale]]>([:])
             DispatchQueue.concurrentPerform(iterations: 2) { part in
-                let made = part == 0 ? Self.scales(from: linear, range: 0..<1, of: count)
-                    : Self.scales(from: linear.halved(), range: 1..<count, of: count)
+                let made = part == 0 ? (blurred ? Self.blurs(of: top, from: 0, of: count) : top)
+                    : Self.scales(from: next, range: 1..<count, of: count, blurred: blurred)
                 parts.withLock { $0[part] = made }
             }
             scales = parts.withLock { $0[0]! + $0[1]! }
         }
 
+        private init(width: Int, height: Int, scales: [Scale]) {
+            self.width = width
+            self.height = height
+            self.scales = scales
+            isBlurred = true
+        }
+
+        /// This reference with its blurred planes, made from the XYB planes it has (for many
+        /// scores against it); itself when it has them. With `threads` 2, the full-size scale on
+        /// one thread and the others on the second, as `init` splits them.
+        public func blurred(threads: Int = 1) -> Reference {
+            guard !isBlurred else { return self }
+            let count = scales.count
+            guard threads > 1 && count > 1 else {
+                return Reference(width: width, height: height, scales: Self.blurs(of: scales, from: 0, of: count))
+            }
+            let parts = Mutex<[Int: [Scale]]>([:])
+            let scales = self.scales
+            DispatchQueue.concurrentPerform(iterations: 2) { part in
+                let made = part == 0 ? Self.blurs(of: Array(scales[0..<1]), from: 0, of: count)
+                    : Self.blurs(of: Array(scales[1...]), from: 1, of: count)
+                parts.withLock { $0[part] = made }
+            }
+            return Reference(width: width, height: height, scales: parts.withLock { $0[0]! + $0[1]! })
+        }
+
         /// The scales in `range`, `linear` being the first of them.
-        static func scales(from first: LinearImage, range: Range<Int>, of count: Int) -> [Scale] {
+        static func scales(from first: LinearImage, range: Range<Int>, of count: Int, blurred: Bool) -> [Scale] {
             var linear = first
-            let work = Workspace(width: first.width, height: first.height, reference: true)
             var scales: [Scale] = []
             for scale in range {
                 let terms = (0..<3).map { Terms(channel: $0, scale: scale, of: count) }
-                let xyb = linear.xyb(terms.map(\.any))
-                var mean: [[Float]] = [[], [], []], square: [[Float]] = [[], [], []]
-                for c in 0..<3 where terms[c].any {
-                    (mean[c], square[c]) = work.blurred(xyb.planes[c], width: xyb.width, height: xyb.height, squares: terms[c].ssim)
-                }
-                scales.append(Scale(xyb: xyb, mean: mean, square: square))
+                scales.append(Scale(xyb: linear.xyb(terms.map(\.any)), mean: [[], [], []], square: [[], [], []]))
                 if scale < range.upperBound - 1 { linear = linear.halved() }
             }
-            return scales
+            return blurred ? blurs(of: scales, from: range.lowerBound, of: count) : scales
+        }
+
+        /// `scales` (the first being scale `first`) with the blurred means and squares their
+        /// terms need.
+        static func blurs(of scales: [Scale], from first: Int, of count: Int) -> [Scale] {
+            guard let widest = scales.first else { return scales }
+            let work = Workspace(width: widest.xyb.width, height: widest.xyb.height, reference: true)
+            return scales.enumerated().map { index, scale in
+                let terms = (0..<3).map { Terms(channel: $0, scale: first + index, of: count) }
+                var blurred = scale
+                for c in 0..<3 where terms[c].any {
+                    (blurred.mean[c], blurred.square[c]) = work.blurred(scale.xyb.planes[c], width: scale.xyb.width,
+                                                                        height: scale.xyb.height, squares: terms[c].ssim)
+                }
+                return blurred
+            }
         }
     }
 
@@ -227,6 +291,8 @@ public enum Ssimulacra2 {
             self.planes = planes
         }
 
+        /// The whole image in linear light: what `firstScale` makes two rows at a time without
+        /// storing it (the tests compare the two).
         init(_ buffer: PixelBuffer) {
             width = buffer.width
             height = buffer.height
@@ -239,6 +305,50 @@ public enum Ssimulacra2 {
                 } } }
             } }
             planes = bands >= 3 ? [r, g, b] : [r, r, r]
+        }
+
+        /// The first scale's XYB planes (the channels `needed`) and, with `halve`, the linear image
+        /// halved for the next scale, made two rows at a time from the pixels
+        /// (`dmetric_first_scale`): the same values as `LinearImage(buffer)`, `xyb` and `halved`
+        /// make, without the full-size linear planes (three floats a pixel, written and read
+        /// once). With `threads` 2, each thread takes half the rows.
+        static func firstScale(_ buffer: PixelBuffer, needed: [Bool], halve: Bool, threads: Int = 1) -> (LinearImage, LinearImage?) {
+            let width = buffer.width, height = buffer.height, bands = buffer.bands
+            let count = width * height
+            let w = (width + 1) / 2, h = (height + 1) / 2
+            func plane(_ size: Int) -> [Float] { [Float](unsafeUninitializedCapacity: size) { $1 = size } }
+            var x = plane(needed[0] ? count : 0), y = plane(needed[1] ? count : 0), b = plane(needed[2] ? count : 0)
+            let colour = bands >= 3
+            var hr = plane(halve ? w * h : 0), hg = plane(halve && colour ? w * h : 0), hb = plane(halve && colour ? w * h : 0)
+            let parts = threads > 1 && h >= 16 ? 2 : 1
+            buffer.pixels.withUnsafeBufferPointer { pixels in Self.toLinear.withUnsafeBufferPointer { lut in
+                x.withUnsafeMutableBufferPointer { x in y.withUnsafeMutableBufferPointer { y in b.withUnsafeMutableBufferPointer { b in
+                    hr.withUnsafeMutableBufferPointer { hr in hg.withUnsafeMutableBufferPointer { hg in hb.withUnsafeMutableBufferPointer { hb in
+                        let out = FirstScaleOutput(pixels: pixels.baseAddress!, lut: lut.baseAddress!,
+                                                   x: needed[0] ? x.baseAddress : nil, y: needed[1] ? y.baseAddress : nil,
+                                                   b: needed[2] ? b.baseAddress : nil, hr: halve ? hr.baseAddress : nil,
+                                                   hg: halve && colour ? hg.baseAddress : nil, hb: halve && colour ? hb.baseAddress : nil)
+                        let run: @Sendable (Int) -> Void = { part in
+                            let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 6 * width)
+                            defer { scratch.deallocate() }
+                            let rows = (h * part / parts)..<(h * (part + 1) / parts)
+                            dmetric_first_scale(out.pixels, width, height, Int32(bands), out.lut, rows.lowerBound, rows.upperBound,
+                                                out.x, out.y, out.b, out.hr, out.hg, out.hb, scratch)
+                        }
+                        if parts == 1 { run(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: run) }
+                    } } }
+                } } }
+            } }
+            let xyb = LinearImage(width: width, height: height, planes: [x, y, b])
+            guard halve else { return (xyb, nil) }
+            return (xyb, LinearImage(width: w, height: h, planes: colour ? [hr, hg, hb] : [hr, hr, hr]))
+        }
+
+        /// The buffers of one `firstScale`, for its threads: each writes its own rows only.
+        struct FirstScaleOutput: @unchecked Sendable {
+            let pixels: UnsafePointer<UInt8>
+            let lut: UnsafePointer<Float>
+            let x, y, b, hr, hg, hb: UnsafeMutablePointer<Float>?
         }
 
         /// 2×2 box average; an odd last column or row averages the pixels it has.
@@ -299,6 +409,9 @@ public enum Ssimulacra2 {
                          work: Workspace) -> Sums? {
             let terms = Terms(channel: c, scale: scale, of: scaleCount)
             guard terms.any else { return nil }
+            if reference.mean[c].isEmpty {
+                return work.pairSums(reference.xyb.planes[c], b.planes[c], ssim: terms.ssim, width: b.width, height: b.height)
+            }
             return work.sums(reference.xyb.planes[c], b.planes[c], reference.mean[c], terms.ssim ? reference.square[c] : nil,
                              width: b.width, height: b.height)
         }
@@ -333,9 +446,11 @@ public enum Ssimulacra2 {
         /// Three rows between zero margins, so the kernel reads contiguous memory.
         let rows: UnsafeMutablePointer<Float>
         let rowStride: Int
-        /// The candidate's row-passed products of its last 16 rows, for three planes.
+        /// The row-passed products of the last 16 rows: the candidate's three planes, then the
+        /// reference's two when a score blurs it too (`pairSums`).
         let ring: UnsafeMutablePointer<Float>
-        /// The candidate's blurred mean, square and product for one row.
+        /// The candidate's blurred mean, square and product for one row (then the reference's
+        /// blurred mean and square).
         let columns: UnsafeMutablePointer<Float>
 
         /// `reference`: for the reference's blurs (whole planes), else for a candidate's sums.
@@ -345,8 +460,8 @@ public enum Ssimulacra2 {
             rowStride = width + 2 * Ssimulacra2.radius + 8
             rows = .allocate(capacity: 3 * rowStride)
             rows.initialize(repeating: 0, count: 3 * rowStride)
-            ring = .allocate(capacity: reference ? 0 : 3 * 16 * width)
-            columns = .allocate(capacity: reference ? 0 : 3 * rowStride)
+            ring = .allocate(capacity: reference ? 0 : 5 * 16 * width)
+            columns = .allocate(capacity: reference ? 0 : 5 * rowStride)
         }
 
         deinit {
@@ -389,6 +504,19 @@ public enum Ssimulacra2 {
                                  taps.baseAddress, rows, rowStride, ring, columns, out.baseAddress)
                 } } }
             } } }
+            return ScaleAverages.Sums(ssim1: out[0], ssim4: out[1], art1: out[2], art4: out[3], lost1: out[4], lost4: out[5])
+        }
+
+        /// The same sums against a reference plane without its blurs: they are made row by row
+        /// beside the candidate's (`dmetric_pair_sums`), the same values as `blurred` makes.
+        func pairSums(_ p1: [Float], _ p2: [Float], ssim: Bool, width: Int, height: Int) -> ScaleAverages.Sums {
+            var out = [Double](repeating: 0, count: 6)
+            p1.withUnsafeBufferPointer { p1 in p2.withUnsafeBufferPointer { p2 in
+                Self.taps.withUnsafeBufferPointer { taps in out.withUnsafeMutableBufferPointer { out in
+                    dmetric_pair_sums(p1.baseAddress, p2.baseAddress, ssim ? 1 : 0, width, height, taps.baseAddress, rows, rowStride,
+                                      ring, columns, out.baseAddress)
+                } }
+            } }
             return ScaleAverages.Sums(ssim1: out[0], ssim4: out[1], art1: out[2], art4: out[3], lost1: out[4], lost4: out[5])
         }
     }
