@@ -99,6 +99,7 @@ public final class DashboardServer: Sendable {
         await add("GET /jobs") { request in Pages.guarded { try pages.jobs(request) } }
         await add("GET /jobs/:id") { request in Pages.guarded { try pages.job(request) } }
         await add("GET /jobs/:id/outputs/:index") { request in Pages.guarded { try pages.output(request) } }
+        await add("GET /jobs/:id/outputs/:index/thumbnail") { request in await pages.outputThumbnail(request) }
         await add("GET /login") { request in pages.loginPage(request) }
         // A POST's form is read before anything else, within a bound; a body that cannot be
         // read or is too long is answered 400 or 413 here, before any handler sees it.

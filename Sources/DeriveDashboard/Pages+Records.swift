@@ -41,57 +41,89 @@ extension Pages {
         }
     }
 
-    /// A derivative as the small picture an asset page shows (`?box=sheet|row`): made once
-    /// from the stored object by the thumbnailer, at twice the size shown, and kept in memory;
-    /// the output itself when there is no thumbnailer, when it is already that small, or when
-    /// it cannot be read as a picture. Its ETag names the output's content and the box, so a
-    /// browser asks again with If-None-Match and gets a 304. Thumbnails are made one at a time
-    /// on a thread of their own (`ThumbnailCache.make`), never on the cooperative pool, which on
-    /// `derive work --dashboard` the worker's own tasks share.
+    /// A derivative as the small picture an asset page shows (`?box=sheet|row`).
     func thumbnail(_ request: HTTPRequest) async -> HTTPResponse {
-        var pending: (original: [UInt8], record: DerivativeRecord, id: Int64, box: Views.PictureBox, tag: String)?
+        await thumbnail(request, name: "derivative") {
+            guard let records else { return .missing("This queue keeps no assets, presets or schedules (the in-memory queue).") }
+            let text: String? = request.routeParameters["id"]
+            guard let id = text.flatMap(Int64.init), let output = try records.derivative(id: id) else { return .missing("There is no such thumbnail.") }
+            let record = output.record
+            return .found(key: record.storageKey, sha256: record.sha256, fallbackTag: "d\(id)", format: record.format,
+                          width: record.width, height: record.height)
+        }
+    }
+
+    /// A job's output as the small picture its page shows (`?box=job`), as for derivatives.
+    func outputThumbnail(_ request: HTTPRequest) async -> HTTPResponse {
+        await thumbnail(request, name: "output") {
+            let idText: String? = request.routeParameters["id"], indexText: String? = request.routeParameters["index"]
+            guard let id = idText.flatMap(Int64.init), let index = indexText.flatMap(Int.init), let job = try database.job(id),
+                  case .array(let outputs)? = job.result?["outputs"], outputs.indices.contains(index),
+                  case .string(let key)? = outputs[index]["key"] else { return .missing("There is no such output.") }
+            func int(_ name: String) -> Int { if case .number(let n)? = outputs[index][name] { n.intValue ?? 0 } else { 0 } }
+            func string(_ name: String) -> String { if case .string(let s)? = outputs[index][name] { s } else { "" } }
+            return .found(key: key, sha256: string("sha256"), fallbackTag: "j\(id)-\(index)", format: string("format"),
+                          width: int("width"), height: int("height"))
+        }
+    }
+
+    /// Where a thumbnail's picture is, as a page's lookup finds it.
+    enum ThumbnailSource {
+        case found(key: String, sha256: String, fallbackTag: String, format: String, width: Int, height: Int)
+        case missing(String)
+    }
+
+    /// A picture made once from the stored object by the thumbnailer, at twice the size shown,
+    /// and kept in memory; the output itself when there is no thumbnailer, when it is already
+    /// that small, or when it cannot be read as a picture. Its ETag names the output's content
+    /// and the box, so a browser asks again with If-None-Match and gets a 304. Thumbnails are
+    /// made one at a time on a thread of their own (`ThumbnailCache.make`), never on the
+    /// cooperative pool, which on `derive work --dashboard` the worker's own tasks share.
+    private func thumbnail(_ request: HTTPRequest, name: String,
+                           locate: () throws -> ThumbnailSource) async -> HTTPResponse {
+        var pending: (original: [UInt8], format: String, width: Int, height: Int, box: Views.PictureBox, tag: String)?
         var headers = DashboardServer.securityHeaders
         let answer = Self.guarded {
-            try withRecords { records in
-                let text: String? = request.routeParameters["id"]
-                guard let store, let id = text.flatMap(Int64.init), let box = request.query["box"].flatMap(Views.PictureBox.init(rawValue:)),
-                      let output = try records.derivative(id: id) else {
-                    return Self.respond(Views.notFound("There is no such thumbnail."), status: .notFound)
-                }
-                let record = output.record
-                guard let key = try? StorageKey(record.storageKey) else {
-                    return Self.respond(Views.notFound("The recorded key \(record.storageKey) is not one the store can hold."), status: .notFound)
-                }
-                // The output's content hash (hex, as recorded) and the box: the same tag for the same picture.
-                let content = String(record.sha256.filter { $0.isHexDigit }.prefix(64))
-                let tag = "\"\(content.isEmpty ? "d\(id)" : content)-\(box.rawValue)\""
-                headers[.cacheControl] = "private, max-age=86400"
-                headers[HTTPHeader("ETag")] = tag
-                if let asked = request.headers[HTTPHeader("If-None-Match")],
-                   asked.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag }) {
-                    return HTTPResponse(statusCode: .notModified, headers: headers, body: Data())
-                }
-                if let cached = thumbnails.get(tag) {
-                    headers[.contentType] = cached.mediaType
-                    return HTTPResponse(statusCode: .ok, headers: headers, body: Data(cached.bytes))
-                }
-                guard let original = try store.get(key) else {
-                    return Self.respond(Views.notFound("The store no longer has \(record.storageKey)."), status: .notFound)
-                }
-                pending = (original, record, id, box, tag)
-                return HTTPResponse(statusCode: .ok, headers: headers, body: Data())
+            guard let store, let box = request.query["box"].flatMap(Views.PictureBox.init(rawValue:)) else {
+                return Self.respond(Views.notFound("There is no such thumbnail."), status: .notFound)
             }
+            let found = try locate()
+            guard case .found(let recordedKey, let sha256, let fallbackTag, let format, let width, let height) = found else {
+                if case .missing(let why) = found { return Self.respond(Views.notFound(why), status: .notFound) }
+                return Self.respond(Views.notFound("There is no such thumbnail."), status: .notFound)
+            }
+            guard let key = try? StorageKey(recordedKey) else {
+                return Self.respond(Views.notFound("The recorded key \(recordedKey) is not one the store can hold."), status: .notFound)
+            }
+            // The output's content hash (hex, as recorded) and the box: the same tag for the same picture.
+            let content = String(sha256.filter { $0.isHexDigit }.prefix(64))
+            let tag = "\"\(content.isEmpty ? fallbackTag : content)-\(box.rawValue)\""
+            headers[.cacheControl] = "private, max-age=86400"
+            headers[HTTPHeader("ETag")] = tag
+            if let asked = request.headers[HTTPHeader("If-None-Match")],
+               asked.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag }) {
+                return HTTPResponse(statusCode: .notModified, headers: headers, body: Data())
+            }
+            if let cached = thumbnails.get(tag) {
+                headers[.contentType] = cached.mediaType
+                return HTTPResponse(statusCode: .ok, headers: headers, body: Data(cached.bytes))
+            }
+            guard let original = try store.get(key) else {
+                return Self.respond(Views.notFound("The store no longer has \(recordedKey)."), status: .notFound)
+            }
+            pending = (original, format, width, height, box, tag)
+            return HTTPResponse(statusCode: .ok, headers: headers, body: Data())
         }
         guard let pending else { return answer }
-        let format = (OutputFormat(rawValue: pending.record.format) ?? .jpeg).mediaType
+        let mediaType = (OutputFormat(rawValue: pending.format) ?? .jpeg).mediaType
         let bound = pending.box.thumbnail
-        var made: (bytes: [UInt8], mediaType: String) = (pending.original, format)
-        if let thumbnailer, pending.record.width > bound.width || pending.record.height > bound.height {
+        var made: (bytes: [UInt8], mediaType: String) = (pending.original, mediaType)
+        if let thumbnailer, pending.width > bound.width || pending.height > bound.height {
             do {
                 let small = try await thumbnails.make(pending.original, width: bound.width, height: bound.height, with: thumbnailer)
                 if small.bytes.count < pending.original.count { made = small }
             } catch {
-                logger.warning("dashboard: no thumbnail", metadata: ["derivative": "\(pending.id)", "error": "\(LogText.oneLine("\(error)"))"])
+                logger.warning("dashboard: no thumbnail", metadata: [name: "\(pending.tag)", "error": "\(LogText.oneLine("\(error)"))"])
             }
         }
         thumbnails.put(pending.tag, bytes: made.bytes, mediaType: made.mediaType)

@@ -85,11 +85,14 @@ extension Views {
         case sheet
         /// A row of an asset's derivatives.
         case row
+        /// A job's outputs on its page.
+        case job
 
         public var shown: (width: Int, height: Int) {
             switch self {
             case .sheet: (250, 96)
             case .row: (160, 120)
+            case .job: (240, 180)
             }
         }
 

@@ -263,10 +263,11 @@ public enum Views {
         }
         if case .array(let outputs)? = job.result?["outputs"], !outputs.isEmpty {
             let rows: [[Markup]] = outputs.enumerated().map { index, output in
-                let shown = fitted(width: number(output["width"]), height: number(output["height"]), into: 240, 180)
+                let box = PictureBox.job.shown
+                let shown = fitted(width: number(output["width"]), height: number(output["height"]), into: box.width, box.height)
                 let linked = images && output["key"] != nil
                 let picture: Markup = linked
-                    ? Markup(raw: "<a href=\"/jobs/\(job.id)/outputs/\(index)\"><img src=\"/jobs/\(job.id)/outputs/\(index)\" "
+                    ? Markup(raw: "<a href=\"/jobs/\(job.id)/outputs/\(index)\"><img src=\"/jobs/\(job.id)/outputs/\(index)/thumbnail?box=job\" "
                              + "alt=\"\(HTML.escape(text(output["name"])))\" loading=\"lazy\" width=\"\(shown.width)\" height=\"\(shown.height)\"></a>")
                     : .text("")
                 let name: Markup = linked ? HTML.link("/jobs/\(job.id)/outputs/\(index)", text(output["name"])) : .text(text(output["name"]))

@@ -35,7 +35,8 @@ import Testing
     static let getRoutes = ["/", "/live", "/jobs", "/jobs/1", "/jobs/1/outputs/0", "/login", "/failures", "/assets", "/assets/1",
                             "/derivatives/1", "/presets", "/presets/web", "/presets/web/reprocess", "/schedules",
                             "/static/dashboard.css", "/metrics", "/healthz", "/readyz", "/no-such-page", "/queues", "/static/bulk.js",
-                            "/totals", "/totals?hours=1", "/totals?hours=%zz", "/derivatives/1/thumbnail?box=sheet", "/derivatives/1/thumbnail?box=%00"]
+                            "/totals", "/totals?hours=1", "/totals?hours=%zz", "/derivatives/1/thumbnail?box=sheet", "/derivatives/1/thumbnail?box=%00",
+                            "/jobs/1/outputs/0/thumbnail?box=job", "/jobs/1/outputs/0/thumbnail?box=%00"]
 
     @Test func malformedFormsToEveryPostRouteAnswer4xxAndTheServersStayUp() async throws {
         let (queue, job) = try Self.queue()
