@@ -418,7 +418,8 @@ import FoundationNetworking
             http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver).serve_forever()
             """, String(hookPort), received.path, Self.cloud, Self.key, Self.secret]
         try receiver.run()
-        defer { receiver.terminate(); receiver.waitUntilExit() }
+        // SIGKILL: the test process ignores SIGTERM, and its children inherit that.
+        defer { kill(receiver.processIdentifier, SIGKILL); receiver.waitUntilExit() }
 
         let (second, _) = try Self.start(folder, extra: extra, arguments: ["--no-work"])
         try waitUntil("the notification is delivered and recorded", timeout: 60) {
