@@ -24,7 +24,8 @@ import Testing
 
     @Test(arguments: JobStoreKind.runnable)
     func aClaimTakesDueRowsUnderALease(kind: JobStoreKind) throws {
-        let store = try Under(kind).store
+        let under = try Under(kind), store = under.store
+        defer { withExtendedLifetime(under) {} }
         let first = try store.queueNotification(Self.upload())
         let second = try store.queueNotification(Self.eager)
         #expect(first != second && first > 0 && second > 0)
@@ -44,7 +45,8 @@ import Testing
 
     @Test(arguments: JobStoreKind.runnable)
     func aLeaseThatRunsOutLeavesTheRowDueAgain(kind: JobStoreKind) throws {
-        let store = try Under(kind).store
+        let under = try Under(kind), store = under.store
+        defer { withExtendedLifetime(under) {} }
         let id = try store.queueNotification(Self.upload())
         #expect(try store.claimNotifications(limit: 10, lease: 0.2).map(\.id) == [id])
         #expect(try store.claimNotifications(limit: 10, lease: 0.2).isEmpty)
@@ -54,7 +56,8 @@ import Testing
 
     @Test(arguments: JobStoreKind.runnable)
     func aRescheduledRowComesBackWithItsAttempts(kind: JobStoreKind) throws {
-        let store = try Under(kind).store
+        let under = try Under(kind), store = under.store
+        defer { withExtendedLifetime(under) {} }
         let id = try store.queueNotification(Self.upload())
         _ = try store.claimNotifications(limit: 10, lease: 60)
         try store.rescheduleNotification(id: id, attempts: 2, at: Date().addingTimeInterval(60))
@@ -66,7 +69,8 @@ import Testing
 
     @Test(arguments: JobStoreKind.runnable)
     func aFinishedRowIsRecordedOnceAndNeverClaimedAgain(kind: JobStoreKind) throws {
-        let store = try Under(kind).store
+        let under = try Under(kind), store = under.store
+        defer { withExtendedLifetime(under) {} }
         _ = try store.recordUpload(ServedAssetsConformanceTests.asset("folder/photo0"), overwrite: false, eager: nil)
         let id = try store.queueNotification(Self.upload())
         let other = try store.queueNotification(Self.upload(1))
