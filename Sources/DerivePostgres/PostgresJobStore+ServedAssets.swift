@@ -94,6 +94,39 @@ extension PostgresJobStore: ServedAssets {
         }
         return try rows.map { row throws(DeriveError) in try NotificationRecord(row: row) }
     }
+
+    // MARK: Outbox
+
+    @discardableResult
+    public func queueNotification(_ notification: OutboxNotification) throws(DeriveError) -> Int64 {
+        let rows = try withConnection { connection throws(PostgresError) in
+            try connection.query(ServedSQL.queueNotification, [notification.cloud, notification.publicID, notification.url, notification.type,
+                                                               notification.keyName, notification.body, notification.jobID.map { String($0) },
+                                                               notification.base]).named("served_outbox")
+        }
+        return try rows.first?.int64("id") ?? 0
+    }
+
+    public func claimNotifications(limit: Int, lease: Double) throws(DeriveError) -> [OutboxNotification] {
+        let rows = try withConnection { connection throws(PostgresError) in
+            try connection.query(ServedSQL.claimNotifications, [String(max(0, limit)), String(lease)]).named("served_outbox")
+        }
+        return try rows.map { row throws(DeriveError) in try OutboxNotification(row: row) }.sorted { $0.id < $1.id }
+    }
+
+    public func rescheduleNotification(id: Int64, attempts: Int, at: Date) throws(DeriveError) {
+        try withConnection { connection throws(PostgresError) in
+            _ = try connection.query(ServedSQL.rescheduleNotification, [String(id), String(attempts), String(at.timeIntervalSince1970)])
+        }
+    }
+
+    public func finishNotification(id: Int64, record: NotificationRecord) throws(DeriveError) {
+        try withConnection { connection throws(PostgresError) in
+            _ = try connection.query(ServedSQL.finishNotification, [String(id), record.cloud, record.publicID, record.url, record.type,
+                                                                    record.status.map(String.init), String(record.attempts), record.error,
+                                                                    String(record.sentAt.timeIntervalSince1970)])
+        }
+    }
 }
 
 enum ServedSQL {
@@ -134,6 +167,33 @@ enum ServedSQL {
         SELECT \(notificationColumns) FROM derive.served_notifications WHERE cloud = $1 AND public_id = $2 ORDER BY id
         """
     static let recentNotifications = "SELECT \(notificationColumns) FROM derive.served_notifications ORDER BY id DESC LIMIT $1::integer"
+    static let queueNotification = """
+        INSERT INTO derive.served_outbox (cloud, public_id, url, type, key_name, body, job_id, base)
+        VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8) RETURNING id
+        """
+    /// $1 how many, $2 the lease in seconds: due rows, each moved on by the lease.
+    static let claimNotifications = """
+        WITH due AS (
+            SELECT id FROM derive.served_outbox WHERE state = 'pending' AND next_at <= now()
+            ORDER BY next_at, id LIMIT $1::integer FOR UPDATE SKIP LOCKED
+        )
+        UPDATE derive.served_outbox o SET next_at = now() + make_interval(secs => $2::double precision)
+        FROM due WHERE o.id = due.id
+        RETURNING o.id, o.cloud, o.public_id, o.url, o.type, o.key_name, o.body, o.job_id, o.base, o.attempts,
+                  extract(epoch FROM now()) AS next_at
+        """
+    static let rescheduleNotification = """
+        UPDATE derive.served_outbox SET attempts = $2::integer, next_at = to_timestamp($3::double precision)
+        WHERE id = $1::bigint AND state = 'pending'
+        """
+    /// Done and recorded in one statement; a row already done records nothing.
+    static let finishNotification = """
+        WITH done AS (
+            UPDATE derive.served_outbox SET state = 'done', attempts = $7::integer WHERE id = $1::bigint AND state = 'pending' RETURNING id
+        )
+        INSERT INTO derive.served_notifications (cloud, public_id, url, type, status, attempts, error, sent_at)
+        SELECT $2, $3, $4, $5, $6::integer, $7::integer, $8, to_timestamp($9::double precision) FROM done
+        """
     static let recordNotification = """
         INSERT INTO derive.served_notifications (cloud, public_id, url, type, status, attempts, error, sent_at)
         VALUES ($1, $2, $3, $4, $5::integer, $6::integer, $7, to_timestamp($8::double precision))

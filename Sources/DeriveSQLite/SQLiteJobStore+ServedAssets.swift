@@ -119,4 +119,52 @@ extension SQLiteJobStore: ServedAssets {
     }
 
     static let notificationColumns = "cloud, public_id, url, type, status, attempts, error, sent_at"
+
+    // MARK: Outbox
+
+    @discardableResult
+    public func queueNotification(_ notification: OutboxNotification) throws(DeriveError) -> Int64 {
+        try write { connection, now throws(SQLiteError) -> Int64 in
+            let rows = try connection.query("""
+                INSERT INTO served_outbox (cloud, public_id, url, type, key_name, body, job_id, base, attempts, next_at, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING id
+                """, [SQLiteValue(notification.cloud), SQLiteValue(notification.publicID), SQLiteValue(notification.url),
+                      SQLiteValue(notification.type), SQLiteValue(notification.keyName), SQLiteValue(notification.body),
+                      notification.jobID.map { SQLiteValue($0) } ?? .null, SQLiteValue(notification.base), SQLiteValue(now), SQLiteValue(now)])
+            if case .integer(let id)? = rows.first?.first { return id }
+            return 0
+        }
+    }
+
+    public func claimNotifications(limit: Int, lease: Double) throws(DeriveError) -> [OutboxNotification] {
+        // One write transaction: a second claimer waits for it, then finds the rows leased.
+        let rows = try write { connection, now throws(SQLiteError) -> [DatabaseRow] in
+            try connection.rows("""
+                UPDATE served_outbox SET next_at = ? WHERE id IN (
+                    SELECT id FROM served_outbox WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?)
+                RETURNING \(OutboxNotification.columns), ? AS next_at
+                """, [SQLiteValue(now + lease), SQLiteValue(now), SQLiteValue(max(0, limit)), SQLiteValue(now)], source: "served_outbox")
+        }
+        return try rows.map { row throws(DeriveError) in try OutboxNotification(row: row) }.sorted { $0.id < $1.id }
+    }
+
+    public func rescheduleNotification(id: Int64, attempts: Int, at: Date) throws(DeriveError) {
+        try write { connection, _ throws(SQLiteError) in
+            _ = try connection.query("UPDATE served_outbox SET attempts = ?, next_at = ? WHERE id = ? AND state = 'pending'",
+                                     [SQLiteValue(attempts), SQLiteValue(at), SQLiteValue(id)])
+        }
+    }
+
+    public func finishNotification(id: Int64, record: NotificationRecord) throws(DeriveError) {
+        try write { connection, _ throws(SQLiteError) in
+            let done = try connection.query("UPDATE served_outbox SET state = 'done', attempts = ? WHERE id = ? AND state = 'pending' RETURNING id",
+                                            [SQLiteValue(record.attempts), SQLiteValue(id)])
+            guard !done.isEmpty else { return }
+            _ = try connection.query("""
+                INSERT INTO served_notifications (cloud, public_id, url, type, status, attempts, error, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, [SQLiteValue(record.cloud), SQLiteValue(record.publicID), SQLiteValue(record.url), SQLiteValue(record.type),
+                      record.status.map { SQLiteValue($0) } ?? .null, SQLiteValue(record.attempts), SQLiteValue(record.error),
+                      SQLiteValue(record.sentAt)])
+        }
+    }
 }

@@ -264,6 +264,27 @@ enum SQLiteSchema {
         CREATE INDEX job_archive_totals ON job_archive (finished_at, queue, worker, outcome);
         CREATE INDEX job_archive_dedupe ON job_archive (dedupe_key, id) WHERE dedupe_key IS NOT NULL;
         """,
+        // 14: served_outbox. `derive serve`'s notifications to send, kept until sent or given up
+        // (state 'done') so one pending when serve stops is sent by the next; a claim moves
+        // next_at on by a lease. The key's name, never its secret.
+        """
+        CREATE TABLE served_outbox (
+            id         INTEGER PRIMARY KEY AUTOINCREMENT,
+            cloud      TEXT    NOT NULL,
+            public_id  TEXT    NOT NULL,
+            url        TEXT    NOT NULL,
+            type       TEXT    NOT NULL CHECK (type IN ('upload', 'eager')),
+            key_name   TEXT    NOT NULL,
+            body       TEXT,
+            job_id     INTEGER,
+            base       TEXT,
+            attempts   INTEGER NOT NULL DEFAULT 0,
+            next_at    REAL    NOT NULL,
+            state      TEXT    NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done')),
+            created_at REAL    NOT NULL
+        );
+        CREATE INDEX served_outbox_due ON served_outbox (next_at, id) WHERE state = 'pending';
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

@@ -3,85 +3,169 @@ import DeriveJobs
 import DeriveLanguage
 import Foundation
 
+/// Notifications go through a durable outbox (`ServedAssets.queueNotification`): a row is
+/// written when the upload is recorded, and one loop per serve process (`runOutbox`) claims
+/// due rows under a lease, sends them, reschedules them with the backoff and records them when
+/// sent or given up. A notification pending when serve stops is sent by the next serve process.
 extension CloudinaryService {
     /// Delays between attempts: a notification is tried up to six times over about a minute.
     static let notificationBackoff: [Double] = [0, 1, 3, 7, 15, 30]
+    /// How long a claimed notification is kept from other serve processes: longer than one
+    /// attempt (the sender's timeout), so two processes never send one row at once.
+    static let outboxLease: Double = 120
+    /// How often an `eager` notification looks at its job while the job is live.
+    static let eagerPoll: Double = 0.25
 
-    /// POSTs Cloudinary's notification body to `url` in the background, signed as
-    /// `cloudinary.utils.verify_notification_signature` checks (`X-Cld-Timestamp`,
-    /// `X-Cld-Signature`: hex SHA-1 of body, timestamp and secret), retried with backoff while
-    /// the answer is not 2xx, and recorded (`ServedAssets.recordNotification`).
-    func notify(_ url: String, members: [JSONMember], type: String, publicID: String, secret: String) {
-        guard let sender = webhooks else { return }
-        Task.detached { [database, settings, logger] in
-            var body = members
-            body.insert(JSONMember(key: "notification_type", value: .string(type)), at: 0)
-            let timestamp = Int(Date().timeIntervalSince1970)
-            body.append(JSONMember(key: "timestamp", value: .string(String(timestamp))))
-            let text = JSONWriter.compact(.object(body))
-            let headers = ["Content-Type": "application/json", "X-Cld-Timestamp": String(timestamp),
-                           "X-Cld-Signature": CloudinarySigning.notificationSignature(body: text, timestamp: timestamp, secret: secret, algorithm: .sha1)]
-            var record = NotificationRecord(cloud: settings.cloudName, publicID: publicID, url: Redacted.url(url), type: type, status: nil, attempts: 0,
-                                            error: nil, sentAt: Date())
-            for delay in Self.notificationBackoff {
-                if delay > 0 { try? await Task.sleep(for: .milliseconds(Int64(delay * 1000))) }
-                record.attempts += 1
-                do {
-                    let status = try await Self.offPool { () throws(DeriveError) -> Int in try sender.post(url, body: Array(text.utf8), headers: headers) }
-                    record.status = status
-                    record.error = nil
-                    if (200..<300).contains(status) { break }
-                } catch let error as DeriveError {
-                    record.error = error.detail
-                    // A target the address rules refuse stays refused.
-                    if error.code == .sourceRefused { break }
-                } catch {
-                    record.error = "\(error)"
-                }
-            }
-            record.sentAt = Date()
-            if record.status.map({ !(200..<300).contains($0) }) ?? true {
-                logger.warning("a notification was not delivered", metadata: ["url": "\(record.url)", "type": "\(type)", "attempts": "\(record.attempts)",
-                                                                             "error": "\(record.error ?? record.status.map { "HTTP \($0)" } ?? "")"])
-            }
-            do {
-                try database.recordNotification(record, cloud: settings.cloudName, publicID: publicID)
-            } catch {
-                logger.warning("a notification could not be recorded", metadata: ["url": "\(record.url)", "error": "\(error)"])
-            }
+    /// Puts a notification in the outbox; `body` nil for an `eager` one (made when `jobID`
+    /// ends). The key's name is kept, its secret looked up when sending.
+    func queueNotification(_ url: String, type: String, publicID: String, keyName: String, body: [JSONMember]?, jobID: JobID?, base: String?) async {
+        guard webhooks != nil else { return }
+        let notification = OutboxNotification(cloud: settings.cloudName, publicID: publicID, url: url, type: type, keyName: keyName,
+                                              body: body.map { JSONWriter.compact(.object($0)) }, jobID: jobID, base: base)
+        do {
+            _ = try await Self.offPool { [database] () throws(DeriveError) -> Int64 in try database.queueNotification(notification) }
+        } catch {
+            logger.warning("a notification could not be queued", metadata: ["url": "\(Redacted.url(url))", "type": "\(type)", "error": "\(error)"])
         }
     }
 
-    /// For `eager_async`: waits for the job in the background (up to an hour), records its
-    /// outputs, and sends the eager notification if one was asked for.
-    func finishLater(_ job: EagerJob, asset recorded: ServedAsset, base: String, notificationURL: String?, secret: String) {
+    /// The outbox loop: claims due notifications and sends them until cancelled. Started with
+    /// the server; what a stopped process left pending is due again when its lease runs out.
+    func runOutbox() async {
+        guard let sender = webhooks else { return }
+        while !Task.isCancelled {
+            var claimed: [OutboxNotification] = []
+            do {
+                claimed = try await Self.offPool { [database] () throws(DeriveError) -> [OutboxNotification] in
+                    try database.claimNotifications(limit: 16, lease: Self.outboxLease)
+                }
+            } catch {
+                logger.warning("the notification outbox could not be read", metadata: ["error": "\(error)"])
+            }
+            await withTaskGroup(of: Void.self) { group in
+                for notification in claimed {
+                    group.addTask { await self.deliver(notification, sender: sender) }
+                }
+            }
+            if claimed.isEmpty { try? await Task.sleep(for: .milliseconds(250)) }
+        }
+    }
+
+    /// One claimed notification: waits for its eager job, makes its body, makes one attempt,
+    /// and reschedules it or records it.
+    func deliver(_ notification: OutboxNotification, sender: any WebhookSender) async {
+        var record = NotificationRecord(cloud: notification.cloud, publicID: notification.publicID, url: Redacted.url(notification.url),
+                                        type: notification.type, status: nil, attempts: notification.attempts, error: nil, sentAt: Date())
+        do {
+            let members: String
+            if let body = notification.body {
+                members = body
+            } else {
+                guard let made = try await eagerBody(notification) else {
+                    // The job is still live: look again shortly, no attempt counted.
+                    try await Self.offPool { [database] () throws(DeriveError) in
+                        try database.rescheduleNotification(id: notification.id, attempts: notification.attempts,
+                                                            at: Date().addingTimeInterval(Self.eagerPoll))
+                    }
+                    return
+                }
+                members = made
+            }
+            guard let secret = settings.credentials[notification.keyName] else {
+                record.error = "the API key \(Quoted(notification.keyName)) that signed the upload is no longer configured"
+                return try await finish(notification, record)
+            }
+            let timestamp = Int(Date().timeIntervalSince1970)
+            let text = Self.notificationText(members, type: notification.type, timestamp: timestamp)
+            let headers = ["Content-Type": "application/json", "X-Cld-Timestamp": String(timestamp),
+                           "X-Cld-Signature": CloudinarySigning.notificationSignature(body: text, timestamp: timestamp, secret: secret, algorithm: .sha1)]
+            record.attempts += 1
+            var refused = false
+            do {
+                let status = try await Self.offPool { () throws(DeriveError) -> Int in try sender.post(notification.url, body: Array(text.utf8), headers: headers) }
+                record.status = status
+            } catch {
+                record.error = error.detail
+                // A target the address rules refuse stays refused.
+                refused = error.code == .sourceRefused
+            }
+            record.sentAt = Date()
+            if !record.delivered, !refused, record.attempts < Self.notificationBackoff.count {
+                let at = Date().addingTimeInterval(Self.notificationBackoff[record.attempts])
+                try await Self.offPool { [database, record] () throws(DeriveError) in
+                    try database.rescheduleNotification(id: notification.id, attempts: record.attempts, at: at)
+                }
+                return
+            }
+            if !record.delivered {
+                logger.warning("a notification was not delivered", metadata: ["url": "\(record.url)", "type": "\(record.type)", "attempts": "\(record.attempts)",
+                                                                             "error": "\(record.error ?? record.status.map { "HTTP \($0)" } ?? "")"])
+            }
+            try await finish(notification, record)
+        } catch {
+            // Left claimed: due again when the lease runs out.
+            logger.warning("a notification could not be updated", metadata: ["url": "\(record.url)", "error": "\(error)"])
+        }
+    }
+
+    private func finish(_ notification: OutboxNotification, _ record: NotificationRecord) async throws(DeriveError) {
+        try await Self.offPool { [database] () throws(DeriveError) in try database.finishNotification(id: notification.id, record: record) }
+    }
+
+    /// The body sent: `notification_type` first, the members, then `timestamp` (`members` is
+    /// a compact JSON object).
+    static func notificationText(_ members: String, type: String, timestamp: Int) -> String {
+        let inner = members.hasPrefix("{") && members.hasSuffix("}") ? String(members.dropFirst().dropLast()) : ""
+        let parts = ["\"notification_type\":" + JSONWriter.compact(.string(type))] + (inner.isEmpty ? [] : [inner])
+            + ["\"timestamp\":" + JSONWriter.compact(.string(String(timestamp)))]
+        return "{" + parts.joined(separator: ",") + "}"
+    }
+
+    /// An eager notification's members once its job has ended (its outputs recorded as the
+    /// asset's derivatives); nil while the job is live. One whose job or asset is gone (an
+    /// overwrite forgets the replaced version's eager jobs) is made without outputs.
+    func eagerBody(_ notification: OutboxNotification) async throws(DeriveError) -> String? {
+        guard let jobID = notification.jobID else { return "{}" }
+        let snapshot = try await Self.offPool { [database] () throws(DeriveError) -> JobSnapshot? in try database.job(jobID) }
+        if let snapshot, snapshot.state.isLive { return nil }
+        let publicID = notification.publicID
+        var current = try await Self.offPool { [records] () throws(DeriveError) -> ServedAsset? in try records.get(publicID) }
+        let job = current?.eagerJobs.first { $0.jobID == jobID }
+        if let snapshot, let job, let asset = current, snapshot.state == .completed, let result = snapshot.result {
+            let derivatives = Self.derivatives(from: result, job: job)
+            current = try await Self.offPool { [database, records] () throws(DeriveError) -> ServedAsset? in
+                try database.recordDerivatives(derivatives, cloud: asset.cloud, publicID: publicID, version: asset.version)
+                return try records.get(publicID)
+            }
+        }
+        var eager: JSONValue = .array([])
+        if let current, let job {
+            eager = Self.assetJSON(current, base: notification.base ?? "", cloud: settings.cloudName,
+                                   eager: job.outputs.map { ($0.transformation, $0.format, $0.identity) }).first { $0.key == "eager" }?.value ?? .array([])
+        }
+        return JSONWriter.compact(.object([
+            JSONMember(key: "public_id", value: .string(publicID)),
+            JSONMember(key: "batch_id", value: .string(String(jobID))),
+            JSONMember(key: "status", value: .string(snapshot?.state == .completed ? "success" : "failed")),
+            JSONMember(key: "eager", value: eager),
+        ]))
+    }
+
+    /// For `eager_async`: waits for the job in the background (up to an hour) and records its
+    /// outputs (the eager notification, if asked for, is in the outbox).
+    func finishLater(_ job: EagerJob, asset recorded: ServedAsset) {
         Task.detached { [self] in
             let deadline = ContinuousClock.now.advanced(by: .seconds(3600))
-            var snapshot: JobSnapshot?
             while ContinuousClock.now < deadline {
                 if let found = try? database.job(job.jobID), !found.state.isLive {
-                    snapshot = found
-                    break
+                    if found.state == .completed, let result = found.result {
+                        _ = try? database.recordDerivatives(Self.derivatives(from: result, job: job), cloud: recorded.cloud,
+                                                            publicID: recorded.publicID, version: recorded.version)
+                    }
+                    return
                 }
                 try? await Task.sleep(for: .milliseconds(250))
             }
-            guard let snapshot else { return }
-            var asset: ServedAsset?
-            let publicID = recorded.publicID
-            if snapshot.state == .completed, let result = snapshot.result {
-                _ = try? database.recordDerivatives(Self.derivatives(from: result, job: job), cloud: recorded.cloud, publicID: publicID,
-                                                    version: recorded.version)
-                asset = try? records.get(publicID)
-            }
-            guard let notificationURL, let current = asset ?? (try? records.get(publicID)) else { return }
-            let eager = Self.assetJSON(current, base: base, cloud: settings.cloudName,
-                                       eager: job.outputs.map { ($0.transformation, $0.format, $0.identity) }).first { $0.key == "eager" }?.value ?? .array([])
-            notify(notificationURL, members: [
-                JSONMember(key: "public_id", value: .string(publicID)),
-                JSONMember(key: "batch_id", value: .string(String(job.jobID))),
-                JSONMember(key: "status", value: .string(snapshot.state == .completed ? "success" : "failed")),
-                JSONMember(key: "eager", value: eager),
-            ], type: "eager", publicID: publicID, secret: secret)
         }
     }
 }

@@ -12,9 +12,12 @@ import Logging
 public final class ServeServer: Sendable {
     public var port: Int { listener.port }
     private let listener: HTTPListener
+    /// The notification outbox's loop (`CloudinaryService.runOutbox`).
+    private let outbox: Task<Void, Never>
 
-    private init(listener: HTTPListener) {
+    private init(listener: HTTPListener, outbox: Task<Void, Never>) {
         self.listener = listener
+        self.outbox = outbox
     }
 
     public static func start(service: CloudinaryService, address: String = "127.0.0.1", port: Int,
@@ -22,11 +25,13 @@ public final class ServeServer: Sendable {
         let listener = try await HTTPListener.start(address: address, port: port, timeout: 60, logger: logger) { server in
             await server.appendRoute("*") { request in await service.respond(request) }
         }
-        return ServeServer(listener: listener)
+        return ServeServer(listener: listener, outbox: Task.detached { await service.runOutbox() })
     }
 
     public func stop() async {
         await listener.stop()
+        outbox.cancel()
+        await outbox.value
     }
 }
 
@@ -131,6 +136,7 @@ public final class CloudinaryService: Sendable {
         var fields = form.fields
         let signed: Bool
         var signingSecret = settings.credentials.sorted { $0.key < $1.key }.first?.value ?? ""
+        var signingKey = settings.credentials.sorted { $0.key < $1.key }.first?.key ?? ""
         var preset: UploadPreset?
         if let presetName = fields["upload_preset"], !presetName.isEmpty {
             guard let found = settings.presets[presetName] else { throw ServeError(400, "Upload preset not found") }
@@ -150,6 +156,7 @@ public final class CloudinaryService: Sendable {
             }
             signed = true
             signingSecret = secret
+            signingKey = key
         } else {
             guard let preset else { throw ServeError(400, "Must supply api_key") }
             guard preset.unsigned else { throw ServeError(400, "Upload preset must be whitelisted for unsigned uploads") }
@@ -244,15 +251,19 @@ public final class CloudinaryService: Sendable {
         if let pending, !eagerAsync {
             asset = try await finish(pending, asset: asset) ?? asset
         } else if let pending {
-            finishLater(pending, asset: asset, base: base(request),
-                        notificationURL: fields["eager_notification_url"].flatMap { $0.isEmpty ? nil : $0 } ?? notificationURL, secret: signingSecret)
+            finishLater(pending, asset: asset)
+            if let url = fields["eager_notification_url"].flatMap({ $0.isEmpty ? nil : $0 }) ?? notificationURL {
+                await queueNotification(url, type: "eager", publicID: publicID, keyName: signingKey, body: nil, jobID: pending.jobID, base: base(request))
+            }
         }
         var members = Self.assetJSON(asset, base: base(request), cloud: settings.cloudName,
                                      eager: eager.isEmpty ? nil : eager.map { ($0.transformation, $0.format, $0.identity) }, processing: eagerAsync)
         members.append(JSONMember(key: "signature", value: .string(MessageDigest.hex("public_id=\(asset.publicID)&version=\(asset.version)"
             + signingSecret, .sha1))))
         if let filename { members.append(JSONMember(key: "original_filename", value: .string(Self.stem(filename)))) }
-        if let notificationURL { notify(notificationURL, members: members, type: "upload", publicID: publicID, secret: signingSecret) }
+        if let notificationURL {
+            await queueNotification(notificationURL, type: "upload", publicID: publicID, keyName: signingKey, body: members, jobID: nil, base: nil)
+        }
         return Self.json(.object(members))
     }
 

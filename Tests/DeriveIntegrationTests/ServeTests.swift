@@ -369,6 +369,73 @@ import FoundationNetworking
         #expect(second.wait(timeout: 30) == 0)
     }
 
+    /// The notification outbox survives a kill: the target is down, `derive serve` tries it and
+    /// is killed (SIGKILL) with the notification pending; the target comes up, serve restarts,
+    /// and the notification arrives, signed so that the SDK's `verify_notification_signature`
+    /// accepts it (and refuses a changed body), and is recorded once.
+    @Test func aNotificationPendingWhenServeIsKilledIsSentAfterRestart() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A loopback port nothing listens on yet.
+        let free = try Python.run("import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+        let hookPort = try #require(Int(free.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let extra = ["DERIVE_FETCH_ALLOW": "127.0.0.1/32"]
+        let (first, firstPort) = try Self.start(folder, extra: extra, arguments: ["--no-work"])
+        let upload = RawHTTP.sendBlocking(try Self.signedUpload(["public_id": "outboxed", "notification_url": "http://127.0.0.1:\(hookPort)/hook?t=1"]),
+                                          port: firstPort, timeout: 60)
+        #expect(upload.status == 200, "\(upload.text.prefix(300))")
+        // The first attempts (at once, then 1 s later) fail, nothing listening; the next is
+        // 3 s later: kill serve while it waits for that one.
+        Thread.sleep(forTimeInterval: 2)
+        first.signal(SIGKILL)
+        _ = first.wait(timeout: 10)
+        let queue = try SQLiteJobStore(path: folder.appendingPathComponent("q.sqlite").path)
+        #expect(try queue.servedAsset(cloud: Self.cloud, publicID: "outboxed")?.notifications.isEmpty == true, "nothing recorded yet")
+
+        // The target comes up: it checks each notification with the SDK and keeps one JSON line each.
+        let received = folder.appendingPathComponent("received.jsonl")
+        let receiver = Process()
+        receiver.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        receiver.arguments = ["python3", "-c", """
+            import http.server, json, sys, cloudinary, cloudinary.utils
+            cloudinary.config(cloud_name=sys.argv[3], api_key=sys.argv[4], api_secret=sys.argv[5])
+            class Receiver(http.server.BaseHTTPRequestHandler):
+                def do_POST(self):
+                    body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+                    stamp, signature = self.headers.get("X-Cld-Timestamp"), self.headers.get("X-Cld-Signature")
+                    line = {"body": json.loads(body), "verified": cloudinary.utils.verify_notification_signature(body, stamp, signature),
+                            "forged": cloudinary.utils.verify_notification_signature(body + " ", stamp, signature)}
+                    with open(sys.argv[2], "a") as out:
+                        out.write(json.dumps(line) + "\\n")
+                    self.send_response(200)
+                    self.end_headers()
+                def log_message(self, *args):
+                    pass
+            http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver).serve_forever()
+            """, String(hookPort), received.path, Self.cloud, Self.key, Self.secret]
+        try receiver.run()
+        // SIGKILL: the test process ignores SIGTERM, and its children inherit that.
+        defer { kill(receiver.processIdentifier, SIGKILL); receiver.waitUntilExit() }
+
+        let (second, _) = try Self.start(folder, extra: extra, arguments: ["--no-work"])
+        try waitUntil("the notification is delivered and recorded", timeout: 60) {
+            (try queue.servedAsset(cloud: Self.cloud, publicID: "outboxed"))?.notifications.isEmpty == false
+        }
+        let lines = try String(contentsOf: received, encoding: .utf8).split(separator: "\n").map { J(try JSONSerialization.jsonObject(with: Data($0.utf8))) }
+        #expect(lines.count == 1, "\(lines)")
+        #expect(lines.first?["verified"].bool == true && lines.first?["forged"].bool == false, "\(lines)")
+        #expect(lines.first?["body"]["notification_type"].string == "upload" && lines.first?["body"]["public_id"].string == "outboxed", "\(lines)")
+        let records = try #require(try queue.servedAsset(cloud: Self.cloud, publicID: "outboxed")).notifications
+        #expect(records.count == 1 && records.first?.status == 200 && (records.first?.attempts ?? 0) >= 2, "\(records)")
+        #expect(records.first?.url.contains("t=1") == false, "the query is redacted in the record")
+        second.signal(SIGTERM)
+        #expect(second.wait(timeout: 30) == 0)
+    }
+
     /// A record `derive serve` wrote as JSON in the store before the rows is migrated on first
     /// read: the asset, its derivative (served unsigned, as recorded) and its notification.
     @Test func aJSONRecordInTheStoreIsMigratedOnFirstRead() async throws {

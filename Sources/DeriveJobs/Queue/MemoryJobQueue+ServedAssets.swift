@@ -64,6 +64,46 @@ extension MemoryJobQueue: ServedAssets {
         try withState { state, _ in Array(state.notifications.reversed().prefix(max(0, limit))) }
     }
 
+    @discardableResult
+    public func queueNotification(_ notification: OutboxNotification) throws(DeriveError) -> Int64 {
+        try withState { state, now in
+            state.lastOutboxID += 1
+            var queued = notification
+            queued.id = state.lastOutboxID
+            queued.attempts = 0
+            queued.nextAt = Date(timeIntervalSince1970: now)
+            state.outbox[queued.id] = queued
+            return queued.id
+        }
+    }
+
+    public func claimNotifications(limit: Int, lease: Double) throws(DeriveError) -> [OutboxNotification] {
+        try withState { state, now in
+            let due = state.outbox.values.filter { $0.nextAt.timeIntervalSince1970 <= now }
+                .sorted { ($0.nextAt, $0.id) < ($1.nextAt, $1.id) }.prefix(max(0, limit))
+            return due.map { found in
+                var claimed = found
+                claimed.nextAt = Date(timeIntervalSince1970: now + lease)
+                state.outbox[found.id] = claimed
+                return found
+            }
+        }
+    }
+
+    public func rescheduleNotification(id: Int64, attempts: Int, at: Date) throws(DeriveError) {
+        try withState { state, _ in
+            state.outbox[id]?.attempts = attempts
+            state.outbox[id]?.nextAt = at
+        }
+    }
+
+    public func finishNotification(id: Int64, record: NotificationRecord) throws(DeriveError) {
+        try withState { state, _ in
+            guard state.outbox.removeValue(forKey: id) != nil else { return }
+            state.notifications.append(record)
+        }
+    }
+
     /// The asset with its notifications and the faces recorded for its original.
     private static func reading(_ asset: ServedAsset, in state: State) -> ServedAsset {
         var read = asset

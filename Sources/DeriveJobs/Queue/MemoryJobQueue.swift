@@ -68,6 +68,9 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         /// `derive serve`'s records (`ServedAssets`), by cloud and public id.
         var served: [ServedKey: ServedAsset] = [:]
         var notifications: [NotificationRecord] = []
+        /// `derive serve`'s pending notifications, by id.
+        var outbox: [Int64: OutboxNotification] = [:]
+        var lastOutboxID: Int64 = 0
 
         /// Enqueues a job as `submit` does.
         mutating func enqueue(_ job: NewJob, at now: Double) -> SubmitResult {

@@ -30,6 +30,72 @@ public protocol ServedAssets: Sendable {
 
     /// The newest notifications of every asset, newest first (the dashboard's webhooks page).
     func recentNotifications(limit: Int) throws(DeriveError) -> [NotificationRecord]
+
+    /// Puts a notification in the outbox, pending and due at once; returns its id.
+    @discardableResult
+    func queueNotification(_ notification: OutboxNotification) throws(DeriveError) -> Int64
+
+    /// Takes up to `limit` pending notifications that are due, oldest due first, and moves each
+    /// one's next attempt `lease` seconds on, so no other claimer takes it meanwhile (a sender
+    /// that dies holding it leaves it due again when the lease runs out).
+    func claimNotifications(limit: Int, lease: Double) throws(DeriveError) -> [OutboxNotification]
+
+    /// Leaves a pending notification for a later attempt: `attempts` made so far, due at `at`.
+    func rescheduleNotification(id: Int64, attempts: Int, at: Date) throws(DeriveError)
+
+    /// Marks a notification done (sent or given up) and keeps its record, in one transaction.
+    func finishNotification(id: Int64, record: NotificationRecord) throws(DeriveError)
+}
+
+/// A notification in `derive serve`'s outbox, kept until it is sent or given up, so one
+/// pending when serve stops is sent by the next serve process.
+public struct OutboxNotification: Sendable, Equatable {
+    /// Assigned by the store (ignored by `queueNotification`).
+    public var id: Int64
+    public var cloud: String
+    public var publicID: String
+    /// The target, in full (it is what is posted to).
+    public var url: String
+    /// `upload` or `eager`.
+    public var type: String
+    /// The API key whose secret signs it (the secret is looked up when sending).
+    public var keyName: String
+    /// The JSON object to send, without `notification_type` and `timestamp`; nil for an
+    /// `eager` one, whose body is made when its job ends.
+    public var body: String?
+    /// For an `eager` one: the job it waits for, and the base of the asset's URLs.
+    public var jobID: JobID?
+    public var base: String?
+    public var attempts: Int
+    public var nextAt: Date
+
+    public init(id: Int64 = 0, cloud: String, publicID: String, url: String, type: String, keyName: String, body: String?, jobID: JobID?,
+                base: String?, attempts: Int = 0, nextAt: Date = Date(timeIntervalSince1970: 0)) {
+        self.id = id
+        self.cloud = cloud
+        self.publicID = publicID
+        self.url = url
+        self.type = type
+        self.keyName = keyName
+        self.body = body
+        self.jobID = jobID
+        self.base = base
+        self.attempts = attempts
+        self.nextAt = nextAt
+    }
+}
+
+extension OutboxNotification {
+    /// The columns `derive serve`'s stores read an outbox row from.
+    public static let columns = "id, cloud, public_id, url, type, key_name, body, job_id, base, attempts"
+
+    /// An outbox row (`columns` and `next_at`).
+    public init(row: DatabaseRow) throws(DeriveError) {
+        self.init(id: try row.int64("id"), cloud: try row.string("cloud"), publicID: try row.string("public_id"), url: try row.string("url"),
+                  type: try row.string("type"), keyName: try row.string("key_name"), body: try row.optionalString("body"),
+                  jobID: try row.optionalInt("job_id").map(JobID.init), base: try row.optionalString("base"), attempts: try row.int("attempts"),
+                  nextAt: try row.date("next_at"))
+    }
 }
 
 /// An uploaded asset as the Cloudinary API knows it: its public id, version and original, and
