@@ -13,8 +13,10 @@ extension CloudinaryService {
     /// How long a claimed notification is kept from other serve processes: longer than one
     /// attempt (the sender's timeout), so two processes never send one row at once.
     static let outboxLease: Double = 120
-    /// How often an `eager` notification looks at its job while the job is live.
-    static let eagerPoll: Double = 0.25
+    /// How soon an `eager` notification looks at its live job again: a tenth of the job's age,
+    /// between a quarter second and five seconds, so a long job's wait costs a claim and a
+    /// reschedule every five seconds, not four a second.
+    static func eagerPoll(jobAge: Double) -> Double { min(5, max(0.25, jobAge / 10)) }
 
     /// Puts a notification in the outbox; `body` nil for an `eager` one (made when `jobID`
     /// ends). The key's name is kept, its secret looked up when sending.
@@ -61,15 +63,17 @@ extension CloudinaryService {
             if let body = notification.body {
                 members = body
             } else {
-                guard let made = try await eagerBody(notification) else {
-                    // The job is still live: look again shortly, no attempt counted.
+                switch try await eagerBody(notification) {
+                case .waiting(let jobAge):
+                    // The job is still live: look again later, no attempt counted.
                     try await Self.offPool { [database] () throws(DeriveError) in
                         try database.rescheduleNotification(id: notification.id, attempts: notification.attempts,
-                                                            at: Date().addingTimeInterval(Self.eagerPoll))
+                                                            at: Date().addingTimeInterval(Self.eagerPoll(jobAge: jobAge)))
                     }
                     return
+                case .ready(let made):
+                    members = made
                 }
-                members = made
             }
             guard let secret = settings.credentials[notification.keyName] else {
                 record.error = "the API key \(Quoted(notification.keyName)) that signed the upload is no longer configured"
@@ -121,13 +125,19 @@ extension CloudinaryService {
         return "{" + parts.joined(separator: ",") + "}"
     }
 
+    /// An eager notification's body, or how long its job has existed while it is still live.
+    enum EagerBody {
+        case ready(String)
+        case waiting(jobAge: Double)
+    }
+
     /// An eager notification's members once its job has ended (its outputs recorded as the
-    /// asset's derivatives); nil while the job is live. One whose job or asset is gone (an
-    /// overwrite forgets the replaced version's eager jobs) is made without outputs.
-    func eagerBody(_ notification: OutboxNotification) async throws(DeriveError) -> String? {
-        guard let jobID = notification.jobID else { return "{}" }
+    /// asset's derivatives). One whose job or asset is gone (an overwrite forgets the replaced
+    /// version's eager jobs) is made without outputs.
+    func eagerBody(_ notification: OutboxNotification) async throws(DeriveError) -> EagerBody {
+        guard let jobID = notification.jobID else { return .ready("{}") }
         let snapshot = try await Self.offPool { [database] () throws(DeriveError) -> JobSnapshot? in try database.job(jobID) }
-        if let snapshot, snapshot.state.isLive { return nil }
+        if let snapshot, snapshot.state.isLive { return .waiting(jobAge: Date().timeIntervalSince(snapshot.createdAt)) }
         let publicID = notification.publicID
         var current = try await Self.offPool { [records] () throws(DeriveError) -> ServedAsset? in try records.get(publicID) }
         let job = current?.eagerJobs.first { $0.jobID == jobID }
@@ -143,12 +153,12 @@ extension CloudinaryService {
             eager = Self.assetJSON(current, base: notification.base ?? "", cloud: settings.cloudName,
                                    eager: job.outputs.map { ($0.transformation, $0.format, $0.identity) }).first { $0.key == "eager" }?.value ?? .array([])
         }
-        return JSONWriter.compact(.object([
+        return .ready(JSONWriter.compact(.object([
             JSONMember(key: "public_id", value: .string(publicID)),
             JSONMember(key: "batch_id", value: .string(String(jobID))),
             JSONMember(key: "status", value: .string(snapshot?.state == .completed ? "success" : "failed")),
             JSONMember(key: "eager", value: eager),
-        ]))
+        ])))
     }
 
     /// For `eager_async`: waits for the job in the background (up to an hour) and records its

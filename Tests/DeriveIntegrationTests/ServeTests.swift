@@ -28,6 +28,27 @@ import FoundationNetworking
         return (server, port)
     }
 
+    /// A `derive serve` on a folder of its own for a test that drives it with the SDK: without
+    /// the SDK the test does nothing (and fails under the test command, which installs it);
+    /// after `body` the server is stopped with SIGTERM and must exit cleanly.
+    static func withSDKServe(extra: [String: String] = [:], _ body: (_ port: Int) throws -> Void) throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, port) = try start(folder, extra: extra)
+        do {
+            try body(port)
+        } catch {
+            server.signal(SIGKILL)
+            throw error
+        }
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+
     static func folder() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -164,72 +185,51 @@ import FoundationNetworking
     /// accepts them (and refuses a changed body); the record lists them. The receiver is on
     /// loopback, which the address rules allow here only through DERIVE_FETCH_ALLOW.
     @Test func eagerAsyncSendsNotificationsTheSDKVerifies() throws {
-        guard Python.has("cloudinary") else {
-            #expect(!Python.required, "the test command installs the cloudinary package")
-            return
+        try Self.withSDKServe(extra: ["DERIVE_FETCH_ALLOW": "127.0.0.1/32"]) { port in
+            let out = try Self.client(port, "webhook")
+            #expect(out["async"]["ok"]["eager"][0]["status"].string == "processing", "\(out["async"])")
+            let notifications = out["notifications"].array
+            #expect(Set(notifications.compactMap { $0["type"].string }) == ["upload", "eager"], "\(out["notifications"])")
+            #expect(notifications.allSatisfy { $0["verified"].bool == true && $0["forged"].bool == false }, "\(out["notifications"])")
+            let eager = notifications.first { $0["type"].string == "eager" }
+            #expect(eager?["body"]["eager"][0]["width"].int == 25, "\(out["notifications"])")
+            let resource = out["hooked_resource"]["ok"]
+            #expect(resource["derived"].array.count == 1, "\(out["hooked_resource"])")
+            #expect(resource["notifications"].array.count == 2 && resource["notifications"].array.allSatisfy { $0["status"].int == 200 }, "\(resource["notifications"])")
         }
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (server, port) = try Self.start(folder, extra: ["DERIVE_FETCH_ALLOW": "127.0.0.1/32"])
-        let out = try Self.client(port, "webhook")
-        #expect(out["async"]["ok"]["eager"][0]["status"].string == "processing", "\(out["async"])")
-        let notifications = out["notifications"].array
-        #expect(Set(notifications.compactMap { $0["type"].string }) == ["upload", "eager"], "\(out["notifications"])")
-        #expect(notifications.allSatisfy { $0["verified"].bool == true && $0["forged"].bool == false }, "\(out["notifications"])")
-        let eager = notifications.first { $0["type"].string == "eager" }
-        #expect(eager?["body"]["eager"][0]["width"].int == 25, "\(out["notifications"])")
-        let resource = out["hooked_resource"]["ok"]
-        #expect(resource["derived"].array.count == 1, "\(out["hooked_resource"])")
-        #expect(resource["notifications"].array.count == 2 && resource["notifications"].array.allSatisfy { $0["status"].int == 200 }, "\(resource["notifications"])")
-        server.signal(SIGTERM)
-        #expect(server.wait(timeout: 30) == 0)
     }
 
     /// `cloudinary.api.resource(..., faces=True)` lists the faces a job's detection found in
     /// the original (here a `g_face` eager output's), as Cloudinary's [x, y, width, height]
     /// boxes; an empty list before any job looked; nothing when not asked.
     @Test func theAdminReadListsTheFacesAJobFound() throws {
-        guard Python.has("cloudinary") else {
-            #expect(!Python.required, "the test command installs the cloudinary package")
-            return
+        try Self.withSDKServe { port in
+            let out = try Self.client(port, "faces")
+            #expect(out["before_faces"]["ok"]["faces"].array.isEmpty && out["before_faces"]["ok"]["faces"].value != nil, "\(out["before_faces"])")
+            #expect(out["upload"]["ok"]["eager"][0]["width"].int == 60, "\(out["upload"])")
+            let faces = out["faces"]["ok"]["faces"].array
+            // The photograph has six people, all facing the camera.
+            #expect(faces.count == 6, "\(out["faces"])")
+            for face in faces {
+                let box = face.array.compactMap(\.int)
+                #expect(box.count == 4 && box[0] >= 0 && box[1] >= 0 && box[0] + box[2] <= 1280 && box[1] + box[3] <= 886, "\(face)")
+                #expect(box.count == 4 && (20...400).contains(box[2]) && (20...400).contains(box[3]), "a face's size: \(face)")
+            }
+            #expect(out["not_asked"]["ok"]["public_id"].string == "faces" && out["not_asked"]["ok"]["faces"].value == nil, "\(out["not_asked"])")
         }
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (server, port) = try Self.start(folder)
-        let out = try Self.client(port, "faces")
-        #expect(out["before_faces"]["ok"]["faces"].array.isEmpty && out["before_faces"]["ok"]["faces"].value != nil, "\(out["before_faces"])")
-        #expect(out["upload"]["ok"]["eager"][0]["width"].int == 60, "\(out["upload"])")
-        let faces = out["faces"]["ok"]["faces"].array
-        // The photograph has six people, all facing the camera.
-        #expect(faces.count == 6, "\(out["faces"])")
-        for face in faces {
-            let box = face.array.compactMap(\.int)
-            #expect(box.count == 4 && box[0] >= 0 && box[1] >= 0 && box[0] + box[2] <= 1280 && box[1] + box[3] <= 886, "\(face)")
-            #expect(box.count == 4 && (20...400).contains(box[2]) && (20...400).contains(box[3]), "a face's size: \(face)")
-        }
-        #expect(out["not_asked"]["ok"]["public_id"].string == "faces" && out["not_asked"]["ok"]["faces"].value == nil, "\(out["not_asked"])")
-        server.signal(SIGTERM)
-        #expect(server.wait(timeout: 30) == 0)
     }
 
     /// An upload's tags and context go into its eager job, where `if_!sale!_in_tags` and
     /// `if_ctx:!size!_eq_!small!` read them; a tag a job would refuse is refused at upload.
     @Test func anUploadsTagsAndContextDecideItsEagerOutputs() throws {
-        guard Python.has("cloudinary") else {
-            #expect(!Python.required, "the test command installs the cloudinary package")
-            return
+        try Self.withSDKServe { port in
+            let out = try Self.client(port, "tags")
+            #expect(out["tagged"]["ok"]["tags"].array.compactMap(\.string) == ["sale", "new"], "\(out["tagged"])")
+            #expect(out["tagged"]["ok"]["eager"][0]["width"].int == 30, "tagged sale: \(out["tagged"])")
+            #expect(out["untagged"]["ok"]["eager"][0]["width"].int == 90, "no tags: \(out["untagged"])")
+            #expect(out["context"]["ok"]["eager"][0]["width"].int == 40, "\(out["context"])")
+            #expect(out["bad_tag"]["message"].string?.contains("control character") == true, "\(out["bad_tag"])")
         }
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (server, port) = try Self.start(folder)
-        let out = try Self.client(port, "tags")
-        #expect(out["tagged"]["ok"]["tags"].array.compactMap(\.string) == ["sale", "new"], "\(out["tagged"])")
-        #expect(out["tagged"]["ok"]["eager"][0]["width"].int == 30, "tagged sale: \(out["tagged"])")
-        #expect(out["untagged"]["ok"]["eager"][0]["width"].int == 90, "no tags: \(out["untagged"])")
-        #expect(out["context"]["ok"]["eager"][0]["width"].int == 40, "\(out["context"])")
-        #expect(out["bad_tag"]["message"].string?.contains("control character") == true, "\(out["bad_tag"])")
-        server.signal(SIGTERM)
-        #expect(server.wait(timeout: 30) == 0)
     }
 
     /// A chunked upload survives `derive serve` killed between its parts: the parts are in the
