@@ -71,9 +71,9 @@ enum Assets {
         """
 
     /// Refreshes the live parts (the overview's, a job's page, the jobs list) without reloading
-    /// the page, and
-    /// draws each picture's BlurHash (the worker records one per output) behind it while the
-    /// image loads: the decoder is BlurHash's published algorithm, on a 32-pixel canvas.
+    /// the page, and draws each picture's BlurHash (the worker records one per output) behind
+    /// it while the image loads: the decoder is BlurHash's published algorithm, on a 32-pixel
+    /// canvas.
     static let script = """
         "use strict";
         const BLURHASH_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~";
