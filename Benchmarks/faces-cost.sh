@@ -5,6 +5,7 @@
 #      per-source time of each (the first source is left out: it creates the detector) and
 #      the detection stage alone;
 #   1c. per CenterFace canvas: detection's processor time, building it, peak resident memory;
+#   1d. the detection stage split: the copy libvips makes, the network's input, the forward pass;
 #   2. the whole-process cost of jobs that ask for no faces, with this build and with the
 #      build before face detection (BASELINE, default d441a84), taking turns run after run.
 # Usage: bash Benchmarks/faces-cost.sh [BASELINE-REVISION | --no-baseline]
@@ -95,6 +96,27 @@ per = ((u + s) * 1000 - n) / 12
 print(f'{sys.argv[5]}: detection {per:.0f} ms of processor time per 12 MP job; building about {((u1 + s1) * 1000 - on) - per:.0f} ms; peak RSS {rss / 1024:.0f} MiB')" \
         "$north_cpu" "$one_north" "$all" "$one" "$canvas"
 done
+
+echo
+echo "== 1d. where the detection stage goes (DERIVE_FACE_PROFILE): median of 11 jobs, milliseconds;"
+echo "       the copy's stages are processor time of the process, the network's of its thread"
+DERIVE_FACE_PROFILE=1 DERIVE_FACE_DETECTOR=centerface taskset -c 0 "$derive" run "${sources[@]}" \
+    --chain "c_fill,w_400,h_400,g_faces" --out "$work/out" 2> "$work/profile.txt" > "$work/profiled.json"
+python3 - "$work/profile.txt" "$work/profiled.json" "$work/north.json" <<'PY'
+import json, statistics, sys
+lines = [l.split()[1:] for l in open(sys.argv[1]) if l.startswith("derive-face-profile ")][1:]  # the first builds the network
+rows = [dict(field.split("=", 1) for field in line) for line in lines]
+print(f"decoded {rows[0]['source']}, detector's copy {rows[0]['copy']}")
+median = lambda key: statistics.median(float(r[key]) for r in rows)
+parts = [("libvips copy (colour, resample)", "resample"), ("pixels out of libvips", "pixels"),
+         ("network input (blob)", "blob"), ("forward pass", "forward"), ("boxes", "boxes")]
+for label, key in parts:
+    print(f"  {label:34s} {median(key + '_cpu'):7.2f} ms processor  {median(key + '_wall'):7.2f} ms wall")
+print(f"  {'the stage, all of it':34s} {median('resample_cpu') + median('pixels_cpu') + median('detector_cpu'):7.2f} ms processor  "
+      f"{median('resample_wall') + median('pixels_wall') + median('detector_wall'):7.2f} ms wall")
+decode = lambda path: statistics.median(r["timings"]["decode"] for r in json.load(open(path))[1:])
+print(f"the job's decode (wall, shared by every output): {decode(sys.argv[2]):.1f} ms with g_faces, {decode(sys.argv[3]):.1f} ms with g_north")
+PY
 
 [ "$baseline_rev" = "--no-baseline" ] && exit 0
 echo

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <list>
 #include <new>
@@ -25,6 +26,9 @@
 struct dnet_detector {
     std::string path;
     std::list<std::pair<std::pair<int, int>, cv::dnn::Net>> nets;
+    // The last detection's stages in milliseconds, processor time of the calling thread then
+    // wall time (dnet_last_timings): filling the blob, the forward pass, reading the boxes.
+    double timings[6] = {0, 0, 0, 0, 0, 0};
 
     cv::dnn::Net &net(int width, int height) {
         const auto key = std::make_pair(width, height);
@@ -49,6 +53,18 @@ struct dnet_detector {
         return nets.front().second;
     }
 };
+
+static double thread_cpu_ms() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static double wall_ms() {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 static void say(char *error, size_t size, const char *text) {
     if (size > 0) std::snprintf(error, size, "%s", text);
@@ -109,6 +125,7 @@ extern "C" int dnet_detect_on_canvas(dnet_detector *detector, const unsigned cha
     }
     try {
         const int W = canvas_width, H = canvas_height;
+        const double cpu0 = thread_cpu_ms(), wall0 = wall_ms();
         // The image at the top left of a canvas of the network's stride; the padding is black
         // and nothing is stretched, so boxes need no rescaling.
         cv::Mat blob({1, 3, H, W}, CV_32F, cv::Scalar(0));
@@ -123,7 +140,9 @@ extern "C" int dnet_detect_on_canvas(dnet_detector *detector, const unsigned cha
         cv::dnn::Net &net = detector->net(W, H);
         net.setInput(blob, "input.1");
         std::vector<cv::Mat> outs;
+        const double cpu1 = thread_cpu_ms(), wall1 = wall_ms();
         net.forward(outs, std::vector<cv::String>{"537", "538", "539"});
+        const double cpu2 = thread_cpu_ms(), wall2 = wall_ms();
         const cv::Mat &heat = outs[0], &scale = outs[1], &offset = outs[2];
         const int gh = heat.size[2], gw = heat.size[3];
         const float *hm = heat.ptr<float>(0, 0);
@@ -157,6 +176,9 @@ extern "C" int dnet_detect_on_canvas(dnet_detector *detector, const unsigned cha
         }
         const int count = (int)kept.size();
         for (int i = 0; i < count && i < capacity; i++) boxes[i] = kept[i];
+        const double cpu3 = thread_cpu_ms(), wall3 = wall_ms();
+        const double stamps[6] = {cpu1 - cpu0, cpu2 - cpu1, cpu3 - cpu2, wall1 - wall0, wall2 - wall1, wall3 - wall2};
+        std::copy(stamps, stamps + 6, detector->timings);
         return count;
     } catch (const std::bad_alloc &) {
         say(error, error_size, "out of memory");
@@ -168,4 +190,11 @@ extern "C" int dnet_detect_on_canvas(dnet_detector *detector, const unsigned cha
         say(error, error_size, "unknown error");
         return -1;
     }
+}
+
+extern "C" int dnet_last_timings(const dnet_detector *detector, double *milliseconds, int count) {
+    if (!detector || !milliseconds || count < 0) return -1;
+    const int n = std::min(count, 6);
+    std::copy(detector->timings, detector->timings + n, milliseconds);
+    return n;
 }

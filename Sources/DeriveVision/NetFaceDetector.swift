@@ -30,6 +30,14 @@ public final class NetFaceDetector: FaceDetector {
     /// (about 250 MB), so a handle per slot multiplied the worker's memory; a detection waits
     /// for another's (a few hundred milliseconds) instead.
     private let shared = Mutex<Handle?>(nil)
+    /// The last detection's stages in the adapter (dnet_last_timings), for the benchmark's split.
+    private let stages = Mutex<[Double]>([])
+
+    public var lastStageTimings: [(name: String, milliseconds: Double)] {
+        let last = stages.withLock { $0 }
+        guard last.count == 6 else { return [] }
+        return zip(["blob_cpu", "forward_cpu", "boxes_cpu", "blob_wall", "forward_wall", "boxes_wall"], last).map { ($0, $1) }
+    }
 
     public init(threshold: Double = NetFaceDetector.defaultPrivacyThreshold, cropThreshold: Double = NetFaceDetector.defaultCropThreshold,
                 modelPath: String? = nil, libraryPath: String? = nil) {
@@ -80,12 +88,17 @@ public final class NetFaceDetector: FaceDetector {
         let count = try shared.withLock { (handle: inout Handle?) throws(DeriveError) -> Int32 in
             if handle == nil { handle = try open(api) }
             let pointer = handle!.pointer
-            return image.pixels.withUnsafeBufferPointer { pixels in
+            let found = image.pixels.withUnsafeBufferPointer { pixels in
                 boxes.withUnsafeMutableBufferPointer { out in
                     api.detect(pointer, pixels.baseAddress, Int32(image.width), Int32(image.height), image.width * 3,
                                Int32(canvas.width), Int32(canvas.height), threshold, UnsafeMutableRawPointer(out.baseAddress), Int32(capacity), &message, message.count)
                 }
             }
+            if found >= 0, let timings = api.timings {
+                var last = [Double](repeating: 0, count: 6)
+                if timings(pointer, &last, 6) == 6 { stages.withLock { $0 = last } }
+            }
+            return found
         }
         guard count >= 0 else { throw DeriveError(.internalError, "face detection failed: \(Self.text(message))") }
         return boxes.prefix(Int(min(count, Int32(capacity)))).map {
@@ -135,9 +148,12 @@ struct NetLibrary: @unchecked Sendable {
     typealias Free = @convention(c) (OpaquePointer?) -> Void
     typealias Detect = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int32, Int32, Int, Int32, Int32, Float,
                                        UnsafeMutableRawPointer?, Int32, UnsafeMutablePointer<CChar>?, Int) -> Int32
+    typealias Timings = @convention(c) (OpaquePointer?, UnsafeMutablePointer<Double>?, Int32) -> Int32
     let open: Open
     let free: Free
     let detect: Detect
+    /// dnet_last_timings, for the benchmark's split; nil in a library built before it.
+    let timings: Timings?
 
     private static let loaded = Mutex<[String: Result<NetLibrary, DeriveError>]>([:])
 
@@ -162,6 +178,7 @@ struct NetLibrary: @unchecked Sendable {
         self.open = unsafeBitCast(open, to: Open.self)
         self.free = unsafeBitCast(free, to: Free.self)
         self.detect = unsafeBitCast(detect, to: Detect.self)
+        self.timings = dlsym(handle, "dnet_last_timings").map { unsafeBitCast($0, to: Timings.self) }
     }
 }
 

@@ -36,6 +36,12 @@ void dnet_free(dnet_detector *detector);
 int dnet_detect_on_canvas(dnet_detector *detector, const unsigned char *rgb, int width, int height, size_t stride,
                 int canvas_width, int canvas_height, float threshold, dnet_box *boxes, int capacity, char *error, size_t error_size);
 
+/// The last detection's stages, in milliseconds: processor time of the calling thread for filling
+/// the network's input, the forward pass and reading the boxes, then the wall time of the same
+/// three. Writes up to `count` of the six and returns how many (-1 for a NULL argument). For the
+/// benchmark's split (DERIVE_FACE_PROFILE); the stamps cost a few clock reads per detection.
+int dnet_last_timings(const dnet_detector *detector, double *milliseconds, int count);
+
 #ifdef __cplusplus
 }
 #endif

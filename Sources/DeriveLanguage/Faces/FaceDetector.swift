@@ -23,11 +23,16 @@ public protocol FaceDetector: Sendable {
     /// returns faces down to its lower threshold, which privacy effects cover. nil: every face
     /// it returns counts for both.
     var cropThreshold: Double? { get }
+
+    /// The stages of this detector's last detection, milliseconds (processor time, then wall
+    /// time), for the benchmark's split (DERIVE_FACE_PROFILE); empty when it does not say.
+    var lastStageTimings: [(name: String, milliseconds: Double)] { get }
 }
 
 extension FaceDetector {
     public var wantsColor: Bool { false }
     public var cropThreshold: Double? { nil }
+    public var lastStageTimings: [(name: String, milliseconds: Double)] { [] }
     public func detect(_ image: PixelBuffer, canvas: Size) throws(DeriveError) -> [DetectedFace] {
         try detect(image, upsample: 0)
     }

@@ -1,0 +1,30 @@
+import DeriveLanguage
+import Glibc
+
+/// Where face detection's time goes, for the benchmark (Benchmarks/faces-cost.sh, section 1d):
+/// with DERIVE_FACE_PROFILE set, each detection writes a line to standard error,
+/// `derive-face-profile name=ms ...`: the stages of the copy made for the detector (processor
+/// time of the whole process, since libvips works on threads of its own), then the detector's own
+/// (`FaceDetector.lastStageTimings`). Off (the default), nothing is written or stamped.
+enum FaceProfile {
+    static let enabled: Bool = getenv("DERIVE_FACE_PROFILE").map { String(cString: $0) }.map { !$0.isEmpty && $0 != "0" } ?? false
+
+    /// Processor time of the whole process (libvips works on threads of its own), milliseconds.
+    static func processCPU() -> Double { clock(CLOCK_PROCESS_CPUTIME_ID) }
+    static func wall() -> Double { clock(CLOCK_MONOTONIC) }
+
+    /// One line: `derive-face-profile source=WxH copy=WxH name=ms ...`, stages in the order given.
+    static func write(source: Size, copy: Size, _ stages: [(name: String, milliseconds: Double)]) {
+        guard enabled else { return }
+        var line = "derive-face-profile source=\(source.width)x\(source.height) copy=\(copy.width)x\(copy.height)"
+        for (name, ms) in stages { line += " \(name)=\(Double(Int((ms * 1000).rounded())) / 1000)" }
+        line += "\n"
+        _ = line.withCString { Glibc.write(2, $0, strlen($0)) }
+    }
+
+    private static func clock(_ id: clockid_t) -> Double {
+        var t = timespec()
+        clock_gettime(id, &t)
+        return Double(t.tv_sec) * 1e3 + Double(t.tv_nsec) / 1e6
+    }
+}
