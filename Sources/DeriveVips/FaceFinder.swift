@@ -29,7 +29,8 @@ struct FaceFinder {
     }
 
     /// A colour detector's copy: RGB, scaled by libvips to fit the canvas with its aspect kept
-    /// (enlarged at most twice, since enlarging adds no detail).
+    /// (enlarged at most twice, since enlarging adds no detail). A job that needs faces decodes
+    /// at least at that size (`Planner.faceDecodeCanvas`), so usually there is nothing to scale.
     private func colourFaces(in image: VImage) throws(DeriveError) -> [DetectedFace] {
         let canvas = settings.canvas
         let scale = min(2, Double(canvas.width) / Double(image.width), Double(canvas.height) / Double(image.height))
@@ -39,7 +40,10 @@ struct FaceFinder {
         let cpu0 = profiling ? FaceProfile.processCPU() : 0, wall0 = profiling ? FaceProfile.wall() : 0
         var flat = try image.standardised().flattened(on: .white)
         if flat.bands == 1 { flat = try VImage.bandjoin([flat, flat, flat]) }
-        let rgb = try flat.resampled(to: size, kernel: scale > 1 ? "cubic" : "linear").inMemory()
+        // Reduced with the decoder's own kernel (lanczos3), so the copy is the same whether a job
+        // decoded at the canvas's size (no resample here) or larger for an output, and the
+        // thresholds chosen on `derive faces` (which decodes at the canvas's size) hold for both.
+        let rgb = try flat.resampled(to: size, kernel: scale > 1 ? "cubic" : "lanczos3").inMemory()
         let cpu1 = profiling ? FaceProfile.processCPU() : 0, wall1 = profiling ? FaceProfile.wall() : 0
         let pixels = try rgb.pixelBuffer()
         let cpu2 = profiling ? FaceProfile.processCPU() : 0, wall2 = profiling ? FaceProfile.wall() : 0

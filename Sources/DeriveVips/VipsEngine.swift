@@ -14,8 +14,12 @@ public struct VipsEngine: ImageEngine {
                 faceDetector: (any FaceDetector)? = nil) throws(DeriveError) {
         try VipsRuntime.start(settings)
         self.settings = settings
-        self.planner = Planner(limits: limits, faceDecodeShortSide: settings.faces.enabled ? settings.faces.shortSide / 2 : 0)
-        self.faceDetector = settings.faces.enabled ? faceDetector : nil
+        let detector = settings.faces.enabled ? faceDetector : nil
+        // CenterFace reads only what fits its canvas, so a job that needs faces decodes no larger
+        // than that (unless an output needs more); dlib's grey copy goes by its shorter side.
+        self.planner = Planner(limits: limits, faceDecodeShortSide: settings.faces.enabled ? settings.faces.shortSide / 2 : 0,
+                               faceDecodeCanvas: detector?.wantsColor == true ? settings.faces.canvas : nil)
+        self.faceDetector = detector
     }
 
     static let sniffedExactly: Set<ImageFormat> = [.jpeg, .png, .gif, .webp]
@@ -249,7 +253,10 @@ public struct VipsEngine: ImageEngine {
         guard let faceDetector else { throw DeriveError(.invalidJob, "face detection is turned off (DERIVE_FACE_DETECTION)") }
         let inspection = try inspect(source)
         let oriented = inspection.facts.orientedSize
-        let scale = min(1, Double(settings.faces.shortSide) / Double(min(oriented.width, oriented.height)))
+        // As a job decodes for faces: what fits the canvas for CenterFace, so this prints the
+        // faces a job finds; dlib's detector reads its own shorter side (it enlarges twice itself).
+        let scale = min(1, Planner.faceDecodeScale(oriented, shortSide: settings.faces.shortSide,
+                                                   canvas: faceDetector.wantsColor ? settings.faces.canvas : nil))
         let size = Size(ResizeGeometry.px(Double(oriented.width) * scale), ResizeGeometry.px(Double(oriented.height) * scale))
         return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> FaceFindings in
             var clock = LapTimer()

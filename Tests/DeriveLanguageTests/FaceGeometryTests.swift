@@ -226,4 +226,22 @@ import Testing
         let plain = try Planner().plan(JobResolver().resolve(TransformationInput.parse("c_fill,w_100,h_100,g_north")), source: facts)
         #expect(!plain.needsFaces && plain.decode.size.height < 650)
     }
+
+    /// For CenterFace the decode needs only what fits its canvas (the detector reads nothing more),
+    /// so the detector's copy is the decode itself; an output that needs more still gets it.
+    @Test(arguments: [
+        ("c_fill,w_100,h_100,g_faces", 4000, 3000, Size(640, 480)),
+        ("c_fill,w_100,h_100,g_faces", 3000, 4000, Size(360, 480)),
+        ("c_fill,w_100,h_100,g_faces", 6000, 2000, Size(640, 213)),
+        ("c_fill,w_1000,h_1000,g_faces", 4000, 3000, Size(1333, 1000)),
+        ("c_fill,w_100,h_100,g_faces", 500, 300, Size(500, 300)),
+        ("c_fill,w_100,h_100,g_north", 4000, 3000, Size(133, 100)),
+    ])
+    func aCanvasDetectorDecodesOnlyWhatFitsItsCanvas(text: String, width: Int, height: Int, decoded: Size) throws {
+        let planner = Planner(faceDecodeCanvas: Size(640, 480))
+        let plan = try planner.plan(JobResolver().resolve(TransformationInput.parse(text)), source: SourceFacts(format: .jpeg, width: width, height: height))
+        #expect(plan.decode.size == decoded)
+        #expect(Planner.faceDecodeScale(Size(4000, 3000), shortSide: 650, canvas: nil) == 650.0 / 3000)
+        #expect(Planner.faceDecodeScale(Size(4000, 3000), shortSide: 650, canvas: Size(640, 480)) == 0.16)
+    }
 }

@@ -315,7 +315,7 @@ import Testing
 
     /// ultralight-masked-img3.jpg (800x514, a street of people in masks): the man in the right
     /// foreground, the photo's largest face (about 100x170), scores between the two thresholds
-    /// (0.36 at the default canvas; labelled by eye). Privacy effects cover him;
+    /// (0.33 at the default canvas; labelled by eye). Privacy effects cover him;
     /// face gravities go by the surer faces and leave him out.
     static let masked = "Benchmarks/faces/images/ultralight-masked-img3.jpg"
 

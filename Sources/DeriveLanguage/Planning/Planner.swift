@@ -7,10 +7,26 @@ public struct Planner: Sendable {
     /// has it), so that the detector, which enlarges at most twice, sees faces of 5% of the
     /// shorter side at its working size (`FaceDetectionSettings.shortSide`). 0: no minimum.
     public var faceDecodeShortSide: Int
+    /// For a detector that reads a canvas (CenterFace), the canvas: when an output needs faces,
+    /// the decode is then at least the size that fits it (aspect kept), which is all the detector
+    /// reads, so the detector's copy is the decode itself when no output needs more pixels, and
+    /// `faceDecodeShortSide` is not used. nil: the shorter-side rule.
+    public var faceDecodeCanvas: Size?
 
-    public init(limits: ChainLimits = .default, faceDecodeShortSide: Int = FaceDetectionSettings.defaultShortSide / 2) {
+    public init(limits: ChainLimits = .default, faceDecodeShortSide: Int = FaceDetectionSettings.defaultShortSide / 2,
+                faceDecodeCanvas: Size? = nil) {
         self.limits = limits
         self.faceDecodeShortSide = faceDecodeShortSide
+        self.faceDecodeCanvas = faceDecodeCanvas
+    }
+
+    /// The decode scale face detection needs on an upright source of `oriented` size: what fits
+    /// `canvas` when there is one, else a shorter side of `shortSide` (0: none).
+    public static func faceDecodeScale(_ oriented: Size, shortSide: Int, canvas: Size?) -> Double {
+        if let canvas {
+            return min(Double(canvas.width) / Double(oriented.width), Double(canvas.height) / Double(oriented.height))
+        }
+        return shortSide > 0 ? Double(shortSide) / Double(min(oriented.width, oriented.height)) : 0
     }
 
     public func plan(_ job: ResolvedJob, source: SourceFacts) throws(ValidationError) -> Plan {
@@ -41,8 +57,8 @@ public struct Planner: Sendable {
         // 3. The decode scale is the largest any output needs; raster sources never upscale.
         let oriented = source.orientedSize
         var scale = drafts.map { demand($0.output.operations, start: oriented) }.max() ?? 1
-        if faceDecodeShortSide > 0, drafts.contains(where: { $0.output.operations.contains { $0.needsFaces } }) {
-            scale = max(scale, Double(faceDecodeShortSide) / Double(min(oriented.width, oriented.height)))
+        if drafts.contains(where: { $0.output.operations.contains { $0.needsFaces } }) {
+            scale = max(scale, Self.faceDecodeScale(oriented, shortSide: faceDecodeShortSide, canvas: faceDecodeCanvas))
         }
         if source.format.isScalable {
             let dimensionCap = Double(limits.maxOutputDimension) / Double(max(oriented.width, oriented.height))
