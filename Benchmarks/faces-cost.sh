@@ -74,7 +74,7 @@ one_north=$(cpu taskset -c 0 "$derive" run "$photo" --chain "c_fill,w_400,h_400,
 for detector in centerface hog; do
     all=$(DERIVE_FACE_DETECTOR=$detector cpu taskset -c 0 "$derive" run "${sources[@]}" --chain "c_fill,w_400,h_400,g_faces" --out "$work/out")
     one=$(DERIVE_FACE_DETECTOR=$detector cpu taskset -c 0 "$derive" run "$photo" --chain "c_fill,w_400,h_400,g_faces" --out "$work/out")
-    python3 -c "import sys; n, a, o1, on = map(float, sys.argv[1:5]); per = (a - n) / 12; print(f'{sys.argv[5]}: detection {per:.0f} ms of processor time per 12 MP job; building the detector about {(o1 - on) - per:.0f} ms once per process')" \
+    python3 -c "import sys; n, a, o1, on = map(float, sys.argv[1:5]); per = (a - n) / 12; after = ((a - n) - (o1 - on)) / 11; print(f'{sys.argv[5]}: detection {per:.0f} ms of processor time per 12 MP job ({after:.0f} ms per job after the first, building left out); building the detector about {(o1 - on) - per:.0f} ms once per process')" \
         "$north_cpu" "$all" "$one" "$one_north" "$detector"
 done
 
@@ -93,20 +93,22 @@ import sys
 n, on = float(sys.argv[1]), float(sys.argv[2])
 u, s, rss = map(float, sys.argv[3].split()); u1, s1, _ = map(float, sys.argv[4].split())
 per = ((u + s) * 1000 - n) / 12
-print(f'{sys.argv[5]}: detection {per:.0f} ms of processor time per 12 MP job; building about {((u1 + s1) * 1000 - on) - per:.0f} ms; peak RSS {rss / 1024:.0f} MiB')" \
+after = (((u + s) * 1000 - n) - ((u1 + s1) * 1000 - on)) / 11
+print(f'{sys.argv[5]}: detection {per:.0f} ms of processor time per 12 MP job ({after:.0f} ms per job after the first, building left out); building about {((u1 + s1) * 1000 - on) - per:.0f} ms; peak RSS {rss / 1024:.0f} MiB')" \
         "$north_cpu" "$one_north" "$all" "$one" "$canvas"
 done
 
 echo
-echo "== 1d. where the detection stage goes (DERIVE_FACE_PROFILE): median of 11 jobs, milliseconds;"
+echo "== 1d. where the detection stage goes (DERIVE_FACE_PROFILE), per canvas: median of 11 jobs, milliseconds;"
 echo "       the copy's stages are processor time of the process, the network's of its thread"
-DERIVE_FACE_PROFILE=1 DERIVE_FACE_DETECTOR=centerface taskset -c 0 "$derive" run "${sources[@]}" \
-    --chain "c_fill,w_400,h_400,g_faces" --out "$work/out" 2> "$work/profile.txt" > "$work/profiled.json"
-python3 - "$work/profile.txt" "$work/profiled.json" "$work/north.json" <<'PY'
+for canvas in ${DERIVE_FACE_CANVASES:-1024x1024 768x768 768x576 640x480}; do
+    DERIVE_FACE_PROFILE=1 DERIVE_FACE_DETECTOR=centerface DERIVE_FACE_DETECTION_CANVAS=$canvas taskset -c 0 "$derive" run "${sources[@]}" \
+        --chain "c_fill,w_400,h_400,g_faces" --out "$work/out" 2> "$work/profile.txt" > "$work/profiled.json"
+    python3 - "$work/profile.txt" "$work/profiled.json" "$work/north.json" "$canvas" <<'PY'
 import json, statistics, sys
 lines = [l.split()[1:] for l in open(sys.argv[1]) if l.startswith("derive-face-profile ")][1:]  # the first builds the network
 rows = [dict(field.split("=", 1) for field in line) for line in lines]
-print(f"decoded {rows[0]['source']}, detector's copy {rows[0]['copy']}")
+print(f"{sys.argv[4]}: decoded {rows[0]['source']}, detector's copy {rows[0]['copy']}")
 median = lambda key: statistics.median(float(r[key]) for r in rows)
 parts = [("libvips copy (colour, resample)", "resample"), ("pixels out of libvips", "pixels"),
          ("network input (blob)", "blob"), ("forward pass", "forward"), ("boxes", "boxes")]
@@ -115,8 +117,9 @@ for label, key in parts:
 print(f"  {'the stage, all of it':34s} {median('resample_cpu') + median('pixels_cpu') + median('detector_cpu'):7.2f} ms processor  "
       f"{median('resample_wall') + median('pixels_wall') + median('detector_wall'):7.2f} ms wall")
 decode = lambda path: statistics.median(r["timings"]["decode"] for r in json.load(open(path))[1:])
-print(f"the job's decode (wall, shared by every output): {decode(sys.argv[2]):.1f} ms with g_faces, {decode(sys.argv[3]):.1f} ms with g_north")
+print(f"  the job's decode (wall, shared by every output): {decode(sys.argv[2]):.1f} ms with g_faces, {decode(sys.argv[3]):.1f} ms with g_north")
 PY
+done
 
 [ "$baseline_rev" = "--no-baseline" ] && exit 0
 echo

@@ -69,10 +69,13 @@ public struct FaceDetectionSettings: Sendable, Hashable {
     public var detector: FaceDetectorChoice
 
     public static let defaultShortSide = 1300
-    /// CenterFace's canvas, 4:3: the cheapest measured whose thresholds, chosen on the tune
-    /// half, meet issue 28's accuracy targets on the report half too (Benchmarks/faces/
-    /// netsizes.py; 512x384 misses the privacy coverage, 480x352 the 12-40 px faces). Its
-    /// pixels are the cost: 82-97 ms a 12 MP job against 292-322 at 1024x1024 (faces-cost.sh).
+    /// CenterFace's canvas, 4:3: chosen as the cheapest whose thresholds, chosen on the tune
+    /// half, meet issue 28's accuracy targets on the report half and whose privacy threshold
+    /// covers as many faces as the larger canvases (Benchmarks/faces/netsizes.py). Since the
+    /// detector reads the job's decode, 608x448 to 576x416 also meet the targets, covering one or
+    /// two faces fewer, and cost under 60 ms (Benchmarks/RESULTS.md); the default was kept. Its
+    /// pixels are the cost: about 75 ms of one core a 12 MP job, nearly all of it the network's
+    /// forward pass, against 292-322 at 1024x1024 (faces-cost.sh, sections 1c and 1d).
     public static let defaultCanvas = Size(640, 480)
 
     public init(enabled: Bool = true, shortSide: Int = FaceDetectionSettings.defaultShortSide, minimumScore: Double = 0,
