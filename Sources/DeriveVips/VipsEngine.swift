@@ -14,12 +14,10 @@ public struct VipsEngine: ImageEngine {
                 faceDetector: (any FaceDetector)? = nil) throws(DeriveError) {
         try VipsRuntime.start(settings)
         self.settings = settings
-        let detector = settings.faces.enabled ? faceDetector : nil
         // CenterFace reads only what fits its canvas, so a job that needs faces decodes no larger
         // than that (unless an output needs more); dlib's grey copy goes by its shorter side.
-        self.planner = Planner(limits: limits, faceDecodeShortSide: settings.faces.enabled ? settings.faces.shortSide / 2 : 0,
-                               faceDecodeCanvas: detector?.wantsColor == true ? settings.faces.canvas : nil)
-        self.faceDetector = detector
+        self.planner = Planner(limits: limits, faces: settings.faces, detectorReadsCanvas: faceDetector?.wantsColor == true)
+        self.faceDetector = settings.faces.enabled ? faceDetector : nil
     }
 
     static let sniffedExactly: Set<ImageFormat> = [.jpeg, .png, .gif, .webp]

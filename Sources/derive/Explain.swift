@@ -1,6 +1,7 @@
 import ArgumentParser
 import DeriveLanguage
 import DeriveJobs
+import DeriveVision
 import Foundation
 
 struct Explain: ParsableCommand {
@@ -49,7 +50,11 @@ struct Explain: ParsableCommand {
             job.asset = try asset.applied(to: job.asset)
             let catalog = InMemoryPresetCatalog(try presets.map { try PresetFile.parse(try readFile($0)) } ?? [])
             let resolved = try JobResolver(catalog: catalog).resolve(job)
-            let plan = try Planner().plan(resolved, source: facts)
+            // The decode a job would make: for faces, what the configured detector reads (only
+            // which detector; nothing is loaded).
+            let faces = try Configuration.load().engine.faces
+            let planner = Planner(faces: faces, detectorReadsCanvas: FaceDetectors.make(faces.detector).wantsColor)
+            let plan = try planner.plan(resolved, source: facts)
             print(JSONWriter.pretty(plan.json))
         }
     }

@@ -12,13 +12,16 @@ import Testing
     }
 
     @Test func explainsAStringOnARealPhotoWithoutDecoding() throws {
-        let result = try Self.derive(["explain", "--chain", "c_fill,w_250,h_250,g_auto/r_max/e_sepia",
-                                      Paths.fixture("photos/canon-sx60hs_orient6.jpg").path])
+        let arguments = ["explain", "--chain", "c_fill,w_250,h_250,g_auto/r_max/e_sepia", Paths.fixture("photos/canon-sx60hs_orient6.jpg").path]
+        let result = try DeriveBinary.run(arguments, environment: ["DERIVE_FACE_DETECTOR": "hog"])
         #expect(result.status == 0, "\(result.stderr)")
         let plan = try JSONParser().parse(result.stdout)
-        // g_auto keeps faces, so the decode is large enough for the detector: a shorter side of
-        // 650 pixels (the detector enlarges it twice, to find faces of 5% of that side).
+        // g_auto keeps faces, so the decode is large enough for the detector: for dlib's, a
+        // shorter side of 650 pixels (it enlarges it twice, to find faces of 5% of that side)...
         #expect(plan["decode"]?["width"] == .int(650) && plan["decode"]?["height"] == .int(867))
+        // ...for CenterFace, what fits its 640x480 canvas (the upright photo is 3:4).
+        let net = try JSONParser().parse(try DeriveBinary.run(arguments, environment: ["DERIVE_FACE_DETECTOR": "centerface"]).stdout)
+        #expect(net["decode"]?["width"] == .int(360) && net["decode"]?["height"] == .int(480))
         #expect(plan["source"]?["orientation"] == .int(6))
         guard case .array(let outputs)? = plan["outputs"] else {
             Issue.record("no outputs in \(result.stdout)")

@@ -20,6 +20,13 @@ public struct Planner: Sendable {
         self.faceDecodeCanvas = faceDecodeCanvas
     }
 
+    /// The planner a job runs with when `faces` describes detection and the detector that will
+    /// look reads a canvas (CenterFace) or not (dlib): the engine's, and `derive explain`'s.
+    public init(limits: ChainLimits = .default, faces: FaceDetectionSettings, detectorReadsCanvas: Bool) {
+        self.init(limits: limits, faceDecodeShortSide: faces.enabled ? faces.shortSide / 2 : 0,
+                  faceDecodeCanvas: faces.enabled && detectorReadsCanvas ? faces.canvas : nil)
+    }
+
     /// The decode scale face detection needs on an upright source of `oriented` size: what fits
     /// `canvas` when there is one, else a shorter side of `shortSide` (0: none).
     public static func faceDecodeScale(_ oriented: Size, shortSide: Int, canvas: Size?) -> Double {
