@@ -43,6 +43,6 @@ import Testing
     @Test func svgWithoutVectorizeFails() throws {
         let result = try DeriveBinary.run(["explain", "--chain", "c_scale,w_256/f_svg", Self.photo])
         #expect(result.status != 0)
-        #expect(result.stderr.contains("f_svg: Derive writes SVG only by tracing an image with e_vectorize"), "\(result.stderr)")
+        #expect(result.stderr.contains("f_svg: known to Cloudinary, not supported by Derive without e_vectorize: Derive writes SVG only by tracing an image with e_vectorize"), "\(result.stderr)")
     }
 }

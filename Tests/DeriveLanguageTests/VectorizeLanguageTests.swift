@@ -84,9 +84,9 @@ import Testing
     }
 
     @Test(arguments: [
-        ("c_scale,w_600/f_svg", "f_svg: Derive writes SVG only by tracing an image with e_vectorize", ImageFormat.jpeg),
-        ("e_vectorize:4/e_sepia/f_svg", "f_svg: e_vectorize must be the chain's last step", .jpeg),
-        ("e_vectorize:4/c_scale,w_300/f_svg", "f_svg: e_vectorize must be the chain's last step", .jpeg),
+        ("c_scale,w_600/f_svg", "f_svg: known to Cloudinary, not supported by Derive without e_vectorize: Derive writes SVG only by tracing an image with e_vectorize", ImageFormat.jpeg),
+        ("e_vectorize:4/e_sepia/f_svg", "f_svg: known to Cloudinary, not supported by Derive with steps after e_vectorize: e_vectorize must be the chain's last step", .jpeg),
+        ("e_vectorize:4/c_scale,w_300/f_svg", "f_svg: known to Cloudinary, not supported by Derive with steps after e_vectorize: e_vectorize must be the chain's last step", .jpeg),
         ("f_svg", "an SVG source is not delivered as SVG", .svg),
     ])
     func svgWithoutVectorizeIsRefused(chain: String, reason: String, source: ImageFormat) {

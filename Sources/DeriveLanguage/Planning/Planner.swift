@@ -204,7 +204,7 @@ public struct Planner: Sendable {
             return drafts
         }
         if format == .svg, output.encoding.breakpoints != nil {
-            issues.append(ValidationIssue(location: "\(label).breakpoints", reason: "f_svg: an SVG scales to any width, so Derive makes no responsive widths of it; drop the breakpoints or write a raster format"))
+            issues.append(ValidationIssue(location: "\(label).breakpoints", reason: "f_svg: known to Cloudinary, not supported by Derive with breakpoints: an SVG scales to any width, so Derive makes no responsive widths of it; drop the breakpoints or write a raster format"))
             return []
         }
         guard var base = planned(output.chain, breakpoint: nil) else { return [] }
