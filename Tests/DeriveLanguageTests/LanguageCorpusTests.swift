@@ -17,11 +17,11 @@ import Testing
 struct LanguageCorpusTests {
     /// The figures at the last measurement (Benchmarks/RESULTS.md). Raise them as the language
     /// grows; the test fails if fewer strings are accepted or more are refused unclearly.
-    static let acceptedAtLeast = (tune: 951, report: 445)
+    static let acceptedAtLeast = (tune: 956, report: 449)
     static let unclearAtMost = 0
     /// Accepted, or refused where Cloudinary refuses too (`Benchmarks/language/cloudinary-refuses.tsv`,
     /// each string with its evidence): a figure reported apart from the accepted share.
-    static let agreedAtLeast = (tune: 980, report: 462)
+    static let agreedAtLeast = (tune: 985, report: 466)
     static let corpusSize = 1780
 
     @Test func theAcceptedShareOnlyGrowsAndNoMessageGetsLessClear() throws {

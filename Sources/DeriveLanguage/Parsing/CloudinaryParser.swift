@@ -46,6 +46,12 @@ public struct CloudinaryParser: Sendable {
             return .note("rasterizes a vector source; Derive always rasterizes, so it changes nothing")
         case ("keep_dar", nil):
             return .note("keeps a video's display aspect ratio; images have none, so it changes nothing")
+        case ("mono", nil):
+            return .note("mixes a video's or audio file's sound down to one channel; an image has no sound, so it changes nothing")
+        case ("draco", nil):
+            return .note("compresses the meshes of a 3D model (glTF) with Draco; an image has no mesh, so it changes nothing")
+        case ("preserve_transparency", nil):
+            return .note("keeps the transparency of an image with an alpha channel when f_auto chooses the format (Cloudinary picks PNG); Derive's f_auto only ever chooses among formats with alpha (WebP, AVIF, PNG, as allowed) for such an image, and a named format is written as named, so it changes nothing")
         case ("progressive", "semi"), ("progressive", "steep"):
             return .flag("progressive", "a progressive JPEG; libvips writes one scan script, so semi and steep are written as fl_progressive")
         case ("progressive", "none"):

@@ -48,8 +48,7 @@ public enum EffectRules {
         }
     }
 
-    /// The amounts Derive draws: Cloudinary's range, less e_ordered_dither's halftone and circle
-    /// maps (6–18), which are refused as beyond Derive.
+    /// The amounts Derive draws: Cloudinary's range (e_ordered_dither's 0–18 maps all drawn).
     public static func supportedRange(of kind: Effect.Kind) -> ClosedRange<Int>? {
         kind == .orderedDither ? DitherMaps.supported : range(of: kind)
     }
@@ -236,10 +235,6 @@ enum StepRules {
             if case .fillLight(_, let bias) = e { issues += check(bias, in: EffectRules.fillLightBiasRange, field: "bias") }
             // Cloudinary's range for the colour reduction (SDK reference, Cartoonify).
             if case .cartoonify(_, .reduction(let r)) = e { issues += check(r, in: 0...100, field: "reduction") }
-            // Cloudinary's halftone and circle maps (6–18) are known, but Derive does not draw them.
-            if issues.isEmpty, case .orderedDither(.value(let level)) = e, !DitherMaps.supported.contains(level) {
-                issues.append(FieldIssue(field: field, reason: "must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got \(level)", bound: .derive))
-            }
             switch e {
             case .shadow(_, _, let x, let y):
                 issues += offsetIssues(x, field: "x", limits: limits) + offsetIssues(y, field: "y", limits: limits)
