@@ -46,6 +46,8 @@ public struct CloudinaryParser: Sendable {
             return .note("rasterizes a vector source; Derive always rasterizes, so it changes nothing")
         case ("keep_dar", nil):
             return .note("keeps a video's display aspect ratio; images have none, so it changes nothing")
+        case ("animated", nil):
+            return .note("delivers an animated source animated when f_auto chooses the format; Derive's f_auto keeps an animated format for an animated output, and writes the frames its pg_ selects, so it changes nothing")
         case ("mono", nil):
             return .note("mixes a video's or audio file's sound down to one channel; an image has no sound, so it changes nothing")
         case ("draco", nil):
@@ -472,7 +474,7 @@ struct ParseRun {
             note(c, "fl_\(flag) outside a layer: it places or combines a layer (beside l_ or fl_layer_apply), and there is none here; ignored")
         }
         if c.flags.contains("text_no_trim") {
-            fail(c, "fl_text_no_trim applies to a text layer: put it beside l_text:… or inside the layer")
+            note(c, "fl_text_no_trim outside a layer: it keeps a text layer's padding (beside l_text:… or inside the layer), and there is none here; ignored")
         }
 
         if let name = p.removeValue(forKey: "t") {
@@ -712,7 +714,7 @@ struct ParseRun {
                 fail(c, refusal)
             } else {
                 let supported = "; supported: " + OutputFormat.spellings.joined(separator: ", ")
-                fail(c, "unknown format \(Quoted(f))" + Suggest.hint(for: f, among: OutputFormat.spellings, else: supported))
+                fail(c, CloudinaryVocabulary.unknown("f_" + f, what: "format \(Quoted(f))", hint: Suggest.hint(for: f, among: OutputFormat.spellings, else: supported)))
             }
         }
         if var q = p.removeValue(forKey: "q") {
@@ -1107,7 +1109,15 @@ struct ParseRun {
         var trim = Trim()
         if let first = parts.first {
             guard let tolerance = Int(first) else {
-                fail(c, "e_trim takes a tolerance 0–100 and optionally a colour, got \(Quoted(text))")
+                // A colour alone (`e_trim:white`, as Cloudinary's Dart SDK writes a colour
+                // override with no tolerance) is the colour, at the default tolerance.
+                if parts.count == 1, !first.isEmpty, Double(first) == nil {
+                    guard let colour = color(first, param: "e", in: c) else { return nil }
+                    note(c, "e_\(text): a colour with no tolerance before it is the colour to trim, at the default tolerance (e_trim:\(trim.tolerance):\(first))")
+                    trim.color = colour
+                    return trim
+                }
+                fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_trim takes a tolerance 0–100 and optionally a colour", hint: ""))
                 return nil
             }
             trim.tolerance = tolerance

@@ -356,7 +356,7 @@ enum StepRules {
             }
         }
         if r.relative && !(r.width?.isFraction == true || r.height?.isFraction == true) {
-            issues.append(FieldIssue(field: "relative", reason: "applies to a fractional width or height, which it makes relative to the image the overlay is placed on; give one (w_0.25)"))
+            issues.append(FieldIssue(field: "relative", reason: "with a whole-number width or height: known to Cloudinary, not supported by Derive: Derive reads fl_relative with a fractional one, relative to the image the overlay is placed on (w_0.25, or w_1.0 for its whole width)"))
         }
         if let dpr = r.dpr, !(dpr > 0 && dpr <= 8) {
             issues.append(FieldIssue(field: "dpr", reason: "must be above 0 and at most 8, got \(Decimal6.string(dpr))"))
