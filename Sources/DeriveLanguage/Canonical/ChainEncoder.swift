@@ -253,6 +253,8 @@ public enum ChainEncoder {
             if a.isDefault { add("default", .bool(true)) }
         case .template(let text):
             return .string(text)
+        case .quality(let q):
+            return Self.json(q)
         case .conditional(let c):
             add("condition", .string(c.condition.canonicalText))
             add("then", json(c.then))

@@ -466,7 +466,7 @@ struct ParseRun {
         var steps: [Step] = c.assignments.map(Step.assign)
         // Read when planning (an overlay's chain starts with the variables set before it).
         if let template = c.template { return steps + [.template(template)] }
-        takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
+        if let quality = takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer) { steps.append(quality) }
         // Flags that place or combine a layer, with no layer to act on: Cloudinary's SDKs write
         // them on the base image (`c_scale,fl_relative,w_100`, `fl_region_relative`), where
         // there is nothing for them to change.
@@ -705,7 +705,9 @@ struct ParseRun {
         return steps
     }
 
-    mutating func takeSettings(_ p: inout [String: String], flags: [String], in c: Component, inLayer: Bool) {
+    /// Takes the component's output settings into the output's; a quality inside an `if_`
+    /// block is returned as a step of the branch instead.
+    mutating func takeSettings(_ p: inout [String: String], flags: [String], in c: Component, inLayer: Bool) -> Step? {
         var found = OutputSettings()
         if let f = p.removeValue(forKey: "f") {
             if let format = OutputFormat.parse(f) {
@@ -851,18 +853,24 @@ struct ParseRun {
             default: break
             }
         }
-        guard found != OutputSettings() else { return }
-        if conditionDepth > 0 {
-            fail(c, "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) inside if_ … if_end: known to Cloudinary, not supported by Derive: they apply to the whole output, which Derive sets before the chain runs")
-            return
-        }
+        guard found != OutputSettings() else { return nil }
         if inLayer {
             // A layer's own format or quality is how Cloudinary fetches the layer; its pixels
             // are drawn into the image, which has the output's.
             note(c, "output settings inside a layer (\(c.text)): the layer is drawn into the image, which is encoded with the output's settings; ignored")
-            return
+            return nil
+        }
+        if conditionDepth > 0 {
+            // A quality chosen by a condition (`if_!pro!_in_tags,q_90/if_else,q_30`): the
+            // planner decides the branch, and with it the quality.
+            var others = found
+            others.quality = nil
+            if let quality = found.quality, others == OutputSettings() { return .quality(quality) }
+            fail(c, "output settings other than q_ (f_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) inside if_ … if_end: known to Cloudinary, not supported by Derive: Derive chooses a quality by condition (if_…,q_80/if_else,q_30), but the format and the other settings apply to the whole output, which Derive sets before the chain runs")
+            return nil
         }
         merge(found, in: c)
+        return nil
     }
 
     /// A setting given again in a later component replaces the earlier one (Cloudinary encodes
@@ -1486,6 +1494,7 @@ enum CloudinaryNames {
         case .conditional: return "if"
         case .template: return ""
         case .validate: return ""
+        case .quality: return "q"
         }
     }
 

@@ -70,6 +70,7 @@ public enum CloudinaryPrinter {
             guard !name.contains(".") else { throw Unprintable(reason: "a preset name with a '.' (\(Quoted(name))) exists only in JSON; t_a.b applies a, then b") }
             return ["t_" + name]
         case .template(let text): return [text]
+        case .quality(let q): return ["q_" + (q == .auto(.good) ? "auto" : q.text)]
         case .assign(let a):
             if a.isDefault { throw Unprintable(reason: "a named transformation's default for $\(a.name) exists only in the expanded chain") }
             return ["$\(a.name)_\(a.value.cloudinaryText)"]

@@ -268,6 +268,9 @@ enum StepRules {
         case .conditional: return []
         // Read, and checked, once the planner has written the variables in.
         case .template(let t): return t.utf8.count > 1000 ? [FieldIssue(field: "", reason: "is \(t.utf8.count) bytes; the limit is 1000")] : []
+        case .quality(let q):
+            if case .value(let v) = q { return check(v, in: 1...100, field: "quality") }
+            return []
         }
     }
 
