@@ -7,7 +7,7 @@ import Testing
 /// `Benchmarks/language/corpus.py` writes (the image transformation strings of pinned PyPI
 /// source distributions' tests and docs, and the hand-written documentation and issue examples
 /// beside it), whose path `Scripts/test.sh` and `Benchmarks/language.sh` pass in
-/// `DERIVE_LANGUAGE_CORPUS`; 2,383 strings, most from the tests of 21 Cloudinary SDK repositories,
+/// `DERIVE_LANGUAGE_CORPUS`; 2,363 strings, most from the tests of 21 Cloudinary SDK repositories,
 /// split by a fixed rule into a tune part and a held-out report part. Each string goes through what `derive explain` does — parse,
 /// resolve, plan — and is accepted, refused with a clear reason, or refused with an unclear
 /// one. Features that need generative AI or a third-party add-on are counted apart: Derive will
@@ -22,7 +22,7 @@ struct LanguageCorpusTests {
     /// Accepted, or refused where Cloudinary refuses too (`Benchmarks/language/cloudinary-refuses.tsv`,
     /// each string with its evidence): a figure reported apart from the accepted share.
     static let agreedAtLeast = (tune: 1244, report: 601)
-    static let corpusSize = 2383
+    static let corpusSize = 2363
 
     @Test func theAcceptedShareOnlyGrowsAndNoMessageGetsLessClear() throws {
         let measurement = try CorpusMeasurement.run(corpus: try #require(CorpusMeasurement.corpus))
