@@ -46,6 +46,7 @@ import Testing
         ("$a_iw_add_100_div_3_to_f", "$a_iw_add_100_div_3", ""),
         ("c_scale,w_10,fl_text_no_trim", "c_scale,w_10", "fl_text_no_trim outside a layer"),
         ("e_trim:white", "e_trim:10:white", "a colour with no tolerance before it is the colour to trim"),
+        ("e_cartoonify:bw", "e_cartoonify:50:bw", "bw with no line strength before it is black and white"),
         ("f_auto,fl_animated", "f_auto", "fl_animated: delivers an animated source animated"),
         ("fl_mono", "", "fl_mono: mixes a video's or audio file's sound down to one channel"),
         ("fl_draco", "", "fl_draco: compresses the meshes of a 3D model"),

@@ -1165,6 +1165,14 @@ struct ParseRun {
             ignoreUnusedColor(color, in: c)
             return art(text, args: args, in: c)
         }
+        // e_cartoonify:bw, as Cloudinary's Dart SDK writes black and white with no line strength:
+        // the default line strength, black and white.
+        if kind == .cartoonify, args == ["bw"] {
+            ignoreUnusedColor(color, in: c)
+            let strength = EffectRules.defaultAmount(of: .cartoonify) ?? 50
+            note(c, "e_\(text): bw with no line strength before it is black and white at the default line strength (e_cartoonify:\(strength):bw)")
+            return .cartoonify(.value(strength), colors: .blackwhite)
+        }
         if kind == .shear { return shear(args, color: color, in: c, written: text) }
         if kind == .distort {
             ignoreUnusedColor(color, in: c, appliesTo: "e_colorize, e_make_transparent, e_shadow, e_outline and text layers")
