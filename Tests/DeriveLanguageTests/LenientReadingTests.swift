@@ -111,6 +111,9 @@ import Testing
         ("f_png,fl_lossy", "f_png,fl_lossy"), ("f_gif,e_loop", "f_gif,e_loop"), ("f_gif,e_loop:2", "f_gif,e_loop:2"),
         ("w_100/e_loop:0,f_webp", "c_scale,w_100/f_webp,e_loop:0"),
         ("dl_200,e_loop:3", "e_loop:3,dl_200"), ("f_tiff,fl_tiff8_lzw", "f_tiff,fl_tiff8_lzw"),
+        ("f_jpg,fl_keep_attribution", "f_jpeg,fl_keep_attribution"),
+        // Keeping every field keeps the attribution too: the flag says nothing more.
+        ("f_jpg,fl_keep_attribution,fl_keep_iptc", "f_jpeg,fl_keep_iptc"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)
@@ -121,6 +124,9 @@ import Testing
         let string = try canonical(string: "f_png,fl_png8.lossy,e_loop:2")
         #expect(json.identity == string.identity)
         #expect(json.encoding.pngType == .png8 && json.encoding.lossy && json.encoding.loop == 3)
+        let credited = try canonical(json: #"{"source": "https://x/a.jpg", "outputs": [{"name": "default", "format": "jpeg", "keepAttribution": true, "chain": []}]}"#)
+        #expect(credited.identity == (try canonical(string: "f_jpg,fl_keep_attribution")).identity && credited.encoding.keepAttribution)
+        #expect(credited.identity != (try canonical(string: "f_jpg")).identity)
     }
 
     @Test(arguments: [

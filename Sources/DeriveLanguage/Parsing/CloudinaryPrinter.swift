@@ -259,6 +259,7 @@ public enum CloudinaryPrinter {
         if let type = s.pngType { flags.append(type.rawValue) }
         if s.lossy { flags.append("lossy") }
         if s.tiffLZW { flags.append("tiff8_lzw") }
+        if s.keepAttribution { flags.append("keep_attribution") }
         if s.getInfo { flags.append("getinfo") }
         if !flags.isEmpty { p.append("fl_" + flags.joined(separator: ".")) }
         if let loop = s.loop { p.append(loop == 0 ? "e_loop" : "e_loop:\(loop - 1)") }
