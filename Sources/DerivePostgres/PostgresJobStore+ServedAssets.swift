@@ -7,43 +7,59 @@ import Foundation
 /// asset's row, so an overwrite (which locks the row, moves its version and deletes the older
 /// derivatives) cannot interleave with it and leave a derivative of the replaced original.
 extension PostgresJobStore: ServedAssets {
-    public func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?) throws(DeriveError) -> RecordedUpload {
+    public func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?, notifications: [OutboxNotification],
+                             hold: Double) throws(DeriveError) -> RecordedUpload {
         // The file's name, as `submit` notes it (an index for the jobs search, outside the transaction there too).
         if let eager { try recordOriginalNames([eager.job]) }
-        let (existing, eagerJob) = try withConnection { connection throws(PostgresError) -> (Bool, JobID?) in
-            try connection.transaction { () throws(PostgresError) -> (Bool, JobID?) in
-                let key: [String?] = [asset.cloud, asset.publicID]
-                let values: [String?] = key + [String(asset.version), asset.format, String(asset.bytes), String(asset.width), String(asset.height),
-                                               asset.tagsJSON, asset.contextJSON, asset.originalKey, asset.sha256,
-                                               String(asset.createdAt.timeIntervalSince1970)]
-                let inserted = try connection.query(ServedSQL.insert, values)
-                if inserted.rows.isEmpty {
-                    // Taken: locked until this transaction ends, then kept or replaced.
-                    _ = try connection.query(ServedSQL.lock, key)
-                    guard overwrite else { return (true, nil) }
-                    try connection.query(ServedSQL.replace, values)
-                    try connection.query(ServedSQL.forgetDerivatives, key)
+        let (existing, eagerJob, ids) = try withConnection { connection throws(PostgresError) -> (Bool, JobID?, [Int64]) in
+            try connection.transaction { () throws(PostgresError) -> (Bool, JobID?, [Int64]) in
+                let (existing, eagerJob) = try Self.recordUpload(asset, overwrite: overwrite, eager: eager, on: connection)
+                guard !existing else { return (true, nil, []) }
+                var ids: [Int64] = []
+                for notification in notifications {
+                    var held = notification
+                    if held.type == "eager" { held.jobID = eagerJob }
+                    ids.append(try Self.insert(held, after: hold, on: connection))
                 }
-                guard let eager else { return (false, nil) }
-                let record = JSONValue.array([.object([
-                    "ord": .int(0), "queue": .string(eager.job.queue), "priority": .int(eager.job.priority),
-                    "run_at": eager.job.runAt.map { .decimal($0.timeIntervalSince1970) } ?? .null, "max_attempts": .int(eager.job.maxAttempts),
-                    "dedupe_key": eager.job.dedupeKey.map(JSONValue.string) ?? .null, "payload": eager.job.payload,
-                ])])
-                let rows = try connection.query(SQL.submit, [JSONWriter.compact(record)]).named("a submitted job")
-                let id = try PostgresError.decoding { () throws(DeriveError) -> JobID in
-                    guard let row = rows.first else { throw DeriveError(.databaseUnavailable, "the eager job was not queued") }
-                    return try row.int64("id")
-                }
-                let jobs = JSONWriter.compact(.array([EagerJob(jobID: id, outputs: eager.outputs).json]))
-                try connection.query(ServedSQL.setEager, key + [jobs])
-                return (false, id)
+                return (false, eagerJob, ids)
             }
         }
         guard let stored = try servedAsset(cloud: asset.cloud, publicID: asset.publicID) else {
             throw DeriveError(.databaseUnavailable, "the upload of \(Quoted(asset.publicID)) was recorded and is gone")
         }
-        return RecordedUpload(asset: stored, existing: existing, eagerJob: eagerJob)
+        return RecordedUpload(asset: stored, existing: existing, eagerJob: eagerJob, notificationIDs: ids)
+    }
+
+    /// The upload's rows and its eager job, inside the caller's transaction: whether the public
+    /// id was taken (and kept), and the eager job.
+    private static func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?,
+                                     on connection: PostgresConnection) throws(PostgresError) -> (Bool, JobID?) {
+        let key: [String?] = [asset.cloud, asset.publicID]
+        let values: [String?] = key + [String(asset.version), asset.format, String(asset.bytes), String(asset.width), String(asset.height),
+                                       asset.tagsJSON, asset.contextJSON, asset.originalKey, asset.sha256,
+                                       String(asset.createdAt.timeIntervalSince1970)]
+        let inserted = try connection.query(ServedSQL.insert, values)
+        if inserted.rows.isEmpty {
+            // Taken: locked until this transaction ends, then kept or replaced.
+            _ = try connection.query(ServedSQL.lock, key)
+            guard overwrite else { return (true, nil) }
+            try connection.query(ServedSQL.replace, values)
+            try connection.query(ServedSQL.forgetDerivatives, key)
+        }
+        guard let eager else { return (false, nil) }
+        let record = JSONValue.array([.object([
+            "ord": .int(0), "queue": .string(eager.job.queue), "priority": .int(eager.job.priority),
+            "run_at": eager.job.runAt.map { .decimal($0.timeIntervalSince1970) } ?? .null, "max_attempts": .int(eager.job.maxAttempts),
+            "dedupe_key": eager.job.dedupeKey.map(JSONValue.string) ?? .null, "payload": eager.job.payload,
+        ])])
+        let rows = try connection.query(SQL.submit, [JSONWriter.compact(record)]).named("a submitted job")
+        let id = try PostgresError.decoding { () throws(DeriveError) -> JobID in
+            guard let row = rows.first else { throw DeriveError(.databaseUnavailable, "the eager job was not queued") }
+            return try row.int64("id")
+        }
+        let jobs = JSONWriter.compact(.array([EagerJob(jobID: id, outputs: eager.outputs).json]))
+        try connection.query(ServedSQL.setEager, key + [jobs])
+        return (false, id)
     }
 
     public func servedAsset(cloud: String, publicID: String) throws(DeriveError) -> ServedAsset? {
@@ -99,12 +115,21 @@ extension PostgresJobStore: ServedAssets {
 
     @discardableResult
     public func queueNotification(_ notification: OutboxNotification) throws(DeriveError) -> Int64 {
-        let rows = try withConnection { connection throws(PostgresError) in
-            try connection.query(ServedSQL.queueNotification, [notification.cloud, notification.publicID, notification.url, notification.type,
-                                                               notification.keyName, notification.body, notification.jobID.map { String($0) },
-                                                               notification.base]).named("served_outbox")
+        try withConnection { connection throws(PostgresError) in try Self.insert(notification, after: 0, on: connection) }
+    }
+
+    /// An outbox row, pending and due `after` seconds from now; its id.
+    private static func insert(_ notification: OutboxNotification, after: Double, on connection: PostgresConnection) throws(PostgresError) -> Int64 {
+        let rows = try connection.query(ServedSQL.queueNotification, [notification.cloud, notification.publicID, notification.url, notification.type,
+                                                                      notification.keyName, notification.body, notification.jobID.map { String($0) },
+                                                                      notification.base, String(after)]).named("served_outbox")
+        return try PostgresError.decoding { () throws(DeriveError) -> Int64 in try rows.first?.int64("id") ?? 0 }
+    }
+
+    public func releaseNotification(id: Int64, body: String?) throws(DeriveError) {
+        try withConnection { connection throws(PostgresError) in
+            _ = try connection.query(ServedSQL.releaseNotification, [String(id), body])
         }
-        return try rows.first?.int64("id") ?? 0
     }
 
     public func claimNotifications(limit: Int, lease: Double) throws(DeriveError) -> [OutboxNotification] {
@@ -167,9 +192,14 @@ enum ServedSQL {
         SELECT \(notificationColumns) FROM derive.served_notifications WHERE cloud = $1 AND public_id = $2 ORDER BY id
         """
     static let recentNotifications = "SELECT \(notificationColumns) FROM derive.served_notifications ORDER BY id DESC LIMIT $1::integer"
+    /// $9: seconds until it is due (0 at once; an upload's notifications are held until it has answered).
     static let queueNotification = """
-        INSERT INTO derive.served_outbox (cloud, public_id, url, type, key_name, body, job_id, base)
-        VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8) RETURNING id
+        INSERT INTO derive.served_outbox (cloud, public_id, url, type, key_name, body, job_id, base, next_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8, now() + make_interval(secs => $9::double precision)) RETURNING id
+        """
+    /// $1 id, $2 the body (NULL keeps the row's): due now.
+    static let releaseNotification = """
+        UPDATE derive.served_outbox SET body = coalesce($2, body), next_at = now() WHERE id = $1::bigint AND state = 'pending'
         """
     /// $1 how many, $2 the lease in seconds: due rows, each moved on by the lease.
     static let claimNotifications = """

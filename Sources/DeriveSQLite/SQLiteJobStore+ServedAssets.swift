@@ -7,42 +7,58 @@ import Foundation
 /// recorded at the same time as an overwrite lands either before it (and is deleted with the
 /// replaced version's) or after it (and is refused for its old version).
 extension SQLiteJobStore: ServedAssets {
-    public func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?) throws(DeriveError) -> RecordedUpload {
-        let (existing, eagerJob) = try write { connection, now throws(SQLiteError) -> (Bool, JobID?) in
-            let key = [SQLiteValue(asset.cloud), SQLiteValue(asset.publicID)]
-            let values = key + [SQLiteValue(asset.version), SQLiteValue(asset.format), SQLiteValue(asset.bytes), SQLiteValue(asset.width),
-                                SQLiteValue(asset.height), SQLiteValue(asset.tagsJSON), SQLiteValue(asset.contextJSON), SQLiteValue(asset.originalKey),
-                                SQLiteValue(asset.sha256), SQLiteValue(asset.createdAt)]
-            try connection.query("""
-                INSERT INTO served_assets (cloud, public_id, version, format, bytes, width, height, tags, context, original_key, original_sha256,
-                                           created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (cloud, public_id) DO NOTHING
-                """, values)
-            if connection.changes == 0 {
-                guard overwrite else { return (true, nil) }
-                try connection.query("""
-                    UPDATE served_assets SET version = max(?3, version + 1), format = ?4, bytes = ?5, width = ?6, height = ?7, tags = ?8,
-                           context = ?9, original_key = ?10, original_sha256 = ?11, created_at = ?12, eager = '[]'
-                    WHERE cloud = ?1 AND public_id = ?2
-                    """, values)
-                try connection.query("DELETE FROM served_derivatives WHERE cloud = ? AND public_id = ?", key)
+    public func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?, notifications: [OutboxNotification],
+                             hold: Double) throws(DeriveError) -> RecordedUpload {
+        let (existing, eagerJob, ids) = try write { connection, now throws(SQLiteError) -> (Bool, JobID?, [Int64]) in
+            let (existing, eagerJob) = try Self.recordUpload(asset, overwrite: overwrite, eager: eager, on: connection, at: now)
+            guard !existing else { return (true, nil, []) }
+            var ids: [Int64] = []
+            for notification in notifications {
+                var held = notification
+                if held.type == "eager" { held.jobID = eagerJob }
+                ids.append(try Self.insert(held, dueAt: now + hold, on: connection, at: now))
             }
-            guard let eager else { return (false, nil) }
-            // The queue's own insert (and the file's name, as `submit` notes it), inside this transaction.
-            for (source, name) in OriginalName.pairs([eager.job]) {
-                try connection.query("INSERT INTO original_names (source, name, noted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                                     [SQLiteValue(source), SQLiteValue(name), SQLiteValue(now)])
-            }
-            let id = try Self.insert(eager.job, at: now, on: connection).id
-            try connection.query("UPDATE served_assets SET eager = ?3 WHERE cloud = ?1 AND public_id = ?2",
-                                 key + [SQLiteValue(JSONWriter.compact(.array([EagerJob(jobID: id, outputs: eager.outputs).json])))])
-            return (false, id)
+            return (false, eagerJob, ids)
         }
         guard let stored = try servedAsset(cloud: asset.cloud, publicID: asset.publicID) else {
             throw DeriveError(.databaseUnavailable, "the upload of \(Quoted(asset.publicID)) was recorded and is gone")
         }
-        return RecordedUpload(asset: stored, existing: existing, eagerJob: eagerJob)
+        return RecordedUpload(asset: stored, existing: existing, eagerJob: eagerJob, notificationIDs: ids)
+    }
+
+    /// The upload's rows and its eager job, inside the caller's transaction: whether the public
+    /// id was taken (and kept), and the eager job.
+    private static func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?, on connection: SQLiteConnection,
+                                     at now: Double) throws(SQLiteError) -> (Bool, JobID?) {
+        let key = [SQLiteValue(asset.cloud), SQLiteValue(asset.publicID)]
+        let values = key + [SQLiteValue(asset.version), SQLiteValue(asset.format), SQLiteValue(asset.bytes), SQLiteValue(asset.width),
+                            SQLiteValue(asset.height), SQLiteValue(asset.tagsJSON), SQLiteValue(asset.contextJSON), SQLiteValue(asset.originalKey),
+                            SQLiteValue(asset.sha256), SQLiteValue(asset.createdAt)]
+        try connection.query("""
+            INSERT INTO served_assets (cloud, public_id, version, format, bytes, width, height, tags, context, original_key, original_sha256,
+                                       created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (cloud, public_id) DO NOTHING
+            """, values)
+        if connection.changes == 0 {
+            guard overwrite else { return (true, nil) }
+            try connection.query("""
+                UPDATE served_assets SET version = max(?3, version + 1), format = ?4, bytes = ?5, width = ?6, height = ?7, tags = ?8,
+                       context = ?9, original_key = ?10, original_sha256 = ?11, created_at = ?12, eager = '[]'
+                WHERE cloud = ?1 AND public_id = ?2
+                """, values)
+            try connection.query("DELETE FROM served_derivatives WHERE cloud = ? AND public_id = ?", key)
+        }
+        guard let eager else { return (false, nil) }
+        // The queue's own insert (and the file's name, as `submit` notes it), inside this transaction.
+        for (source, name) in OriginalName.pairs([eager.job]) {
+            try connection.query("INSERT INTO original_names (source, name, noted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                                 [SQLiteValue(source), SQLiteValue(name), SQLiteValue(now)])
+        }
+        let id = try Self.insert(eager.job, at: now, on: connection).id
+        try connection.query("UPDATE served_assets SET eager = ?3 WHERE cloud = ?1 AND public_id = ?2",
+                             key + [SQLiteValue(JSONWriter.compact(.array([EagerJob(jobID: id, outputs: eager.outputs).json])))])
+        return (false, id)
     }
 
     public func servedAsset(cloud: String, publicID: String) throws(DeriveError) -> ServedAsset? {
@@ -124,15 +140,25 @@ extension SQLiteJobStore: ServedAssets {
 
     @discardableResult
     public func queueNotification(_ notification: OutboxNotification) throws(DeriveError) -> Int64 {
-        try write { connection, now throws(SQLiteError) -> Int64 in
-            let rows = try connection.query("""
-                INSERT INTO served_outbox (cloud, public_id, url, type, key_name, body, job_id, base, attempts, next_at, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING id
-                """, [SQLiteValue(notification.cloud), SQLiteValue(notification.publicID), SQLiteValue(notification.url),
-                      SQLiteValue(notification.type), SQLiteValue(notification.keyName), SQLiteValue(notification.body),
-                      notification.jobID.map { SQLiteValue($0) } ?? .null, SQLiteValue(notification.base), SQLiteValue(now), SQLiteValue(now)])
-            if case .integer(let id)? = rows.first?.first { return id }
-            return 0
+        try write { connection, now throws(SQLiteError) -> Int64 in try Self.insert(notification, dueAt: now, on: connection, at: now) }
+    }
+
+    /// An outbox row, pending and due at `dueAt`; its id.
+    private static func insert(_ notification: OutboxNotification, dueAt: Double, on connection: SQLiteConnection, at now: Double) throws(SQLiteError) -> Int64 {
+        let rows = try connection.query("""
+            INSERT INTO served_outbox (cloud, public_id, url, type, key_name, body, job_id, base, attempts, next_at, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING id
+            """, [SQLiteValue(notification.cloud), SQLiteValue(notification.publicID), SQLiteValue(notification.url),
+                  SQLiteValue(notification.type), SQLiteValue(notification.keyName), SQLiteValue(notification.body),
+                  notification.jobID.map { SQLiteValue($0) } ?? .null, SQLiteValue(notification.base), SQLiteValue(dueAt), SQLiteValue(now)])
+        if case .integer(let id)? = rows.first?.first { return id }
+        return 0
+    }
+
+    public func releaseNotification(id: Int64, body: String?) throws(DeriveError) {
+        try write { connection, now throws(SQLiteError) in
+            _ = try connection.query("UPDATE served_outbox SET body = coalesce(?, body), next_at = ? WHERE id = ? AND state = 'pending'",
+                                     [SQLiteValue(body), SQLiteValue(now), SQLiteValue(id)])
         }
     }
 

@@ -18,16 +18,13 @@ extension CloudinaryService {
     /// reschedule every five seconds, not four a second.
     static func eagerPoll(jobAge: Double) -> Double { min(5, max(0.25, jobAge / 10)) }
 
-    /// Puts a notification in the outbox; `body` nil for an `eager` one (made when `jobID`
-    /// ends). The key's name is kept, its secret looked up when sending.
-    func queueNotification(_ url: String, type: String, publicID: String, keyName: String, body: [JSONMember]?, jobID: JobID?, base: String?) async {
-        guard webhooks != nil else { return }
-        let notification = OutboxNotification(cloud: settings.cloudName, publicID: publicID, url: url, type: type, keyName: keyName,
-                                              body: body.map { JSONWriter.compact(.object($0)) }, jobID: jobID, base: base)
+    /// Makes a notification held with its upload due now, with its body when given.
+    func releaseNotification(_ id: Int64, body: String?) async {
         do {
-            _ = try await Self.offPool { [database] () throws(DeriveError) -> Int64 in try database.queueNotification(notification) }
+            try await Self.offPool { [database] () throws(DeriveError) in try database.releaseNotification(id: id, body: body) }
         } catch {
-            logger.warning("a notification could not be queued", metadata: ["url": "\(Redacted.url(url))", "type": "\(type)", "error": "\(error)"])
+            // Still held: sent when the hold runs out, its body made from the asset's record.
+            logger.warning("a notification could not be released", metadata: ["id": "\(id)", "error": "\(error)"])
         }
     }
 
@@ -62,6 +59,13 @@ extension CloudinaryService {
             let members: String
             if let body = notification.body {
                 members = body
+            } else if notification.type == "upload" {
+                // Held with its upload and never released: the process stopped before answering.
+                guard let made = try await uploadBody(notification) else {
+                    record.error = "the asset was gone before its notification was made"
+                    return try await finish(notification, record)
+                }
+                members = made
             } else {
                 switch try await eagerBody(notification) {
                 case .waiting(let jobAge):
@@ -123,6 +127,20 @@ extension CloudinaryService {
         let parts = ["\"notification_type\":" + JSONWriter.compact(.string(type))] + (inner.isEmpty ? [] : [inner])
             + ["\"timestamp\":" + JSONWriter.compact(.string(String(timestamp)))]
         return "{" + parts.joined(separator: ",") + "}"
+    }
+
+    /// An upload notification's members made from the asset's record (what the upload's
+    /// answer would have said, without `original_filename` and with the eager outputs made so
+    /// far); nil when the asset is gone.
+    func uploadBody(_ notification: OutboxNotification) async throws(DeriveError) -> String? {
+        let publicID = notification.publicID
+        guard let recorded = try await Self.offPool({ [records] () throws(DeriveError) -> ServedAsset? in try records.get(publicID) }) else { return nil }
+        let asset = try await Self.offPool { [self] () throws(DeriveError) -> ServedAsset in try reconciled(recorded) }
+        let eager = asset.eagerJobs.first.map { job in job.outputs.map { ($0.transformation, $0.format, $0.identity) } }
+        var members = Self.assetJSON(asset, base: notification.base ?? "", cloud: settings.cloudName, eager: eager)
+        let secret = settings.credentials[notification.keyName] ?? ""
+        members.append(JSONMember(key: "signature", value: .string(MessageDigest.hex("public_id=\(asset.publicID)&version=\(asset.version)" + secret, .sha1))))
+        return JSONWriter.compact(.object(members))
     }
 
     /// An eager notification's body, or how long its job has existed while it is still live.

@@ -237,9 +237,23 @@ public final class CloudinaryService: Sendable {
                                  originalName: filename),
                           eager.map { EagerOutput(transformation: $0.transformation, format: $0.format, identity: $0.identity) })
         }
-        let recorded = try await Self.offPool { [database, asset, overwrite, submission] () throws(DeriveError) -> RecordedUpload in
-            try database.recordUpload(asset, overwrite: overwrite, eager: submission)
+        // The notifications are written with the upload, held until this request has answered
+        // (then released with their bodies): a process killed in between still sends them.
+        let notificationURL = fields["notification_url"].flatMap { $0.isEmpty ? nil : $0 }
+        let eagerURL = eagerAsync && submission != nil ? fields["eager_notification_url"].flatMap({ $0.isEmpty ? nil : $0 }) ?? notificationURL : nil
+        var notifications: [OutboxNotification] = []
+        if webhooks != nil {
+            for (type, url) in [("upload", notificationURL), ("eager", eagerURL)] {
+                guard let url else { continue }
+                notifications.append(OutboxNotification(cloud: settings.cloudName, publicID: publicID, url: url, type: type, keyName: signingKey,
+                                                        body: nil, jobID: nil, base: base(request)))
+            }
         }
+        let hold = settings.wait + Self.outboxLease
+        let recorded = try await Self.offPool { [database, asset, overwrite, submission, notifications] () throws(DeriveError) -> RecordedUpload in
+            try database.recordUpload(asset, overwrite: overwrite, eager: submission, notifications: notifications, hold: hold)
+        }
+        let held = Dictionary(zip(notifications.map(\.type), recorded.notificationIDs), uniquingKeysWith: { first, _ in first })
         if recorded.existing {
             var members = Self.assetJSON(recorded.asset, base: base(request), cloud: settings.cloudName)
             members.append(JSONMember(key: "existing", value: .bool(true)))
@@ -247,23 +261,24 @@ public final class CloudinaryService: Sendable {
         }
         asset = recorded.asset
         let pending = recorded.eagerJob.flatMap { id in asset.eagerJobs.first { $0.jobID == id } }
-        let notificationURL = fields["notification_url"].flatMap { $0.isEmpty ? nil : $0 }
+        if let id = held["eager"] { await releaseNotification(id, body: nil) }
         if let pending, !eagerAsync {
-            asset = try await finish(pending, asset: asset) ?? asset
+            do {
+                asset = try await finish(pending, asset: asset) ?? asset
+            } catch {
+                // The upload is recorded all the same: its notification goes out, made from the record.
+                if let id = held["upload"] { await releaseNotification(id, body: nil) }
+                throw error
+            }
         } else if let pending {
             finishLater(pending, asset: asset)
-            if let url = fields["eager_notification_url"].flatMap({ $0.isEmpty ? nil : $0 }) ?? notificationURL {
-                await queueNotification(url, type: "eager", publicID: publicID, keyName: signingKey, body: nil, jobID: pending.jobID, base: base(request))
-            }
         }
         var members = Self.assetJSON(asset, base: base(request), cloud: settings.cloudName,
                                      eager: eager.isEmpty ? nil : eager.map { ($0.transformation, $0.format, $0.identity) }, processing: eagerAsync)
         members.append(JSONMember(key: "signature", value: .string(MessageDigest.hex("public_id=\(asset.publicID)&version=\(asset.version)"
             + signingSecret, .sha1))))
         if let filename { members.append(JSONMember(key: "original_filename", value: .string(Self.stem(filename)))) }
-        if let notificationURL {
-            await queueNotification(notificationURL, type: "upload", publicID: publicID, keyName: signingKey, body: members, jobID: nil, base: nil)
-        }
+        if let id = held["upload"] { await releaseNotification(id, body: JSONWriter.compact(.object(members))) }
         return Self.json(.object(members))
     }
 
@@ -285,7 +300,7 @@ public final class CloudinaryService: Sendable {
     /// The asset with the outputs of its finished eager jobs recorded: a job whose waiter
     /// stopped (`derive serve` restarted, or the wait ran out) has its outputs recorded by the
     /// next read that misses them.
-    func reconciled(_ asset: ServedAsset) throws -> ServedAsset {
+    func reconciled(_ asset: ServedAsset) throws(DeriveError) -> ServedAsset {
         var found: [ServedDerivative] = []
         for job in asset.eagerJobs where job.outputs.contains(where: { asset.derivatives[$0.identity] == nil }) {
             guard let snapshot = try database.job(job.jobID), snapshot.state == .completed, let result = snapshot.result else { continue }

@@ -55,6 +55,39 @@ import FoundationNetworking
         return folder
     }
 
+    /// A notification target on a loopback port: it checks each notification's signature with
+    /// the SDK (and that a changed body fails it) and appends one JSON line per notification.
+    /// Stop it with SIGKILL: the test process ignores SIGTERM, and its children inherit that.
+    static func receiver(port: Int, lines: URL) throws -> Process {
+        let receiver = Process()
+        receiver.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        receiver.arguments = ["python3", "-c", """
+            import http.server, json, sys, cloudinary, cloudinary.utils
+            cloudinary.config(cloud_name=sys.argv[3], api_key=sys.argv[4], api_secret=sys.argv[5])
+            class Receiver(http.server.BaseHTTPRequestHandler):
+                def do_POST(self):
+                    body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+                    stamp, signature = self.headers.get("X-Cld-Timestamp"), self.headers.get("X-Cld-Signature")
+                    line = {"body": json.loads(body), "verified": cloudinary.utils.verify_notification_signature(body, stamp, signature),
+                            "forged": cloudinary.utils.verify_notification_signature(body + " ", stamp, signature)}
+                    with open(sys.argv[2], "a") as out:
+                        out.write(json.dumps(line) + "\\n")
+                    self.send_response(200)
+                    self.end_headers()
+                def log_message(self, *args):
+                    pass
+            http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver).serve_forever()
+            """, String(port), lines.path, cloud, key, secret]
+        try receiver.run()
+        return receiver
+    }
+
+    /// A free loopback port (nothing listens on it yet).
+    static func freePort() throws -> Int {
+        let free = try Python.run("import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+        return try #require(Int(free.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
     /// Runs Tests/Servers/cloudinary_client.py against a server; its JSON report.
     static func client(_ port: Int, _ stage: String = "all") throws -> J {
         let image = Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg").path
@@ -381,8 +414,7 @@ import FoundationNetworking
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         // A loopback port nothing listens on yet.
-        let free = try Python.run("import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
-        let hookPort = try #require(Int(free.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let hookPort = try Self.freePort()
         let extra = ["DERIVE_FETCH_ALLOW": "127.0.0.1/32"]
         let (first, firstPort) = try Self.start(folder, extra: extra, arguments: ["--no-work"])
         let upload = RawHTTP.sendBlocking(try Self.signedUpload(["public_id": "outboxed", "notification_url": "http://127.0.0.1:\(hookPort)/hook?t=1"]),
@@ -398,27 +430,7 @@ import FoundationNetworking
 
         // The target comes up: it checks each notification with the SDK and keeps one JSON line each.
         let received = folder.appendingPathComponent("received.jsonl")
-        let receiver = Process()
-        receiver.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        receiver.arguments = ["python3", "-c", """
-            import http.server, json, sys, cloudinary, cloudinary.utils
-            cloudinary.config(cloud_name=sys.argv[3], api_key=sys.argv[4], api_secret=sys.argv[5])
-            class Receiver(http.server.BaseHTTPRequestHandler):
-                def do_POST(self):
-                    body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
-                    stamp, signature = self.headers.get("X-Cld-Timestamp"), self.headers.get("X-Cld-Signature")
-                    line = {"body": json.loads(body), "verified": cloudinary.utils.verify_notification_signature(body, stamp, signature),
-                            "forged": cloudinary.utils.verify_notification_signature(body + " ", stamp, signature)}
-                    with open(sys.argv[2], "a") as out:
-                        out.write(json.dumps(line) + "\\n")
-                    self.send_response(200)
-                    self.end_headers()
-                def log_message(self, *args):
-                    pass
-            http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver).serve_forever()
-            """, String(hookPort), received.path, Self.cloud, Self.key, Self.secret]
-        try receiver.run()
-        // SIGKILL: the test process ignores SIGTERM, and its children inherit that.
+        let receiver = try Self.receiver(port: hookPort, lines: received)
         defer { kill(receiver.processIdentifier, SIGKILL); receiver.waitUntilExit() }
 
         let (second, _) = try Self.start(folder, extra: extra, arguments: ["--no-work"])
@@ -434,6 +446,48 @@ import FoundationNetworking
         #expect(records.first?.url.contains("t=1") == false, "the query is redacted in the record")
         second.signal(SIGTERM)
         #expect(second.wait(timeout: 30) == 0)
+    }
+
+    /// An upload's notification is written in the upload's transaction and held until serve
+    /// has answered. One never released (serve killed between recording and answering) is sent
+    /// by the next serve when the hold runs out, its body made from the asset's record: the SDK
+    /// verifies it and its `signature` is the asset's.
+    @Test func aHeldNotificationNeverReleasedIsSentWithABodyFromTheRecord() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let hookPort = try Self.freePort()
+        let received = folder.appendingPathComponent("received.jsonl")
+        let receiver = try Self.receiver(port: hookPort, lines: received)
+        defer { kill(receiver.processIdentifier, SIGKILL); receiver.waitUntilExit() }
+        // What a serve killed after recording the upload leaves: the asset and a held row with no body.
+        let queue = try SQLiteJobStore(path: folder.appendingPathComponent("q.sqlite").path)
+        let asset = ServedAsset(cloud: Self.cloud, publicID: "held/photo", version: 1_767_323_045, format: "jpg", width: 1280, height: 886,
+                                bytes: 1234, sha256: String(repeating: "a", count: 64), originalKey: "originals/a.jpg", createdAt: Date())
+        let held = OutboxNotification(cloud: Self.cloud, publicID: "held/photo", url: "http://127.0.0.1:\(hookPort)/hook", type: "upload",
+                                      keyName: Self.key, body: nil, jobID: nil, base: "http://127.0.0.1:1")
+        let recorded = try queue.recordUpload(asset, overwrite: false, eager: nil, notifications: [held], hold: 1)
+        #expect(recorded.notificationIDs.count == 1)
+
+        let (server, _) = try Self.start(folder, extra: ["DERIVE_FETCH_ALLOW": "127.0.0.1/32"], arguments: ["--no-work"])
+        try waitUntil("the held notification is delivered and recorded", timeout: 60) {
+            (try queue.servedAsset(cloud: Self.cloud, publicID: "held/photo"))?.notifications.isEmpty == false
+        }
+        let lines = try String(contentsOf: received, encoding: .utf8).split(separator: "\n").map { J(try JSONSerialization.jsonObject(with: Data($0.utf8))) }
+        #expect(lines.count == 1, "\(lines)")
+        #expect(lines.first?["verified"].bool == true && lines.first?["forged"].bool == false, "\(lines)")
+        let body = try #require(lines.first?["body"])
+        #expect(body["notification_type"].string == "upload" && body["public_id"].string == "held/photo" && body["version"].int == 1_767_323_045,
+                "\(lines)")
+        let signature = try Python.run("import cloudinary.utils, sys; print(cloudinary.utils.api_sign_request({'public_id': 'held/photo', "
+                                       + "'version': 1767323045}, '\(Self.secret)'))")
+        #expect(body["signature"].string == signature.output.trimmingCharacters(in: .whitespacesAndNewlines), "\(lines)")
+        #expect(body["url"].string?.hasPrefix("http://127.0.0.1:1/") == true, "the record's base: \(lines)")
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
     }
 
     /// A record `derive serve` wrote as JSON in the store before the rows is migrated on first

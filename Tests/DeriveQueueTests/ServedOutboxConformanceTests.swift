@@ -67,6 +67,50 @@ import Testing
         #expect(again.map(\.id) == [id] && again.first?.attempts == 3)
     }
 
+    /// An upload's notifications are written in its transaction, held until the process that
+    /// answered releases them; the eager one waits for the job queued with it.
+    @Test(arguments: JobStoreKind.runnable)
+    func notificationsRecordedWithAnUploadAreHeldUntilReleased(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        defer { withExtendedLifetime(under) {} }
+        var upload = Self.upload()
+        upload.body = nil
+        var eager = Self.eager
+        eager.jobID = nil
+        let recorded = try store.recordUpload(ServedAssetsConformanceTests.asset(), overwrite: false, eager: ServedAssetsConformanceTests.eager(),
+                                              notifications: [upload, eager], hold: 60)
+        let ids = recorded.notificationIDs
+        #expect(ids.count == 2 && ids[0] != ids[1] && recorded.eagerJob != nil)
+        #expect(try store.claimNotifications(limit: 10, lease: 60).isEmpty, "held until released")
+        try store.releaseNotification(id: ids[0], body: #"{"public_id":"folder/photo"}"#)
+        let first = try store.claimNotifications(limit: 10, lease: 60)
+        #expect(first.map(\.id) == [ids[0]] && first.first?.body == #"{"public_id":"folder/photo"}"# && first.first?.jobID == nil)
+        try store.releaseNotification(id: ids[1], body: nil)
+        let second = try store.claimNotifications(limit: 10, lease: 60)
+        #expect(second.map(\.id) == [ids[1]] && second.first?.body == nil && second.first?.jobID == recorded.eagerJob
+                && second.first?.base == Self.eager.base)
+        // A taken public id, not overwritten, writes no notification.
+        let again = try store.recordUpload(ServedAssetsConformanceTests.asset(), overwrite: false, eager: nil, notifications: [upload], hold: 0)
+        #expect(again.existing && again.notificationIDs.isEmpty)
+        #expect(try store.claimNotifications(limit: 10, lease: 60).isEmpty)
+    }
+
+    /// A held notification its process never released (killed after recording the upload) is
+    /// due when the hold runs out, with no body: the sender makes it from the asset's record.
+    @Test(arguments: JobStoreKind.runnable)
+    func aHeldNotificationNeverReleasedIsDueWhenTheHoldRunsOut(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        defer { withExtendedLifetime(under) {} }
+        var upload = Self.upload()
+        upload.body = nil
+        let id = try #require(try store.recordUpload(ServedAssetsConformanceTests.asset(), overwrite: false, eager: nil, notifications: [upload],
+                                                     hold: 0.3).notificationIDs.first)
+        #expect(try store.claimNotifications(limit: 10, lease: 60).isEmpty)
+        Thread.sleep(forTimeInterval: 0.8)
+        let claimed = try store.claimNotifications(limit: 10, lease: 60)
+        #expect(claimed.map(\.id) == [id] && claimed.first?.body == nil && claimed.first?.type == "upload")
+    }
+
     @Test(arguments: JobStoreKind.runnable)
     func aFinishedRowIsRecordedOnceAndNeverClaimedAgain(kind: JobStoreKind) throws {
         let under = try Under(kind), store = under.store

@@ -11,7 +11,8 @@ struct ServedKey: Hashable {
 /// stores' is one transaction. The faces are those the newest completion recorded for the
 /// original's SHA-256, as the SQL stores read them from the `assets` row.
 extension MemoryJobQueue: ServedAssets {
-    public func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?) throws(DeriveError) -> RecordedUpload {
+    public func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?, notifications: [OutboxNotification],
+                             hold: Double) throws(DeriveError) -> RecordedUpload {
         if let eager { try Self.validate(eager.job) }
         return try withState { state, now throws(DeriveError) -> RecordedUpload in
             let key = ServedKey(cloud: asset.cloud, publicID: asset.publicID)
@@ -32,7 +33,17 @@ extension MemoryJobQueue: ServedAssets {
                 eagerJob = id
             }
             state.served[key] = stored
-            return RecordedUpload(asset: Self.reading(stored, in: state), existing: false, eagerJob: eagerJob)
+            let ids = notifications.map { notification in
+                state.lastOutboxID += 1
+                var held = notification
+                held.id = state.lastOutboxID
+                held.attempts = 0
+                held.nextAt = Date(timeIntervalSince1970: now + hold)
+                if held.type == "eager" { held.jobID = eagerJob }
+                state.outbox[held.id] = held
+                return held.id
+            }
+            return RecordedUpload(asset: Self.reading(stored, in: state), existing: false, eagerJob: eagerJob, notificationIDs: ids)
         }
     }
 
@@ -74,6 +85,14 @@ extension MemoryJobQueue: ServedAssets {
             queued.nextAt = Date(timeIntervalSince1970: now)
             state.outbox[queued.id] = queued
             return queued.id
+        }
+    }
+
+    public func releaseNotification(id: Int64, body: String?) throws(DeriveError) {
+        try withState { state, now in
+            guard state.outbox[id] != nil else { return }
+            if let body { state.outbox[id]?.body = body }
+            state.outbox[id]?.nextAt = Date(timeIntervalSince1970: now)
         }
     }
 

@@ -13,7 +13,14 @@ public protocol ServedAssets: Sendable {
     /// returned with `existing` set; an overwrite takes a version above the replaced one's and
     /// forgets the replaced original's derivatives and eager jobs. `eager` names the outputs
     /// of `job` (each output's transformation, extension and identity).
-    func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?) throws(DeriveError) -> RecordedUpload
+    ///
+    /// `notifications` go into the outbox in the same transaction, held: due `hold` seconds
+    /// later, so that the process can answer first and then `releaseNotification` each with
+    /// its final body. One whose process dies before releasing it is sent when the hold runs
+    /// out (an upload's body then made from the asset's record). A notification of type
+    /// `eager` waits for the eager job queued here. Their ids are in `notificationIDs`.
+    func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?, notifications: [OutboxNotification],
+                      hold: Double) throws(DeriveError) -> RecordedUpload
 
     /// The asset with its derivatives, eager jobs and notifications, and the faces a job found
     /// in its original (nil until one looked); nil for a public id not recorded.
@@ -30,6 +37,11 @@ public protocol ServedAssets: Sendable {
 
     /// The newest notifications of every asset, newest first (the dashboard's webhooks page).
     func recentNotifications(limit: Int) throws(DeriveError) -> [NotificationRecord]
+
+    /// Makes a held notification due now, with `body` when given. A row already sent is left
+    /// as it is; one a sender has claimed meanwhile (the process stalled past the hold) may be
+    /// sent twice, so delivery is at least once.
+    func releaseNotification(id: Int64, body: String?) throws(DeriveError)
 
     /// Puts a notification in the outbox, pending and due at once; returns its id.
     @discardableResult
@@ -258,11 +270,22 @@ public struct RecordedUpload: Sendable, Equatable {
     public var existing: Bool
     /// The eager job queued with it.
     public var eagerJob: JobID?
+    /// The outbox rows written with it, in the order the notifications were given (none when
+    /// `existing`).
+    public var notificationIDs: [Int64]
 
-    public init(asset: ServedAsset, existing: Bool, eagerJob: JobID?) {
+    public init(asset: ServedAsset, existing: Bool, eagerJob: JobID?, notificationIDs: [Int64] = []) {
         self.asset = asset
         self.existing = existing
         self.eagerJob = eagerJob
+        self.notificationIDs = notificationIDs
+    }
+}
+
+extension ServedAssets {
+    /// An upload with no notification to send.
+    public func recordUpload(_ asset: ServedAsset, overwrite: Bool, eager: (job: NewJob, outputs: [EagerOutput])?) throws(DeriveError) -> RecordedUpload {
+        try recordUpload(asset, overwrite: overwrite, eager: eager, notifications: [], hold: 0)
     }
 }
 
