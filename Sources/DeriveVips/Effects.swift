@@ -324,7 +324,7 @@ enum Effects {
                 if s >= 70 { edges = try VipsCall("rank").image("in", edges).int("width", 3).int("height", 3).int("index", 8).run().image("out") }
                 return try flat.constant(values: [0, 0, 0]).interpreted(as: "srgb").blended(with: flat, mask: edges)
             }
-        case .vectorize(let colors):
+        case .vectorize(let colors, _):
             // Speckles smoothed by a 5x5 median (libvips' rank; Cloudinary's default despeckle is
             // 2 px), then each channel rounded to Vectorize.levels steps.
             let step = 255 / Double(Vectorize.levels(colors: colors.planned) - 1)

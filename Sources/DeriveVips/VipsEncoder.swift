@@ -155,6 +155,8 @@ enum VipsEncoder {
                 throw DeriveError(.unsupportedFormat, "an ICO holds images of at most 256x256, and this output is \(image.width)x\(image.pageHeight); resize it first (c_limit,w_256,h_256)")
             }
             data = try save(VipsCall("magicksave_buffer").image("in", image).string("format", "ico").bool("strip", strip))
+        case .svg:
+            throw DeriveError(.internalError, "an svg output reached the raster encoders; e_vectorize traces it (VectorTracer)")
         case .auto, .original:
             throw DeriveError(.internalError, "format \(format.rawValue) reached the encoder unresolved")
         }

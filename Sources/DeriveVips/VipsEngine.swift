@@ -128,6 +128,9 @@ public struct VipsEngine: ImageEngine {
 
     func output(_ planned: PlannedOutput, from decoded: VImage, runner: OperationRunner,
                 extra: [ImageOperation] = [], breakpointWidth: Int? = nil) throws(DeriveError) -> RenderedOutput {
+        if planned.encoding.format == .svg && extra.isEmpty {
+            return try vectorOutput(planned, from: decoded, runner: runner, breakpointWidth: breakpointWidth)
+        }
         var clock = LapTimer()
         let image = try applied(planned.operations + extra, to: decoded, planned: planned, runner: runner)
         let applyTime = clock.lap()

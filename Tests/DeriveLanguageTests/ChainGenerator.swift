@@ -223,6 +223,18 @@ struct ChainGenerator {
                                spread: Int.random(in: EffectRules.dropShadowSpreadRange, using: &random))
         }
         let amount = EffectRules.supportedRange(of: kind).map { wholeNumber($0) }
+        if kind == .vectorize, Bool.random(using: &random) {
+            // Cloudinary's tracing settings, each given or not, pixels or fractions.
+            func size(_ pixels: ClosedRange<Int>) -> Length? {
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: nil
+                case 1: .pixels(Int.random(in: pixels, using: &random))
+                default: .fraction(Double(Int.random(in: 1...100, using: &random)) / 100)
+                }
+            }
+            func whole() -> Int? { Bool.random(using: &random) ? Int.random(in: 0...100, using: &random) : nil }
+            return .vectorize(amount ?? .value(10), trace: VectorTrace(detail: size(0...1000), despeckle: size(0...100), paths: whole(), corners: whole()))
+        }
         return EffectRules.make(kind, amount: amount, color: EffectRules.takesColor(kind) ? color() : nil)
     }
 

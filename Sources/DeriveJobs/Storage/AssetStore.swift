@@ -157,6 +157,7 @@ extension OutputFormat {
         case .bmp: "image/bmp"
         case .ico: "image/vnd.microsoft.icon"
         case .heic: "image/heic"
+        case .svg: "image/svg+xml"
         case .auto, .original: "application/octet-stream"
         }
     }

@@ -170,6 +170,12 @@ public enum ChainEncoder {
                 add("azimuth", .int(azimuth))
                 add("elevation", .int(elevation))
                 add("spread", .int(spread))
+            case .vectorize(_, let trace):
+                // Only what differs from Cloudinary's defaults, so `e_vectorize:6` keeps its identity.
+                add("detail", trace.detail?.json)
+                add("despeckle", trace.despeckle?.json)
+                add("paths", trace.paths.map(JSONValue.int))
+                add("corners", trace.corners.map(JSONValue.int))
             case .cartoonify(_, .reduction(let r)): add("reduction", .int(r))
             case .cartoonify(_, .blackwhite): add("reduction", .string("bw"))
             case .assistColorblind(_, xray: true): add("xray", .bool(true))

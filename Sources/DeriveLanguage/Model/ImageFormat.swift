@@ -60,6 +60,8 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     case ico
     /// HEIF with HEVC compression (libheif's x265 encoder).
     case heic
+    /// SVG, written only by e_vectorize (its colour layers traced into paths by potrace).
+    case svg
     /// Chosen by the engine among the allowed formats (alpha and animation respected).
     case auto
     /// The source's own format where Derive can write it (the default, as in Cloudinary).
@@ -99,7 +101,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         case .heic: 50
         case .jp2: 48
         // TIFF is lossless (deflate) at 100; below it Derive writes JPEG-compressed TIFF.
-        case .tiff, .png, .gif, .bmp, .ico, .auto, .original: 100
+        case .tiff, .png, .gif, .bmp, .ico, .svg, .auto, .original: 100
         }
     }
 
@@ -114,7 +116,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         case .gif: 7
         case .tiff: 6
         case .heic: 4
-        case .jp2, .bmp, .ico, .auto, .original: 4
+        case .jp2, .bmp, .ico, .svg, .auto, .original: 4
         }
     }
 
@@ -144,15 +146,15 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     }
 
     static let spellings = ["jpeg", "jpg", "png", "webp", "avif", "gif", "jxl", "tiff", "tif", "jp2", "bmp", "ico", "heic", "heif",
-                            "auto", "original"]
+                            "svg", "auto", "original"]
 
     /// Why Derive does not write a format Cloudinary's `f_` accepts, or nil when the text is not
     /// one of them. Derive writes raster images only, with the encoders libvips has here.
     static func refusal(_ text: String) -> String? {
-        let raster = "Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic"
+        let raster = "Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic, and svg from e_vectorize"
         let known = "f_\(text): known to Cloudinary, not supported by Derive:"
         switch text.lowercased() {
-        case "pdf", "ps", "eps", "eps3", "ept", "ai", "svg", "indd":
+        case "pdf", "ps", "eps", "eps3", "ept", "ai", "indd":
             return "\(known) format \(text) is a vector or page format; \(raster)"
         case "psd", "tga":
             return "\(known) format \(text) is read as a source but not written (it is an editing and interchange format, not one to deliver); \(raster)"

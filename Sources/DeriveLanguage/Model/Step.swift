@@ -497,9 +497,10 @@ public enum Effect: Sendable, Hashable {
     /// A cartoon: flat colours (fewer levels per channel) and dark lines along the edges,
     /// thicker and more of them as the line strength (0..100) rises.
     case cartoonify(WholeNumber, colors: CartoonColors)
-    /// Flat colour regions (a raster "vectorised" look): speckles smoothed away, then few
-    /// colours (Cloudinary's number of colours, 2..30).
-    case vectorize(WholeNumber)
+    /// The image as few flat colours (Cloudinary's number of colours, 2..30): traced into SVG
+    /// paths when the output is `f_svg` (with the tracing settings), a raster of flat colour
+    /// regions otherwise.
+    case vectorize(WholeNumber, trace: VectorTrace = VectorTrace())
     /// Skews the image by whole degrees along the x axis and the y axis (-89..89); the canvas
     /// grows to hold it and the corners are transparent.
     case shear(x: Int, y: Int)
@@ -625,7 +626,7 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
+             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n, _), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
         case .tint(let n, _), .colorize(let n, _): n
         case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline: nil
         }

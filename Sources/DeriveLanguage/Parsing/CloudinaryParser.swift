@@ -1203,10 +1203,7 @@ struct ParseRun {
             ignoreUnusedColor(color, in: c)
             return EffectRules.make(kind, amount: nil, color: nil)
         }
-        if kind == .vectorize, let first = args.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
-            guard let colours = vectorizeSettings(args, in: c, written: text) else { return nil }
-            args = colours
-        }
+        if kind == .vectorize { return vectorize(args, color: color, in: c, written: text) }
         return effect(kind, args: args, mode: mode, color: color, in: c, written: text)
     }
 
@@ -1252,29 +1249,6 @@ struct ParseRun {
         return .shear(x: angles[0], y: angles[1])
     }
 
-    /// Cloudinary's named form of e_vectorize's settings, as the arguments the numbered form
-    /// takes (the number of colours), or nil when they are malformed.
-    mutating func vectorizeSettings(_ args: [String], in c: Component, written text: String) -> [String]? {
-        // Cloudinary's named form (e_vectorize:colors:15:detail:200:despeckle:0.2:...):
-        // the number of colours is read; detail, despeckle, paths and corners shape traced
-        // paths, which Derive's raster result has none of.
-        var named: [String: String] = [:]
-        var i = 0
-        while i + 1 < args.count, ["colors", "detail", "despeckle", "paths", "corners"].contains(args[i]) {
-            named[args[i]] = args[i + 1]
-            i += 2
-        }
-        guard i == args.count else {
-            fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_vectorize's settings are colors, detail, despeckle, paths and corners, each followed by its value", hint: ""))
-            return nil
-        }
-        let ignored = ["detail", "despeckle", "paths", "corners"].filter { named[$0] != nil }
-        if !ignored.isEmpty {
-            note(c, "e_vectorize: \(ignored.joined(separator: ", ")) shape traced paths, and Derive draws a raster; ignored")
-        }
-        return named["colors"].map { [$0] } ?? []
-    }
-
     /// An effect with an amount (and, for some, a colour or a second value), once its name is
     /// known and the effects with forms of their own are read.
     mutating func effect(_ kind: Effect.Kind, args: [String], mode: ImproveMode, color: String?, in c: Component, written text: String) -> Effect? {
@@ -1307,11 +1281,7 @@ struct ParseRun {
                 if effectColor == nil { return nil }
             }
         case .vectorize:
-            // e_vectorize[:<colours>]; Cloudinary's detail, despeckle, paths and corners shape
-            // traced paths, which a raster result has none of.
-            if args.count > 1 {
-                note(c, "e_\(text): e_vectorize's later numbers (detail, despeckle, paths, corners) shape traced paths, and Derive draws a raster; the number of colours is read, the rest ignored")
-            }
+            // The number of colours; vectorize(...) reads the tracing settings after it.
             ignoreUnusedColor(color, in: c)
         case .cartoonify:
             // e_cartoonify[:<line strength>][:<colour reduction>|bw]

@@ -137,6 +137,9 @@ public enum CloudinaryPrinter {
             return name + ":xray"
         case .simulateColorblind(let condition):
             return condition == .deuteranopia ? name : "\(name):\(condition.rawValue)"
+        case .vectorize(let colors, let trace) where !trace.isDefault:
+            let colorsText = colors == EffectRules.defaultAmount(of: .vectorize).map(WholeNumber.value) ? "" : ":colors:\(colors)"
+            return name + colorsText + trace.cloudinaryArguments
         case .cartoonify(let lines, let colors):
             let linesText = lines == EffectRules.defaultAmount(of: .cartoonify).map(WholeNumber.value) ? "" : ":\(lines)"
             switch colors {

@@ -540,6 +540,7 @@ public struct JSONChainDecoder: Sendable {
             if kind == .improve { allowed.append("mode") }
             if kind == .fillLight { allowed.append("bias") }
             if kind == .cartoonify { allowed.append("reduction") }
+            if kind == .vectorize { allowed += ["detail", "despeckle", "paths", "corners"] }
             if kind == .assistColorblind { allowed.append("xray") }
             if kind == .shear || kind == .shadow || kind == .gradientFade { allowed += ["x", "y"] }
             if kind == .gradientFade { allowed += ["symmetric", "type"] }
@@ -589,6 +590,21 @@ public struct JSONChainDecoder: Sendable {
                     colors = .reduction(n)
                 }
                 effect = .cartoonify(effect.amount ?? .value(50), colors: colors)
+            }
+            if kind == .vectorize, ["detail", "despeckle", "paths", "corners"].contains(where: { fields[$0] != nil }) {
+                var trace = VectorTrace()
+                for key in ["detail", "despeckle"] {
+                    guard let v = fields[key] else { continue }
+                    guard let length = log.dimension(v, at: path.appending(key)) else { return nil }
+                    if key == "detail" { trace.detail = length } else { trace.despeckle = length }
+                }
+                for key in ["paths", "corners"] {
+                    guard let v = fields[key] else { continue }
+                    guard let n = log.int(v, at: path.appending(key)) else { return nil }
+                    if key == "paths" { trace.paths = n } else { trace.corners = n }
+                }
+                effect = .vectorize(effect.amount ?? .value(EffectRules.defaultAmount(of: .vectorize) ?? 10),
+                                    trace: VectorTrace(detail: trace.detail, despeckle: trace.despeckle, paths: trace.paths, corners: trace.corners))
             }
             if let b = fields["bias"] {
                 guard let bias = log.int(b, at: path.appending("bias")) else { return nil }

@@ -166,6 +166,10 @@ public struct Planner: Sendable {
             let steps = steps.map { $0.writingAssetValues(asset, overlaysOnly: true) }
             let walk = self.walk(steps, from: start, facts: facts, sourceFormat: source.format, location: label, issues: &issues)
             guard issues.count == before else { return nil }
+            if format == .svg, let reason = Self.svgRefusal(walk.operations, chain: steps, source: source.format) {
+                issues.append(ValidationIssue(location: "\(label).format", reason: reason))
+                return nil
+            }
             var encoding = encoding
             // A quality chosen in a branch must be known now: one left to the engine (after
             // faces or a trim decide the branch) would come after the encoding is fixed.
@@ -211,7 +215,14 @@ public struct Planner: Sendable {
             }
             return drafts
         }
-        guard let base = planned(output.chain, breakpoint: nil) else { return [] }
+        if format == .svg, output.encoding.breakpoints != nil {
+            issues.append(ValidationIssue(location: "\(label).breakpoints", reason: "f_svg: known to Cloudinary, not supported by Derive with breakpoints: an SVG scales to any width, so Derive makes no responsive widths of it; drop the breakpoints or write a raster format"))
+            return []
+        }
+        guard var base = planned(output.chain, breakpoint: nil) else { return [] }
+        if format != .svg, let trace = Self.vectorTrace(in: output.chain), !trace.isDefault {
+            base.notes.append("e_vectorize: detail, despeckle, paths and corners shape the paths of an f_svg output; this output is \(format.rawValue), a raster of the flat colours, and does not use them")
+        }
         guard let breakpoints = output.encoding.breakpoints else {
             return [Draft(output: base, page: page, pages: selected)]
         }

@@ -168,6 +168,7 @@ public enum EffectRules {
         case .makeTransparent(_, let color): .makeTransparent(amount, color: color)
         case .assistColorblind(_, let xray): .assistColorblind(amount, xray: xray)
         case .cartoonify(_, let colors): .cartoonify(amount, colors: colors)
+        case .vectorize(_, let trace): .vectorize(amount, trace: trace)
         case .shadow(_, let color, let x, let y): .shadow(amount, color: color, x: x, y: y)
         case .gradientFade(_, let edges, let x, let y): .gradientFade(amount, edges: edges, x: x, y: y)
         default: make(effect.kind, amount: amount, color: nil)
@@ -235,6 +236,7 @@ enum StepRules {
             if case .fillLight(_, let bias) = e { issues += check(bias, in: EffectRules.fillLightBiasRange, field: "bias") }
             // Cloudinary's range for the colour reduction (SDK reference, Cartoonify).
             if case .cartoonify(_, .reduction(let r)) = e { issues += check(r, in: 0...100, field: "reduction") }
+            if case .vectorize(_, let trace) = e { issues += trace.issues() }
             switch e {
             case .shadow(_, _, let x, let y):
                 issues += offsetIssues(x, field: "x", limits: limits) + offsetIssues(y, field: "y", limits: limits)
