@@ -62,6 +62,9 @@ extension Views {
             [.text("recorded"), .text("\(timestamp(asset.createdAt)) (updated \(duration(now.timeIntervalSince(asset.updatedAt))) ago)")],
         ]
         if record.hasLocation { facts.append([.text("location"), .text("the source carries a GPS position")]) }
+        // The tags and context the last job that named them gave the asset.
+        if let tags = record.tags, !tags.isEmpty { facts.append([.text("tags"), .text(tagList(tags))]) }
+        if let context = record.context, !context.isEmpty { facts.append([.text("context"), .text(contextList(context.map { ($0.key, $0.value) }))]) }
         var content = HTML.table(["", ""], facts, id: "facts")
         content = content + HTML.element("h2", [], .text("Faces")) + faces(asset)
         content = content + HTML.element("h2", [], .text("Sources")) + sources(asset.sources, now: now)

@@ -212,6 +212,13 @@ public enum Views {
             [.text("attempts"), .text("\(job.attempt) of \(job.maxAttempts)")], [.text("source"), .text(source(job))],
         ]
         if !originalNames.isEmpty { facts.append([.text("uploaded as"), .text(originalNames.joined(separator: ", "))]) }
+        // The tags and context the job gives its asset (what if_…_in_tags and ctx: read).
+        if case .array(let tags)? = job.payload["tags"], !tags.isEmpty {
+            facts.append([.text("tags"), .text(tagList(tags.map { text($0) }))])
+        }
+        if case .object(let members)? = job.payload["context"], !members.isEmpty {
+            facts.append([.text("context"), .text(contextList(members.map { ($0.key, text($0.value)) }))])
+        }
         if let asset = context.assetID { facts.append([.text("asset"), HTML.link("/assets/\(asset)", "asset #\(asset)")]) }
         facts.append([.text("created"), .text(timestamp(job.createdAt))])
         let original = retryOf(job)
@@ -385,6 +392,14 @@ public enum Views {
     static func lastError(_ job: JobSnapshot) -> (code: String, detail: String)? {
         guard let entry = job.errors.last else { return nil }
         return (text(entry["code"]), text(entry["detail"]))
+    }
+
+    /// Tags as a list (`sale, new`); shown as text, so escaped.
+    static func tagList(_ tags: [String]) -> String { tags.joined(separator: ", ") }
+
+    /// Context as `key=value` pairs in key order (`kind=shoes; size=small`); shown as text, so escaped.
+    static func contextList(_ pairs: [(String, String)]) -> String {
+        pairs.sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }.joined(separator: "; ")
     }
 
     static func text(_ value: JSONValue?) -> String {

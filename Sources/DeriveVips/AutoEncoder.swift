@@ -231,7 +231,7 @@ struct AutoEncoder {
                    known: [(QualitySearch.Trial, [UInt8])] = []) throws(DeriveError) -> Outcome {
         var search = QualitySearch(format: encoding.format, level: level, complexity: reference.complexity, graphic: graphic,
                                    maxEncodes: budget, margin: reference.margin(for: encoding.format),
-                                   range: range, hint: hints[encoding.format])
+                                   range: range, hint: hints[encoding.format], probing: encoding.format == .jpeg)
         var encoded: [Int: [UInt8]] = [:]
         for (trial, data) in known {
             search.record(trial)

@@ -96,6 +96,30 @@ final class VImage {
         return copy
     }
 
+    /// The EXIF fields `fl_keep_attribution` keeps (Cloudinary: "the copyright related fields").
+    static let attributionFields: Set<String> = ["exif-ifd0-Copyright", "exif-ifd0-Artist"]
+
+    /// The fields an encoder writes as metadata: the EXIF block, each EXIF field libvips
+    /// builds one from and the camera's thumbnail it puts back in, XMP, IPTC, Photoshop
+    /// resources and the ICC profile.
+    var metadataFields: [String] {
+        fieldNames.filter {
+            ["exif-data", "jpeg-thumbnail-data", "xmp-data", "iptc-data", "icc-profile-data", "photoshop-data"].contains($0) || $0.hasPrefix("exif-ifd")
+        }
+    }
+
+    /// A copy with no metadata at all.
+    func strippingMetadata() throws(DeriveError) -> VImage {
+        let fields = metadataFields
+        return fields.isEmpty ? self : try removing(fields)
+    }
+
+    /// A copy with no metadata but the EXIF copyright and artist: no EXIF block (libvips
+    /// writes a new one from the fields left), XMP, IPTC, ICC profile or other EXIF field.
+    func keepingOnlyAttribution() throws(DeriveError) -> VImage {
+        try removing(metadataFields.filter { !Self.attributionFields.contains($0) })
+    }
+
     func removing(_ fields: [String]) throws(DeriveError) -> VImage {
         try withMetadata { image in
             for field in fields { vips_image_remove(image, field) }

@@ -62,7 +62,19 @@ enum VipsEncoder {
         let effort = resolved.effort ?? format.defaultEffort
         var image = input
         if !format.supportsAlpha { image = try image.flattened(on: .white) }
-        let strip = resolved.strip
+        var strip = resolved.strip
+        // fl_keep_attribution: every metadata field goes but the EXIF copyright and artist, and
+        // the encoder writes what is left (libvips builds the EXIF block from those fields).
+        if strip && resolved.keepAttribution {
+            image = try image.keepingOnlyAttribution()
+            strip = false
+        } else if strip {
+            // Stripped: no metadata field is left for an encoder to write. libvips' webpsave and
+            // jxlsave (8.14) write an EXIF block from the fields they find even with strip set,
+            // so a WebP kept the source's camera, GPS data and EXIF thumbnail; they still write
+            // a bare one (orientation, resolution, size), which holds nothing of the source.
+            image = try image.strippingMetadata()
+        }
         // fl_strip_profile / cs_tinysrgb: the other metadata stays, the ICC profile goes.
         if resolved.stripProfile { image = try image.removing(["icc-profile-data"]) }
         // dn_: the resolution written in the file (libvips keeps pixels per millimetre; JPEG's

@@ -61,6 +61,35 @@ import Testing
         #expect(try await DashboardTests.get(server.port, "/jobs/\(id)/outputs/0").status == 200)
     }
 
+    /// A job's page shows the tags and context it gives its asset, and the asset's page the
+    /// ones the asset carries, escaped (issue 30).
+    @Test func tagsAndContextAreShownEscaped() async throws {
+        let queue = try TestQueue(.sqlite)
+        let store = try DashboardRecordsTests.folder()
+        defer { try? FileManager.default.removeItem(at: store.root) }
+        let payload: JSONValue = .object(["version": .int(1), "source": .string("https://images.example/a.jpg"), "preset": .string("web"),
+                                          "tags": .array([.string("sale"), .string("<script>x</script>")]),
+                                          "context": .object(["size": .string("small"), "kind": .string("<b>shoes</b>")])])
+        let id = try #require(try queue.store.submit([NewJob(payload: payload)]).first).id
+        let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+        let asset = AssetRecord(sha256: String(repeating: "c", count: 64), sourceURL: "https://images.example/a.jpg", bytes: 1000, format: "jpeg",
+                                width: 40, height: 30, pages: 1, hasAlpha: false, orientation: 1, colorSpace: "srgb", iccDescription: nil, exif: [:],
+                                hasLocation: false, perceptualHash: nil, tags: ["sale", "<script>x</script>"],
+                                context: ["kind": "<b>shoes</b>", "size": "small"])
+        #expect(try queue.store.complete([Completion(run: run, record: DerivationRecord(asset: asset, derivatives: []))]) == [id])
+        let server = try await DashboardServer.start(database: queue.store, records: queue.store, store: store, port: 0)
+        defer { Task { await server.stop() } }
+        let page = try await DashboardTests.get(server.port, "/jobs/\(id)").body
+        #expect(page.contains("<td>tags</td><td>sale, &lt;script&gt;x&lt;/script&gt;</td>"), "\(page)")
+        #expect(page.contains("<td>context</td><td>kind=&lt;b&gt;shoes&lt;/b&gt;; size=small</td>"), "\(page)")
+        #expect(!page.contains("<script>x") && !page.contains("<b>shoes"))
+        let assetID = try #require(try queue.store.assetID(sha256: asset.sha256))
+        let assetPage = try await DashboardTests.get(server.port, "/assets/\(assetID)").body
+        #expect(assetPage.contains("<td>tags</td><td>sale, &lt;script&gt;x&lt;/script&gt;</td>"), "\(assetPage)")
+        #expect(assetPage.contains("<td>context</td><td>kind=&lt;b&gt;shoes&lt;/b&gt;; size=small</td>"), "\(assetPage)")
+        #expect(!assetPage.contains("<script>x") && !assetPage.contains("<b>shoes"))
+    }
+
     /// An original links to its retries and a retry to its original and its siblings.
     @Test func anOriginalAndItsRetriesLinkToEachOther() async throws {
         let queue = MemoryJobQueue()

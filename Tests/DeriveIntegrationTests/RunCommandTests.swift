@@ -36,6 +36,31 @@ import Testing
         for stage in ["header", "plan", "decode", "metadata", "total"] { #expect(first["timings"]?[stage] != nil) }
     }
 
+    /// A quality chosen by a tag (issue 30): the file is encoded at the branch's quality, and a
+    /// photograph at 90 is several times the bytes of one at 30.
+    @Test func aTagChoosesTheQualityTheFileIsEncodedAt() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("derive-run-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let source = Paths.repository.appendingPathComponent("Samples/grace-hopper.jpg").path
+        let chain = "$qualtag_!Pro!/if_$qualtag_in_tags,q_90/if_else,q_30/w_500"
+        func encoded(tag: String) throws -> (quality: JSONValue?, bytes: Int) {
+            let folder = out.appendingPathComponent(tag).path
+            let result = try DeriveBinary.run(["run", source, "--chain", chain, "--tag", tag, "--out", folder])
+            #expect(result.status == 0, "\(result.stderr)")
+            let report = try JSONParser().parse(result.stdout)
+            guard case .array(let reports) = report, case .array(let outputs)? = reports.first?["outputs"],
+                  case .string(let location)? = outputs.first?["location"] else {
+                Issue.record("no output location in \(report)")
+                return (nil, 0)
+            }
+            let bytes = try #require(try FileManager.default.attributesOfItem(atPath: location)[.size] as? Int)
+            return (outputs.first?["quality"], bytes)
+        }
+        let pro = try encoded(tag: "Pro"), plain = try encoded(tag: "other")
+        #expect(pro.quality == .int(90) && plain.quality == .int(30), "\(pro) \(plain)")
+        #expect(pro.bytes > 3 * plain.bytes, "\(pro.bytes) bytes at 90, \(plain.bytes) at 30")
+    }
+
     @Test func theReportSaysWhatFaceEffectsAndCropsDidAndExplainSaysWhatTheyWillDo() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("derive-run-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }

@@ -193,7 +193,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("l_logo,c_scale,w_100,fl_relative", #"chain component 0 ("l_logo,c_scale,w_100,fl_relative"): fl_relative applies to a fractional width or height, which it makes relative to the image the overlay is placed on; give one (w_0.25)"#),
+        ("l_logo,c_scale,w_100,fl_relative", #"chain component 0 ("l_logo,c_scale,w_100,fl_relative"): fl_relative with a whole-number width or height: known to Cloudinary, not supported by Derive: Derive reads fl_relative with a fractional one, relative to the image the overlay is placed on (w_0.25, or w_1.0 for its whole width)"#),
     ])
     func refusedWhereItMeansNothing(text: String, message: String) {
         #expect(CloudinaryParser().parse(text).issues.map(\.description) == [message])

@@ -129,7 +129,7 @@ import Testing
         ("b_reed", #"chain component 0 ("b_reed"): b_reed: unknown to Cloudinary (no colour "reed"); did you mean "red"?"#),
         ("b_frames", #"chain component 0 ("b_frames"): b_frames: unknown to Cloudinary (no colour "frames"); use a CSS name or rgb:rrggbb[aa]"#),
         ("fl_layer_apply", #"chain component 0 ("fl_layer_apply"): fl_layer_apply: unknown to Cloudinary (no l_ or u_ layer is open for it to apply)"#),
-        ("f_wepb", #"chain component 0 ("f_wepb"): unknown format "wepb"; did you mean "webp"?"#),
+        ("f_wepb", #"chain component 0 ("f_wepb"): f_wepb: unknown to Cloudinary (no format "wepb"); did you mean "webp"?"#),
         // Formats Cloudinary's f_ accepts that Derive does not write say why.
         ("f_pdf", #"chain component 0 ("f_pdf"): f_pdf: known to Cloudinary, not supported by Derive: format pdf is a vector or page format; Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic, and svg from e_vectorize"#),
         ("f_psd", #"chain component 0 ("f_psd"): f_psd: known to Cloudinary, not supported by Derive: format psd is read as a source but not written (it is an editing and interchange format, not one to deliver); Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic, and svg from e_vectorize"#),

@@ -82,12 +82,12 @@ import Testing
     }
 
     @Test(arguments: [
-        ("u_bg/e_multiply,fl_layer_apply", "e_multiply beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)"),
+        ("u_bg/e_multiply,fl_layer_apply", "e_multiply beside fl_layer_apply of an underlay (u_): known to Cloudinary, not supported by Derive: Derive blends overlays (l_) only; an underlay is drawn beneath the image"),
         ("e_screen", "e_screen: known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_screen,fl_layer_apply)"),
         ("l_a/e_anti_removal:0,fl_layer_apply", "e_anti_removal:0: unknown to Cloudinary (e_anti_removal's level is a whole number from 1 to 100)"),
         ("l_a/e_anti_removal:strong,fl_layer_apply", "e_anti_removal:strong: unknown to Cloudinary (e_anti_removal's level is a whole number from 1 to 100)"),
         ("e_anti_removal:20", "e_anti_removal:20: known to Cloudinary, not supported by Derive outside fl_layer_apply"),
-        ("u_bg/fl_cutter,fl_layer_apply", "fl_cutter beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)"),
+        ("u_bg/fl_cutter,fl_layer_apply", "fl_cutter beside fl_layer_apply of an underlay (u_): known to Cloudinary, not supported by Derive: Derive blends overlays (l_) only; an underlay is drawn beneath the image"),
         ("l_a/e_multiply,fl_cutter.layer_apply", "e_multiply beside fl_cutter: a layer combines with the image one way"),
         ("l_a/e_multiply,fl_layer_apply,g_faces", "e_multiply with g_faces: known to Cloudinary, not supported by Derive: multiply combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
         ("l_a,fl_cutter,fl_layer_apply,g_face", "fl_cutter with g_face: known to Cloudinary, not supported by Derive: cutter combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
@@ -179,7 +179,7 @@ import Testing
 
     @Test func anUnderlayTakesNoBlendMode() {
         let issues = CloudinaryParser().parse("u_bg,e_multiply,fl_layer_apply").issues.map(\.reason)
-        #expect(issues == ["e_multiply beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)"], "\(issues)")
+        #expect(issues == ["e_multiply beside fl_layer_apply of an underlay (u_): known to Cloudinary, not supported by Derive: Derive blends overlays (l_) only; an underlay is drawn beneath the image"], "\(issues)")
     }
 }
 

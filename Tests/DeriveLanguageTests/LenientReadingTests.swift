@@ -42,6 +42,15 @@ import Testing
         ("$a_!12.5x!_to_f/c_scale,w_$a_mul_10", "$a_12.5/c_scale,w_$a_mul_10", ""),
         ("$a_!bbb!_to_f", "$a_0", ""),
         ("$a_30_to_i", "$a_30", ""),
+        ("$a_iw_add_100_div_3_to_f", "$a_iw_add_100_div_3", ""),
+        ("c_scale,w_10,fl_text_no_trim", "c_scale,w_10", "fl_text_no_trim outside a layer"),
+        ("e_trim:white", "e_trim:10:white", "a colour with no tolerance before it is the colour to trim"),
+        ("e_cartoonify:bw", "e_cartoonify:50:bw", "bw with no line strength before it is black and white"),
+        ("f_auto,fl_animated", "f_auto", "fl_animated: delivers an animated source animated"),
+        ("fl_mono", "", "fl_mono: mixes a video's or audio file's sound down to one channel"),
+        ("fl_draco", "", "fl_draco: compresses the meshes of a 3D model"),
+        ("f_auto,fl_preserve_transparency", "f_auto", "Derive's f_auto only ever chooses among formats with alpha"),
+        ("fl_preserve_transparency", "", "fl_preserve_transparency: keeps the transparency"),
         ("$a_30.9_to_i", "$a_30", ""),
         ("e_sepia:10/bo_0px_solid_transparent,r_50", "e_sepia:10/r_50", "a border 0 pixels wide draws nothing"),
         ("bo_5.5px_solid_rgb:fff", "bo_6px_solid_rgb:fff", "Derive draws the nearest, 6px"),
@@ -100,6 +109,9 @@ import Testing
         ("f_png,fl_lossy", "f_png,fl_lossy"), ("f_gif,e_loop", "f_gif,e_loop"), ("f_gif,e_loop:2", "f_gif,e_loop:2"),
         ("w_100/e_loop:0,f_webp", "c_scale,w_100/f_webp,e_loop:0"),
         ("dl_200,e_loop:3", "e_loop:3,dl_200"), ("f_tiff,fl_tiff8_lzw", "f_tiff,fl_tiff8_lzw"),
+        ("f_jpg,fl_keep_attribution", "f_jpeg,fl_keep_attribution"),
+        // Keeping every field keeps the attribution too: the flag says nothing more.
+        ("f_jpg,fl_keep_attribution,fl_keep_iptc", "f_jpeg,fl_keep_iptc"),
     ])
     func roundTrips(text: String, printed: String) throws {
         try expectRoundTrip(text, printed: printed)
@@ -110,6 +122,9 @@ import Testing
         let string = try canonical(string: "f_png,fl_png8.lossy,e_loop:2")
         #expect(json.identity == string.identity)
         #expect(json.encoding.pngType == .png8 && json.encoding.lossy && json.encoding.loop == 3)
+        let credited = try canonical(json: #"{"source": "https://x/a.jpg", "outputs": [{"name": "default", "format": "jpeg", "keepAttribution": true, "chain": []}]}"#)
+        #expect(credited.identity == (try canonical(string: "f_jpg,fl_keep_attribution")).identity && credited.encoding.keepAttribution)
+        #expect(credited.identity != (try canonical(string: "f_jpg")).identity)
     }
 
     @Test(arguments: [

@@ -141,6 +141,53 @@ import Testing
         #expect(reachable.next(count: 2) == [89])
     }
 
+    /// Probing (JPEG's search): one encode at a time, each aimed at the target by the last
+    /// scores, ends in fewer encodes than rounds of two around the seed, at a quality that
+    /// passes and is no more than a step above the lowest passing one (the curves are straight
+    /// lines, so interpolating inside the bracket is exact up to rounding).
+    @Test(arguments: [(0.6, 30.0), (0.4, 50.0), (1.0, 0.0), (0.3, 60.0), (0.8, 20.0)])
+    func probingFindsTheQualityInFewerEncodes(slope: Double, offset: Double) {
+        let curve = { (q: Int) in offset + slope * Double(q) }
+        var probing = QualitySearch(format: .jpeg, level: .good, complexity: 8, maxEncodes: 12, probing: true)
+        while case let qualities = probing.next(count: 2), !qualities.isEmpty {
+            #expect(qualities.count == 1)
+            for q in qualities { probing.record(.init(quality: q, score: curve(q), bytes: q * 100)) }
+        }
+        var rounds = QualitySearch(format: .jpeg, level: .good, complexity: 8, maxEncodes: 12)
+        while case let qualities = rounds.next(count: 2), !qualities.isEmpty {
+            for q in qualities { rounds.record(.init(quality: q, score: curve(q), bytes: q * 100)) }
+        }
+        let exact = (25...96).first { curve($0) >= probing.target } ?? 96
+        #expect(curve(probing.chosen) >= probing.target)
+        #expect(probing.chosen - exact <= 1, "chose \(probing.chosen), lowest passing \(exact), tried \(probing.trials.map(\.quality))")
+        #expect(probing.trials.count <= rounds.trials.count, "probing \(probing.trials.map(\.quality)), rounds \(rounds.trials.map(\.quality))")
+        #expect(probing.trials.count <= 4)
+    }
+
+    /// A probe goes where the deficit and the slope say the target is met, `probeLean` further
+    /// on, so that it brackets the target; a bracket no wider than `probeSpan` ends the search.
+    @Test func aProbeAimsPastTheTarget() {
+        var search = QualitySearch(format: .jpeg, level: .good, complexity: 8, maxEncodes: 12, probing: true)
+        #expect(search.next(count: 2) == [69], "the seed, 61 + 3.8 ln 8")
+        // 3 points short at the default slope of 0.6 a step: 5 steps, and 3 more.
+        search.record(.init(quality: 69, score: search.target - 3, bytes: 6900))
+        #expect(search.next(count: 2) == [77])
+        search.record(.init(quality: 77, score: search.target + 1.6, bytes: 7700))
+        #expect(search.next(count: 2).isEmpty)
+        #expect(search.chosen == 75 && search.interpolated?.quality == 75)
+        // From above: 4.5 points over at the default slope, 7.5 steps and 3 more, down to 58.
+        var above = QualitySearch(format: .jpeg, level: .good, complexity: 8, maxEncodes: 12, probing: true)
+        above.record(.init(quality: 69, score: above.target + 4.5, bytes: 6900))
+        #expect(above.next(count: 2) == [58])
+        // A bracket wider than the span is probed at its interpolated crossing, one up.
+        above.record(.init(quality: 57, score: above.target - 6, bytes: 5700))
+        #expect(above.next(count: 2) == [65], "the crossing at 63.9, rounded up, one more")
+        // A pass less than half a step above the target ends a probing search too.
+        var close = QualitySearch(format: .jpeg, level: .good, complexity: 8, maxEncodes: 12, probing: true)
+        close.record(.init(quality: 69, score: close.target + 0.2, bytes: 6900))
+        #expect(close.next(count: 2).isEmpty && close.chosen == 69)
+    }
+
     /// A wider breakpoint's quality replaces the seed.
     @Test func aHintReplacesTheSeed() {
         let hinted = QualitySearch(format: .jpeg, level: .good, complexity: 2, maxEncodes: 8, hint: 83)

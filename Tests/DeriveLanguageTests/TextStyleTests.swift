@@ -120,7 +120,6 @@ import Testing
         ("l_text:Arial_40_stroke:Hi,bo_200px_solid_black", "text.stroke.width must be between 1 and 50, got 200"),
         ("l_text:Arial_40_line_spacing_-60:Hi", "text.lineSpacing must be between -39 and 1000, got -60"),
         ("l_logo,fl_text_no_trim", "fl_text_no_trim applies to a text layer (l_text:…), not an image layer"),
-        ("c_scale,w_10,fl_text_no_trim", "fl_text_no_trim applies to a text layer: put it beside l_text:… or inside the layer"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)

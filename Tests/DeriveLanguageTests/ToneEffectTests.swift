@@ -80,6 +80,8 @@ import Testing
         ("e_ordered_dither", #"{"ordered_dither": true}"#, .orderedDither(0)),
         ("e_ordered_dither:5", #"{"ordered_dither": {"level": 5}}"#, .orderedDither(5)),
         ("e_ordered_dither:2", #"{"ordered_dither": 2}"#, .orderedDither(2)),
+        ("e_ordered_dither:12", #"{"ordered_dither": 12}"#, .orderedDither(12)),
+        ("e_ordered_dither:18", #"{"ordered_dither": {"level": 18}}"#, .orderedDither(18)),
         ("e_recolor:1:0:0:0:0:1:0:0:0:0:1:0:0:0:0:0.5", #"{"recolor": {"matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0.5]}}"#, .recolor([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0.5])),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
@@ -171,7 +173,6 @@ import Testing
         ("e_assist_colorblind:101", "e_assist_colorblind:101: unknown to Cloudinary (e must be between 1 and 100, got 101)"),
         ("e_assist_colorblind:xray:20", "e_assist_colorblind:xray takes no strength"),
         ("e_ordered_dither:19", "e_ordered_dither:19: unknown to Cloudinary (e must be between 0 and 18, got 19)"),
-        ("e_ordered_dither:12", "e_ordered_dither:12: known to Cloudinary, not supported by Derive: beyond Derive's limits: e must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got 12"),
         ("e_recolor", "e_recolor needs a colour matrix: 9 numbers (3x3, RGB) or 16 (4x4, RGBA), row by row, such as e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1"),
         ("e_recolor:1:0:0", "e_recolor:1:0:0: unknown to Cloudinary (e_recolor matrix needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got 3)"),
         ("e_recolor:1:0:0:0:1:0:0:0:abc", #"e_recolor takes numbers, got "abc""#),
@@ -204,7 +205,7 @@ import Testing
         (#"{"replace_color": {"tolerance": 20}}"#, "outputs[0].chain[0].replace_color.to: is required: the colour to replace with"),
         (#"{"replace_color": {"to": "red", "tolerance": 400}}"#, "outputs[0].chain[0].replace_color.tolerance: must be between 0 and 300, got 400"),
         (#"{"simulate_colorblind": "red"}"#, #"outputs[0].chain[0].simulate_colorblind: expected one of "deuteranopia", "protanopia", "tritanopia", "deuteranomaly", "tritanomaly", "cone_monochromacy", "rod_monochromacy", got "red""#),
-        (#"{"ordered_dither": 6}"#, "outputs[0].chain[0].ordered_dither.level: must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got 6"),
+        (#"{"ordered_dither": 19}"#, "outputs[0].chain[0].ordered_dither.level: must be between 0 and 18, got 19"),
         (#"{"recolor": [1, 2]}"#, "outputs[0].chain[0].recolor.matrix: needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got 2"),
         (#"{"recolor": true}"#, "outputs[0].chain[0].recolor: expected a list of 9 or 16 numbers, got boolean true"),
         (#"{"replace_color": true}"#, "outputs[0].chain[0].replace_color: expected an object, got boolean true"),
@@ -239,7 +240,26 @@ import Testing
         let eight = DitherMaps.bayer(order: 3).flatMap { $0 }
         #expect(eight.sorted() == Array(0..<64))
         #expect(try #require(DitherMaps.tile(level: 5)).size == 8)
-        #expect(DitherMaps.tile(level: 6) == nil)
+        #expect(DitherMaps.tile(level: 19) == nil)
+    }
+
+    /// The halftone and circle maps (6–18) have thresholds.xml's sizes, are square, and spread
+    /// their thresholds over the whole range: the darkest cell turns on first, the lightest last,
+    /// and the mean threshold sits near the middle (so a mid grey comes out half on).
+    @Test func halftoneAndCircleMapsHaveTheirSizes() throws {
+        let sizes = [4, 6, 8, 4, 6, 8, 16, 5, 5, 6, 6, 7, 7]
+        for (level, size) in zip(6...18, sizes) {
+            let tile = try #require(DitherMaps.tile(level: level), "level \(level)")
+            #expect(tile.size == size && tile.thresholds.count == size * size, "level \(level)")
+            let mean = tile.thresholds.map(Double.init).reduce(0, +) / Double(tile.thresholds.count)
+            #expect(abs(mean - 127.5) < 8, "level \(level): mean threshold \(mean)")
+            #expect(tile.thresholds.min()! < 30 && tile.thresholds.max()! > 225, "level \(level)")
+        }
+        // h4x4a's first row, 4 2 7 5 over 9 steps.
+        #expect(Array(try #require(DitherMaps.tile(level: 6)).thresholds.prefix(4)) == [113, 57, 198, 142])
+        // Black circles start at the corners, white ones in the middle.
+        #expect(try #require(DitherMaps.tile(level: 13)).thresholds[0] == 10)
+        #expect(try #require(DitherMaps.tile(level: 14)).thresholds[12] == 10)
     }
 }
 

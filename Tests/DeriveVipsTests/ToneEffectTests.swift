@@ -422,7 +422,8 @@ import Testing
     /// e_ordered_dither leaves every channel of opaque pixels at 0 or 255; the ordered maps keep
     /// each channel's mean light (within 12 levels), which a plain threshold (level 0) does not
     /// have to.
-    @Test(arguments: [("e_ordered_dither", false), ("e_ordered_dither:1", true), ("e_ordered_dither:3", true), ("e_ordered_dither:5", true)])
+    @Test(arguments: [("e_ordered_dither", false), ("e_ordered_dither:1", true), ("e_ordered_dither:3", true), ("e_ordered_dither:5", true),
+                      ("e_ordered_dither:6", true), ("e_ordered_dither:12", true), ("e_ordered_dither:13", true), ("e_ordered_dither:18", true)])
     func orderedDitherLeavesTwoLevelsKeepingTheLight(chain: String, keepsTheMean: Bool) throws {
         let changed = try Self.pixels(chain)
         var others = 0

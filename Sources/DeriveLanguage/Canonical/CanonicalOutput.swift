@@ -84,6 +84,8 @@ public struct EncodingSettings: Sendable, Hashable {
     public var delay: Int?
     /// `fl_tiff8_lzw`.
     public var tiffLZW: Bool
+    /// `fl_keep_attribution`: with metadata stripped, the EXIF copyright and artist kept.
+    public var keepAttribution: Bool
     /// `fl_getinfo`.
     public var getInfo: Bool
 
@@ -109,6 +111,7 @@ public struct EncodingSettings: Sendable, Hashable {
         loop = s.loop
         delay = s.delay
         tiffLZW = s.tiffLZW ?? false
+        keepAttribution = strip && (s.keepAttribution ?? false)
         getInfo = s.getInfo ?? false
     }
 
@@ -138,6 +141,7 @@ public struct EncodingSettings: Sendable, Hashable {
         s.loop = loop
         s.delay = delay
         s.tiffLZW = tiffLZW ? true : nil
+        s.keepAttribution = keepAttribution ? true : nil
         s.getInfo = getInfo ? true : nil
         return s
     }

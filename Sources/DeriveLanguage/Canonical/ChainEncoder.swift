@@ -41,6 +41,7 @@ public enum ChainEncoder {
         add("loop", s.loop.map(JSONValue.int))
         add("delay", s.delay.map(JSONValue.int))
         add("tiffLZW", s.tiffLZW.map(JSONValue.bool))
+        add("keepAttribution", s.keepAttribution.map(JSONValue.bool))
         add("getInfo", s.getInfo.map(JSONValue.bool))
         add("defaultImage", s.defaultImage.map(JSONValue.string))
         add("lossless", s.lossless.map(JSONValue.bool))
@@ -259,6 +260,8 @@ public enum ChainEncoder {
             if a.isDefault { add("default", .bool(true)) }
         case .template(let text):
             return .string(text)
+        case .quality(let q):
+            return Self.json(q)
         case .conditional(let c):
             add("condition", .string(c.condition.canonicalText))
             add("then", json(c.then))

@@ -32,7 +32,7 @@ enum Normalizer {
         case .validate(var c):
             if let formats = c.formats { c.formats = Array(Set(formats)).sorted { $0.rawValue < $1.rawValue } }
             return .validate(c)
-        case .trim, .background, .border, .preset, .assign, .template, .lut:
+        case .trim, .background, .border, .preset, .assign, .template, .lut, .quality:
             return step
         case .conditional(var c):
             c.then = normalize(c.then)

@@ -162,7 +162,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
             return "\(known) format \(text) has no encoder in this libvips (camera raw formats are never written); \(raster)"
         case "glb", "gltf", "fbx", "usdz", "u3ma":
             return "\(known) format \(text) is a 3D model format; \(raster)"
-        case "mp4", "webm", "mov", "ogv", "flv", "avi", "m3u8", "mpd", "ts", "mkv", "3gp", "wmv", "m2ts", "mp3", "m4a", "wav", "ogg", "aac", "flac":
+        case "mp4", "webm", "mov", "ogv", "flv", "avi", "m3u8", "mpd", "ts", "mkv", "3gp", "wmv", "m2ts", "m4v", "mp3", "m4a", "wav", "ogg", "aac", "flac", "aiff", "aif", "opus":
             return "\(known) format \(text) is a video or audio format; Derive makes images; \(raster)"
         default:
             return nil

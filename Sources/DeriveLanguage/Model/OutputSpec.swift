@@ -63,6 +63,8 @@ public struct OutputSettings: Sendable, Hashable {
     public var delay: Int?
     /// `fl_tiff8_lzw`: a TIFF output compressed with LZW (lossless) instead of deflate.
     public var tiffLZW: Bool?
+    /// `fl_keep_attribution`: metadata stripped but for the EXIF copyright and artist.
+    public var keepAttribution: Bool?
     /// `fl_getinfo`: a JSON document beside the image with the source's and the output's facts,
     /// the crops made and the faces found (`GetInfo`), as Cloudinary returns one.
     public var getInfo: Bool?
@@ -222,6 +224,7 @@ extension OutputSettings {
         take(\.loop, "loop")
         take(\.delay, "delay")
         take(\.tiffLZW, "tiffLZW")
+        take(\.keepAttribution, "keepAttribution")
         take(\.getInfo, "getInfo")
         take(\.defaultImage, "defaultImage")
         take(\.clip, "clip")

@@ -25,6 +25,10 @@ public enum Step: Sendable, Hashable {
     /// A component whose names come from text variables (`e_$effect:100`,
     /// `l_text:$style:Hi`), kept as written: the planner writes the variables in and reads it.
     case template(String)
+    /// `q_` inside an `if_` branch (`if_!pro!_in_tags,q_90/if_else,q_30`): the output's quality
+    /// when the branch it stands in is taken, decided when planning; the last one walked wins
+    /// over the output's own.
+    case quality(Quality)
 
     /// The JSON key of the step object (`{"resize": {...}}`).
     public var key: String {
@@ -44,6 +48,7 @@ public enum Step: Sendable, Hashable {
         case .assign: "variable"
         case .conditional: "if"
         case .template: "template"
+        case .quality: "quality"
         }
     }
 }
@@ -58,6 +63,15 @@ extension Step {
         case .effect(let e): e.needsFaces
         case .overlay(let o): o.gravity?.needsFaces == true || o.chain.contains { $0.needsFaces }
         case .conditional(let c): (c.then + c.otherwise).contains { $0.needsFaces }
+        default: false
+        }
+    }
+
+    /// Whether a quality step stands here or in a branch under it.
+    var setsQuality: Bool {
+        switch self {
+        case .quality: true
+        case .conditional(let c): (c.then + c.otherwise).contains { $0.setsQuality }
         default: false
         }
     }

@@ -86,7 +86,7 @@ extension ParseRun {
 
     /// `fl_cutter` beside `fl_layer_apply` (or `fl_cutter.layer_apply`, as Cloudinary's SDKs write it).
     mutating func cutter(underlay: Bool, in c: Component) -> BlendMode {
-        if underlay { fail(c, "fl_cutter beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
+        if underlay { fail(c, "fl_cutter beside fl_layer_apply of an underlay (u_): known to Cloudinary, not supported by Derive: Derive blends overlays (l_) only; an underlay is drawn beneath the image") }
         return .cutter
     }
 
@@ -97,7 +97,7 @@ extension ParseRun {
         let parts = e.split(separator: ":", maxSplits: 1).map(String.init)
         guard let mode = BlendMode.effect(named: parts[0]) else { return nil }
         let written = mode.cloudinaryText(level: nil)
-        if underlay { fail(c, "\(written) beside fl_layer_apply of an underlay (u_): blend modes apply to overlays (l_)") }
+        if underlay { fail(c, "\(written) beside fl_layer_apply of an underlay (u_): known to Cloudinary, not supported by Derive: Derive blends overlays (l_) only; an underlay is drawn beneath the image") }
         guard parts.count == 2 else { return (mode, nil) }
         guard mode == .antiRemoval else {
             // Not a blend mode with a value: read as an effect, and refused as one.

@@ -46,6 +46,14 @@ public struct CloudinaryParser: Sendable {
             return .note("rasterizes a vector source; Derive always rasterizes, so it changes nothing")
         case ("keep_dar", nil):
             return .note("keeps a video's display aspect ratio; images have none, so it changes nothing")
+        case ("animated", nil):
+            return .note("delivers an animated source animated when f_auto chooses the format; Derive's f_auto keeps an animated format for an animated output, and writes the frames its pg_ selects, so it changes nothing")
+        case ("mono", nil):
+            return .note("mixes a video's or audio file's sound down to one channel; an image has no sound, so it changes nothing")
+        case ("draco", nil):
+            return .note("compresses the meshes of a 3D model (glTF) with Draco; an image has no mesh, so it changes nothing")
+        case ("preserve_transparency", nil):
+            return .note("keeps the transparency of an image with an alpha channel when f_auto chooses the format (Cloudinary picks PNG); Derive's f_auto only ever chooses among formats with alpha (WebP, AVIF, PNG, as allowed) for such an image, and a named format is written as named, so it changes nothing")
         case ("progressive", "semi"), ("progressive", "steep"):
             return .flag("progressive", "a progressive JPEG; libvips writes one scan script, so semi and steep are written as fl_progressive")
         case ("progressive", "none"):
@@ -57,7 +65,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d", "dl"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "getinfo", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "keep_attribution", "getinfo", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -458,7 +466,7 @@ struct ParseRun {
         var steps: [Step] = c.assignments.map(Step.assign)
         // Read when planning (an overlay's chain starts with the variables set before it).
         if let template = c.template { return steps + [.template(template)] }
-        takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer)
+        if let quality = takeSettings(&p, flags: c.flags, in: c, inLayer: inLayer) { steps.append(quality) }
         // Flags that place or combine a layer, with no layer to act on: Cloudinary's SDKs write
         // them on the base image (`c_scale,fl_relative,w_100`, `fl_region_relative`), where
         // there is nothing for them to change.
@@ -466,7 +474,7 @@ struct ParseRun {
             note(c, "fl_\(flag) outside a layer: it places or combines a layer (beside l_ or fl_layer_apply), and there is none here; ignored")
         }
         if c.flags.contains("text_no_trim") {
-            fail(c, "fl_text_no_trim applies to a text layer: put it beside l_text:… or inside the layer")
+            note(c, "fl_text_no_trim outside a layer: it keeps a text layer's padding (beside l_text:… or inside the layer), and there is none here; ignored")
         }
 
         if let name = p.removeValue(forKey: "t") {
@@ -480,7 +488,7 @@ struct ParseRun {
             var rest = c
             rest.params = p
             rest.assignments = []
-            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "getinfo"].contains($0) }
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "keep_attribution", "getinfo"].contains($0) }
             note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
@@ -697,7 +705,9 @@ struct ParseRun {
         return steps
     }
 
-    mutating func takeSettings(_ p: inout [String: String], flags: [String], in c: Component, inLayer: Bool) {
+    /// Takes the component's output settings into the output's; a quality inside an `if_`
+    /// block is returned as a step of the branch instead.
+    mutating func takeSettings(_ p: inout [String: String], flags: [String], in c: Component, inLayer: Bool) -> Step? {
         var found = OutputSettings()
         if let f = p.removeValue(forKey: "f") {
             if let format = OutputFormat.parse(f) {
@@ -706,7 +716,7 @@ struct ParseRun {
                 fail(c, refusal)
             } else {
                 let supported = "; supported: " + OutputFormat.spellings.joined(separator: ", ")
-                fail(c, "unknown format \(Quoted(f))" + Suggest.hint(for: f, among: OutputFormat.spellings, else: supported))
+                fail(c, CloudinaryVocabulary.unknown("f_" + f, what: "format \(Quoted(f))", hint: Suggest.hint(for: f, among: OutputFormat.spellings, else: supported)))
             }
         }
         if var q = p.removeValue(forKey: "q") {
@@ -839,22 +849,29 @@ struct ParseRun {
                 found.pngType = PNGType(rawValue: flag)
             case "lossy": found.lossy = true
             case "tiff8_lzw": found.tiffLZW = true
+            case "keep_attribution": found.keepAttribution = true
             case "getinfo": found.getInfo = true
             default: break
             }
         }
-        guard found != OutputSettings() else { return }
-        if conditionDepth > 0 {
-            fail(c, "output settings (f_, q_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) inside if_ … if_end: known to Cloudinary, not supported by Derive: they apply to the whole output, which Derive sets before the chain runs")
-            return
-        }
+        guard found != OutputSettings() else { return nil }
         if inLayer {
             // A layer's own format or quality is how Cloudinary fetches the layer; its pixels
             // are drawn into the image, which has the output's.
             note(c, "output settings inside a layer (\(c.text)): the layer is drawn into the image, which is encoded with the output's settings; ignored")
-            return
+            return nil
+        }
+        if conditionDepth > 0 {
+            // A quality chosen by a condition (`if_!pro!_in_tags,q_90/if_else,q_30`): the
+            // planner decides the branch, and with it the quality.
+            var others = found
+            others.quality = nil
+            if let quality = found.quality, others == OutputSettings() { return .quality(quality) }
+            fail(c, "output settings other than q_ (f_, pg_, a_ignore, fl_progressive, fl_keep_iptc, fl_lossless) inside if_ … if_end: known to Cloudinary, not supported by Derive: Derive chooses a quality by condition (if_…,q_80/if_else,q_30), but the format and the other settings apply to the whole output, which Derive sets before the chain runs")
+            return nil
         }
         merge(found, in: c)
+        return nil
     }
 
     /// A setting given again in a later component replaces the earlier one (Cloudinary encodes
@@ -1101,7 +1118,15 @@ struct ParseRun {
         var trim = Trim()
         if let first = parts.first {
             guard let tolerance = Int(first) else {
-                fail(c, "e_trim takes a tolerance 0–100 and optionally a colour, got \(Quoted(text))")
+                // A colour alone (`e_trim:white`, as Cloudinary's Dart SDK writes a colour
+                // override with no tolerance) is the colour, at the default tolerance.
+                if parts.count == 1, !first.isEmpty, Double(first) == nil {
+                    guard let colour = color(first, param: "e", in: c) else { return nil }
+                    note(c, "e_\(text): a colour with no tolerance before it is the colour to trim, at the default tolerance (e_trim:\(trim.tolerance):\(first))")
+                    trim.color = colour
+                    return trim
+                }
+                fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_trim takes a tolerance 0–100 and optionally a colour", hint: ""))
                 return nil
             }
             trim.tolerance = tolerance
@@ -1140,6 +1165,14 @@ struct ParseRun {
         if kind == .art {
             ignoreUnusedColor(color, in: c)
             return art(text, args: args, in: c)
+        }
+        // e_cartoonify:bw, as Cloudinary's Dart SDK writes black and white with no line strength:
+        // the default line strength, black and white.
+        if kind == .cartoonify, args == ["bw"] {
+            ignoreUnusedColor(color, in: c)
+            let strength = EffectRules.defaultAmount(of: .cartoonify) ?? 50
+            note(c, "e_\(text): bw with no line strength before it is black and white at the default line strength (e_cartoonify:\(strength):bw)")
+            return .cartoonify(.value(strength), colors: .blackwhite)
         }
         if kind == .shear { return shear(args, color: color, in: c, written: text) }
         if kind == .distort {
@@ -1440,6 +1473,7 @@ enum CloudinaryNames {
         case .conditional: return "if"
         case .template: return ""
         case .validate: return ""
+        case .quality: return "q"
         }
     }
 
@@ -1458,6 +1492,7 @@ enum CloudinaryNames {
         case "loop": "e_loop"
         case "delay": "dl"
         case "tiffLZW": "fl_tiff8_lzw"
+        case "keepAttribution": "fl_keep_attribution"
         case "getInfo": "fl_getinfo"
         case "defaultImage": "d"
         case "clip": "fl_clip"

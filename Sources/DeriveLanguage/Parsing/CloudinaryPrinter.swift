@@ -70,6 +70,7 @@ public enum CloudinaryPrinter {
             guard !name.contains(".") else { throw Unprintable(reason: "a preset name with a '.' (\(Quoted(name))) exists only in JSON; t_a.b applies a, then b") }
             return ["t_" + name]
         case .template(let text): return [text]
+        case .quality(let q): return ["q_" + (q == .auto(.good) ? "auto" : q.text)]
         case .assign(let a):
             if a.isDefault { throw Unprintable(reason: "a named transformation's default for $\(a.name) exists only in the expanded chain") }
             return ["$\(a.name)_\(a.value.cloudinaryText)"]
@@ -261,6 +262,7 @@ public enum CloudinaryPrinter {
         if let type = s.pngType { flags.append(type.rawValue) }
         if s.lossy { flags.append("lossy") }
         if s.tiffLZW { flags.append("tiff8_lzw") }
+        if s.keepAttribution { flags.append("keep_attribution") }
         if s.getInfo { flags.append("getinfo") }
         if !flags.isEmpty { p.append("fl_" + flags.joined(separator: ".")) }
         if let loop = s.loop { p.append(loop == 0 ? "e_loop" : "e_loop:\(loop - 1)") }

@@ -25,7 +25,7 @@ public enum CloudinaryVocabulary {
         "auto_contrast", "auto_enhance", "background_removal", "bgremoval", "blackwhite", "blue", "blur", "blur_faces",
         "blur_region", "boomerang", "brightness", "brightness_hsb", "camera", "cartoonify", "colorize", "contrast",
         "cut_out", "deshake", "displace", "distort", "dropshadow", "enhance", "extract", "fade", "fill_light", "gamma",
-        "gradient_fade", "grayscale", "green", "hue", "improve", "light", "loop", "make_transparent", "mask",
+        "gradient_fade", "grayscale", "green", "hue", "improve", "light", "lightroom", "loop", "make_transparent", "mask",
         "morphology", "multiply", "negate", "noise", "oil_paint", "opacity_threshold", "ordered_dither", "outline",
         "overlay", "pixelate", "pixelate_faces", "pixelate_region", "preview", "progressbar", "recolor", "red",
         "redeye", "remove_background", "replace_color", "reverse", "saturation", "screen", "sepia", "shadow",

@@ -37,6 +37,11 @@ enum ConditionParser {
             let base = String(text.dropLast(conversion.rawValue.count + 1))
             if let inner = textLiteral(base) { return .success(.number(.number(conversion.apply(inner)))) }
             if ExpressionParser.number(base) != nil { return .success(.number(.number(conversion.apply(base)))) }
+            // An expression converted to a float (`iw_add_100_div_3_to_f`) is the expression:
+            // Derive's arithmetic is in floating point already.
+            if conversion == .toFloat, case .success(let expression) = ExpressionParser.parse(base) {
+                return .success(.number(expression))
+            }
         }
         if let number = ExpressionParser.number(text) { return .success(.number(.number(number))) }
         // An aspect ratio may be compared with a ratio (`if_ar_gt_3:4`), which is its quotient.

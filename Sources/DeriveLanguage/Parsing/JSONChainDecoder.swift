@@ -8,10 +8,10 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset", "tags", "context"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "getInfo", "defaultImage", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "keepAttribution", "getInfo", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
-                                  "validate", "preset", "variable", "if", "template", "lut"] + Effect.Kind.allCases.map(\.rawValue)
+                                  "validate", "preset", "variable", "if", "template", "lut", "quality"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative", "autoTurn"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend", "blendLevel", "tiled"]
@@ -215,25 +215,30 @@ public struct JSONChainDecoder: Sendable {
         return name.map { OutputSpec(name: $0, chain: chain, settings: settings, notes: notes) }
     }
 
+    /// A quality: an integer, `auto[:level]` or an expression.
+    func readQuality(_ q: JSONValue, at qPath: JSONPath, log: IssueCollector) -> Quality? {
+        switch q {
+        case .number:
+            return log.int(q, at: qPath).map(Quality.value)
+        case .string(let text) where QualityText.parse(text) != nil:
+            return QualityText.parse(text)
+        case .string(let text) where ExpressionParser.looksLikeExpression(text):
+            switch ExpressionParser.parse(text) {
+            case .success(let e): return .expression(e)
+            case .failure(let problem): log.add(qPath, problem.message("expression \(Quoted(text))", param: "it", accepts: "an integer 1–100, auto"))
+            }
+        default:
+            log.add(qPath, "expected an integer 1–100, \"auto\" or \"auto:best|good|eco|low\", got \(q.typeDescription)")
+        }
+        return nil
+    }
+
     func readSettings(_ fields: [String: JSONValue], at path: JSONPath, log: IssueCollector) -> OutputSettings {
         var s = OutputSettings()
         s.format = log.keyword(fields["format"], at: path.appending("format"), what: "format",
                                spellings: OutputFormat.spellings, parse: OutputFormat.parse)
         if let q = fields["quality"] {
-            let qPath = path.appending("quality")
-            switch q {
-            case .number:
-                s.quality = log.int(q, at: qPath).map(Quality.value)
-            case .string(let text) where QualityText.parse(text) != nil:
-                s.quality = QualityText.parse(text)
-            case .string(let text) where ExpressionParser.looksLikeExpression(text):
-                switch ExpressionParser.parse(text) {
-                case .success(let e): s.quality = .expression(e)
-                case .failure(let problem): log.add(qPath, problem.message("expression \(Quoted(text))", param: "it", accepts: "an integer 1–100, auto"))
-                }
-            default:
-                log.add(qPath, "expected an integer 1–100, \"auto\" or \"auto:best|good|eco|low\", got \(q.typeDescription)")
-            }
+            s.quality = readQuality(q, at: path.appending("quality"), log: log)
         }
         s.strip = log.bool(fields["strip"], at: path.appending("strip"))
         s.progressive = log.bool(fields["progressive"], at: path.appending("progressive"))
@@ -245,6 +250,7 @@ public struct JSONChainDecoder: Sendable {
         s.loop = log.int(fields["loop"], at: path.appending("loop"))
         s.delay = log.int(fields["delay"], at: path.appending("delay"))
         s.tiffLZW = log.bool(fields["tiffLZW"], at: path.appending("tiffLZW"))
+        s.keepAttribution = log.bool(fields["keepAttribution"], at: path.appending("keepAttribution"))
         s.getInfo = log.bool(fields["getInfo"], at: path.appending("getInfo"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
         if let c = fields["clip"] { s.clip = readClip(c, at: path.appending("clip"), log: log) }
@@ -410,6 +416,8 @@ public struct JSONChainDecoder: Sendable {
             return readAssignment(body, at: bodyPath, log: log).map(Step.assign)
         case "if":
             return readConditional(body, at: bodyPath, log: log, depth: depth).map(Step.conditional)
+        case "quality":
+            return readQuality(body, at: bodyPath, log: log).map(Step.quality)
         case "template":
             guard let text = log.string(body, at: bodyPath) else { return nil }
             guard text.split(separator: ",").contains(where: { ParseRun.namesFromVariable(String($0)) }), !text.contains("/") else {

@@ -101,6 +101,11 @@ public struct Planner: Sendable {
         facts.illustrationScore = illustrationScore
         facts.atRunTime = true
         let walk = self.walk(steps, from: input, facts: facts, sourceFormat: sourceFormat, location: location, issues: &issues)
+        // The plan refuses a quality in a deferred branch; an overlay's chain has none of its
+        // own (it is drawn into the image, encoded with the output's).
+        if walk.quality != nil {
+            issues.append(ValidationIssue(location: location, reason: "q_ inside an overlay's chain or a branch decided when the engine runs: known to Cloudinary, not supported by Derive: the output's quality is fixed before the engine runs"))
+        }
         if !issues.isEmpty { throw ValidationError(issues) }
         return (walk.operations, walk.size)
     }
@@ -189,6 +194,13 @@ public struct Planner: Sendable {
                 return nil
             }
             var encoding = encoding
+            // A quality chosen in a branch must be known now: one left to the engine (after
+            // faces or a trim decide the branch) would come after the encoding is fixed.
+            if walk.operations.contains(where: { if case .deferred(let rest) = $0 { rest.contains(where: \.setsQuality) } else { false } }) {
+                issues.append(ValidationIssue(location: label, reason: "q_ inside an if_ decided when the engine runs (on fc, ils or a size after e_trim): known to Cloudinary, not supported by Derive: the output's quality is fixed before the engine runs; decide it on values known when planning (the source's size, tags, context, variables)"))
+                return nil
+            }
+            if let q = walk.quality { encoding.quality = q }
             if case .expression(let e)? = encoding.quality {
                 guard let q = quality(e, walk: walk, facts: facts, label: label, issues: &issues) else { return nil }
                 encoding.quality = .value(q)
@@ -308,6 +320,8 @@ public struct Planner: Sendable {
         var conditions: [DecidedCondition] = []
         /// The variables as the chain leaves them, for `q_$q`.
         var bindings: [String: VariableBinding] = [:]
+        /// The last quality step walked (`q_` in the branch an `if_` took), over the output's.
+        var quality: Quality?
     }
 
     func walk(_ steps: [Step], from start: Size, facts: ExpressionFacts, sourceFormat: ImageFormat?, location: String,
@@ -342,6 +356,9 @@ public struct Planner: Sendable {
                 break
             }
             switch written {
+            case .quality(let q):
+                walk.quality = q
+                continue
             case .assign(let a):
                 if a.isDefault && facts.variables[a.name] != nil { continue }
                 switch stepFacts.binding(of: a.value) {
@@ -561,7 +578,7 @@ public struct Planner: Sendable {
             }
         case .preset(let name):
             issues.append(ValidationIssue(location: here, reason: "preset \(Quoted(name)) was not expanded; resolve the job before planning"))
-        case .assign, .conditional, .template:
+        case .assign, .conditional, .template, .quality:
             return
         }
     }

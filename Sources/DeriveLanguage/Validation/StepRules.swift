@@ -48,8 +48,7 @@ public enum EffectRules {
         }
     }
 
-    /// The amounts Derive draws: Cloudinary's range, less e_ordered_dither's halftone and circle
-    /// maps (6–18), which are refused as beyond Derive.
+    /// The amounts Derive draws: Cloudinary's range (e_ordered_dither's 0–18 maps all drawn).
     public static func supportedRange(of kind: Effect.Kind) -> ClosedRange<Int>? {
         kind == .orderedDither ? DitherMaps.supported : range(of: kind)
     }
@@ -238,10 +237,6 @@ enum StepRules {
             // Cloudinary's range for the colour reduction (SDK reference, Cartoonify).
             if case .cartoonify(_, .reduction(let r)) = e { issues += check(r, in: 0...100, field: "reduction") }
             if case .vectorize(_, let trace) = e { issues += trace.issues() }
-            // Cloudinary's halftone and circle maps (6–18) are known, but Derive does not draw them.
-            if issues.isEmpty, case .orderedDither(.value(let level)) = e, !DitherMaps.supported.contains(level) {
-                issues.append(FieldIssue(field: field, reason: "must be between 0 and 5 (threshold, checkerboard, ordered 2x2, 3x3, 4x4, 8x8); the halftone and circle maps 6–18 are not drawn, got \(level)", bound: .derive))
-            }
             switch e {
             case .shadow(_, _, let x, let y):
                 issues += offsetIssues(x, field: "x", limits: limits) + offsetIssues(y, field: "y", limits: limits)
@@ -275,6 +270,9 @@ enum StepRules {
         case .conditional: return []
         // Read, and checked, once the planner has written the variables in.
         case .template(let t): return t.utf8.count > 1000 ? [FieldIssue(field: "", reason: "is \(t.utf8.count) bytes; the limit is 1000")] : []
+        case .quality(let q):
+            if case .value(let v) = q { return check(v, in: 1...100, field: "quality") }
+            return []
         }
     }
 
@@ -363,7 +361,7 @@ enum StepRules {
             }
         }
         if r.relative && !(r.width?.isFraction == true || r.height?.isFraction == true) {
-            issues.append(FieldIssue(field: "relative", reason: "applies to a fractional width or height, which it makes relative to the image the overlay is placed on; give one (w_0.25)"))
+            issues.append(FieldIssue(field: "relative", reason: "with a whole-number width or height: known to Cloudinary, not supported by Derive: Derive reads fl_relative with a fractional one, relative to the image the overlay is placed on (w_0.25, or w_1.0 for its whole width)"))
         }
         if let dpr = r.dpr, !(dpr > 0 && dpr <= 8) {
             issues.append(FieldIssue(field: "dpr", reason: "must be above 0 and at most 8, got \(Decimal6.string(dpr))"))
