@@ -187,12 +187,13 @@ struct NetLibrary: @unchecked Sendable {
 /// fewer faces; reports name the detector that looked); `centerface` requires CenterFace (a
 /// clear error at the first face when it is missing); `hog` is dlib's. Nothing is loaded here.
 public enum FaceDetectors {
-    public static func make(_ choice: FaceDetectorChoice) -> any FaceDetector {
+    /// `canvas` picks CenterFace's thresholds (`FaceDetectionSettings.centerFaceThresholds`).
+    public static func make(_ choice: FaceDetectorChoice, canvas: Size = FaceDetectionSettings.defaultCanvas) -> any FaceDetector {
+        let thresholds = FaceDetectionSettings.centerFaceThresholds(for: canvas)
+        let net = NetFaceDetector(threshold: thresholds.privacy, cropThreshold: thresholds.crop)
         switch choice {
-        case .auto:
-            let net = NetFaceDetector()
-            return net.isInstalled ? net : DlibFaceDetector()
-        case .centerface: return NetFaceDetector()
+        case .auto: return net.isInstalled ? net : DlibFaceDetector()
+        case .centerface: return net
         case .hog: return DlibFaceDetector()
         }
     }

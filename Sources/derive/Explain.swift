@@ -53,7 +53,7 @@ struct Explain: ParsableCommand {
             // The decode a job would make: for faces, what the configured detector reads (only
             // which detector; nothing is loaded).
             let faces = try Configuration.load().engine.faces
-            let planner = Planner(faces: faces, detectorReadsCanvas: FaceDetectors.make(faces.detector).wantsColor)
+            let planner = Planner(faces: faces, detectorReadsCanvas: FaceDetectors.make(faces.detector, canvas: faces.canvas).wantsColor)
             let plan = try planner.plan(resolved, source: facts)
             print(JSONWriter.pretty(plan.json))
         }

@@ -40,7 +40,7 @@ struct Faces: ParsableCommand {
         let configuration = try Configuration.load()
         var settings = configuration.engine
         settings.faces.enabled = true
-        var detector = FaceDetectors.make(configuration.engine.faces.detector)
+        var detector = FaceDetectors.make(configuration.engine.faces.detector, canvas: configuration.engine.faces.canvas)
         if let threshold, let net = detector as? NetFaceDetector {
             detector = NetFaceDetector(threshold: threshold, cropThreshold: net.cropThreshold ?? NetFaceDetector.defaultCropThreshold)
         }

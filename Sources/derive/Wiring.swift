@@ -76,7 +76,7 @@ func makePipeline(_ configuration: Configuration, store: any AssetStore, naming:
     case nil: overlayLoader = NoOverlays()
     }
     let limits = ChainLimits.default
-    let engine = try VipsEngine(settings: configuration.engine, limits: limits, faceDetector: FaceDetectors.make(configuration.engine.faces.detector))
+    let engine = try VipsEngine(settings: configuration.engine, limits: limits, faceDetector: FaceDetectors.make(configuration.engine.faces.detector, canvas: configuration.engine.faces.canvas))
     let sourceFetcher: any SourceFetcher = localFiles
         ? LocalFirstFetcher(fetcher: fetcher, maxBytes: configuration.engine.sourceLimits.maxInputBytes) : fetcher
     return JobPipeline(engine: engine, planner: engine.planner, fetcher: sourceFetcher, overlays: overlayLoader, store: store, naming: naming,

@@ -182,15 +182,24 @@ import Testing
         return inter / (Double(a.width * a.height + b.width * b.height) - inter)
     }
 
-    @Test func everyFaceOfAGroupWithSmallFacesIsPixelated() throws {
+    /// At the default canvas and at the smallest canvas whose thresholds were tuned (576x416,
+    /// the one under 60 ms a 12 MP job), each with its own thresholds.
+    @Test(arguments: [Size(640, 480), Size(576, 416)])
+    func everyFaceOfAGroupWithSmallFacesIsPixelated(canvas: Size) throws {
         // Nineteen people in three rows (Benchmarks/faces/images/ultralight-10.jpg), halved so
         // that the faces are 21-29 px across: every labelled face is found and pixelated.
+        var settings = Harness.allLoaders
+        settings.faces.canvas = canvas
+        let detector = try #require(FaceDetectors.make(.centerface, canvas: canvas) as? NetFaceDetector)
+        let thresholds = FaceDetectionSettings.centerFaceThresholds(for: canvas)
+        #expect(detector.threshold == thresholds.privacy && detector.cropThreshold == thresholds.crop)
+        let engine = try VipsEngine(settings: settings, faceDetector: detector)
         let file = "Benchmarks/faces/images/ultralight-10.jpg"
         let (_, halved) = try Self.render(file, "c_scale,w_512/f_png")
         let small = SourceImage(bytes: halved.outputs[0].data, location: "halved")
         let labels = try Self.labelledFaces(file).map { Rect(x: $0.x / 2, y: $0.y / 2, width: $0.width / 2, height: $0.height / 2) }
         #expect(labels.count == 19 && labels.allSatisfy { (18...32).contains($0.width) })
-        let (_, hidden) = try Harness.render(small, "e_pixelate_faces:6/f_png", engine: Self.engine())
+        let (_, hidden) = try Harness.render(small, "e_pixelate_faces:6/f_png", engine: engine)
         let found = try #require(hidden.source.faces?.faces).map(\.box)
         let a = try Harness.pixels(hidden.outputs[0].data), b = try Harness.pixels(halved.outputs[0].data)
         for face in labels {

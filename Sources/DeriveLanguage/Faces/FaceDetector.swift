@@ -99,6 +99,23 @@ public struct FaceDetectionSettings: Sendable, Hashable {
     public static let centerFaceCropThreshold = 0.35
     public static let centerFacePrivacyThreshold = 0.25
 
+    /// CenterFace's thresholds at the canvases measured by Benchmarks/faces/netsizes.py, each
+    /// pair chosen on the tune half by the rules above (a canvas's pixels change the heat a
+    /// face gets). The three smaller canvases cost under 60 ms a 12 MP job and meet issue 28's
+    /// accuracy targets on the report half, covering one or two faces of 194 fewer
+    /// (Benchmarks/RESULTS.md). Another canvas keeps the default canvas's pair.
+    public static let centerFaceThresholdsByCanvas: [Size: (crop: Double, privacy: Double)] = [
+        Size(640, 480): (centerFaceCropThreshold, centerFacePrivacyThreshold),
+        Size(608, 448): (0.35, 0.3),
+        Size(576, 448): (0.35, 0.25),
+        Size(576, 416): (0.35, 0.3),
+    ]
+
+    /// The crop and privacy thresholds CenterFace uses on `canvas`.
+    public static func centerFaceThresholds(for canvas: Size) -> (crop: Double, privacy: Double) {
+        centerFaceThresholdsByCanvas[canvas] ?? (centerFaceCropThreshold, centerFacePrivacyThreshold)
+    }
+
     /// A canvas `side` pixels square, rounded up to the network's stride of 32.
     public static func squareCanvas(_ side: Int) -> Size {
         let rounded = (side + 31) / 32 * 32
