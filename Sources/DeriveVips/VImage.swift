@@ -99,14 +99,21 @@ final class VImage {
     /// The EXIF fields `fl_keep_attribution` keeps (Cloudinary: "the copyright related fields").
     static let attributionFields: Set<String> = ["exif-ifd0-Copyright", "exif-ifd0-Artist"]
 
-    /// The fields an encoder writes as metadata: the EXIF block, each EXIF field libvips
-    /// builds one from and the camera's thumbnail it puts back in, XMP, IPTC, Photoshop
-    /// resources and the ICC profile.
+    /// The fields an encoder writes as metadata when not stripping: the EXIF block, each EXIF
+    /// field libvips builds one from and the camera's thumbnail it puts back in, XMP, IPTC,
+    /// Photoshop resources, the ICC profile, and the text fields: TIFF's ImageDescription
+    /// (tiffsave writes `image-description` as tag 270), PNG's text chunks (pngsave writes every
+    /// `png-comment-N-key`), and GIF's and JPEG's comments.
     var metadataFields: [String] {
         fieldNames.filter {
-            ["exif-data", "jpeg-thumbnail-data", "xmp-data", "iptc-data", "icc-profile-data", "photoshop-data"].contains($0) || $0.hasPrefix("exif-ifd")
+            Self.metadataBlobs.contains($0) || $0.hasPrefix("exif-ifd") || $0.hasPrefix("png-comment-")
         }
     }
+
+    static let metadataBlobs: Set<String> = [
+        "exif-data", "jpeg-thumbnail-data", "xmp-data", "iptc-data", "ipct-data", "icc-profile-data", "photoshop-data",
+        "image-description", "gif-comment", "jpeg-comment",
+    ]
 
     /// A copy with no metadata at all.
     func strippingMetadata() throws(DeriveError) -> VImage {
@@ -114,10 +121,33 @@ final class VImage {
         return fields.isEmpty ? self : try removing(fields)
     }
 
-    /// A copy with no metadata but the EXIF copyright and artist: no EXIF block (libvips
-    /// writes a new one from the fields left), XMP, IPTC, ICC profile or other EXIF field.
+    /// A copy with no metadata but the EXIF copyright and artist, byte for byte: every metadata
+    /// field goes, and a new EXIF block holding only those two tags (`ExifAttribution`, read
+    /// from the source's raw block) takes the old one's place. The savers' EXIF update (libvips
+    /// 8.14 `vips__exif_update`) drops a tag that has no `exif-ifdN-` field and rebuilds one
+    /// whose field differs from its own rendering of the tag, from libexif's display string
+    /// ("X (Photographer) - [None] (Editor)"); so the two fields are set by libvips' own parser
+    /// from the new block, which makes them agree and the tags pass through untouched. The
+    /// saver still writes the orientation, resolution and size it owns.
     func keepingOnlyAttribution() throws(DeriveError) -> VImage {
-        try removing(metadataFields.filter { !Self.attributionFields.contains($0) })
+        let attribution = blob("exif-data").flatMap { ExifAttribution(exif: $0) }
+        let bare = try strippingMetadata()
+        guard let block = attribution?.exifBlock else { return bare }
+        let orientation = bare.int("orientation")
+        let parsed = try bare.withMetadata { image in
+            block.withUnsafeBytes { bytes in
+                vips_image_set_blob_copy(image, "exif-data", bytes.baseAddress, bytes.count)
+            }
+            if vips__exif_parse(image) != 0 { vips_error_clear() }
+        }
+        // The parser also adds the fields of libexif's mandatory tags (resolution, versions,
+        // colour space), an empty thumbnail and maybe an orientation: none of them the source's,
+        // all of them the saver's to write.
+        let extra = parsed.fieldNames.filter { ($0.hasPrefix("exif-ifd") && !Self.attributionFields.contains($0)) || $0 == "jpeg-thumbnail-data" }
+        return try parsed.withMetadata { image in
+            for field in extra { vips_image_remove(image, field) }
+            if let orientation { Metadata.setInt(image, "orientation", orientation) } else { vips_image_remove(image, "orientation") }
+        }
     }
 
     func removing(_ fields: [String]) throws(DeriveError) -> VImage {

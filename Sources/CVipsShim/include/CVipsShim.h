@@ -8,6 +8,12 @@
 #include <vips/vips.h>
 
 int dvips_init(const char *program, int malloc_arenas);
+
+/// libvips' own EXIF parser (exif.c, exported from libvips.so though not in its public headers):
+/// sets the `exif-ifdN-Tag` string fields from the image's `exif-data` block, rendered exactly as
+/// the savers' EXIF update compares them. fl_keep_attribution needs that agreement, or the
+/// savers rebuild the tags from the display strings. Returns 0 on success.
+int vips__exif_parse(VipsImage *image);
 void dvips_block_untrusted(int block);
 int dvips_block_operation(const char *name, int block);
 void dvips_configure(int concurrency, int cache_max_operations, size_t cache_max_memory, int cache_max_files);
