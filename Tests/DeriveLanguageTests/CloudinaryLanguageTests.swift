@@ -22,6 +22,9 @@ import Testing
         ("bl_base", #"chain component 0 ("bl_base"): bl_base: known to Cloudinary, not supported by Derive: baseline transformations; Derive does not have it"#),
         ("c_scale,w_100/so_2.5", #"chain component 1 ("so_2.5"): so_2.5: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("d_a::b", #"chain component 0 ("d_a::b"): d_a::b: unknown to Cloudinary (a default image is a name such as d_avatar.png or d_folder:avatar)"#),
+        // Image variables are Cloudinary's (user-defined variables), not Derive's: not "unknown".
+        ("$img_current", #"chain component 0 ("$img_current"): $img_current: known to Cloudinary, not supported by Derive: an image variable (the image as it is at this point, used as a layer, l_$img); Derive's variables hold numbers and texts"#),
+        ("$logo_ref:!brand:logo!", #"chain component 0 ("$logo_ref:!brand:logo!"): $logo_ref:!brand:logo!: known to Cloudinary, not supported by Derive: an image variable (a reference to another asset, used as a layer, l_$logo); Derive's variables hold numbers and texts"#),
         ("e_displace", #"chain component 0 ("e_displace"): e_displace: known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_displace,fl_layer_apply)"#),
         ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
         ("l_a,l_b", #"chain component 0 ("l_a,l_b"): repeats l_; put each layer in its own component"#),
