@@ -22,6 +22,9 @@ import Testing
         ("bl_base", #"chain component 0 ("bl_base"): bl_base: known to Cloudinary, not supported by Derive: baseline transformations; Derive does not have it"#),
         ("c_scale,w_100/so_2.5", #"chain component 1 ("so_2.5"): so_2.5: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("d_a::b", #"chain component 0 ("d_a::b"): d_a::b: unknown to Cloudinary (a default image is a name such as d_avatar.png or d_folder:avatar)"#),
+        // Cloudinary's gradient tint and sigmoidal contrast: named, and said to be Cloudinary's.
+        ("e_tint:100:green:red", #"chain component 0 ("e_tint:100:green:red"): e_tint:100:green:red: known to Cloudinary, not supported by Derive: a tint of several colours (a gradient, with equalize or positions); Derive tints with one colour, e_tint:<amount>:<colour>"#),
+        ("e_contrast:level_50;type_sigmoidal", #"chain component 0 ("e_contrast:level_50;type_sigmoidal"): e_contrast:level_50;type_sigmoidal: known to Cloudinary, not supported by Derive: a sigmoidal contrast curve; Derive's e_contrast is linear (type_linear)"#),
         // Image variables are Cloudinary's (user-defined variables), not Derive's: not "unknown".
         ("$img_current", #"chain component 0 ("$img_current"): $img_current: known to Cloudinary, not supported by Derive: an image variable (the image as it is at this point, used as a layer, l_$img); Derive's variables hold numbers and texts"#),
         ("$logo_ref:!brand:logo!", #"chain component 0 ("$logo_ref:!brand:logo!"): $logo_ref:!brand:logo!: known to Cloudinary, not supported by Derive: an image variable (a reference to another asset, used as a layer, l_$logo); Derive's variables hold numbers and texts"#),
