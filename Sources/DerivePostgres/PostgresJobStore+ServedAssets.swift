@@ -126,9 +126,9 @@ extension PostgresJobStore: ServedAssets {
         return try PostgresError.decoding { () throws(DeriveError) -> Int64 in try rows.first?.int64("id") ?? 0 }
     }
 
-    public func releaseNotification(id: Int64, body: String?) throws(DeriveError) {
+    public func releaseNotification(id: Int64, body: String?, hold: Double) throws(DeriveError) {
         try withConnection { connection throws(PostgresError) in
-            _ = try connection.query(ServedSQL.releaseNotification, [String(id), body])
+            _ = try connection.query(ServedSQL.releaseNotification, [String(id), body, String(hold)])
         }
     }
 
@@ -197,9 +197,13 @@ enum ServedSQL {
         INSERT INTO derive.served_outbox (cloud, public_id, url, type, key_name, body, job_id, base, next_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8, now() + make_interval(secs => $9::double precision)) RETURNING id
         """
-    /// $1 id, $2 the body (NULL keeps the row's): due now.
+    /// $1 id, $2 the body (NULL keeps the row's), $3 the hold: due now, if still held (due when
+    /// its hold runs out, as written in the upload's transaction, whose now() both columns took;
+    /// a claim moves it at least a lease past that, a reschedule past an attempt).
     static let releaseNotification = """
-        UPDATE derive.served_outbox SET body = coalesce($2, body), next_at = now() WHERE id = $1::bigint AND state = 'pending'
+        UPDATE derive.served_outbox SET body = coalesce($2, body), next_at = now()
+        WHERE id = $1::bigint AND state = 'pending' AND attempts = 0
+          AND next_at <= created_at + make_interval(secs => $3::double precision + 0.001)
         """
     /// $1 how many, $2 the lease in seconds: due rows, each moved on by the lease.
     static let claimNotifications = """

@@ -155,10 +155,14 @@ extension SQLiteJobStore: ServedAssets {
         return 0
     }
 
-    public func releaseNotification(id: Int64, body: String?) throws(DeriveError) {
+    public func releaseNotification(id: Int64, body: String?, hold: Double) throws(DeriveError) {
+        // Still held: due when its hold runs out, as written (a claim moves it at least a
+        // lease past that, a reschedule past an attempt).
         try write { connection, now throws(SQLiteError) in
-            _ = try connection.query("UPDATE served_outbox SET body = coalesce(?, body), next_at = ? WHERE id = ? AND state = 'pending'",
-                                     [SQLiteValue(body), SQLiteValue(now), SQLiteValue(id)])
+            _ = try connection.query("""
+                UPDATE served_outbox SET body = coalesce(?, body), next_at = ?
+                WHERE id = ? AND state = 'pending' AND attempts = 0 AND next_at <= created_at + ? + 0.001
+                """, [SQLiteValue(body), SQLiteValue(now), SQLiteValue(id), SQLiteValue(hold)])
         }
     }
 

@@ -17,11 +17,15 @@ extension CloudinaryService {
     /// between a quarter second and five seconds, so a long job's wait costs a claim and a
     /// reschedule every five seconds, not four a second.
     static func eagerPoll(jobAge: Double) -> Double { min(5, max(0.25, jobAge / 10)) }
+    /// How long an upload's notifications are held for the request to answer: its longest
+    /// wait for an eager job, and a lease.
+    var notificationHold: Double { settings.wait + Self.outboxLease }
 
     /// Makes a notification held with its upload due now, with its body when given.
     func releaseNotification(_ id: Int64, body: String?) async {
+        let hold = notificationHold
         do {
-            try await Self.offPool { [database] () throws(DeriveError) in try database.releaseNotification(id: id, body: body) }
+            try await Self.offPool { [database] () throws(DeriveError) in try database.releaseNotification(id: id, body: body, hold: hold) }
         } catch {
             // Still held: sent when the hold runs out, its body made from the asset's record.
             logger.warning("a notification could not be released", metadata: ["id": "\(id)", "error": "\(error)"])

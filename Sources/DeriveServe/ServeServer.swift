@@ -249,7 +249,7 @@ public final class CloudinaryService: Sendable {
                                                         body: nil, jobID: nil, base: base(request)))
             }
         }
-        let hold = settings.wait + Self.outboxLease
+        let hold = notificationHold
         let recorded = try await Self.offPool { [database, asset, overwrite, submission, notifications] () throws(DeriveError) -> RecordedUpload in
             try database.recordUpload(asset, overwrite: overwrite, eager: submission, notifications: notifications, hold: hold)
         }

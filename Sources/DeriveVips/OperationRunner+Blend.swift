@@ -29,6 +29,55 @@ extension OperationRunner {
         return try VipsCall("unpremultiply").image("in", moved).run().image("out").cast("uchar")
     }
 
+    /// `e_displace,fl_layer_apply,x_<px>,y_<px>`, as Cloudinary documents it
+    /// (https://cloudinary.com/documentation/reshaping_and_distorting_images, "Displacement
+    /// maps"): the layer's red channel moves the image's pixels horizontally and its green
+    /// vertically, the blue is ignored. With a positive x_, red 0–127 moves pixels right and
+    /// 128–255 left; a negative x_ the other way (green and y_ likewise, down and up). The shift
+    /// is proportional: red 0 moves by the whole x_, 255 by the whole x_ the other way, 127.5 not
+    /// at all. Where the layer is transparent, and outside it, nothing moves. Each output pixel
+    /// is taken (bilinear) from where its shift says, the image's edge pixels repeated beyond it.
+    static func displaced(_ base: VImage, by layer: VImage, at origin: (x: Int, y: Int),
+                          amount: (x: Int, y: Int)) throws(DeriveError) -> VImage {
+        guard amount.x != 0 || amount.y != 0 else { return base }
+        let (w, h) = (base.width, base.height)
+        // The map's red and green (a grey map's grey for both), each 0 at 127.5, and its alpha.
+        let opaque = layer.hasAlpha ? try layer.withoutAlpha() : layer
+        let red = try opaque.band(0).cast("float")
+        let green = try (opaque.bands >= 3 ? opaque.band(1) : opaque.band(0)).cast("float")
+        var field = try VImage.bandjoin([try red.linear([Double(amount.x) / 127.5], [-Double(amount.x)], uchar: false),
+                                         try green.linear([Double(amount.y) / 127.5], [-Double(amount.y)], uchar: false)])
+        if layer.hasAlpha {
+            let alpha = try layer.band(layer.bands - 1).cast("float").linear([1.0 / 255], [0], uchar: false)
+            field = try field.multiplied(by: try VImage.bandjoin([alpha, alpha]))
+        }
+        // The shifts on the image's whole area: zero where the map does not lie.
+        let shifts = try VipsCall("embed").image("in", field).int("x", origin.x).int("y", origin.y)
+            .int("width", w).int("height", h).enumeration("extend", "black").run().image("out")
+        // Where each output pixel is read from, on the image with a margin of its edge pixels.
+        let margin = max(abs(amount.x), abs(amount.y)) + 2
+        let grid = try VipsCall("xyz").int("width", w).int("height", h).run().image("out").cast("float")
+            .linear([1, 1], [Double(margin), Double(margin)], uchar: false)
+        let index = try grid.added(shifts)
+        let format = base.isEightBit ? "uchar" : "ushort"
+        var source = try VipsCall("embed").image("in", base).int("x", margin).int("y", margin)
+            .int("width", w + 2 * margin).int("height", h + 2 * margin).enumeration("extend", "copy").run().image("out")
+        if base.hasAlpha { source = try VipsCall("premultiply").image("in", source).run().image("out") }
+        var moved = try VipsCall("mapim").image("in", source).image("index", index).run().image("out")
+        if base.hasAlpha { moved = try VipsCall("unpremultiply").image("in", moved).run().image("out") }
+        return try moved.cast(format)
+    }
+
+    /// A displacement amount in pixels: as written, or a fraction of the image's side.
+    static func pixels(_ length: Length?, of side: Int) throws(DeriveError) -> Int {
+        switch length {
+        case .pixels(let p)?: return p
+        case .fraction(let f)?: return Int((f * Double(side)).rounded())
+        case .expression?: throw DeriveError(.internalError, "e_displace: an amount reached the engine unevaluated")
+        case nil: return 0
+        }
+    }
+
     /// `fl_cutter`: the image under the layer's rectangle (where it lies on the image), kept
     /// where the layer is opaque and transparent where it is not. Cloudinary's documentation
     /// has the layer define "the desired font and size of the resulting delivered image", so

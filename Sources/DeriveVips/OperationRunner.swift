@@ -239,7 +239,10 @@ final class OperationRunner {
         }
         let gravity: Compass
         if case .compass(let c)? = overlay.gravity { gravity = c } else { gravity = .center }
-        var origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity, x: overlay.x, y: overlay.y)
+        // e_displace: x_ and y_ are how far the map moves pixels, not where it lies.
+        let displaces = overlay.blend == .displace
+        var origin = Placement.origin(inner: layer.size, outer: base.size, gravity: gravity,
+                                      x: displaces ? nil : overlay.x, y: displaces ? nil : overlay.y)
         if overlay.tiled {
             // fl_tiled: copies of the layer side by side over the whole image, one of them at
             // the placed origin; then drawn like one layer of the image's size.
@@ -259,6 +262,10 @@ final class OperationRunner {
         case .mask: return try base.withAlpha().composited(layer, at: origin, mode: "dest-in")
         case .cutOut: return try base.withAlpha().composited(layer, at: origin, mode: "dest-out")
         case .cutter: return try Self.cut(base, by: layer, at: origin)
+        case .displace:
+            // Fractions and expressions resolve as offsets do, against the image's sides.
+            let amount = (x: try Self.pixels(overlay.x, of: base.width), y: try Self.pixels(overlay.y, of: base.height))
+            return try Self.displaced(base, by: layer, at: origin, amount: amount)
         }
         guard overlay.underlay else { return try base.composited(layer, at: origin) }
         // An underlay: the layer on a transparent canvas of the base's size, the base over it.

@@ -15,19 +15,34 @@ enum VectorTracer {
     /// Traces `input` (any size: it is shrunk to at most 1000 pixels on its larger side first).
     static func trace(_ input: VImage, colors: Int, trace: VectorTrace) throws(DeriveError) -> Traced {
         let parameters = trace.parameters(for: input.size)
-        let image = try input.standardised().resized(to: parameters.size).inMemory()
+        let image = try colourAndAlpha(input.standardised()).resized(to: parameters.size).inMemory()
         let pixels = try image.pixelBuffer()
-        let quantized = ColorQuantizer.quantize(pixels.pixels, bands: pixels.bands, colors: colors)
+        let quantized = try ColorQuantizer.quantize(pixels.pixels, bands: pixels.bands, colors: colors)
         var layers: [VectorDocument.Layer] = []
+        // The path limit is kept across layers, so a trace past it stops at the layer that
+        // passes it instead of tracing every colour first.
+        var total = 0
         for (index, color) in quantized.palette.enumerated() {
             let bitmap = PotraceBitmap(width: pixels.width, height: pixels.height) { i in
                 let v = quantized.indices[i]
                 return v != ColorQuantizer.Quantized.transparent && Int(v) >= index
             }
-            layers.append(VectorDocument.Layer(color: color, curves: try bitmap.trace(parameters)))
+            let curves = try bitmap.trace(parameters, limit: VectorDocument.maxCurves - total)
+            total += curves.count
+            guard total <= VectorDocument.maxCurves else { throw VectorDocument.tooManyPaths(nil) }
+            layers.append(VectorDocument.Layer(color: color, curves: curves))
         }
         let document = VectorDocument(size: input.size, traced: parameters.size, layers: layers)
         return Traced(document: document, quantized: quantized, parameters: parameters)
+    }
+
+    /// At most colour and alpha: a source with extra bands (a 5-band TIFF) keeps its first
+    /// three and, when libvips reads one as alpha, its last.
+    static func colourAndAlpha(_ image: VImage) throws(DeriveError) -> VImage {
+        guard image.bands > 4 else { return image }
+        let colour = try VipsCall("extract_band").image("in", image).int("band", 0).int("n", 3).run().image("out")
+        guard let alpha = try image.alphaBand() else { return colour }
+        return try VImage.bandjoin([colour, alpha])
     }
 }
 
@@ -54,7 +69,8 @@ struct PotraceBitmap {
 
     /// potrace's closed curves for the set pixels (outlines and holes alike: the document fills
     /// them even-odd).
-    func trace(_ p: TraceParameters) throws(DeriveError) -> [VectorDocument.Curve] {
+    /// Stops reading past `limit` curves (the caller refuses the trace then).
+    func trace(_ p: TraceParameters, limit: Int = VectorDocument.maxCurves) throws(DeriveError) -> [VectorDocument.Curve] {
         guard let param = potrace_param_default() else { throw DeriveError(.internalError, "potrace could not allocate its parameters") }
         defer { potrace_param_free(param) }
         param.pointee.turdsize = Int32(clamping: p.turdsize)
@@ -87,7 +103,7 @@ struct PotraceBitmap {
                 }
             }
             if !segments.isEmpty { curves.append(VectorDocument.Curve(segments: segments)) }
-            if curves.count > VectorDocument.maxCurves { break }
+            if curves.count > limit { break }
             path = current.pointee.next
         }
         return curves

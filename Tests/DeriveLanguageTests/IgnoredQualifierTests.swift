@@ -28,6 +28,14 @@ import Testing
          #"chain component 0 ("c_fit,w_10,g_north"): g_north: Cloudinary ignores a gravity with mode fit, which neither crops nor pads"#),
         ("c_scale,l_text:Arial_18:Hi", "l_text:Arial_18:Hi/fl_layer_apply",
          #"chain component 0 ("c_scale,l_text:Arial_18:Hi"): c_scale: Cloudinary ignores a crop mode or gravity without w_, h_ or ar_; nothing is resized"#),
+        // A zoom with c_crop or c_thumb and a compass gravity (or none): Cloudinary zooms only
+        // around faces or custom coordinates.
+        ("c_thumb,g_west,h_250,w_250,z_2.5", "c_thumb,g_west,h_250,w_250",
+         #"chain component 0 ("c_thumb,g_west,h_250,w_250,z_2.5"): z_2.5 with c_thumb and g_west: Cloudinary zooms only around detected faces or custom coordinates; with a compass gravity it ignores the zoom, and so does Derive"#),
+        ("c_crop,h_70,w_50,z_0.5", "c_crop,h_70,w_50",
+         #"chain component 0 ("c_crop,h_70,w_50,z_0.5"): z_0.5 with c_crop and no gravity (center): Cloudinary zooms only around detected faces or custom coordinates; with a compass gravity it ignores the zoom, and so does Derive"#),
+        ("ar_1.5,c_thumb,g_north,h_100,z_1.5", "ar_1.5,c_thumb,g_north,h_100",
+         #"chain component 0 ("ar_1.5,c_thumb,g_north,h_100,z_1.5"): z_1.5 with c_thumb and g_north: Cloudinary zooms only around detected faces or custom coordinates; with a compass gravity it ignores the zoom, and so does Derive"#),
     ])
     func readAsCloudinaryDoes(text: String, meaning: String, note: String) throws {
         let parsed = CloudinaryParser().parse(text)
@@ -61,8 +69,34 @@ import Testing
         #expect(first["notes"] == nil)
     }
 
+    /// A zoom ignored beside a compass gravity: the plan's crop is the one without it, from
+    /// the gravity's edge (c_crop,g_west,w_1000,h_500 on 4000x3000 keeps x 0...1000,
+    /// y 1250...1750 at 1000x500), and a face gravity still zooms (its refusal elsewhere is
+    /// unchanged: z_ with c_fill is refused).
+    @Test func aZoomBesideACompassGravityLeavesTheCropAsItIs() throws {
+        let zoomed = try plan(["c_crop,g_west,w_1000,h_500,z_3"], Self.source)
+        let plain = try plan(["c_crop,g_west,w_1000,h_500"], Self.source)
+        #expect(zoomed.outputs[0].size == Size(1000, 500))
+        #expect(zoomed.outputs[0].size == plain.outputs[0].size)
+        #expect("\(zoomed.outputs[0].operations)" == "\(plain.outputs[0].operations)")
+        guard case .crop(let region)? = zoomed.outputs[0].operations.first(where: { if case .crop = $0 { true } else { false } }) else {
+            Issue.record("no crop in \(zoomed.outputs[0].operations)")
+            return
+        }
+        #expect(region == Rect(x: 0, y: 1250, width: 1000, height: 500))
+        guard case .array(let outputs)? = zoomed.json["outputs"], case .array(let notes)? = outputs[0]["notes"] else {
+            Issue.record("no notes in \(JSONWriter.pretty(zoomed.json))")
+            return
+        }
+        #expect(notes.count == 1)
+        let parsed = CloudinaryParser().parse("c_fill,w_100,h_100,g_north,z_2")
+        #expect(parsed.issues.first?.description.contains("z_2") == true, "\(parsed.issues)")
+    }
+
     /// What is not known to be ignored is still refused, naming the parameter.
     @Test(arguments: [
+        // A zoom with g_auto: Cloudinary zooms around what it detects; Derive does not.
+        ("c_thumb,g_auto,h_200,w_100,z_0.5", #"chain component 0 ("c_thumb,g_auto,h_200,w_100,z_0.5"): z_0.5: unknown to Cloudinary (z applies to modes thumb and crop with a face gravity (face, faces and their :center and :auto forms))"#),
         // Offsets with a mode that neither crops nor pads are not only a gravity.
         ("w_100,g_north,x_10", #"chain component 0 ("w_100,g_north,x_10"): g_north: unknown to Cloudinary (g does not apply to mode scale, which neither crops nor pads)"#),
     ])

@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"overlay": {"image": "a", "blend": "darken"}}"#, #"[0].overlay.blend: expected one of "multiply", "screen", "overlay", "mask", "cut_out", "anti_removal", "cutter", got string "darken""#),
+        (#"{"overlay": {"image": "a", "blend": "darken"}}"#, #"[0].overlay.blend: expected one of "multiply", "screen", "overlay", "mask", "cut_out", "anti_removal", "cutter", "displace", got string "darken""#),
         (#"{"overlay": {"image": "a", "blend": "mask", "gravity": "faces"}}"#, "[0].overlay.blend: mask combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
         (#"{"overlay": {"image": "a", "blend": "multiply", "blendLevel": 20}}"#, #"[0].overlay.blendLevel: is anti_removal's level; give it with "blend": "anti_removal""#),
         (#"{"overlay": {"image": "a", "blend": "anti_removal", "blendLevel": 101}}"#, "[0].overlay.blendLevel: must be between 1 and 100, got 101"),
@@ -183,3 +183,36 @@ import Testing
     }
 }
 
+
+/// `e_displace` beside `fl_layer_apply` (issue 30): a blend mode whose x_ and y_ are the
+/// displacement's amounts; printed back as Cloudinary writes it.
+@Suite struct DisplaceLanguageTests {
+    @Test(arguments: ["l_radialize/e_displace,fl_layer_apply,x_100,y_50", "l_pattern/e_displace,fl_layer_apply,y_75"])
+    func readAndPrintedBack(text: String) throws {
+        let parsed = CloudinaryParser().parse(text)
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        guard case .overlay(let o)? = parsed.steps.first else {
+            Issue.record("\(parsed.steps)")
+            return
+        }
+        #expect(o.blend == .displace)
+        #expect(o.y == .pixels(text.hasSuffix("y_50") ? 50 : 75))
+        let model = try canonical(string: text)
+        let printed = try CloudinaryPrinter.string(for: model)
+        #expect(try canonical(string: printed).identity == model.identity)
+        let apply = printed.split(separator: "/").last.map(String.init) ?? ""
+        #expect(apply.contains("e_displace") && apply.contains("fl_layer_apply"), "\(printed)")
+    }
+
+    /// On faces a displacement has one map for one image: refused, naming it.
+    @Test func onFacesItIsRefused() {
+        let parsed = CloudinaryParser().parse("l_pattern/e_displace,fl_layer_apply,g_face,y_75")
+        #expect(parsed.issues.first?.description.contains("displace") == true, "\(parsed.issues)")
+    }
+
+    /// Under an underlay it is refused as the other blend modes are.
+    @Test func underAnUnderlayItIsRefused() {
+        let parsed = CloudinaryParser().parse("u_pattern/e_displace,fl_layer_apply,y_75")
+        #expect(parsed.issues.first?.description.contains("e_displace") == true, "\(parsed.issues)")
+    }
+}

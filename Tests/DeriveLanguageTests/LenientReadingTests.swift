@@ -31,6 +31,8 @@ import Testing
         ("e_sepia,co_red", "e_sepia", "co_red is ignored"),
         ("q_70:qmax_20", "q_70", "qmax_ caps a video encoder's quantizer"),
         ("e_shear:20.0:0.0", "e_shear:20:0", ""),
+        ("e_contrast:level_50;type_linear", "e_contrast:50", ""),
+        ("e_contrast:level_-20", "e_contrast:-20", ""),
         ("e_shear:20.4", "e_shear:20", "the nearest whole degree"),
         ("fl_attachment:pretty_flower", "", "fl_attachment:pretty_flower: asks the browser to download"),
         ("fl_progressive:semi", "fl_progressive", "semi and steep are written as fl_progressive"),

@@ -114,7 +114,7 @@ import Testing
 @Suite struct VectorDocumentTests {
     /// Three exact colours come back exactly, most pixels first; colours asked for beyond the
     /// image's own are dropped; transparent pixels belong to no colour.
-    @Test func quantiserFindsExactColours() {
+    @Test func quantiserFindsExactColours() throws {
         let red: [UInt8] = [200, 10, 10, 255], blue: [UInt8] = [10, 20, 220, 255], white: [UInt8] = [250, 250, 250, 255]
         let clear: [UInt8] = [0, 0, 0, 0]
         var pixels: [UInt8] = []
@@ -122,14 +122,16 @@ import Testing
             for _ in 0..<count { pixels += colour }
         }
         for k in [3, 8, 30] {
-            let q = ColorQuantizer.quantize(pixels, bands: 4, colors: k)
+            let q = try ColorQuantizer.quantize(pixels, bands: 4, colors: k)
             let expected: [ColorQuantizer.RGB] = [.init(250, 250, 250), .init(200, 10, 10), .init(10, 20, 220)]
             #expect(q.palette == expected, "k \(k)")
             #expect(q.counts == [50, 30, 15])
             #expect(q.indices.filter { $0 == ColorQuantizer.Quantized.transparent }.count == 5)
         }
-        let two = ColorQuantizer.quantize(pixels, bands: 4, colors: 2)
+        let two = try ColorQuantizer.quantize(pixels, bands: 4, colors: 2)
         #expect(two.palette.count == 2 && two.counts.reduce(0, +) == 95)
+        // More bands than colour and alpha is an error, not a trap.
+        #expect(throws: DeriveError.self) { try ColorQuantizer.quantize([1, 2, 3, 4, 5], bands: 5, colors: 2) }
     }
 
     @Test func documentWritesOnePathPerLayer() throws {

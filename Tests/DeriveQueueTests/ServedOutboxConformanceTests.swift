@@ -82,10 +82,10 @@ import Testing
         let ids = recorded.notificationIDs
         #expect(ids.count == 2 && ids[0] != ids[1] && recorded.eagerJob != nil)
         #expect(try store.claimNotifications(limit: 10, lease: 60).isEmpty, "held until released")
-        try store.releaseNotification(id: ids[0], body: #"{"public_id":"folder/photo"}"#)
+        try store.releaseNotification(id: ids[0], body: #"{"public_id":"folder/photo"}"#, hold: 60)
         let first = try store.claimNotifications(limit: 10, lease: 60)
         #expect(first.map(\.id) == [ids[0]] && first.first?.body == #"{"public_id":"folder/photo"}"# && first.first?.jobID == nil)
-        try store.releaseNotification(id: ids[1], body: nil)
+        try store.releaseNotification(id: ids[1], body: nil, hold: 60)
         let second = try store.claimNotifications(limit: 10, lease: 60)
         #expect(second.map(\.id) == [ids[1]] && second.first?.body == nil && second.first?.jobID == recorded.eagerJob
                 && second.first?.base == Self.eager.base)
@@ -109,6 +109,13 @@ import Testing
         Thread.sleep(forTimeInterval: 0.8)
         let claimed = try store.claimNotifications(limit: 10, lease: 60)
         #expect(claimed.map(\.id) == [id] && claimed.first?.body == nil && claimed.first?.type == "upload")
+        // The stalled process releasing it now leaves it to the sender that claimed it: it is
+        // not due again (it would be sent twice) and keeps no body of the release's.
+        try store.releaseNotification(id: id, body: #"{"late":true}"#, hold: 0.3)
+        #expect(try store.claimNotifications(limit: 10, lease: 60).isEmpty)
+        try store.rescheduleNotification(id: id, attempts: 1, at: Date().addingTimeInterval(-1))
+        let again = try store.claimNotifications(limit: 10, lease: 60)
+        #expect(again.map(\.id) == [id] && again.first?.body == nil)
     }
 
     @Test(arguments: JobStoreKind.runnable)

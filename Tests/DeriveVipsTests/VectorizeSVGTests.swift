@@ -223,6 +223,41 @@ import Testing
         }
     }
 
+    /// A TIFF with five bands (RGB, one more, and alpha last, as libvips reads it) is traced
+    /// from its colour and alpha, never a crash (the quantiser takes at most four bands).
+    @Test func anImageWithMoreThanFourBandsIsTraced() throws {
+        let width = 40, height = 30
+        var pixels = [UInt8](repeating: 0, count: width * height * 5)
+        for y in 0..<height {
+            for x in 0..<width {
+                let o = (y * width + x) * 5
+                pixels[o] = x < width / 2 ? 220 : 20
+                pixels[o + 1] = 40
+                pixels[o + 2] = y < height / 2 ? 200 : 60
+                pixels[o + 3] = 77
+                pixels[o + 4] = 255
+            }
+        }
+        let tiff = try VipsEncoder.save(VipsCall("tiffsave_buffer").image("in", try VImage.fromPixels(pixels, width: width, height: height, bands: 5)))
+        let (_, result) = try Harness.render(SourceImage(bytes: tiff, location: "five-bands.tif"), "e_vectorize:3/f_svg")
+        let doc = try Self.read(try #require(result.outputs.first).data)
+        #expect(doc.width == width && doc.height == height)
+        #expect((2...3).contains(doc.fills.count), "\(doc.fills)")
+    }
+
+    /// A trace past the path limit is refused at the layer that passes it, not after tracing
+    /// every colour: random noise at full detail, no despeckle and 30 colours.
+    @Test func aTracePastThePathLimitIsRefusedEarly() throws {
+        var generator = SeededRandom(seed: 7)
+        let side = 400
+        let noise = (0..<(side * side * 3)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let png = try VipsEncoder.save(VipsCall("pngsave_buffer").image("in", try VImage.fromPixels(noise, width: side, height: side, bands: 3)))
+        #expect { try Harness.render(SourceImage(bytes: png, location: "noise.png"), "e_vectorize:colors:30:detail:1000:despeckle:0/f_svg") } throws: {
+            guard let error = $0 as? DeriveError else { return false }
+            return error.code == .limitExceeded && error.detail.contains("more than the \(VectorDocument.maxCurves) paths")
+        }
+    }
+
     /// Transparent pixels belong to no layer: the SVG leaves them unpainted.
     @Test func transparencyStaysUnpainted() throws {
         let (svg, _, traced) = try Self.vectorize("formats/webp-lossless-alpha.webp", colors: 5)

@@ -41,6 +41,7 @@ extension MemoryJobQueue: ServedAssets {
                 held.nextAt = Date(timeIntervalSince1970: now + hold)
                 if held.type == "eager" { held.jobID = eagerJob }
                 state.outbox[held.id] = held
+                state.heldOutbox.insert(held.id)
                 return held.id
             }
             return RecordedUpload(asset: Self.reading(stored, in: state), existing: false, eagerJob: eagerJob, notificationIDs: ids)
@@ -88,9 +89,9 @@ extension MemoryJobQueue: ServedAssets {
         }
     }
 
-    public func releaseNotification(id: Int64, body: String?) throws(DeriveError) {
+    public func releaseNotification(id: Int64, body: String?, hold: Double) throws(DeriveError) {
         try withState { state, now in
-            guard state.outbox[id] != nil else { return }
+            guard state.outbox[id] != nil, state.heldOutbox.remove(id) != nil else { return }
             if let body { state.outbox[id]?.body = body }
             state.outbox[id]?.nextAt = Date(timeIntervalSince1970: now)
         }
@@ -101,6 +102,7 @@ extension MemoryJobQueue: ServedAssets {
             let due = state.outbox.values.filter { $0.nextAt.timeIntervalSince1970 <= now }
                 .sorted { ($0.nextAt, $0.id) < ($1.nextAt, $1.id) }.prefix(max(0, limit))
             return due.map { found in
+                state.heldOutbox.remove(found.id)
                 var claimed = found
                 claimed.nextAt = Date(timeIntervalSince1970: now + lease)
                 state.outbox[found.id] = claimed

@@ -70,6 +70,8 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         var notifications: [NotificationRecord] = []
         /// `derive serve`'s pending notifications, by id.
         var outbox: [Int64: OutboxNotification] = [:]
+        /// Outbox rows written with an upload and neither released nor claimed yet.
+        var heldOutbox: Set<Int64> = []
         var lastOutboxID: Int64 = 0
 
         /// Enqueues a job as `submit` does.

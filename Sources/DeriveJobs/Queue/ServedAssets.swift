@@ -38,10 +38,10 @@ public protocol ServedAssets: Sendable {
     /// The newest notifications of every asset, newest first (the dashboard's webhooks page).
     func recentNotifications(limit: Int) throws(DeriveError) -> [NotificationRecord]
 
-    /// Makes a held notification due now, with `body` when given. A row already sent is left
-    /// as it is; one a sender has claimed meanwhile (the process stalled past the hold) may be
-    /// sent twice, so delivery is at least once.
-    func releaseNotification(id: Int64, body: String?) throws(DeriveError)
+    /// Makes a notification held `hold` seconds with its upload due now, with `body` when
+    /// given. A row no longer held (sent, or claimed by a sender once the hold ran out, the
+    /// process having stalled past it) is left to that sender, so it is never sent twice.
+    func releaseNotification(id: Int64, body: String?, hold: Double) throws(DeriveError)
 
     /// Puts a notification in the outbox, pending and due at once; returns its id.
     @discardableResult

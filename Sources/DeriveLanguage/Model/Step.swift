@@ -771,6 +771,11 @@ public enum BlendMode: String, Sendable, Hashable, CaseIterable {
     /// `fl_cutter`: the image kept only where the layer is opaque, and cut to the layer's
     /// rectangle (the result is the size of the layer, within the image).
     case cutter
+    /// `e_displace,fl_layer_apply,x_<px>,y_<px>`: the layer is a displacement map, not drawn:
+    /// each pixel of the image under it is moved by its red (horizontally) and green
+    /// (vertically) channel, 0 by the full x_ (y_) one way, 255 the full amount the other, the
+    /// middle not at all. Here x_ and y_ are the amounts, not the layer's offsets.
+    case displace
 
     /// The level `e_anti_removal` has when none is written.
     public static let defaultAntiRemovalLevel = 50

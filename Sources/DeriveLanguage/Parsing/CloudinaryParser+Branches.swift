@@ -7,6 +7,16 @@ extension ParseRun {
             fail(c, CloudinaryVocabulary.malformed(written, "\(Quoted("$" + name)) is not a variable: a name is a letter, then letters and digits", hint: ""))
             return nil
         }
+        // Image variables: `$img_current` (the image as it is at this point) and asset
+        // references `$logo_ref:!public_id!`, which Cloudinary's user-defined variables
+        // documentation describes for use as layers (`l_$img`). Derive's variables hold numbers
+        // and texts only.
+        if value == "current" || (value.hasPrefix("ref:!") && value.hasSuffix("!") && value.count > 6) {
+            let feature = CloudinaryVocabulary.Unsupported(match: .variable, spelling: written,
+                reason: "an image variable (\(value == "current" ? "the image as it is at this point" : "a reference to another asset"), used as a layer, l_$\(name)); Derive's variables hold numbers and texts")
+            fail(c, CloudinaryVocabulary.notSupported(written, feature))
+            return nil
+        }
         switch ConditionParser.value(value) {
         case .success(let v):
             return VariableAssignment(name: name, value: v)

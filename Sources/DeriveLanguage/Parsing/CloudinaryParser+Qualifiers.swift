@@ -26,6 +26,29 @@ extension ParseRun {
             note(c, "\(written): Cloudinary ignores \(what) without w_, h_ or ar_; nothing is resized")
             return nil
         }
+        // A zoom with c_crop or c_thumb and a compass gravity (or none): Cloudinary's zoom "works
+        // together with either the crop or thumb cropping modes while setting the gravity
+        // parameter to focus on either a single face (g_face), multiple faces (g_faces) or custom
+        // coordinates" (https://cloudinary.com/blog/how_to_control_the_zoom_level_with_automatic_face_detection_based_image_cropping);
+        // its SDKs' doc comments say the same ("with face detection"). A compass gravity has no
+        // detected coordinates to zoom around, so the zoom has nothing to act on: the crop is
+        // made as if it were not there, and the notes say so. With g_auto Cloudinary does
+        // zoom around what it detects, which Derive does not: still refused.
+        if sized, r.mode == .crop || r.mode == .thumb, r.zoom != nil || r.zoomExpression != nil, let z = c.params["z"] {
+            let compass: Bool
+            switch r.gravity {
+            case nil, .compass?: compass = true
+            default: compass = false
+            }
+            if compass {
+                var kept = r
+                kept.zoom = nil
+                kept.zoomExpression = nil
+                let g = c.params["g"].map { "g_" + $0 } ?? "no gravity (center)"
+                note(c, "z_\(z) with c_\(r.mode.rawValue) and \(g): Cloudinary zooms only around detected faces or custom coordinates; with a compass gravity it ignores the zoom, and so does Derive")
+                return ignoringQualifiers(kept, in: c)
+            }
+        }
         if sized, !r.mode.takesGravity, r.gravity != nil, let g = c.params["g"], r.x == nil, r.y == nil {
             var kept = r
             kept.gravity = nil

@@ -1156,6 +1156,33 @@ struct ParseRun {
         }
         var args = Array(parts.dropFirst())
         if kind == .replaceColor { return replaceColor(text, args: args, color: color, in: c) }
+        // e_tint[:equalize]:<amount>:<colour>[:<position>]:<colour>…: Cloudinary's gradient tint
+        // of up to ten colours (its SDKs: "equalize:amount:color1:color1_position:color2:…").
+        if kind == .tint, args.first == "equalize" || (args.count > 2 && Color.parse(args.dropFirst().joined(separator: ":")) == nil) {
+            fail(c, "e_\(text): known to Cloudinary, not supported by Derive: a tint of several colours (a gradient, with equalize or positions); Derive tints with one colour, e_tint:<amount>:<colour>")
+            return nil
+        }
+        // e_contrast:level_<n>[;type_<linear|sigmoidal>], the form Cloudinary's newer SDKs write.
+        // Derive's contrast is linear (about the middle grey): level_<n> alone and with
+        // type_linear are e_contrast:<n>; a sigmoidal curve it does not draw.
+        if kind == .contrast, let first = args.first, first.hasPrefix("level_"), args.count == 1 {
+            let fields = first.split(separator: ";").map(String.init)
+            let level = String(fields[0].dropFirst("level_".count))
+            let type = fields.count > 1 && fields[1].hasPrefix("type_") ? String(fields[1].dropFirst("type_".count)) : nil
+            guard fields.count <= 2, fields.count == 1 || type != nil, Int(level) != nil else {
+                fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_contrast takes level_<whole number>, optionally ;type_linear or ;type_sigmoidal", hint: ""))
+                return nil
+            }
+            switch type {
+            case nil, "linear"?: args = [level]
+            case "sigmoidal"?:
+                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: a sigmoidal contrast curve; Derive's e_contrast is linear (type_linear)")
+                return nil
+            default:
+                fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "contrast type \(Quoted(type!))", hint: "; types: linear, sigmoidal"))
+                return nil
+            }
+        }
         // e_assist_colorblind[:<strength>|xray]
         if kind == .assistColorblind, args.first == "xray" {
             if args.count > 1 { fail(c, "e_assist_colorblind:xray takes no strength") }

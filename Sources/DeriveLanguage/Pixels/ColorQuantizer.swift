@@ -29,8 +29,10 @@ public enum ColorQuantizer {
     static let iterations = 10
 
     /// `pixels` is 8-bit, `bands` per pixel (1 grey, 2 grey+alpha, 3 RGB, 4 RGBA); `colors` 2...30.
-    public static func quantize(_ pixels: [UInt8], bands: Int, colors k: Int) -> Quantized {
-        precondition((1...4).contains(bands) && (1...254).contains(k))
+    public static func quantize(_ pixels: [UInt8], bands: Int, colors k: Int) throws(DeriveError) -> Quantized {
+        guard (1...4).contains(bands), (1...254).contains(k) else {
+            throw DeriveError(.internalError, "e_vectorize quantises 1 to 4 bands into 1 to 254 colours, not \(bands) bands into \(k)")
+        }
         let count = pixels.count / bands
         let hasAlpha = bands == 2 || bands == 4
         func rgb(_ i: Int) -> (Int, Int, Int) {

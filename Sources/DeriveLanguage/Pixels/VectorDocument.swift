@@ -54,12 +54,19 @@ public struct VectorDocument: Sendable {
 
     public var curveCount: Int { layers.reduce(0) { $0 + $1.curves.count } }
 
+    static let advice = "lower e_vectorize's detail or colors, or raise its despeckle"
+
+    /// The refusal of a trace with more than `maxCurves` paths: `count` of them, or nil when the
+    /// tracer stopped counting at the limit.
+    public static func tooManyPaths(_ count: Int?) -> DeriveError {
+        let traced = count.map { "traced \($0) paths, more than the \(maxCurves)" } ?? "traced more than the \(maxCurves) paths"
+        return DeriveError(.limitExceeded, "e_vectorize \(traced) an SVG output may hold; \(advice)")
+    }
+
     /// The document's text, or a `limitExceeded` error when it would pass the bounds.
     public func svg() throws(DeriveError) -> String {
-        let advice = "lower e_vectorize's detail or colors, or raise its despeckle"
-        guard curveCount <= Self.maxCurves else {
-            throw DeriveError(.limitExceeded, "e_vectorize traced \(curveCount) paths, more than the \(Self.maxCurves) an SVG output may hold; \(advice)")
-        }
+        let advice = Self.advice
+        guard curveCount <= Self.maxCurves else { throw Self.tooManyPaths(curveCount) }
         var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         out += #"<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="\#(size.width)" height="\#(size.height)" viewBox="0 0 \#(traced.width) \#(traced.height)">"# + "\n"
         for layer in layers where !layer.curves.isEmpty {
