@@ -54,7 +54,7 @@ import Testing
     @Test func theFirstLineIsAboutTheFirstComponentAtFault() {
         let issues = CloudinaryParser().parse("c_fill,w_0,h_10/if_tar_gt_1/e_sepai").issues.map(\.description)
         #expect(issues == [
-            #"chain component 0 ("c_fill,w_0,h_10"): w_0: unknown to Cloudinary (w must be between 1 and 16384, got 0)"#,
+            #"chain component 0 ("c_fill,w_0,h_10"): w_0: out of Cloudinary's range (w must be between 1 and 16384, got 0)"#,
             #"chain component 1 ("if_tar_gt_1"): if_tar_gt_1: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"#,
             #"chain component 2 ("e_sepai"): e_sepai: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#,
         ])

@@ -109,7 +109,7 @@ import Testing
     /// Every rejected string says which component and why, in words a user can act on.
     @Test(arguments: [
         ("c_fill,w_250,h_250,g_auto/r_max/e_sepai", #"chain component 2 ("e_sepai"): e_sepai: unknown to Cloudinary (no effect "sepai"); did you mean "sepia"?"#),
-        ("c_fill,w_0,h_10", #"chain component 0 ("c_fill,w_0,h_10"): w_0: unknown to Cloudinary (w must be between 1 and 16384, got 0)"#),
+        ("c_fill,w_0,h_10", #"chain component 0 ("c_fill,w_0,h_10"): w_0: out of Cloudinary's range (w must be between 1 and 16384, got 0)"#),
         ("c_fill,w_20000,h_10", #"chain component 0 ("c_fill,w_20000,h_10"): w_20000: known to Cloudinary, not supported by Derive: beyond Derive's limits: w must be between 1 and 16384, got 20000"#),
         ("c_fil,w_10", #"chain component 0 ("c_fil,w_10"): c_fil: unknown to Cloudinary (no crop mode "fil"); did you mean "fill"?"#),
         ("c_fill,w_10,h_10,g_ocr_text", #"chain component 0 ("c_fill,w_10,h_10,g_ocr_text"): g_ocr_text: known to Cloudinary, not supported by Derive: object, text and body gravities: a Cloudinary add-on or AI feature that Derive does not have; supported: center, north, north_east, east, south_east, south, south_west, west, north_west, auto, entropy, face, faces, face:center, faces:center, face:auto, faces:auto and a focal point"#),
@@ -119,8 +119,8 @@ import Testing
         ("c_pad,w_10,h_10,g_faces", #"chain component 0 ("c_pad,w_10,h_10,g_faces"): g_faces: unknown to Cloudinary (g faces chooses a crop; the pad modes take a compass gravity)"#),
         ("w_auto,ar_16:9", #"chain component 0 ("w_auto,ar_16:9"): w_auto with ar_16:9: known to Cloudinary, not supported by Derive: a batch job makes every width a browser could ask for, as the output's breakpoints, which are widths of the chain's result; write w_auto in the chain's last component, beside c_ and g_ at most and output settings"#),
         ("w_tar_mul_100", #"chain component 0 ("w_tar_mul_100"): w_tar_mul_100: known to Cloudinary, not supported by Derive: predefined values Derive cannot compute when it plans; tar is the aspect ratio after a trim, which depends on the pixels"#),
-        ("e_blur:5000", #"chain component 0 ("e_blur:5000"): e_blur:5000: unknown to Cloudinary (e must be between 1 and 2000, got 5000)"#),
-        ("e_sepia:-10", #"chain component 0 ("e_sepia:-10"): e_sepia:-10: unknown to Cloudinary (e must be between 1 and 100, got -10)"#),
+        ("e_blur:5000", #"chain component 0 ("e_blur:5000"): e_blur:5000: out of Cloudinary's range (e must be between 1 and 2000, got 5000)"#),
+        ("e_sepia:-10", #"chain component 0 ("e_sepia:-10"): e_sepia:-10: out of Cloudinary's range (e must be between 1 and 100, got -10)"#),
         ("e_grayscale:50", #"chain component 0 ("e_grayscale:50"): e_grayscale takes no amount"#),
         ("e_sepia,e_blur", #"chain component 0 ("e_sepia,e_blur"): repeats e_; put each effect in its own component"#),
         ("w_100//h_100", #"chain component 1 (""): is empty; remove the extra '/'"#),

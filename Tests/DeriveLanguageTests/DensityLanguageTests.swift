@@ -21,7 +21,7 @@ import Testing
 
     @Test(arguments: [
         ("dn_2000", "dn_2000: known to Cloudinary, not supported by Derive: beyond Derive's limits: dn must be between 1 and 1200, got 2000"),
-        ("dn_0", "dn_0: unknown to Cloudinary (dn must be between 1 and 1200, got 0)"),
+        ("dn_0", "dn_0: out of Cloudinary's range (dn must be between 1 and 1200, got 0)"),
         ("dn_high", #"dn_high: unknown to Cloudinary (dn must be whole dots per inch (dn_300), got "high")"#),
     ])
     func refusals(text: String, reason: String) {

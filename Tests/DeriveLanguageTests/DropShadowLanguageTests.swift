@@ -34,10 +34,10 @@ import Testing
     }
 
     @Test(arguments: [
-        ("e_dropshadow:azimuth_361", "e_dropshadow:azimuth_361: unknown to Cloudinary (e_dropshadow azimuth must be between 0 and 360, got 361)"),
-        ("e_dropshadow:elevation_-5", "e_dropshadow:elevation_-5: unknown to Cloudinary (e_dropshadow elevation must be between 0 and 90, got -5)"),
-        ("e_dropshadow:elevation_91", "e_dropshadow:elevation_91: unknown to Cloudinary (e_dropshadow elevation must be between 0 and 90, got 91)"),
-        ("e_dropshadow:spread_101", "e_dropshadow:spread_101: unknown to Cloudinary (e_dropshadow spread must be between 0 and 100, got 101)"),
+        ("e_dropshadow:azimuth_361", "e_dropshadow:azimuth_361: out of Cloudinary's range (e_dropshadow azimuth must be between 0 and 360, got 361)"),
+        ("e_dropshadow:elevation_-5", "e_dropshadow:elevation_-5: out of Cloudinary's range (e_dropshadow elevation must be between 0 and 90, got -5)"),
+        ("e_dropshadow:elevation_91", "e_dropshadow:elevation_91: out of Cloudinary's range (e_dropshadow elevation must be between 0 and 90, got 91)"),
+        ("e_dropshadow:spread_101", "e_dropshadow:spread_101: out of Cloudinary's range (e_dropshadow spread must be between 0 and 100, got 101)"),
         ("e_dropshadow:azimut_200", #"e_dropshadow:azimut_200: unknown to Cloudinary (no e_dropshadow setting "azimut"); did you mean "azimuth"?"#),
         ("e_dropshadow:azimuth_22.5", #"e_dropshadow's azimuth is a whole number, got "22.5""#),
         ("e_dropshadow:spread_10;spread_20", "e_dropshadow gives spread twice"),

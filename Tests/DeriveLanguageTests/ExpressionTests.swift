@@ -175,7 +175,7 @@ import Testing
         ("w_iw_div_0", "w_iw_div_0: unknown to Cloudinary (iw_div_0 divides by zero on this source)"),
         ("w_iw_mod_0", "w_iw_mod_0: unknown to Cloudinary (iw_mod_0 divides by zero on this source)"),
         ("w_10_pow_400", "w_10_pow_400: unknown to Cloudinary (10_pow_400 has no finite value on this source)"),
-        ("w_iw_sub_2000", "w_iw_sub_2000: unknown to Cloudinary (width must be between 1 and 16384, got -800 (on this source w_iw_sub_2000 is -800))"),
+        ("w_iw_sub_2000", "w_iw_sub_2000: out of Cloudinary's range (width must be between 1 and 16384, got -800 (on this source w_iw_sub_2000 is -800))"),
         ("w_iw_mul_100", "w_iw_mul_100: known to Cloudinary, not supported by Derive: beyond Derive's limits: width must be between 1 and 16384, got 120000 (on this source w_iw_mul_100 is 120000)"),
         ("c_crop,w_10,h_10,x_iw_mul_100", "x_iw_mul_100: known to Cloudinary, not supported by Derive: beyond Derive's limits: x must be between -16384 and 16384, got 120000 (on this source x_iw_mul_100 is 120000)"),
     ])

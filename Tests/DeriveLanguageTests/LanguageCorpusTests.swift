@@ -147,6 +147,7 @@ struct CorpusMeasurement {
     /// Names the parameter and says whether Cloudinary has it, as the issue asks of every refusal.
     static func isClear(_ reason: String) -> Bool {
         reason.contains(": known to Cloudinary, not supported by Derive") || reason.contains(": unknown to Cloudinary (")
+            || reason.contains(": out of Cloudinary's range (")
     }
 
     /// The excluded categories of issue 15: generative AI, background removal, style transfer,
@@ -287,7 +288,7 @@ struct CorpusMeasurement {
         if let range = text.range(of: #"^chain component \d+ \("[^"]*"\): "#, options: .regularExpression) {
             text.removeSubrange(range)
         }
-        if let colon = text.range(of: ": known to Cloudinary") ?? text.range(of: ": unknown to Cloudinary") {
+        if let colon = text.range(of: ": known to Cloudinary") ?? text.range(of: ": unknown to Cloudinary") ?? text.range(of: ": out of Cloudinary's range") {
             let written = String(text[..<colon.lowerBound])
             let key = written.hasPrefix("$") ? "$…" : written.split(separator: "_", maxSplits: 1).first.map { String($0) + "_…" } ?? written
             text = key + text[colon.lowerBound...]

@@ -29,7 +29,7 @@ import Testing
     @Test(arguments: [
         ("e_outline:inner_fil", #"e_outline:inner_fil: unknown to Cloudinary (no e_outline mode "inner_fil"); modes: outer, inner, inner_fill, fill"#),
         ("e_outline:middle", #"e_outline:middle: unknown to Cloudinary (no e_outline mode "middle"); modes: outer, inner, inner_fill, fill"#),
-        ("e_outline:outer:101", "e_outline:outer:101: unknown to Cloudinary (e_outline width must be between 1 and 100, got 101)"),
+        ("e_outline:outer:101", "e_outline:outer:101: out of Cloudinary's range (e_outline width must be between 1 and 100, got 101)"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)

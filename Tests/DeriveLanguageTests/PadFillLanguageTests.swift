@@ -52,8 +52,8 @@ import Testing
         ("c_pad,w_10,h_10,b_auto:border_gradient:2:diagonal", #"b_auto:border_gradient:2:diagonal: unknown to Cloudinary (no gradient direction "diagonal"); directions: horizontal, vertical, diagonal_desc, diagonal_asc"#),
         ("c_pad,w_10,h_10,b_auto:border_gradient:2:vertical:x", #"b_auto:border_gradient:2:vertical:x: b_auto:border_gradient takes a number of colours (2 or 4) and a direction, got "x""#),
         ("c_pad,w_10,h_10,b_auto:predominent", #"b_auto:predominent: unknown to Cloudinary (no b_auto mode "predominent"); did you mean "predominant"?"#),
-        ("c_pad,w_10,h_10,b_blurred:0", "b_blurred:0: unknown to Cloudinary (b_blurred intensity must be between 1 and 2000, got 0)"),
-        ("c_pad,w_10,h_10,b_blurred:100:-400", "b_blurred:100:-400: unknown to Cloudinary (b_blurred brightness must be between -300 and 100, got -400)"),
+        ("c_pad,w_10,h_10,b_blurred:0", "b_blurred:0: out of Cloudinary's range (b_blurred intensity must be between 1 and 2000, got 0)"),
+        ("c_pad,w_10,h_10,b_blurred:100:-400", "b_blurred:100:-400: out of Cloudinary's range (b_blurred brightness must be between -300 and 100, got -400)"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)

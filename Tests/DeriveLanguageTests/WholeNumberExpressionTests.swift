@@ -107,12 +107,12 @@ import Testing
 
     /// What only the source decides is refused when planning, with the value there.
     @Test(arguments: [
-        ("o_iw", "opacity", "o_iw: unknown to Cloudinary (percent must be between 0 and 100, got 1200 (on this source o_iw is 1200))"),
-        ("o_50_sub_pc_mul_20", "opacity", "o_50_sub_pc_mul_20: unknown to Cloudinary (percent must be between 0 and 100, got -50 (on this source o_50_sub_pc_mul_20 is -50))"),
+        ("o_iw", "opacity", "o_iw: out of Cloudinary's range (percent must be between 0 and 100, got 1200 (on this source o_iw is 1200))"),
+        ("o_50_sub_pc_mul_20", "opacity", "o_50_sub_pc_mul_20: out of Cloudinary's range (percent must be between 0 and 100, got -50 (on this source o_50_sub_pc_mul_20 is -50))"),
         ("o_iw_div_0", "opacity", "o_iw_div_0: unknown to Cloudinary (iw_div_0 divides by zero on this source)"),
-        ("r_0_sub_iw", "round", "r_0_sub_iw: unknown to Cloudinary (radius must be between 0 and 16384, got -1200 (on this source r_0_sub_iw is -1200))"),
+        ("r_0_sub_iw", "round", "r_0_sub_iw: out of Cloudinary's range (radius must be between 0 and 16384, got -1200 (on this source r_0_sub_iw is -1200))"),
         ("r_10:ih_mod_0", "round", "r_ih_mod_0: unknown to Cloudinary (ih_mod_0 divides by zero on this source)"),
-        ("e_blur:iw_mul_2", "blur", "e_blur:iw_mul_2: unknown to Cloudinary (strength must be between 1 and 2000, got 2400 (on this source e_blur:iw_mul_2 is 2400))"),
+        ("e_blur:iw_mul_2", "blur", "e_blur:iw_mul_2: out of Cloudinary's range (strength must be between 1 and 2000, got 2400 (on this source e_blur:iw_mul_2 is 2400))"),
         ("e_pixelate:w_div_0", "pixelate", "e_pixelate:w_div_0: unknown to Cloudinary (w_div_0 divides by zero on this source)"),
     ])
     func refusesWhatTheSourceDecides(text: String, key: String, reason: String) {
@@ -172,7 +172,7 @@ import Testing
 
     @Test(arguments: [
         ("bo_iw_mul_2px_solid_black", "bo_iw_mul_2: known to Cloudinary, not supported by Derive: beyond Derive's limits: width must be between 1 and 1000, got 8000 (on this source bo_iw_mul_2 is 8000)"),
-        ("bo_iw_sub_5000px_solid_black", "bo_iw_sub_5000: unknown to Cloudinary (width must be between 1 and 1000, got -1000 (on this source bo_iw_sub_5000 is -1000))"),
+        ("bo_iw_sub_5000px_solid_black", "bo_iw_sub_5000: out of Cloudinary's range (width must be between 1 and 1000, got -1000 (on this source bo_iw_sub_5000 is -1000))"),
         ("bo_iw_div_0px_solid_black", "bo_iw_div_0: unknown to Cloudinary (iw_div_0 divides by zero on this source)"),
     ])
     func refusedWithItsValue(text: String, reason: String) {

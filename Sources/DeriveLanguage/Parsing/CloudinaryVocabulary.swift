@@ -190,7 +190,8 @@ public enum CloudinaryVocabulary {
     /// (`e_sepia:-10`, `w_0`), or within it and beyond a limit of Derive's (`w_20000`).
     static func outOfRange(_ written: String, _ reason: String, bound: FieldIssue.Bound) -> String {
         switch bound {
-        case .cloudinary: "\(written): unknown to Cloudinary (\(reason))"
+        // Cloudinary has the parameter and refuses the value, as Derive does.
+        case .cloudinary: "\(written): out of Cloudinary's range (\(reason))"
         case .derive: "\(written): known to Cloudinary, not supported by Derive: beyond Derive's limits: \(reason)"
         }
     }
