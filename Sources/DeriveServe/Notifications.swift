@@ -183,8 +183,8 @@ extension CloudinaryService {
         ])))
     }
 
-    /// For `eager_async`: waits for the job in the background (up to an hour) and records its
-    /// outputs (the eager notification, if asked for, is in the outbox).
+    /// For `eager_async` without an eager notification: waits for the job in the background (up
+    /// to an hour) and records its outputs (with one, its outbox row does).
     func finishLater(_ job: EagerJob, asset recorded: ServedAsset) {
         Task.detached { [self] in
             let deadline = ContinuousClock.now.advanced(by: .seconds(3600))

@@ -270,7 +270,9 @@ public final class CloudinaryService: Sendable {
                 if let id = held["upload"] { await releaseNotification(id, body: nil) }
                 throw error
             }
-        } else if let pending {
+        } else if let pending, held["eager"] == nil {
+            // With an eager notification, its outbox row records the outputs when the job ends
+            // (`eagerBody`); without one, a background wait does.
             finishLater(pending, asset: asset)
         }
         var members = Self.assetJSON(asset, base: base(request), cloud: settings.cloudName,
