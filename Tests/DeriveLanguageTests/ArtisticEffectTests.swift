@@ -54,9 +54,9 @@ import Testing
     }
 
     @Test(arguments: [
-        ("e_vectorize:1", "e_vectorize:1: out of Cloudinary's range (e must be between 2 and 30, got 1)"),
-        ("e_vectorize:31", "e_vectorize:31: out of Cloudinary's range (e must be between 2 and 30, got 31)"),
-        ("e_cartoonify:101", "e_cartoonify:101: out of Cloudinary's range (e must be between 0 and 100, got 101)"),
+        ("e_vectorize:1", "e_vectorize:1: out of Cloudinary's range (e_vectorize colors must be between 2 and 30, got 1)"),
+        ("e_vectorize:31", "e_vectorize:31: out of Cloudinary's range (e_vectorize colors must be between 2 and 30, got 31)"),
+        ("e_cartoonify:101", "e_cartoonify:101: out of Cloudinary's range (e_cartoonify lines must be between 0 and 100, got 101)"),
         ("e_cartoonify:50:101", "e_cartoonify:50:101: out of Cloudinary's range (e_cartoonify reduction must be between 0 and 100, got 101)"),
         ("e_cartoonify:50:grey", #"e_cartoonify takes a whole-number colour reduction (0 to 100) or bw, got "grey""#),
         ("e_cartoonify:50:50:50", "e_cartoonify takes a line strength and a colour reduction (or bw)"),

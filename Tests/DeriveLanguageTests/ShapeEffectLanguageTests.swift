@@ -42,7 +42,7 @@ import Testing
     @Test(arguments: [
         ("e_shear:90:0", "e_shear:90:0: known to Cloudinary, not supported by Derive: beyond Derive's limits: e_shear x must be between -89 and 89, got 90"),
         ("e_shear:1:2:3", "e_shear takes an x and a y skew in degrees"),
-        ("e_shadow:101", "e_shadow:101: out of Cloudinary's range (e must be between 0 and 100, got 101)"),
+        ("e_shadow:101", "e_shadow:101: out of Cloudinary's range (e_shadow strength must be between 0 and 100, got 101)"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)
@@ -81,6 +81,6 @@ import Testing
     @Test func roundTripsAndRange() throws {
         try expectRoundTrip("e_oil_paint:30", printed: "e_oil_paint")
         try expectRoundTrip("e_oil_paint:80", printed: "e_oil_paint:80")
-        #expect(CloudinaryParser().parse("e_oil_paint:101").issues.map(\.reason) == ["e_oil_paint:101: out of Cloudinary's range (e must be between 0 and 100, got 101)"])
+        #expect(CloudinaryParser().parse("e_oil_paint:101").issues.map(\.reason) == ["e_oil_paint:101: out of Cloudinary's range (e_oil_paint strength must be between 0 and 100, got 101)"])
     }
 }

@@ -24,8 +24,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("e_vignette:101", "e_vignette:101: out of Cloudinary's range (e must be between 0 and 100, got 101)"),
-        ("e_vignette:-1", "e_vignette:-1: out of Cloudinary's range (e must be between 0 and 100, got -1)"),
+        ("e_vignette:101", "e_vignette:101: out of Cloudinary's range (e_vignette strength must be between 0 and 100, got 101)"),
+        ("e_vignette:-1", "e_vignette:-1: out of Cloudinary's range (e_vignette strength must be between 0 and 100, got -1)"),
         ("e_vignette:20:30", "e_vignette takes one amount"),
         ("e_vignette:2.5", #"e_vignette takes a whole-number amount, got "2.5""#),
     ])

@@ -679,10 +679,10 @@ struct ParseRun {
         for step in steps {
             for issue in StepRules.issues(in: step, limits: limits) {
                 let param = CloudinaryNames.parameter(for: step, field: issue.field)
-                // An effect's other settings (e_fill_light's bias, e_recolor's matrix) are named,
-                // its amount is not.
+                // An effect's settings are named with it: its amount (`e_sepia strength`) and the
+                // others (e_fill_light's bias, e_recolor's matrix).
                 var subject = param
-                if case .effect(let e) = step, issue.field != EffectRules.amountField(of: e.kind) { subject = "e_\(e.kind.rawValue) \(issue.field)" }
+                if case .effect(let e) = step, !issue.field.isEmpty { subject = "e_\(e.kind.rawValue) \(issue.field)" }
                 if let bound = issue.bound, let value = c.params[param] {
                     fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(subject) \(issue.reason)", bound: bound))
                 } else if subject != param, let value = c.params[param] {
