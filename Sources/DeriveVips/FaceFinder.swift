@@ -36,24 +36,19 @@ struct FaceFinder {
         let scale = min(2, Double(canvas.width) / Double(image.width), Double(canvas.height) / Double(image.height))
         let size = Size(min(canvas.width, ResizeGeometry.px(Double(image.width) * scale)),
                         min(canvas.height, ResizeGeometry.px(Double(image.height) * scale)))
-        let profiling = FaceProfile.enabled
-        let cpu0 = profiling ? FaceProfile.processCPU() : 0, wall0 = profiling ? FaceProfile.wall() : 0
+        var laps = FaceProfile.Laps()
         var flat = try image.standardised().flattened(on: .white)
         if flat.bands == 1 { flat = try VImage.bandjoin([flat, flat, flat]) }
         // Reduced with the decoder's own kernel (lanczos3), so the copy is the same whether a job
         // decoded at the canvas's size (no resample here) or larger for an output, and the
         // thresholds chosen on `derive faces` (which decodes at the canvas's size) hold for both.
         let rgb = try flat.resampled(to: size, kernel: scale > 1 ? "cubic" : "lanczos3").inMemory()
-        let cpu1 = profiling ? FaceProfile.processCPU() : 0, wall1 = profiling ? FaceProfile.wall() : 0
+        laps.lap("resample")
         let pixels = try rgb.pixelBuffer()
-        let cpu2 = profiling ? FaceProfile.processCPU() : 0, wall2 = profiling ? FaceProfile.wall() : 0
+        laps.lap("pixels")
         let found = try detector.detect(pixels, canvas: canvas).filter { $0.score >= settings.minimumScore }
-        if profiling {
-            let cpu3 = FaceProfile.processCPU(), wall3 = FaceProfile.wall()
-            FaceProfile.write(source: image.size, copy: size, [("resample_cpu", cpu1 - cpu0), ("pixels_cpu", cpu2 - cpu1), ("detector_cpu", cpu3 - cpu2),
-                               ("resample_wall", wall1 - wall0), ("pixels_wall", wall2 - wall1), ("detector_wall", wall3 - wall2)]
-                              + detector.lastStageTimings)
-        }
+        laps.lap("detector")
+        FaceProfile.write(source: image.size, copy: size, laps.stages + detector.lastStageTimings)
         let sx = Double(image.width) / Double(size.width), sy = Double(image.height) / Double(size.height)
         return found.map { $0.scaled(x: sx, y: sy) }
     }

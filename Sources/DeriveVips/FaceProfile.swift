@@ -9,9 +9,26 @@ import Glibc
 enum FaceProfile {
     static let enabled: Bool = getenv("DERIVE_FACE_PROFILE").map { String(cString: $0) }.map { !$0.isEmpty && $0 != "0" } ?? false
 
-    /// Processor time of the whole process (libvips works on threads of its own), milliseconds.
-    static func processCPU() -> Double { clock(CLOCK_PROCESS_CPUTIME_ID) }
-    static func wall() -> Double { clock(CLOCK_MONOTONIC) }
+    /// Stages timed one after another (`name_cpu`, processor time of the whole process, and
+    /// `name_wall`); nothing is read when profiling is off.
+    struct Laps {
+        private var cpu = 0.0, wall = 0.0
+        private(set) var stages: [(name: String, milliseconds: Double)] = []
+
+        init() {
+            guard FaceProfile.enabled else { return }
+            cpu = FaceProfile.clock(CLOCK_PROCESS_CPUTIME_ID)
+            wall = FaceProfile.clock(CLOCK_MONOTONIC)
+        }
+
+        /// Ends the stage `name` (begun by the last lap, or by `init`).
+        mutating func lap(_ name: String) {
+            guard FaceProfile.enabled else { return }
+            let now = (cpu: FaceProfile.clock(CLOCK_PROCESS_CPUTIME_ID), wall: FaceProfile.clock(CLOCK_MONOTONIC))
+            stages += [(name + "_cpu", now.cpu - cpu), (name + "_wall", now.wall - wall)]
+            (cpu, wall) = now
+        }
+    }
 
     /// One line: `derive-face-profile source=WxH copy=WxH name=ms ...`, stages in the order given.
     static func write(source: Size, copy: Size, _ stages: [(name: String, milliseconds: Double)]) {
@@ -22,7 +39,8 @@ enum FaceProfile {
         _ = line.withCString { Glibc.write(2, $0, strlen($0)) }
     }
 
-    private static func clock(_ id: clockid_t) -> Double {
+    /// Milliseconds on clock `id`.
+    static func clock(_ id: clockid_t) -> Double {
         var t = timespec()
         clock_gettime(id, &t)
         return Double(t.tv_sec) * 1e3 + Double(t.tv_nsec) / 1e6
