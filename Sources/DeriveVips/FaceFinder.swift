@@ -36,7 +36,7 @@ struct FaceFinder {
         let scale = min(2, Double(canvas.width) / Double(image.width), Double(canvas.height) / Double(image.height))
         let size = Size(min(canvas.width, ResizeGeometry.px(Double(image.width) * scale)),
                         min(canvas.height, ResizeGeometry.px(Double(image.height) * scale)))
-        var laps = FaceProfile.Laps()
+        var laps = FaceProfile.Laps(enabled: settings.profile)
         var flat = try image.standardised().flattened(on: .white)
         if flat.bands == 1 { flat = try VImage.bandjoin([flat, flat, flat]) }
         // Reduced with the decoder's own kernel (lanczos3), so the copy is the same whether a job
@@ -48,7 +48,7 @@ struct FaceFinder {
         laps.lap("pixels")
         let found = try detector.detect(pixels, canvas: canvas).filter { $0.score >= settings.minimumScore }
         laps.lap("detector")
-        FaceProfile.write(source: image.size, copy: size, laps.stages + detector.lastStageTimings)
+        if settings.profile { FaceProfile.write(source: image.size, copy: size, laps.stages + detector.lastStageTimings) }
         let sx = Double(image.width) / Double(size.width), sy = Double(image.height) / Double(size.height)
         return found.map { $0.scaled(x: sx, y: sy) }
     }

@@ -67,6 +67,9 @@ public struct FaceDetectionSettings: Sendable, Hashable {
     /// One size per process: the network is built for it. Its pixels are the cost.
     public var canvas: Size
     public var detector: FaceDetectorChoice
+    /// Each colour detection writes where its time went to standard error
+    /// (DERIVE_FACE_PROFILE, for Benchmarks/faces-cost.sh); off by default.
+    public var profile = false
 
     public static let defaultShortSide = 1300
     /// CenterFace's canvas, 4:3: chosen as the cheapest whose thresholds, chosen on the tune
