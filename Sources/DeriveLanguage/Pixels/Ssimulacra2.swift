@@ -12,10 +12,11 @@ import Synchronization
 ///
 /// `q_auto` scores every candidate encoding with it, so the candidate's half is written for
 /// speed: its three blurs of a channel (its mean, its square and its product with the
-/// reference) are made in one pass over each row and consumed row by row by the SSIM and edge
+/// reference) are made a row at a time, the column pass first from the rows around it (one
+/// read of each plane's eleven rows for all three), and consumed at once by the SSIM and edge
 /// sums instead of being stored as planes, buffers are reused across scales, and the loops over
-/// pixels are C (`CMetricKernels`), eight pixels at a time, built for AVX2 and FMA where the
-/// CPU has them and for any x86-64 otherwise.
+/// pixels are C (`CMetricKernels`), sixteen pixels at a time built for AVX-512 and eight for AVX2
+/// and FMA where the CPU has them, and for any x86-64 otherwise.
 public enum Ssimulacra2 {
     static let scales = 6
     static let c2: Float = 0.0009
@@ -100,11 +101,12 @@ public enum Ssimulacra2 {
         return combined(averages)
     }
 
-    /// Whether the C loops run their x86-64-v3 copies (AVX2 and FMA; else the baseline's).
-    /// `wanted` switches (to the fast copies only where the CPU has them): tests compare the two.
+    /// Which copy of the C loops runs: 2 the x86-64-v4 one (AVX-512), 1 the x86-64-v3 one (AVX2
+    /// and FMA), 0 the baseline's. `wanted` switches (to the best this CPU has at most): tests
+    /// compare the copies.
     @discardableResult
-    static func fastKernels(_ wanted: Bool? = nil) -> Bool {
-        dmetric_fast_copy(wanted.map { $0 ? 1 : 0 } ?? -1) == 1
+    static func kernelCopy(_ wanted: Int? = nil) -> Int {
+        Int(dmetric_fast_copy(Int32(wanted ?? -1)))
     }
 
     /// How many scales an image has: six, or fewer when halving would go below 8×8.
@@ -440,55 +442,46 @@ public enum Ssimulacra2 {
     /// The blurs and sums of one scoring, with buffers sized for its largest scale and reused
     /// by every smaller one.
     final class Workspace {
-        let planeSize: Int
-        /// The row pass's output for two whole planes: the reference's blurs.
-        let horizontal: UnsafeMutablePointer<Float>
-        /// Three rows between zero margins, so the kernel reads contiguous memory.
-        let rows: UnsafeMutablePointer<Float>
+        /// Rows of `rowStride` floats between zero margins, so the row pass reads contiguous
+        /// memory: two for a reference's blurs (its column passes), five for a candidate's
+        /// sums (its row's column passes: the candidate's mean, square and product with the
+        /// reference, then the reference's mean and square when a score blurs it too).
+        let passes: UnsafeMutablePointer<Float>
         let rowStride: Int
-        /// The row-passed products of the last 16 rows: the candidate's three planes, then the
-        /// reference's two when a score blurs it too (`pairSums`).
-        let ring: UnsafeMutablePointer<Float>
         /// The candidate's blurred mean, square and product for one row (then the reference's
         /// blurred mean and square).
         let columns: UnsafeMutablePointer<Float>
 
         /// `reference`: for the reference's blurs (whole planes), else for a candidate's sums.
         init(width: Int, height: Int, reference: Bool) {
-            planeSize = width * height + 8
-            horizontal = .allocate(capacity: reference ? 2 * planeSize : 0)
             rowStride = width + 2 * Ssimulacra2.radius + 8
-            rows = .allocate(capacity: 3 * rowStride)
-            rows.initialize(repeating: 0, count: 3 * rowStride)
-            ring = .allocate(capacity: reference ? 0 : 5 * 16 * width)
+            passes = .allocate(capacity: (reference ? 2 : 5) * rowStride)
             columns = .allocate(capacity: reference ? 0 : 5 * rowStride)
         }
 
         deinit {
-            horizontal.deallocate()
-            rows.deallocate()
-            ring.deallocate()
+            passes.deallocate()
             columns.deallocate()
         }
 
         /// The centre tap, then the taps 1 to 5 pixels away.
         static let taps: [Float] = Array(kernel[radius...])
 
-        /// The reference's blurred plane and, with `squares`, its blurred square.
+        /// The reference's blurred plane and, with `squares`, its blurred square (`dmetric_blurred`:
+        /// a row's column pass, then its row pass).
         func blurred(_ plane: [Float], width: Int, height: Int, squares: Bool) -> ([Float], [Float]) {
-            plane.withUnsafeBufferPointer { plane in Self.taps.withUnsafeBufferPointer { taps in
-                dmetric_row_passes(plane.baseAddress, squares ? 1 : 0, width, height, rows, rowStride, taps.baseAddress,
-                                   horizontal, horizontal + planeSize)
-            } }
-            func columnPass(_ index: Int) -> [Float] {
-                [Float](unsafeUninitializedCapacity: width * height) { out, initialised in
-                    Self.taps.withUnsafeBufferPointer { taps in
-                        dmetric_column_pass(horizontal + index * planeSize, width, height, taps.baseAddress, out.baseAddress)
+            let count = width * height
+            var square = [Float](unsafeUninitializedCapacity: squares ? count : 0) { $1 = squares ? count : 0 }
+            let mean = [Float](unsafeUninitializedCapacity: count) { out, initialised in
+                plane.withUnsafeBufferPointer { plane in Self.taps.withUnsafeBufferPointer { taps in
+                    square.withUnsafeMutableBufferPointer { square in
+                        dmetric_blurred(plane.baseAddress, squares ? 1 : 0, width, height, taps.baseAddress, passes, rowStride,
+                                        out.baseAddress, squares ? square.baseAddress : nil)
                     }
-                    initialised = width * height
-                }
+                } }
+                initialised = count
             }
-            return (columnPass(0), squares ? columnPass(1) : [])
+            return (mean, square)
         }
 
         /// The per-pixel terms of one channel, summed: SSIM's `d` and `d⁴` (when `s11`, the
@@ -501,7 +494,7 @@ public enum Ssimulacra2 {
             p1.withUnsafeBufferPointer { p1 in p2.withUnsafeBufferPointer { p2 in mu1.withUnsafeBufferPointer { mu1 in
                 (s11 ?? []).withUnsafeBufferPointer { s11 in Self.taps.withUnsafeBufferPointer { taps in out.withUnsafeMutableBufferPointer { out in
                     dmetric_sums(p1.baseAddress, p2.baseAddress, mu1.baseAddress, s11.isEmpty ? nil : s11.baseAddress, width, height,
-                                 taps.baseAddress, rows, rowStride, ring, columns, out.baseAddress)
+                                 taps.baseAddress, rowStride, passes, columns, out.baseAddress)
                 } } }
             } } }
             return ScaleAverages.Sums(ssim1: out[0], ssim4: out[1], art1: out[2], art4: out[3], lost1: out[4], lost4: out[5])
@@ -513,8 +506,8 @@ public enum Ssimulacra2 {
             var out = [Double](repeating: 0, count: 6)
             p1.withUnsafeBufferPointer { p1 in p2.withUnsafeBufferPointer { p2 in
                 Self.taps.withUnsafeBufferPointer { taps in out.withUnsafeMutableBufferPointer { out in
-                    dmetric_pair_sums(p1.baseAddress, p2.baseAddress, ssim ? 1 : 0, width, height, taps.baseAddress, rows, rowStride,
-                                      ring, columns, out.baseAddress)
+                    dmetric_pair_sums(p1.baseAddress, p2.baseAddress, ssim ? 1 : 0, width, height, taps.baseAddress, rowStride,
+                                      passes, columns, out.baseAddress)
                 } }
             } }
             return ScaleAverages.Sums(ssim1: out[0], ssim4: out[1], art1: out[2], art4: out[3], lost1: out[4], lost4: out[5])
