@@ -55,6 +55,8 @@ static int edge_counts(int c, int s, int n) {
 }
 
 static float lut[256], taps[6];
+// Ssimulacra2.centres: what the blurs and sums subtract from each channel's planes.
+static const float centres[3] = {0.42f, 0.43f, 0.55f};
 typedef struct { long w, h; float *p[3]; } planes;
 
 static float *plane(long n) { return malloc(sizeof(float) * (n + 16)); }
@@ -84,7 +86,7 @@ static double score(const unsigned char *a, const unsigned char *b, long w, long
     float *scratch = plane(3 * stride), *passes = plane(80 * w), *columns = plane(5 * stride);
     memset(scratch, 0, sizeof(float) * 3 * stride);
 #else
-    float *passes = plane(5 * stride), *columns = plane(5 * stride);
+    float *passes = plane(5 * stride), *columns = plane(6 * stride);
 #endif
     double sums[6][3][6];
     memset(sums, 0, sizeof sums);
@@ -119,7 +121,8 @@ static double score(const unsigned char *a, const unsigned char *b, long w, long
                 dmetric_pair_sums(ax.p[c], bx.p[c], ssim_counts(c, s, n), ax.w, ax.h, taps, scratch, stride, passes, columns,
                                   sums[s][c]);
 #else
-                dmetric_pair_sums(ax.p[c], bx.p[c], ssim_counts(c, s, n), ax.w, ax.h, taps, stride, passes, columns, sums[s][c]);
+                dmetric_pair_sums(ax.p[c], bx.p[c], centres[c], ssim_counts(c, s, n), ax.w, ax.h, taps, stride, passes, columns,
+                                  sums[s][c]);
 #endif
             free(ax.p[c]), free(bx.p[c]);
         }

@@ -53,19 +53,19 @@ int dmetric_fast_copy(int wanted) {
 }
 #endif
 
-void dmetric_blurred(const float *a, int squares, long width, long height, const float taps[6], float *scratch, long stride,
-                     float *mean, float *square) {
-    PICK(dmetric_blurred, a, squares, width, height, taps, scratch, stride, mean, square);
+void dmetric_blurred(const float *a, float shift, int squares, long width, long height, const float taps[6], float *scratch,
+                     long stride, float *mean, float *square) {
+    PICK(dmetric_blurred, a, shift, squares, width, height, taps, scratch, stride, mean, square);
 }
 
-void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
+void dmetric_sums(const float *p1, const float *p2, float shift, const float *mu1, const float *s11, long width, long height,
                   const float taps[6], long stride, float *passes, float *columns, double sums[6]) {
-    PICK(dmetric_sums, p1, p2, mu1, s11, width, height, taps, stride, passes, columns, sums);
+    PICK(dmetric_sums, p1, p2, shift, mu1, s11, width, height, taps, stride, passes, columns, sums);
 }
 
-void dmetric_pair_sums(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6], long stride,
-                       float *passes, float *columns, double sums[6]) {
-    PICK(dmetric_pair_sums, p1, p2, ssim, width, height, taps, stride, passes, columns, sums);
+void dmetric_pair_sums(const float *p1, const float *p2, float shift, int ssim, long width, long height, const float taps[6],
+                       long stride, float *passes, float *columns, double sums[6]) {
+    PICK(dmetric_pair_sums, p1, p2, shift, ssim, width, height, taps, stride, passes, columns, sums);
 }
 
 void dmetric_xyb(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b) {

@@ -76,20 +76,22 @@ static inline void window(const float *plane, long y, long width, long height, c
     for (long t = -5; t <= 5; t++) rows[t + 5] = plane + mirrored(y + t, height) * width;
 }
 
-/// The column pass of one row of a's and b's products, from their eleven rows: the blur of a
-/// into `ma`, of a² into `saa`, of a·b into `sab`, of b into `mb` and of b² into `sbb`, each only
-/// where given. Each is the centre tap's product, then the pairs of rows at equal distance, as
-/// `row_pass` sums along a row, so a blur's value does not depend on which others are made.
-static inline void column_products(const float *const a[11], const float *const b[11], long width, const float k[6], float *ma,
-                                   float *saa, float *sab, float *mb, float *sbb) {
+/// The column pass of one row of a's and b's products, from their eleven rows, every value less
+/// `shift` first (see sums_body): the blur of a into `ma`, of a² into `saa`, of a·b into `sab`,
+/// of b into `mb` and of b² into `sbb`, each only where given. Each is the centre tap's product,
+/// then the pairs of rows at equal distance, as `row_pass` sums along a row, so a blur's value
+/// does not depend on which others are made.
+static inline void column_products(const float *const a[11], const float *const b[11], long width, const float k[6], float shift,
+                                   float *ma, float *saa, float *sab, float *mb, float *sbb) {
     const v8f kt[6] = {splat(k[0]), splat(k[1]), splat(k[2]), splat(k[3]), splat(k[4]), splat(k[5])};
+    const v8f c = splat(shift);
     long x = 0;
     for (; x + LANES <= width; x += LANES) {
-        const v8f ac = load(a[5] + x), bc = b ? load(b[5] + x) : ac;
+        const v8f ac = load(a[5] + x) - c, bc = b ? load(b[5] + x) - c : ac;
         v8f m_a = kt[0] * ac, s_aa = kt[0] * (ac * ac), s_ab = kt[0] * (ac * bc), m_b = kt[0] * bc, s_bb = kt[0] * (bc * bc);
         for (int t = 1; t <= 5; t++) {
-            const v8f lo = load(a[5 - t] + x), hi = load(a[5 + t] + x);
-            const v8f blo = b ? load(b[5 - t] + x) : lo, bhi = b ? load(b[5 + t] + x) : hi;
+            const v8f lo = load(a[5 - t] + x) - c, hi = load(a[5 + t] + x) - c;
+            const v8f blo = b ? load(b[5 - t] + x) - c : lo, bhi = b ? load(b[5 + t] + x) - c : hi;
             if (ma) m_a += kt[t] * (lo + hi);
             if (saa) s_aa += kt[t] * (lo * lo + hi * hi);
             if (sab) s_ab += kt[t] * (lo * blo + hi * bhi);
@@ -103,10 +105,11 @@ static inline void column_products(const float *const a[11], const float *const 
         if (sbb) store(s_bb, sbb + x);
     }
     for (; x < width; x++) {
-        const float ac = a[5][x], bc = b ? b[5][x] : ac;
+        const float ac = a[5][x] - shift, bc = b ? b[5][x] - shift : ac;
         float m_a = k[0] * ac, s_aa = k[0] * (ac * ac), s_ab = k[0] * (ac * bc), m_b = k[0] * bc, s_bb = k[0] * (bc * bc);
         for (int t = 1; t <= 5; t++) {
-            const float lo = a[5 - t][x], hi = a[5 + t][x], blo = b ? b[5 - t][x] : lo, bhi = b ? b[5 + t][x] : hi;
+            const float lo = a[5 - t][x] - shift, hi = a[5 + t][x] - shift;
+            const float blo = b ? b[5 - t][x] - shift : lo, bhi = b ? b[5 + t][x] - shift : hi;
             m_a += k[t] * (lo + hi);
             s_aa += k[t] * (lo * lo + hi * hi);
             s_ab += k[t] * (lo * blo + hi * bhi);
@@ -132,13 +135,13 @@ static inline float *margined(float *base, long stride, long count, long width) 
     return base + 5;
 }
 
-void NAME(dmetric_blurred)(const float *a, int squares, long width, long height, const float taps[6], float *scratch, long stride,
-                           float *mean, float *square) {
+void NAME(dmetric_blurred)(const float *a, float shift, int squares, long width, long height, const float taps[6], float *scratch,
+                           long stride, float *mean, float *square) {
     float *row0 = margined(scratch, stride, 2, width), *row1 = row0 + stride;
     const float *rows[11];
     for (long y = 0; y < height; y++) {
         window(a, y, width, height, rows);
-        column_products(rows, 0, width, taps, row0, squares ? row1 : 0, 0, 0, 0);
+        column_products(rows, 0, width, taps, shift, row0, squares ? row1 : 0, 0, 0, 0);
         row_pass(row0, mean + y * width, width, taps);
         if (squares) row_pass(row1, square + y * width, width, taps);
     }
@@ -148,12 +151,32 @@ void NAME(dmetric_blurred)(const float *a, int squares, long width, long height,
 /// the candidate's products (and with `fused` the reference's plane and square, in the order
 /// dmetric_blurred makes them, so the values and the sums are the same to the bit), then their
 /// row passes, then the per-pixel terms.
+///
+/// Both planes are blurred less `shift` (c), a value near the middle of the channel's range, and
+/// the terms are written for that: the variances and covariance then come from small numbers
+/// instead of the difference of two large ones (a bright flat region's blurred square and its
+/// squared mean agree to six digits, which is all a float has), and SSIMULACRA 2's terms are the
+/// same with any c, but for the blur's zero beyond the left and right ends: there a column's
+/// taps inside the image add up to P < 1, and with q = 1 - P (zero from 5 pixels in) the blurred
+/// means are m' + cP, the variance gains 2cq·m' + c²q(1 - q), the covariance cq(m1' + m2') +
+/// c²q(1 - q), and a pixel's distance from its mean cq. In double precision the two forms are
+/// one; in float this one agrees with the reference implementation (which computes in double)
+/// several times more closely.
 static inline void sums_body(const float *p1, const float *p2, const float *mu1_plane, const float *s11_plane, int with_ssim,
-                             int fused, long width, long height, const float taps[6], long stride, float *passes,
+                             int fused, float shift, long width, long height, const float taps[6], long stride, float *passes,
                              float *columns, double sums[6]) {
-    const v8f one = splat(1), zero = splat(0), c2 = splat(0.0009f);
+    const v8f one = splat(1), zero = splat(0), c2 = splat(0.0009f), c = splat(shift);
     float *mu2 = columns, *s22 = columns + stride, *s12 = columns + 2 * stride;
-    float *mu1_row = columns + 3 * stride, *s11_row = columns + 4 * stride;
+    float *mu1_row = columns + 3 * stride, *s11_row = columns + 4 * stride, *outside = columns + 5 * stride;
+    // q for each column: the share of the taps that fall beyond the row's ends (the taps' own sum
+    // counting as exactly one, as in double precision).
+    double all = taps[0];
+    for (int t = 1; t <= 5; t++) all += 2.0 * taps[t];
+    for (long x = 0; x < width; x++) {
+        double beyond = 0;
+        for (int t = 1; t <= 5; t++) beyond += (x - t < 0 ? taps[t] : 0) + (x + t >= width ? taps[t] : 0);
+        outside[x] = (float)(beyond / all);
+    }
     // The row's column passes, between zero margins for the row passes.
     float *v0 = margined(passes, stride, 5, width), *v1 = v0 + stride, *v2 = v0 + 2 * stride, *v3 = v0 + 3 * stride, *v4 = v0 + 4 * stride;
     double total[6] = {0, 0, 0, 0, 0, 0};
@@ -161,7 +184,7 @@ static inline void sums_body(const float *p1, const float *p2, const float *mu1_
     for (long y = 0; y < height; y++) {
         window(p2, y, width, height, rows2);
         window(p1, y, width, height, rows1);
-        column_products(rows2, rows1, width, taps, v0, with_ssim ? v1 : 0, with_ssim ? v2 : 0, fused ? v3 : 0,
+        column_products(rows2, rows1, width, taps, shift, v0, with_ssim ? v1 : 0, with_ssim ? v2 : 0, fused ? v3 : 0,
                         fused && with_ssim ? v4 : 0);
         row_pass(v0, mu2, width, taps);
         if (with_ssim) {
@@ -180,16 +203,18 @@ static inline void sums_body(const float *p1, const float *p2, const float *mu1_
             v8f d1 = zero, d4 = zero, a1 = zero, a4 = zero, l1 = zero, l4 = zero;
             for (; x + LANES <= end; x += LANES) {
                 const long i = row + x;
-                const v8f m1 = load(mu1 + x), m2 = load(mu2 + x);
+                const v8f m1 = load(mu1 + x), m2 = load(mu2 + x), q = load(outside + x);
+                // Zero from 5 pixels in: the terms are then the plain ones.
+                const v8f edge = c * q, edge2 = edge * (c * (one - q));
                 if (with_ssim) {
                     const v8f num_m = one - (m1 - m2) * (m1 - m2);
-                    const v8f num_s = 2 * (load(s12 + x) - m1 * m2) + c2;
-                    const v8f den_s = (load(s11 + x) - m1 * m1) + (load(s22 + x) - m2 * m2) + c2;
+                    const v8f num_s = 2 * ((load(s12 + x) - m1 * m2) + (edge * (m1 + m2) + edge2)) + c2;
+                    const v8f den_s = (load(s11 + x) - m1 * m1) + (load(s22 + x) - m2 * m2) + 2 * (edge * (m1 + m2) + edge2) + c2;
                     const v8f d = positive(one - num_m * num_s / den_s);
                     d1 += d;
                     d4 += (d * d) * (d * d);
                 }
-                const v8f x2 = load(p2 + i) - m2, x1 = load(p1 + i) - m1;
+                const v8f x2 = ((load(p2 + i) - c) - m2) + edge, x1 = ((load(p1 + i) - c) - m1) + edge;
                 const v8f ratio = (one + magnitude(x2)) / (one + magnitude(x1)) - one;
                 const v8f art = positive(ratio), lost = positive(-ratio);
                 a1 += art;
@@ -200,17 +225,17 @@ static inline void sums_body(const float *p1, const float *p2, const float *mu1_
             double tail[6] = {0, 0, 0, 0, 0, 0};
             for (; x < end; x++) {
                 const long i = row + x;
-                const float m1 = mu1[x], m2 = mu2[x];
+                const float m1 = mu1[x], m2 = mu2[x], edge = shift * outside[x], edge2 = edge * (shift * (1 - outside[x]));
                 if (with_ssim) {
                     const float num_m = 1 - (m1 - m2) * (m1 - m2);
-                    const float num_s = 2 * (s12[x] - m1 * m2) + 0.0009f;
-                    const float den_s = (s11[x] - m1 * m1) + (s22[x] - m2 * m2) + 0.0009f;
+                    const float num_s = 2 * ((s12[x] - m1 * m2) + (edge * (m1 + m2) + edge2)) + 0.0009f;
+                    const float den_s = (s11[x] - m1 * m1) + (s22[x] - m2 * m2) + 2 * (edge * (m1 + m2) + edge2) + 0.0009f;
                     const float f = 1 - num_m * num_s / den_s;
                     const double d = f > 0 ? f : 0;
                     tail[0] += d;
                     tail[1] += (d * d) * (d * d);
                 }
-                const float a = p2[i] - m2, b = p1[i] - m1;
+                const float a = ((p2[i] - shift) - m2) + edge, b = ((p1[i] - shift) - m1) + edge;
                 const double ratio = (double)((1 + (a < 0 ? -a : a)) / (1 + (b < 0 ? -b : b)) - 1);
                 const double art = ratio > 0 ? ratio : 0, lost = ratio < 0 ? -ratio : 0;
                 tail[2] += art;
@@ -229,14 +254,14 @@ static inline void sums_body(const float *p1, const float *p2, const float *mu1_
     for (int i = 0; i < 6; i++) sums[i] = total[i];
 }
 
-void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
+void NAME(dmetric_sums)(const float *p1, const float *p2, float shift, const float *mu1, const float *s11, long width, long height,
                         const float taps[6], long stride, float *passes, float *columns, double sums[6]) {
-    sums_body(p1, p2, mu1, s11, s11 != 0, 0, width, height, taps, stride, passes, columns, sums);
+    sums_body(p1, p2, mu1, s11, s11 != 0, 0, shift, width, height, taps, stride, passes, columns, sums);
 }
 
-void NAME(dmetric_pair_sums)(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6], long stride,
-                             float *passes, float *columns, double sums[6]) {
-    sums_body(p1, p2, 0, 0, ssim, 1, width, height, taps, stride, passes, columns, sums);
+void NAME(dmetric_pair_sums)(const float *p1, const float *p2, float shift, int ssim, long width, long height, const float taps[6],
+                             long stride, float *passes, float *columns, double sums[6]) {
+    sums_body(p1, p2, 0, 0, ssim, 1, shift, width, height, taps, stride, passes, columns, sums);
 }
 
 /// Cube root of a value in the opsin mixes' range (0.0038 to 1.1): the inverse cube root from a

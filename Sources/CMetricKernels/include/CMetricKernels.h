@@ -11,28 +11,31 @@
 // Planes are rows of floats, `width` apart. `taps` is the Gaussian's centre tap then the taps
 // 1 to 5 pixels away (σ 1.5, radius 5).
 
-/// A plane blurred into `mean` (and, with `squares`, its square into `square`): 11 taps, mirrored
-/// at the top and bottom, zero beyond each row's ends; the column pass first, then the row pass.
-/// `scratch` holds two rows of `stride` floats (at least width + 10).
-void dmetric_blurred(const float *a, int squares, long width, long height, const float taps[6], float *scratch, long stride,
-                     float *mean, float *square);
+/// A plane less `shift` blurred into `mean` (and, with `squares`, its square into `square`): 11
+/// taps, mirrored at the top and bottom, zero beyond each row's ends; the column pass first,
+/// then the row pass. `scratch` holds two rows of `stride` floats (at least width + 10).
+void dmetric_blurred(const float *a, float shift, int squares, long width, long height, const float taps[6], float *scratch,
+                     long stride, float *mean, float *square);
 
 /// The sums of one channel at one scale, in the order [ssim, ssim⁴, ringing, ringing⁴,
 /// blurring, blurring⁴]: `p1` and `p2` the reference's and candidate's planes, `mu1` and
-/// `s11` the reference's blurred plane and blurred square (`s11` null: no SSIM terms). The
+/// `s11` the reference's blurred plane and blurred square less the same `shift`, as
+/// dmetric_blurred makes them (`s11` null: no SSIM terms). Both planes are read less `shift`,
+/// a value near the middle of the channel's range, which changes no term but for rounding: the
+/// variances come from small numbers instead of the difference of two large ones. The
 /// candidate's blurred plane, square and product with the reference are made a row at a time
 /// as they are read (as dmetric_blurred makes a blur: the row's column passes into `passes`,
-/// five rows of `stride` floats, at least width + 10, then their row passes into `columns`, five
+/// five rows of `stride` floats, at least width + 10, then their row passes into `columns`, six
 /// rows of `stride`). A register of pixels at a time in float, each row's sums added into double.
-void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
+void dmetric_sums(const float *p1, const float *p2, float shift, const float *mu1, const float *s11, long width, long height,
                   const float taps[6], long stride, float *passes, float *columns, double sums[6]);
 
 /// The sums of dmetric_sums for one score alone, with no prepared reference: the reference's
 /// blurred plane (and with `ssim` its blurred square) are made row by row beside the
 /// candidate's, in the same order, so the sums are those of dmetric_blurred and dmetric_sums
 /// to the bit, without their two whole planes.
-void dmetric_pair_sums(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6], long stride,
-                       float *passes, float *columns, double sums[6]);
+void dmetric_pair_sums(const float *p1, const float *p2, float shift, int ssim, long width, long height, const float taps[6],
+                       long stride, float *passes, float *columns, double sums[6]);
 
 /// libjxl's opsin transform shifted positive as SSIMULACRA 2 does, from linear RGB planes of
 /// `count` floats: any of `x`, `y`, `b` may be null.
