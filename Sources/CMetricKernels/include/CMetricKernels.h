@@ -26,7 +26,7 @@ void dmetric_blurred(const float *a, float shift, int squares, long width, long 
 /// candidate's blurred plane, square and product with the reference are made a row at a time
 /// as they are read (as dmetric_blurred makes a blur: the row's column passes into `passes`,
 /// five rows of `stride` floats, at least width + 10, then their row passes into `columns`, six
-/// rows of `stride`). A register of pixels at a time in float, each row's sums added into double.
+/// rows of `stride`). A register of pixels at a time in float, added into double every 1,024 of a row.
 void dmetric_sums(const float *p1, const float *p2, float shift, const float *mu1, const float *s11, long width, long height,
                   const float taps[6], long stride, float *passes, float *columns, double sums[6]);
 
