@@ -42,11 +42,14 @@ public final class HTTPListener: Sendable {
         await routes(server)
 
         // Either it listens, or `run()` ends at once (the address is in use, or not this host's).
+        // The deadline only bounds a listener that never starts: `run()` is a task on the
+        // cooperative pool, which a busy process (the whole test suite on two cores) can keep
+        // from it for more than 10 s, so it is a minute.
         let failed = Failure()
         let running = Task {
             do { try await server.run() } catch { failed.value.withLock { $0 = error } }
         }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
         while true {
             if await server.isListening, let listening = await server.listeningAddress {
                 let actual = switch listening {
@@ -61,7 +64,7 @@ public final class HTTPListener: Sendable {
             }
             if ContinuousClock.now > deadline {
                 running.cancel()
-                throw HTTPListenerError("cannot listen on \(address):\(port): not listening after 10 s")
+                throw HTTPListenerError("cannot listen on \(address):\(port): not listening after 60 s")
             }
             try? await Task.sleep(for: .milliseconds(2))
         }
