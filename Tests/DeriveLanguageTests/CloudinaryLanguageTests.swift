@@ -23,7 +23,7 @@ import Testing
         ("c_scale,w_100/so_2.5", #"chain component 1 ("so_2.5"): so_2.5: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("d_a::b", #"chain component 0 ("d_a::b"): d_a::b: unknown to Cloudinary (a default image is a name such as d_avatar.png or d_folder:avatar)"#),
         // Cloudinary's gradient tint and sigmoidal contrast: named, and said to be Cloudinary's.
-        ("e_tint:100:green:red", #"chain component 0 ("e_tint:100:green:red"): e_tint:100:green:red: known to Cloudinary, not supported by Derive: a tint of several colours (a gradient, with equalize or positions); Derive tints with one colour, e_tint:<amount>:<colour>"#),
+        ("e_tint:100:green:30p:red:10p", #"chain component 0 ("e_tint:100:green:30p:red:10p"): e_tint:100:green:30p:red:10p: known to Cloudinary, not supported by Derive: the colours' positions go back (30p, 10p); Cloudinary does not document what positions out of order mean, so Derive reads them only in order (red:20p:blue:60p)"#),
         ("e_contrast:level_50;type_sigmoidal", #"chain component 0 ("e_contrast:level_50;type_sigmoidal"): e_contrast:level_50;type_sigmoidal: known to Cloudinary, not supported by Derive: a sigmoidal contrast curve; Derive's e_contrast is linear (type_linear)"#),
         // Image variables are Cloudinary's (user-defined variables), not Derive's: not "unknown".
         ("$img_current", #"chain component 0 ("$img_current"): $img_current: known to Cloudinary, not supported by Derive: an image variable (the image as it is at this point, used as a layer, l_$img); Derive's variables hold numbers and texts"#),

@@ -85,6 +85,9 @@ public struct CloudinaryParser: Sendable {
         }
         run.pairLayers(components)
         run.pairBlocks(components)
+        run.writableFormatAt = components.filter { c in
+            c.params["f"].flatMap(OutputFormat.parse) != nil && !c.opensLayer && !run.closing.contains { $0.key < c.index && c.index <= $0.value }
+        }.map(\.index)
         let steps = run.applyingDensity(to: run.sequence(components, 0..<components.count, inLayer: false, depth: 0))
         run.checkAutomaticWidthIsLast(components)
         run.checkAutomaticDensity(steps)
@@ -160,6 +163,9 @@ struct ParseRun {
     var automaticWidth: Component?
     /// The component with `dpr_auto`, read as the output's densities.
     var automaticDensity: Component?
+    /// The top-level components whose `f_` names a format Derive writes (`f_auto`, `f_webp`):
+    /// an earlier `f_` is replaced by them, as any setting given again is.
+    var writableFormatAt: [Int] = []
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -713,7 +719,13 @@ struct ParseRun {
             if let format = OutputFormat.parse(f) {
                 found.format = format
             } else if let refusal = OutputFormat.refusal(f) {
-                fail(c, refusal)
+                // `f_flif/f_auto`: a later component names the format; Cloudinary encodes once,
+                // at the end, with the last one given, so this one is never written.
+                if !inLayer, let later = writableFormatAt.first(where: { $0 > c.index }) {
+                    note(c, "f_\(f) is replaced by the f_ of component \(later): Cloudinary encodes once, with the last format given, so f_\(f) (which Derive does not write) is ignored")
+                } else {
+                    fail(c, refusal)
+                }
             } else {
                 let supported = "; supported: " + OutputFormat.spellings.joined(separator: ", ")
                 fail(c, CloudinaryVocabulary.unknown("f_" + f, what: "format \(Quoted(f))", hint: Suggest.hint(for: f, among: OutputFormat.spellings, else: supported)))
@@ -1159,8 +1171,7 @@ struct ParseRun {
         // e_tint[:equalize]:<amount>:<colour>[:<position>]:<colour>…: Cloudinary's gradient tint
         // of up to ten colours (its SDKs: "equalize:amount:color1:color1_position:color2:…").
         if kind == .tint, args.first == "equalize" || (args.count > 2 && Color.parse(args.dropFirst().joined(separator: ":")) == nil) {
-            fail(c, "e_\(text): known to Cloudinary, not supported by Derive: a tint of several colours (a gradient, with equalize or positions); Derive tints with one colour, e_tint:<amount>:<colour>")
-            return nil
+            return tintGradient(text, args: args, color: color, in: c)
         }
         // e_contrast:level_<n>[;type_<linear|sigmoidal>], the form Cloudinary's newer SDKs write.
         // Derive's contrast is linear (about the middle grey): level_<n> alone and with
@@ -1424,6 +1435,57 @@ extension ParseRun {
     }
 
     /// `e_replace_color:<to>[:<tolerance>][:<from>]`; a colour may be written `rgb:<hex>`.
+    /// `e_tint[:equalize]:<amount>:<colour>[:<n>p]:<colour>[:<n>p]…` (TintGradient): the amount
+    /// may be left out after `equalize`; a colour is a name, `rgb:<hex>` or bare hex.
+    mutating func tintGradient(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
+        var rest = args[...]
+        let equalize = rest.first == "equalize"
+        if equalize { rest = rest.dropFirst() }
+        var amount = EffectRules.defaultAmount(of: .tint).map(WholeNumber.value) ?? .value(60)
+        if let first = rest.first, Int(first) != nil || Self.looksNumeric(first) || (Color.parse(first) == nil && first != "rgb") {
+            if let n = Int(first) {
+                amount = .value(n)
+            } else {
+                guard let n = wholeNumberExpression(first, param: "e", written: "e_" + text, label: "e_tint:", accepts: "a whole-number amount", in: c) else { return nil }
+                amount = n
+            }
+            rest = rest.dropFirst()
+        }
+        var colors: [Color] = []
+        var positions: [Int?] = []
+        while var word = rest.popFirst() {
+            if word == "rgb", let hex = rest.popFirst() { word += ":" + hex }
+            if Color.parse(word) == nil, [3, 6].contains(word.count), word.allSatisfy({ $0.isASCII && $0.isHexDigit }) { word = "rgb:" + word }
+            guard let parsed = self.color(word, param: "e", written: "e_" + text, in: c) else { return nil }
+            colors.append(parsed)
+            if let next = rest.first, next.hasSuffix("p"), let p = Int(next.dropLast()) {
+                positions.append(p)
+                rest = rest.dropFirst()
+            } else {
+                positions.append(nil)
+            }
+        }
+        if colors.isEmpty {
+            colors = [EffectRules.tintDefaultColor]
+            positions = [nil]
+        }
+        guard colors.count <= TintGradient.maxColors else {
+            fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_tint takes up to \(TintGradient.maxColors) colours, got \(colors.count)", hint: ""))
+            return nil
+        }
+        let gradient = TintGradient(colors: colors, positions: positions, equalize: equalize)
+        if let problem = gradient.positionProblem {
+            if problem.contains("go back") {
+                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: \(problem); Cloudinary does not document what positions out of order mean, so Derive reads them only in order (red:20p:blue:60p)")
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("e_" + text, problem, hint: ""))
+            }
+            return nil
+        }
+        ignoreUnusedColor(color, in: c, appliesTo: "e_colorize; give the tint's colours as e_tint:<amount>:<color>:<color>")
+        return .tintGradient(amount: amount, gradient: gradient)
+    }
+
     mutating func replaceColor(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
         var rest = args[...]
         // Cloudinary's examples write bare hex here (e_replace_color:aa7812).

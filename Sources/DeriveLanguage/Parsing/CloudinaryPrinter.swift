@@ -120,6 +120,9 @@ public enum CloudinaryPrinter {
         switch e {
         case .tint(let amount, let c):
             return "\(name):\(amount):" + color(c)
+        case .tintGradient(let amount, let gradient):
+            let stops = zip(gradient.colors, gradient.positions).map { c, p in color(c) + (p.map { ":\($0)p" } ?? "") }
+            return "\(name):" + (gradient.equalize ? "equalize:" : "") + "\(amount):" + stops.joined(separator: ":")
         case .colorize(let amount, let c):
             let amountText = amount == EffectRules.defaultAmount(of: .colorize).map(WholeNumber.value) ? "" : ":\(amount)"
             return name + amountText + ",co_" + color(c)
