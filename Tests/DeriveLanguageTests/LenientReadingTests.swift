@@ -118,6 +118,7 @@ import Testing
         ("w_100/e_loop:0,f_webp", "c_scale,w_100/f_webp,e_loop:0"),
         ("dl_200,e_loop:3", "e_loop:3,dl_200"), ("f_tiff,fl_tiff8_lzw", "f_tiff,fl_tiff8_lzw"),
         ("f_jpg,fl_keep_attribution", "f_jpeg,fl_keep_attribution"),
+        ("fl_ignore_mask_channels", "fl_ignore_mask_channels"), ("f_tiff,fl_ignore_mask_channels", "f_tiff,fl_ignore_mask_channels"),
         // Keeping every field keeps the attribution too: the flag says nothing more.
         ("f_jpg,fl_keep_attribution,fl_keep_iptc", "f_jpeg,fl_keep_iptc"),
     ])

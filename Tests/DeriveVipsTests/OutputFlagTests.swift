@@ -93,6 +93,59 @@ import Testing
     }
 }
 
+/// `fl_ignore_mask_channels` (issue 30): Cloudinary's "ensures that an alpha channel is not
+/// applied to a TIFF image if it is a mask channel". A TIFF's ExtraSamples tag (338) says what its
+/// extra channel is: 0 unspecified (a mask), 1 associated or 2 unassociated alpha; libvips reads
+/// any of them as alpha.
+@Suite struct IgnoreMaskChannelsTests {
+    /// A 64x64 RGBA TIFF, red on the left half and blue on the right, its extra channel 0 on
+    /// the left and 255 on the right, with ExtraSamples set to `extraSamples`.
+    static func tiff(extraSamples: UInt8) throws -> SourceImage {
+        var pixels: [UInt8] = []
+        for _ in 0..<64 { for x in 0..<64 { pixels += x < 32 ? [255, 0, 0, 0] : [0, 0, 255, 255] } }
+        let image = try VImage.fromPixels(pixels, width: 64, height: 64, bands: 4).interpreted(as: "srgb")
+        var choices: [String] = []
+        var bytes = try VipsEncoder.write(image, settings: EncodingSettings(OutputSettings(format: .tiff)), quality: 100, choices: &choices)
+        try #require(bytes[0] == 0x49 && bytes[1] == 0x49)
+        func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
+        let ifd = u32(4)
+        let entry = try #require((0..<u16(ifd)).map { ifd + 2 + $0 * 12 }.first { u16($0) == 338 }, "the TIFF has an ExtraSamples tag")
+        try #require(u16(entry + 2) == 3 && u32(entry + 4) == 1)
+        bytes[entry + 8] = extraSamples
+        bytes[entry + 9] = 0
+        return SourceImage(bytes: bytes, location: "masked.tif")
+    }
+
+    @Test func theSnifferReadsAMaskChannel() throws {
+        #expect(ImageSniffer.facts(of: try Self.tiff(extraSamples: 0).bytes)?.hasMaskChannel == true)
+        #expect(ImageSniffer.facts(of: try Self.tiff(extraSamples: 2).bytes)?.hasMaskChannel == false)
+        #expect(ImageSniffer.facts(of: try Self.tiff(extraSamples: 1).bytes)?.hasMaskChannel == false)
+    }
+
+    /// With the flag, the mask is dropped: three bands, the red half still red though its mask
+    /// was 0. Without it, the channel is the image's alpha, as libvips reads it.
+    @Test func theMaskIsDroppedWithTheFlagAndKeptWithout() throws {
+        let masked = try Self.tiff(extraSamples: 0)
+        let (plan, ignored) = try Harness.render(masked, "fl_ignore_mask_channels/f_png")
+        let p = try Harness.pixels(ignored.outputs[0].data)
+        #expect(p.bands == 3)
+        #expect(Array(p.pixels[0..<3]) == [255, 0, 0] && Array(p.pixels[(32 * 64 + 40) * 3..<((32 * 64 + 40) * 3 + 3)]) == [0, 0, 255])
+        #expect(plan.outputs[0].notes.isEmpty, "\(plan.outputs[0].notes)")
+        let (_, kept) = try Harness.render(masked, "f_png")
+        let q = try Harness.pixels(kept.outputs[0].data)
+        #expect(q.bands == 4 && q.pixels[3] == 0 && q.pixels[(32 * 64 + 40) * 4 + 3] == 255)
+    }
+
+    /// A real alpha channel is kept, and the plan's notes say the flag had nothing to do.
+    @Test func realAlphaIsKeptWithANote() throws {
+        let (plan, result) = try Harness.render(try Self.tiff(extraSamples: 2), "fl_ignore_mask_channels/f_png")
+        let p = try Harness.pixels(result.outputs[0].data)
+        #expect(p.bands == 4 && p.pixels[3] == 0)
+        #expect(plan.outputs[0].notes.contains { $0.contains("fl_ignore_mask_channels: the source has no mask channel") }, "\(plan.outputs[0].notes)")
+    }
+}
+
 /// `ils` through the engine (issue 30): measured on the source, deciding conditions.
 @Suite struct IllustrationScoreVipsTests {
     static func score(_ fixture: String) throws -> Double {

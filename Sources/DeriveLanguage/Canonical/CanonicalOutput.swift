@@ -84,6 +84,8 @@ public struct EncodingSettings: Sendable, Hashable {
     public var delay: Int?
     /// `fl_tiff8_lzw`.
     public var tiffLZW: Bool
+    /// `fl_ignore_mask_channels`: a TIFF's extra channel marked as a mask, not alpha, is dropped.
+    public var ignoreMaskChannels: Bool
     /// `fl_keep_attribution`: with metadata stripped, the EXIF copyright and artist kept.
     public var keepAttribution: Bool
     /// `fl_getinfo`.
@@ -111,6 +113,7 @@ public struct EncodingSettings: Sendable, Hashable {
         loop = s.loop
         delay = s.delay
         tiffLZW = s.tiffLZW ?? false
+        ignoreMaskChannels = s.ignoreMaskChannels ?? false
         keepAttribution = strip && (s.keepAttribution ?? false)
         getInfo = s.getInfo ?? false
     }
@@ -141,6 +144,7 @@ public struct EncodingSettings: Sendable, Hashable {
         s.loop = loop
         s.delay = delay
         s.tiffLZW = tiffLZW ? true : nil
+        s.ignoreMaskChannels = ignoreMaskChannels ? true : nil
         s.keepAttribution = keepAttribution ? true : nil
         s.getInfo = getInfo ? true : nil
         return s

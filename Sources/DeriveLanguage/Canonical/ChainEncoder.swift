@@ -41,6 +41,7 @@ public enum ChainEncoder {
         add("loop", s.loop.map(JSONValue.int))
         add("delay", s.delay.map(JSONValue.int))
         add("tiffLZW", s.tiffLZW.map(JSONValue.bool))
+        add("ignoreMaskChannels", s.ignoreMaskChannels.map(JSONValue.bool))
         add("keepAttribution", s.keepAttribution.map(JSONValue.bool))
         add("getInfo", s.getInfo.map(JSONValue.bool))
         add("defaultImage", s.defaultImage.map(JSONValue.string))

@@ -63,6 +63,9 @@ public struct OutputSettings: Sendable, Hashable {
     public var delay: Int?
     /// `fl_tiff8_lzw`: a TIFF output compressed with LZW (lossless) instead of deflate.
     public var tiffLZW: Bool?
+    /// `fl_ignore_mask_channels`: a TIFF source's extra channel that its ExtraSamples tag marks
+    /// as unspecified (a mask channel, not alpha) is not used as alpha: it is dropped.
+    public var ignoreMaskChannels: Bool?
     /// `fl_keep_attribution`: metadata stripped but for the EXIF copyright and artist.
     public var keepAttribution: Bool?
     /// `fl_getinfo`: a JSON document beside the image with the source's and the output's facts,
@@ -224,6 +227,7 @@ extension OutputSettings {
         take(\.loop, "loop")
         take(\.delay, "delay")
         take(\.tiffLZW, "tiffLZW")
+        take(\.ignoreMaskChannels, "ignoreMaskChannels")
         take(\.keepAttribution, "keepAttribution")
         take(\.getInfo, "getInfo")
         take(\.defaultImage, "defaultImage")

@@ -65,7 +65,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d", "dl"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "keep_attribution", "getinfo", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "ignore_mask_channels", "keep_attribution", "getinfo", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -494,7 +494,7 @@ struct ParseRun {
             var rest = c
             rest.params = p
             rest.assignments = []
-            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "keep_attribution", "getinfo"].contains($0) }
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "ignore_mask_channels", "keep_attribution", "getinfo"].contains($0) }
             note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
@@ -861,6 +861,7 @@ struct ParseRun {
                 found.pngType = PNGType(rawValue: flag)
             case "lossy": found.lossy = true
             case "tiff8_lzw": found.tiffLZW = true
+            case "ignore_mask_channels": found.ignoreMaskChannels = true
             case "keep_attribution": found.keepAttribution = true
             case "getinfo": found.getInfo = true
             default: break
@@ -1581,6 +1582,7 @@ enum CloudinaryNames {
         case "loop": "e_loop"
         case "delay": "dl"
         case "tiffLZW": "fl_tiff8_lzw"
+        case "ignoreMaskChannels": "fl_ignore_mask_channels"
         case "keepAttribution": "fl_keep_attribution"
         case "getInfo": "fl_getinfo"
         case "defaultImage": "d"

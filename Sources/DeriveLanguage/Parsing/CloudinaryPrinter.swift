@@ -265,6 +265,7 @@ public enum CloudinaryPrinter {
         if let type = s.pngType { flags.append(type.rawValue) }
         if s.lossy { flags.append("lossy") }
         if s.tiffLZW { flags.append("tiff8_lzw") }
+        if s.ignoreMaskChannels { flags.append("ignore_mask_channels") }
         if s.keepAttribution { flags.append("keep_attribution") }
         if s.getInfo { flags.append("getinfo") }
         if !flags.isEmpty { p.append("fl_" + flags.joined(separator: ".")) }

@@ -8,7 +8,7 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset", "tags", "context"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "keepAttribution", "getInfo", "defaultImage", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "ignoreMaskChannels", "keepAttribution", "getInfo", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template", "lut", "quality"] + Effect.Kind.allCases.map(\.rawValue)
@@ -250,6 +250,7 @@ public struct JSONChainDecoder: Sendable {
         s.loop = log.int(fields["loop"], at: path.appending("loop"))
         s.delay = log.int(fields["delay"], at: path.appending("delay"))
         s.tiffLZW = log.bool(fields["tiffLZW"], at: path.appending("tiffLZW"))
+        s.ignoreMaskChannels = log.bool(fields["ignoreMaskChannels"], at: path.appending("ignoreMaskChannels"))
         s.keepAttribution = log.bool(fields["keepAttribution"], at: path.appending("keepAttribution"))
         s.getInfo = log.bool(fields["getInfo"], at: path.appending("getInfo"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))

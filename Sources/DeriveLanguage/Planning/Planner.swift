@@ -147,6 +147,12 @@ public struct Planner: Sendable {
         var start = autoOrient ? source.orientedSize : source.storedSize
         var prefix: [ImageOperation] = []
         if !autoOrient && source.orientation != 1 { prefix.append(.unorient(orientation: source.orientation)) }
+        // fl_ignore_mask_channels: a TIFF's mask channel is not the image's alpha.
+        var source = source
+        if output.encoding.ignoreMaskChannels && source.hasMaskChannel {
+            prefix.append(.dropMaskChannel)
+            source.hasAlpha = false
+        }
         // dn_: a vector or page source (its header's size is at 72 dpi) is rasterised at this
         // density, so the chain starts from that many pixels; the decode follows the resample.
         if let dpi = output.encoding.density, source.format.isScalable, dpi != 72 {
@@ -245,6 +251,9 @@ public struct Planner: Sendable {
         guard var base = planned(output.chain, breakpoint: nil) else { return [] }
         if format != .svg, let trace = Self.vectorTrace(in: output.chain), !trace.isDefault {
             base.notes.append("e_vectorize: detail, despeckle, paths and corners shape the paths of an f_svg output; this output is \(format.rawValue), a raster of the flat colours, and does not use them")
+        }
+        if output.encoding.ignoreMaskChannels && !source.hasMaskChannel {
+            base.notes.append("fl_ignore_mask_channels: the source has no mask channel (a TIFF extra channel whose ExtraSamples tag is unspecified), so there is nothing to ignore")
         }
         guard let breakpoints = output.encoding.breakpoints else {
             return [Draft(output: base, page: page, pages: selected)]
