@@ -151,7 +151,7 @@ import Testing
         ("l_text:Arial_20_bolt:Hi", #"chain component 0 ("l_text:Arial_20_bolt:Hi"): l_text:Arial_20_bolt: unknown to Cloudinary (no text style "bolt"); did you mean "bold"?"#),
         ("l_text:Arial_20_fancy:Hi", #"chain component 0 ("l_text:Arial_20_fancy:Hi"): l_text:Arial_20_fancy: unknown to Cloudinary (no text style "fancy"); Derive reads bold, italic, normal, underline, strikethrough, letter_spacing, line_spacing, left, center, right, justify, start, end, stroke, antialias"#),
         ("l_bike/o_50,fl_layer_apply", #"chain component 1 ("o_50,fl_layer_apply"): o_50 beside fl_layer_apply: known to Cloudinary, not supported by Derive: parameters other than the layer's placement (g_, x_, y_, fl_region_relative), a blend mode or an effect (e_) in the component that applies it; put what changes the layer in a component before fl_layer_apply, and what changes the result in one after it"#),
-        ("e_multiply", #"chain component 0 ("e_multiply"): e_multiply: known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_multiply,fl_layer_apply)"#),
+        ("l_badge/fl_layer_apply/e_multiply", #"chain component 2 ("e_multiply"): e_multiply: known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_multiply,fl_layer_apply)"#),
     ])
     func rejectsWithAnExactReason(text: String, message: String) {
         let result = CloudinaryParser().parse(text)

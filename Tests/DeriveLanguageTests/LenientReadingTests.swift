@@ -56,6 +56,9 @@ import Testing
         ("$a_30.9_to_i", "$a_30", ""),
         ("e_sepia:10/bo_0px_solid_transparent,r_50", "e_sepia:10/r_50", "a border 0 pixels wide draws nothing"),
         ("bo_5.5px_solid_rgb:fff", "bo_6px_solid_rgb:fff", "Derive draws the nearest, 6px"),
+        // A blend mode with no layer anywhere in the chain: nothing to combine.
+        ("e_anti_removal:95", "", "e_anti_removal:95 with no layer in the chain"),
+        ("e_mask/c_scale,w_100", "c_scale,w_100", "e_mask with no layer in the chain"),
         // A format Derive does not write, replaced by a later component's f_.
         ("f_flif/f_auto", "f_auto", "f_flif is replaced by the f_ of component 1"),
         ("f_pdf,w_100/e_sepia/f_webp", "w_100/e_sepia/f_webp", "f_pdf is replaced by the f_ of component 2"),

@@ -85,6 +85,7 @@ public struct CloudinaryParser: Sendable {
         }
         run.pairLayers(components)
         run.pairBlocks(components)
+        run.chainHasLayer = components.contains { $0.opensLayer }
         run.writableFormatAt = components.filter { c in
             c.params["f"].flatMap(OutputFormat.parse) != nil && !c.opensLayer && !run.closing.contains { $0.key < c.index && c.index <= $0.value }
         }.map(\.index)
@@ -166,6 +167,8 @@ struct ParseRun {
     /// The top-level components whose `f_` names a format Derive writes (`f_auto`, `f_webp`):
     /// an earlier `f_` is replaced by them, as any setting given again is.
     var writableFormatAt: [Int] = []
+    /// Some component opens a layer (`l_`, `u_`): a blend mode elsewhere may be meant for it.
+    var chainHasLayer = false
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -1160,6 +1163,13 @@ struct ParseRun {
             return nil
         }
         if BlendMode.effect(named: name) != nil {
+            // `e_anti_removal:95`, `e_mask` with no layer anywhere: a blend mode combines a
+            // layer with the image, and with none there is nothing for it to change (as
+            // fl_cutter outside a layer).
+            if !chainHasLayer {
+                note(c, "e_\(text) with no layer in the chain: a blend mode says how a layer (l_ … fl_layer_apply) combines with the image, and there is none; ignored")
+                return nil
+            }
             fail(c, "e_\(text): known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_\(name),fl_layer_apply)")
             return nil
         }
