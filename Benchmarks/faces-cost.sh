@@ -83,7 +83,7 @@ echo "== 1c. per CenterFace canvas (DERIVE_FACE_DETECTION_CANVAS): processor tim
 echo "       building the detector once per process, and the process's peak resident memory (12 jobs)"
 # Canvases as in Benchmarks/faces/netsizes.py, whose accuracy on both halves of the set goes with these.
 measure() { /usr/bin/time -f "%U %S %M" "$@" 2>&1 >/dev/null | tail -1; }
-for canvas in ${DERIVE_FACE_CANVASES:-1024x1024 768x768 768x576 640x480}; do
+for canvas in ${DERIVE_FACE_CANVASES:-1024x1024 768x576 640x480 576x416}; do
     export DERIVE_FACE_DETECTION_CANVAS=$canvas DERIVE_FACE_DETECTOR=centerface
     all=$(measure taskset -c 0 "$derive" run "${sources[@]}" --chain "c_fill,w_400,h_400,g_faces" --out "$work/out")
     one=$(measure taskset -c 0 "$derive" run "$photo" --chain "c_fill,w_400,h_400,g_faces" --out "$work/out")
@@ -101,7 +101,7 @@ done
 echo
 echo "== 1d. where the detection stage goes (DERIVE_FACE_PROFILE), per canvas: median of 11 jobs, milliseconds;"
 echo "       the copy's stages are processor time of the process, the network's of its thread"
-for canvas in ${DERIVE_FACE_CANVASES:-1024x1024 768x768 768x576 640x480}; do
+for canvas in ${DERIVE_FACE_CANVASES:-1024x1024 768x576 640x480 576x416}; do
     DERIVE_FACE_PROFILE=1 DERIVE_FACE_DETECTOR=centerface DERIVE_FACE_DETECTION_CANVAS=$canvas taskset -c 0 "$derive" run "${sources[@]}" \
         --chain "c_fill,w_400,h_400,g_faces" --out "$work/out" 2> "$work/profile.txt" > "$work/profiled.json"
     python3 - "$work/profile.txt" "$work/profiled.json" "$work/north.json" "$canvas" <<'PY'

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Derive's own CenterFace path at several canvases and thresholds, on both halves of the set.
 
-Usage: netsizes.py DERIVE_BINARY FIXTURES_DIR CACHE_DIR [CANVAS ...]   (default 1024x1024 768x768 768x576 640x480 512x384)
+Usage: netsizes.py DERIVE_BINARY FIXTURES_DIR CACHE_DIR [CANVAS ...]   (default 1024x1024 768x576 640x480 576x416 512x384)
 
 Unlike candidates.py (OpenCV in Python, the image never reduced), this runs `derive faces` itself,
 one core, with DERIVE_FACE_DETECTION_CANVAS set: the decode, libvips' resize to fit the canvas
@@ -56,7 +56,7 @@ def run(derive, files, canvas):
 
 def main():
     derive, fixtures, cache = sys.argv[1:4]
-    canvases = sys.argv[4:] or ["1024x1024", "768x768", "768x576", "640x480", "512x384"]
+    canvases = sys.argv[4:] or ["1024x1024", "768x576", "640x480", "576x416", "512x384"]
     images = dataset.load(cache, fixtures)
     for image in images:
         from PIL import Image

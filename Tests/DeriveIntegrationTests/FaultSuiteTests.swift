@@ -455,11 +455,17 @@ final class FaultRun {
             found.violations.append("job \(row[0] ?? "?") not finished: still \(row[1] ?? "?")")
         }
         var attempts: [JobID: Int] = [:]
-        for row in try rows("SELECT id, outcome, attempt FROM derive.job_archive") {
+        // A job that did not complete is reported with its errors, attempt by attempt: the run's
+        // database is gone once the suite ends, so this line is all a failure leaves behind.
+        for row in try rows("SELECT id, outcome, attempt, errors::text FROM derive.job_archive") {
             let id = JobID(row[0]!)!, attempt = Int(row[2]!)!
             if attempts[id] != nil { found.violations.append("job \(id) finished twice") }
             attempts[id] = attempt
-            if row[1] == "completed" { found.completed += 1 } else { found.violations.append("job \(id) \(row[1] ?? "?"), not completed") }
+            if row[1] == "completed" {
+                found.completed += 1
+            } else {
+                found.violations.append("job \(id) \(row[1] ?? "?") after \(attempt) attempts, not completed; errors: \(row[3] ?? "none")")
+            }
             if attempt > 1 { found.retried += 1 }
         }
 
