@@ -75,6 +75,16 @@ enum VipsEncoder {
             // a bare one (orientation, resolution, size), which holds nothing of the source.
             image = try image.strippingMetadata()
         }
+        // cs_cmyk, and cs_keep_cmyk on a CMYK source (the planner resolved which): the image,
+        // flattened onto white, exported to CMYK through libvips' built-in profile with the
+        // perceptual intent (icc_export from Lab); the profile goes with it, the only field left
+        // when the output is stripped.
+        if resolved.cmyk == .convert && CMYKOutput.formats.contains(format) {
+            image = try VipsCall("icc_export").image("in", try image.flattened(on: .white).colourspace("lab"))
+                .string("output_profile", "cmyk").enumeration("intent", "perceptual").run().image("out")
+            if image.blob("icc-profile-data") == nil { throw DeriveError(.encodeFailed, "libvips wrote CMYK without its profile") }
+            strip = false
+        }
         // fl_strip_profile / cs_tinysrgb: the other metadata stays, the ICC profile goes.
         if resolved.stripProfile { image = try image.removing(["icc-profile-data"]) }
         // dn_: the resolution written in the file (libvips keeps pixels per millimetre; JPEG's

@@ -95,3 +95,40 @@ import Testing
         #expect(Array(one[0..<3]) == [0, 0, 0] && Array(one[765..<768]) == [255, 255, 0])
     }
 }
+
+/// `cs_cmyk` and `cs_keep_cmyk` in strings and JSON, and the formats that hold CMYK.
+@Suite struct CMYKLanguageTests {
+    @Test(arguments: [("cs_cmyk", "cs_cmyk"), ("f_jpg,cs_keep_cmyk", "f_jpeg,cs_keep_cmyk"), ("c_scale,w_100/f_tiff,cs_cmyk", "c_scale,w_100/f_tiff,cs_cmyk")])
+    func roundTrips(text: String, printed: String) throws {
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    @Test func jsonSaysTheSame() throws {
+        let json = try canonical(json: #"{"source": "https://x/a.jpg", "outputs": [{"name": "default", "format": "jpeg", "colorSpace": "cmyk", "chain": []}]}"#)
+        #expect(json.identity == (try canonical(string: "f_jpg,cs_cmyk")).identity)
+        #expect(throws: ValidationError.self) { try TransformationInput.parse(#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [], "colorSpace": "lab"}]}"#) }
+    }
+
+    static func plan(_ text: String, source: SourceFacts = SourceFacts(format: .jpeg, width: 400, height: 300)) throws -> Plan {
+        try Planner().plan(JobResolver().resolve(TransformationInput.parse(text)), source: source)
+    }
+
+    @Test(arguments: ["f_png,cs_cmyk", "f_auto,cs_cmyk", "f_webp,cs_cmyk"])
+    func cmykNeedsJPEGOrTIFF(text: String) {
+        #expect(throws: ValidationError.self) { try Self.plan(text) }
+        do { _ = try Self.plan(text) } catch let error as ValidationError {
+            #expect(error.issues.first?.reason.contains("known to Cloudinary, not supported by Derive: only JPEG and TIFF hold CMYK") == true, "\(error.issues)")
+        } catch {}
+    }
+
+    @Test func keepResolvesOnTheSource() throws {
+        var cmyk = SourceFacts(format: .jpeg, width: 400, height: 300)
+        cmyk.isCMYK = true
+        #expect(try Self.plan("cs_keep_cmyk", source: cmyk).outputs[0].encoding.cmyk == .convert)
+        let rgb = try Self.plan("cs_keep_cmyk")
+        #expect(rgb.outputs[0].encoding.cmyk == nil)
+        #expect(rgb.outputs[0].notes.contains { $0.contains("the source is not CMYK") })
+        #expect(try Self.plan("f_png,cs_keep_cmyk", source: cmyk).outputs[0].encoding.cmyk == nil)
+        #expect(try Self.plan("cs_cmyk").outputs[0].encoding.cmyk == .convert)
+    }
+}

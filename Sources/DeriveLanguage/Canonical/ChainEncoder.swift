@@ -42,6 +42,7 @@ public enum ChainEncoder {
         add("delay", s.delay.map(JSONValue.int))
         add("tiffLZW", s.tiffLZW.map(JSONValue.bool))
         add("ignoreMaskChannels", s.ignoreMaskChannels.map(JSONValue.bool))
+        add("colorSpace", s.cmyk.map { .string($0.rawValue) })
         add("keepAttribution", s.keepAttribution.map(JSONValue.bool))
         add("getInfo", s.getInfo.map(JSONValue.bool))
         add("defaultImage", s.defaultImage.map(JSONValue.string))

@@ -781,11 +781,14 @@ struct ParseRun {
         }
         // Derive's pixels are always sRGB (a CMYK source is converted): cs_srgb and cs_no_cmyk ask
         // for what it makes; cs_tinysrgb's point, a smaller profile, is met by writing none.
-        // cs_keep_cmyk, cs_cmyk and cs_icc: are refused by the vocabulary before this.
+        // cs_cmyk and cs_keep_cmyk write CMYK (JPEG and TIFF; the planner checks the format);
+        // cs_icc: and cs_srgb:truecolor are refused by the vocabulary before this.
         if let cs = p.removeValue(forKey: "cs") {
             switch cs {
             case "srgb", "no_cmyk": break
             case "tinysrgb": found.stripProfile = true
+            case "cmyk": found.cmyk = .convert
+            case "keep_cmyk": found.cmyk = .keep
             default:
                 fail(c, CloudinaryVocabulary.unknown("cs_" + cs, what: "colour space \(Quoted(cs))",
                                                      hint: Suggest.hint(for: cs, among: ["srgb", "no_cmyk", "tinysrgb"], else: "; Derive writes sRGB: cs_srgb, cs_no_cmyk, cs_tinysrgb")))
@@ -1593,6 +1596,7 @@ enum CloudinaryNames {
         case "delay": "dl"
         case "tiffLZW": "fl_tiff8_lzw"
         case "ignoreMaskChannels": "fl_ignore_mask_channels"
+        case "colorSpace": "cs"
         case "keepAttribution": "fl_keep_attribution"
         case "getInfo": "fl_getinfo"
         case "defaultImage": "d"

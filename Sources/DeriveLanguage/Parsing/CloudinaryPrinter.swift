@@ -266,6 +266,7 @@ public enum CloudinaryPrinter {
         if s.lossy { flags.append("lossy") }
         if s.tiffLZW { flags.append("tiff8_lzw") }
         if s.ignoreMaskChannels { flags.append("ignore_mask_channels") }
+        if let cmyk = s.cmyk { p.append("cs_" + cmyk.rawValue) }
         if s.keepAttribution { flags.append("keep_attribution") }
         if s.getInfo { flags.append("getinfo") }
         if !flags.isEmpty { p.append("fl_" + flags.joined(separator: ".")) }

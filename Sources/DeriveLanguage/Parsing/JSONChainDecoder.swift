@@ -8,7 +8,7 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset", "tags", "context"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "ignoreMaskChannels", "keepAttribution", "getInfo", "defaultImage", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "ignoreMaskChannels", "colorSpace", "keepAttribution", "getInfo", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template", "lut", "quality"] + Effect.Kind.allCases.map(\.rawValue)
@@ -251,6 +251,13 @@ public struct JSONChainDecoder: Sendable {
         s.delay = log.int(fields["delay"], at: path.appending("delay"))
         s.tiffLZW = log.bool(fields["tiffLZW"], at: path.appending("tiffLZW"))
         s.ignoreMaskChannels = log.bool(fields["ignoreMaskChannels"], at: path.appending("ignoreMaskChannels"))
+        if let value = fields["colorSpace"] {
+            if case .string(let text) = value, let mode = CMYKOutput(rawValue: text) {
+                s.cmyk = mode
+            } else {
+                log.add(path.appending("colorSpace"), "expected \"cmyk\" or \"keep_cmyk\", got \(value.typeDescription)")
+            }
+        }
         s.keepAttribution = log.bool(fields["keepAttribution"], at: path.appending("keepAttribution"))
         s.getInfo = log.bool(fields["getInfo"], at: path.appending("getInfo"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))

@@ -12,6 +12,9 @@ public struct SourceFacts: Sendable, Hashable {
     /// A TIFF whose extra channel its ExtraSamples tag leaves unspecified: a mask channel that
     /// libvips reads as alpha, which `fl_ignore_mask_channels` drops.
     public var hasMaskChannel = false
+    /// The pixels are stored in CMYK (a JPEG with four components, a separated TIFF), which
+    /// `cs_keep_cmyk` keeps.
+    public var isCMYK = false
 
     public init(format: ImageFormat, width: Int, height: Int, orientation: Int = 1, pages: Int = 1, hasAlpha: Bool = false) {
         self.format = format

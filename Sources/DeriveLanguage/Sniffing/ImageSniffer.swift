@@ -224,7 +224,9 @@ public enum ImageSniffer {
             if isFrame {
                 guard let height = b.u16be(segment + 1), let width = b.u16be(segment + 3), b.u8(segment + 5) != nil,
                       width > 0, height > 0 else { return nil }
-                return SourceFacts(format: .jpeg, width: width, height: height, orientation: orientation)
+                var facts = SourceFacts(format: .jpeg, width: width, height: height, orientation: orientation)
+                facts.isCMYK = b.u8(segment + 5) == 4
+                return facts
             }
             offset += length
         }
