@@ -695,13 +695,10 @@ struct ParseRun {
                 if let bound = issue.bound, let value = c.params[param] {
                     fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(subject) \(issue.reason)", bound: bound))
                 } else if subject != param, let value = c.params[param] {
-                    // Cloudinary has e_gradient_fade with x_ and y_ together; the rest of an
-                    // effect's settings Cloudinary refuses too.
-                    if issue.reason.contains("not both") {
-                        fail(c, "\(param)_\(value): known to Cloudinary, not supported by Derive: \(subject) \(issue.reason)")
-                    } else {
-                        fail(c, CloudinaryVocabulary.malformed("\(param)_\(value)", "\(subject) \(issue.reason)", hint: ""))
-                    }
+                    // An effect's settings out of their form Cloudinary refuses too: e_gradient_fade
+                    // with x_ and y_ together among them (its reference: "Only one direction can
+                    // be specified").
+                    fail(c, CloudinaryVocabulary.malformed("\(param)_\(value)", "\(subject) \(issue.reason)", hint: ""))
                 } else if subject != param {
                     fail(c, "\(subject) \(issue.reason)")
                 } else if param.isEmpty {
