@@ -36,7 +36,10 @@ enum VipsEncoder {
         if encoding.format == .auto || encoding.format == .original {
             return try AutoEncoder(settings: settings, hints: hints).chooseFormat(image, encoding: encoding, animated: animated)
         }
-        if case .auto(let level)? = encoding.quality, !encoding.lossless, Self.scored.contains(encoding.format) {
+        // A CMYK output (cs_cmyk) is not searched: the metric and its fast JPEG paths compare
+        // sRGB pixels, so q_auto takes the level's default quality, as JPEG 2000 does.
+        let cmyk = encoding.cmyk == .convert && CMYKOutput.formats.contains(encoding.format)
+        if case .auto(let level)? = encoding.quality, !encoding.lossless, Self.scored.contains(encoding.format), !cmyk {
             return try AutoEncoder(settings: settings, hints: hints).search(image, encoding: encoding.resolved(to: encoding.format),
                                                               level: level, animated: animated)
         }
@@ -47,6 +50,12 @@ enum VipsEncoder {
         var choices: [String] = []
         let data = try write(image, settings: resolved, quality: quality, choices: &choices)
         return Encoded(data: data, format: resolved.format, quality: resolved.lossless ? nil : quality, choices: choices)
+    }
+
+    /// The image flattened onto white and converted to CMYK by libvips' built-in profile
+    /// (relative colorimetric, libvips' colourspace), which the result carries.
+    static func cmyk(_ image: VImage) throws(DeriveError) -> VImage {
+        try image.flattened(on: .white).colourspace("cmyk")
     }
 
     /// Formats whose `q_auto` is searched by decoding and scoring candidates. BMP and ICO have
@@ -76,12 +85,10 @@ enum VipsEncoder {
             image = try image.strippingMetadata()
         }
         // cs_cmyk, and cs_keep_cmyk on a CMYK source (the planner resolved which): the image,
-        // flattened onto white, exported to CMYK through libvips' built-in profile with the
-        // perceptual intent (icc_export from Lab); the profile goes with it, the only field left
-        // when the output is stripped.
+        // flattened onto white, in CMYK through libvips' built-in profile (`cmyk`); the profile
+        // goes with it, the only field left when the output is stripped.
         if resolved.cmyk == .convert && CMYKOutput.formats.contains(format) {
-            image = try VipsCall("icc_export").image("in", try image.flattened(on: .white).colourspace("lab"))
-                .string("output_profile", "cmyk").enumeration("intent", "perceptual").run().image("out")
+            image = try Self.cmyk(image)
             if image.blob("icc-profile-data") == nil { throw DeriveError(.encodeFailed, "libvips wrote CMYK without its profile") }
             strip = false
         }
