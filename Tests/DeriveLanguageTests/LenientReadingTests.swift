@@ -61,7 +61,7 @@ import Testing
         ("e_mask/c_scale,w_100", "c_scale,w_100", "e_mask with no layer in the chain"),
         // A format Derive does not write, replaced by a later component's f_.
         ("f_flif/f_auto", "f_auto", "f_flif is replaced by the f_ of component 1"),
-        ("f_pdf,w_100/e_sepia/f_webp", "w_100/e_sepia/f_webp", "f_pdf is replaced by the f_ of component 2"),
+        ("f_eps,w_100/e_sepia/f_webp", "w_100/e_sepia/f_webp", "f_eps is replaced by the f_ of component 2"),
     ])
     func readAsCloudinaryDoes(text: String, meaning: String, note: String) throws {
         let parsed = CloudinaryParser().parse(text)

@@ -62,6 +62,8 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     case heic
     /// SVG, written only by e_vectorize (its colour layers traced into paths by potrace).
     case svg
+    /// A one-page PDF holding the image as a JPEG (ImagePDF), the page the image's size.
+    case pdf
     /// Chosen by the engine among the allowed formats (alpha and animation respected).
     case auto
     /// The source's own format where Derive can write it (the default, as in Cloudinary).
@@ -72,7 +74,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     /// only when asked for by name.
     public var isAutoCandidate: Bool { [.jpeg, .png, .webp, .avif, .gif, .jxl, .tiff].contains(self) }
     /// BMP's alpha is shown by few viewers, so BMP outputs are flattened like JPEG.
-    public var supportsAlpha: Bool { self != .jpeg && self != .bmp }
+    public var supportsAlpha: Bool { self != .jpeg && self != .bmp && self != .pdf }
     /// The largest side the format can hold (ICO stores sizes in one byte, 256 as 0).
     public var maxSide: Int? { self == .ico ? 256 : nil }
     public var canAnimate: Bool { self == .gif || self == .webp }
@@ -101,6 +103,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         case .heic: 50
         case .jp2: 48
         // TIFF is lossless (deflate) at 100; below it Derive writes JPEG-compressed TIFF.
+        case .pdf: 80
         case .tiff, .png, .gif, .bmp, .ico, .svg, .auto, .original: 100
         }
     }
@@ -116,7 +119,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         case .gif: 7
         case .tiff: 6
         case .heic: 4
-        case .jp2, .bmp, .ico, .svg, .auto, .original: 4
+        case .jp2, .bmp, .ico, .svg, .pdf, .auto, .original: 4
         }
     }
 
@@ -146,15 +149,15 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     }
 
     static let spellings = ["jpeg", "jpg", "png", "webp", "avif", "gif", "jxl", "tiff", "tif", "jp2", "bmp", "ico", "heic", "heif",
-                            "svg", "auto", "original"]
+                            "svg", "pdf", "auto", "original"]
 
     /// Why Derive does not write a format Cloudinary's `f_` accepts, or nil when the text is not
     /// one of them. Derive writes raster images only, with the encoders libvips has here.
     static func refusal(_ text: String) -> String? {
-        let raster = "Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic, and svg from e_vectorize"
+        let raster = "Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico, heic and pdf (the image in a page), and svg from e_vectorize"
         let known = "f_\(text): known to Cloudinary, not supported by Derive:"
         switch text.lowercased() {
-        case "pdf", "ps", "eps", "eps3", "ept", "ai", "indd":
+        case "ps", "eps", "eps3", "ept", "ai", "indd":
             return "\(known) format \(text) is a vector or page format; \(raster)"
         case "psd", "tga":
             return "\(known) format \(text) is read as a source but not written (it is an editing and interchange format, not one to deliver); \(raster)"
