@@ -172,7 +172,7 @@ enum VipsEncoder {
                 throw DeriveError(.unsupportedFormat, "an ICO holds images of at most 256x256, and this output is \(image.width)x\(image.pageHeight); resize it first (c_limit,w_256,h_256)")
             }
             data = try save(VipsCall("magicksave_buffer").image("in", image).string("format", "ico").bool("strip", strip))
-        case .pdf:
+        case .pdf, .ai:
             // The image as a JPEG (at the output's quality; 4:4:4 when asked) in a one-page PDF
             // whose page is its size at the output's density (ImagePDF).
             let jpeg = try save(VipsCall("jpegsave_buffer").image("in", image).int("Q", quality ?? 80)

@@ -275,6 +275,14 @@ import Testing
         #expect(difference < 3, "mean difference \(difference) (\(back.bands) bands read back)")
     }
 
+    /// f_ai: the same document, named .ai (Illustrator files are PDF-compatible).
+    @Test func illustratorIsTheSamePDF() throws {
+        let (_, ai) = try Harness.render(ToneEffectTests.photo, "c_fit,w_200,h_200/f_ai")
+        let (_, pdf) = try Harness.render(ToneEffectTests.photo, "c_fit,w_200,h_200/f_pdf")
+        #expect(ai.outputs[0].metadata.format == .ai && OutputFormat.ai.fileExtension == "ai")
+        #expect(ai.outputs[0].data == pdf.outputs[0].data)
+    }
+
     /// dn_: the page is the image's size at that density (144 dpi: half as many points).
     @Test func theDensitySizesThePage() throws {
         let (_, pdf) = try Harness.render(ToneEffectTests.photo, "c_fit,w_200,h_200/f_pdf,dn_144")

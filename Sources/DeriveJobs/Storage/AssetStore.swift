@@ -158,7 +158,7 @@ extension OutputFormat {
         case .ico: "image/vnd.microsoft.icon"
         case .heic: "image/heic"
         case .svg: "image/svg+xml"
-        case .pdf: "application/pdf"
+        case .pdf, .ai: "application/pdf"
         case .auto, .original: "application/octet-stream"
         }
     }

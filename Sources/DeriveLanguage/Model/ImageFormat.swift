@@ -64,6 +64,9 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     case svg
     /// A one-page PDF holding the image as a JPEG (ImagePDF), the page the image's size.
     case pdf
+    /// Adobe Illustrator: the same PDF, named `.ai` (Illustrator files are PDF-compatible, and
+    /// ImageMagick writes its AI format with its PDF writer).
+    case ai
     /// Chosen by the engine among the allowed formats (alpha and animation respected).
     case auto
     /// The source's own format where Derive can write it (the default, as in Cloudinary).
@@ -74,7 +77,9 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     /// only when asked for by name.
     public var isAutoCandidate: Bool { [.jpeg, .png, .webp, .avif, .gif, .jxl, .tiff].contains(self) }
     /// BMP's alpha is shown by few viewers, so BMP outputs are flattened like JPEG.
-    public var supportsAlpha: Bool { self != .jpeg && self != .bmp && self != .pdf }
+    public var supportsAlpha: Bool { ![.jpeg, .bmp, .pdf, .ai].contains(self) }
+    /// Written as a one-page PDF (ImagePDF).
+    public var isPDF: Bool { self == .pdf || self == .ai }
     /// The largest side the format can hold (ICO stores sizes in one byte, 256 as 0).
     public var maxSide: Int? { self == .ico ? 256 : nil }
     public var canAnimate: Bool { self == .gif || self == .webp }
@@ -103,7 +108,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         case .heic: 50
         case .jp2: 48
         // TIFF is lossless (deflate) at 100; below it Derive writes JPEG-compressed TIFF.
-        case .pdf: 80
+        case .pdf, .ai: 80
         case .tiff, .png, .gif, .bmp, .ico, .svg, .auto, .original: 100
         }
     }
@@ -119,7 +124,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         case .gif: 7
         case .tiff: 6
         case .heic: 4
-        case .jp2, .bmp, .ico, .svg, .pdf, .auto, .original: 4
+        case .jp2, .bmp, .ico, .svg, .pdf, .ai, .auto, .original: 4
         }
     }
 
@@ -149,15 +154,15 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     }
 
     static let spellings = ["jpeg", "jpg", "png", "webp", "avif", "gif", "jxl", "tiff", "tif", "jp2", "bmp", "ico", "heic", "heif",
-                            "svg", "pdf", "auto", "original"]
+                            "svg", "pdf", "ai", "auto", "original"]
 
     /// Why Derive does not write a format Cloudinary's `f_` accepts, or nil when the text is not
     /// one of them. Derive writes raster images only, with the encoders libvips has here.
     static func refusal(_ text: String) -> String? {
-        let raster = "Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico, heic and pdf (the image in a page), and svg from e_vectorize"
+        let raster = "Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico, heic and pdf and ai (the image in a PDF page), and svg from e_vectorize"
         let known = "f_\(text): known to Cloudinary, not supported by Derive:"
         switch text.lowercased() {
-        case "ps", "eps", "eps3", "ept", "ai", "indd":
+        case "ps", "eps", "eps3", "ept", "indd":
             return "\(known) format \(text) is a vector or page format; \(raster)"
         case "psd", "tga":
             return "\(known) format \(text) is read as a source but not written (it is an editing and interchange format, not one to deliver); \(raster)"
