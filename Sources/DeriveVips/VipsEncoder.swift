@@ -117,7 +117,7 @@ enum VipsEncoder {
         case .half: chroma = "on"
         }
 
-        let data: [UInt8]
+        var data: [UInt8]
         switch format {
         case .jpeg:
             // Huffman tables are always optimised. libvips' mozjpeg options (trellis quantisation
@@ -158,9 +158,19 @@ enum VipsEncoder {
                 .bool("strip", strip)
             if lossy { call = call.int("Q", quality ?? 75) }
             data = try save(call)
-        case .jp2:
+        case .jp2, .jpc:
+            // A bare codestream has no box to say its components are YCbCr, so f_jpc is never
+            // chroma-subsampled (libvips writes subsampled JPEG 2000 as YCbCr): RGB components,
+            // which the codestream's own colour transform (MCT) compresses.
             data = try save(VipsCall("jp2ksave_buffer").image("in", image).int("Q", quality ?? 48)
-                .bool("lossless", resolved.lossless).enumeration("subsample_mode", chroma).bool("strip", strip))
+                .bool("lossless", resolved.lossless).enumeration("subsample_mode", format == .jpc ? "off" : chroma).bool("strip", strip))
+            // f_jpc: the codestream alone, as the JP2 file's contiguous codestream box holds it.
+            if format == .jpc {
+                guard let codestream = JPEG2000Boxes.codestream(of: data) else {
+                    throw DeriveError(.encodeFailed, "libvips' JPEG 2000 file has no codestream box (jp2c) to write as jpc")
+                }
+                data = codestream
+            }
         case .heic:
             data = try save(VipsCall("heifsave_buffer").image("in", image).int("Q", quality ?? 50)
                 .bool("lossless", resolved.lossless).enumeration("compression", "hevc").int("effort", effort)

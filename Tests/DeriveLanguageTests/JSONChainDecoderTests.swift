@@ -120,7 +120,7 @@ import Testing
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [], "colour": "red"}]}"#,
          "outputs[0].colour: unknown key; expected one of name, chain, format, quality, strip, stripProfile, density, pngType, lossy, loop, delay, tiffLZW, ignoreMaskChannels, colorSpace, keepAttribution, getInfo, defaultImage, progressive, lossless, effort, chromaSubsampling, autoOrient, frame, pages, breakpoints, densities, formats, clip"),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [], "format": "jpeg2000"}]}"#,
-         "outputs[0].format: unknown format \"jpeg2000\"; expected one of jpeg, jpg, png, webp, avif, gif, jxl, tiff, tif, jp2, bmp, ico, heic, heif, svg, pdf, ai, auto, original"),
+         "outputs[0].format: unknown format \"jpeg2000\"; expected one of jpeg, jpg, png, webp, avif, gif, jxl, tiff, tif, jp2, jpc, bmp, ico, heic, heif, svg, pdf, ai, auto, original"),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": []}, {"name": "a", "chain": []}]}"#,
          #"outputs[1].name: duplicate output name "a" (also outputs[0])"#),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [], "format": "png", "progressive": true, "effort": 12}]}"#,

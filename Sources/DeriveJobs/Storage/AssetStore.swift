@@ -154,6 +154,7 @@ extension OutputFormat {
         case .jxl: "image/jxl"
         case .tiff: "image/tiff"
         case .jp2: "image/jp2"
+        case .jpc: "image/x-jp2-codestream"
         case .bmp: "image/bmp"
         case .ico: "image/vnd.microsoft.icon"
         case .heic: "image/heic"
