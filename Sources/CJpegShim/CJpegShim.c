@@ -29,15 +29,13 @@ static struct jpeg_error_mgr *derive_jpeg_errors(struct derive_jpeg_error *error
     return manager;
 }
 
-int derive_jpeg_decode(const void *data, size_t length, unsigned char **pixels, int *width, int *height, int *bands) {
+int derive_jpeg_decode(const void *data, size_t length, unsigned char *pixels, size_t capacity, int *width, int *height,
+                       int *bands) {
     struct jpeg_decompress_struct info;
     struct derive_jpeg_error error;
-    unsigned char *volatile out = NULL;
-    *pixels = NULL;
     info.err = derive_jpeg_errors(&error);
     if (setjmp(error.jump)) {
         jpeg_destroy_decompress(&info);
-        free(out);
         return -1;
     }
     jpeg_create_decompress(&info);
@@ -48,23 +46,22 @@ int derive_jpeg_decode(const void *data, size_t length, unsigned char **pixels, 
         return 1;
     }
     info.out_color_space = info.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
-    jpeg_start_decompress(&info);
-    size_t stride = (size_t) info.output_width * (size_t) info.output_components;
-    out = malloc(stride * info.output_height);
-    if (out == NULL) {
-        jpeg_destroy_decompress(&info);
-        return -1;
-    }
-    while (info.output_scanline < info.output_height) {
-        JSAMPROW row = out + (size_t) info.output_scanline * stride;
-        jpeg_read_scanlines(&info, &row, 1);
-    }
+    jpeg_calc_output_dimensions(&info);
     *width = (int) info.output_width;
     *height = (int) info.output_height;
     *bands = info.output_components;
+    size_t stride = (size_t) info.output_width * (size_t) info.output_components;
+    if (pixels == NULL || capacity < stride * info.output_height) {
+        jpeg_destroy_decompress(&info);
+        return 2;
+    }
+    jpeg_start_decompress(&info);
+    while (info.output_scanline < info.output_height) {
+        JSAMPROW row = pixels + (size_t) info.output_scanline * stride;
+        jpeg_read_scanlines(&info, &row, 1);
+    }
     jpeg_finish_decompress(&info);
     jpeg_destroy_decompress(&info);
-    *pixels = out;
     return 0;
 }
 

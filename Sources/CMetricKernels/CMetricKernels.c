@@ -1,5 +1,5 @@
-// Each entry point runs the x86-64-v3 copy of its kernel where the CPU has AVX2 and FMA, and
-// the baseline copy elsewhere (see Kernels.h).
+// Each entry point runs the x86-64-v4 copy of its kernel where the CPU has AVX-512, the
+// x86-64-v3 copy where it has AVX2 and FMA, and the baseline copy elsewhere (see Kernels.h).
 #include "CMetricKernels.h"
 
 #define NAME(function) function##_baseline
@@ -10,26 +10,40 @@
 #define NAME(function) function##_x86_64_v3
 #include "KernelPrototypes.h"
 #undef NAME
+#define NAME(function) function##_x86_64_v4
+#include "KernelPrototypes.h"
+#undef NAME
 
-/// 1 while the x86-64-v3 copies run, 0 while the baseline's do, -1 until first asked.
-static int v3_in_use = -1;
+/// 2 while the x86-64-v4 copies run, 1 the x86-64-v3 ones, 0 the baseline's; -1 until first asked.
+static int copy_in_use = -1;
 
-static int cpu_runs_v3(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+/// The best copy this CPU runs.
+static int cpu_best_copy(void) {
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
+        return 2;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
+}
 
-static int use_v3(void) {
-    int known = __atomic_load_n(&v3_in_use, __ATOMIC_RELAXED);
+static int copy(void) {
+    int known = __atomic_load_n(&copy_in_use, __ATOMIC_RELAXED);
     if (known < 0) {
-        known = cpu_runs_v3();
-        __atomic_store_n(&v3_in_use, known, __ATOMIC_RELAXED);
+        known = cpu_best_copy();
+        __atomic_store_n(&copy_in_use, known, __ATOMIC_RELAXED);
     }
     return known;
 }
 
 int dmetric_fast_copy(int wanted) {
-    if (wanted >= 0) __atomic_store_n(&v3_in_use, wanted && cpu_runs_v3(), __ATOMIC_RELAXED);
-    return use_v3();
+    if (wanted >= 0) {
+        const int best = cpu_best_copy();
+        __atomic_store_n(&copy_in_use, wanted < best ? wanted : best, __ATOMIC_RELAXED);
+    }
+    return copy();
 }
-#define PICK(function, ...) (use_v3() ? function##_x86_64_v3(__VA_ARGS__) : function##_baseline(__VA_ARGS__))
+#define PICK(function, ...)                                                                                                    \
+    (copy() == 2 ? function##_x86_64_v4(__VA_ARGS__)                                                                           \
+                 : copy() == 1 ? function##_x86_64_v3(__VA_ARGS__) : function##_baseline(__VA_ARGS__))
 #else
 #define PICK(function, ...) function##_baseline(__VA_ARGS__)
 
@@ -39,23 +53,19 @@ int dmetric_fast_copy(int wanted) {
 }
 #endif
 
-void dmetric_row_passes(const float *a, int squares, long width, long height, float *scratch, long stride, const float taps[6],
-                        float *out0, float *out1) {
-    PICK(dmetric_row_passes, a, squares, width, height, scratch, stride, taps, out0, out1);
+void dmetric_blurred(const float *a, float shift, int squares, long width, long height, const float taps[6], float *scratch,
+                     long stride, float *mean, float *square) {
+    PICK(dmetric_blurred, a, shift, squares, width, height, taps, scratch, stride, mean, square);
 }
 
-void dmetric_column_pass(const float *plane, long width, long height, const float taps[6], float *out) {
-    PICK(dmetric_column_pass, plane, width, height, taps, out);
+void dmetric_sums(const float *p1, const float *p2, float shift, const float *mu1, const float *s11, long width, long height,
+                  const float taps[6], long stride, float *passes, float *columns, double sums[6]) {
+    PICK(dmetric_sums, p1, p2, shift, mu1, s11, width, height, taps, stride, passes, columns, sums);
 }
 
-void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
-                  const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]) {
-    PICK(dmetric_sums, p1, p2, mu1, s11, width, height, taps, scratch, stride, ring, columns, sums);
-}
-
-void dmetric_pair_sums(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6], float *scratch,
-                       long stride, float *ring, float *columns, double sums[6]) {
-    PICK(dmetric_pair_sums, p1, p2, ssim, width, height, taps, scratch, stride, ring, columns, sums);
+void dmetric_pair_sums(const float *p1, const float *p2, float shift, int ssim, long width, long height, const float taps[6],
+                       long stride, float *passes, float *columns, double sums[6]) {
+    PICK(dmetric_pair_sums, p1, p2, shift, ssim, width, height, taps, stride, passes, columns, sums);
 }
 
 void dmetric_xyb(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b) {

@@ -2,13 +2,12 @@
 // Kernels.h, so each copy's definitions are checked against them, and once per copy by
 // CMetricKernels.c, which calls them. Documented in CMetricKernels.h. Not a public header.
 
-void NAME(dmetric_row_passes)(const float *a, int squares, long width, long height, float *scratch, long stride,
-                              const float taps[6], float *out0, float *out1);
-void NAME(dmetric_column_pass)(const float *plane, long width, long height, const float taps[6], float *out);
-void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
-                        const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]);
-void NAME(dmetric_pair_sums)(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6],
-                             float *scratch, long stride, float *ring, float *columns, double sums[6]);
+void NAME(dmetric_blurred)(const float *a, float shift, int squares, long width, long height, const float taps[6], float *scratch,
+                           long stride, float *mean, float *square);
+void NAME(dmetric_sums)(const float *p1, const float *p2, float shift, const float *mu1, const float *s11, long width, long height,
+                        const float taps[6], long stride, float *passes, float *columns, double sums[6]);
+void NAME(dmetric_pair_sums)(const float *p1, const float *p2, float shift, int ssim, long width, long height, const float taps[6],
+                             long stride, float *passes, float *columns, double sums[6]);
 void NAME(dmetric_xyb)(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b);
 void NAME(dmetric_linear)(const unsigned char *pixels, long count, int bands, const float lut[256], float *r, float *g, float *b);
 void NAME(dmetric_first_scale)(const unsigned char *pixels, long width, long height, int bands, const float lut[256],

@@ -1,17 +1,21 @@
-// The kernels' bodies, compiled twice: by KernelsX86V3.c for x86-64-v3 and by KernelsBaseline.c
-// for any CPU, each copy's entry points named by its NAME (CMetricKernels.c picks one per
-// call). Each loop keeps the order of operations the Swift loops had; with FMA a product and a
-// sum round once instead of twice, which moves a score by a few thousandths at most (the
-// tests compare the copies). Not a public header.
+// The kernels' bodies, compiled three times: by KernelsX86V4.c for x86-64-v4 (LANES 16), by
+// KernelsX86V3.c for x86-64-v3 and by KernelsBaseline.c for any CPU (LANES 8), each copy's
+// entry points named by its NAME (CMetricKernels.c picks one per call). Each loop keeps the
+// order of operations the Swift loops had; with FMA a product and a sum round once instead of
+// twice, and sixteen lanes add a row's terms in another order than eight, which moves a score
+// by a few thousandths at most (the tests compare the copies). Not a public header.
 
 #include "CMetricKernels.h"
 #include "KernelPrototypes.h"
 #include <stdlib.h>
 #include <string.h>
 
-typedef float v8f __attribute__((vector_size(32)));
-typedef unsigned int v8u __attribute__((vector_size(32)));
-typedef unsigned long long v8u64 __attribute__((vector_size(64)));
+// Floats a register: v8f is LANES floats (the name kept from when it was always eight).
+#ifndef LANES
+#define LANES 8
+#endif
+typedef float v8f __attribute__((vector_size(4 * LANES)));
+typedef unsigned int v8u __attribute__((vector_size(4 * LANES)));
 
 static inline v8f load(const float *p) {
     v8f v;
@@ -21,7 +25,7 @@ static inline v8f load(const float *p) {
 
 static inline void store(v8f v, float *p) { memcpy(p, &v, sizeof v); }
 
-static inline v8f splat(float x) { return (v8f){x, x, x, x, x, x, x, x}; }
+static inline v8f splat(float x) { return (v8f){} + x; }
 
 /// |x|: the sign bit cleared.
 static inline v8f magnitude(v8f x) { return (v8f)((v8u)x & 0x7FFFFFFFu); }
@@ -31,7 +35,7 @@ static inline v8f positive(v8f x) { return (x + magnitude(x)) * 0.5f; }
 
 static inline float lanes_sum(v8f v) {
     float sum = 0;
-    for (int i = 0; i < 8; i++) sum += v[i];
+    for (int i = 0; i < LANES; i++) sum += v[i];
     return sum;
 }
 
@@ -45,7 +49,7 @@ static inline long mirrored(long y, long count) {
 static inline void row_pass(const float *row, float *out, long width, const float k[6]) {
     const v8f k0 = splat(k[0]), k1 = splat(k[1]), k2 = splat(k[2]), k3 = splat(k[3]), k4 = splat(k[4]), k5 = splat(k[5]);
     long x = 0;
-    for (; x + 8 <= width; x += 8) {
+    for (; x + LANES <= width; x += LANES) {
         const float *p = row + x;
         v8f sum = k0 * load(p);
         sum += k1 * (load(p - 1) + load(p + 1));
@@ -67,143 +71,150 @@ static inline void row_pass(const float *row, float *out, long width, const floa
     }
 }
 
-/// One row's products (a; a² when `planes` > 1; a·b when `planes` > 2), each row-passed into
-/// out0..out2. `row0`..`row2` lie between zero margins.
-static inline void row_products(const float *pa, const float *pb, int planes, long width, float *row0, float *row1, float *row2,
-                                const float taps[6], float *out0, float *out1, float *out2) {
-    memcpy(row0, pa, width * sizeof(float));
-    if (planes > 1)
-        for (long x = 0; x < width; x++) row1[x] = pa[x] * pa[x];
-    if (planes > 2)
-        for (long x = 0; x < width; x++) row2[x] = pa[x] * pb[x];
-    row_pass(row0, out0, width, taps);
-    if (planes > 1) row_pass(row1, out1, width, taps);
-    if (planes > 2) row_pass(row2, out2, width, taps);
+/// The eleven rows around row `y` of a plane, mirrored at the top and bottom.
+static inline void window(const float *plane, long y, long width, long height, const float *rows[11]) {
+    for (long t = -5; t <= 5; t++) rows[t + 5] = plane + mirrored(y + t, height) * width;
 }
 
-/// The three scratch rows of `stride` floats, past their zero left margin, with zeros past
-/// this plane's right end (a wider scale's pixels may be there).
-static inline void scratch_rows(float *scratch, long stride, long width, float **row0, float **row1, float **row2) {
-    const long r = 5;
-    *row0 = scratch + r, *row1 = scratch + stride + r, *row2 = scratch + 2 * stride + r;
-    for (long i = width; i < stride - r; i++) (*row0)[i] = (*row1)[i] = (*row2)[i] = 0;
-}
-
-void NAME(dmetric_row_passes)(const float *a, int squares, long width, long height, float *scratch, long stride,
-                              const float taps[6], float *out0, float *out1) {
-    float *row0, *row1, *row2;
-    scratch_rows(scratch, stride, width, &row0, &row1, &row2);
-    for (long y = 0; y < height; y++) {
-        const long at = y * width;
-        row_products(a + at, 0, squares ? 2 : 1, width, row0, row1, row2, taps, out0 + at, out1 + at, 0);
-    }
-}
-
-/// The column pass of one row from the 11 rows around it, top to bottom.
-static inline void column_of(const float *const rows[11], long width, const float k[6], float *out) {
-    const float *a0 = rows[0], *a1 = rows[1], *a2 = rows[2], *a3 = rows[3], *a4 = rows[4], *a5 = rows[5];
-    const float *b1 = rows[6], *b2 = rows[7], *b3 = rows[8], *b4 = rows[9], *b5 = rows[10];
-    const v8f k0 = splat(k[0]), k1 = splat(k[1]), k2 = splat(k[2]), k3 = splat(k[3]), k4 = splat(k[4]), k5 = splat(k[5]);
+/// The column pass of one row of a's and b's products, from their eleven rows, every value less
+/// `shift` first (see sums_body): the blur of a into `ma`, of a² into `saa`, of a·b into `sab`,
+/// of b into `mb` and of b² into `sbb`, each only where given. Each is the centre tap's product,
+/// then the pairs of rows at equal distance, as `row_pass` sums along a row, so a blur's value
+/// does not depend on which others are made.
+static inline void column_products(const float *const a[11], const float *const b[11], long width, const float k[6], float shift,
+                                   float *ma, float *saa, float *sab, float *mb, float *sbb) {
+    const v8f kt[6] = {splat(k[0]), splat(k[1]), splat(k[2]), splat(k[3]), splat(k[4]), splat(k[5])};
+    const v8f c = splat(shift);
     long x = 0;
-    for (; x + 8 <= width; x += 8) {
-        v8f sum = k5 * load(a0 + x);
-        sum += k4 * load(a1 + x);
-        sum += k3 * load(a2 + x);
-        sum += k2 * load(a3 + x);
-        sum += k1 * load(a4 + x);
-        sum += k0 * load(a5 + x);
-        sum += k1 * load(b1 + x);
-        sum += k2 * load(b2 + x);
-        sum += k3 * load(b3 + x);
-        sum += k4 * load(b4 + x);
-        sum += k5 * load(b5 + x);
-        store(sum, out + x);
+    for (; x + LANES <= width; x += LANES) {
+        const v8f ac = load(a[5] + x) - c, bc = b ? load(b[5] + x) - c : ac;
+        v8f m_a = kt[0] * ac, s_aa = kt[0] * (ac * ac), s_ab = kt[0] * (ac * bc), m_b = kt[0] * bc, s_bb = kt[0] * (bc * bc);
+        for (int t = 1; t <= 5; t++) {
+            const v8f lo = load(a[5 - t] + x) - c, hi = load(a[5 + t] + x) - c;
+            const v8f blo = b ? load(b[5 - t] + x) - c : lo, bhi = b ? load(b[5 + t] + x) - c : hi;
+            if (ma) m_a += kt[t] * (lo + hi);
+            if (saa) s_aa += kt[t] * (lo * lo + hi * hi);
+            if (sab) s_ab += kt[t] * (lo * blo + hi * bhi);
+            if (mb) m_b += kt[t] * (blo + bhi);
+            if (sbb) s_bb += kt[t] * (blo * blo + bhi * bhi);
+        }
+        if (ma) store(m_a, ma + x);
+        if (saa) store(s_aa, saa + x);
+        if (sab) store(s_ab, sab + x);
+        if (mb) store(m_b, mb + x);
+        if (sbb) store(s_bb, sbb + x);
     }
     for (; x < width; x++) {
-        float sum = k[5] * a0[x];
-        sum += k[4] * a1[x];
-        sum += k[3] * a2[x];
-        sum += k[2] * a3[x];
-        sum += k[1] * a4[x];
-        sum += k[0] * a5[x];
-        sum += k[1] * b1[x];
-        sum += k[2] * b2[x];
-        sum += k[3] * b3[x];
-        sum += k[4] * b4[x];
-        sum += k[5] * b5[x];
-        out[x] = sum;
+        const float ac = a[5][x] - shift, bc = b ? b[5][x] - shift : ac;
+        float m_a = k[0] * ac, s_aa = k[0] * (ac * ac), s_ab = k[0] * (ac * bc), m_b = k[0] * bc, s_bb = k[0] * (bc * bc);
+        for (int t = 1; t <= 5; t++) {
+            const float lo = a[5 - t][x] - shift, hi = a[5 + t][x] - shift;
+            const float blo = b ? b[5 - t][x] - shift : lo, bhi = b ? b[5 + t][x] - shift : hi;
+            m_a += k[t] * (lo + hi);
+            s_aa += k[t] * (lo * lo + hi * hi);
+            s_ab += k[t] * (lo * blo + hi * bhi);
+            m_b += k[t] * (blo + bhi);
+            s_bb += k[t] * (blo * blo + bhi * bhi);
+        }
+        if (ma) ma[x] = m_a;
+        if (saa) saa[x] = s_aa;
+        if (sab) sab[x] = s_ab;
+        if (mb) mb[x] = m_b;
+        if (sbb) sbb[x] = s_bb;
     }
 }
 
-static inline void column_row(const float *base, long y, long width, long height, const float k[6], float *out) {
+/// `count` rows of `stride` floats from `base`, each used from its sixth float: zero margins of
+/// five floats on the left and from `width` to the end on the right, for row_pass.
+static inline float *margined(float *base, long stride, long count, long width) {
+    for (long i = 0; i < count; i++) {
+        float *row = base + i * stride;
+        for (long j = 0; j < 5; j++) row[j] = 0;
+        for (long j = 5 + width; j < stride; j++) row[j] = 0;
+    }
+    return base + 5;
+}
+
+void NAME(dmetric_blurred)(const float *a, float shift, int squares, long width, long height, const float taps[6], float *scratch,
+                           long stride, float *mean, float *square) {
+    float *row0 = margined(scratch, stride, 2, width), *row1 = row0 + stride;
     const float *rows[11];
-    for (long t = -5; t <= 5; t++) rows[t + 5] = base + mirrored(y + t, height) * width;
-    column_of(rows, width, k, out);
-}
-
-void NAME(dmetric_column_pass)(const float *plane, long width, long height, const float taps[6], float *out) {
-    for (long y = 0; y < height; y++) column_row(plane, y, width, height, taps, out + y * width);
-}
-
-/// The sums of dmetric_sums and dmetric_pair_sums: with `fused`, the reference's blurred plane
-/// and square are made row by row too (in ring planes 3 and 4, columns rows 3 and 4) from the
-/// same row and column passes dmetric_row_passes and dmetric_column_pass make them with, so
-/// the values, and the sums, are the same to the bit.
-static inline void sums_body(const float *p1, const float *p2, const float *mu1_plane, const float *s11_plane, int with_ssim,
-                             int fused, long width, long height, const float taps[6], float *scratch, long stride, float *ring,
-                             float *columns, double sums[6]) {
-    const int planes = with_ssim ? 3 : 1;
-    const v8f one = splat(1), zero = splat(0), c2 = splat(0.0009f);
-    float *mu2 = columns, *s22 = columns + stride, *s12 = columns + 2 * stride;
-    float *mu1_row = columns + 3 * stride, *s11_row = columns + 4 * stride;
-    float *row0, *row1, *row2;
-    scratch_rows(scratch, stride, width, &row0, &row1, &row2);
-    // The row-passed candidate products of the last RING rows, in slot (row % RING) of each
-    // plane: the 11 rows a column pass reads stay in the cache instead of making whole planes.
-    enum { RING = 16 };
-    float *ring0 = ring, *ring1 = ring + RING * width, *ring2 = ring + 2 * RING * width;
-    float *ring3 = ring + 3 * RING * width, *ring4 = ring + 4 * RING * width;
-    long passed = 0;
-    double total[6] = {0, 0, 0, 0, 0, 0};
     for (long y = 0; y < height; y++) {
-        for (const long last = y + 5 < height ? y + 5 : height - 1; passed <= last; passed++) {
-            const long at = passed * width, slot = (passed % RING) * width;
-            row_products(p2 + at, p1 + at, planes, width, row0, row1, row2, taps, ring0 + slot, ring1 + slot, ring2 + slot);
-            if (fused) row_products(p1 + at, 0, with_ssim ? 2 : 1, width, row0, row1, row2, taps, ring3 + slot, ring4 + slot, 0);
-        }
-        const float *rows0[11], *rows1[11], *rows2[11], *rows3[11], *rows4[11];
-        for (long t = -5; t <= 5; t++) {
-            const long slot = (mirrored(y + t, height) % RING) * width;
-            rows0[t + 5] = ring0 + slot, rows1[t + 5] = ring1 + slot, rows2[t + 5] = ring2 + slot;
-            rows3[t + 5] = ring3 + slot, rows4[t + 5] = ring4 + slot;
-        }
-        column_of(rows0, width, taps, mu2);
+        window(a, y, width, height, rows);
+        column_products(rows, 0, width, taps, shift, row0, squares ? row1 : 0, 0, 0, 0);
+        row_pass(row0, mean + y * width, width, taps);
+        if (squares) row_pass(row1, square + y * width, width, taps);
+    }
+}
+
+/// The sums of dmetric_sums and dmetric_pair_sums, a row at a time: the row's column passes of
+/// the candidate's products (and with `fused` the reference's plane and square, in the order
+/// dmetric_blurred makes them, so the values and the sums are the same to the bit), then their
+/// row passes, then the per-pixel terms.
+///
+/// Both planes are blurred less `shift` (c), a value near the middle of the channel's range, and
+/// the terms are written for that: the variances and covariance then come from small numbers
+/// instead of the difference of two large ones (a bright flat region's blurred square and its
+/// squared mean agree to six digits, which is all a float has), and SSIMULACRA 2's terms are the
+/// same with any c, but for the blur's zero beyond the left and right ends: there a column's
+/// taps inside the image add up to P < 1, and with q = 1 - P (zero from 5 pixels in) the blurred
+/// means are m' + cP, the variance gains 2cq·m' + c²q(1 - q), the covariance cq(m1' + m2') +
+/// c²q(1 - q), and a pixel's distance from its mean cq. In double precision the two forms are
+/// one; in float this one agrees with the reference implementation (which computes in double)
+/// several times more closely.
+static inline void sums_body(const float *p1, const float *p2, const float *mu1_plane, const float *s11_plane, int with_ssim,
+                             int fused, float shift, long width, long height, const float taps[6], long stride, float *passes,
+                             float *columns, double sums[6]) {
+    const v8f one = splat(1), zero = splat(0), c2 = splat(0.0009f), c = splat(shift);
+    float *mu2 = columns, *s22 = columns + stride, *s12 = columns + 2 * stride;
+    float *mu1_row = columns + 3 * stride, *s11_row = columns + 4 * stride, *outside = columns + 5 * stride;
+    // q for each column: the share of the taps that fall beyond the row's ends (the taps' own sum
+    // counting as exactly one, as in double precision).
+    double all = taps[0];
+    for (int t = 1; t <= 5; t++) all += 2.0 * taps[t];
+    for (long x = 0; x < width; x++) {
+        double beyond = 0;
+        for (int t = 1; t <= 5; t++) beyond += (x - t < 0 ? taps[t] : 0) + (x + t >= width ? taps[t] : 0);
+        outside[x] = (float)(beyond / all);
+    }
+    // The row's column passes, between zero margins for the row passes.
+    float *v0 = margined(passes, stride, 5, width), *v1 = v0 + stride, *v2 = v0 + 2 * stride, *v3 = v0 + 3 * stride, *v4 = v0 + 4 * stride;
+    double total[6] = {0, 0, 0, 0, 0, 0};
+    const float *rows2[11], *rows1[11];
+    for (long y = 0; y < height; y++) {
+        window(p2, y, width, height, rows2);
+        window(p1, y, width, height, rows1);
+        column_products(rows2, rows1, width, taps, shift, v0, with_ssim ? v1 : 0, with_ssim ? v2 : 0, fused ? v3 : 0,
+                        fused && with_ssim ? v4 : 0);
+        row_pass(v0, mu2, width, taps);
         if (with_ssim) {
-            column_of(rows1, width, taps, s22);
-            column_of(rows2, width, taps, s12);
+            row_pass(v1, s22, width, taps);
+            row_pass(v2, s12, width, taps);
         }
         const long row = y * width;
         if (fused) {
-            column_of(rows3, width, taps, mu1_row);
-            if (with_ssim) column_of(rows4, width, taps, s11_row);
+            row_pass(v3, mu1_row, width, taps);
+            if (with_ssim) row_pass(v4, s11_row, width, taps);
         }
         const float *mu1 = fused ? mu1_row : mu1_plane + row, *s11 = fused || !with_ssim ? s11_row : s11_plane + row;
         long x = 0;
         while (x < width) {
             const long end = x + 1024 < width ? x + 1024 : width;
             v8f d1 = zero, d4 = zero, a1 = zero, a4 = zero, l1 = zero, l4 = zero;
-            for (; x + 8 <= end; x += 8) {
+            for (; x + LANES <= end; x += LANES) {
                 const long i = row + x;
-                const v8f m1 = load(mu1 + x), m2 = load(mu2 + x);
+                const v8f m1 = load(mu1 + x), m2 = load(mu2 + x), q = load(outside + x);
+                // Zero from 5 pixels in: the terms are then the plain ones.
+                const v8f edge = c * q, edge2 = edge * (c * (one - q));
                 if (with_ssim) {
                     const v8f num_m = one - (m1 - m2) * (m1 - m2);
-                    const v8f num_s = 2 * (load(s12 + x) - m1 * m2) + c2;
-                    const v8f den_s = (load(s11 + x) - m1 * m1) + (load(s22 + x) - m2 * m2) + c2;
+                    const v8f num_s = 2 * ((load(s12 + x) - m1 * m2) + (edge * (m1 + m2) + edge2)) + c2;
+                    const v8f den_s = (load(s11 + x) - m1 * m1) + (load(s22 + x) - m2 * m2) + 2 * (edge * (m1 + m2) + edge2) + c2;
                     const v8f d = positive(one - num_m * num_s / den_s);
                     d1 += d;
                     d4 += (d * d) * (d * d);
                 }
-                const v8f x2 = load(p2 + i) - m2, x1 = load(p1 + i) - m1;
+                const v8f x2 = ((load(p2 + i) - c) - m2) + edge, x1 = ((load(p1 + i) - c) - m1) + edge;
                 const v8f ratio = (one + magnitude(x2)) / (one + magnitude(x1)) - one;
                 const v8f art = positive(ratio), lost = positive(-ratio);
                 a1 += art;
@@ -214,17 +225,17 @@ static inline void sums_body(const float *p1, const float *p2, const float *mu1_
             double tail[6] = {0, 0, 0, 0, 0, 0};
             for (; x < end; x++) {
                 const long i = row + x;
-                const float m1 = mu1[x], m2 = mu2[x];
+                const float m1 = mu1[x], m2 = mu2[x], edge = shift * outside[x], edge2 = edge * (shift * (1 - outside[x]));
                 if (with_ssim) {
                     const float num_m = 1 - (m1 - m2) * (m1 - m2);
-                    const float num_s = 2 * (s12[x] - m1 * m2) + 0.0009f;
-                    const float den_s = (s11[x] - m1 * m1) + (s22[x] - m2 * m2) + 0.0009f;
+                    const float num_s = 2 * ((s12[x] - m1 * m2) + (edge * (m1 + m2) + edge2)) + 0.0009f;
+                    const float den_s = (s11[x] - m1 * m1) + (s22[x] - m2 * m2) + 2 * (edge * (m1 + m2) + edge2) + 0.0009f;
                     const float f = 1 - num_m * num_s / den_s;
                     const double d = f > 0 ? f : 0;
                     tail[0] += d;
                     tail[1] += (d * d) * (d * d);
                 }
-                const float a = p2[i] - m2, b = p1[i] - m1;
+                const float a = ((p2[i] - shift) - m2) + edge, b = ((p1[i] - shift) - m1) + edge;
                 const double ratio = (double)((1 + (a < 0 ? -a : a)) / (1 + (b < 0 ? -b : b)) - 1);
                 const double art = ratio > 0 ? ratio : 0, lost = ratio < 0 ? -ratio : 0;
                 tail[2] += art;
@@ -243,14 +254,14 @@ static inline void sums_body(const float *p1, const float *p2, const float *mu1_
     for (int i = 0; i < 6; i++) sums[i] = total[i];
 }
 
-void NAME(dmetric_sums)(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
-                        const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]) {
-    sums_body(p1, p2, mu1, s11, s11 != 0, 0, width, height, taps, scratch, stride, ring, columns, sums);
+void NAME(dmetric_sums)(const float *p1, const float *p2, float shift, const float *mu1, const float *s11, long width, long height,
+                        const float taps[6], long stride, float *passes, float *columns, double sums[6]) {
+    sums_body(p1, p2, mu1, s11, s11 != 0, 0, shift, width, height, taps, stride, passes, columns, sums);
 }
 
-void NAME(dmetric_pair_sums)(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6],
-                             float *scratch, long stride, float *ring, float *columns, double sums[6]) {
-    sums_body(p1, p2, 0, 0, ssim, 1, width, height, taps, scratch, stride, ring, columns, sums);
+void NAME(dmetric_pair_sums)(const float *p1, const float *p2, float shift, int ssim, long width, long height, const float taps[6],
+                             long stride, float *passes, float *columns, double sums[6]) {
+    sums_body(p1, p2, 0, 0, ssim, 1, shift, width, height, taps, stride, passes, columns, sums);
 }
 
 /// Cube root of a value in the opsin mixes' range (0.0038 to 1.1): the inverse cube root from a
@@ -266,7 +277,7 @@ static inline v8f cube_root(v8f value) {
     return value * r * r;
 }
 
-/// XYB for eight pixels from `r`, `g`, `bl` into the planes given.
+/// XYB for LANES pixels from `r`, `g`, `bl` into the planes given.
 static inline void xyb_eight(const float *r, const float *g, const float *bl, float *x, float *y, float *b) {
     const float m00 = 0.30f, m01 = 1 - 0.078f - 0.30f, m02 = 0.078f;
     const float m10 = 0.23f, m11 = 1 - 0.078f - 0.23f, m12 = 0.078f;
@@ -287,10 +298,10 @@ static inline void xyb_eight(const float *r, const float *g, const float *bl, fl
 
 void NAME(dmetric_xyb)(const float *r, const float *g, const float *bl, long count, float *x, float *y, float *b) {
     long i = 0;
-    for (; i + 8 <= count; i += 8) xyb_eight(r + i, g + i, bl + i, x ? x + i : 0, y ? y + i : 0, b ? b + i : 0);
+    for (; i + LANES <= count; i += LANES) xyb_eight(r + i, g + i, bl + i, x ? x + i : 0, y ? y + i : 0, b ? b + i : 0);
     if (i == count) return;
-    // The last pixels, through eight-pixel buffers padded with zeros.
-    float in[3][8] = {{0}}, out[3][8];
+    // The last pixels, through buffers of LANES pixels padded with zeros.
+    float in[3][LANES] = {{0}}, out[3][LANES];
     const long n = count - i;
     memcpy(in[0], r + i, n * sizeof(float));
     memcpy(in[1], g + i, n * sizeof(float));
@@ -433,45 +444,47 @@ int NAME(dmetric_block_statistics)(const unsigned char *pixels, long w, long h, 
                                    double *activity) {
     const long across = w / side, down = h / side, used = across * side;
     if (across < 1 || down < 1 || side < 2) return 0;
-    int *rows = malloc(sizeof(int) * 2 * used);
-    long *sums = malloc(sizeof(long) * 2 * across);
-    if (!rows || !sums) {
-        free(rows), free(sums);
-        return -1;
-    }
-    long *diffs = sums + across;
+    // Two luma rows, then per column the block row's luma sum and its absolute differences with
+    // the left neighbour and the row above: contiguous loops the compiler vectorises, summed
+    // per block at the end of each block row (integers: the same sums in any order).
+    int *rows = malloc(sizeof(int) * 5 * used);
+    if (!rows) return -1;
+    int *column_sums = rows + 2 * used, *across_diffs = rows + 3 * used, *down_diffs = rows + 4 * used;
     const double pairs = (double)(2 * side * (side - 1));
     for (long by = 0; by < down; by++) {
-        memset(sums, 0, sizeof(long) * 2 * across);
+        memset(column_sums, 0, sizeof(int) * 3 * used);
         for (long y = by * side; y < (by + 1) * side; y++) {
-            int *row = rows + (y & 1) * used, *previous = rows + ((y + 1) & 1) * used;
+            int *row = rows + (y & 1) * used;
+            const int *previous = rows + ((y + 1) & 1) * used;
             const unsigned char *line = pixels + y * w * bands;
             // Luma as integers: (54 R + 183 G + 19 B) / 256, BT.709's weights.
-            if (bands >= 3) {
+            if (bands == 3) {
+                for (long x = 0; x < used; x++) row[x] = (54 * line[3 * x] + 183 * line[3 * x + 1] + 19 * line[3 * x + 2]) >> 8;
+            } else if (bands >= 3) {
                 for (long x = 0; x < used; x++) {
                     row[x] = (54 * line[x * bands] + 183 * line[x * bands + 1] + 19 * line[x * bands + 2]) >> 8;
                 }
+            } else if (bands == 1) {
+                for (long x = 0; x < used; x++) row[x] = line[x];
             } else {
                 for (long x = 0; x < used; x++) row[x] = line[x * bands];
             }
-            const int first = y == by * side;
-            for (long bx = 0; bx < across; bx++) {
-                const int *r = row + bx * side, *p = previous + bx * side;
-                long sum = 0, diff = 0;
-                for (long x = 0; x < side; x++) sum += r[x];
-                for (long x = 1; x < side; x++) diff += abs(r[x] - r[x - 1]);
-                if (!first) {
-                    for (long x = 0; x < side; x++) diff += abs(r[x] - p[x]);
-                }
-                sums[bx] += sum;
-                diffs[bx] += diff;
+            for (long x = 0; x < used; x++) column_sums[x] += row[x];
+            for (long x = 1; x < used; x++) across_diffs[x] += abs(row[x] - row[x - 1]);
+            if (y != by * side) {
+                for (long x = 0; x < used; x++) down_diffs[x] += abs(row[x] - previous[x]);
             }
         }
         for (long bx = 0; bx < across; bx++) {
-            means[by * across + bx] = (double)sums[bx] / (double)(side * side);
-            activity[by * across + bx] = (double)diffs[bx] / pairs;
+            const long x0 = bx * side;
+            long sum = 0, diff = 0;
+            for (long x = x0; x < x0 + side; x++) sum += column_sums[x], diff += down_diffs[x];
+            // The difference across a block's left edge belongs to no block.
+            for (long x = x0 + 1; x < x0 + side; x++) diff += across_diffs[x];
+            means[by * across + bx] = (double)sum / (double)(side * side);
+            activity[by * across + bx] = (double)diff / pairs;
         }
     }
-    free(rows), free(sums);
+    free(rows);
     return 0;
 }

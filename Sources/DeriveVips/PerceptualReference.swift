@@ -175,16 +175,21 @@ struct PerceptualReference {
     }
 
     /// A JPEG candidate decoded by libjpeg-turbo directly (the pixels jpegload gives, in a
-    /// third of the time), or nil for what only jpegload reads.
+    /// third of the time) into the buffer the metric reads, or nil for what only jpegload reads.
     static func jpegPixels(_ data: [UInt8]) -> PixelBuffer? {
-        var pixels: UnsafeMutablePointer<UInt8>?
         var width: Int32 = 0, height: Int32 = 0, bands: Int32 = 0
-        let status = data.withUnsafeBytes { raw in derive_jpeg_decode(raw.baseAddress, raw.count, &pixels, &width, &height, &bands) }
-        guard status == 0, let pixels else { return nil }
-        defer { free(pixels) }
+        let sized = data.withUnsafeBytes { raw in derive_jpeg_decode(raw.baseAddress, raw.count, nil, 0, &width, &height, &bands) }
         let count = Int(width) * Int(height) * Int(bands)
-        return PixelBuffer(width: Int(width), height: Int(height), bands: Int(bands),
-                           pixels: [UInt8](UnsafeBufferPointer(start: pixels, count: count)))
+        guard sized == 2, count > 0 else { return nil }
+        var status: Int32 = -1
+        let pixels = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialised in
+            status = data.withUnsafeBytes { raw in
+                derive_jpeg_decode(raw.baseAddress, raw.count, buffer.baseAddress, count, &width, &height, &bands)
+            }
+            initialised = status == 0 ? count : 0
+        }
+        guard status == 0 else { return nil }
+        return PixelBuffer(width: Int(width), height: Int(height), bands: Int(bands), pixels: pixels)
     }
 
     /// The sample encoded as JPEG by libjpeg-turbo directly, with the pixels jpegsave would

@@ -10,9 +10,13 @@
 /// Decodes a JPEG in memory with libjpeg-turbo straight to 8-bit RGB (or grey) rows: what
 /// jpegload gives for a YCbCr, RGB or grey JPEG (the same library, the same defaults), without
 /// libvips' pipeline and thread pool around it, which cost the q_auto search more than the
-/// decoding. Returns 0 with a malloc'd buffer in *pixels (free it), 1 for another colour space
-/// (CMYK: use jpegload), -1 when the data is not a JPEG libjpeg can read.
-int derive_jpeg_decode(const void *data, size_t length, unsigned char **pixels, int *width, int *height, int *bands);
+/// decoding. The caller's buffer receives the rows (no copy of a buffer of the shim's own):
+/// called with `pixels` null (or `capacity` below width × height × bands) it only reads the
+/// header, sets the size and returns 2; then again with a buffer that large, it decodes into
+/// it and returns 0. 1 for another colour space (CMYK: use jpegload), -1 when the data is not
+/// a JPEG libjpeg can read.
+int derive_jpeg_decode(const void *data, size_t length, unsigned char *pixels, size_t capacity, int *width, int *height,
+                       int *bands);
 
 /// Encodes 8-bit RGB or grey rows as jpegsave does (the same library and settings: the decoded
 /// pixels are identical at every quality, chroma mode and progression) but with libjpeg's

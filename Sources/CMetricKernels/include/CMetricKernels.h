@@ -3,38 +3,39 @@
 
 // The inner loops of SSIMULACRA 2 (DeriveLanguage's Pixels/Ssimulacra2.swift keeps the method: scales,
 // which terms count, weights, the final mapping). No C library behind them: they are in C so
-// the compiler can build each twice (target_clones), for x86-64-v3 (AVX2 and FMA, every x86
-// server CPU since about 2015) and for any x86-64, and the loader picks the one this CPU runs.
-// Swift compiles for the baseline only, and q_auto scores every candidate with these loops.
+// the compiler can build each three times, for x86-64-v4 (AVX-512, sixteen floats a register:
+// Intel servers since 2017, AMD since Zen 4), x86-64-v3 (AVX2 and FMA, every x86 server CPU
+// since about 2015) and any x86-64, and each call runs the copy this CPU has. Swift compiles
+// for the baseline only, and q_auto scores every candidate with these loops.
 //
 // Planes are rows of floats, `width` apart. `taps` is the Gaussian's centre tap then the taps
 // 1 to 5 pixels away (σ 1.5, radius 5).
 
-/// The row pass of one plane (and, with `squares`, of its square) into `out0` (and `out1`): 11
-/// taps, zero beyond each row's ends. `scratch` holds three rows of `stride` floats (at least
-/// width + 18) whose first 5 floats are zero.
-void dmetric_row_passes(const float *a, int squares, long width, long height, float *scratch, long stride,
-                        const float taps[6], float *out0, float *out1);
-
-/// The column pass of a whole plane.
-void dmetric_column_pass(const float *plane, long width, long height, const float taps[6], float *out);
+/// A plane less `shift` blurred into `mean` (and, with `squares`, its square into `square`): 11
+/// taps, mirrored at the top and bottom, zero beyond each row's ends; the column pass first,
+/// then the row pass. `scratch` holds two rows of `stride` floats (at least width + 10).
+void dmetric_blurred(const float *a, float shift, int squares, long width, long height, const float taps[6], float *scratch,
+                     long stride, float *mean, float *square);
 
 /// The sums of one channel at one scale, in the order [ssim, ssim⁴, ringing, ringing⁴,
 /// blurring, blurring⁴]: `p1` and `p2` the reference's and candidate's planes, `mu1` and
-/// `s11` the reference's blurred plane and blurred square (`s11` null: no SSIM terms). The
-/// candidate's blurred plane, square and product with the reference are made as they are
-/// read: `scratch` as for `dmetric_row_passes`, `ring` room for 48 rows of `width`, `columns`
-/// for three rows of `stride`. Eight pixels at a time in float, added into double every 1,024.
-void dmetric_sums(const float *p1, const float *p2, const float *mu1, const float *s11, long width, long height,
-                  const float taps[6], float *scratch, long stride, float *ring, float *columns, double sums[6]);
+/// `s11` the reference's blurred plane and blurred square less the same `shift`, as
+/// dmetric_blurred makes them (`s11` null: no SSIM terms). Both planes are read less `shift`,
+/// a value near the middle of the channel's range, which changes no term but for rounding: the
+/// variances come from small numbers instead of the difference of two large ones. The
+/// candidate's blurred plane, square and product with the reference are made a row at a time
+/// as they are read (as dmetric_blurred makes a blur: the row's column passes into `passes`,
+/// five rows of `stride` floats, at least width + 10, then their row passes into `columns`, six
+/// rows of `stride`). A register of pixels at a time in float, added into double every 1,024 of a row.
+void dmetric_sums(const float *p1, const float *p2, float shift, const float *mu1, const float *s11, long width, long height,
+                  const float taps[6], long stride, float *passes, float *columns, double sums[6]);
 
 /// The sums of dmetric_sums for one score alone, with no prepared reference: the reference's
 /// blurred plane (and with `ssim` its blurred square) are made row by row beside the
-/// candidate's, in the same order, so the sums are those of dmetric_row_passes,
-/// dmetric_column_pass and dmetric_sums to the bit, without their two whole planes. `ring`
-/// holds 80 rows of `width`, `columns` five rows of `stride`.
-void dmetric_pair_sums(const float *p1, const float *p2, int ssim, long width, long height, const float taps[6],
-                       float *scratch, long stride, float *ring, float *columns, double sums[6]);
+/// candidate's, in the same order, so the sums are those of dmetric_blurred and dmetric_sums
+/// to the bit, without their two whole planes.
+void dmetric_pair_sums(const float *p1, const float *p2, float shift, int ssim, long width, long height, const float taps[6],
+                       long stride, float *passes, float *columns, double sums[6]);
 
 /// libjxl's opsin transform shifted positive as SSIMULACRA 2 does, from linear RGB planes of
 /// `count` floats: any of `x`, `y`, `b` may be null.
@@ -71,9 +72,9 @@ int dmetric_chroma_halved(const unsigned char *in, long width, long height, int 
 int dmetric_block_statistics(const unsigned char *pixels, long width, long height, int bands, long side, double *means,
                              double *activity);
 
-/// Whether the x86-64-v3 copies run (1) or the baseline's (0). `wanted` 0 or 1 asks for one
-/// (the x86-64-v3 copies only where the CPU has AVX2 and FMA), -1 only asks: for tests that
-/// compare the two, and for saying which one a benchmark measured.
+/// Which copies run: 2 the x86-64-v4 ones, 1 the x86-64-v3 ones, 0 the baseline's. `wanted` 0,
+/// 1 or 2 asks for one (the best this CPU has at most), -1 only asks: for tests that compare
+/// the copies, and for saying which one a benchmark measured.
 int dmetric_fast_copy(int wanted);
 
 #endif

@@ -12,13 +12,22 @@ import Synchronization
 ///
 /// `q_auto` scores every candidate encoding with it, so the candidate's half is written for
 /// speed: its three blurs of a channel (its mean, its square and its product with the
-/// reference) are made in one pass over each row and consumed row by row by the SSIM and edge
+/// reference) are made a row at a time, the column pass first from the rows around it (one
+/// read of each plane's eleven rows for all three), and consumed at once by the SSIM and edge
 /// sums instead of being stored as planes, buffers are reused across scales, and the loops over
-/// pixels are C (`CMetricKernels`), eight pixels at a time, built for AVX2 and FMA where the
-/// CPU has them and for any x86-64 otherwise.
+/// pixels are C (`CMetricKernels`), sixteen pixels at a time built for AVX-512 and eight for AVX2
+/// and FMA where the CPU has them, and for any x86-64 otherwise.
 public enum Ssimulacra2 {
     static let scales = 6
     static let c2: Float = 0.0009
+    /// A value near the middle of each XYB channel's values (as shifted positive: X 0.20–0.81 and
+    /// B 0.27–0.94, grey at 0.42 and 0.55; Y 0.01–0.86), which the blurs and sums subtract from both
+    /// planes first:
+    /// the metric's terms are the same with any value (`dmetric_sums` says how, at the blur's
+    /// zero edges), but a bright flat region's variance then comes from small numbers instead of
+    /// the difference of two large ones, which in float agree to six digits. Scores then agree
+    /// with the reference implementation (double precision) about three times as closely.
+    static let centres: [Float] = [0.42, 0.43, 0.55]
 
     /// The score of `distorted` against `reference`: 8-bit sRGB pixels of the same size, grey
     /// or RGB; an alpha band is ignored (flatten both first where it matters).
@@ -100,11 +109,12 @@ public enum Ssimulacra2 {
         return combined(averages)
     }
 
-    /// Whether the C loops run their x86-64-v3 copies (AVX2 and FMA; else the baseline's).
-    /// `wanted` switches (to the fast copies only where the CPU has them): tests compare the two.
+    /// Which copy of the C loops runs: 2 the x86-64-v4 one (AVX-512), 1 the x86-64-v3 one (AVX2
+    /// and FMA), 0 the baseline's. `wanted` switches (to the best this CPU has at most): tests
+    /// compare the copies.
     @discardableResult
-    static func fastKernels(_ wanted: Bool? = nil) -> Bool {
-        dmetric_fast_copy(wanted.map { $0 ? 1 : 0 } ?? -1) == 1
+    static func kernelCopy(_ wanted: Int? = nil) -> Int {
+        Int(dmetric_fast_copy(Int32(wanted ?? -1)))
     }
 
     /// How many scales an image has: six, or fewer when halving would go below 8×8.
@@ -245,8 +255,9 @@ public enum Ssimulacra2 {
                 let terms = (0..<3).map { Terms(channel: $0, scale: first + index, of: count) }
                 var blurred = scale
                 for c in 0..<3 where terms[c].any {
-                    (blurred.mean[c], blurred.square[c]) = work.blurred(scale.xyb.planes[c], width: scale.xyb.width,
-                                                                        height: scale.xyb.height, squares: terms[c].ssim)
+                    (blurred.mean[c], blurred.square[c]) = work.blurred(scale.xyb.planes[c], centre: Ssimulacra2.centres[c],
+                                                                        width: scale.xyb.width, height: scale.xyb.height,
+                                                                        squares: terms[c].ssim)
                 }
                 return blurred
             }
@@ -409,11 +420,13 @@ public enum Ssimulacra2 {
                          work: Workspace) -> Sums? {
             let terms = Terms(channel: c, scale: scale, of: scaleCount)
             guard terms.any else { return nil }
+            let centre = Ssimulacra2.centres[c]
             if reference.mean[c].isEmpty {
-                return work.pairSums(reference.xyb.planes[c], b.planes[c], ssim: terms.ssim, width: b.width, height: b.height)
+                return work.pairSums(reference.xyb.planes[c], b.planes[c], centre: centre, ssim: terms.ssim, width: b.width,
+                                     height: b.height)
             }
-            return work.sums(reference.xyb.planes[c], b.planes[c], reference.mean[c], terms.ssim ? reference.square[c] : nil,
-                             width: b.width, height: b.height)
+            return work.sums(reference.xyb.planes[c], b.planes[c], centre: centre, reference.mean[c],
+                             terms.ssim ? reference.square[c] : nil, width: b.width, height: b.height)
         }
 
         struct Sums {
@@ -440,55 +453,46 @@ public enum Ssimulacra2 {
     /// The blurs and sums of one scoring, with buffers sized for its largest scale and reused
     /// by every smaller one.
     final class Workspace {
-        let planeSize: Int
-        /// The row pass's output for two whole planes: the reference's blurs.
-        let horizontal: UnsafeMutablePointer<Float>
-        /// Three rows between zero margins, so the kernel reads contiguous memory.
-        let rows: UnsafeMutablePointer<Float>
+        /// Rows of `rowStride` floats between zero margins, so the row pass reads contiguous
+        /// memory: two for a reference's blurs (its column passes), five for a candidate's
+        /// sums (its row's column passes: the candidate's mean, square and product with the
+        /// reference, then the reference's mean and square when a score blurs it too).
+        let passes: UnsafeMutablePointer<Float>
         let rowStride: Int
-        /// The row-passed products of the last 16 rows: the candidate's three planes, then the
-        /// reference's two when a score blurs it too (`pairSums`).
-        let ring: UnsafeMutablePointer<Float>
         /// The candidate's blurred mean, square and product for one row (then the reference's
-        /// blurred mean and square).
+        /// blurred mean and square, then each column's share of the taps beyond the row's ends).
         let columns: UnsafeMutablePointer<Float>
 
         /// `reference`: for the reference's blurs (whole planes), else for a candidate's sums.
         init(width: Int, height: Int, reference: Bool) {
-            planeSize = width * height + 8
-            horizontal = .allocate(capacity: reference ? 2 * planeSize : 0)
             rowStride = width + 2 * Ssimulacra2.radius + 8
-            rows = .allocate(capacity: 3 * rowStride)
-            rows.initialize(repeating: 0, count: 3 * rowStride)
-            ring = .allocate(capacity: reference ? 0 : 5 * 16 * width)
-            columns = .allocate(capacity: reference ? 0 : 5 * rowStride)
+            passes = .allocate(capacity: (reference ? 2 : 5) * rowStride)
+            columns = .allocate(capacity: reference ? 0 : 6 * rowStride)
         }
 
         deinit {
-            horizontal.deallocate()
-            rows.deallocate()
-            ring.deallocate()
+            passes.deallocate()
             columns.deallocate()
         }
 
         /// The centre tap, then the taps 1 to 5 pixels away.
         static let taps: [Float] = Array(kernel[radius...])
 
-        /// The reference's blurred plane and, with `squares`, its blurred square.
-        func blurred(_ plane: [Float], width: Int, height: Int, squares: Bool) -> ([Float], [Float]) {
-            plane.withUnsafeBufferPointer { plane in Self.taps.withUnsafeBufferPointer { taps in
-                dmetric_row_passes(plane.baseAddress, squares ? 1 : 0, width, height, rows, rowStride, taps.baseAddress,
-                                   horizontal, horizontal + planeSize)
-            } }
-            func columnPass(_ index: Int) -> [Float] {
-                [Float](unsafeUninitializedCapacity: width * height) { out, initialised in
-                    Self.taps.withUnsafeBufferPointer { taps in
-                        dmetric_column_pass(horizontal + index * planeSize, width, height, taps.baseAddress, out.baseAddress)
+        /// The reference's blurred plane and, with `squares`, its blurred square, both less
+        /// `centre` (`dmetric_blurred`: a row's column pass, then its row pass).
+        func blurred(_ plane: [Float], centre: Float, width: Int, height: Int, squares: Bool) -> ([Float], [Float]) {
+            let count = width * height
+            var square = [Float](unsafeUninitializedCapacity: squares ? count : 0) { $1 = squares ? count : 0 }
+            let mean = [Float](unsafeUninitializedCapacity: count) { out, initialised in
+                plane.withUnsafeBufferPointer { plane in Self.taps.withUnsafeBufferPointer { taps in
+                    square.withUnsafeMutableBufferPointer { square in
+                        dmetric_blurred(plane.baseAddress, centre, squares ? 1 : 0, width, height, taps.baseAddress, passes,
+                                        rowStride, out.baseAddress, squares ? square.baseAddress : nil)
                     }
-                    initialised = width * height
-                }
+                } }
+                initialised = count
             }
-            return (columnPass(0), squares ? columnPass(1) : [])
+            return (mean, square)
         }
 
         /// The per-pixel terms of one channel, summed: SSIM's `d` and `d⁴` (when `s11`, the
@@ -496,12 +500,13 @@ public enum Ssimulacra2 {
         /// losses (blurring) with their fourth powers. The candidate's blurred mean, square and
         /// product with the reference are made a row at a time and used at once (see
         /// `dmetric_sums`: the branch-free form of libjxl's loop).
-        func sums(_ p1: [Float], _ p2: [Float], _ mu1: [Float], _ s11: [Float]?, width: Int, height: Int) -> ScaleAverages.Sums {
+        func sums(_ p1: [Float], _ p2: [Float], centre: Float, _ mu1: [Float], _ s11: [Float]?, width: Int,
+                  height: Int) -> ScaleAverages.Sums {
             var out = [Double](repeating: 0, count: 6)
             p1.withUnsafeBufferPointer { p1 in p2.withUnsafeBufferPointer { p2 in mu1.withUnsafeBufferPointer { mu1 in
                 (s11 ?? []).withUnsafeBufferPointer { s11 in Self.taps.withUnsafeBufferPointer { taps in out.withUnsafeMutableBufferPointer { out in
-                    dmetric_sums(p1.baseAddress, p2.baseAddress, mu1.baseAddress, s11.isEmpty ? nil : s11.baseAddress, width, height,
-                                 taps.baseAddress, rows, rowStride, ring, columns, out.baseAddress)
+                    dmetric_sums(p1.baseAddress, p2.baseAddress, centre, mu1.baseAddress, s11.isEmpty ? nil : s11.baseAddress, width,
+                                 height, taps.baseAddress, rowStride, passes, columns, out.baseAddress)
                 } } }
             } } }
             return ScaleAverages.Sums(ssim1: out[0], ssim4: out[1], art1: out[2], art4: out[3], lost1: out[4], lost4: out[5])
@@ -509,12 +514,12 @@ public enum Ssimulacra2 {
 
         /// The same sums against a reference plane without its blurs: they are made row by row
         /// beside the candidate's (`dmetric_pair_sums`), the same values as `blurred` makes.
-        func pairSums(_ p1: [Float], _ p2: [Float], ssim: Bool, width: Int, height: Int) -> ScaleAverages.Sums {
+        func pairSums(_ p1: [Float], _ p2: [Float], centre: Float, ssim: Bool, width: Int, height: Int) -> ScaleAverages.Sums {
             var out = [Double](repeating: 0, count: 6)
             p1.withUnsafeBufferPointer { p1 in p2.withUnsafeBufferPointer { p2 in
                 Self.taps.withUnsafeBufferPointer { taps in out.withUnsafeMutableBufferPointer { out in
-                    dmetric_pair_sums(p1.baseAddress, p2.baseAddress, ssim ? 1 : 0, width, height, taps.baseAddress, rows, rowStride,
-                                      ring, columns, out.baseAddress)
+                    dmetric_pair_sums(p1.baseAddress, p2.baseAddress, centre, ssim ? 1 : 0, width, height, taps.baseAddress,
+                                      rowStride, passes, columns, out.baseAddress)
                 } }
             } }
             return ScaleAverages.Sums(ssim1: out[0], ssim4: out[1], art1: out[2], art4: out[3], lost1: out[4], lost4: out[5])

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SSIMULACRA 2's whole-image check (q_auto's score of its output on the whole image) in C alone,
+# part by part, for each copy of the kernels this CPU runs: Benchmarks/metric_kernels.c built
+# against Sources/CMetricKernels, on a 1200x800 crop of a fixture photograph and its JPEG at
+# quality 66 (about what q_auto:good picks for it). Results: Benchmarks/RESULTS.md.
+# With --before COMMIT, the kernels of that commit too (354434b or earlier: rows passed first), built
+# from `git show` into the scratch directory and measured the same way first.
+# Usage: bash Benchmarks/metric_kernels.sh [ROUNDS] [--before COMMIT]   (DERIVE_FIXTURES: the fixtures)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fixtures="${DERIVE_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
+rounds=30
+before=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --before) before="$2"; shift 2 ;;
+        *) rounds="$1"; shift ;;
+    esac
+done
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+python3 - "$fixtures/photos/kodak-pixpro-az521.jpg" "$work" <<'PY'
+import io, sys
+from PIL import Image
+source, work = sys.argv[1], sys.argv[2]
+image = Image.open(source).convert("RGB")
+w, h = image.size
+side = min(w, h) // 2
+image = image.crop((w // 5, h // 5, w // 5 + side, h // 5 + side)).resize((1200, 800), Image.LANCZOS)
+open(f"{work}/reference.rgb", "wb").write(image.tobytes())
+encoded = io.BytesIO()
+image.save(encoded, "JPEG", quality=66)
+open(f"{work}/distorted.rgb", "wb").write(Image.open(io.BytesIO(encoded.getvalue())).convert("RGB").tobytes())
+PY
+if [ -n "$before" ]; then
+    mkdir -p "$work/before/include"
+    for file in $(git ls-tree -r --name-only "$before" Sources/CMetricKernels); do
+        git show "$before:$file" > "$work/before/${file#Sources/CMetricKernels/}"
+    done
+    clang -O3 -DKERNELS_BEFORE_ROW_FIRST -I"$work/before/include" -I"$work/before" Benchmarks/metric_kernels.c "$work"/before/*.c -lm \
+        -o "$work/metric_kernels_before"
+    "$work/metric_kernels_before" "$work/reference.rgb" "$work/distorted.rgb" 1200 800 "$rounds"
+fi
+kernels=Sources/CMetricKernels
+clang -O3 -I"$kernels/include" -I"$kernels" Benchmarks/metric_kernels.c "$kernels"/*.c -lm -o "$work/metric_kernels"
+best=$("$work/metric_kernels" "$work/reference.rgb" "$work/distorted.rgb" 1200 800 1 | sed -n 's/.*kernels \(.*\), fastest.*/\1/p')
+for copy in 0 1 2; do
+    "$work/metric_kernels" "$work/reference.rgb" "$work/distorted.rgb" 1200 800 "$rounds" "$copy"
+    case "$best" in baseline) break ;; x86-64-v3*) [ "$copy" -ge 1 ] && break ;; esac
+done
