@@ -14,7 +14,7 @@ enum Effects {
             return try adjustment(effect, image)
         case .autoContrast, .autoColor, .improve, .fillLight, .autoBrightness:
             return try automaticCorrection(effect, image)
-        case .opacityThreshold, .makeTransparent, .replaceColor, .simulateColorblind, .recolor, .assistColorblind:
+        case .opacityThreshold, .makeTransparent, .replaceColor, .simulateColorblind, .recolor, .assistColorblind, .tintGradient:
             return try colourChange(effect, image)
         case .oilPaint, .cartoonify, .vectorize, .art, .orderedDither:
             return try artistic(effect, image)
@@ -211,6 +211,20 @@ enum Effects {
     /// Colours replaced, made transparent or remapped for colour blindness.
     static func colourChange(_ effect: Effect, _ image: VImage) throws(DeriveError) -> VImage {
         switch effect {
+        case .tintGradient(let amount, let gradient):
+            // The luminance (libvips' b-w), equalised over the whole range when asked
+            // (hist_equal), looked up in the gradient's 256-entry table (maplut), mixed into the
+            // image by `amount` percent as the one-colour tint is.
+            let t = Double(amount.planned) / 100
+            let table = try VImage.fromPixels(gradient.lookupTable(), width: 256, height: 1, bands: 3).interpreted(as: "srgb")
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                var luminance = try rgb.colourspace("b-w").cast("uchar")
+                if gradient.equalize { luminance = try VipsCall("hist_equal").image("in", luminance).run().image("out") }
+                let mapped = try VipsCall("maplut").image("in", luminance).image("lut", table).run().image("out")
+                return try rgb.linear([1 - t, 1 - t, 1 - t], [0, 0, 0], uchar: false)
+                    .added(try mapped.linear([t, t, t], [0, 0, 0], uchar: false)).cast("uchar").interpreted(as: "srgb")
+            }
         case .opacityThreshold(let level):
             // Alpha at or above level % of opaque becomes 255, the rest 0 (level 0: all opaque,
             // 100: only what was fully opaque stays).

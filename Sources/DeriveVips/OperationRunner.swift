@@ -178,6 +178,10 @@ final class OperationRunner {
             return try Self.pages(pages, of: image)
         case .unorient(let orientation):
             return try unorient(image, orientation)
+        case .dropMaskChannel:
+            // The colour channels as they are: the mask is not applied (not premultiplied, not
+            // flattened), as if the extra channel were not there.
+            return image.hasAlpha ? try image.withoutAlpha() : image
         case .resize(let size):
             return try image.resized(to: size)
         case .crop(let rect):

@@ -165,7 +165,7 @@ struct PerceptualReference {
         case .gif: loader = "gifload_buffer"
         case .tiff: loader = "tiffload_buffer"
         case .heic: loader = "heifload_buffer"
-        case .jp2, .bmp, .ico, .svg: throw DeriveError(.internalError, "\(format.rawValue) outputs are not scored")
+        case .jp2, .jpc, .bmp, .ico, .svg, .pdf, .ai: throw DeriveError(.internalError, "\(format.rawValue) outputs are not scored")
         case .auto, .original: throw DeriveError(.internalError, "cannot score an unresolved format")
         }
         return try withBytes(data) { (buffer) throws(DeriveError) -> PixelBuffer in

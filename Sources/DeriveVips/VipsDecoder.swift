@@ -241,8 +241,9 @@ enum VipsDecoder {
         // ICO, PSD and the other single-image formats report their sizes or layers as pages;
         // Derive reads one of them.
         let pages = isMultiPage(format) ? header.int("n-pages") ?? 1 : 1
-        let facts = SourceFacts(format: format, width: header.width, height: pages > 1 ? header.pageHeight : header.height,
+        var facts = SourceFacts(format: format, width: header.width, height: pages > 1 ? header.pageHeight : header.height,
                                 orientation: header.int("orientation") ?? 1, pages: pages, hasAlpha: header.hasAlpha)
+        facts.isCMYK = header.interpretation == "cmyk"
         var exif: [String: String] = [:]
         let fields: [(String, [String])] = [
             ("takenAt", ["exif-ifd2-DateTimeOriginal", "exif-ifd0-DateTime"]),

@@ -36,7 +36,10 @@ enum VipsEncoder {
         if encoding.format == .auto || encoding.format == .original {
             return try AutoEncoder(settings: settings, hints: hints).chooseFormat(image, encoding: encoding, animated: animated)
         }
-        if case .auto(let level)? = encoding.quality, !encoding.lossless, Self.scored.contains(encoding.format) {
+        // A CMYK output (cs_cmyk) is not searched: the metric and its fast JPEG paths compare
+        // sRGB pixels, so q_auto takes the level's default quality, as JPEG 2000 does.
+        let cmyk = encoding.cmyk == .convert && CMYKOutput.formats.contains(encoding.format)
+        if case .auto(let level)? = encoding.quality, !encoding.lossless, Self.scored.contains(encoding.format), !cmyk {
             return try AutoEncoder(settings: settings, hints: hints).search(image, encoding: encoding.resolved(to: encoding.format),
                                                               level: level, animated: animated)
         }
@@ -47,6 +50,12 @@ enum VipsEncoder {
         var choices: [String] = []
         let data = try write(image, settings: resolved, quality: quality, choices: &choices)
         return Encoded(data: data, format: resolved.format, quality: resolved.lossless ? nil : quality, choices: choices)
+    }
+
+    /// The image flattened onto white and converted to CMYK by libvips' built-in profile
+    /// (relative colorimetric, libvips' colourspace), which the result carries.
+    static func cmyk(_ image: VImage) throws(DeriveError) -> VImage {
+        try image.flattened(on: .white).colourspace("cmyk")
     }
 
     /// Formats whose `q_auto` is searched by decoding and scoring candidates. BMP and ICO have
@@ -75,6 +84,14 @@ enum VipsEncoder {
             // a bare one (orientation, resolution, size), which holds nothing of the source.
             image = try image.strippingMetadata()
         }
+        // cs_cmyk, and cs_keep_cmyk on a CMYK source (the planner resolved which): the image,
+        // flattened onto white, in CMYK through libvips' built-in profile (`cmyk`); the profile
+        // goes with it, the only field left when the output is stripped.
+        if resolved.cmyk == .convert && CMYKOutput.formats.contains(format) {
+            image = try Self.cmyk(image)
+            if image.blob("icc-profile-data") == nil { throw DeriveError(.encodeFailed, "libvips wrote CMYK without its profile") }
+            strip = false
+        }
         // fl_strip_profile / cs_tinysrgb: the other metadata stays, the ICC profile goes.
         if resolved.stripProfile { image = try image.removing(["icc-profile-data"]) }
         // dn_: the resolution written in the file (libvips keeps pixels per millimetre; JPEG's
@@ -100,7 +117,7 @@ enum VipsEncoder {
         case .half: chroma = "on"
         }
 
-        let data: [UInt8]
+        var data: [UInt8]
         switch format {
         case .jpeg:
             // Huffman tables are always optimised. libvips' mozjpeg options (trellis quantisation
@@ -141,9 +158,19 @@ enum VipsEncoder {
                 .bool("strip", strip)
             if lossy { call = call.int("Q", quality ?? 75) }
             data = try save(call)
-        case .jp2:
+        case .jp2, .jpc:
+            // A bare codestream has no box to say its components are YCbCr, so f_jpc is never
+            // chroma-subsampled (libvips writes subsampled JPEG 2000 as YCbCr): RGB components,
+            // which the codestream's own colour transform (MCT) compresses.
             data = try save(VipsCall("jp2ksave_buffer").image("in", image).int("Q", quality ?? 48)
-                .bool("lossless", resolved.lossless).enumeration("subsample_mode", chroma).bool("strip", strip))
+                .bool("lossless", resolved.lossless).enumeration("subsample_mode", format == .jpc ? "off" : chroma).bool("strip", strip))
+            // f_jpc: the codestream alone, as the JP2 file's contiguous codestream box holds it.
+            if format == .jpc {
+                guard let codestream = JPEG2000Boxes.codestream(of: data) else {
+                    throw DeriveError(.encodeFailed, "libvips' JPEG 2000 file has no codestream box (jp2c) to write as jpc")
+                }
+                data = codestream
+            }
         case .heic:
             data = try save(VipsCall("heifsave_buffer").image("in", image).int("Q", quality ?? 50)
                 .bool("lossless", resolved.lossless).enumeration("compression", "hevc").int("effort", effort)
@@ -155,6 +182,12 @@ enum VipsEncoder {
                 throw DeriveError(.unsupportedFormat, "an ICO holds images of at most 256x256, and this output is \(image.width)x\(image.pageHeight); resize it first (c_limit,w_256,h_256)")
             }
             data = try save(VipsCall("magicksave_buffer").image("in", image).string("format", "ico").bool("strip", strip))
+        case .pdf, .ai:
+            // The image as a JPEG (at the output's quality; 4:4:4 when asked) in a one-page PDF
+            // whose page is its size at the output's density (ImagePDF).
+            let jpeg = try save(VipsCall("jpegsave_buffer").image("in", image).int("Q", quality ?? 80)
+                .bool("optimize_coding", true).enumeration("subsample_mode", chroma).bool("strip", true))
+            data = ImagePDF.document(jpeg: jpeg, width: image.width, height: image.height, components: image.bands, dpi: resolved.density)
         case .svg:
             throw DeriveError(.internalError, "an svg output reached the raster encoders; e_vectorize traces it (VectorTracer)")
         case .auto, .original:

@@ -48,6 +48,13 @@ public struct VipsEngine: ImageEngine {
             exact.facts.hasAlpha = sniffed.hasAlpha
             return exact
         }
+        // Whether a TIFF's extra channel is a mask rather than alpha is in its ExtraSamples tag,
+        // which the sniffer reads and libvips does not report.
+        if format == .tiff, let sniffed, sniffed.hasMaskChannel, inspection.facts.hasAlpha {
+            var exact = inspection
+            exact.facts.hasMaskChannel = true
+            return exact
+        }
         return inspection
     }
 

@@ -235,6 +235,18 @@ struct ChainGenerator {
             func whole() -> Int? { Bool.random(using: &random) ? Int.random(in: 0...100, using: &random) : nil }
             return .vectorize(amount ?? .value(10), trace: VectorTrace(detail: size(0...1000), despeckle: size(0...100), paths: whole(), corners: whole()))
         }
+        if kind == .tint, Bool.random(using: &random) {
+            // Several colours (or one, equalised), positions given or not but never going back.
+            let count = Int.random(in: 1...TintGradient.maxColors, using: &random)
+            var last = 0
+            let positions: [Int?] = (0..<count).map { _ in
+                guard Bool.random(using: &random) else { return nil }
+                last = Int.random(in: last...100, using: &random)
+                return last
+            }
+            let equalize = count == 1 ? true : Bool.random(using: &random)
+            return .tintGradient(amount: amount ?? .value(60), gradient: TintGradient(colors: (0..<count).map { _ in color() }, positions: positions, equalize: equalize))
+        }
         return EffectRules.make(kind, amount: amount, color: EffectRules.takesColor(kind) ? color() : nil)
     }
 

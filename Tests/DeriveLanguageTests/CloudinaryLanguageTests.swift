@@ -23,12 +23,12 @@ import Testing
         ("c_scale,w_100/so_2.5", #"chain component 1 ("so_2.5"): so_2.5: known to Cloudinary, not supported by Derive: video and audio only; Derive makes images"#),
         ("d_a::b", #"chain component 0 ("d_a::b"): d_a::b: unknown to Cloudinary (a default image is a name such as d_avatar.png or d_folder:avatar)"#),
         // Cloudinary's gradient tint and sigmoidal contrast: named, and said to be Cloudinary's.
-        ("e_tint:100:green:red", #"chain component 0 ("e_tint:100:green:red"): e_tint:100:green:red: known to Cloudinary, not supported by Derive: a tint of several colours (a gradient, with equalize or positions); Derive tints with one colour, e_tint:<amount>:<colour>"#),
+        ("e_tint:100:green:30p:red:10p", #"chain component 0 ("e_tint:100:green:30p:red:10p"): e_tint:100:green:30p:red:10p: known to Cloudinary, not supported by Derive: the colours' positions go back (30p, 10p); Cloudinary does not document what positions out of order mean, so Derive reads them only in order (red:20p:blue:60p)"#),
         ("e_contrast:level_50;type_sigmoidal", #"chain component 0 ("e_contrast:level_50;type_sigmoidal"): e_contrast:level_50;type_sigmoidal: known to Cloudinary, not supported by Derive: a sigmoidal contrast curve; Derive's e_contrast is linear (type_linear)"#),
         // Image variables are Cloudinary's (user-defined variables), not Derive's: not "unknown".
         ("$img_current", #"chain component 0 ("$img_current"): $img_current: known to Cloudinary, not supported by Derive: an image variable (the image as it is at this point, used as a layer, l_$img); Derive's variables hold numbers and texts"#),
         ("$logo_ref:!brand:logo!", #"chain component 0 ("$logo_ref:!brand:logo!"): $logo_ref:!brand:logo!: known to Cloudinary, not supported by Derive: an image variable (a reference to another asset, used as a layer, l_$logo); Derive's variables hold numbers and texts"#),
-        ("e_displace", #"chain component 0 ("e_displace"): e_displace: known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_displace,fl_layer_apply)"#),
+        ("l_map/fl_layer_apply/e_displace", #"chain component 2 ("e_displace"): e_displace: known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_displace,fl_layer_apply)"#),
         ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
         ("l_a,l_b", #"chain component 0 ("l_a,l_b"): repeats l_; put each layer in its own component"#),
         ("k_100", #"chain component 0 ("k_100"): k_100: unknown to Cloudinary (no parameter "k_"); supported: c_, w_, h_, ar_, g_, x_, y_, dpr_, z_, a_, r_, e_, co_, b_, bo_, o_, l_, u_, fl_, f_, q_, pg_, t_, cs_, dn_, d_, dl_"#),

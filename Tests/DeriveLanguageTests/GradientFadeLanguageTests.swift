@@ -28,7 +28,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("e_gradient_fade,x_0.2,y_0.2", "y fades from one edge: give x or y, not both (chain two fades for two edges)"),
+        // Cloudinary's reference: "Only one direction can be specified".
+        ("e_gradient_fade,x_0.2,y_0.2", "e_gradient_fade: unknown to Cloudinary (e_gradient_fade y fades from one edge: give x or y, not both (chain two fades for two edges))"),
         ("e_gradient_fade:one", #"e_gradient_fade:one: unknown to Cloudinary (no e_gradient_fade type "one"); types: symmetric, symmetric_pad"#),
         ("e_gradient_fade:radial", #"e_gradient_fade:radial: unknown to Cloudinary (no e_gradient_fade type "radial"); types: symmetric, symmetric_pad"#),
         ("e_gradient_fade:101", "e_gradient_fade:101: out of Cloudinary's range (e_gradient_fade strength must be between 0 and 100, got 101)"),

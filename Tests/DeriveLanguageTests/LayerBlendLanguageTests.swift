@@ -83,10 +83,10 @@ import Testing
 
     @Test(arguments: [
         ("u_bg/e_multiply,fl_layer_apply", "e_multiply beside fl_layer_apply of an underlay (u_): known to Cloudinary, not supported by Derive: Derive blends overlays (l_) only; an underlay is drawn beneath the image"),
-        ("e_screen", "e_screen: known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_screen,fl_layer_apply)"),
+        ("l_a/fl_layer_apply/e_screen", "e_screen: known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_screen,fl_layer_apply)"),
         ("l_a/e_anti_removal:0,fl_layer_apply", "e_anti_removal:0: unknown to Cloudinary (e_anti_removal's level is a whole number from 1 to 100)"),
         ("l_a/e_anti_removal:strong,fl_layer_apply", "e_anti_removal:strong: unknown to Cloudinary (e_anti_removal's level is a whole number from 1 to 100)"),
-        ("e_anti_removal:20", "e_anti_removal:20: known to Cloudinary, not supported by Derive outside fl_layer_apply"),
+        ("l_a/fl_layer_apply/e_anti_removal:20", "e_anti_removal:20: known to Cloudinary, not supported by Derive outside fl_layer_apply"),
         ("u_bg/fl_cutter,fl_layer_apply", "fl_cutter beside fl_layer_apply of an underlay (u_): known to Cloudinary, not supported by Derive: Derive blends overlays (l_) only; an underlay is drawn beneath the image"),
         ("l_a/e_multiply,fl_cutter.layer_apply", "e_multiply beside fl_cutter: a layer combines with the image one way"),
         ("l_a/e_multiply,fl_layer_apply,g_faces", "e_multiply with g_faces: known to Cloudinary, not supported by Derive: multiply combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),

@@ -56,6 +56,12 @@ import Testing
         ("$a_30.9_to_i", "$a_30", ""),
         ("e_sepia:10/bo_0px_solid_transparent,r_50", "e_sepia:10/r_50", "a border 0 pixels wide draws nothing"),
         ("bo_5.5px_solid_rgb:fff", "bo_6px_solid_rgb:fff", "Derive draws the nearest, 6px"),
+        // A blend mode with no layer anywhere in the chain: nothing to combine.
+        ("e_anti_removal:95", "", "e_anti_removal:95 with no layer in the chain"),
+        ("e_mask/c_scale,w_100", "c_scale,w_100", "e_mask with no layer in the chain"),
+        // A format Derive does not write, replaced by a later component's f_.
+        ("f_flif/f_auto", "f_auto", "f_flif is replaced by the f_ of component 1"),
+        ("f_eps,w_100/e_sepia/f_webp", "w_100/e_sepia/f_webp", "f_eps is replaced by the f_ of component 2"),
     ])
     func readAsCloudinaryDoes(text: String, meaning: String, note: String) throws {
         let parsed = CloudinaryParser().parse(text)
@@ -92,6 +98,9 @@ import Testing
         ("pg_name:record_cover;Shadow", "pg_name:record_cover;Shadow: known to Cloudinary, not supported by Derive"),
         ("pg_embedded:3", "pg_embedded:3: known to Cloudinary, not supported by Derive"),
         ("f_mp4", "f_mp4: known to Cloudinary, not supported by Derive: format mp4 is a video or audio format"),
+        // Only a later top-level f_ replaces it: not an earlier one, nor one inside a layer.
+        ("f_auto/f_flif", "f_flif: known to Cloudinary, not supported by Derive: format flif has no encoder"),
+        ("f_flif/l_badge/f_png/fl_layer_apply", "f_flif: known to Cloudinary, not supported by Derive: format flif has no encoder"),
         ("if_else", "if_else: unknown to Cloudinary (an if_else follows"),
         ("q_0.4", "q_0.4: unknown to Cloudinary ("),
         ("e_fade:100", "e_fade:100: known to Cloudinary, not supported by Derive: Derive does not have it"),
@@ -112,6 +121,7 @@ import Testing
         ("w_100/e_loop:0,f_webp", "c_scale,w_100/f_webp,e_loop:0"),
         ("dl_200,e_loop:3", "e_loop:3,dl_200"), ("f_tiff,fl_tiff8_lzw", "f_tiff,fl_tiff8_lzw"),
         ("f_jpg,fl_keep_attribution", "f_jpeg,fl_keep_attribution"),
+        ("fl_ignore_mask_channels", "fl_ignore_mask_channels"), ("f_tiff,fl_ignore_mask_channels", "f_tiff,fl_ignore_mask_channels"),
         // Keeping every field keeps the attribution too: the flag says nothing more.
         ("f_jpg,fl_keep_attribution,fl_keep_iptc", "f_jpeg,fl_keep_iptc"),
     ])

@@ -154,10 +154,12 @@ extension OutputFormat {
         case .jxl: "image/jxl"
         case .tiff: "image/tiff"
         case .jp2: "image/jp2"
+        case .jpc: "image/x-jp2-codestream"
         case .bmp: "image/bmp"
         case .ico: "image/vnd.microsoft.icon"
         case .heic: "image/heic"
         case .svg: "image/svg+xml"
+        case .pdf, .ai: "application/pdf"
         case .auto, .original: "application/octet-stream"
         }
     }

@@ -84,6 +84,11 @@ public struct EncodingSettings: Sendable, Hashable {
     public var delay: Int?
     /// `fl_tiff8_lzw`.
     public var tiffLZW: Bool
+    /// `fl_ignore_mask_channels`: a TIFF's extra channel marked as a mask, not alpha, is dropped.
+    public var ignoreMaskChannels: Bool
+    /// `cs_cmyk`, `cs_keep_cmyk`. In a planned output, `.convert` when the file is written in
+    /// CMYK and nil otherwise (`keep` resolved on the source).
+    public var cmyk: CMYKOutput?
     /// `fl_keep_attribution`: with metadata stripped, the EXIF copyright and artist kept.
     public var keepAttribution: Bool
     /// `fl_getinfo`.
@@ -111,6 +116,8 @@ public struct EncodingSettings: Sendable, Hashable {
         loop = s.loop
         delay = s.delay
         tiffLZW = s.tiffLZW ?? false
+        ignoreMaskChannels = s.ignoreMaskChannels ?? false
+        cmyk = s.cmyk
         keepAttribution = strip && (s.keepAttribution ?? false)
         getInfo = s.getInfo ?? false
     }
@@ -141,6 +148,8 @@ public struct EncodingSettings: Sendable, Hashable {
         s.loop = loop
         s.delay = delay
         s.tiffLZW = tiffLZW ? true : nil
+        s.ignoreMaskChannels = ignoreMaskChannels ? true : nil
+        s.cmyk = cmyk
         s.keepAttribution = keepAttribution ? true : nil
         s.getInfo = getInfo ? true : nil
         return s

@@ -41,6 +41,8 @@ public enum ChainEncoder {
         add("loop", s.loop.map(JSONValue.int))
         add("delay", s.delay.map(JSONValue.int))
         add("tiffLZW", s.tiffLZW.map(JSONValue.bool))
+        add("ignoreMaskChannels", s.ignoreMaskChannels.map(JSONValue.bool))
+        add("colorSpace", s.cmyk.map { .string($0.rawValue) })
         add("keepAttribution", s.keepAttribution.map(JSONValue.bool))
         add("getInfo", s.getInfo.map(JSONValue.bool))
         add("defaultImage", s.defaultImage.map(JSONValue.string))
@@ -138,6 +140,10 @@ public enum ChainEncoder {
             if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, amount.json) }
             switch e {
             case .tint(_, let color), .colorize(_, let color): add("color", .string(color.hex))
+            case .tintGradient(_, let gradient):
+                add("colors", .array(gradient.colors.map { .string($0.hex) }))
+                if gradient.positions.contains(where: { $0 != nil }) { add("positions", .array(gradient.positions.map { $0.map(JSONValue.int) ?? .null })) }
+                if gradient.equalize { add("equalize", .bool(true)) }
             case .improve(_, let mode): add("mode", .string(mode.rawValue))
             case .fillLight(_, let bias): add("bias", .int(bias))
             case .replaceColor(_, let to, let from):

@@ -126,7 +126,7 @@ enum Normalizer {
         case .brightness(0), .contrast(0), .saturation(0), .vignette(0), .gamma(0), .hue(0), .brightnessHSB(0),
              .red(0), .green(0), .blue(0), .vibrance(0), .autoContrast(0), .autoBrightness(0), .autoColor(0),
              .improve(0, _), .fillLight(0, _): true
-        case .tint(let amount, _), .colorize(let amount, _): amount == 0
+        case .tint(let amount, _), .colorize(let amount, _), .tintGradient(let amount, _): amount == 0
         default: false
         }
     }

@@ -54,6 +54,8 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     case jpeg, png, webp, avif, gif, jxl, tiff
     /// JPEG 2000 (a JP2 file).
     case jp2
+    /// A bare JPEG 2000 codestream (`.jpc`, `.j2k`): the JP2 file's contiguous codestream box.
+    case jpc
     /// Uncompressed Windows bitmap.
     case bmp
     /// Windows icon: one image of at most 256x256.
@@ -62,6 +64,11 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     case heic
     /// SVG, written only by e_vectorize (its colour layers traced into paths by potrace).
     case svg
+    /// A one-page PDF holding the image as a JPEG (ImagePDF), the page the image's size.
+    case pdf
+    /// Adobe Illustrator: the same PDF, named `.ai` (Illustrator files are PDF-compatible, and
+    /// ImageMagick writes its AI format with its PDF writer).
+    case ai
     /// Chosen by the engine among the allowed formats (alpha and animation respected).
     case auto
     /// The source's own format where Derive can write it (the default, as in Cloudinary).
@@ -72,14 +79,16 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     /// only when asked for by name.
     public var isAutoCandidate: Bool { [.jpeg, .png, .webp, .avif, .gif, .jxl, .tiff].contains(self) }
     /// BMP's alpha is shown by few viewers, so BMP outputs are flattened like JPEG.
-    public var supportsAlpha: Bool { self != .jpeg && self != .bmp }
+    public var supportsAlpha: Bool { ![.jpeg, .bmp, .pdf, .ai].contains(self) }
+    /// Written as a one-page PDF (ImagePDF).
+    public var isPDF: Bool { self == .pdf || self == .ai }
     /// The largest side the format can hold (ICO stores sizes in one byte, 256 as 0).
     public var maxSide: Int? { self == .ico ? 256 : nil }
     public var canAnimate: Bool { self == .gif || self == .webp }
     /// Formats that hold several pages or frames: the animated ones, and TIFF as a multi-page
     /// document (a page set `pg_2-4` of a TIFF stays a TIFF of those pages).
     public var holdsPages: Bool { canAnimate || self == .tiff }
-    public var supportsLossless: Bool { [.webp, .avif, .jxl, .jp2, .heic].contains(self) }
+    public var supportsLossless: Bool { [.webp, .avif, .jxl, .jp2, .jpc, .heic].contains(self) }
     public var supportsProgressive: Bool { [.jpeg, .png, .gif].contains(self) }
     public var supportsChromaSubsampling: Bool { [.jpeg, .avif, .heic].contains(self) }
 
@@ -99,8 +108,9 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         case .avif: 50
         case .jxl: 75
         case .heic: 50
-        case .jp2: 48
+        case .jp2, .jpc: 48
         // TIFF is lossless (deflate) at 100; below it Derive writes JPEG-compressed TIFF.
+        case .pdf, .ai: 80
         case .tiff, .png, .gif, .bmp, .ico, .svg, .auto, .original: 100
         }
     }
@@ -116,7 +126,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         case .gif: 7
         case .tiff: 6
         case .heic: 4
-        case .jp2, .bmp, .ico, .svg, .auto, .original: 4
+        case .jp2, .jpc, .bmp, .ico, .svg, .pdf, .ai, .auto, .original: 4
         }
     }
 
@@ -145,20 +155,20 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    static let spellings = ["jpeg", "jpg", "png", "webp", "avif", "gif", "jxl", "tiff", "tif", "jp2", "bmp", "ico", "heic", "heif",
-                            "svg", "auto", "original"]
+    static let spellings = ["jpeg", "jpg", "png", "webp", "avif", "gif", "jxl", "tiff", "tif", "jp2", "jpc", "bmp", "ico", "heic", "heif",
+                            "svg", "pdf", "ai", "auto", "original"]
 
     /// Why Derive does not write a format Cloudinary's `f_` accepts, or nil when the text is not
     /// one of them. Derive writes raster images only, with the encoders libvips has here.
     static func refusal(_ text: String) -> String? {
-        let raster = "Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, bmp, ico and heic, and svg from e_vectorize"
+        let raster = "Derive writes jpg, png, webp, avif, gif, jxl, tiff, jp2, jpc, bmp, ico, heic and pdf and ai (the image in a PDF page), and svg from e_vectorize"
         let known = "f_\(text): known to Cloudinary, not supported by Derive:"
         switch text.lowercased() {
-        case "pdf", "ps", "eps", "eps3", "ept", "ai", "indd":
+        case "ps", "eps", "eps3", "ept", "indd":
             return "\(known) format \(text) is a vector or page format; \(raster)"
         case "psd", "tga":
             return "\(known) format \(text) is read as a source but not written (it is an editing and interchange format, not one to deliver); \(raster)"
-        case "djvu", "flif", "jxr", "hdp", "wdp", "bw", "dng", "arw", "cr2", "jpc":
+        case "djvu", "flif", "jxr", "hdp", "wdp", "bw", "dng", "arw", "cr2":
             return "\(known) format \(text) has no encoder in this libvips (camera raw formats are never written); \(raster)"
         case "glb", "gltf", "fbx", "usdz", "u3ma":
             return "\(known) format \(text) is a 3D model format; \(raster)"

@@ -63,6 +63,11 @@ public struct OutputSettings: Sendable, Hashable {
     public var delay: Int?
     /// `fl_tiff8_lzw`: a TIFF output compressed with LZW (lossless) instead of deflate.
     public var tiffLZW: Bool?
+    /// `fl_ignore_mask_channels`: a TIFF source's extra channel that its ExtraSamples tag marks
+    /// as unspecified (a mask channel, not alpha) is not used as alpha: it is dropped.
+    public var ignoreMaskChannels: Bool?
+    /// `cs_cmyk` (a CMYK file) or `cs_keep_cmyk` (CMYK when the source is), JPEG and TIFF.
+    public var cmyk: CMYKOutput?
     /// `fl_keep_attribution`: metadata stripped but for the EXIF copyright and artist.
     public var keepAttribution: Bool?
     /// `fl_getinfo`: a JSON document beside the image with the source's and the output's facts,
@@ -224,6 +229,8 @@ extension OutputSettings {
         take(\.loop, "loop")
         take(\.delay, "delay")
         take(\.tiffLZW, "tiffLZW")
+        take(\.ignoreMaskChannels, "ignoreMaskChannels")
+        take(\.cmyk, "colorSpace")
         take(\.keepAttribution, "keepAttribution")
         take(\.getInfo, "getInfo")
         take(\.defaultImage, "defaultImage")
@@ -247,4 +254,16 @@ public struct ClipSetting: Sendable, Hashable {
         self.number = number
         self.name = name
     }
+}
+
+/// Cloudinary's CMYK colour spaces: `cs_cmyk` writes the output in CMYK; `cs_keep_cmyk` keeps
+/// a CMYK source in CMYK (an RGB source stays sRGB). Derive works in sRGB and converts at the
+/// encoder with libvips' built-in CMYK profile, which the file carries; only JPEG and TIFF hold
+/// CMYK.
+public enum CMYKOutput: String, Sendable, Hashable {
+    case convert = "cmyk"
+    case keep = "keep_cmyk"
+
+    /// The formats a CMYK file can be written in.
+    public static let formats: Set<OutputFormat> = [.jpeg, .tiff]
 }

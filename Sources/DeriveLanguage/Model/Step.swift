@@ -439,6 +439,9 @@ public enum Effect: Sendable, Hashable {
     case contrast(WholeNumber)
     case saturation(WholeNumber)
     case tint(amount: WholeNumber, color: Color)
+    /// A tint through several colours, or one colour on the equalised luminance (TintGradient),
+    /// mixed in by the amount (0..100); Cloudinary's `e_tint` with `equalize` or more colours.
+    case tintGradient(amount: WholeNumber, gradient: TintGradient)
     case colorize(amount: WholeNumber, color: Color)
     case vignette(WholeNumber)
     /// Gamma correction: positive levels lighten the midtones, negative darken them.
@@ -578,7 +581,7 @@ public enum Effect: Sendable, Hashable {
         case .brightness: .brightness
         case .contrast: .contrast
         case .saturation: .saturation
-        case .tint: .tint
+        case .tint, .tintGradient: .tint
         case .colorize: .colorize
         case .vignette: .vignette
         case .gamma: .gamma
@@ -627,7 +630,7 @@ public enum Effect: Sendable, Hashable {
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
              .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n, _), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
-        case .tint(let n, _), .colorize(let n, _): n
+        case .tint(let n, _), .colorize(let n, _), .tintGradient(let n, _): n
         case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline: nil
         }
     }
@@ -640,6 +643,8 @@ public enum Effect: Sendable, Hashable {
              .simulateColorblind, .recolor, .art: true
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
+        // Equalising reads the whole image's histogram.
+        case .tintGradient(_, let gradient): !gradient.equalize
         case .makeTransparent(_, let color): color != nil
         case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .dropShadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         }

@@ -260,7 +260,7 @@ extension ParseRun {
     /// component that asks for them.
     mutating func checkAutomaticWidthIsLast(_ components: [Component]) {
         guard let c = automaticWidth else { return }
-        let settingsFlags: Set<String> = ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "keep_attribution"]
+        let settingsFlags: Set<String> = ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "keep_attribution", "ignore_mask_channels"]
         // A later component already refused says it all.
         for later in components[(c.index + 1)...] where !later.refused && !issueComponents.contains(later.index) {
             let onlySettings = later.params.keys.allSatisfy { ["f", "q", "pg"].contains($0) || ($0 == "a" && later.params["a"] == "ignore") }

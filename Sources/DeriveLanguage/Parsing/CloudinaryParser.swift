@@ -65,7 +65,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d", "dl"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "keep_attribution", "getinfo", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "ignore_mask_channels", "keep_attribution", "getinfo", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -85,6 +85,10 @@ public struct CloudinaryParser: Sendable {
         }
         run.pairLayers(components)
         run.pairBlocks(components)
+        run.chainHasLayer = components.contains { $0.opensLayer }
+        run.writableFormatAt = components.filter { c in
+            c.params["f"].flatMap(OutputFormat.parse) != nil && !c.opensLayer && !run.closing.contains { $0.key < c.index && c.index <= $0.value }
+        }.map(\.index)
         let steps = run.applyingDensity(to: run.sequence(components, 0..<components.count, inLayer: false, depth: 0))
         run.checkAutomaticWidthIsLast(components)
         run.checkAutomaticDensity(steps)
@@ -160,6 +164,11 @@ struct ParseRun {
     var automaticWidth: Component?
     /// The component with `dpr_auto`, read as the output's densities.
     var automaticDensity: Component?
+    /// The top-level components whose `f_` names a format Derive writes (`f_auto`, `f_webp`):
+    /// an earlier `f_` is replaced by them, as any setting given again is.
+    var writableFormatAt: [Int] = []
+    /// Some component opens a layer (`l_`, `u_`): a blend mode elsewhere may be meant for it.
+    var chainHasLayer = false
 
     init(limits: ChainLimits, location: String) {
         self.limits = limits
@@ -488,7 +497,7 @@ struct ParseRun {
             var rest = c
             rest.params = p
             rest.assignments = []
-            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "keep_attribution", "getinfo"].contains($0) }
+            rest.flags.removeAll { ["progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "ignore_mask_channels", "keep_attribution", "getinfo"].contains($0) }
             note(c, "t_\(name) beside other parameters: the named transformation applies first, then \(Quoted(p.keys.sorted().map { "\($0)_\(p[$0]!)" }.joined(separator: ","))) as a component after it (Cloudinary's documentation does not say in which order)")
             return presets + self.steps(from: rest, inLayer: inLayer)
         }
@@ -686,13 +695,10 @@ struct ParseRun {
                 if let bound = issue.bound, let value = c.params[param] {
                     fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(subject) \(issue.reason)", bound: bound))
                 } else if subject != param, let value = c.params[param] {
-                    // Cloudinary has e_gradient_fade with x_ and y_ together; the rest of an
-                    // effect's settings Cloudinary refuses too.
-                    if issue.reason.contains("not both") {
-                        fail(c, "\(param)_\(value): known to Cloudinary, not supported by Derive: \(subject) \(issue.reason)")
-                    } else {
-                        fail(c, CloudinaryVocabulary.malformed("\(param)_\(value)", "\(subject) \(issue.reason)", hint: ""))
-                    }
+                    // An effect's settings out of their form Cloudinary refuses too: e_gradient_fade
+                    // with x_ and y_ together among them (its reference: "Only one direction can
+                    // be specified").
+                    fail(c, CloudinaryVocabulary.malformed("\(param)_\(value)", "\(subject) \(issue.reason)", hint: ""))
                 } else if subject != param {
                     fail(c, "\(subject) \(issue.reason)")
                 } else if param.isEmpty {
@@ -713,7 +719,13 @@ struct ParseRun {
             if let format = OutputFormat.parse(f) {
                 found.format = format
             } else if let refusal = OutputFormat.refusal(f) {
-                fail(c, refusal)
+                // `f_flif/f_auto`: a later component names the format; Cloudinary encodes once,
+                // at the end, with the last one given, so this one is never written.
+                if !inLayer, let later = writableFormatAt.first(where: { $0 > c.index }) {
+                    note(c, "f_\(f) is replaced by the f_ of component \(later): Cloudinary encodes once, with the last format given, so f_\(f) (which Derive does not write) is ignored")
+                } else {
+                    fail(c, refusal)
+                }
             } else {
                 let supported = "; supported: " + OutputFormat.spellings.joined(separator: ", ")
                 fail(c, CloudinaryVocabulary.unknown("f_" + f, what: "format \(Quoted(f))", hint: Suggest.hint(for: f, among: OutputFormat.spellings, else: supported)))
@@ -766,11 +778,14 @@ struct ParseRun {
         }
         // Derive's pixels are always sRGB (a CMYK source is converted): cs_srgb and cs_no_cmyk ask
         // for what it makes; cs_tinysrgb's point, a smaller profile, is met by writing none.
-        // cs_keep_cmyk, cs_cmyk and cs_icc: are refused by the vocabulary before this.
+        // cs_cmyk and cs_keep_cmyk write CMYK (JPEG and TIFF; the planner checks the format);
+        // cs_icc: and cs_srgb:truecolor are refused by the vocabulary before this.
         if let cs = p.removeValue(forKey: "cs") {
             switch cs {
             case "srgb", "no_cmyk": break
             case "tinysrgb": found.stripProfile = true
+            case "cmyk": found.cmyk = .convert
+            case "keep_cmyk": found.cmyk = .keep
             default:
                 fail(c, CloudinaryVocabulary.unknown("cs_" + cs, what: "colour space \(Quoted(cs))",
                                                      hint: Suggest.hint(for: cs, among: ["srgb", "no_cmyk", "tinysrgb"], else: "; Derive writes sRGB: cs_srgb, cs_no_cmyk, cs_tinysrgb")))
@@ -849,6 +864,7 @@ struct ParseRun {
                 found.pngType = PNGType(rawValue: flag)
             case "lossy": found.lossy = true
             case "tiff8_lzw": found.tiffLZW = true
+            case "ignore_mask_channels": found.ignoreMaskChannels = true
             case "keep_attribution": found.keepAttribution = true
             case "getinfo": found.getInfo = true
             default: break
@@ -1147,6 +1163,13 @@ struct ParseRun {
             return nil
         }
         if BlendMode.effect(named: name) != nil {
+            // `e_anti_removal:95`, `e_mask` with no layer anywhere: a blend mode combines a
+            // layer with the image, and with none there is nothing for it to change (as
+            // fl_cutter outside a layer).
+            if !chainHasLayer {
+                note(c, "e_\(text) with no layer in the chain: a blend mode says how a layer (l_ … fl_layer_apply) combines with the image, and there is none; ignored")
+                return nil
+            }
             fail(c, "e_\(text): known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_\(name),fl_layer_apply)")
             return nil
         }
@@ -1159,8 +1182,7 @@ struct ParseRun {
         // e_tint[:equalize]:<amount>:<colour>[:<position>]:<colour>…: Cloudinary's gradient tint
         // of up to ten colours (its SDKs: "equalize:amount:color1:color1_position:color2:…").
         if kind == .tint, args.first == "equalize" || (args.count > 2 && Color.parse(args.dropFirst().joined(separator: ":")) == nil) {
-            fail(c, "e_\(text): known to Cloudinary, not supported by Derive: a tint of several colours (a gradient, with equalize or positions); Derive tints with one colour, e_tint:<amount>:<colour>")
-            return nil
+            return tintGradient(text, args: args, color: color, in: c)
         }
         // e_contrast:level_<n>[;type_<linear|sigmoidal>], the form Cloudinary's newer SDKs write.
         // Derive's contrast is linear (about the middle grey): level_<n> alone and with
@@ -1424,6 +1446,57 @@ extension ParseRun {
     }
 
     /// `e_replace_color:<to>[:<tolerance>][:<from>]`; a colour may be written `rgb:<hex>`.
+    /// `e_tint[:equalize]:<amount>:<colour>[:<n>p]:<colour>[:<n>p]…` (TintGradient): the amount
+    /// may be left out after `equalize`; a colour is a name, `rgb:<hex>` or bare hex.
+    mutating func tintGradient(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
+        var rest = args[...]
+        let equalize = rest.first == "equalize"
+        if equalize { rest = rest.dropFirst() }
+        var amount = EffectRules.defaultAmount(of: .tint).map(WholeNumber.value) ?? .value(60)
+        if let first = rest.first, Int(first) != nil || Self.looksNumeric(first) || (Color.parse(first) == nil && first != "rgb") {
+            if let n = Int(first) {
+                amount = .value(n)
+            } else {
+                guard let n = wholeNumberExpression(first, param: "e", written: "e_" + text, label: "e_tint:", accepts: "a whole-number amount", in: c) else { return nil }
+                amount = n
+            }
+            rest = rest.dropFirst()
+        }
+        var colors: [Color] = []
+        var positions: [Int?] = []
+        while var word = rest.popFirst() {
+            if word == "rgb", let hex = rest.popFirst() { word += ":" + hex }
+            if Color.parse(word) == nil, [3, 6].contains(word.count), word.allSatisfy({ $0.isASCII && $0.isHexDigit }) { word = "rgb:" + word }
+            guard let parsed = self.color(word, param: "e", written: "e_" + text, in: c) else { return nil }
+            colors.append(parsed)
+            if let next = rest.first, next.hasSuffix("p"), let p = Int(next.dropLast()) {
+                positions.append(p)
+                rest = rest.dropFirst()
+            } else {
+                positions.append(nil)
+            }
+        }
+        if colors.isEmpty {
+            colors = [EffectRules.tintDefaultColor]
+            positions = [nil]
+        }
+        guard colors.count <= TintGradient.maxColors else {
+            fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_tint takes up to \(TintGradient.maxColors) colours, got \(colors.count)", hint: ""))
+            return nil
+        }
+        let gradient = TintGradient(colors: colors, positions: positions, equalize: equalize)
+        if let problem = gradient.positionProblem {
+            if problem.contains("go back") {
+                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: \(problem); Cloudinary does not document what positions out of order mean, so Derive reads them only in order (red:20p:blue:60p)")
+            } else {
+                fail(c, CloudinaryVocabulary.malformed("e_" + text, problem, hint: ""))
+            }
+            return nil
+        }
+        ignoreUnusedColor(color, in: c, appliesTo: "e_colorize; give the tint's colours as e_tint:<amount>:<color>:<color>")
+        return .tintGradient(amount: amount, gradient: gradient)
+    }
+
     mutating func replaceColor(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
         var rest = args[...]
         // Cloudinary's examples write bare hex here (e_replace_color:aa7812).
@@ -1519,6 +1592,8 @@ enum CloudinaryNames {
         case "loop": "e_loop"
         case "delay": "dl"
         case "tiffLZW": "fl_tiff8_lzw"
+        case "ignoreMaskChannels": "fl_ignore_mask_channels"
+        case "colorSpace": "cs"
         case "keepAttribution": "fl_keep_attribution"
         case "getInfo": "fl_getinfo"
         case "defaultImage": "d"

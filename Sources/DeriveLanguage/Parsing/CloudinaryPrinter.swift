@@ -120,6 +120,9 @@ public enum CloudinaryPrinter {
         switch e {
         case .tint(let amount, let c):
             return "\(name):\(amount):" + color(c)
+        case .tintGradient(let amount, let gradient):
+            let stops = zip(gradient.colors, gradient.positions).map { c, p in color(c) + (p.map { ":\($0)p" } ?? "") }
+            return "\(name):" + (gradient.equalize ? "equalize:" : "") + "\(amount):" + stops.joined(separator: ":")
         case .colorize(let amount, let c):
             let amountText = amount == EffectRules.defaultAmount(of: .colorize).map(WholeNumber.value) ? "" : ":\(amount)"
             return name + amountText + ",co_" + color(c)
@@ -262,6 +265,8 @@ public enum CloudinaryPrinter {
         if let type = s.pngType { flags.append(type.rawValue) }
         if s.lossy { flags.append("lossy") }
         if s.tiffLZW { flags.append("tiff8_lzw") }
+        if s.ignoreMaskChannels { flags.append("ignore_mask_channels") }
+        if let cmyk = s.cmyk { p.append("cs_" + cmyk.rawValue) }
         if s.keepAttribution { flags.append("keep_attribution") }
         if s.getInfo { flags.append("getinfo") }
         if !flags.isEmpty { p.append("fl_" + flags.joined(separator: ".")) }

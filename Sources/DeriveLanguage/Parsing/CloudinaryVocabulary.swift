@@ -110,7 +110,7 @@ public enum CloudinaryVocabulary {
     static let plannedEffects = "Derive does not have it"
     static let generative = "generative AI, which Derive does not run"
     static let addOn = "a Cloudinary add-on or AI feature that Derive does not have"
-    static let cmykRefusal = "Derive converts every source to sRGB and writes no CMYK or other profile; cs_srgb, cs_no_cmyk and cs_tinysrgb are what it makes"
+    static let cmykRefusal = "Derive converts every source to sRGB and embeds no profile of an account (cs_icc:) nor a larger sRGB one; it writes sRGB (cs_srgb, cs_no_cmyk, cs_tinysrgb) or CMYK with libvips' built-in profile (cs_cmyk, cs_keep_cmyk; JPEG and TIFF)"
     static let video = "video and audio only; Derive makes images"
 
     /// The one list of Cloudinary features Derive does not support.
@@ -127,9 +127,7 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("l", "authenticated:"), spelling: "", reason: "Cloudinary's access-controlled assets; a Derive layer is a name, a URL (l_fetch:) or text"),
         Unsupported(match: .parameter("fn"), spelling: "fn_<function>", reason: "custom functions run user code (WebAssembly or a remote call), which Derive does not"),
         Unsupported(match: .parameter("bl"), spelling: "bl_<name>", reason: "baseline transformations; \(plannedEffects)"),
-        Unsupported(match: .value("cs", "keep_cmyk"), spelling: "cs_keep_cmyk, cs_cmyk, cs_icc:<profile>, cs_srgb:truecolor", reason: cmykRefusal),
-        Unsupported(match: .value("cs", "cmyk"), spelling: "", reason: cmykRefusal),
-        Unsupported(match: .valuePrefix("cs", "icc:"), spelling: "", reason: cmykRefusal),
+        Unsupported(match: .valuePrefix("cs", "icc:"), spelling: "cs_icc:<profile>, cs_srgb:truecolor", reason: cmykRefusal),
         Unsupported(match: .value("cs", "srgb:truecolor"), spelling: "", reason: cmykRefusal),
         Unsupported(match: .valuePrefix("e", "gen_"), spelling: "e_gen_*", reason: generative),
         Unsupported(match: .valuePrefix("b", "gen_fill"), spelling: "b_gen_fill", reason: generative),

@@ -8,7 +8,7 @@ public struct JSONChainDecoder: Sendable {
     }
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset", "tags", "context"]
-    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "keepAttribution", "getInfo", "defaultImage", "progressive", "lossless", "effort",
+    public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "ignoreMaskChannels", "colorSpace", "keepAttribution", "getInfo", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template", "lut", "quality"] + Effect.Kind.allCases.map(\.rawValue)
@@ -250,6 +250,14 @@ public struct JSONChainDecoder: Sendable {
         s.loop = log.int(fields["loop"], at: path.appending("loop"))
         s.delay = log.int(fields["delay"], at: path.appending("delay"))
         s.tiffLZW = log.bool(fields["tiffLZW"], at: path.appending("tiffLZW"))
+        s.ignoreMaskChannels = log.bool(fields["ignoreMaskChannels"], at: path.appending("ignoreMaskChannels"))
+        if let value = fields["colorSpace"] {
+            if case .string(let text) = value, let mode = CMYKOutput(rawValue: text) {
+                s.cmyk = mode
+            } else {
+                log.add(path.appending("colorSpace"), "expected \"cmyk\" or \"keep_cmyk\", got \(value.typeDescription)")
+            }
+        }
         s.keepAttribution = log.bool(fields["keepAttribution"], at: path.appending("keepAttribution"))
         s.getInfo = log.bool(fields["getInfo"], at: path.appending("getInfo"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
@@ -527,6 +535,9 @@ public struct JSONChainDecoder: Sendable {
         if kind == .outline { return readOutline(value, at: path, log: log) }
         if kind == .distort { return readDistort(value, at: path, log: log) }
         if kind == .dropShadow { return readDropShadow(value, at: path, log: log) }
+        if kind == .tint, case .object(let members) = value, members.contains(where: { $0.key == "colors" || $0.key == "equalize" }) {
+            return readTintGradient(value, at: path, log: log)
+        }
         switch value {
         case .bool(true):
             return .effect(EffectRules.make(kind, amount: nil, color: nil))
@@ -711,6 +722,47 @@ public struct JSONChainDecoder: Sendable {
         let spread = fields["spread"].map { log.int($0, at: path.appending("spread")) } ?? d.spread
         guard let azimuth, let elevation, let spread else { return nil }
         return .effect(.dropShadow(azimuth: azimuth, elevation: elevation, spread: spread))
+    }
+
+    /// `{"tint": {"amount": 80, "colors": ["red", "blue", "yellow"], "positions": [0, 40, 100], "equalize": true}}`:
+    /// a tint through several colours, or one on the equalised luminance (TintGradient).
+    func readTintGradient(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        guard let fields = log.object(value, at: path, allowed: ["amount", "colors", "positions", "equalize"]) else { return nil }
+        var amount = EffectRules.defaultAmount(of: .tint).map(WholeNumber.value) ?? .value(60)
+        if let v = fields["amount"] {
+            guard let n = log.wholeNumber(v, at: path.appending("amount")) else { return nil }
+            amount = n
+        }
+        let equalize = fields["equalize"].map { log.bool($0, at: path.appending("equalize")) } ?? false
+        guard let equalize else { return nil }
+        var colors: [Color] = [EffectRules.tintDefaultColor]
+        if let list = fields["colors"] {
+            guard let items = log.array(list, at: path.appending("colors")) else { return nil }
+            guard (1...TintGradient.maxColors).contains(items.count) else {
+                log.add(path.appending("colors"), "must hold 1 to \(TintGradient.maxColors) colours, got \(items.count)")
+                return nil
+            }
+            let parsed = items.enumerated().map { log.color($1, at: path.appending("colors").appending($0)) }
+            guard parsed.allSatisfy({ $0 != nil }) else { return nil }
+            colors = parsed.compactMap { $0 }
+        }
+        var positions: [Int?]?
+        if let list = fields["positions"] {
+            guard let items = log.array(list, at: path.appending("positions")) else { return nil }
+            guard items.count == colors.count else {
+                log.add(path.appending("positions"), "must hold one position per colour (\(colors.count)), got \(items.count)")
+                return nil
+            }
+            let parsed = items.enumerated().map { $1 == .null ? Optional<Int>.none : log.int($1, at: path.appending("positions").appending($0)) }
+            guard zip(items, parsed).allSatisfy({ $0 == .null || $1 != nil }) else { return nil }
+            positions = parsed
+        }
+        let gradient = TintGradient(colors: colors, positions: positions, equalize: equalize)
+        if let problem = gradient.positionProblem {
+            log.add(path.appending("positions"), problem)
+            return nil
+        }
+        return .effect(.tintGradient(amount: amount, gradient: gradient))
     }
 
     /// `{"art": "incognito"}` or `{"art": {"filter": "incognito"}}`; the filter is required.

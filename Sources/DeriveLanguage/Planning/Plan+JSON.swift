@@ -107,6 +107,7 @@ extension ImageOperation {
         case .selectPage(let page): return op("selectPage", [JSONMember(key: "page", value: .int(page))])
         case .selectPages(let pages): return op("selectPages", [JSONMember(key: "pages", value: .array(pages.map(JSONValue.int)))])
         case .unorient(let o): return op("unorient", [JSONMember(key: "orientation", value: .int(o))])
+        case .dropMaskChannel: return op("dropMaskChannel", [])
         case .resize(let s): return op("resize", size(s))
         case .crop(let r): return op("crop", rect(r))
         case .smartCrop(let s, let strategy):

@@ -9,6 +9,12 @@ public struct SourceFacts: Sendable, Hashable {
     /// Pages of a document or frames of an animation (1 for a still image).
     public var pages: Int
     public var hasAlpha: Bool
+    /// A TIFF whose extra channel its ExtraSamples tag leaves unspecified: a mask channel that
+    /// libvips reads as alpha, which `fl_ignore_mask_channels` drops.
+    public var hasMaskChannel = false
+    /// The pixels are stored in CMYK (a JPEG with four components, a separated TIFF), which
+    /// `cs_keep_cmyk` keeps.
+    public var isCMYK = false
 
     public init(format: ImageFormat, width: Int, height: Int, orientation: Int = 1, pages: Int = 1, hasAlpha: Bool = false) {
         self.format = format
@@ -39,6 +45,8 @@ public enum ImageOperation: Sendable, Hashable {
     case selectPages([Int])
     /// Undoes the EXIF orientation the decoder applied (`a_ignore`).
     case unorient(orientation: Int)
+    /// Drops a TIFF's mask channel, which the decoder read as alpha (`fl_ignore_mask_channels`).
+    case dropMaskChannel
     /// Resamples to exactly this size.
     case resize(Size)
     case crop(Rect)
@@ -78,7 +86,7 @@ public enum ImageOperation: Sendable, Hashable {
     /// coordinates scaled, so they do not force a full-size decode.
     var commutesWithScaling: Bool {
         switch self {
-        case .selectPage, .selectPages, .unorient, .crop, .smartCrop, .flip: true
+        case .selectPage, .selectPages, .unorient, .crop, .smartCrop, .flip, .dropMaskChannel: true
         case .rotate(let degrees, _, _): ResizeGeometry.isRightAngle(degrees)
         case .effect(let e): e.isPointwise
         case .lut: true

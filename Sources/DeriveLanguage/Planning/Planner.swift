@@ -147,6 +147,12 @@ public struct Planner: Sendable {
         var start = autoOrient ? source.orientedSize : source.storedSize
         var prefix: [ImageOperation] = []
         if !autoOrient && source.orientation != 1 { prefix.append(.unorient(orientation: source.orientation)) }
+        // fl_ignore_mask_channels: a TIFF's mask channel is not the image's alpha.
+        var source = source
+        if output.encoding.ignoreMaskChannels && source.hasMaskChannel {
+            prefix.append(.dropMaskChannel)
+            source.hasAlpha = false
+        }
         // dn_: a vector or page source (its header's size is at 72 dpi) is rasterised at this
         // density, so the chain starts from that many pixels; the decode follows the resample.
         if let dpi = output.encoding.density, source.format.isScalable, dpi != 72 {
@@ -167,7 +173,26 @@ public struct Planner: Sendable {
         }
         let format = output.encoding.format == .original
             ? OutputFormat.original(for: source.format, hasAlpha: source.hasAlpha) : output.encoding.format
-        let encoding = format.isConcrete ? output.encoding.resolved(to: format) : { var e = output.encoding; e.format = format; return e }()
+        var encoding = format.isConcrete ? output.encoding.resolved(to: format) : { var e = output.encoding; e.format = format; return e }()
+        // cs_cmyk: a CMYK file, which only JPEG and TIFF hold. cs_keep_cmyk: CMYK when the
+        // source is, in those formats; sRGB otherwise (a note says why).
+        var cmykNote: String?
+        switch output.encoding.cmyk {
+        case .convert?:
+            guard CMYKOutput.formats.contains(format) else {
+                issues.append(ValidationIssue(location: "\(label).colorSpace", reason: "cs_cmyk with f_\(format.rawValue): known to Cloudinary, not supported by Derive: only JPEG and TIFF hold CMYK; write f_jpg or f_tiff"))
+                return []
+            }
+        case .keep?:
+            if !source.isCMYK {
+                cmykNote = "cs_keep_cmyk: the source is not CMYK, so there is none to keep; the output is sRGB"
+            } else if !CMYKOutput.formats.contains(format) {
+                cmykNote = "cs_keep_cmyk: a \(format.rawValue) output holds no CMYK (only JPEG and TIFF do); the output is sRGB"
+            }
+            encoding.cmyk = cmykNote == nil ? .convert : nil
+        case nil:
+            break
+        }
         var selected: [Int]?
         if let set = output.encoding.pages {
             selected = selectedPages(set, format: format, source: source, label: label, issues: &issues)
@@ -245,6 +270,10 @@ public struct Planner: Sendable {
         guard var base = planned(output.chain, breakpoint: nil) else { return [] }
         if format != .svg, let trace = Self.vectorTrace(in: output.chain), !trace.isDefault {
             base.notes.append("e_vectorize: detail, despeckle, paths and corners shape the paths of an f_svg output; this output is \(format.rawValue), a raster of the flat colours, and does not use them")
+        }
+        if let cmykNote { base.notes.append(cmykNote) }
+        if output.encoding.ignoreMaskChannels && !source.hasMaskChannel {
+            base.notes.append("fl_ignore_mask_channels: the source has no mask channel (a TIFF extra channel whose ExtraSamples tag is unspecified), so there is nothing to ignore")
         }
         guard let breakpoints = output.encoding.breakpoints else {
             return [Draft(output: base, page: page, pages: selected)]

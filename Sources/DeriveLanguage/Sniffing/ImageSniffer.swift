@@ -46,7 +46,11 @@ public enum ImageSniffer {
         case .webp: return webp(b)
         case .tiff:
             let read = b.u8(2) == 0x2B || b.u8(3) == 0x2B ? bigTIFF(b) : tiff(b, base: 0)
-            return read.map { SourceFacts(format: .tiff, width: $0.width, height: $0.height, orientation: $0.orientation, pages: $0.pages, hasAlpha: $0.alpha) }
+            return read.map {
+                var facts = SourceFacts(format: .tiff, width: $0.width, height: $0.height, orientation: $0.orientation, pages: $0.pages, hasAlpha: $0.alpha)
+                facts.hasMaskChannel = $0.maskChannel
+                return facts
+            }
         case .avif, .heif: return isobmff(b, format: format)
         case .jxl: return jxl(b)
         case .bmp: return bmp(b)
@@ -220,7 +224,9 @@ public enum ImageSniffer {
             if isFrame {
                 guard let height = b.u16be(segment + 1), let width = b.u16be(segment + 3), b.u8(segment + 5) != nil,
                       width > 0, height > 0 else { return nil }
-                return SourceFacts(format: .jpeg, width: width, height: height, orientation: orientation)
+                var facts = SourceFacts(format: .jpeg, width: width, height: height, orientation: orientation)
+                facts.isCMYK = b.u8(segment + 5) == 4
+                return facts
             }
             offset += length
         }
@@ -327,6 +333,8 @@ public enum ImageSniffer {
 
     struct TIFFFacts {
         var width = 0, height = 0, orientation = 1, pages = 0, alpha = false
+        /// ExtraSamples says the first extra channel is unspecified (0): a mask, not alpha.
+        var maskChannel = false
 
         /// One entry of the first directory, classic or BigTIFF alike.
         mutating func read(tag: Int, value: Int?) {
@@ -334,7 +342,9 @@ public enum ImageSniffer {
             case 256: width = value ?? 0
             case 257: height = value ?? 0
             case 274: orientation = value ?? 1
-            case 338: alpha = true
+            case 338:
+                alpha = true
+                maskChannel = value == 0
             default: break
             }
         }

@@ -159,6 +159,7 @@ public enum EffectRules {
     static func with(_ effect: Effect, amount: WholeNumber) -> Effect {
         switch effect {
         case .tint(_, let color): .tint(amount: amount, color: color)
+        case .tintGradient(_, let gradient): .tintGradient(amount: amount, gradient: gradient)
         case .colorize(_, let color): .colorize(amount: amount, color: color)
         case .blurRegion(_, let region): .blurRegion(amount, region)
         case .pixelateRegion(_, let region): .pixelateRegion(amount, region)
