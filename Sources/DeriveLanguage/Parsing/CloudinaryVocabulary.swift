@@ -138,6 +138,9 @@ public enum CloudinaryVocabulary {
         Unsupported(match: .valuePrefix("e", "upscale"), spelling: "e_upscale, e_enhance", reason: addOn),
         Unsupported(match: .valuePrefix("e", "enhance"), spelling: "", reason: addOn),
         Unsupported(match: .valuePrefix("e", "viesus_correct"), spelling: "e_viesus_correct", reason: addOn),
+        // Cloudinary's PHP transformation builder files it under Effect/Addon ("Applies Adobe
+        // Lightroom filter"; src/Transformation/Effect/Addon/AddonEffectTrait.php).
+        Unsupported(match: .valuePrefix("e", "lightroom"), spelling: "e_lightroom", reason: addOn),
         Unsupported(match: .valuePrefix("c", "imagga_"), spelling: "c_imagga_crop, c_imagga_scale", reason: addOn),
         Unsupported(match: .detectorGravity, spelling: "g_auto:subject, g_<object> (g_dog, g_bottle:cup), g_ocr_text, g_body, g_adv_*, g_custom", reason: "object, text and body gravities: \(addOn)"),
         Unsupported(match: .value("a", "auto"), spelling: "a_auto", reason: "not among Cloudinary's documented rotation modes; a_auto_right and a_auto_left turn by the requested aspect ratio, and EXIF orientation is applied automatically"),
