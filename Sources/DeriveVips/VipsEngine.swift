@@ -26,8 +26,11 @@ public struct VipsEngine: ImageEngine {
         try settings.sourceLimits.check(byteCount: source.bytes.count)
         let format = try VipsDecoder.format(of: source.bytes, settings: settings)
         // The sniffer reads sizes without libvips: a bomb is refused before any parser runs,
-        // and before the structure is walked (a canvas too large is the clearer reason).
-        let sniffed = ImageSniffer.facts(of: Array(source.bytes.prefix(1 << 20)))
+        // and before the structure is walked (a canvas too large is the clearer reason). Headers
+        // are in the first megabyte, but a TIFF's directories are where their offsets say, and
+        // libtiff writes the first after the image data: the sniffer gets the whole TIFF (its
+        // walk is bounded by entries and pages, not by bytes).
+        let sniffed = ImageSniffer.facts(of: format == .tiff ? source.bytes : Array(source.bytes.prefix(1 << 20)))
         if let sniffed { try settings.sourceLimits.check(sniffed) }
         if let reason = ImageSniffer.truncation(of: source.bytes, format: format) {
             throw DeriveError(.corruptImage, reason)

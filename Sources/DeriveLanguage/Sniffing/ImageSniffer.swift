@@ -362,8 +362,14 @@ public enum ImageSniffer {
             if facts.pages == 0 {
                 for i in 0..<min(count, 4096) {
                     let entry = start + 2 + i * 12
-                    guard let tag = b.u16(entry, little: little), let type = b.u16(entry + 2, little: little) else { break }
-                    facts.read(tag: tag, value: type == 3 ? b.u16(entry + 8, little: little) : b.u32(entry + 8, little: little))
+                    guard let tag = b.u16(entry, little: little), let type = b.u16(entry + 2, little: little),
+                          let count = b.u32(entry + 4, little: little) else { break }
+                    // The first value: in the entry when the values fit in its four bytes (two
+                    // SHORTs, one LONG), else at the offset the entry holds (ExtraSamples of
+                    // three or more channels).
+                    let inline = type == 3 ? count <= 2 : count <= 1
+                    let at = inline ? entry + 8 : b.u32(entry + 8, little: little).map { base + $0 }
+                    facts.read(tag: tag, value: at.flatMap { type == 3 ? b.u16($0, little: little) : b.u32($0, little: little) })
                 }
             }
             facts.pages += 1
