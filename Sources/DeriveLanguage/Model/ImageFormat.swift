@@ -78,8 +78,10 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
     /// Formats `f_auto` chooses among (DERIVE_AUTO_FORMATS); JPEG 2000, HEIC, BMP and ICO are written
     /// only when asked for by name.
     public var isAutoCandidate: Bool { [.jpeg, .png, .webp, .avif, .gif, .jxl, .tiff].contains(self) }
-    /// BMP's alpha is shown by few viewers, so BMP outputs are flattened like JPEG.
-    public var supportsAlpha: Bool { ![.jpeg, .bmp, .pdf, .ai].contains(self) }
+    /// BMP's alpha is shown by few viewers, so BMP outputs are flattened like JPEG; a bare JPEG
+    /// 2000 codestream (jpc) cannot say a fourth component is alpha (that is the JP2 wrapper's
+    /// cdef box), and readers take four components for CMYK, so it is flattened too.
+    public var supportsAlpha: Bool { ![.jpeg, .bmp, .pdf, .ai, .jpc].contains(self) }
     /// Written as a one-page PDF (ImagePDF).
     public var isPDF: Bool { self == .pdf || self == .ai }
     /// The largest side the format can hold (ICO stores sizes in one byte, 256 as 0).
