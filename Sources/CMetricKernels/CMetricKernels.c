@@ -17,12 +17,16 @@
 /// 2 while the x86-64-v4 copies run, 1 the x86-64-v3 ones, 0 the baseline's; -1 until first asked.
 static int copy_in_use = -1;
 
-/// The best copy this CPU runs.
+/// The best copy this CPU runs. A copy built for x86-64-v3 may use any of that level's
+/// instructions, not only the vector ones (the compiler picks BMI for bit work), and v4 includes
+/// v3: so each level asks for its vector features and the scalar ones a VM could leave out.
 static int cpu_best_copy(void) {
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+    const int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+                   __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+    if (v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
         return 2;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
+    return v3 ? 1 : 0;
 }
 
 static int copy(void) {
