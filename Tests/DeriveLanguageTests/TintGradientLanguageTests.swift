@@ -29,8 +29,13 @@ import Testing
         #expect(try ToneEffectTests.step(json: json) == .effect(effect))
     }
 
+    /// In JSON too: a list of one colour without a position or equalize is the plain tint, so
+    /// the JSON form and its string (e_tint:40:red) are one step with one identity.
     @Test func oneColourWithoutEqualizeIsStillThePlainTint() throws {
         #expect(try ToneEffectTests.step("e_tint:40:red") == .effect(.tint(amount: 40, color: Self.red)))
+        #expect(try ToneEffectTests.step(json: #"{"tint": {"amount": 40, "colors": ["red"]}}"#) == .effect(.tint(amount: 40, color: Self.red)))
+        #expect(try ToneEffectTests.step(json: #"{"tint": {"amount": 40, "colors": ["red"], "positions": [50]}}"#)
+                == .effect(.tintGradient(amount: 40, gradient: TintGradient(colors: [Self.red], positions: [50]))))
     }
 
     @Test(arguments: [

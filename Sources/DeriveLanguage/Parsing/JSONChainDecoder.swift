@@ -762,6 +762,11 @@ public struct JSONChainDecoder: Sendable {
             log.add(path.appending("positions"), problem)
             return nil
         }
+        // One colour, no position, no equalize is the plain tint, which is what its string
+        // (e_tint:60:red) reads back as: one step, one identity, whichever form wrote it.
+        if colors.count == 1, !equalize, gradient.positions.allSatisfy({ $0 == nil }) {
+            return .effect(EffectRules.make(.tint, amount: amount, color: colors[0]))
+        }
         return .effect(.tintGradient(amount: amount, gradient: gradient))
     }
 
