@@ -287,8 +287,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("cs_icc:profile.icc", "cs_icc:profile.icc: known to Cloudinary, not supported by Derive: Derive converts every source to sRGB and embeds no profile of an account (cs_icc:) nor a larger sRGB one; it writes sRGB (cs_srgb, cs_no_cmyk, cs_tinysrgb) or CMYK with libvips' built-in profile (cs_cmyk, cs_keep_cmyk; JPEG and TIFF)"),
-        ("cs_srgb:truecolor", "cs_srgb:truecolor: known to Cloudinary, not supported by Derive: Derive converts every source to sRGB and embeds no profile of an account (cs_icc:) nor a larger sRGB one; it writes sRGB (cs_srgb, cs_no_cmyk, cs_tinysrgb) or CMYK with libvips' built-in profile (cs_cmyk, cs_keep_cmyk; JPEG and TIFF)"),
+        ("cs_icc:profile.icc", "cs_icc:profile.icc: known to Cloudinary, not supported by Derive: Derive embeds no profile of an account (cs_icc:) nor a larger sRGB one; it writes sRGB (cs_srgb, cs_no_cmyk, cs_tinysrgb) or CMYK through libvips' built-in profile (cs_cmyk, cs_keep_cmyk; JPEG and TIFF)"),
+        ("cs_srgb:truecolor", "cs_srgb:truecolor: known to Cloudinary, not supported by Derive: Derive embeds no profile of an account (cs_icc:) nor a larger sRGB one; it writes sRGB (cs_srgb, cs_no_cmyk, cs_tinysrgb) or CMYK through libvips' built-in profile (cs_cmyk, cs_keep_cmyk; JPEG and TIFF)"),
         ("cs_srgbb", #"cs_srgbb: unknown to Cloudinary (no colour space "srgbb"); did you mean "srgb"?"#),
     ])
     func refusals(text: String, reason: String) {

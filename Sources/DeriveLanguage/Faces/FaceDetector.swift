@@ -75,7 +75,7 @@ public struct FaceDetectionSettings: Sendable, Hashable {
     /// CenterFace's canvas, about 4:3: the largest measured whose detection stays under issue
     /// 28's 60 ms of one core on a 12 MP photo (55-58 ms, nearly all the network's forward
     /// pass) while its tune-chosen thresholds meet the accuracy targets on the report half
-    /// (Benchmarks/faces/netsizes.py, faces-cost.sh sections 1c and 1d). 640x480 (75 ms) covers
+    /// (Benchmarks/faces/netsizes.py, faces-cost.sh sections 1c and 1d). 640x480 (69 ms) covers
     /// two more of the report half's 194 faces, both 13-23 px in one street photo: an operator
     /// who prefers that sets DERIVE_FACE_DETECTION_CANVAS=640x480 (Docs/faces.md, "Limits").
     public static let defaultCanvas = Size(576, 416)

@@ -788,7 +788,8 @@ struct ParseRun {
             case "keep_cmyk": found.cmyk = .keep
             default:
                 fail(c, CloudinaryVocabulary.unknown("cs_" + cs, what: "colour space \(Quoted(cs))",
-                                                     hint: Suggest.hint(for: cs, among: ["srgb", "no_cmyk", "tinysrgb"], else: "; Derive writes sRGB: cs_srgb, cs_no_cmyk, cs_tinysrgb")))
+                                                     hint: Suggest.hint(for: cs, among: ["srgb", "no_cmyk", "tinysrgb", "cmyk", "keep_cmyk"],
+                                                                       else: "; Derive writes sRGB (cs_srgb, cs_no_cmyk, cs_tinysrgb) or CMYK (cs_cmyk, cs_keep_cmyk)")))
             }
         }
         if let dn = p.removeValue(forKey: "dn") {

@@ -110,7 +110,7 @@ public enum CloudinaryVocabulary {
     static let plannedEffects = "Derive does not have it"
     static let generative = "generative AI, which Derive does not run"
     static let addOn = "a Cloudinary add-on or AI feature that Derive does not have"
-    static let cmykRefusal = "Derive converts every source to sRGB and embeds no profile of an account (cs_icc:) nor a larger sRGB one; it writes sRGB (cs_srgb, cs_no_cmyk, cs_tinysrgb) or CMYK with libvips' built-in profile (cs_cmyk, cs_keep_cmyk; JPEG and TIFF)"
+    static let cmykRefusal = "Derive embeds no profile of an account (cs_icc:) nor a larger sRGB one; it writes sRGB (cs_srgb, cs_no_cmyk, cs_tinysrgb) or CMYK through libvips' built-in profile (cs_cmyk, cs_keep_cmyk; JPEG and TIFF)"
     static let video = "video and audio only; Derive makes images"
 
     /// The one list of Cloudinary features Derive does not support.
