@@ -5,6 +5,8 @@
 # quality 66 (about what q_auto:good picks for it). Results: Benchmarks/RESULTS.md.
 # With --before COMMIT, the kernels of that commit too (354434b or earlier: rows passed first), built
 # from `git show` into the scratch directory and measured the same way first.
+# Then checks that the harness's score is `derive score`'s for the same pair (DERIVE_BINARY, else a
+# release build).
 # Usage: bash Benchmarks/metric_kernels.sh [ROUNDS] [--before COMMIT]   (DERIVE_FIXTURES: the fixtures)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +32,10 @@ image = image.crop((w // 5, h // 5, w // 5 + side, h // 5 + side)).resize((1200,
 open(f"{work}/reference.rgb", "wb").write(image.tobytes())
 encoded = io.BytesIO()
 image.save(encoded, "JPEG", quality=66)
-open(f"{work}/distorted.rgb", "wb").write(Image.open(io.BytesIO(encoded.getvalue())).convert("RGB").tobytes())
+distorted = Image.open(io.BytesIO(encoded.getvalue())).convert("RGB")
+open(f"{work}/distorted.rgb", "wb").write(distorted.tobytes())
+image.save(f"{work}/reference.png")
+distorted.save(f"{work}/distorted.png")
 PY
 if [ -n "$before" ]; then
     mkdir -p "$work/before/include"
@@ -48,3 +53,19 @@ for copy in 0 1 2; do
     "$work/metric_kernels" "$work/reference.rgb" "$work/distorted.rgb" 1200 800 "$rounds" "$copy"
     case "$best" in baseline) break ;; x86-64-v3*) [ "$copy" -ge 1 ] && break ;; esac
 done
+# The harness repeats libjxl's weights and the score's combination from
+# Sources/DeriveLanguage/Pixels/Ssimulacra2.swift: `derive score` of the same pair (lossless PNGs
+# of the same pixels) must give the same score, or the harness times something else.
+if [ -z "${DERIVE_BINARY:-}" ]; then
+    swift build -c release --product derive >/dev/null
+    DERIVE_BINARY="$(swift build -c release --show-bin-path)/derive"
+fi
+harness=$("$work/metric_kernels" "$work/reference.rgb" "$work/distorted.rgb" 1200 800 1 | sed -n 's/.*score \([0-9.-]*\)$/\1/p')
+derived=$("$DERIVE_BINARY" score "$work/reference.png" "$work/distorted.png" | grep -Eo '[0-9]+\.[0-9]+' | head -1)
+python3 - "$harness" "$derived" <<'PY'
+import sys
+harness, derived = float(sys.argv[1]), float(sys.argv[2])
+agree = abs(harness - derived) <= 0.01
+print(f"the harness's score {harness:.4f}, derive score's {derived:.4f}: {'the same metric' if agree else 'DIFFERENT: the harness no longer matches Ssimulacra2.swift'}")
+sys.exit(0 if agree else 1)
+PY
