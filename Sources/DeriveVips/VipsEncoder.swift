@@ -38,8 +38,7 @@ enum VipsEncoder {
         }
         // A CMYK output (cs_cmyk) is not searched: the metric and its fast JPEG paths compare
         // sRGB pixels, so q_auto takes the level's default quality, as JPEG 2000 does.
-        let cmyk = encoding.cmyk == .convert && CMYKOutput.formats.contains(encoding.format)
-        if case .auto(let level)? = encoding.quality, !encoding.lossless, Self.scored.contains(encoding.format), !cmyk {
+        if case .auto(let level)? = encoding.quality, !encoding.lossless, Self.scored.contains(encoding.format), !encoding.writesCMYK {
             return try AutoEncoder(settings: settings, hints: hints).search(image, encoding: encoding.resolved(to: encoding.format),
                                                               level: level, animated: animated)
         }
@@ -87,7 +86,7 @@ enum VipsEncoder {
         // cs_cmyk, and cs_keep_cmyk on a CMYK source (the planner resolved which): the image,
         // flattened onto white, in CMYK through libvips' built-in profile (`cmyk`); the profile
         // goes with it, the only field left when the output is stripped.
-        if resolved.cmyk == .convert && CMYKOutput.formats.contains(format) {
+        if resolved.writesCMYK {
             image = try Self.cmyk(image)
             if image.blob("icc-profile-data") == nil { throw DeriveError(.encodeFailed, "libvips wrote CMYK without its profile") }
             strip = false

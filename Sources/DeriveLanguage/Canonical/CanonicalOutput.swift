@@ -89,6 +89,8 @@ public struct EncodingSettings: Sendable, Hashable {
     /// `cs_cmyk`, `cs_keep_cmyk`. In a planned output, `.convert` when the file is written in
     /// CMYK and nil otherwise (`keep` resolved on the source).
     public var cmyk: CMYKOutput?
+    /// Whether the file is written in CMYK: `.convert` in a format that holds it.
+    public var writesCMYK: Bool { cmyk == .convert && CMYKOutput.formats.contains(format) }
     /// `fl_keep_attribution`: with metadata stripped, the EXIF copyright and artist kept.
     public var keepAttribution: Bool
     /// `fl_getinfo`.
