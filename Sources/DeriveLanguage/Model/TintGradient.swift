@@ -41,12 +41,24 @@ public struct TintGradient: Sendable, Hashable {
         return zip(colors, p).map { ($0, $1!) }
     }
 
-    /// Why the positions cannot make a gradient (out of 0...100, or going back), or nil.
-    public var positionProblem: String? {
+    /// Why the positions cannot make a gradient, or nil. Out of 0...100 is malformed;
+    /// positions that go back Cloudinary may read some way it does not document.
+    public enum PositionProblem: Sendable, Hashable {
+        case outOfRange(String)
+        case backwards(String)
+
+        public var reason: String {
+            switch self {
+            case .outOfRange(let reason), .backwards(let reason): reason
+            }
+        }
+    }
+
+    public var positionProblem: PositionProblem? {
         let given = positions.compactMap { $0 }
-        if let bad = given.first(where: { !(0...100).contains($0) }) { return "a colour's position must be between 0p and 100p, got \(bad)p" }
+        if let bad = given.first(where: { !(0...100).contains($0) }) { return .outOfRange("a colour's position must be between 0p and 100p, got \(bad)p") }
         if zip(given, given.dropFirst()).contains(where: { $0 > $1 }) {
-            return "the colours' positions go back (\(given.map { "\($0)p" }.joined(separator: ", ")))"
+            return .backwards("the colours' positions go back (\(given.map { "\($0)p" }.joined(separator: ", ")))")
         }
         return nil
     }

@@ -1446,7 +1446,6 @@ extension ParseRun {
         return .recolor(values)
     }
 
-    /// `e_replace_color:<to>[:<tolerance>][:<from>]`; a colour may be written `rgb:<hex>`.
     /// `e_tint[:equalize]:<amount>:<colour>[:<n>p]:<colour>[:<n>p]…` (TintGradient): the amount
     /// may be left out after `equalize`; a colour is a name, `rgb:<hex>` or bare hex.
     mutating func tintGradient(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
@@ -1486,18 +1485,21 @@ extension ParseRun {
             return nil
         }
         let gradient = TintGradient(colors: colors, positions: positions, equalize: equalize)
-        if let problem = gradient.positionProblem {
-            if problem.contains("go back") {
-                fail(c, "e_\(text): known to Cloudinary, not supported by Derive: \(problem); Cloudinary does not document what positions out of order mean, so Derive reads them only in order (red:20p:blue:60p)")
-            } else {
-                fail(c, CloudinaryVocabulary.malformed("e_" + text, problem, hint: ""))
-            }
+        switch gradient.positionProblem {
+        case .backwards(let reason)?:
+            fail(c, "e_\(text): known to Cloudinary, not supported by Derive: \(reason); Cloudinary does not document what positions out of order mean, so Derive reads them only in order (red:20p:blue:60p)")
             return nil
+        case .outOfRange(let reason)?:
+            fail(c, CloudinaryVocabulary.malformed("e_" + text, reason, hint: ""))
+            return nil
+        case nil:
+            break
         }
         ignoreUnusedColor(color, in: c, appliesTo: "e_colorize; give the tint's colours as e_tint:<amount>:<color>:<color>")
         return .tintGradient(amount: amount, gradient: gradient)
     }
 
+    /// `e_replace_color:<to>[:<tolerance>][:<from>]`; a colour may be written `rgb:<hex>`.
     mutating func replaceColor(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
         var rest = args[...]
         // Cloudinary's examples write bare hex here (e_replace_color:aa7812).

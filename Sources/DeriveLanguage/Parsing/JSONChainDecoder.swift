@@ -614,8 +614,7 @@ public struct JSONChainDecoder: Sendable {
                     guard let n = log.int(v, at: path.appending(key)) else { return nil }
                     if key == "paths" { trace.paths = n } else { trace.corners = n }
                 }
-                effect = .vectorize(effect.amount ?? .value(EffectRules.defaultAmount(of: .vectorize) ?? 10),
-                                    trace: VectorTrace(detail: trace.detail, despeckle: trace.despeckle, paths: trace.paths, corners: trace.corners))
+                effect = .vectorize(effect.amount ?? .value(EffectRules.defaultAmount(of: .vectorize) ?? 10), trace: trace.normalized)
             }
             if let b = fields["bias"] {
                 guard let bias = log.int(b, at: path.appending("bias")) else { return nil }
@@ -759,7 +758,7 @@ public struct JSONChainDecoder: Sendable {
         }
         let gradient = TintGradient(colors: colors, positions: positions, equalize: equalize)
         if let problem = gradient.positionProblem {
-            log.add(path.appending("positions"), problem)
+            log.add(path.appending("positions"), problem.reason)
             return nil
         }
         // One colour, no position, no equalize is the plain tint, which is what its string
