@@ -1,0 +1,529 @@
+/// Derive's own reader of a Photoshop document's layers (`pg_name:`) and the files embedded in
+/// its smart objects (`pg_embedded:`). libvips reads a PSD flattened, and only through
+/// ImageMagick, which Derive blocks; this reads the layer and mask section itself.
+///
+/// Read: the header (PSD version 1 and PSB version 2), the colour mode data and image resources
+/// (skipped), the layer records (bounds, channels, blend mode, opacity, the hidden flag, the
+/// Pascal name and the Unicode name of a `luni` block, which wins, group markers `lsct`, the
+/// smart object blocks `PlLd`/`SoLd`/`SoLE`), every layer channel's pixels (compression 0 raw
+/// and 1 RLE/PackBits), and the linked files of the `lnk2`/`lnkD`/`lnk3` blocks (the embedded
+/// files' bytes and names). 8-bit RGB and greyscale only; ZIP-compressed channels, other depths
+/// and colour modes are refused by name.
+///
+/// Every count and length is checked against the bytes that remain before it is used, and the
+/// canvas against the caller's pixel limit before it is allocated: a malformed or truncated file
+/// is a `corruptImage` error, never a crash or an unbounded allocation.
+public struct PhotoshopDocument: Sendable {
+    public struct Layer: Sendable {
+        public var name: String
+        /// Left, top, right, bottom in document pixels (may reach outside the canvas).
+        public var left: Int, top: Int, right: Int, bottom: Int
+        /// Four characters (`norm`, `mul `, `lddg`, ...).
+        public var blendMode: String
+        public var opacity: Int
+        public var hidden: Bool
+        /// `lsct`: 0 a layer, 1 or 2 a group (open, closed), 3 the end-of-group marker.
+        public var section: Int
+        /// The linked file's unique ID when the layer is a smart object.
+        public var smartObjectID: String?
+        /// Channel ID (0, 1, 2 colour, -1 transparency, -2 and -3 masks) and where its
+        /// compression code and data are in the file.
+        var channels: [(id: Int, offset: Int, length: Int)]
+
+        public var width: Int { right - left }
+        public var height: Int { bottom - top }
+        public var isGroup: Bool { section == 1 || section == 2 }
+        public var isGroupEnd: Bool { section == 3 }
+    }
+
+    /// A file a smart object holds (`liFD`), or names outside the document (`liFE`, `liFA`).
+    public struct LinkedFile: Sendable {
+        public var id: String
+        public var name: String
+        /// The kind as stored: `liFD` embedded, `liFE` external, `liFA` an alias.
+        public var kind: String
+        /// Where the embedded bytes are; nil when the file is outside the document.
+        var data: Range<Int>?
+    }
+
+    public var width: Int
+    public var height: Int
+    /// 1 PSD, 2 PSB.
+    public var version: Int
+    /// 1 greyscale, 3 RGB.
+    public var colorMode: Int
+    /// In the file's order: bottom to top.
+    public var layers: [Layer]
+    public var linkedFiles: [LinkedFile]
+    let bytes: [UInt8]
+    /// The caller's pixel limit, which also bounds each layer decoded.
+    let maxPixels: Int
+
+    public static let maxLayers = 10_000
+
+    /// `true` when `bytes` start as a Photoshop document does.
+    public static func isPhotoshop(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 6 && bytes.starts(with: Array("8BPS".utf8)) && (bytes[5] == 1 || bytes[5] == 2) && bytes[4] == 0
+    }
+
+    /// Reads the structure (no pixel is decoded). `maxPixels` bounds the canvas declared.
+    public init(_ bytes: [UInt8], maxPixels: Int) throws(DeriveError) {
+        self.bytes = bytes
+        self.maxPixels = maxPixels
+        var r = PSDReader(bytes: bytes)
+        guard Self.isPhotoshop(bytes) else { throw DeriveError(.invalidJob, "not a Photoshop document (PSD or PSB)") }
+        r.offset = 4
+        version = try r.u16()
+        try r.skip(6)
+        let channelCount = try r.u16()
+        height = try r.u32()
+        width = try r.u32()
+        let depth = try r.u16()
+        colorMode = try r.u16()
+        let maxSide = version == 1 ? 30_000 : 300_000
+        guard (1...56).contains(channelCount), (1...maxSide).contains(width), (1...maxSide).contains(height) else {
+            throw Self.corrupt("its header declares \(width)x\(height) pixels in \(channelCount) channels")
+        }
+        let pixels = width.multipliedReportingOverflow(by: height)
+        if pixels.overflow || pixels.partialValue > maxPixels {
+            throw DeriveError(.limitExceeded, "the Photoshop document declares \(width)x\(height) pixels; the limit is \(maxPixels) pixels (DERIVE_MAX_INPUT_PIXELS)")
+        }
+        guard depth == 8 else {
+            throw DeriveError(.unsupportedFormat, "the Photoshop document has \(depth)-bit channels; Derive reads the layers of 8-bit documents only")
+        }
+        guard colorMode == 1 || colorMode == 3 else {
+            let mode = [0: "bitmap", 2: "indexed", 4: "CMYK", 7: "multichannel", 8: "duotone", 9: "Lab"][colorMode] ?? "mode \(colorMode)"
+            throw DeriveError(.unsupportedFormat, "the Photoshop document is in \(mode) colour; Derive reads the layers of RGB and greyscale documents only")
+        }
+        try r.skipBlock()   // colour mode data
+        try r.skipBlock()   // image resources
+        let sectionLength = version == 2 ? try r.u64() : try r.u32()
+        let sectionEnd = try r.end(of: sectionLength)
+        layers = []
+        linkedFiles = []
+        guard sectionLength > 0 else { return }
+        let infoLength = version == 2 ? try r.u64() : try r.u32()
+        let infoEnd = try r.end(of: infoLength)
+        guard infoEnd <= sectionEnd else { throw Self.corrupt("its layer information runs past its section") }
+        if infoLength > 0 {
+            layers = try Self.layerInfo(&r, version: version, end: infoEnd)
+        }
+        // The global layer mask, then the document's tagged blocks (the linked files).
+        r.offset = infoEnd + (infoEnd & 1)
+        guard r.offset + 4 <= sectionEnd else { return }
+        let maskLength = try r.u32()
+        guard r.offset + maskLength <= sectionEnd else { throw Self.corrupt("its global layer mask runs past its section") }
+        r.offset += maskLength
+        linkedFiles = try Self.documentBlocks(&r, version: version, end: sectionEnd)
+    }
+
+    static func corrupt(_ what: String) -> DeriveError {
+        DeriveError(.corruptImage, "the Photoshop document is malformed: \(what)")
+    }
+
+    // MARK: - Layer records
+
+    static func layerInfo(_ r: inout PSDReader, version: Int, end: Int) throws(DeriveError) -> [Layer] {
+        let declared = Int(Int16(truncatingIfNeeded: try r.u16()))
+        let count = abs(declared)
+        guard count <= maxLayers else {
+            throw DeriveError(.limitExceeded, "the Photoshop document has \(count) layers; Derive reads at most \(maxLayers)")
+        }
+        // A record is at least 34 bytes: a count larger than the bytes allow is refused before
+        // anything is kept for it.
+        guard count * 34 <= end - r.offset else { throw corrupt("it declares \(count) layers in \(end - r.offset) bytes") }
+        var records: [(layer: Layer, lengths: [Int])] = []
+        for index in 0..<count {
+            let top = try r.i32(), left = try r.i32(), bottom = try r.i32(), right = try r.i32()
+            guard bottom >= top, right >= left, bottom - top <= 300_000, right - left <= 300_000 else {
+                throw corrupt("layer \(index + 1) has bounds \(left),\(top) to \(right),\(bottom)")
+            }
+            let channelCount = try r.u16()
+            guard channelCount <= 56 else { throw corrupt("layer \(index + 1) declares \(channelCount) channels") }
+            var ids: [Int] = [], lengths: [Int] = []
+            for _ in 0..<channelCount {
+                ids.append(Int(Int16(truncatingIfNeeded: try r.u16())))
+                lengths.append(version == 2 ? try r.u64() : try r.u32())
+            }
+            guard try r.fourCC() == "8BIM" else { throw corrupt("layer \(index + 1)'s blend mode signature is not 8BIM") }
+            let blend = try r.fourCC()
+            let opacity = try r.u8()
+            _ = try r.u8()                  // clipping
+            let flags = try r.u8()
+            _ = try r.u8()                  // filler
+            let extraLength = try r.u32()
+            let extraEnd = try r.end(of: extraLength)
+            guard extraEnd <= end else { throw corrupt("layer \(index + 1)'s extra data runs past the layer information") }
+            try r.skipBlock()         // layer mask data
+            try r.skipBlock()         // blending ranges
+            let nameLength = try r.u8()
+            let pascal = try r.bytes(nameLength)
+            try r.skip((4 - (1 + nameLength) % 4) % 4)
+            var layer = Layer(name: macRoman(pascal),
+                              left: left, top: top, right: right, bottom: bottom, blendMode: blend, opacity: opacity,
+                              hidden: flags & 0x02 != 0, section: 0, smartObjectID: nil,
+                              channels: ids.map { (id: $0, offset: 0, length: 0) })
+            // The layer's tagged blocks, to the end of its extra data (no padding between them).
+            while r.offset + 12 <= extraEnd {
+                let signature = try r.fourCC()
+                guard signature == "8BIM" || signature == "8B64" else { break }
+                let key = try r.fourCC()
+                let length = version == 2 && bigKeys.contains(key) ? try r.u64() : try r.u32()
+                let blockEnd = try r.end(of: length)
+                guard blockEnd <= extraEnd else { throw corrupt("layer \(index + 1)'s \(key) block runs past its extra data") }
+                var block = PSDReader(bytes: r.bytes, offset: r.offset, limit: blockEnd)
+                switch key {
+                case "luni":
+                    let units = try block.u32()
+                    guard units * 2 <= blockEnd - block.offset else { throw corrupt("layer \(index + 1)'s Unicode name is longer than its block") }
+                    var utf16: [UInt16] = []
+                    for _ in 0..<units { utf16.append(UInt16(try block.u16())) }
+                    while utf16.last == 0 { utf16.removeLast() }
+                    layer.name = String(decoding: utf16, as: UTF16.self)
+                case "lsct":
+                    layer.section = try block.u32()
+                case "PlLd":
+                    // 'plcL', version, then the unique ID as a Pascal string.
+                    try block.skip(8)
+                    let n = try block.u8()
+                    let id = String(decoding: try block.bytes(n), as: UTF8.self)
+                    if layer.smartObjectID == nil { layer.smartObjectID = id }
+                case "SoLd", "SoLE":
+                    if let id = descriptorText(r.bytes[r.offset..<blockEnd], key: "Idnt") { layer.smartObjectID = id }
+                default: break
+                }
+                r.offset = blockEnd
+            }
+            r.offset = extraEnd
+            records.append((layer, lengths))
+        }
+        // Channel image data: each layer's channels in order, each its compression and data.
+        var layers: [Layer] = []
+        for (layer, lengths) in records {
+            var layer = layer
+            for i in layer.channels.indices {
+                let start = r.offset
+                let channelEnd = try r.end(of: lengths[i])
+                guard channelEnd <= end else { throw corrupt("layer \(Quoted(layer.name))'s channel data runs past the layer information") }
+                layer.channels[i].offset = start
+                layer.channels[i].length = lengths[i]
+                r.offset = channelEnd
+            }
+            layers.append(layer)
+        }
+        return layers
+    }
+
+    /// Keys whose length is 8 bytes in a PSB.
+    static let bigKeys: Set<String> = ["LMsk", "Lr16", "Lr32", "Layr", "Mt16", "Mt32", "Mtrn", "Alph", "FMsk", "lnk2", "FEid", "FXid", "PxSD"]
+
+    /// A descriptor's text item `key` (`Idnt` in `SoLd`): found by its key (a 4-character key
+    /// is stored after a length of 0 or 4) and type rather than by parsing the whole
+    /// descriptor, which nothing else here needs.
+    static func descriptorText(_ slice: ArraySlice<UInt8>, key: String) -> String? {
+        let needle = Array(key.utf8) + Array("TEXT".utf8)
+        let b = Array(slice)
+        guard b.count >= needle.count + 8 else { return nil }
+        for i in 4...(b.count - needle.count - 4) where b[i..<(i + needle.count)].elementsEqual(needle) {
+            guard b[i - 4] == 0, b[i - 3] == 0, b[i - 2] == 0, b[i - 1] == 0 || b[i - 1] == 4 else { continue }
+            var r = PSDReader(bytes: b, offset: i + needle.count)
+            guard let units = try? r.u32(), units * 2 <= b.count - r.offset else { return nil }
+            var utf16: [UInt16] = []
+            for _ in 0..<units { utf16.append(UInt16((try? r.u16()) ?? 0)) }
+            while utf16.last == 0 { utf16.removeLast() }
+            return String(decoding: utf16, as: UTF16.self)
+        }
+        return nil
+    }
+
+    static func macRoman(_ bytes: [UInt8]) -> String {
+        // ASCII is the same in Mac Roman; other bytes are read as Latin-1, which is close enough
+        // for a fallback name (the `luni` block, present since Photoshop 5, wins).
+        String(bytes.map { Character(Unicode.Scalar($0)) })
+    }
+
+    // MARK: - Linked files
+
+    static func documentBlocks(_ r: inout PSDReader, version: Int, end: Int) throws(DeriveError) -> [LinkedFile] {
+        var files: [LinkedFile] = []
+        while r.offset + 12 <= end {
+            // Blocks here are padded to 4 bytes by Photoshop, to 2 by others: find the signature.
+            var found = false
+            for pad in 0..<4 where r.offset + pad + 12 <= end {
+                let sig = String(decoding: r.bytes[(r.offset + pad)..<(r.offset + pad + 4)], as: UTF8.self)
+                if sig == "8BIM" || sig == "8B64" { r.offset += pad; found = true; break }
+            }
+            guard found else { break }
+            try r.skip(4)
+            let key = try r.fourCC()
+            let length = version == 2 && bigKeys.contains(key) ? try r.u64() : try r.u32()
+            let blockEnd = try r.end(of: length)
+            guard blockEnd <= end else { throw corrupt("its \(key) block runs past the layer section") }
+            if key == "lnk2" || key == "lnkD" || key == "lnk3" || key == "lnkE" {
+                var block = PSDReader(bytes: r.bytes, offset: r.offset, limit: blockEnd)
+                while block.offset + 8 <= blockEnd {
+                    let itemLength = try block.u64()
+                    let itemEnd = try block.end(of: itemLength)
+                    files.append(try linkedFile(PSDReader(bytes: r.bytes, offset: block.offset, limit: itemEnd), end: itemEnd))
+                    block.offset = itemEnd + (4 - itemLength % 4) % 4
+                }
+            }
+            r.offset = blockEnd
+        }
+        return files
+    }
+
+    /// One linked-file record. Its open-file descriptor is not parsed: the embedded bytes are
+    /// found from the record's end, where the fields after them have lengths the version fixes
+    /// (the child document ID is a counted string, checked against its count).
+    static func linkedFile(_ reader: PSDReader, end: Int) throws(DeriveError) -> LinkedFile {
+        var r = reader
+        let kind = try r.fourCC()
+        let version = try r.u32()
+        guard (1...8).contains(version) else { throw corrupt("a linked file's record has version \(version)") }
+        let idLength = try r.u8()
+        let id = String(decoding: try r.bytes(idLength), as: UTF8.self)
+        let units = try r.u32()
+        guard units * 2 <= end - r.offset else { throw corrupt("a linked file's name is longer than its record") }
+        var utf16: [UInt16] = []
+        for _ in 0..<units { utf16.append(UInt16(try r.u16())) }
+        while utf16.last == 0 { utf16.removeLast() }
+        let name = String(decoding: utf16, as: UTF16.self)
+        try r.skip(8)                       // file type, creator
+        let size = try r.u64()
+        let headerEnd = r.offset
+        guard kind == "liFD" else { return LinkedFile(id: id, name: name, kind: kind, data: nil) }
+        // After the data: v5+ a counted UTF-16 child ID, v6+ an 8-byte time, v7+ a lock byte.
+        let fixed = (version >= 6 ? 8 : 0) + (version >= 7 ? 1 : 0)
+        var dataEnd: Int?
+        if version >= 5 {
+            for n in 0...256 {
+                let countAt = end - fixed - 2 * n - 4
+                guard countAt - size >= headerEnd else { break }
+                if PSDReader.u32(r.bytes, countAt) == n { dataEnd = countAt; break }
+            }
+        } else {
+            dataEnd = end
+        }
+        guard let dataEnd, dataEnd - size >= headerEnd else {
+            throw corrupt("the embedded file \(Quoted(name)) does not fit its record (\(size) bytes declared)")
+        }
+        return LinkedFile(id: id, name: name, kind: kind, data: (dataEnd - size)..<dataEnd)
+    }
+
+    // MARK: - Selection
+
+    /// The names of the layers (groups included, end-of-group markers not), bottom to top.
+    public var layerNames: [String] { layers.filter { !$0.isGroupEnd }.map(\.name) }
+
+    /// The layers that `names` select, in document order: a named group brings the layers
+    /// inside it. A name the document does not have fails with the names it has.
+    public func layers(named names: [String]) throws(DeriveError) -> [Layer] {
+        var chosen = Set<Int>()
+        for name in names {
+            let matches = layers.indices.filter { !layers[$0].isGroupEnd && layers[$0].name == name }
+            guard !matches.isEmpty else {
+                let has = layerNames.map { Quoted($0).description }.joined(separator: ", ")
+                throw DeriveError(.invalidJob, "pg_name: the Photoshop document has no layer \(Quoted(name)); its layers are \(has.isEmpty ? "none" : has)")
+            }
+            for index in matches {
+                chosen.insert(index)
+                if layers[index].isGroup {
+                    // Its members are the records between its end marker and it.
+                    var depth = 0
+                    var i = index - 1
+                    while i >= 0 {
+                        if layers[i].isGroup { depth += 1 }
+                        if layers[i].isGroupEnd {
+                            if depth == 0 { break }
+                            depth -= 1
+                        }
+                        chosen.insert(i)
+                        i -= 1
+                    }
+                }
+            }
+        }
+        return chosen.sorted().map { layers[$0] }.filter { !$0.isGroup && !$0.isGroupEnd }
+    }
+
+    /// The smart object layers, bottom to top (`pg_embedded:<n>` counts them from 1).
+    public var smartObjects: [Layer] { layers.filter { $0.smartObjectID != nil } }
+
+    /// The file embedded in a smart object: by 1-based number among the smart object layers, or
+    /// by the layer's name (or the embedded file's own name).
+    public func embeddedFile(number: Int? = nil, name: String? = nil) throws(DeriveError) -> (name: String, bytes: [UInt8]) {
+        let objects = smartObjects
+        let layer: Layer
+        if let number {
+            guard objects.indices.contains(number - 1) else {
+                throw DeriveError(.invalidJob, "pg_embedded:\(number): the Photoshop document has \(objects.count) smart object\(objects.count == 1 ? "" : "s")")
+            }
+            layer = objects[number - 1]
+        } else if let name, let found = objects.first(where: { $0.name == name }) {
+            layer = found
+        } else if let name, let file = linkedFiles.first(where: { $0.name == name && $0.data != nil }), let data = file.data {
+            return (file.name, Array(bytes[data]))
+        } else {
+            let has = objects.map { Quoted($0.name).description }.joined(separator: ", ")
+            throw DeriveError(.invalidJob, "pg_embedded:name:\(name ?? ""): the Photoshop document has no smart object layer of that name; its smart objects are \(has.isEmpty ? "none" : has)")
+        }
+        guard let file = linkedFiles.first(where: { $0.id == layer.smartObjectID }) else {
+            throw Self.corrupt("the smart object \(Quoted(layer.name)) names a linked file the document does not hold")
+        }
+        guard let data = file.data else {
+            throw DeriveError(.invalidJob, "the smart object \(Quoted(layer.name)) is linked to \(Quoted(file.name)), a file outside the Photoshop document, not embedded in it")
+        }
+        return (file.name, Array(bytes[data]))
+    }
+
+    // MARK: - Pixels
+
+    /// The layers composited in document order onto a transparent canvas of the document's
+    /// size, each at its position with its opacity, source-over (straight RGBA, 8 bits).
+    public func composite(_ selected: [Layer]) throws(DeriveError) -> [UInt8] {
+        var canvas = [UInt8](repeating: 0, count: width * height * 4)
+        for layer in selected where layer.width > 0 && layer.height > 0 {
+            let planes = try channels(of: layer)
+            let colour: [[UInt8]] = colorMode == 3 ? [planes[0]!, planes[1]!, planes[2]!] : [planes[0]!, planes[0]!, planes[0]!]
+            let alpha = planes[-1]
+            let opacity = layer.opacity
+            for y in max(0, layer.top)..<min(height, layer.bottom) {
+                let ly = y - layer.top
+                for x in max(0, layer.left)..<min(width, layer.right) {
+                    let li = ly * layer.width + (x - layer.left)
+                    let a = (Int(alpha?[li] ?? 255) * opacity + 127) / 255
+                    guard a > 0 else { continue }
+                    let ci = (y * width + x) * 4
+                    let da = Int(canvas[ci + 3])
+                    // Straight alpha: out = (c·a + d·da·(1−a)) / outA.
+                    let outA255 = a * 255 + da * (255 - a)           // alpha × 255
+                    for k in 0..<3 {
+                        let numerator = Int(colour[k][li]) * a * 255 + Int(canvas[ci + k]) * da * (255 - a)
+                        canvas[ci + k] = UInt8((numerator + outA255 / 2) / outA255)
+                    }
+                    canvas[ci + 3] = UInt8((outA255 + 127) / 255)
+                }
+            }
+        }
+        return canvas
+    }
+
+    /// A layer's channels decoded, by channel ID, each `width × height` bytes. Colour channels
+    /// the mode needs must be there; masks are not decoded.
+    func channels(of layer: Layer) throws(DeriveError) -> [Int: [UInt8]] {
+        let needed = colorMode == 3 ? [0, 1, 2] : [0]
+        var planes: [Int: [UInt8]] = [:]
+        for channel in layer.channels where channel.id >= -1 {
+            planes[channel.id] = try decode(channel, rows: layer.height, columns: layer.width, layer: layer.name)
+        }
+        for id in needed where planes[id] == nil {
+            throw Self.corrupt("layer \(Quoted(layer.name)) has no channel \(id)")
+        }
+        return planes
+    }
+
+    func decode(_ channel: (id: Int, offset: Int, length: Int), rows: Int, columns: Int, layer: String) throws(DeriveError) -> [UInt8] {
+        var r = PSDReader(bytes: bytes, offset: channel.offset, limit: channel.offset + channel.length)
+        let compression = try r.u16()
+        let size = rows * columns
+        guard size <= maxPixels else {
+            throw DeriveError(.limitExceeded, "layer \(Quoted(layer)) is \(columns)x\(rows) pixels; the limit is \(maxPixels) pixels (DERIVE_MAX_INPUT_PIXELS)")
+        }
+        switch compression {
+        case 0:
+            guard channel.length - 2 >= size else { throw Self.corrupt("layer \(Quoted(layer))'s raw channel holds \(channel.length - 2) bytes, not \(size)") }
+            return try r.bytes(size)
+        case 1:
+            // Every row's byte count, then the rows, each PackBits.
+            let countSize = version == 2 ? 4 : 2
+            guard rows * countSize <= channel.length - 2 else { throw Self.corrupt("layer \(Quoted(layer))'s RLE row table is longer than its channel") }
+            var counts: [Int] = []
+            counts.reserveCapacity(rows)
+            for _ in 0..<rows { counts.append(version == 2 ? try r.u32() : try r.u16()) }
+            // PackBits expands 2 bytes to at most 128: a channel whose rows could not fill the
+            // layer is refused before the layer is allocated.
+            guard size <= (channel.length - 2) * 64 else { throw Self.corrupt("layer \(Quoted(layer))'s RLE channel is too short for \(columns)x\(rows) pixels") }
+            var out = [UInt8](repeating: 0, count: size)
+            for row in 0..<rows {
+                let rowEnd = try r.end(of: counts[row])
+                guard rowEnd <= r.limit else { throw Self.corrupt("layer \(Quoted(layer))'s RLE rows run past its channel") }
+                var o = row * columns
+                let limit = o + columns
+                while r.offset < rowEnd {
+                    let n = Int(Int8(bitPattern: bytes[r.offset]))
+                    r.offset += 1
+                    if n >= 0 {
+                        guard r.offset + n + 1 <= rowEnd, o + n + 1 <= limit else { throw Self.corrupt("layer \(Quoted(layer))'s RLE row \(row + 1) is longer than the layer") }
+                        for k in 0...n { out[o + k] = bytes[r.offset + k] }
+                        r.offset += n + 1
+                        o += n + 1
+                    } else if n != -128 {
+                        let run = 1 - n
+                        guard r.offset < rowEnd, o + run <= limit else { throw Self.corrupt("layer \(Quoted(layer))'s RLE row \(row + 1) is longer than the layer") }
+                        let value = bytes[r.offset]
+                        r.offset += 1
+                        for k in 0..<run { out[o + k] = value }
+                        o += run
+                    }
+                }
+                guard o == limit else { throw Self.corrupt("layer \(Quoted(layer))'s RLE row \(row + 1) is shorter than the layer") }
+                r.offset = rowEnd
+            }
+            return out
+        case 2, 3:
+            throw DeriveError(.unsupportedFormat, "layer \(Quoted(layer)) is ZIP-compressed; Derive reads raw and RLE (PackBits) layer channels")
+        default:
+            throw Self.corrupt("layer \(Quoted(layer)) has channel compression \(compression)")
+        }
+    }
+}
+
+/// Bounds-checked big-endian reads; every failure is a `corruptImage` error.
+struct PSDReader {
+    let bytes: [UInt8]
+    var offset: Int
+    var limit: Int
+
+    init(bytes: [UInt8], offset: Int = 0, limit: Int? = nil) {
+        self.bytes = bytes
+        self.offset = offset
+        self.limit = min(limit ?? bytes.count, bytes.count)
+    }
+
+    static func truncated() -> DeriveError { PhotoshopDocument.corrupt("it ends before its structure does (truncated)") }
+
+    mutating func need(_ n: Int) throws(DeriveError) {
+        guard n >= 0, offset <= limit, n <= limit - offset else { throw Self.truncated() }
+    }
+    mutating func u8() throws(DeriveError) -> Int { try need(1); defer { offset += 1 }; return Int(bytes[offset]) }
+    mutating func u16() throws(DeriveError) -> Int { try need(2); defer { offset += 2 }; return Int(bytes[offset]) << 8 | Int(bytes[offset + 1]) }
+    mutating func u32() throws(DeriveError) -> Int {
+        try need(4); defer { offset += 4 }
+        return Self.u32(bytes, offset)!
+    }
+    mutating func i32() throws(DeriveError) -> Int { Int(Int32(truncatingIfNeeded: try u32())) }
+    mutating func u64() throws(DeriveError) -> Int {
+        let high = try u32(), low = try u32()
+        // Lengths beyond 2^40 are no real file's: refused before they are used in arithmetic.
+        guard high < 256 else { throw PhotoshopDocument.corrupt("it declares a length of more than a terabyte") }
+        return high << 32 | low
+    }
+    mutating func fourCC() throws(DeriveError) -> String { String(decoding: try bytes(4), as: UTF8.self) }
+    mutating func bytes(_ n: Int) throws(DeriveError) -> [UInt8] { try need(n); defer { offset += n }; return Array(bytes[offset..<(offset + n)]) }
+    mutating func skip(_ n: Int) throws(DeriveError) { try need(n); offset += n }
+    /// Skips a block that starts with its 4-byte length.
+    mutating func skipBlock() throws(DeriveError) {
+        let n = try u32()
+        try skip(n)
+    }
+    /// Where a block of `length` bytes starting here ends; it must end within the limit.
+    func end(of length: Int) throws(DeriveError) -> Int {
+        guard length >= 0, offset <= limit, length <= limit - offset else { throw Self.truncated() }
+        return offset + length
+    }
+    static func u32(_ bytes: [UInt8], _ i: Int) -> Int? {
+        guard i >= 0, i + 4 <= bytes.count else { return nil }
+        return Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+    }
+}

@@ -1,0 +1,174 @@
+@testable import DeriveLanguage
+import DeriveTestSupport
+import Foundation
+import Testing
+
+/// Derive's own PSD layer reader (`pg_name:`, `pg_embedded:`, issue 30) on real Photoshop files
+/// from psd-tools' tests (Tests/Fixtures/README.md). The expected pixels are psd-tools 1.26's
+/// per-layer render and composite of the same files (Benchmarks/psd/verify.py prints them).
+@Suite struct PhotoshopLayersTests {
+    static func fixture(_ name: String) throws -> [UInt8] {
+        try [UInt8](Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/psd/\(name)")))
+    }
+
+    static func pixel(_ rgba: [UInt8], width: Int, _ x: Int, _ y: Int) -> [Int] {
+        let i = (y * width + x) * 4
+        return rgba[i..<(i + 4)].map(Int.init)
+    }
+
+    static func close(_ a: [Int], _ b: [Int], tolerance: Int = 1) -> Bool {
+        // A transparent pixel's colour is no colour: only its alpha is compared.
+        if a[3] == 0 && b[3] == 0 { return true }
+        return zip(a, b).allSatisfy { abs($0 - $1) <= tolerance }
+    }
+
+    /// The bytes are a PNG from its signature to its IEND chunk: nothing cut or added.
+    static func wholePNG(_ bytes: [UInt8]) -> Bool {
+        bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+            && bytes.suffix(12).elementsEqual([0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82])
+    }
+
+    @Test func readsLayerNamesBoundsAndUnicodeNames() throws {
+        // 2layers.psd's Pascal names are in a Cyrillic code page; its luni blocks name them.
+        let two = try PhotoshopDocument(Self.fixture("2layers.psd"), maxPixels: 1 << 20)
+        #expect(two.width == 101 && two.height == 55)
+        #expect(two.layerNames == ["Фон", "Слой"])
+        let top = two.layers[1]
+        let bounds: [Int] = [top.left, top.top, top.right, top.bottom]
+        #expect(bounds == [8, 4, 93, 50])
+        #expect(top.blendMode == "norm" && top.opacity == 255 && !top.hidden)
+
+        // A name outside the BMP (a surrogate pair) in luni; the Pascal name is "?".
+        let emoji = try PhotoshopDocument(Self.fixture("layer-name-emoji.psd"), maxPixels: 1 << 20)
+        #expect(emoji.layerNames == ["👽"])
+        #expect(emoji.layers[0].blendMode == "lddg" && emoji.layers[0].opacity == 128)
+
+        let placed = try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1 << 20)
+        #expect(placed.layerNames == ["Background", "linked-png", "linked-psd", "embedded-png"])
+        #expect(placed.smartObjects.map(\.name) == ["linked-png", "linked-psd", "embedded-png"])
+        #expect(placed.linkedFiles.map(\.name).sorted() == ["1layer.psd", "linked-layer.png", "linked-layer.png"])
+    }
+
+    @Test func compositesOneLayerOnATransparentCanvas() throws {
+        let doc = try PhotoshopDocument(Self.fixture("2layers.psd"), maxPixels: 1 << 20)
+        let rgba = try doc.composite(doc.layers(named: ["Слой"]))
+        #expect(rgba.count == 101 * 55 * 4)
+        // psd-tools: composite(layer_filter: name == "Слой").
+        let expected: [((Int, Int), [Int])] = [
+            ((0, 0), [0, 0, 0, 0]), ((50, 27), [242, 244, 193, 42]), ((60, 40), [243, 244, 195, 254]),
+            ((59, 11), [242, 243, 194, 38]), ((76, 17), [242, 244, 195, 157]), ((92, 49), [0, 0, 0, 0]),
+        ]
+        for ((x, y), want) in expected {
+            let got = Self.pixel(rgba, width: 101, x, y)
+            #expect(Self.close(got, want), "(\(x), \(y)): \(got), psd-tools \(want)")
+        }
+    }
+
+    @Test func compositesTwoLayersInDocumentOrder() throws {
+        let doc = try PhotoshopDocument(Self.fixture("2layers.psd"), maxPixels: 1 << 20)
+        // Named top first: composited bottom to top all the same.
+        let rgba = try doc.composite(doc.layers(named: ["Слой", "Фон"]))
+        let expected: [((Int, Int), [Int])] = [
+            ((0, 0), [255, 255, 255, 255]), ((50, 27), [52, 195, 77, 255]), ((20, 10), [68, 186, 15, 255]),
+            ((8, 4), [39, 186, 15, 255]), ((60, 40), [242, 243, 194, 255]), ((92, 49), [39, 186, 15, 255]),
+        ]
+        for ((x, y), want) in expected {
+            let got = Self.pixel(rgba, width: 101, x, y)
+            #expect(Self.close(got, want), "(\(x), \(y)): \(got), psd-tools \(want)")
+        }
+        // A smart object layer's own pixels (the placed PSD), with partial transparency.
+        let placed = try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1 << 20)
+        let layer = try placed.composite(placed.layers(named: ["linked-psd"]))
+        for ((x, y), want) in [((0, 0), [0, 0, 0, 0]), ((128, 128), [95, 225, 37, 255]), ((27, 73), [255, 255, 255, 222]), ((100, 100), [15, 186, 55, 255])] {
+            let got = Self.pixel(layer, width: 256, x, y)
+            #expect(Self.close(got, want), "(\(x), \(y)): \(got), psd-tools \(want)")
+        }
+    }
+
+    @Test func aLayerTheDocumentDoesNotHaveIsNamedWithTheOnesItHas() throws {
+        let doc = try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1 << 20)
+        let error = #expect(throws: DeriveError.self) { try doc.layers(named: ["Background", "record_cover"]) }
+        #expect(error?.code == .invalidJob)
+        #expect(error?.detail.contains("\"record_cover\"") == true)
+        #expect(error?.detail.contains("\"Background\", \"linked-png\", \"linked-psd\", \"embedded-png\"") == true)
+    }
+
+    @Test func embeddedFilesByNumberAndByName() throws {
+        let placed = try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1 << 20)
+        // psd-tools: the third smart object embeds linked-layer.png, 17,272 bytes, 64x64.
+        let third = try placed.embeddedFile(number: 3)
+        #expect(third.name == "linked-layer.png")
+        #expect(third.bytes.count == 17_272)
+        #expect(Self.wholePNG(third.bytes))
+        #expect(ImageSniffer.facts(of: third.bytes).map { [$0.width, $0.height] } == [64, 64])
+        #expect(try placed.embeddedFile(name: "embedded-png").bytes == third.bytes)
+        // The first two are linked to files outside the document.
+        let linked = #expect(throws: DeriveError.self) { try placed.embeddedFile(number: 1) }
+        #expect(linked?.code == .invalidJob && linked?.detail.contains("outside") == true)
+        let missing = #expect(throws: DeriveError.self) { try placed.embeddedFile(number: 4) }
+        #expect(missing?.detail.contains("3 smart objects") == true)
+        let unnamed = #expect(throws: DeriveError.self) { try placed.embeddedFile(name: "skyline.jpg") }
+        #expect(unnamed?.code == .invalidJob && unnamed?.detail.contains("\"embedded-png\"") == true)
+
+        // Version 7 records (child ID, time, lock byte after the data): A.png, 378 bytes.
+        let small = try PhotoshopDocument(Self.fixture("smartobject-layer.psd"), maxPixels: 1 << 20)
+        let a = try small.embeddedFile(number: 1)
+        #expect(a.name == "A.png" && a.bytes.count == 378)
+        #expect(Self.wholePNG(a.bytes))
+        #expect(ImageSniffer.facts(of: a.bytes).map { [$0.width, $0.height] } == [32, 32])
+        #expect(try small.embeddedFile(name: "A.png").bytes == a.bytes)
+    }
+
+    @Test func refusesWhatItDoesNotRead() throws {
+        var sixteen = try Self.fixture("2layers.psd")
+        sixteen[23] = 16   // depth
+        let depth = #expect(throws: DeriveError.self) { try PhotoshopDocument(sixteen, maxPixels: 1 << 20) }
+        #expect(depth?.code == .unsupportedFormat && depth?.detail.contains("16-bit") == true)
+        var cmyk = try Self.fixture("2layers.psd")
+        cmyk[25] = 4
+        let mode = #expect(throws: DeriveError.self) { try PhotoshopDocument(cmyk, maxPixels: 1 << 20) }
+        #expect(mode?.code == .unsupportedFormat && mode?.detail.contains("CMYK") == true)
+        let big = #expect(throws: DeriveError.self) { try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1000) }
+        #expect(big?.code == .limitExceeded)
+        let png = #expect(throws: DeriveError.self) { try PhotoshopDocument([0x89, 0x50, 0x4E, 0x47, 0, 0, 0, 0], maxPixels: 1000) }
+        #expect(png?.code == .invalidJob)
+    }
+
+    /// Every truncation and a spread of byte flips of every fixture: each either reads (and its
+    /// layers composite) or fails with a classified error; none crashes or hangs.
+    @Test func truncatedAndFlippedFilesFailClassified() throws {
+        let classified: Set<DeriveError.Code> = [.corruptImage, .unsupportedFormat, .limitExceeded, .invalidJob]
+        var failures = 0, reads = 0
+        func attempt(_ bytes: [UInt8]) {
+            do {
+                let doc = try PhotoshopDocument(bytes, maxPixels: 1 << 20)
+                _ = try doc.composite(doc.layers.filter { !$0.isGroup && !$0.isGroupEnd })
+                for n in doc.smartObjects.indices { _ = try? doc.embeddedFile(number: n + 1) }
+                reads += 1
+            } catch {
+                #expect(classified.contains(error.code), "\(error)")
+                failures += 1
+            }
+        }
+        for name in ["2layers.psd", "layer-name-emoji.psd", "smartobject-layer.psd", "placedLayer.psd"] {
+            let bytes = try Self.fixture(name)
+            let step = max(1, bytes.count / 400)
+            for cut in stride(from: 0, to: bytes.count, by: step) { attempt(Array(bytes.prefix(cut))) }
+            var generator = SeededRandom(seed: UInt64(bytes.count))
+            for _ in 0..<300 {
+                var flipped = bytes
+                let at = Int(generator.next() % UInt64(min(bytes.count, 4096)))   // the structure is at the front
+                flipped[at] ^= UInt8(truncatingIfNeeded: generator.next() | 1)
+                attempt(flipped)
+            }
+        }
+        #expect(failures > 100 && reads > 0)
+    }
+
+    @Test func storedPNGIsReadBack() throws {
+        let doc = try PhotoshopDocument(Self.fixture("2layers.psd"), maxPixels: 1 << 20)
+        let png = StoredPNG.rgba(try doc.composite(doc.layers(named: ["Слой"])), width: 101, height: 55)
+        let facts = ImageSniffer.facts(of: png)
+        #expect(facts?.format == .png && facts?.width == 101 && facts?.height == 55 && facts?.hasAlpha == true)
+    }
+}
