@@ -20,6 +20,10 @@ public struct VipsEngine: ImageEngine {
         self.faceDetector = settings.faces.enabled ? faceDetector : nil
     }
 
+    public func selecting(_ selection: PSDSelection, from source: SourceImage) throws(DeriveError) -> SourceImage {
+        try selection.source(from: source, limits: settings.sourceLimits)
+    }
+
     static let sniffedExactly: Set<ImageFormat> = [.jpeg, .png, .gif, .webp]
 
     public func inspect(_ source: SourceImage) throws(DeriveError) -> SourceInspection {

@@ -45,11 +45,11 @@ struct Explain: ParsableCommand {
 
     func run() throws {
         try reportingFailures("explain") {
-            let facts = try sourceFacts()
             var job = try TransformationInput.parse(try chainText(chain))
             job.asset = try asset.applied(to: job.asset)
             let catalog = InMemoryPresetCatalog(try presets.map { try PresetFile.parse(try readFile($0)) } ?? [])
             let resolved = try JobResolver(catalog: catalog).resolve(job)
+            let facts = try sourceFacts(selecting: try resolved.psdSelection())
             // The decode a job would make: for faces, what the configured detector reads (only
             // which detector; nothing is loaded).
             let faces = try Configuration.load().engine.faces
@@ -59,8 +59,18 @@ struct Explain: ParsableCommand {
         }
     }
 
-    func sourceFacts() throws -> SourceFacts {
+    /// With `pg_name:`/`pg_embedded:` and a source file, the facts are the selection's: the
+    /// layers' canvas or the embedded file's header, read as a job would.
+    func sourceFacts(selecting selection: PSDSelection? = nil) throws -> SourceFacts {
         switch (source, sourceSize) {
+        case (let path?, nil) where selection != nil:
+            guard let bytes = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read the source \(path)") }
+            let selected = try selection!.source(from: SourceImage(bytes: [UInt8](bytes), location: path), limits: .default)
+            guard let facts = ImageSniffer.facts(of: selected.bytes) else {
+                let kind = ImageSniffer.format(of: selected.bytes).map { "a \($0.rawValue) file whose size Derive cannot read without decoding" } ?? "not an image format Derive recognises"
+                throw CLIError("what pg_\(selection!.cloudinaryText) selects in \(path) is \(kind)")
+            }
+            return facts
         case (let path?, nil):
             guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError("cannot read the source \(path)") }
             defer { try? handle.close() }

@@ -109,6 +109,11 @@ public struct JobPipeline: Sendable {
 
         stage(.decode)
         var mark = DispatchTime.now().uptimeNanoseconds
+        // pg_name / pg_embedded: the document's layers or embedded file stand in for it (the
+        // hash stays the document's: recorded work is found by the content fetched).
+        if let selection = try job.psdSelection() {
+            image = try engine.selecting(selection, from: image)
+        }
         let inspection = try engine.inspect(image)
         timings.header = milliseconds(since: mark)
         mark = DispatchTime.now().uptimeNanoseconds

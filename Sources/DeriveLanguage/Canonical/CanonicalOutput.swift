@@ -74,6 +74,8 @@ public struct EncodingSettings: Sendable, Hashable {
     public var defaultImage: String?
     /// `fl_clip`: the source clipped to a path stored in it, before the chain.
     public var clip: ClipSetting?
+    /// `pg_name:` / `pg_embedded:`: the layers or embedded file of a PSD the output is made from.
+    public var psd: PSDSelection?
     /// `fl_png8`/`fl_png24`/`fl_png32`: a PNG output's colour type.
     public var pngType: PNGType?
     /// `fl_lossy`.
@@ -113,6 +115,7 @@ public struct EncodingSettings: Sendable, Hashable {
         density = s.density
         defaultImage = s.defaultImage
         clip = s.clip
+        psd = s.psd
         pngType = s.pngType
         lossy = s.lossy ?? false
         loop = s.loop
@@ -144,6 +147,7 @@ public struct EncodingSettings: Sendable, Hashable {
         s.density = density
         s.defaultImage = defaultImage
         s.clip = clip
+        s.psd = psd
         // Written only when set, so outputs without them keep their identity.
         s.pngType = pngType
         s.lossy = lossy ? true : nil

@@ -62,6 +62,13 @@ public enum ChainEncoder {
             if let name = clip.name { fields.append(JSONMember(key: "path", value: .string(name))) }
             return .object(fields)
         })
+        add("psd", s.psd.map { psd in
+            switch psd {
+            case .layers(let names): .object([JSONMember(key: "layers", value: .array(names.map(JSONValue.string)))])
+            case .embedded(let n): .object([JSONMember(key: "embedded", value: .int(n))])
+            case .embeddedNamed(let names): .object([JSONMember(key: "embedded", value: .array(names.map(JSONValue.string)))])
+            }
+        })
         return members
     }
 

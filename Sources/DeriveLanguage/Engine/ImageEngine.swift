@@ -62,6 +62,16 @@ public protocol ImageEngine: Sendable {
     /// (and finding faces) to the outputs, so that a worker can say which it is doing.
     func render(_ plan: Plan, source: SourceImage, inspection: SourceInspection,
                 overlays: any OverlayLoader, phase: (RenderPhase) -> Void) throws(DeriveError) -> RenderResult
+
+    /// `pg_name:` / `pg_embedded:`: the part of a Photoshop document the job is made from, as
+    /// a source of its own, read within the engine's limits (`PSDSelection.source`).
+    func selecting(_ selection: PSDSelection, from source: SourceImage) throws(DeriveError) -> SourceImage
+}
+
+extension ImageEngine {
+    public func selecting(_ selection: PSDSelection, from source: SourceImage) throws(DeriveError) -> SourceImage {
+        try selection.source(from: source, limits: .default)
+    }
 }
 
 /// Where a render is: decoding the source (and looking at it), or applying and encoding the outputs.

@@ -50,6 +50,9 @@ public struct OutputSettings: Sendable, Hashable {
     public var defaultImage: String?
     /// `fl_clip` / `fl_clip_evenodd`: the source clipped to a path stored in it.
     public var clip: ClipSetting?
+    /// `pg_name:` / `pg_embedded:`: the output is made from these layers of a Photoshop
+    /// document, or from the file embedded in one of its smart objects, instead of the whole.
+    public var psd: PSDSelection?
     /// `fl_png8`, `fl_png24`, `fl_png32`: a PNG output's colour type (palette, RGB, RGBA)
     /// instead of the smaller of truecolour and palette.
     public var pngType: PNGType?
@@ -235,6 +238,7 @@ extension OutputSettings {
         take(\.getInfo, "getInfo")
         take(\.defaultImage, "defaultImage")
         take(\.clip, "clip")
+        take(\.psd, "psd")
         return (merged, conflicts)
     }
 }
@@ -266,4 +270,41 @@ public enum CMYKOutput: String, Sendable, Hashable {
 
     /// The formats a CMYK file can be written in.
     public static let formats: Set<OutputFormat> = [.jpeg, .tiff]
+}
+
+/// What of a Photoshop document an output is made from (`pg_name:`, `pg_embedded:`), read by
+/// Derive's own PSD reader (`PhotoshopDocument`) before the source is decoded.
+public enum PSDSelection: Sendable, Hashable {
+    /// `pg_name:<layer>;<layer>`: these layers composited in document order, each at its place
+    /// with its opacity, on a transparent canvas of the document's size.
+    case layers([String])
+    /// `pg_embedded:<n>`: the file embedded in the n-th smart object layer (from 1, bottom to top).
+    case embedded(Int)
+    /// `pg_embedded:name:<layer>;<layer>`: the file embedded in the first smart object layer
+    /// named (or the first embedded file of that name) that the document has.
+    case embeddedNamed([String])
+
+    /// As Cloudinary writes it after `pg_`.
+    public var cloudinaryText: String {
+        switch self {
+        case .layers(let names): "name:" + names.map(CloudinaryPrinter.percentEncode).joined(separator: ";")
+        case .embedded(let n): "embedded:\(n)"
+        case .embeddedNamed(let names): "embedded:name:" + names.map(CloudinaryPrinter.percentEncode).joined(separator: ";")
+        }
+    }
+
+    /// `name:A;B`, `embedded:2`, `embedded:name:A;B` (names percent-decoded); nil otherwise.
+    public static func parse(_ text: String) -> PSDSelection? {
+        func names(_ list: Substring) -> [String]? {
+            let parts = list.split(separator: ";", omittingEmptySubsequences: false).map { String($0).removingPercentEncoding ?? "" }
+            return parts.isEmpty || parts.contains("") ? nil : parts
+        }
+        if text.hasPrefix("embedded:name:") { return names(text.dropFirst(14)).map(PSDSelection.embeddedNamed) }
+        if text.hasPrefix("embedded:") {
+            guard let n = Int(text.dropFirst(9)), n >= 1 else { return nil }
+            return .embedded(n)
+        }
+        if text.hasPrefix("name:") { return names(text.dropFirst(5)).map(PSDSelection.layers) }
+        return nil
+    }
 }

@@ -837,9 +837,13 @@ struct ParseRun {
                 // Normalised, so that the same pages written twice in two spellings agree.
                 found.pages = pages.normalised
             } else if pg.hasPrefix("name:") || pg.hasPrefix("embedded:") {
-                fail(c, CloudinaryVocabulary.notSupported("pg_" + pg, CloudinaryVocabulary.Unsupported(
-                    match: .parameter("pg"), spelling: "",
-                    reason: "a PSD file's layers by name (pg_name:) and the images embedded in its smart objects (pg_embedded:); libvips reads a PSD flattened, so Derive selects pages and frames by number (pg_2, pg_2-4;6)")))
+                // A Photoshop document's layers by name, or a smart object's embedded file:
+                // read by Derive's own PSD reader before the source is decoded.
+                if let psd = PSDSelection.parse(pg) {
+                    found.psd = psd
+                } else {
+                    fail(c, CloudinaryVocabulary.malformed("pg_" + pg, "pg_name:<layer>[;<layer>...] names a PSD's layers; pg_embedded:<n> (from 1) or pg_embedded:name:<layer>[;<layer>...] its smart objects' embedded files", hint: ""))
+                }
             } else {
                 fail(c, CloudinaryVocabulary.malformed("pg_" + pg, "pg takes a page (3), a range upwards (2-4, 5-) or pages and ranges joined by ';' (1;3;5, 1-3;6)", hint: ""))
             }

@@ -13,6 +13,8 @@ public enum CloudinaryPrinter {
         if let settings = try settingsComponent(output.encoding) { components.append(settings) }
         // In a component of its own: its pg_ chooses the path, not a page.
         if let clip = output.encoding.clip { components.append(clipComponent(clip)) }
+        // Its own component too: a page (pg_3) may be in the settings'.
+        if let psd = output.encoding.psd { components.append("pg_" + psd.cloudinaryText) }
         return components.joined(separator: "/")
     }
 

@@ -9,7 +9,7 @@ public struct JSONChainDecoder: Sendable {
 
     public static let jobKeys = ["version", "$schema", "source", "outputs", "preset", "tags", "context"]
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "ignoreMaskChannels", "colorSpace", "keepAttribution", "getInfo", "defaultImage", "progressive", "lossless", "effort",
-                                    "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip"]
+                                    "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip", "psd"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
                                   "validate", "preset", "variable", "if", "template", "lut", "quality"] + Effect.Kind.allCases.map(\.rawValue)
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative", "autoTurn"]
@@ -262,6 +262,7 @@ public struct JSONChainDecoder: Sendable {
         s.getInfo = log.bool(fields["getInfo"], at: path.appending("getInfo"))
         s.defaultImage = log.string(fields["defaultImage"], at: path.appending("defaultImage"))
         if let c = fields["clip"] { s.clip = readClip(c, at: path.appending("clip"), log: log) }
+        if let p = fields["psd"] { s.psd = readPSD(p, at: path.appending("psd"), log: log) }
         s.lossless = log.bool(fields["lossless"], at: path.appending("lossless"))
         s.effort = log.int(fields["effort"], at: path.appending("effort"))
         s.chromaSubsampling = log.keyword(fields["chromaSubsampling"], at: path.appending("chromaSubsampling"),
@@ -879,6 +880,34 @@ public struct JSONChainDecoder: Sendable {
             clip.number = n
         }
         return clip
+    }
+
+    /// `{"layers": ["A", "B"]}`, `{"embedded": 2}` or `{"embedded": ["A"]}` (`pg_name:`, `pg_embedded:`).
+    func readPSD(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> PSDSelection? {
+        guard let fields = log.object(value, at: path, allowed: ["layers", "embedded"]) else { return nil }
+        func names(_ value: JSONValue, at path: JSONPath) -> [String]? {
+            guard case .array(let items) = value, !items.isEmpty,
+                  case let names = items.compactMap({ if case .string(let s) = $0, !s.isEmpty { s } else { nil } }),
+                  names.count == items.count else {
+                log.add(path, "expected a list of layer names (non-empty strings)")
+                return nil
+            }
+            return names
+        }
+        switch (fields["layers"], fields["embedded"]) {
+        case (let layers?, nil): return names(layers, at: path.appending("layers")).map(PSDSelection.layers)
+        case (nil, let embedded?):
+            if case .array = embedded { return names(embedded, at: path.appending("embedded")).map(PSDSelection.embeddedNamed) }
+            guard let n = log.int(embedded, at: path.appending("embedded")) else { return nil }
+            guard n >= 1 else {
+                log.add(path.appending("embedded"), "numbers a smart object from 1, got \(n)")
+                return nil
+            }
+            return .embedded(n)
+        default:
+            log.add(path, "expected one of \"layers\" (names) or \"embedded\" (a number from 1, or names)")
+            return nil
+        }
     }
 
     func readTrim(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Trim? {

@@ -527,3 +527,54 @@ struct PSDReader {
         return Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
     }
 }
+
+extension PSDSelection {
+    /// The part of a Photoshop document `source` that an output is made from, as a source of
+    /// its own: the named layers composited (a PNG, which libvips' ordinary loader reads), or
+    /// the embedded file's own bytes (which then go through the engine's format sniffing,
+    /// blocked loaders and limits like any source). The document's bytes and canvas are checked
+    /// against `limits` before anything is decoded. Keeps the source's location and hash.
+    public func source(from source: SourceImage, limits: SourceLimits) throws(DeriveError) -> SourceImage {
+        try limits.check(byteCount: source.bytes.count)
+        guard PhotoshopDocument.isPhotoshop(source.bytes) else {
+            let format = ImageSniffer.format(of: source.bytes).map { "a \($0.rawValue.uppercased()) file" } ?? "not an image format Derive recognises"
+            throw DeriveError(.invalidJob, "pg_\(cloudinaryText) selects layers or smart objects of a Photoshop document (PSD or PSB); the source is \(format)")
+        }
+        let document = try PhotoshopDocument(source.bytes, maxPixels: limits.maxInputPixels)
+        var selected = source
+        switch self {
+        case .layers(let names):
+            let rgba = try document.composite(document.layers(named: names))
+            selected.bytes = StoredPNG.rgba(rgba, width: document.width, height: document.height)
+        case .embedded(let number):
+            selected.bytes = try document.embeddedFile(number: number).bytes
+        case .embeddedNamed(let names):
+            // The first name the document has; if none, the error names the first.
+            var lastError: DeriveError?
+            for name in names {
+                do throws(DeriveError) {
+                    selected.bytes = try document.embeddedFile(name: name).bytes
+                    lastError = nil
+                    break
+                } catch {
+                    if lastError == nil { lastError = error }
+                }
+            }
+            if let lastError { throw lastError }
+        }
+        return selected
+    }
+}
+
+extension ResolvedJob {
+    /// `pg_name:` / `pg_embedded:`: the job decodes one source, so every output must select the
+    /// same part of the document (or none).
+    public func psdSelection() throws(DeriveError) -> PSDSelection? {
+        let selections = Set(outputs.map(\.encoding.psd))
+        guard selections.count <= 1 else {
+            let written = selections.map { $0.map { "pg_" + $0.cloudinaryText } ?? "the whole source" }.sorted().joined(separator: ", ")
+            throw DeriveError(.invalidJob, "the outputs select different parts of the Photoshop document (\(written)); a job decodes one source: give each selection a job of its own")
+        }
+        return selections.first ?? nil
+    }
+}
