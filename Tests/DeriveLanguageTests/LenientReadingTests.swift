@@ -95,8 +95,8 @@ import Testing
     /// Refusals name the parameter and say whether Cloudinary has it.
     @Test(arguments: [
         ("fl_layer_apply", "fl_layer_apply: unknown to Cloudinary (no l_ or u_ layer is open"),
-        ("pg_name:record_cover;Shadow", "pg_name:record_cover;Shadow: known to Cloudinary, not supported by Derive"),
-        ("pg_embedded:3", "pg_embedded:3: known to Cloudinary, not supported by Derive"),
+        ("pg_embedded:0", "pg_embedded:0: unknown to Cloudinary (pg_name:<layer>"),
+        ("pg_name:a;;b", "pg_name:a;;b: unknown to Cloudinary (pg_name:<layer>"),
         ("f_mp4", "f_mp4: known to Cloudinary, not supported by Derive: format mp4 is a video or audio format"),
         // Only a later top-level f_ replaces it: not an earlier one, nor one inside a layer.
         ("f_auto/f_flif", "f_flif: known to Cloudinary, not supported by Derive: format flif has no encoder"),
@@ -147,6 +147,44 @@ import Testing
     func refusals(text: String, refusal: String) {
         let parsed = CloudinaryParser().parse(text)
         #expect(parsed.issues.first?.reason.contains(refusal) == true, "\(parsed.issues)")
+    }
+}
+
+/// A Photoshop document's layers and embedded files (`pg_name:`, `pg_embedded:`, issue 30): the
+/// corpus's forms read, printed back, and the same as JSON's `psd`.
+@Suite struct PhotoshopSelectionLanguageTests {
+    @Test(arguments: [
+        ("pg_name:record_cover", "pg_name:record_cover"),
+        ("pg_name:record_cover;Shadow", "pg_name:record_cover;Shadow"),
+        ("pg_name:record_cover;Shadow/w_300", "c_scale,w_300/pg_name:record_cover;Shadow"),
+        ("pg_embedded:2", "pg_embedded:2"),
+        ("pg_embedded:name:skyline.jpg;bg.jpg", "pg_embedded:name:skyline.jpg;bg.jpg"),
+        ("pg_embedded:name:myLayer;myLayer2", "pg_embedded:name:myLayer;myLayer2"),
+        ("pg_name:Layer%201", "pg_name:Layer%201"),
+    ])
+    func roundTrips(text: String, printed: String) throws {
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    @Test func readsTheSelection() throws {
+        #expect(try canonical(string: "pg_name:record_cover;Shadow").encoding.psd == .layers(["record_cover", "Shadow"]))
+        #expect(try canonical(string: "pg_embedded:2").encoding.psd == .embedded(2))
+        #expect(try canonical(string: "pg_embedded:name:Layer%201").encoding.psd == .embeddedNamed(["Layer 1"]))
+        // Beside fl_clip, pg_name: still names the clipping path, not a layer.
+        let clip = try canonical(string: "fl_clip,pg_name:Panda")
+        #expect(clip.encoding.clip?.name == "Panda" && clip.encoding.psd == nil)
+    }
+
+    @Test func jsonSaysTheSame() throws {
+        let layers = try canonical(json: #"{"source": "https://x/a.psd", "outputs": [{"name": "default", "psd": {"layers": ["record_cover", "Shadow"]}, "chain": []}]}"#)
+        #expect(layers.identity == (try canonical(string: "pg_name:record_cover;Shadow")).identity)
+        let embedded = try canonical(json: #"{"source": "https://x/a.psd", "outputs": [{"name": "default", "psd": {"embedded": 2}, "chain": []}]}"#)
+        #expect(embedded.identity == (try canonical(string: "pg_embedded:2")).identity)
+        let named = try canonical(json: #"{"source": "https://x/a.psd", "outputs": [{"name": "default", "psd": {"embedded": ["bg.jpg"]}, "chain": []}]}"#)
+        #expect(named.identity == (try canonical(string: "pg_embedded:name:bg.jpg")).identity)
+        // Different selections are different outputs.
+        let shadow = try canonical(string: "pg_name:Shadow")
+        #expect(layers.identity != embedded.identity && layers.identity != shadow.identity)
     }
 }
 
