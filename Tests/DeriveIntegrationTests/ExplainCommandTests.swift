@@ -32,6 +32,25 @@ import Testing
         #expect(outputs[0]["transformation"] == .string("c_fill,w_250,h_250,g_auto/r_max/e_sepia"))
     }
 
+    /// The corpus's PSD forms (issue 30) are planned; with a real PSD, the plan's source is what
+    /// the selection is (the embedded PNG, the layers' canvas), and a layer the document does
+    /// not have is refused with the ones it has.
+    @Test func explainsPhotoshopLayersAndSmartObjects() throws {
+        for chain in ["pg_name:record_cover", "pg_name:record_cover;Shadow", "pg_name:record_cover;Shadow/w_300", "pg_embedded:2",
+                      "pg_embedded:name:skyline.jpg;bg.jpg", "pg_embedded:name:myLayer;myLayer2"] {
+            let result = try Self.derive(["explain", "--chain", chain, "--source-size", "800x600", "--format", "psd"])
+            #expect(result.status == 0, "\(chain): \(result.stderr)")
+        }
+        let psd = Paths.repository.appendingPathComponent("Tests/Fixtures/psd/placedLayer.psd").path
+        let embedded = try JSONParser().parse(try Self.derive(["explain", "--chain", "pg_embedded:3/w_32", psd]).stdout)
+        #expect(embedded["source"]?["format"] == .string("png") && embedded["source"]?["width"] == .int(64))
+        let layers = try JSONParser().parse(try Self.derive(["explain", "--chain", "pg_name:linked-psd;Background", psd]).stdout)
+        #expect(layers["source"]?["width"] == .int(256) && layers["source"]?["hasAlpha"] == .bool(true))
+        let missing = try Self.derive(["explain", "--chain", "pg_name:record_cover", psd])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains(#"no layer "record_cover"; its layers are "Background", "linked-png", "linked-psd", "embedded-png""#), "\(missing.stderr)")
+    }
+
     /// `--tag` and `--context` give the asset's values, which conditions read (issue 30); a bad
     /// one is refused with the flag and the fix.
     @Test func tagsAndContextDecideTheBranch() throws {
