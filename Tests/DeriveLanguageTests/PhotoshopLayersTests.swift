@@ -85,6 +85,22 @@ import Testing
         }
     }
 
+    /// A named group brings the layers inside it (psd-tools: composite of the group's members);
+    /// the end-of-group markers are not layers.
+    @Test func aGroupBringsItsLayers() throws {
+        let doc = try PhotoshopDocument(Self.fixture("hidden-groups.psd"), maxPixels: 1 << 20)
+        #expect(doc.layerNames == ["Background", "Shape 1", "Group 1", "Shape 2", "Group 2"])
+        #expect(doc.layers.first { $0.name == "Group 1" }?.hidden == true)
+        let second = try doc.composite(doc.layers(named: ["Group 2"]))
+        #expect(Self.close(Self.pixel(second, width: 100, 60, 100), [225, 11, 11, 255]))
+        #expect(Self.pixel(second, width: 100, 50, 60)[3] == 0 && Self.pixel(second, width: 100, 0, 0)[3] == 0)
+        // The hidden group, named, is drawn with its visible layer.
+        let first = try doc.composite(doc.layers(named: ["Group 1"]))
+        #expect(Self.close(Self.pixel(first, width: 100, 50, 60), [0, 0, 0, 255]))
+        #expect(Self.pixel(first, width: 100, 60, 100)[3] == 0)
+        #expect(try doc.layers(named: ["Group 1", "Group 2"]).map(\.name) == ["Shape 1", "Shape 2"])
+    }
+
     @Test func aLayerTheDocumentDoesNotHaveIsNamedWithTheOnesItHas() throws {
         let doc = try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1 << 20)
         let error = #expect(throws: DeriveError.self) { try doc.layers(named: ["Background", "record_cover"]) }
@@ -150,7 +166,7 @@ import Testing
                 failures += 1
             }
         }
-        for name in ["2layers.psd", "layer-name-emoji.psd", "smartobject-layer.psd", "placedLayer.psd"] {
+        for name in ["2layers.psd", "layer-name-emoji.psd", "smartobject-layer.psd", "placedLayer.psd", "hidden-groups.psd"] {
             let bytes = try Self.fixture(name)
             let step = max(1, bytes.count / 400)
             for cut in stride(from: 0, to: bytes.count, by: step) { attempt(Array(bytes.prefix(cut))) }

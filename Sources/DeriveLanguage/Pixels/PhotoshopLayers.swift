@@ -316,8 +316,9 @@ public struct PhotoshopDocument: Sendable {
     /// The names of the layers (groups included, end-of-group markers not), bottom to top.
     public var layerNames: [String] { layers.filter { !$0.isGroupEnd }.map(\.name) }
 
-    /// The layers that `names` select, in document order: a named group brings the layers
-    /// inside it. A name the document does not have fails with the names it has.
+    /// The layers that `names` select, in document order: a named group brings the visible
+    /// layers inside it; a layer named is drawn even when hidden (naming it asks for it). A name
+    /// the document does not have fails with the names it has.
     public func layers(named names: [String]) throws(DeriveError) -> [Layer] {
         var chosen = Set<Int>()
         for name in names {
@@ -338,7 +339,8 @@ public struct PhotoshopDocument: Sendable {
                             if depth == 0 { break }
                             depth -= 1
                         }
-                        chosen.insert(i)
+                        // Inside a named group, what Photoshop hides stays hidden.
+                        if !layers[i].hidden { chosen.insert(i) }
                         i -= 1
                     }
                 }
