@@ -101,6 +101,17 @@ import Testing
         #expect(try doc.layers(named: ["Group 1", "Group 2"]).map(\.name) == ["Shape 1", "Shape 2"])
     }
 
+    /// A PSB (version 2): 8-byte section and channel lengths, 4-byte RLE row counts.
+    @Test func readsALargeDocumentFormatFile() throws {
+        let doc = try PhotoshopDocument(Self.fixture("1layer.psb"), maxPixels: 1 << 20)
+        #expect(doc.version == 2 && doc.width == 101 && doc.height == 55 && doc.layerNames == ["Фон"])
+        let rgba = try doc.composite(doc.layers(named: ["Фон"]))
+        for ((x, y), want) in [((0, 0), [255, 255, 255, 255]), ((50, 27), [95, 225, 37, 255]), ((90, 50), [39, 186, 15, 255])] {
+            let got = Self.pixel(rgba, width: 101, x, y)
+            #expect(Self.close(got, want), "(\(x), \(y)): \(got), psd-tools \(want)")
+        }
+    }
+
     @Test func aLayerTheDocumentDoesNotHaveIsNamedWithTheOnesItHas() throws {
         let doc = try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1 << 20)
         let error = #expect(throws: DeriveError.self) { try doc.layers(named: ["Background", "record_cover"]) }
@@ -166,7 +177,7 @@ import Testing
                 failures += 1
             }
         }
-        for name in ["2layers.psd", "layer-name-emoji.psd", "smartobject-layer.psd", "placedLayer.psd", "hidden-groups.psd"] {
+        for name in ["2layers.psd", "layer-name-emoji.psd", "smartobject-layer.psd", "placedLayer.psd", "hidden-groups.psd", "1layer.psb"] {
             let bytes = try Self.fixture(name)
             let step = max(1, bytes.count / 400)
             for cut in stride(from: 0, to: bytes.count, by: step) { attempt(Array(bytes.prefix(cut))) }
