@@ -157,6 +157,13 @@ import Testing
         #expect(mode?.code == .unsupportedFormat && mode?.detail.contains("CMYK") == true)
         let big = #expect(throws: DeriveError.self) { try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1000) }
         #expect(big?.code == .limitExceeded)
+        // A ZIP-compressed channel (code 2) is refused by name when its layer is drawn.
+        var zipped = try Self.fixture("layer-name-emoji.psd")
+        let channel = try PhotoshopDocument(zipped, maxPixels: 1 << 20).layers[0].channels[0]
+        zipped[channel.offset + 1] = 2
+        let zip = try PhotoshopDocument(zipped, maxPixels: 1 << 20)
+        let compression = #expect(throws: DeriveError.self) { try zip.composite(zip.layers) }
+        #expect(compression?.code == .unsupportedFormat && compression?.detail.contains("ZIP-compressed") == true)
         let png = #expect(throws: DeriveError.self) { try PhotoshopDocument([0x89, 0x50, 0x4E, 0x47, 0, 0, 0, 0], maxPixels: 1000) }
         #expect(png?.code == .invalidJob)
     }

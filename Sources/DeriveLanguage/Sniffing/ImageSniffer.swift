@@ -17,7 +17,7 @@ public enum ImageSniffer {
         if b.starts(with: [0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) || b.starts(with: [0xFF, 0x4F, 0xFF, 0x51]) { return .jp2 }
         if b.starts(with: [0x76, 0x2F, 0x31, 0x01]) { return .exr }
         if b.starts(with: Array("#?RADIANCE".utf8)) || b.starts(with: Array("#?RGBE".utf8)) { return .hdr }
-        if b.starts(with: Array("8BPS".utf8)) && b.u16be(4) == 1 { return .psd }
+        if b.starts(with: Array("8BPS".utf8)) && (b.u16be(4) == 1 || b.u16be(4) == 2) { return .psd }   // PSD, PSB
         if b.starts(with: [0x1F, 0x8B, 0x08]) { return .svgz }
         if b[0] == 0x50, let kind = b.u8(1), Array("123456Ff".utf8).contains(kind), let space = b.u8(2), isSpace(space) { return .pnm }
         if b.starts(with: [0, 0]), [1, 2].contains(b.u16le(2)), let count = b.u16le(4), count > 0, b.u8(9) == 0,
