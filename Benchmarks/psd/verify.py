@@ -4,8 +4,8 @@ fixtures in Tests/Fixtures/psd. Not part of CI: it needs `pip install psd-tools 
 
 For each fixture and each layer (and each pair of adjacent layers), runs
 `derive run <psd> --chain 'pg_name:<names>/f_png'` and compares every pixel with psd-tools'
-composite of the same layers (`PSDImage.composite(layer_filter=..., force=True)`): prints the
-largest channel difference over the pixels either side sees as not fully transparent. For each
+composite of the same layers (`PSDImage.composite(layer_filter=..., force=FORCE)`): prints the
+largest channel difference of premultiplied RGBA (a colour weighs as much as it shows). For each
 smart object, compares the bytes `pg_embedded:<n>` decodes from with psd-tools' embedded data.
 Also prints the pixel values PhotoshopLayersTests expects.
 
@@ -13,6 +13,7 @@ Usage (from the repository's root, after `swift build --product derive`):
     python3 Benchmarks/psd/verify.py [path/to/derive]
 """
 import io
+import os
 import json
 import subprocess
 import sys
@@ -25,7 +26,8 @@ from PIL import Image
 from psd_tools import PSDImage
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "Tests" / "Fixtures" / "psd"
+FIXTURES = Path(os.environ.get("PSD_FIXTURES", ROOT / "Tests" / "Fixtures" / "psd"))
+FORCE = os.environ.get("PSD_FORCE", "1") == "1"
 DERIVE = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / ".build" / "debug" / "derive")
 
 
@@ -45,7 +47,7 @@ def psd_tools_composite(psd: PSDImage, names: list[str]) -> np.ndarray:
         if layer.is_group():
             return layer.name in names or any(d.name in names for d in layer.descendants())
         return layer.name in names or any(p.name in names for p in parents(layer))
-    image = psd.composite(layer_filter=wanted, force=True)
+    image = psd.composite(layer_filter=wanted, force=FORCE)
     return np.array(image.convert("RGBA")).astype(int)
 
 
@@ -57,12 +59,14 @@ def parents(layer):
 
 
 def compare(a: np.ndarray, b: np.ndarray) -> int:
+    """The largest difference of premultiplied RGBA (a colour counts as much as it shows)."""
     if a.shape != b.shape:
         return 10**6
-    seen = (a[:, :, 3] > 0) | (b[:, :, 3] > 0)
-    alpha = np.abs(a[:, :, 3] - b[:, :, 3]).max()
-    colour = np.abs(a[:, :, :3] - b[:, :, :3])[seen].max() if seen.any() else 0
-    return int(max(alpha, colour))
+    def premultiplied(x: np.ndarray) -> np.ndarray:
+        out = x.astype(float)
+        out[:, :, :3] *= out[:, :, 3:4] / 255
+        return out
+    return int(np.rint(np.abs(premultiplied(a) - premultiplied(b)).max()))
 
 
 def main() -> int:
@@ -80,14 +84,20 @@ def main() -> int:
             except RuntimeError as error:
                 print(f"   {names}: {error}")
                 continue
-            difference = compare(ours, psd_tools_composite(psd, names))
+            try:
+                theirs = psd_tools_composite(psd, names)
+            except Exception as error:  # psd-tools needs aggdraw for strokes
+                print(f"   {names}: psd-tools cannot render it: {str(error).splitlines()[0]}")
+                continue
+            difference = compare(ours, theirs)
+            off = int((np.abs(ours[:, :, 3] - theirs[:, :, 3]) > 2).sum()) if ours.shape == theirs.shape else -1
             # psd-tools draws a blend mode other than normal as it is; Derive as normal.
             chosen = [layer for layer in pixel_layers if layer.name in names]
             modes = {str(layer.blend_mode) for layer in chosen}
             note = "" if modes <= {"BlendMode.NORMAL"} else f" (blend modes {sorted(modes)}: Derive draws normal)"
-            if any(layer.has_vector_mask() or layer.has_mask() for layer in chosen):
-                # psd-tools renders the mask; Derive draws the layer's stored pixels.
-                note += " (a layer or vector mask: Derive draws the stored pixels)"
+            if any(layer.has_vector_mask() for layer in chosen):
+                # Derive fills the path with exact coverage; psd-tools with aggdraw.
+                note += f" (a vector mask: {off} edge pixels' alpha differ by more than 2)"
             print(f"   pg_name {names}: largest difference {difference}{note}")
             if not note:
                 worst = max(worst, difference)
@@ -104,7 +114,7 @@ def main() -> int:
                   f"{theirs.shape[1]}x{theirs.shape[0]}, largest difference {difference}")
             worst = max(worst, difference)
     print(f"largest difference over every normal-mode comparison: {worst}")
-    return 0 if worst <= 1 else 1
+    return 0 if worst <= 2 else 1
 
 
 if __name__ == "__main__":

@@ -112,6 +112,26 @@ import Testing
         }
     }
 
+    /// Masks (psd-tools' composite of the same layers): a layer mask (ellipse1), a solid colour
+    /// fill layer without pixels shaped by its vector mask and layer mask (ellipse2), a vector
+    /// mask alone (ellipse3); and densities, where the layer mask was rendered from the vector
+    /// mask and its density lets 25%, 50%, 75% through.
+    @Test(arguments: [
+        ("masks-2.psd", "ellipse1", [((10, 20), [0, 0, 255, 128]), ((30, 30), [0, 0, 0, 0]), ((5, 5), [0, 0, 0, 0])]),
+        ("masks-2.psd", "ellipse2", [((40, 20), [0, 255, 0, 128]), ((32, 32), [0, 255, 0, 128]), ((20, 5), [0, 0, 0, 0]), ((60, 10), [0, 0, 0, 0])]),
+        ("masks-2.psd", "ellipse3", [((32, 40), [255, 0, 0, 128]), ((10, 20), [0, 0, 0, 0]), ((50, 60), [0, 0, 0, 0])]),
+        ("mask-density-vectormask.psd", "Layer 1", [((20, 3), [255, 0, 0, 255]), ((10, 3), [255, 0, 0, 191]), ((24, 8), [0, 0, 0, 0])]),
+        ("mask-density-vectormask.psd", "Layer 1 copy 2", [((20, 20), [255, 0, 0, 255]), ((10, 20), [255, 0, 0, 64])]),
+    ])
+    func masksShapeTheLayer(file: String, layer: String, expected: [((Int, Int), [Int])]) throws {
+        let doc = try PhotoshopDocument(Self.fixture(file), maxPixels: 1 << 20)
+        let rgba = try doc.composite(doc.layers(named: [layer]))
+        for ((x, y), want) in expected {
+            let got = Self.pixel(rgba, width: doc.width, x, y)
+            #expect(Self.close(got, want), "\(layer) (\(x), \(y)): \(got), psd-tools \(want)")
+        }
+    }
+
     @Test func aLayerTheDocumentDoesNotHaveIsNamedWithTheOnesItHas() throws {
         let doc = try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1 << 20)
         let error = #expect(throws: DeriveError.self) { try doc.layers(named: ["Background", "record_cover"]) }
@@ -184,7 +204,7 @@ import Testing
                 failures += 1
             }
         }
-        for name in ["2layers.psd", "layer-name-emoji.psd", "smartobject-layer.psd", "placedLayer.psd", "hidden-groups.psd", "1layer.psb"] {
+        for name in ["2layers.psd", "layer-name-emoji.psd", "smartobject-layer.psd", "placedLayer.psd", "hidden-groups.psd", "1layer.psb", "masks-2.psd", "mask-density-vectormask.psd"] {
             let bytes = try Self.fixture(name)
             let step = max(1, bytes.count / 400)
             for cut in stride(from: 0, to: bytes.count, by: step) { attempt(Array(bytes.prefix(cut))) }

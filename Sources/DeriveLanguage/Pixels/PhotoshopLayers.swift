@@ -14,6 +14,17 @@
 /// canvas against the caller's pixel limit before it is allocated: a malformed or truncated file
 /// is a `corruptImage` error, never a crash or an unbounded allocation.
 public struct PhotoshopDocument: Sendable {
+    struct LayerMask: Sendable {
+        var channel: Int
+        var left: Int, top: Int, right: Int, bottom: Int
+        var outside: UInt8
+        var disabled: Bool
+        var density: Int
+        /// Flag bit 3: the mask was rendered from other data (the vector mask), so it is the
+        /// vector mask already.
+        var rendered = false
+    }
+
     public struct Layer: Sendable {
         public var name: String
         /// Left, top, right, bottom in document pixels (may reach outside the canvas).
@@ -26,11 +37,27 @@ public struct PhotoshopDocument: Sendable {
         public var section: Int
         /// The linked file's unique ID when the layer is a smart object.
         public var smartObjectID: String?
+        /// The layer mask: its channel (-2, or -3 when Photoshop stored the user and vector masks
+        /// combined, the "real" mask), rectangle, the value outside it, whether it is off, and its
+        /// density (255 when the mask applies fully).
+        var mask: LayerMask?
+        /// The vector mask's density from the layer mask's parameters.
+        var vectorDensity = 255
+        /// Where the vector mask's data (`vmsk`/`vsms`) is in the file.
+        var vectorMask: Range<Int>?
+        /// A solid colour fill layer's colour (`SoCo`): it covers the canvas, its masks shape it.
+        var fill: [UInt8]?
         /// Channel ID (0, 1, 2 colour, -1 transparency, -2 and -3 masks) and where its
         /// compression code and data are in the file.
         var channels: [(id: Int, offset: Int, length: Int)]
 
         public var width: Int { right - left }
+        /// The same layer covering a canvas of this size (a fill layer's pixels are its colour).
+        func filling(width: Int, height: Int) -> Layer {
+            var layer = self
+            layer.left = 0; layer.top = 0; layer.right = width; layer.bottom = height
+            return layer
+        }
         public var height: Int { bottom - top }
         public var isGroup: Bool { section == 1 || section == 2 }
         public var isGroupEnd: Bool { section == 3 }
@@ -154,7 +181,39 @@ public struct PhotoshopDocument: Sendable {
             let extraLength = try r.u32()
             let extraEnd = try r.end(of: extraLength)
             guard extraEnd <= end else { throw corrupt("layer \(index + 1)'s extra data runs past the layer information") }
-            try r.skipBlock()         // layer mask data
+            let maskLength = try r.u32()
+            let maskEnd = try r.end(of: maskLength)
+            var mask: LayerMask?
+            var vectorDensity = 255
+            if maskLength >= 18 {
+                // Rectangle, default colour, flags; with 36 bytes or more the "real" flags,
+                // colour and rectangle (the user and vector masks combined, channel -3); then,
+                // when flag bit 4 is set, the parameters (densities and feathers).
+                var m = PSDReader(bytes: r.bytes, offset: r.offset, limit: maskEnd)
+                let top = try m.i32(), left = try m.i32(), bottom = try m.i32(), right = try m.i32()
+                let outside = UInt8(try m.u8()), flags = try m.u8()
+                var chosen = LayerMask(channel: -2, left: left, top: top, right: right, bottom: bottom, outside: outside,
+                                       disabled: flags & 0x02 != 0, density: 255, rendered: flags & 0x08 != 0)
+                if maskLength >= 36 {
+                    let realFlags = try m.u8(), realOutside = UInt8(try m.u8())
+                    let realTop = try m.i32(), realLeft = try m.i32(), realBottom = try m.i32(), realRight = try m.i32()
+                    if realFlags & 0x10 != 0 {
+                        chosen = LayerMask(channel: -3, left: realLeft, top: realTop, right: realRight, bottom: realBottom,
+                                           outside: realOutside, disabled: realFlags & 0x02 != 0, density: 255)
+                    }
+                }
+                if flags & 0x10 != 0, let parameters = try? m.u8() {
+                    if parameters & 1 != 0, let d = try? m.u8() { chosen.density = d }
+                    if parameters & 2 != 0 { _ = try? m.skip(8) }
+                    if parameters & 4 != 0, let d = try? m.u8() { vectorDensity = d }
+                }
+                if chosen.rendered && chosen.channel == -2 { chosen.density = vectorDensity }
+                let b = chosen
+                if b.bottom > b.top, b.right > b.left, b.bottom - b.top <= 300_000, b.right - b.left <= 300_000 {
+                    mask = chosen
+                }
+            }
+            r.offset = maskEnd
             try r.skipBlock()         // blending ranges
             let nameLength = try r.u8()
             let pascal = try r.bytes(nameLength)
@@ -162,6 +221,7 @@ public struct PhotoshopDocument: Sendable {
             var layer = Layer(name: macRoman(pascal),
                               left: left, top: top, right: right, bottom: bottom, blendMode: blend, opacity: opacity,
                               hidden: flags & 0x02 != 0, section: 0, smartObjectID: nil,
+                              mask: mask, vectorDensity: vectorDensity, vectorMask: nil, fill: nil,
                               channels: ids.map { (id: $0, offset: 0, length: 0) })
             // The layer's tagged blocks, to the end of its extra data (no padding between them).
             while r.offset + 12 <= extraEnd {
@@ -180,6 +240,14 @@ public struct PhotoshopDocument: Sendable {
                     for _ in 0..<units { utf16.append(UInt16(try block.u16())) }
                     while utf16.last == 0 { utf16.removeLast() }
                     layer.name = String(decoding: utf16, as: UTF16.self)
+                case "SoCo":
+                    let slice = r.bytes[r.offset..<blockEnd]
+                    if let red = descriptorDouble(slice, key: "Rd  "), let green = descriptorDouble(slice, key: "Grn "),
+                       let blue = descriptorDouble(slice, key: "Bl  ") {
+                        layer.fill = [red, green, blue].map { UInt8(max(0, min(255, $0.rounded()))) }
+                    }
+                case "vmsk", "vsms":
+                    layer.vectorMask = r.offset..<blockEnd
                 case "lsct":
                     layer.section = try block.u32()
                 case "PlLd":
@@ -232,6 +300,22 @@ public struct PhotoshopDocument: Sendable {
             for _ in 0..<units { utf16.append(UInt16((try? r.u16()) ?? 0)) }
             while utf16.last == 0 { utf16.removeLast() }
             return String(decoding: utf16, as: UTF16.self)
+        }
+        return nil
+    }
+
+    /// A descriptor's number item `key` (`Rd  ` in `SoCo`'s colour): its key, the type `doub`
+    /// and an 8-byte IEEE double, found as `descriptorText` finds text.
+    static func descriptorDouble(_ slice: ArraySlice<UInt8>, key: String) -> Double? {
+        let needle = Array(key.utf8) + Array("doub".utf8)
+        let b = Array(slice)
+        guard b.count >= needle.count + 12 else { return nil }
+        for i in 4...(b.count - needle.count - 8) where b[i..<(i + needle.count)].elementsEqual(needle) {
+            guard b[i - 4] == 0, b[i - 3] == 0, b[i - 2] == 0, b[i - 1] == 0 || b[i - 1] == 4 else { continue }
+            var bits: UInt64 = 0
+            for k in 0..<8 { bits = bits << 8 | UInt64(b[i + needle.count + k]) }
+            let value = Double(bitPattern: bits)
+            return value.isFinite ? value : nil
         }
         return nil
     }
@@ -385,16 +469,20 @@ public struct PhotoshopDocument: Sendable {
     /// size, each at its position with its opacity, source-over (straight RGBA, 8 bits).
     public func composite(_ selected: [Layer]) throws(DeriveError) -> [UInt8] {
         var canvas = [UInt8](repeating: 0, count: width * height * 4)
-        for layer in selected where layer.width > 0 && layer.height > 0 {
+        for layer in selected where layer.fill != nil || (layer.width > 0 && layer.height > 0) {
+            // A fill layer is its colour over the whole canvas, shaped by its masks.
+            let layer = layer.fill == nil ? layer : layer.filling(width: width, height: height)
             let planes = try channels(of: layer)
             let colour: [[UInt8]] = colorMode == 3 ? [planes[0]!, planes[1]!, planes[2]!] : [planes[0]!, planes[0]!, planes[0]!]
             let alpha = planes[-1]
             let opacity = layer.opacity
+            let masks = try self.masks(of: layer, planes: planes)
             for y in max(0, layer.top)..<min(height, layer.bottom) {
                 let ly = y - layer.top
                 for x in max(0, layer.left)..<min(width, layer.right) {
                     let li = ly * layer.width + (x - layer.left)
-                    let a = (Int(alpha?[li] ?? 255) * opacity + 127) / 255
+                    var a = (Int(alpha?[li] ?? 255) * opacity + 127) / 255
+                    for mask in masks { a = (a * Int(mask(x, y)) + 127) / 255 }
                     guard a > 0 else { continue }
                     let ci = (y * width + x) * 4
                     let da = Int(canvas[ci + 3])
@@ -411,13 +499,129 @@ public struct PhotoshopDocument: Sendable {
         return canvas
     }
 
-    /// A layer's channels decoded, by channel ID, each `width × height` bytes. Colour channels
+    /// The layer's masks that apply, as coverage at a document pixel: the layer mask (channel
+    /// -2 inside its rectangle, its default value outside) unless it is turned off, and the
+    /// vector mask unless it is turned off, its subpaths combined by their operations.
+    func masks(of layer: Layer, planes: [Int: [UInt8]]) throws(DeriveError) -> [(Int, Int) -> UInt8] {
+        var masks: [(Int, Int) -> UInt8] = []
+        // A density d weakens a mask m to d·m + (1 − d).
+        func weakened(_ value: UInt8, _ density: Int) -> UInt8 {
+            density >= 255 ? value : UInt8((Int(value) * density + 255 * (255 - density) + 127) / 255)
+        }
+        if let mask = layer.mask, !mask.disabled, let plane = planes[mask.channel] {
+            let width = mask.right - mask.left
+            masks.append { x, y in
+                guard x >= mask.left, x < mask.right, y >= mask.top, y < mask.bottom else { return weakened(mask.outside, mask.density) }
+                return weakened(plane[(y - mask.top) * width + (x - mask.left)], mask.density)
+            }
+        }
+        // The real mask (-3), or a mask rendered from the vector mask, holds it already.
+        if layer.mask?.channel != -3, layer.mask?.rendered != true || layer.mask?.disabled == true, let range = layer.vectorMask, let coverage = try vectorMask(range, layer: layer.name) {
+            let width = self.width, density = layer.vectorDensity
+            masks.append { x, y in weakened(coverage[y * width + x], density) }
+        }
+        return masks
+    }
+
+    /// A vector mask (`vmsk`/`vsms`): version, flags (bit 0 inverted, bit 1 unlinked, bit 2
+    /// off), then 26-byte path records whose points are 8.24 fractions of the document's height
+    /// and width. Subpaths are combined in order as Photoshop's path operations say (0 exclude,
+    /// 1 combine, 2 subtract, 3 intersect; -1 joins the previous shape), on a canvas that
+    /// starts empty (or full, by the initial fill record, when there is no subpath). Nil when off.
+    func vectorMask(_ range: Range<Int>, layer: String) throws(DeriveError) -> [UInt8]? {
+        var r = PSDReader(bytes: bytes, offset: range.lowerBound, limit: range.upperBound)
+        _ = try r.u32()
+        let flags = try r.u32()
+        guard flags & 0x04 == 0 else { return nil }
+        func fixed(_ at: Int) -> Double {
+            Double(Int32(truncatingIfNeeded: PSDReader.u32(bytes, at) ?? 0)) / Double(1 << 24)
+        }
+        func point(_ at: Int) -> ClippingPath.Point { ClippingPath.Point(x: fixed(at + 4), y: fixed(at)) }
+        var shapes: [(operation: Int, subpaths: [ClippingPath.Subpath])] = []
+        var initialFill = false
+        var remaining = 0
+        var record = r.offset
+        while record + 26 <= range.upperBound {
+            let selector = Int(bytes[record]) << 8 | Int(bytes[record + 1])
+            switch selector {
+            case 0, 3:
+                remaining = Int(bytes[record + 2]) << 8 | Int(bytes[record + 3])
+                let operation = Int(Int16(bitPattern: UInt16(bytes[record + 4]) << 8 | UInt16(bytes[record + 5])))
+                let subpath = ClippingPath.Subpath(closed: selector == 0, knots: [])
+                if operation == -1, !shapes.isEmpty {
+                    shapes[shapes.count - 1].subpaths.append(subpath)
+                } else {
+                    shapes.append((operation, [subpath]))
+                }
+            case 1, 2, 4, 5:
+                if remaining > 0, !shapes.isEmpty, !shapes[shapes.count - 1].subpaths.isEmpty {
+                    let knot = ClippingPath.Knot(before: point(record + 2), anchor: point(record + 10), after: point(record + 18))
+                    let last = shapes.count - 1
+                    shapes[last].subpaths[shapes[last].subpaths.count - 1].knots.append(knot)
+                    remaining -= 1
+                }
+            case 8:
+                initialFill = (Int(bytes[record + 2]) << 8 | Int(bytes[record + 3])) == 1
+            default:
+                break
+            }
+            record += 26
+        }
+        let count = width * height
+        var mask = [Double](repeating: initialFill && shapes.isEmpty ? 1 : 0, count: count)
+        for (index, shape) in shapes.enumerated() {
+            let path = ClippingPath(id: 0, name: layer, subpaths: shape.subpaths.filter { !$0.knots.isEmpty })
+            let plane: [UInt8]
+            do throws(DeriveError) {
+                plane = try PathRaster.mask(path, width: width, height: height, evenOdd: false)
+            } catch {
+                throw DeriveError(error.code, "layer \(Quoted(layer))'s vector mask is too intricate to fill")
+            }
+            if index == 0 && (shape.operation == 2 || shape.operation == 3) {
+                for i in 0..<count { mask[i] = 1 - mask[i] }
+            }
+            for i in 0..<count {
+                let m = mask[i], p = Double(plane[i]) / 255
+                switch shape.operation {
+                case 0: mask[i] = m + p - 2 * m * p
+                case 2: mask[i] = max(0, m - p)
+                case 3: mask[i] = m * p
+                default: mask[i] = m + p - m * p
+                }
+            }
+        }
+        let inverted = flags & 0x01 != 0
+        return mask.map { value in
+            let v = min(1, max(0, inverted ? 1 - value : value))
+            return UInt8((v * 255).rounded())
+        }
+    }
+
+    /// A layer's channels decoded, by channel ID (a fill layer's colour channels made from its
+    /// colour, opaque), each `width × height` bytes. Colour channels
     /// the mode needs must be there; masks are not decoded.
     func channels(of layer: Layer) throws(DeriveError) -> [Int: [UInt8]] {
         let needed = colorMode == 3 ? [0, 1, 2] : [0]
         var planes: [Int: [UInt8]] = [:]
+        if let fill = layer.fill {
+            let size = layer.width * layer.height
+            let red = Int(fill[0]), green = Int(fill[1]), blue = Int(fill[2])
+            let grey = UInt8((red * 299 + green * 587 + blue * 114 + 500) / 1000)
+            let values: [UInt8] = colorMode == 3 ? fill : [grey]
+            for (id, value) in zip(needed, values) {
+                planes[id] = [UInt8](repeating: value, count: size)
+            }
+            if let mask = layer.mask, !mask.disabled, let channel = layer.channels.first(where: { $0.id == mask.channel }) {
+                planes[mask.channel] = try decode(channel, rows: mask.bottom - mask.top, columns: mask.right - mask.left, layer: layer.name)
+            }
+            return planes
+        }
         for channel in layer.channels where channel.id >= -1 {
             planes[channel.id] = try decode(channel, rows: layer.height, columns: layer.width, layer: layer.name)
+        }
+        // The layer mask has its own rectangle.
+        if let mask = layer.mask, !mask.disabled, let channel = layer.channels.first(where: { $0.id == mask.channel }) {
+            planes[mask.channel] = try decode(channel, rows: mask.bottom - mask.top, columns: mask.right - mask.left, layer: layer.name)
         }
         for id in needed where planes[id] == nil {
             throw Self.corrupt("layer \(Quoted(layer.name)) has no channel \(id)")
