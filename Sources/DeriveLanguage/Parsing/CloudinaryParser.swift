@@ -37,7 +37,7 @@ public struct CloudinaryParser: Sendable {
         case ("immutable_cache", nil):
             return .note("sets an HTTP cache header on delivery; a batch job serves no response, so it changes nothing")
         case ("sanitize", nil):
-            return .note("sanitizes SVG output; Derive writes raster formats only, so it changes nothing")
+            return .note("sanitizes SVG output; Derive writes rasters, and SVG only as e_vectorize's paths (no script, link or external reference), so it changes nothing")
         case ("any_format", nil):
             return .note("lets f_auto choose any format; Derive's f_auto already chooses among every format it writes")
         case ("awebp", nil), ("apng", nil):
