@@ -247,6 +247,11 @@ struct ChainGenerator {
             let equalize = count == 1 ? true : Bool.random(using: &random)
             return .tintGradient(amount: amount ?? .value(60), gradient: TintGradient(colors: (0..<count).map { _ in color() }, positions: positions, equalize: equalize))
         }
+        if kind == .theme {
+            // The new background, always opaque.
+            let c = color()
+            return .theme(amount ?? .value(100), color: Color(red: c.red, green: c.green, blue: c.blue))
+        }
         return EffectRules.make(kind, amount: amount, color: EffectRules.takesColor(kind) ? color() : nil)
     }
 
