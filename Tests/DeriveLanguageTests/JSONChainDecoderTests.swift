@@ -118,7 +118,7 @@ import Testing
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [{"blur": {"strength": 1.5}}]}]}"#,
          "outputs[0].chain[0].blur.strength: expected an integer, got number 1.5"),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [], "colour": "red"}]}"#,
-         "outputs[0].colour: unknown key; expected one of name, chain, format, quality, strip, stripProfile, density, pngType, lossy, loop, delay, tiffLZW, ignoreMaskChannels, colorSpace, keepAttribution, getInfo, defaultImage, progressive, lossless, effort, chromaSubsampling, autoOrient, frame, pages, breakpoints, densities, formats, clip"),
+         "outputs[0].colour: unknown key; expected one of name, chain, format, quality, strip, stripProfile, density, pngType, lossy, loop, delay, tiffLZW, ignoreMaskChannels, colorSpace, keepAttribution, getInfo, defaultImage, progressive, lossless, effort, chromaSubsampling, autoOrient, frame, pages, breakpoints, densities, formats, clip, psd"),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": [], "format": "jpeg2000"}]}"#,
          "outputs[0].format: unknown format \"jpeg2000\"; expected one of jpeg, jpg, png, webp, avif, gif, jxl, tiff, tif, jp2, jpc, bmp, ico, heic, heif, svg, pdf, ai, auto, original"),
         (#"{"source": "https://x/a.jpg", "outputs": [{"name": "a", "chain": []}, {"name": "a", "chain": []}]}"#,
