@@ -88,5 +88,11 @@ import Testing
         let engine = try VipsEngine(settings: EngineSettings(sourceLimits: SourceLimits(maxInputPixels: 10_000)))
         let error = #expect(throws: DeriveError.self) { try engine.selecting(.layers(["Background"]), from: Self.psd("placedLayer.psd")) }
         #expect(error?.code == .limitExceeded)
+        // The composite is handed on uncompressed: refused before it is made when past the byte limit.
+        let bytes = try VipsEngine(settings: EngineSettings(sourceLimits: SourceLimits(maxInputBytes: 200_000)))
+        let tooLarge = #expect(throws: DeriveError.self) { try bytes.selecting(.layers(["Background"]), from: Self.psd("placedLayer.psd")) }
+        #expect(tooLarge?.code == .limitExceeded && tooLarge?.detail.contains("262400 bytes of RGBA") == true, "\(tooLarge?.detail ?? "")")
+        // The embedded file is its own size (17,272 bytes): within the limit.
+        #expect(try bytes.selecting(.embedded(3), from: Self.psd("placedLayer.psd")).bytes.count == 17_272)
     }
 }

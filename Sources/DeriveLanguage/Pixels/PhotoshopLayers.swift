@@ -567,8 +567,10 @@ public struct PhotoshopDocument: Sendable {
             }
             record += 26
         }
+        // One byte a pixel, combined in integers (m and p in 0...255), so the mask costs what
+        // the canvas's alpha does.
         let count = width * height
-        var mask = [Double](repeating: initialFill && shapes.isEmpty ? 1 : 0, count: count)
+        var mask = [UInt8](repeating: initialFill && shapes.isEmpty ? 255 : 0, count: count)
         for (index, shape) in shapes.enumerated() {
             let path = ClippingPath(id: 0, name: layer, subpaths: shape.subpaths.filter { !$0.knots.isEmpty })
             let plane: [UInt8]
@@ -578,23 +580,24 @@ public struct PhotoshopDocument: Sendable {
                 throw DeriveError(error.code, "layer \(Quoted(layer))'s vector mask is too intricate to fill")
             }
             if index == 0 && (shape.operation == 2 || shape.operation == 3) {
-                for i in 0..<count { mask[i] = 1 - mask[i] }
+                for i in 0..<count { mask[i] = 255 - mask[i] }
             }
             for i in 0..<count {
-                let m = mask[i], p = Double(plane[i]) / 255
-                switch shape.operation {
-                case 0: mask[i] = m + p - 2 * m * p
-                case 2: mask[i] = max(0, m - p)
-                case 3: mask[i] = m * p
-                default: mask[i] = m + p - m * p
+                let m = Int(mask[i]), p = Int(plane[i])
+                let product = (m * p + 127) / 255
+                let value = switch shape.operation {
+                case 0: m + p - 2 * product          // exclude
+                case 2: m - min(m, p)                // subtract
+                case 3: product                      // intersect
+                default: m + p - product             // combine
                 }
+                mask[i] = UInt8(max(0, min(255, value)))
             }
         }
-        let inverted = flags & 0x01 != 0
-        return mask.map { value in
-            let v = min(1, max(0, inverted ? 1 - value : value))
-            return UInt8((v * 255).rounded())
+        if flags & 0x01 != 0 {
+            for i in 0..<count { mask[i] = 255 - mask[i] }
         }
+        return mask
     }
 
     /// A layer's channels decoded, by channel ID (a fill layer's colour channels made from its
@@ -750,6 +753,12 @@ extension PSDSelection {
         var selected = source
         switch self {
         case .layers(let names):
+            // The composite reaches libvips as an uncompressed PNG: refused before it is made
+            // when that file would be past the byte limit the engine checks sources against.
+            let pngBytes = document.width * document.height * 4 + document.height
+            guard pngBytes <= limits.maxInputBytes else {
+                throw DeriveError(.limitExceeded, "pg_\(cloudinaryText): the layers of a \(document.width)x\(document.height) document composite to \(pngBytes) bytes of RGBA; the limit is \(limits.maxInputBytes) (DERIVE_MAX_INPUT_BYTES)")
+            }
             let rgba = try document.composite(document.layers(named: names))
             selected.bytes = StoredPNG.rgba(rgba, width: document.width, height: document.height)
         case .embedded(let number):
