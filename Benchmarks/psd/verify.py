@@ -58,6 +58,16 @@ def parents(layer):
         parent = parent.parent
 
 
+def clip_base(layer) -> list:
+    """The layer a clipped layer is clipped to, with a group's members (psd-tools' order)."""
+    siblings = list(layer.parent)
+    index = siblings.index(layer)
+    for below in reversed(siblings[:index]):
+        if not below.clipping:
+            return [below] + (list(below.descendants()) if below.is_group() else [])
+    return []
+
+
 def compare(a: np.ndarray, b: np.ndarray) -> int:
     """The largest difference of premultiplied RGBA (a colour counts as much as it shows)."""
     if a.shape != b.shape:
@@ -95,6 +105,10 @@ def main() -> int:
             chosen = [layer for layer in pixel_layers if layer.name in names]
             modes = {str(layer.blend_mode) for layer in chosen}
             note = "" if modes <= {"BlendMode.NORMAL"} else f" (blend modes {sorted(modes)}: Derive draws normal)"
+            # psd-tools draws a clipped layer only with its base; Derive draws it where its
+            # base is, named or not: such a set is printed, not counted.
+            if any(layer.clipping and not any(other.name in names for other in clip_base(layer)) for layer in chosen):
+                note += " (a clipped layer without its base: psd-tools draws nothing)"
             if any(layer.has_vector_mask() for layer in chosen):
                 # Derive fills the path with exact coverage; psd-tools with aggdraw.
                 note += f" (a vector mask: {off} edge pixels' alpha differ by more than 2)"

@@ -132,6 +132,24 @@ import Testing
         }
     }
 
+    /// A clipped layer shows only where its base is: Rectangle 2 (green, 1..25) is clipped to
+    /// Group 1, which holds Rectangle 1 (red, 10..31). With its base, psd-tools' composite; alone,
+    /// the same green where the group is and nothing elsewhere (psd-tools draws a clipped layer
+    /// only with its base).
+    @Test func aClippedLayerShowsOnlyWhereItsBaseIs() throws {
+        let doc = try PhotoshopDocument(Self.fixture("clipping-mask3.psd"), maxPixels: 1 << 20)
+        #expect(doc.layers.first { $0.name == "Rectangle 2" }?.clipped == true)
+        let both = try doc.composite(doc.layers(named: ["Group 1", "Rectangle 2"]))
+        for ((x, y), want) in [((4, 4), [0, 0, 0, 0]), ((12, 12), [1, 255, 0, 255]), ((20, 20), [1, 255, 0, 255]), ((28, 28), [255, 0, 0, 255]), ((12, 28), [255, 0, 0, 255])] {
+            let got = Self.pixel(both, width: 32, x, y)
+            #expect(Self.close(got, want), "(\(x), \(y)): \(got), psd-tools \(want)")
+        }
+        let alone = try doc.composite(doc.layers(named: ["Rectangle 2"]))
+        #expect(Self.pixel(alone, width: 32, 4, 4)[3] == 0)
+        #expect(Self.close(Self.pixel(alone, width: 32, 12, 12), [0, 255, 0, 255]))
+        #expect(Self.pixel(alone, width: 32, 28, 28)[3] == 0)
+    }
+
     @Test func aLayerTheDocumentDoesNotHaveIsNamedWithTheOnesItHas() throws {
         let doc = try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1 << 20)
         let error = #expect(throws: DeriveError.self) { try doc.layers(named: ["Background", "record_cover"]) }
@@ -204,9 +222,9 @@ import Testing
                 failures += 1
             }
         }
-        for name in ["2layers.psd", "layer-name-emoji.psd", "smartobject-layer.psd", "placedLayer.psd", "hidden-groups.psd", "1layer.psb", "masks-2.psd", "mask-density-vectormask.psd"] {
+        for name in ["2layers.psd", "layer-name-emoji.psd", "smartobject-layer.psd", "placedLayer.psd", "hidden-groups.psd", "1layer.psb", "masks-2.psd", "mask-density-vectormask.psd", "clipping-mask3.psd"] {
             let bytes = try Self.fixture(name)
-            let step = max(1, bytes.count / 400)
+            let step = max(1, bytes.count / 250)
             for cut in stride(from: 0, to: bytes.count, by: step) { attempt(Array(bytes.prefix(cut))) }
             var generator = SeededRandom(seed: UInt64(bytes.count))
             for _ in 0..<300 {

@@ -33,6 +33,9 @@ public struct PhotoshopDocument: Sendable {
         public var blendMode: String
         public var opacity: Int
         public var hidden: Bool
+        /// Clipped to the layer below it (Photoshop's clipping mask): shown only where that
+        /// base layer is.
+        public var clipped = false
         /// `lsct`: 0 a layer, 1 or 2 a group (open, closed), 3 the end-of-group marker.
         public var section: Int
         /// The linked file's unique ID when the layer is a smart object.
@@ -175,7 +178,7 @@ public struct PhotoshopDocument: Sendable {
             guard try r.fourCC() == "8BIM" else { throw corrupt("layer \(index + 1)'s blend mode signature is not 8BIM") }
             let blend = try r.fourCC()
             let opacity = try r.u8()
-            _ = try r.u8()                  // clipping
+            let clipping = try r.u8()
             let flags = try r.u8()
             _ = try r.u8()                  // filler
             let extraLength = try r.u32()
@@ -220,7 +223,7 @@ public struct PhotoshopDocument: Sendable {
             try r.skip((4 - (1 + nameLength) % 4) % 4)
             var layer = Layer(name: macRoman(pascal),
                               left: left, top: top, right: right, bottom: bottom, blendMode: blend, opacity: opacity,
-                              hidden: flags & 0x02 != 0, section: 0, smartObjectID: nil,
+                              hidden: flags & 0x02 != 0, clipped: clipping != 0, section: 0, smartObjectID: nil,
                               mask: mask, vectorDensity: vectorDensity, vectorMask: nil, fill: nil,
                               channels: ids.map { (id: $0, offset: 0, length: 0) })
             // The layer's tagged blocks, to the end of its extra data (no padding between them).
@@ -413,24 +416,28 @@ public struct PhotoshopDocument: Sendable {
             }
             for index in matches {
                 chosen.insert(index)
-                if layers[index].isGroup {
-                    // Its members are the records between its end marker and it.
-                    var depth = 0
-                    var i = index - 1
-                    while i >= 0 {
-                        if layers[i].isGroup { depth += 1 }
-                        if layers[i].isGroupEnd {
-                            if depth == 0 { break }
-                            depth -= 1
-                        }
-                        // Inside a named group, what Photoshop hides stays hidden.
-                        if !layers[i].hidden { chosen.insert(i) }
-                        i -= 1
-                    }
-                }
+                if layers[index].isGroup { chosen.formUnion(members(ofGroupAt: index)) }
             }
         }
         return chosen.sorted().map { layers[$0] }.filter { !$0.isGroup && !$0.isGroupEnd }
+    }
+
+    /// A group's members: the records between its end marker and it, without what Photoshop
+    /// hides inside it.
+    func members(ofGroupAt index: Int) -> Set<Int> {
+        var members = Set<Int>()
+        var depth = 0
+        var i = index - 1
+        while i >= 0 {
+            if layers[i].isGroup { depth += 1 }
+            if layers[i].isGroupEnd {
+                if depth == 0 { break }
+                depth -= 1
+            }
+            if !layers[i].hidden { members.insert(i) }
+            i -= 1
+        }
+        return members
     }
 
     /// The smart object layers, bottom to top (`pg_embedded:<n>` counts them from 1).
@@ -469,27 +476,35 @@ public struct PhotoshopDocument: Sendable {
     /// size, each at its position with its opacity, source-over (straight RGBA, 8 bits).
     public func composite(_ selected: [Layer]) throws(DeriveError) -> [UInt8] {
         var canvas = [UInt8](repeating: 0, count: width * height * 4)
-        for layer in selected where layer.fill != nil || (layer.width > 0 && layer.height > 0) {
-            // A fill layer is its colour over the whole canvas, shaped by its masks.
-            let layer = layer.fill == nil ? layer : layer.filling(width: width, height: height)
-            let planes = try channels(of: layer)
-            let colour: [[UInt8]] = colorMode == 3 ? [planes[0]!, planes[1]!, planes[2]!] : [planes[0]!, planes[0]!, planes[0]!]
-            let alpha = planes[-1]
+        for layer in selected {
+            guard let drawn = try self.drawn(layer) else { continue }
+            // A clipped layer shows only where its base layer is (the nearest layer below it
+            // that is not clipped, in the same group), named or not.
+            var base: ((Int, Int) -> Int)?
+            if layer.clipped, let baseIndex = self.base(of: layer) {
+                if layers[baseIndex].isGroup {
+                    // A group as the base: where its visible layers are, composited.
+                    let group = try composite(members(ofGroupAt: baseIndex).sorted().map { layers[$0] })
+                    let width = self.width
+                    base = { x, y in Int(group[(y * width + x) * 4 + 3]) }
+                } else {
+                    guard let baseDrawn = try self.drawn(layers[baseIndex]) else { continue }
+                    base = baseDrawn.alpha
+                }
+            }
             let opacity = layer.opacity
-            let masks = try self.masks(of: layer, planes: planes)
-            for y in max(0, layer.top)..<min(height, layer.bottom) {
-                let ly = y - layer.top
-                for x in max(0, layer.left)..<min(width, layer.right) {
-                    let li = ly * layer.width + (x - layer.left)
-                    var a = (Int(alpha?[li] ?? 255) * opacity + 127) / 255
-                    for mask in masks { a = (a * Int(mask(x, y)) + 127) / 255 }
+            let area = drawn.layer
+            for y in max(0, area.top)..<min(height, area.bottom) {
+                for x in max(0, area.left)..<min(width, area.right) {
+                    var a = (drawn.alpha(x, y) * opacity + 127) / 255
+                    if let base { a = (a * base(x, y) + 127) / 255 }
                     guard a > 0 else { continue }
                     let ci = (y * width + x) * 4
                     let da = Int(canvas[ci + 3])
                     // Straight alpha: out = (c·a + d·da·(1−a)) / outA.
                     let outA255 = a * 255 + da * (255 - a)           // alpha × 255
                     for k in 0..<3 {
-                        let numerator = Int(colour[k][li]) * a * 255 + Int(canvas[ci + k]) * da * (255 - a)
+                        let numerator = Int(drawn.colour(k, x, y)) * a * 255 + Int(canvas[ci + k]) * da * (255 - a)
                         canvas[ci + k] = UInt8((numerator + outA255 / 2) / outA255)
                     }
                     canvas[ci + 3] = UInt8((outA255 + 127) / 255)
@@ -497,6 +512,53 @@ public struct PhotoshopDocument: Sendable {
             }
         }
         return canvas
+    }
+
+    /// A layer ready to draw: its area on the canvas (a fill layer's is the canvas), its colour
+    /// and its alpha (transparency channel times its masks, before its opacity) at a document
+    /// pixel inside that area. Nil for a layer with nothing to draw.
+    func drawn(_ layer: Layer) throws(DeriveError) -> (layer: Layer, colour: (Int, Int, Int) -> UInt8, alpha: (Int, Int) -> Int)? {
+        guard layer.fill != nil || (layer.width > 0 && layer.height > 0), !layer.isGroup, !layer.isGroupEnd else { return nil }
+        // A fill layer is its colour over the whole canvas, shaped by its masks.
+        let layer = layer.fill == nil ? layer : layer.filling(width: width, height: height)
+        let planes = try channels(of: layer)
+        let colour: [[UInt8]] = colorMode == 3 ? [planes[0]!, planes[1]!, planes[2]!] : [planes[0]!, planes[0]!, planes[0]!]
+        let transparency = planes[-1]
+        let masks = try self.masks(of: layer, planes: planes)
+        let left = layer.left, top = layer.top, right = layer.right, bottom = layer.bottom, columns = layer.width
+        return (layer,
+                { k, x, y in colour[k][(y - top) * columns + (x - left)] },
+                { x, y in
+                    guard x >= left, x < right, y >= top, y < bottom else { return 0 }
+                    var a = Int(transparency?[(y - top) * columns + (x - left)] ?? 255)
+                    for mask in masks { a = (a * Int(mask(x, y)) + 127) / 255 }
+                    return a
+                })
+    }
+
+    /// The index of a clipped layer's base: the nearest record below it that is not clipped, a
+    /// layer or a group (whose end marker is skipped to reach it); nil when there is none.
+    func base(of layer: Layer) -> Int? {
+        guard let index = layers.firstIndex(where: { $0.channels.first?.offset == layer.channels.first?.offset && $0.name == layer.name }) else { return nil }
+        var i = index - 1
+        while i >= 0 {
+            let below = layers[i]
+            if below.isGroupEnd {
+                // The group this marker ends is the base: find its opening record above it.
+                var depth = 0
+                for j in (i + 1)..<index {
+                    if layers[j].isGroupEnd { depth += 1 }
+                    if layers[j].isGroup {
+                        if depth == 0 { return j }
+                        depth -= 1
+                    }
+                }
+                return nil
+            }
+            if !below.clipped { return i }
+            i -= 1
+        }
+        return nil
     }
 
     /// The layer's masks that apply, as coverage at a document pixel: the layer mask (channel
