@@ -195,6 +195,13 @@ import Testing
         #expect(mode?.code == .unsupportedFormat && mode?.detail.contains("CMYK") == true)
         let big = #expect(throws: DeriveError.self) { try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1000) }
         #expect(big?.code == .limitExceeded)
+        // The work a composite may do is bounded: 2layers.psd's two layers visit 5,555 + 3,910 pixels.
+        var bounded = try PhotoshopDocument(Self.fixture("2layers.psd"), maxPixels: 1 << 20)
+        bounded.maxWork = 9_464
+        let work = #expect(throws: DeriveError.self) { try bounded.composite(bounded.layers(named: ["Фон", "Слой"])) }
+        #expect(work?.code == .limitExceeded && work?.detail.contains("pixel visits") == true)
+        bounded.maxWork = 9_465
+        #expect(try bounded.composite(bounded.layers(named: ["Фон", "Слой"])).count == 101 * 55 * 4)
         // A ZIP-compressed channel (code 2) is refused by name when its layer is drawn.
         var zipped = try Self.fixture("layer-name-emoji.psd")
         let channel = try PhotoshopDocument(zipped, maxPixels: 1 << 20).layers[0].channels[0]

@@ -475,18 +475,45 @@ public struct PhotoshopDocument: Sendable {
     /// The layers composited in document order onto a transparent canvas of the document's
     /// size, each at its position with its opacity, source-over (straight RGBA, 8 bits).
     public func composite(_ selected: [Layer]) throws(DeriveError) -> [UInt8] {
+        var groupAlpha: [Int: [UInt8]] = [:]
+        var work = 0
+        return try composite(selected, depth: 0, groupAlpha: &groupAlpha, work: &work)
+    }
+
+    /// Pixels a composite may visit in all (each layer's area, each vector mask's and clipping
+    /// base's canvas): a file of many large layers fails instead of taking hours.
+    var maxWork = 4_000_000_000
+
+    /// Groups composited as clipping bases nest at most this deep (each level holds a canvas).
+    static let maxClippingDepth = 8
+
+    func composite(_ selected: [Layer], depth: Int, groupAlpha: inout [Int: [UInt8]], work: inout Int) throws(DeriveError) -> [UInt8] {
         var canvas = [UInt8](repeating: 0, count: width * height * 4)
         for layer in selected {
+            let canvasPixels = width * height
+            let visited = layer.fill != nil ? canvasPixels : max(0, min(width, layer.right) - max(0, layer.left)) * max(0, min(height, layer.bottom) - max(0, layer.top))
+            work += visited + (layer.vectorMask != nil ? canvasPixels : 0) + (layer.clipped ? canvasPixels : 0)
+            guard work <= maxWork else {
+                throw DeriveError(.limitExceeded, "pg_name: the selected layers of this \(width)x\(height) document need more than \(maxWork) pixel visits to composite (many large layers or masks)")
+            }
             guard let drawn = try self.drawn(layer) else { continue }
             // A clipped layer shows only where its base layer is (the nearest layer below it
             // that is not clipped, in the same group), named or not.
             var base: ((Int, Int) -> Int)?
             if layer.clipped, let baseIndex = self.base(of: layer) {
                 if layers[baseIndex].isGroup {
-                    // A group as the base: where its visible layers are, composited.
-                    let group = try composite(members(ofGroupAt: baseIndex).sorted().map { layers[$0] })
-                    let width = self.width
-                    base = { x, y in Int(group[(y * width + x) * 4 + 3]) }
+                    // A group as the base: where its visible layers are, composited (once a
+                    // group however many layers it clips).
+                    if groupAlpha[baseIndex] == nil {
+                        guard depth < Self.maxClippingDepth else {
+                            throw DeriveError(.limitExceeded, "layer \(Quoted(layer.name)) is clipped to groups nested more than \(Self.maxClippingDepth) deep")
+                        }
+                        let group = try composite(members(ofGroupAt: baseIndex).sorted().map { layers[$0] }, depth: depth + 1,
+                                                  groupAlpha: &groupAlpha, work: &work)
+                        groupAlpha[baseIndex] = stride(from: 3, to: group.count, by: 4).map { group[$0] }
+                    }
+                    let alpha = groupAlpha[baseIndex]!, width = self.width
+                    base = { x, y in Int(alpha[y * width + x]) }
                 } else {
                     guard let baseDrawn = try self.drawn(layers[baseIndex]) else { continue }
                     base = baseDrawn.alpha
