@@ -3,12 +3,15 @@
 /// ImageMagick, which Derive blocks; this reads the layer and mask section itself.
 ///
 /// Read: the header (PSD version 1 and PSB version 2), the colour mode data and image resources
-/// (skipped), the layer records (bounds, channels, blend mode, opacity, the hidden flag, the
-/// Pascal name and the Unicode name of a `luni` block, which wins, group markers `lsct`, the
-/// smart object blocks `PlLd`/`SoLd`/`SoLE`), every layer channel's pixels (compression 0 raw
-/// and 1 RLE/PackBits), and the linked files of the `lnk2`/`lnkD`/`lnk3` blocks (the embedded
-/// files' bytes and names). 8-bit RGB and greyscale only; ZIP-compressed channels, other depths
-/// and colour modes are refused by name.
+/// (skipped), the layer records (bounds, channels, blend mode, opacity, clipping, the hidden
+/// flag, the layer mask's rectangle and parameters, the Pascal name and the Unicode name of a
+/// `luni` block, which wins, group markers `lsct`, vector masks `vmsk`/`vsms`, solid colour
+/// fills `SoCo`, the smart object blocks `PlLd`/`SoLd`/`SoLE`), every layer channel's pixels
+/// (compression 0 raw and 1 RLE/PackBits), and the linked files of the `lnk2`/`lnkD`/`lnk3`
+/// blocks (the embedded files' bytes and names). 8-bit RGB and greyscale only; ZIP-compressed
+/// channels, other depths and colour modes are refused by name. Blend modes other than normal,
+/// a group's own mask and opacity, adjustment layers and effects are not drawn (the language
+/// reference says so).
 ///
 /// Every count and length is checked against the bytes that remain before it is used, and the
 /// canvas against the caller's pixel limit before it is allocated: a malformed or truncated file
