@@ -62,6 +62,8 @@ import Testing
         // A format Derive does not write, replaced by a later component's f_.
         ("f_flif/f_auto", "f_auto", "f_flif is replaced by the f_ of component 1"),
         ("f_eps,w_100/e_sepia/f_webp", "w_100/e_sepia/f_webp", "f_eps is replaced by the f_ of component 2"),
+        // An asset reference nothing uses (Cloudinary's SDKs print it alone).
+        ("$bestpic_ref:!file.png!", "$bestpic_ref:!file.png!", "no later component uses $bestpic"),
     ])
     func readAsCloudinaryDoes(text: String, meaning: String, note: String) throws {
         let parsed = CloudinaryParser().parse(text)

@@ -262,6 +262,7 @@ public enum ChainEncoder {
             case .number(let e): add("value", .string(e.canonicalText))
             case .text(let t): add("text", .string(t))
             case .asset(let read): add("asset", .string(read.canonicalText))
+            case .reference(let id): add("reference", .string(id))
             }
             if a.isDefault { add("default", .bool(true)) }
         case .template(let text):

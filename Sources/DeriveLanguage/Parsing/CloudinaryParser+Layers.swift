@@ -241,4 +241,26 @@ extension ParseRun {
         }
         return .image(value.replacingOccurrences(of: ":", with: "/"))
     }
+
+    /// `$style_!Arial_12!/l_text:$style:Hi/…/fl_layer_apply`: a text layer whose style comes
+    /// from a variable, in the long form. The whole layer, from `l_text` to `fl_layer_apply`,
+    /// is kept as written and read when planning with the variable's text written in, as a
+    /// one-component template is (Cloudinary's user-defined variables documentation gives text
+    /// styles among the values a variable holds). Nil when the layer is not one of text.
+    mutating func layerTemplate(_ components: [Component], opener: Component, through close: Int) -> [Step]? {
+        guard let template = opener.template else { return nil }
+        let text = ([template] + components[(opener.index + 1)...close].map(\.text)).joined(separator: "/")
+        guard Self.isLayerTemplate(text) else { return nil }
+        return opener.assignments.map(Step.assign) + [.template(text)]
+    }
+
+    /// Whether a template of several components is a text layer with its style from a
+    /// variable, opened in its first component and applied in its last.
+    static func isLayerTemplate(_ text: String) -> Bool {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count > 1, let first = parts.first, let last = parts.last,
+              first.split(separator: ",").contains(where: { $0.hasPrefix("l_text:") && namesFromVariable(String($0)) }),
+              last.split(separator: ",").contains(where: { $0.hasPrefix("fl_") && $0.dropFirst(3).split(separator: ".").contains("layer_apply") }) else { return false }
+        return true
+    }
 }

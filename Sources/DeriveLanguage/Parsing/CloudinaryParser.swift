@@ -85,6 +85,7 @@ public struct CloudinaryParser: Sendable {
         }
         run.pairLayers(components)
         run.pairBlocks(components)
+        run.noteUnusedReferences(components)
         run.chainHasLayer = components.contains { $0.opensLayer }
         run.writableFormatAt = components.filter { c in
             c.params["f"].flatMap(OutputFormat.parse) != nil && !c.opensLayer && !run.closing.contains { $0.key < c.index && c.index <= $0.value }
@@ -422,9 +423,14 @@ struct ParseRun {
                     return steps
                 }
                 if c.template != nil {
-                    if closing[i] != nil {
-                        fail(c, CloudinaryVocabulary.notSupported(c.template!, CloudinaryVocabulary.feature(.variable)))
-                        return steps
+                    if let close = closing[i] {
+                        guard close < range.upperBound, let layer = layerTemplate(components, opener: c, through: close) else {
+                            fail(c, CloudinaryVocabulary.notSupported(c.template!, CloudinaryVocabulary.feature(.variable)))
+                            return steps
+                        }
+                        steps += layer
+                        i = close + 1
+                        continue
                     }
                     steps += self.steps(from: c, inLayer: inLayer)
                     i += 1

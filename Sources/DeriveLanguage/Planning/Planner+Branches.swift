@@ -43,6 +43,8 @@ extension ExpressionFacts {
     func binding(of value: VariableValue) -> Result<VariableBinding, ArithmeticExpression.EvaluationFailure> {
         switch value {
         case .text(let t): return .success(.text(t))
+        // An asset's public id, which a layer's name takes as it takes a text's.
+        case .reference(let id): return .success(.text(id))
         case .number(.variable(let name)):
             guard let bound = variables[name] else { return .failure(.unsetVariable(name)) }
             return .success(bound)
@@ -288,7 +290,7 @@ extension Step {
             switch literal(read) {
             case .number(let e): return .expression(e)
             case .text(let t): return .text(t)
-            case .asset: return o
+            case .asset, .reference: return o
             }
         }
         func condition(_ c: Condition) -> Condition {
