@@ -259,12 +259,7 @@ final class OperationRunner {
         }
         switch overlay.blend {
         case nil, .antiRemoval: break
-        // PDF blend modes (libvips composite): the image keeps its own alpha.
-        case .multiply, .screen, .overlay: return try base.composited(layer, at: origin, mode: overlay.blend!.rawValue)
-        // The image's alpha times the layer's (dest-in) or times its complement (dest-out);
-        // outside the layer it is fully transparent for a mask and unchanged for a cut-out.
-        case .mask: return try base.withAlpha().composited(layer, at: origin, mode: "dest-in")
-        case .cutOut: return try base.withAlpha().composited(layer, at: origin, mode: "dest-out")
+        case .multiply, .screen, .overlay, .mask, .cutOut: return try Self.blended(base, with: layer, at: origin, mode: overlay.blend!)
         case .cutter: return try Self.cut(base, by: layer, at: origin)
         case .displace:
             // Fractions and expressions resolve as offsets do, against the image's sides.
@@ -276,6 +271,18 @@ final class OperationRunner {
         let canvas = try base.withAlpha().constant(.transparent, bands: 4).composited(layer, at: origin)
         let result = try canvas.composited(base, at: (0, 0))
         return base.hasAlpha ? result : try result.withoutAlpha()
+    }
+
+    /// A layer combined with the image by a blend mode that works pixel by pixel.
+    static func blended(_ base: VImage, with layer: VImage, at origin: (x: Int, y: Int), mode: BlendMode) throws(DeriveError) -> VImage {
+        switch mode {
+        // The image's alpha times the layer's (dest-in) or times its complement (dest-out);
+        // outside the layer it is fully transparent for a mask and unchanged for a cut-out.
+        case .mask: return try base.withAlpha().composited(layer, at: origin, mode: "dest-in")
+        case .cutOut: return try base.withAlpha().composited(layer, at: origin, mode: "dest-out")
+        // PDF blend modes (libvips composite): the image keeps its own alpha.
+        default: return try base.composited(layer, at: origin, mode: mode.rawValue)
+        }
     }
 
     /// The overlay as an image, decoded and transformed once per job.

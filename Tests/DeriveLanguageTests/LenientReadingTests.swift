@@ -106,7 +106,6 @@ import Testing
         ("if_else", "if_else: unknown to Cloudinary (an if_else follows"),
         ("q_0.4", "q_0.4: unknown to Cloudinary ("),
         ("e_fade:100", "e_fade:100: known to Cloudinary, not supported by Derive: Derive does not have it"),
-        ("l_sample/e_screen,fl_layer_apply,g_face", "e_screen with g_face: known to Cloudinary, not supported by Derive"),
     ])
     func refusalsSpeakOfCloudinary(text: String, refusal: String) {
         let parsed = CloudinaryParser().parse(text)

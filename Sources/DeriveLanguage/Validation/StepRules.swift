@@ -471,8 +471,10 @@ enum StepRules {
     /// A layer placed on faces is drawn over each face: of the blend modes, only anti_removal
     /// (which changes the layer, not how it combines) means anything there.
     static func blendIssues(_ o: Overlay) -> [FieldIssue] {
-        guard let blend = o.blend, blend != .antiRemoval, o.gravity?.needsFaces == true else { return [] }
-        return [FieldIssue(field: "blend", reason: "\(blend.rawValue) combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face")]
+        // Blend modes that combine pixel by pixel combine the layers of every face at once;
+        // fl_cutter cuts the image to one layer's rectangle and e_displace moves it by one map.
+        guard let blend = o.blend, blend == .cutter || blend == .displace, o.gravity?.needsFaces == true else { return [] }
+        return [FieldIssue(field: "blend", reason: "\(blend.rawValue) takes one layer's rectangle (the image cut to it, or moved by it); a layer placed on faces (gravity face or faces) is one per face")]
     }
 
     static func placementIssues(_ o: Overlay, limits: ChainLimits) -> [FieldIssue] {
