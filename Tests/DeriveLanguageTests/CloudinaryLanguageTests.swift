@@ -26,7 +26,6 @@ import Testing
         ("e_tint:100:green:30p:red:10p", #"chain component 0 ("e_tint:100:green:30p:red:10p"): e_tint:100:green:30p:red:10p: known to Cloudinary, not supported by Derive: the colours' positions go back (30p, 10p); Cloudinary does not document what positions out of order mean, so Derive reads them only in order (red:20p:blue:60p)"#),
         ("e_contrast:level_50;type_sigmoidal", #"chain component 0 ("e_contrast:level_50;type_sigmoidal"): e_contrast:level_50;type_sigmoidal: known to Cloudinary, not supported by Derive: a sigmoidal contrast curve; Derive's e_contrast is linear (type_linear)"#),
         // Image variables are Cloudinary's (user-defined variables), not Derive's: not "unknown".
-        ("$img_current", #"chain component 0 ("$img_current"): $img_current: known to Cloudinary, not supported by Derive: an image variable (the image as it is at this point, used as a layer, l_$img); Derive's variables hold numbers, texts and asset references"#),
         ("l_map/fl_layer_apply/e_displace", #"chain component 2 ("e_displace"): e_displace: known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_displace,fl_layer_apply)"#),
         ("wx_100", #"chain component 0 ("wx_100"): wx_100: unknown to Cloudinary (no parameter "wx_"); did you mean "w_"?"#),
         ("l_a,l_b", #"chain component 0 ("l_a,l_b"): repeats l_; put each layer in its own component"#),

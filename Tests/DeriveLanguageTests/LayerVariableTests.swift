@@ -90,4 +90,43 @@ import Testing
         #expect(planRefusal(#"[{"variable": {"name": "s", "text": "Arial_12/e_sepia"}}, {"template": "l_text:$s:Hi/fl_layer_apply"}]"#, Self.source).first?.reason.contains("cannot hold ',' or '/'") == true)
         #expect(planRefusal("$s_!Arial!/l_text:$s:Hi/fl_layer_apply", Self.source).first?.reason.hasPrefix("l_text:Arial: known to Cloudinary, not supported by Derive") == true)
     }
+
+    /// `$img_current`: the plan keeps the image where it is assigned and draws it where it is
+    /// named, through the layer's own chain; printed back and read from JSON alike.
+    @Test func theCurrentImageIsKeptAndDrawn() throws {
+        let text = "$img_current/e_grayscale/l_$img,w_0.3,bo_10px_solid_white/fl_layer_apply,g_north_west/q_auto,f_auto,dpr_2.0,w_900"
+        let planned = try plan([text], Self.source).outputs[0]
+        guard planned.operations.count == 4, case .snapshot("img") = planned.operations[0], case .effect(.grayscale) = planned.operations[1],
+              case .overlay(let o) = planned.operations[2] else {
+            Issue.record("\(planned.operations)")
+            return
+        }
+        #expect(o.source == .snapshot("img") && o.gravity == .compass(.northWest))
+        #expect(o.chain.contains { if case .border(let b) = $0 { b.width == 10 } else { false } })
+        #expect(planned.size == Size(1800, 1200))
+        try expectRoundTrip("$img_current/e_grayscale/l_$img/fl_layer_apply", printed: "$img_current/e_grayscale/l_$img/fl_layer_apply")
+        let json = #"[{"variable": {"name": "img", "image": "current"}}, {"grayscale": {}}, {"overlay": {"image": "$img"}}]"#
+        #expect(try canonical(json: json).identity == canonical(string: "$img_current/e_grayscale/l_$img/fl_layer_apply").identity)
+    }
+
+    /// The documented underlay: kept in an assignment beside a number, drawn inside an if_ block.
+    @Test func theCurrentImageAsAnUnderlayInABlock() throws {
+        let text = "$img_current,$height_ih/if_w_lt_800/c_scale,e_blur:800,u_$img,w_800,h_$height/e_brightness:40,fl_layer_apply/if_end"
+        let narrow = try plan([text], SourceFacts(format: .jpeg, width: 600, height: 400)).outputs[0].operations
+        guard case .snapshot("img")? = narrow.first, case .overlay(let o)? = narrow.last else {
+            Issue.record("\(narrow)")
+            return
+        }
+        #expect(o.underlay && o.source == .snapshot("img"))
+        // Wide enough: the block is skipped; the image is kept for nothing (the engine keeps none).
+        #expect(try plan([text], Self.source).outputs[0].operations == [.snapshot("img")])
+    }
+
+    /// Refused: a layer named from an image variable that is not set, another value than
+    /// `current` in JSON, and an image variable where a number goes.
+    @Test func imageVariablesRefused() {
+        #expect(planRefusal("l_$img/fl_layer_apply", Self.source).first?.reason.contains("no text variable $img is set") == true)
+        #expect(throws: ValidationError.self) { try canonical(json: #"[{"variable": {"name": "img", "image": "previous"}}]"#) }
+        #expect(planRefusal("$img_current/c_scale,w_$img", Self.source).first?.reason.hasPrefix("w_$img: unknown to Cloudinary") == true)
+    }
 }

@@ -255,7 +255,7 @@ public enum FaceGeometry {
             // The engine maps what these resolved to (a crop, a resize); unresolved, the
             // positions are unknown.
             return []
-        case .selectPage, .selectPages, .round, .effect, .flatten, .opacity, .overlay, .lut, .dropMaskChannel:
+        case .selectPage, .selectPages, .round, .effect, .flatten, .opacity, .overlay, .lut, .dropMaskChannel, .snapshot:
             return boxes
         }
     }

@@ -721,6 +721,9 @@ public struct Overlay: Sendable, Hashable {
         /// A source URI, or a name resolved against the configured overlay location.
         case image(String)
         case text(TextLayer)
+        /// The image as an image variable kept it (`$img_current`, then `l_$img`): set by the
+        /// planner, never written in a chain.
+        case snapshot(String)
     }
 
     public var source: Source

@@ -32,6 +32,9 @@ public enum VariableValue: Sendable, Hashable {
     /// `$logo_ref:!brand:logo!`: a reference to another asset, by its public id (`/` between
     /// folders, written `:` in strings), which `l_$logo` and `u_$logo` use as the layer.
     case reference(String)
+    /// `$img_current`: the image as it is where the assignment stands, which a later `l_$img`
+    /// or `u_$img` draws as a layer (Cloudinary's image variables).
+    case currentImage
 
     /// Cloudinary spelling: `iw_div_2`, `!text!`.
     public var cloudinaryText: String {
@@ -40,6 +43,7 @@ public enum VariableValue: Sendable, Hashable {
         case .text(let t): "!\(t)!"
         case .asset(let a): a.canonicalText
         case .reference(let id): "ref:!\(id.replacingOccurrences(of: "/", with: ":"))!"
+        case .currentImage: "current"
         }
     }
 

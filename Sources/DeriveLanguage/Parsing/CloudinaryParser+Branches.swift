@@ -17,12 +17,7 @@ extension ParseRun {
             return VariableAssignment(name: name, value: .reference(id))
         }
         // `$img_current`, the image as it is at this point, used later as a layer (`l_$img`).
-        if value == "current" {
-            let feature = CloudinaryVocabulary.Unsupported(match: .variable, spelling: written,
-                reason: "an image variable (the image as it is at this point, used as a layer, l_$\(name)); Derive's variables hold numbers, texts and asset references")
-            fail(c, CloudinaryVocabulary.notSupported(written, feature))
-            return nil
-        }
+        if value == "current" { return VariableAssignment(name: name, value: .currentImage) }
         switch ConditionParser.value(value) {
         case .success(let v):
             return VariableAssignment(name: name, value: v)

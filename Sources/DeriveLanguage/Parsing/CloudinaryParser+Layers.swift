@@ -161,7 +161,7 @@ extension ParseRun {
         case .text(var t)?:
             t.noTrim = true
             source = .text(t)
-        case .image?:
+        case .image?, .snapshot?:
             fail(c, "fl_text_no_trim applies to a text layer (l_text:…), not an image layer")
         case nil:
             break

@@ -112,6 +112,7 @@ enum ConditionParser {
             case .asset(let a): .asset(a)
             // A condition compares a reference's public id as a text.
             case .reference(let id): .text(id)
+            case .currentImage: .text("current")
             }
         }
     }

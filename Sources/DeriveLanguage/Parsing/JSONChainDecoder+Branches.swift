@@ -3,7 +3,7 @@
 /// `{"if": {"condition": "w > 200 && ar < 1", "then": [...], "else": [...]}}`, and text with
 /// variables as a list: `{"text": ["Hello ", {"variable": "name"}]}`.
 extension JSONChainDecoder {
-    static let variableKeys = ["name", "value", "text", "asset", "reference", "default"]
+    static let variableKeys = ["name", "value", "text", "asset", "reference", "image", "default"]
     static let conditionalKeys = ["condition", "then", "else"]
 
     func readAssignment(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> VariableAssignment? {
@@ -17,6 +17,19 @@ extension JSONChainDecoder {
             return nil
         }
         let isDefault = fields["default"].flatMap { log.bool($0, at: path.appending("default")) } ?? false
+        if let image = fields["image"] {
+            let imagePath = path.appending("image")
+            if fields["value"] != nil || fields["text"] != nil || fields["asset"] != nil || fields["reference"] != nil {
+                log.add(imagePath, "cannot be combined with value, text, asset or reference; a variable holds one of them")
+                return nil
+            }
+            guard let which = log.string(image, at: imagePath) else { return nil }
+            guard which == "current" else {
+                log.add(imagePath, "must be \"current\" (the image as it is at this step, $name_current), got \(Quoted(which))")
+                return nil
+            }
+            return VariableAssignment(name: name, value: .currentImage, isDefault: isDefault)
+        }
         if let reference = fields["reference"] {
             let referencePath = path.appending("reference")
             if fields["value"] != nil || fields["text"] != nil || fields["asset"] != nil {

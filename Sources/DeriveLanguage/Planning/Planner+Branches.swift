@@ -45,6 +45,8 @@ extension ExpressionFacts {
         case .text(let t): return .success(.text(t))
         // An asset's public id, which a layer's name takes as it takes a text's.
         case .reference(let id): return .success(.text(id))
+        // The planner keeps an image variable apart (`ExpressionFacts.images`) before asking.
+        case .currentImage: return .failure(.textVariable("img"))
         case .number(.variable(let name)):
             guard let bound = variables[name] else { return .failure(.unsetVariable(name)) }
             return .success(bound)
@@ -290,7 +292,7 @@ extension Step {
             switch literal(read) {
             case .number(let e): return .expression(e)
             case .text(let t): return .text(t)
-            case .asset, .reference: return o
+            case .asset, .reference, .currentImage: return o
             }
         }
         func condition(_ c: Condition) -> Condition {

@@ -389,7 +389,16 @@ public struct Planner: Sendable {
                 walk.quality = q
                 continue
             case .assign(let a):
-                if a.isDefault && facts.variables[a.name] != nil { continue }
+                if a.isDefault && (facts.variables[a.name] != nil || facts.images.contains(a.name)) { continue }
+                if case .currentImage = a.value {
+                    // The engine keeps the image here for the layers that name it.
+                    facts.variables[a.name] = nil
+                    facts.images.insert(a.name)
+                    walk.operations.append(.snapshot(a.name))
+                    walk.variables.append(EvaluatedVariable(step: j, name: a.name, assigned: a.value.cloudinaryText, value: .text("the image at this point, \(size)")))
+                    continue
+                }
+                facts.images.remove(a.name)
                 switch stepFacts.binding(of: a.value) {
                 case .success(let value):
                     facts.variables[a.name] = value
@@ -574,7 +583,10 @@ public struct Planner: Sendable {
             }
             // It starts with the variables set here, and its text is written with their values.
             if !o.chain.isEmpty && !stepFacts.variables.isEmpty { o.chain = stepFacts.assignments + o.chain }
-            if case .image(let name) = o.source, name.contains("$") {
+            if case .image(let name) = o.source, name.hasPrefix("$"), stepFacts.images.contains(String(name.dropFirst())) {
+                // `l_$img` with `$img_current`: the image the engine kept.
+                o.source = .snapshot(String(name.dropFirst()))
+            } else if case .image(let name) = o.source, name.contains("$") {
                 switch stepFacts.naming(name) {
                 case .success(let resolved): o.source = .image(resolved)
                 case .failure(let reason):

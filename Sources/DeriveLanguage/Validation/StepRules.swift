@@ -446,6 +446,8 @@ enum StepRules {
             }
         case .text(let t):
             issues += textIssues(t, limits: limits)
+        case .snapshot:
+            break
         }
         return issues + placementIssues(o, limits: limits)
     }
