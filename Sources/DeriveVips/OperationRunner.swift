@@ -258,6 +258,8 @@ final class OperationRunner {
 
     func composite(_ overlay: Overlay, onto base: VImage) throws(DeriveError) -> VImage {
         var layer = try rendered(overlay)
+        // fl_replace_image: the layer, at its own size, is the image from here on.
+        if overlay.blend == .replaceImage { return layer }
         if overlay.blend == .antiRemoval {
             layer = try Self.antiRemoval(layer, level: overlay.blendLevel ?? BlendMode.defaultAntiRemovalLevel)
         }
@@ -281,6 +283,7 @@ final class OperationRunner {
         case nil, .antiRemoval: break
         case .multiply, .screen, .overlay, .mask, .cutOut: return try Self.blended(base, with: layer, at: origin, mode: overlay.blend!)
         case .cutter: return try Self.cut(base, by: layer, at: origin)
+        case .replaceImage: return layer
         case .displace:
             // Fractions and expressions resolve as offsets do, against the image's sides.
             let amount = (x: try Self.pixels(overlay.x, of: base.width), y: try Self.pixels(overlay.y, of: base.height))

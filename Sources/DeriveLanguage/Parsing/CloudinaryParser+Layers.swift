@@ -47,9 +47,12 @@ extension ParseRun {
         if Self.takeFlag("cutter", from: &placement) || Self.takeFlag("cutter", from: &first) {
             blend = cutter(underlay: opener.has("u"), in: apply)
         }
+        if Self.takeFlag("replace_image", from: &placement) || Self.takeFlag("replace_image", from: &first) {
+            replaceImage(&blend, underlay: opener.has("u"), in: apply)
+        }
         if let e = placement.params.removeValue(forKey: "e") {
             if let (mode, value) = blendMode(e, underlay: opener.has("u"), in: apply) {
-                if blend != nil { fail(apply, "e_\(e) beside fl_cutter: a layer combines with the image one way") }
+                if let taken = blend { fail(apply, "e_\(e) beside \(taken.cloudinaryText(level: nil)): a layer combines with the image one way") }
                 blend = mode
                 level = value
             } else {
@@ -88,6 +91,19 @@ extension ParseRun {
     mutating func cutter(underlay: Bool, in c: Component) -> BlendMode {
         if underlay { fail(c, "fl_cutter beside fl_layer_apply of an underlay (u_): known to Cloudinary, not supported by Derive: Derive blends overlays (l_) only; an underlay is drawn beneath the image") }
         return .cutter
+    }
+
+    /// `fl_replace_image` beside `l_` or `fl_layer_apply`: the layer, through its own chain,
+    /// replaces the image (Cloudinary's flag reference; its SDKs write
+    /// `l_sample,fl_replace_image,e_cartoonify`).
+    mutating func replaceImage(_ blend: inout BlendMode?, underlay: Bool, in c: Component) {
+        if let taken = blend {
+            fail(c, "fl_replace_image beside \(taken.cloudinaryText(level: nil)): a layer combines with the image one way")
+        } else if underlay {
+            fail(c, "fl_replace_image beside an underlay (u_): known to Cloudinary, not supported by Derive: the layer that replaces the image is an overlay (l_)")
+        } else {
+            blend = .replaceImage
+        }
     }
 
     /// A blend mode written as `e_<mode>` beside `fl_layer_apply` (`cutter` for `fl_cutter`),
@@ -131,8 +147,9 @@ extension ParseRun {
         // `e_multiply,l_icon`); the flag itself changes nothing here.
         _ = Self.takeFlag("layer_apply", from: &rest)
         if Self.takeFlag("cutter", from: &rest) { blend = cutter(underlay: c.has("u"), in: c) }
+        if Self.takeFlag("replace_image", from: &rest) { replaceImage(&blend, underlay: c.has("u"), in: c) }
         if let e = rest.params["e"], let (mode, value) = blendMode(e, underlay: c.has("u"), in: c) {
-            if blend != nil { fail(c, "e_\(e) beside fl_cutter: a layer combines with the image one way") }
+            if let taken = blend { fail(c, "e_\(e) beside \(taken.cloudinaryText(level: nil)): a layer combines with the image one way") }
             rest.params["e"] = nil
             blend = mode
             level = value

@@ -605,7 +605,7 @@ public struct Planner: Sendable {
                 }
             }
             walk.operations.append(.overlay(o))
-            if o.blend == .cutter {
+            if o.blend == .cutter || o.blend == .replaceImage {
                 // fl_cutter cuts the image to the layer's rectangle, whose size the engine
                 // learns when it draws the layer: the rest waits for it, as after a trim.
                 if !rest.isEmpty { walk.operations.append(deferred(rest)) }

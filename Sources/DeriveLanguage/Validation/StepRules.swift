@@ -475,8 +475,8 @@ enum StepRules {
     static func blendIssues(_ o: Overlay) -> [FieldIssue] {
         // Blend modes that combine pixel by pixel combine the layers of every face at once;
         // fl_cutter cuts the image to one layer's rectangle and e_displace moves it by one map.
-        guard let blend = o.blend, blend == .cutter || blend == .displace, o.gravity?.needsFaces == true else { return [] }
-        return [FieldIssue(field: "blend", reason: "\(blend.rawValue) takes one layer's rectangle (the image cut to it, or moved by it); a layer placed on faces (gravity face or faces) is one per face")]
+        guard let blend = o.blend, [.cutter, .displace, .replaceImage].contains(blend), o.gravity?.needsFaces == true else { return [] }
+        return [FieldIssue(field: "blend", reason: "\(blend.rawValue) takes one layer as a whole (cutter cuts the image to it, displace moves the image by it, replace_image makes it the image); a layer placed on faces (gravity face or faces) is one per face")]
     }
 
     static func placementIssues(_ o: Overlay, limits: ChainLimits) -> [FieldIssue] {
