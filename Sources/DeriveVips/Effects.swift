@@ -16,6 +16,8 @@ enum Effects {
             return try automaticCorrection(effect, image)
         case .opacityThreshold, .makeTransparent, .replaceColor, .simulateColorblind, .recolor, .assistColorblind, .tintGradient:
             return try colourChange(effect, image)
+        case .theme(let photosensitivity, let color):
+            return try theme(image, to: color, photosensitivity: photosensitivity.planned)
         case .oilPaint, .cartoonify, .vectorize, .art, .orderedDither:
             return try artistic(effect, image)
         case .gradientFade, .outline, .shear, .distort, .shadow, .dropShadow, .blurFaces, .pixelateFaces, .blurRegion,
@@ -466,6 +468,40 @@ extension Effects {
             .doubles("c", [Double(period / 2)]).run().image("out")
     }
 
+    /// e_theme: the page (`ThemeMask`, found on a working copy at most `themeWorkingSide` pixels
+    /// long) moved in Lab from its background colour (the predominant one, DominantColor on the
+    /// 32 px preview) to `color`: a and b shifted by the difference, lightness shifted too, or
+    /// mirrored about the two backgrounds' mean when they lie on either side of L 50 (light page
+    /// to dark and back), so text keeps its contrast with the page. Photographs stay; the cells'
+    /// mask is enlarged with a linear kernel, which softens its steps over a cell.
+    static let themeWorkingSide = 1024
+
+    static func theme(_ image: VImage, to color: Color, photosensitivity: Int) throws(DeriveError) -> VImage {
+        let preview = try image.resized(to: VipsEngine.previewSize(image.frameSize)).cast("uchar").pixelBuffer()
+        let background = DominantColor.of(preview)
+        guard background != .transparent else { return image }
+        return try image.changingColour { (colour) throws(DeriveError) in
+            let rgb = try colour.rgb()
+            let (lb, ab, bb) = try rgb.labValues(of: background), (lt, at, bt) = try rgb.labValues(of: color)
+            let mirrored = (lb > 50) != (lt > 50)
+            let themed = try rgb.colourspace("lab")
+                .linear([mirrored ? -1 : 1, 1, 1], [mirrored ? lt + lb : lt - lb, at - ab, bt - bb], uchar: false)
+                .interpreted(as: "lab").colourspace("srgb").cast("uchar")
+            if photosensitivity <= 0 { return themed }
+            let factor = max(1, (max(rgb.width, rgb.height) + themeWorkingSide - 1) / themeWorkingSide)
+            let working = factor > 1 ? try rgb.shrunk(by: factor).cast("uchar") : rgb
+            let cells = ThemeMask.cells(of: try working.pixelBuffer(), background: background, photosensitivity: photosensitivity)
+            if cells.pixels.allSatisfy({ $0 == 255 }) { return themed }
+            if cells.pixels.allSatisfy({ $0 == 0 }) { return rgb }
+            let mask = try VImage.fromPixels(cells.pixels, width: cells.width, height: cells.height, bands: 1)
+            // Each cell covers cell × factor pixels of the image (the last ones partly).
+            let side = ThemeMask.cell * factor
+            let covered = try mask.resampled(to: Size(cells.width * side, cells.height * side), kernel: "linear")
+                .extracted(Rect(x: 0, y: 0, width: rgb.width, height: rgb.height))
+            return try themed.blended(with: rgb, mask: covered).interpreted(as: "srgb")
+        }
+    }
+
     /// The outermost ring of pixels, as one row.
     static func edgePixels(of image: VImage) throws(DeriveError) -> PixelBuffer {
         let w = image.width, h = image.pageHeight
@@ -486,6 +522,13 @@ extension VImage {
     /// `color` as a plain Lab image of this size.
     private func lab(of color: Color) throws(DeriveError) -> VImage {
         try constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").colourspace("lab")
+    }
+
+    /// `color`'s L, a and b as libvips converts it.
+    func labValues(of color: Color) throws(DeriveError) -> (Double, Double, Double) {
+        let one = try extracted(Rect(x: 0, y: 0, width: 1, height: 1))
+        let lab = try one.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").colourspace("lab")
+        return (try lab.band(0).average(), try lab.band(1).average(), try lab.band(2).average())
     }
 
     /// `color`'s lightness, chroma and hue (degrees) as libvips converts it.

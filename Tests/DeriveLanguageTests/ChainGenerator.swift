@@ -28,6 +28,22 @@ func expectRoundTrip(_ text: String, printed: String, sourceLocation: SourceLoca
     #expect(try canonical(json: json) == model, "\(json)", sourceLocation: sourceLocation)
 }
 
+/// A string refused with `reason`: by the parser (its one issue), or, when the parser takes
+/// it, by the planner on a 100x100 JPEG (a value checked only once planned, such as a range).
+func expectRefusal(_ text: String, reason: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    let issues = CloudinaryParser().parse(text).issues.map(\.reason)
+    if issues.isEmpty {
+        let planned = Result { try Planner().plan(JobResolver().resolve(TransformationInput.parse(text)), source: SourceFacts(format: .jpeg, width: 100, height: 100)) }
+        guard case .failure(let error as ValidationError) = planned else {
+            Issue.record("\(text) was accepted", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(error.issues.map(\.reason).contains { $0.hasSuffix(reason) || $0.contains(reason) }, "\(error.issues)", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(issues == [reason], "\(issues)", sourceLocation: sourceLocation)
+}
+
 /// Builds random chains that are valid by construction, to test properties (round trips,
 /// parser/printer agreement) over far more shapes than hand-written tables.
 struct ChainGenerator {
@@ -246,6 +262,11 @@ struct ChainGenerator {
             }
             let equalize = count == 1 ? true : Bool.random(using: &random)
             return .tintGradient(amount: amount ?? .value(60), gradient: TintGradient(colors: (0..<count).map { _ in color() }, positions: positions, equalize: equalize))
+        }
+        if kind == .theme {
+            // The new background, always opaque.
+            let c = color()
+            return .theme(amount ?? .value(100), color: Color(red: c.red, green: c.green, blue: c.blue))
         }
         return EffectRules.make(kind, amount: amount, color: EffectRules.takesColor(kind) ? color() : nil)
     }

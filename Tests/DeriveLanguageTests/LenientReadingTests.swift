@@ -51,6 +51,7 @@ import Testing
         ("f_auto,fl_animated", "f_auto", "fl_animated: delivers an animated source animated"),
         ("fl_mono", "", "fl_mono: mixes a video's or audio file's sound down to one channel"),
         ("fl_draco", "", "fl_draco: compresses the meshes of a 3D model"),
+        ("l_text:Arial_18_hinting_medium:Hi/fl_layer_apply", "l_text:Arial_18:Hi/fl_layer_apply", "hinting_medium is not set"),
         ("f_auto,fl_preserve_transparency", "f_auto", "Derive's f_auto only ever chooses among formats with alpha"),
         ("fl_preserve_transparency", "", "fl_preserve_transparency: keeps the transparency"),
         ("$a_30.9_to_i", "$a_30", ""),

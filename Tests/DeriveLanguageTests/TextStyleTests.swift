@@ -111,8 +111,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("l_text:Arial_40_hinting_full:Hi", "l_text:Arial_40_hinting_full: known to Cloudinary, not supported by Derive: font hinting, subpixel antialiasing and weights other than bold"),
-        ("l_text:Arial_40_antialias_subpixel:Hi", "l_text:Arial_40_antialias_subpixel: known to Cloudinary, not supported by Derive: font hinting, subpixel antialiasing"),
+        ("l_text:Arial_40_antialias_subpixel:Hi", "l_text:Arial_40_antialias_subpixel: known to Cloudinary, not supported by Derive: subpixel antialiasing"),
         ("l_text:Arial_40_antialias_sharp:Hi", #"l_text:Arial_40_antialias_sharp: unknown to Cloudinary (no antialias mode "sharp"); Cloudinary's are none, gray, subpixel, fast, good and best"#),
         ("l_text:Arial_40_hinting_strong:Hi", "l_text:Arial_40_hinting_strong: unknown to Cloudinary (hinting takes a mode: hinting_<none|slight|medium|full>)"),
         ("l_text:Arial_40_line_spacing_wide:Hi", "l_text:Arial_40_line_spacing_wide: unknown to Cloudinary (line_spacing takes whole pixels: line_spacing_<n>)"),

@@ -150,6 +150,7 @@ public enum ChainEncoder {
                 add("to", .string(to.hex))
                 add("from", from.map { .string($0.hex) })
             case .makeTransparent(_, let color): add("color", color.map { .string($0.hex) })
+            case .theme(_, let color): add("color", .string(color.hex))
             case .simulateColorblind(let condition): add("condition", .string(condition.rawValue))
             case .art(let filter): add("filter", .string(filter.rawValue))
             case .shear(let x, let y):

@@ -480,6 +480,13 @@ public enum Effect: Sendable, Hashable {
     /// Pixels within the tolerance (a CIE76 distance in Lab) of `from` (the predominant colour
     /// when nil) take the matching shade of `to`.
     case replaceColor(WholeNumber, to: Color, from: Color?)
+    /// Cloudinary's theme change (dark mode and back): the image's main background colour
+    /// becomes `color`, and what is drawn on that background (text, lines, icons) keeps its
+    /// contrast with it, lightness mirrored when the new background is on the other side of mid
+    /// grey. Photographic areas are left as they are; `photosensitivity` (0..200, default 100)
+    /// is how readily an area counts as photographic: 0 changes the whole image, 200 nothing
+    /// (`ThemeMask`).
+    case theme(WholeNumber, color: Color)
     /// Pixels within the tolerance (0..100, a CIE76 distance in Lab) of the colour (the edges'
     /// colour when nil) become transparent.
     case makeTransparent(WholeNumber, color: Color?)
@@ -553,6 +560,7 @@ public enum Effect: Sendable, Hashable {
         case improve
         case fillLight = "fill_light"
         case replaceColor = "replace_color"
+        case theme
         case makeTransparent = "make_transparent"
         case opacityThreshold = "opacity_threshold"
         case simulateColorblind = "simulate_colorblind"
@@ -599,6 +607,7 @@ public enum Effect: Sendable, Hashable {
         case .improve: .improve
         case .fillLight: .fillLight
         case .replaceColor: .replaceColor
+        case .theme: .theme
         case .makeTransparent: .makeTransparent
         case .opacityThreshold: .opacityThreshold
         case .simulateColorblind: .simulateColorblind
@@ -629,7 +638,7 @@ public enum Effect: Sendable, Hashable {
              .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
              .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n, _), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
+             .replaceColor(let n, _, _), .theme(let n, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n, _), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
         case .tint(let n, _), .colorize(let n, _), .tintGradient(let n, _): n
         case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline: nil
         }
@@ -647,6 +656,8 @@ public enum Effect: Sendable, Hashable {
         case .tintGradient(_, let gradient): !gradient.equalize
         case .makeTransparent(_, let color): color != nil
         case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .dropShadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        // Which areas are photographic, and the background colour, are read from the image.
+        case .theme: false
         }
     }
 

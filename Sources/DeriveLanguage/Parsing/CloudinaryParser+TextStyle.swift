@@ -4,7 +4,7 @@ extension ParseRun {
     /// The `l_text` styles Derive reads (`letter_spacing_`, `line_spacing_` and `antialias_`
     /// with their values), for messages about the others.
     static let textStylesRead = ["bold", "italic", "normal", "underline", "strikethrough", "letter_spacing", "line_spacing",
-                                 "left", "center", "right", "justify", "start", "end", "stroke", "antialias"]
+                                 "left", "center", "right", "justify", "start", "end", "stroke", "antialias", "hinting"]
 
     /// Cloudinary's antialias modes that render glyphs in grey, as libvips always does: cairo
     /// draws text the same for each (only `none` and `subpixel` differ).
@@ -78,7 +78,10 @@ extension ParseRun {
                     fail(c, CloudinaryVocabulary.malformed(written, "hinting takes a mode: hinting_<none|slight|medium|full>", hint: ""))
                     return nil
                 }
-                unsupported.append("hinting_" + mode)
+                // Hinting snaps outlines to the pixel grid; libvips' text takes no hinting
+                // setting (the machine's fontconfig decides, hintslight on Debian), so the text
+                // is the same text at the same size, its stems placed within a pixel of the mode's.
+                note(c, "\(written): hinting_\(mode) is not set: libvips renders text with the hinting the machine's fontconfig configures (hintslight on Debian); the text, its size and layout are the same, stems may differ by up to a pixel")
             case "bold": layer.bold = true
             case "italic": layer.italic = true
             case "normal": break

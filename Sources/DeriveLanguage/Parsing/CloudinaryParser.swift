@@ -37,7 +37,7 @@ public struct CloudinaryParser: Sendable {
         case ("immutable_cache", nil):
             return .note("sets an HTTP cache header on delivery; a batch job serves no response, so it changes nothing")
         case ("sanitize", nil):
-            return .note("sanitizes SVG output; Derive writes raster formats only, so it changes nothing")
+            return .note("sanitizes SVG output; Derive writes rasters, and SVG only as e_vectorize's paths (no script, link or external reference), so it changes nothing")
         case ("any_format", nil):
             return .note("lets f_auto choose any format; Derive's f_auto already chooses among every format it writes")
         case ("awebp", nil), ("apng", nil):
@@ -1186,6 +1186,7 @@ struct ParseRun {
         }
         var args = Array(parts.dropFirst())
         if kind == .replaceColor { return replaceColor(text, args: args, color: color, in: c) }
+        if kind == .theme { return theme(text, args: args, color: color, in: c) }
         // e_tint[:equalize]:<amount>:<colour>[:<position>]:<colour>…: Cloudinary's gradient tint
         // of up to ten colours (its SDKs: "equalize:amount:color1:color1_position:color2:…").
         if kind == .tint, args.first == "equalize" || (args.count > 2 && Color.parse(args.dropFirst().joined(separator: ":")) == nil) {
@@ -1541,6 +1542,54 @@ extension ParseRun {
         if !rest.isEmpty { fail(c, "e_replace_color takes a target colour, a tolerance and a source colour, got \(Quoted(text))") }
         ignoreUnusedColor(color, in: c)
         return .replaceColor(tolerance, to: to, from: from)
+    }
+}
+
+extension ParseRun {
+    /// `e_theme:color_<colour>[:photosensitivity_<0..200>]` (either order), as Cloudinary's
+    /// SDKs write it: the colour a name or bare hex (`color_fff`), opaque.
+    mutating func theme(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
+        let written = "e_" + text
+        var themeColor: Color?
+        var sensitivity = WholeNumber.value(EffectRules.defaultAmount(of: .theme) ?? 100)
+        // color_rgb:<hex>, Derive's own spelling of a colour, is one argument.
+        var merged: [String] = []
+        for arg in args {
+            if merged.last == "color_rgb", arg.allSatisfy({ $0.isASCII && $0.isHexDigit }) { merged[merged.count - 1] += ":" + arg } else { merged.append(arg) }
+        }
+        for arg in merged {
+            if arg.hasPrefix("color_") {
+                var value = String(arg.dropFirst("color_".count))
+                if Color.parse(value) == nil, [3, 6].contains(value.count), value.allSatisfy({ $0.isASCII && $0.isHexDigit }) { value = "rgb:" + value }
+                guard let parsed = self.color(value, param: "e", written: written, in: c) else { return nil }
+                guard parsed.isOpaque else {
+                    fail(c, CloudinaryVocabulary.malformed(written, "e_theme's colour is the new background, an opaque colour", hint: ""))
+                    return nil
+                }
+                themeColor = parsed
+            } else if arg.hasPrefix("photosensitivity_") {
+                let value = String(arg.dropFirst("photosensitivity_".count))
+                if let n = Int(value) {
+                    sensitivity = .value(n)
+                } else if ExpressionParser.looksLikeExpression(value) {
+                    guard let n = wholeNumberExpression(value, param: "e", written: written, label: "e_theme:photosensitivity_",
+                                                        accepts: "a whole number from 0 to 200", in: c) else { return nil }
+                    sensitivity = n
+                } else {
+                    fail(c, CloudinaryVocabulary.malformed(written, "photosensitivity takes a whole number from 0 to 200, got \(Quoted(value))", hint: ""))
+                    return nil
+                }
+            } else {
+                fail(c, CloudinaryVocabulary.malformed(written, "e_theme takes color_<colour> and photosensitivity_<0-200>, got \(Quoted(arg))", hint: ""))
+                return nil
+            }
+        }
+        guard let themeColor else {
+            fail(c, CloudinaryVocabulary.malformed(written, "e_theme needs the new background colour: e_theme:color_<colour>[:photosensitivity_<0-200>]", hint: ""))
+            return nil
+        }
+        ignoreUnusedColor(color, in: c)
+        return .theme(sensitivity, color: themeColor)
     }
 }
 

@@ -133,6 +133,11 @@ public enum CloudinaryPrinter {
             let toleranceIsDefault = tolerance == EffectRules.defaultAmount(of: .replaceColor).map(WholeNumber.value)
             if let from { return "\(name):\(color(to)):\(tolerance):\(color(from))" }
             return "\(name):\(color(to))" + (toleranceIsDefault ? "" : ":\(tolerance)")
+        case .theme(let photosensitivity, let c):
+            let sensitivityIsDefault = photosensitivity == EffectRules.defaultAmount(of: .theme).map(WholeNumber.value)
+            // Cloudinary's SDKs write the colour as a name or bare hex (color_fff).
+            let written = color(c).hasPrefix("rgb:") ? String(c.hex.dropFirst()) : color(c)
+            return "\(name):color_" + written + (sensitivityIsDefault ? "" : ":photosensitivity_\(photosensitivity)")
         case .makeTransparent(let tolerance, let c):
             let amountText = tolerance == EffectRules.defaultAmount(of: .makeTransparent).map(WholeNumber.value) ? "" : ":\(tolerance)"
             return name + amountText + (c.map { ",co_" + color($0) } ?? "")

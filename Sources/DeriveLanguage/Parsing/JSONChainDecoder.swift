@@ -530,6 +530,7 @@ public struct JSONChainDecoder: Sendable {
     func readEffect(_ kind: Effect.Kind, _ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
         let amountField = EffectRules.amountField(of: kind)
         if kind == .replaceColor { return readReplaceColor(value, at: path, log: log) }
+        if kind == .theme { return readTheme(value, at: path, log: log) }
         if kind == .simulateColorblind { return readColorblind(value, at: path, log: log) }
         if kind == .art { return readArt(value, at: path, log: log) }
         if kind == .recolor { return readRecolor(value, at: path, log: log) }
@@ -855,6 +856,34 @@ public struct JSONChainDecoder: Sendable {
         if let f = fields["from"] {
             guard let from = log.color(f, at: path.appending("from")) else { return nil }
             effect = EffectRules.with(effect, from: from)
+        }
+        return .effect(effect)
+    }
+
+    /// `{"theme": "black"}` or `{"theme": {"color": "black", "photosensitivity": 50}}`.
+    func readTheme(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
+        let sensitivity = WholeNumber.value(EffectRules.defaultAmount(of: .theme) ?? 100)
+        func opaque(_ v: JSONValue, at p: JSONPath) -> Color? {
+            guard let c = log.color(v, at: p) else { return nil }
+            guard c.isOpaque else {
+                log.add(p, "is the new background, an opaque colour")
+                return nil
+            }
+            return c
+        }
+        if case .string = value {
+            return opaque(value, at: path.appending("color")).map { .effect(.theme(sensitivity, color: $0)) }
+        }
+        guard let fields = log.object(value, at: path, allowed: ["color", "photosensitivity"]) else { return nil }
+        guard let colorValue = fields["color"] else {
+            log.add(path.appending("color"), "is required: the new background colour")
+            return nil
+        }
+        guard let color = opaque(colorValue, at: path.appending("color")) else { return nil }
+        var effect = Effect.theme(sensitivity, color: color)
+        if let p = fields["photosensitivity"] {
+            guard let n = log.wholeNumber(p, at: path.appending("photosensitivity")) else { return nil }
+            effect = .theme(n, color: color)
         }
         return .effect(effect)
     }

@@ -39,6 +39,8 @@ public enum EffectRules {
         case .blackwhite, .cartoonify, .shadow, .gradientFade, .oilPaint, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
         // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
         case .replaceColor: 0...300
+        // Cloudinary's photosensitivity (SDK reference, ThemeEffect: 0 to 200, default 100).
+        case .theme: 0...200
         case .orderedDither: 0...18
         // Cloudinary's number of colours (SDK reference, Vectorize).
         case .vectorize: 2...30
@@ -68,6 +70,7 @@ public enum EffectRules {
         case .vignette, .vibrance: 20
         case .blackwhite, .replaceColor, .opacityThreshold, .cartoonify: 50
         case .makeTransparent, .assistColorblind: 10
+        case .theme: 100
         case .orderedDither: 0
         case .vectorize: 10
         // Cloudinary's server default (SDK reference, Shadow: strength 0 to 100, default 40).
@@ -107,6 +110,8 @@ public enum EffectRules {
         case .improve: return .improve(n, mode: .outdoor)
         case .fillLight: return .fillLight(n, bias: fillLightDefaultBias)
         case .replaceColor: return .replaceColor(n, to: color ?? .black, from: nil)
+        // The parsers require a colour; this is only a fallback.
+        case .theme: return .theme(n, color: color ?? .white)
         case .makeTransparent: return .makeTransparent(n, color: color)
         case .opacityThreshold: return .opacityThreshold(n)
         case .orderedDither: return .orderedDither(n)
@@ -140,6 +145,7 @@ public enum EffectRules {
         case .cartoonify: "lines"
         case .vectorize: "colors"
         case .replaceColor, .makeTransparent: "tolerance"
+        case .theme: "photosensitivity"
         case .opacityThreshold, .orderedDither: "level"
         case .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight: "blend"
         case .pixelate, .pixelateFaces, .pixelateRegion: "size"
@@ -166,6 +172,7 @@ public enum EffectRules {
         case .improve(_, let mode): .improve(amount, mode: mode)
         case .fillLight(_, let bias): .fillLight(amount, bias: bias)
         case .replaceColor(_, let to, let from): .replaceColor(amount, to: to, from: from)
+        case .theme(_, let color): .theme(amount, color: color)
         case .makeTransparent(_, let color): .makeTransparent(amount, color: color)
         case .assistColorblind(_, let xray): .assistColorblind(amount, xray: xray)
         case .cartoonify(_, let colors): .cartoonify(amount, colors: colors)
