@@ -127,6 +127,6 @@ import Testing
     @Test func imageVariablesRefused() {
         #expect(planRefusal("l_$img/fl_layer_apply", Self.source).first?.reason.contains("no text variable $img is set") == true)
         #expect(throws: ValidationError.self) { try canonical(json: #"[{"variable": {"name": "img", "image": "previous"}}]"#) }
-        #expect(planRefusal("$img_current/c_scale,w_$img", Self.source).first?.reason.hasPrefix("w_$img: unknown to Cloudinary") == true)
+        #expect(planRefusal("$img_current/c_scale,w_$img", Self.source).map(\.reason) == ["w_$img: unknown to Cloudinary ($img holds an image, $img_current, which only a layer draws: l_$img)"])
     }
 }

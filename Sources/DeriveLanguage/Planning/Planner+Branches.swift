@@ -31,7 +31,7 @@ extension ExpressionFacts {
         switch variables[name] {
         case .number(let n)?: .success(n)
         case .text?: .failure(.textVariable(name))
-        case nil: .failure(.unsetVariable(name))
+        case nil: .failure(images.contains(name) ? .imageVariable(name) : .unsetVariable(name))
         }
     }
 
@@ -45,8 +45,8 @@ extension ExpressionFacts {
         case .text(let t): return .success(.text(t))
         // An asset's public id, which a layer's name takes as it takes a text's.
         case .reference(let id): return .success(.text(id))
-        // The planner keeps an image variable apart (`ExpressionFacts.images`) before asking.
-        case .currentImage: return .failure(.textVariable("img"))
+        // Never asked: the planner keeps image variables apart (`ExpressionFacts.images`).
+        case .currentImage: return .success(.text(value.cloudinaryText))
         case .number(.variable(let name)):
             guard let bound = variables[name] else { return .failure(.unsetVariable(name)) }
             return .success(bound)
