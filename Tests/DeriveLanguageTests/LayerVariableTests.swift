@@ -127,6 +127,8 @@ import Testing
     @Test func imageVariablesRefused() {
         #expect(planRefusal("l_$img/fl_layer_apply", Self.source).first?.reason.contains("no text variable $img is set") == true)
         #expect(throws: ValidationError.self) { try canonical(json: #"[{"variable": {"name": "img", "image": "previous"}}]"#) }
+        #expect(planRefusal("$img_current/e_trim/l_$img/fl_layer_apply", Self.source).first?.reason.hasPrefix("l_$img after a step whose size or branch the engine decides") == true)
+        #expect(planRefusal("$img_current/if_fc_gt_0/l_$img/fl_layer_apply/if_end", Self.source).first?.reason.hasPrefix("l_$img after a step whose size or branch the engine decides") == true)
         #expect(planRefusal("$img_current/c_scale,w_$img", Self.source).map(\.reason) == ["w_$img: unknown to Cloudinary ($img holds an image, $img_current, which only a layer draws: l_$img)"])
     }
 }

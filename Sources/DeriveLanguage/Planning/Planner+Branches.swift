@@ -207,6 +207,15 @@ extension Step {
     /// face count, which only the engine knows.
     var namesFaceCount: Bool { names(.faceCount) }
 
+    /// Whether the step, or a branch of it, draws a layer of this name (`$img` for `l_$img`).
+    func drawsLayer(named name: String) -> Bool {
+        switch self {
+        case .overlay(let o): if case .image(name) = o.source { true } else { false }
+        case .conditional(let c): (c.then + c.otherwise).contains { $0.drawsLayer(named: name) }
+        default: false
+        }
+    }
+
     /// Whether a condition or an assignment of the step reads the asset's tags or context, so
     /// that the output depends on them (its identity takes them in).
     var readsAsset: Bool {

@@ -225,6 +225,13 @@ public struct Planner: Sendable {
                 issues.append(ValidationIssue(location: label, reason: "q_ inside an if_ decided when the engine runs (on fc, ils or a size after e_trim): known to Cloudinary, not supported by Derive: the output's quality is fixed before the engine runs; decide it on values known when planning (the source's size, tags, context, variables)"))
                 return nil
             }
+            // An image variable is kept where the plan puts it: steps the engine plans later
+            // (after a trim, or deciding on fc or ils) have no kept image to draw.
+            let kept = walk.operations.compactMap { if case .snapshot(let name) = $0 { name } else { nil } }
+            if let name = kept.first(where: { name in walk.operations.contains { if case .deferred(let rest) = $0 { rest.contains { $0.drawsLayer(named: "$" + name) } } else { false } } }) {
+                issues.append(ValidationIssue(location: label, reason: "l_$\(name) after a step whose size or branch the engine decides (e_trim, fl_cutter, fl_replace_image, fc, ils): known to Cloudinary, not supported by Derive: the image $\(name)_current keeps is drawn only by layers planned with it; draw it before that step"))
+                return nil
+            }
             if let q = walk.quality { encoding.quality = q }
             if case .expression(let e)? = encoding.quality {
                 guard let q = quality(e, walk: walk, facts: facts, label: label, issues: &issues) else { return nil }
