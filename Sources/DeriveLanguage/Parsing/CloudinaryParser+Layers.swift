@@ -94,7 +94,7 @@ extension ParseRun {
     }
 
     /// `fl_replace_image` beside `l_` or `fl_layer_apply`: the layer, through its own chain,
-    /// replaces the image (Cloudinary's flag reference; its SDKs write
+    /// replaces the image (a flag of Cloudinary's, which its SDKs write as
     /// `l_sample,fl_replace_image,e_cartoonify`).
     mutating func replaceImage(_ blend: inout BlendMode?, underlay: Bool, in c: Component) {
         if let taken = blend {
