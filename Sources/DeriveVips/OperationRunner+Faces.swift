@@ -77,6 +77,9 @@ extension OperationRunner {
     /// An overlay placed on the largest face (`g_face`) or on every face (`g_faces`), centred on
     /// it and moved by its offsets (pixels, or fractions of the face). With
     /// `fl_region_relative` its fractional sizes are of the face. No face: the centre, once.
+    /// With a blend mode (`e_screen`, `e_mask`…), the layers of every face are drawn on one
+    /// transparent canvas of the image's size, which then blends with the image once: a mask
+    /// keeps every face, not only the last one drawn.
     func composite(_ overlay: Overlay, onFacesOf base: VImage, faces: [Rect]?) throws(DeriveError) -> VImage {
         guard case .smart(let gravity)? = overlay.gravity, let target = gravity.faceTarget else { return base }
         let boxes = faces ?? []
@@ -91,7 +94,8 @@ extension OperationRunner {
         guard !targets.isEmpty else {
             return try composite(placed, onto: base)
         }
-        var result = base
+        let blend = overlay.blend.flatMap { $0 == .antiRemoval ? nil : $0 }
+        var result = blend == nil ? base : try base.withAlpha().constant(.transparent, bands: 4)
         for face in targets {
             var sized = placed
             if overlay.regionRelative { sized.chain = Self.relative(overlay.chain, to: face.size) }
@@ -105,7 +109,8 @@ extension OperationRunner {
             let cy = Double(face.y) + Double(face.height) / 2 + FaceGeometry.shift(overlay.y, along: face.height)
             result = try result.composited(layer, at: (Int((cx - Double(layer.width) / 2).rounded()), Int((cy - Double(layer.height) / 2).rounded())))
         }
-        return result
+        guard let blend else { return result }
+        return try Self.blended(base, with: result, at: (0, 0), mode: blend)
     }
 
     /// A chain whose fractional resize sizes are of `region` rather than of the image.

@@ -17,6 +17,11 @@ final class OperationRunner {
     /// The privacy effects applied since the last `takeDecisions()`: how many faces each covered.
     var covers: [FaceCover] = []
     private var overlayCache: [Overlay: VImage] = [:]
+    /// Images kept by image variables (`$img_current`) for the layers that draw them, each with
+    /// the number of those layers still to come: one image per name, released after its last use.
+    private var snapshots: [String: (image: VImage, uses: Int)] = [:]
+    /// How many images variables keep now (none once a run has drawn every layer).
+    var keptSnapshots: Int { snapshots.count }
     private var lutCache: [String: Lut3D] = [:]
 
     /// `l_lut:`: the file loaded as overlays are and read once per job, then every pixel's
@@ -79,8 +84,15 @@ final class OperationRunner {
             tracked = tracked?.mapped(through: operation, input: input, output: image.frameSize)
             resolved.append(operation)
         }
-        for operation in operations {
+        for (index, operation) in operations.enumerated() {
             switch operation {
+            case .snapshot(let name):
+                // Kept in memory, as the chain goes on changing the image, only if a layer after
+                // it draws it; a later assignment of the name replaces it.
+                let uses = operations[(index + 1)...].filter { Self.draws($0, snapshot: name) }.count
+                snapshots[name] = uses == 0 ? nil : (try image.inMemory(), uses)
+                resolved.append(operation)
+                continue
             case .smartCrop(let size, let gravity):
                 try perform(.crop(try window(size, gravity, in: image, faces: tracked?.crops)))
             case .fillPad(let target, let background):
@@ -109,8 +121,16 @@ final class OperationRunner {
             default:
                 try perform(operation)
             }
+            if case .overlay(let o) = operation, case .snapshot(let name) = o.source, let kept = snapshots[name] {
+                snapshots[name] = kept.uses > 1 ? (kept.image, kept.uses - 1) : nil
+            }
         }
         return (image, resolved)
+    }
+
+    /// Whether an operation is a layer that draws the image kept under `name`.
+    static func draws(_ operation: ImageOperation, snapshot name: String) -> Bool {
+        if case .overlay(let o) = operation, case .snapshot(name) = o.source { true } else { false }
     }
 
     /// Runs operations on every frame of an animation, deciding content-dependent ones on the
@@ -223,7 +243,7 @@ final class OperationRunner {
             return try composite(overlay, onto: image)
         case .lut(let name):
             return try applyingLut(name, to: image)
-        case .smartCrop, .faceCrop, .fillPad, .trim, .deferred:
+        case .smartCrop, .faceCrop, .fillPad, .trim, .deferred, .snapshot:
             return try run([operation], on: image).0
         }
     }
@@ -238,6 +258,8 @@ final class OperationRunner {
 
     func composite(_ overlay: Overlay, onto base: VImage) throws(DeriveError) -> VImage {
         var layer = try rendered(overlay)
+        // fl_replace_image: the layer, at its own size, is the image from here on.
+        if overlay.blend == .replaceImage { return layer }
         if overlay.blend == .antiRemoval {
             layer = try Self.antiRemoval(layer, level: overlay.blendLevel ?? BlendMode.defaultAntiRemovalLevel)
         }
@@ -259,13 +281,9 @@ final class OperationRunner {
         }
         switch overlay.blend {
         case nil, .antiRemoval: break
-        // PDF blend modes (libvips composite): the image keeps its own alpha.
-        case .multiply, .screen, .overlay: return try base.composited(layer, at: origin, mode: overlay.blend!.rawValue)
-        // The image's alpha times the layer's (dest-in) or times its complement (dest-out);
-        // outside the layer it is fully transparent for a mask and unchanged for a cut-out.
-        case .mask: return try base.withAlpha().composited(layer, at: origin, mode: "dest-in")
-        case .cutOut: return try base.withAlpha().composited(layer, at: origin, mode: "dest-out")
+        case .multiply, .screen, .overlay, .mask, .cutOut: return try Self.blended(base, with: layer, at: origin, mode: overlay.blend!)
         case .cutter: return try Self.cut(base, by: layer, at: origin)
+        case .replaceImage: return layer
         case .displace:
             // Fractions and expressions resolve as offsets do, against the image's sides.
             let amount = (x: try Self.pixels(overlay.x, of: base.width), y: try Self.pixels(overlay.y, of: base.height))
@@ -278,11 +296,31 @@ final class OperationRunner {
         return base.hasAlpha ? result : try result.withoutAlpha()
     }
 
+    /// A layer combined with the image by a blend mode that works pixel by pixel.
+    static func blended(_ base: VImage, with layer: VImage, at origin: (x: Int, y: Int), mode: BlendMode) throws(DeriveError) -> VImage {
+        switch mode {
+        // The image's alpha times the layer's (dest-in) or times its complement (dest-out);
+        // outside the layer it is fully transparent for a mask and unchanged for a cut-out.
+        case .mask: return try base.withAlpha().composited(layer, at: origin, mode: "dest-in")
+        case .cutOut: return try base.withAlpha().composited(layer, at: origin, mode: "dest-out")
+        // PDF blend modes (libvips composite): the image keeps its own alpha.
+        default: return try base.composited(layer, at: origin, mode: mode.rawValue)
+        }
+    }
+
     /// The overlay as an image, decoded and transformed once per job.
     func rendered(_ overlay: Overlay) throws(DeriveError) -> VImage {
         if let cached = overlayCache[overlay] { return cached }
         let start: VImage
         switch overlay.source {
+        case .snapshot(let name):
+            // The image as the variable kept it, through the layer's own chain; not cached, as
+            // each output (and each frame) keeps its own.
+            guard let kept = snapshots[name] else {
+                throw DeriveError(.invalidJob, "l_$\(name): the image variable $\(name) holds no image here")
+            }
+            let (operations, _) = try planned(overlay.chain, on: kept.image.size)
+            return try run(operations, on: kept.image).0.standardised().inMemory()
         case .text(let text):
             start = try Self.text(text)
         case .image(let reference):

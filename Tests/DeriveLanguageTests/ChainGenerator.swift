@@ -144,7 +144,7 @@ struct ChainGenerator {
     /// `$name_<value>`: a number, an expression or a text.
     mutating func assignment() -> VariableAssignment {
         let name = random.pick(Self.variableNames)
-        switch Int.random(in: 0..<4, using: &random) {
+        switch Int.random(in: 0..<6, using: &random) {
         case 0: return VariableAssignment(name: name, value: .number(.number(Double(Int.random(in: -50...500, using: &random)))))
         case 1: return VariableAssignment(name: name, value: .number(arithmetic()))
         case 2:
@@ -152,6 +152,9 @@ struct ChainGenerator {
             let value = random.pick([AssetValue.context("x_pos"), .metadata("kind"), .tags])
             let conversion: TextConversion? = value == .tags ? nil : random.pick([nil, TextConversion.toFloat, .toInteger])
             return VariableAssignment(name: name, value: .asset(AssetRead(value, conversion: conversion)))
+        // An asset reference and an image variable (issue 30).
+        case 3: return VariableAssignment(name: name, value: .reference(random.pick(["logo", "brand/logo", "a.png"])))
+        case 4: return VariableAssignment(name: name, value: .currentImage)
         default: return VariableAssignment(name: name, value: .text(random.pick(["sale", "Arial_12", "a:b:c", "x y"])))
         }
     }
@@ -336,7 +339,7 @@ struct ChainGenerator {
             return .overlay(overlay)
         case 11 where random.chance(0.2):
             // A layer named in one component would take a surrounding layer's fl_layer_apply.
-            return .template(random.pick(["e_$Tag:50", "c_$v,w_100", "b_$Tag", "c_fill,w_10,h_10,g_$n2"] + (depth == 0 ? ["l_text:$Tag:Hi"] : [])))
+            return .template(random.pick(["e_$Tag:50", "c_$v,w_100", "b_$Tag", "c_fill,w_10,h_10,g_$n2"] + (depth == 0 ? ["l_text:$Tag:Hi", "l_text:$Tag:Hi/e_sepia/fl_layer_apply,g_north"] : [])))
         case 11:
             return .assign(assignment())
         case 12:

@@ -66,6 +66,51 @@ import Testing
         #expect(try Planner().operations(for: rest, input: Size(80, 40)).size == Size(40, 20))
     }
 
+    /// On faces, a blend mode that works pixel by pixel combines the layers of every face with
+    /// the image at once (Cloudinary's SDKs write `l_sample/e_screen,fl_layer_apply,g_face`).
+    @Test(arguments: [
+        ("l_sample/e_screen,fl_layer_apply,g_face", "l_sample/fl_layer_apply,g_face,e_screen", BlendMode.screen, Gravity.smart(.face)),
+        ("l_sample/c_pad,w_100/e_screen,fl_layer_apply,g_face", "l_sample/c_fit,w_100/fl_layer_apply,g_face,e_screen", .screen, .smart(.face)),
+        ("l_sample/e_mask,fl_layer_apply,g_face", "l_sample/fl_layer_apply,g_face,e_mask", .mask, .smart(.face)),
+        ("l_a/e_multiply,fl_layer_apply,g_faces", "l_a/fl_layer_apply,g_faces,e_multiply", .multiply, .smart(.faces)),
+        ("l_a/e_cut_out,fl_layer_apply,g_faces", "l_a/fl_layer_apply,g_faces,e_cut_out", .cutOut, .smart(.faces)),
+    ])
+    func blendsOnFaces(text: String, printed: String, blend: BlendMode, gravity: Gravity) throws {
+        guard case .overlay(let o) = try ToneEffectTests.step(text) else {
+            Issue.record("not an overlay")
+            return
+        }
+        #expect(o.blend == blend && o.gravity == gravity)
+        try expectRoundTrip(text, printed: printed)
+    }
+
+    /// `fl_replace_image`: the layer replaces the image, in either form; the size after it is the
+    /// layer's, which the engine learns (the rest of the chain waits for it, as after fl_cutter).
+    @Test func replaceImage() throws {
+        guard case .overlay(let o) = try ToneEffectTests.step("l_sample,fl_replace_image,e_cartoonify") else {
+            Issue.record("not an overlay")
+            return
+        }
+        #expect(o.blend == .replaceImage && o.source == .image("sample") && o.chain.count == 1)
+        try expectRoundTrip("l_sample,fl_replace_image,e_cartoonify", printed: "l_sample/e_cartoonify/fl_layer_apply,fl_replace_image")
+        try expectRoundTrip("l_sample/e_sepia/fl_replace_image.layer_apply", printed: "l_sample/e_sepia/fl_layer_apply,fl_replace_image")
+        #expect(try ToneEffectTests.step(json: #"{"overlay": {"image": "sample", "blend": "replace_image"}}"#) == .overlay(Overlay(source: .image("sample"), blend: .replaceImage)))
+        let planned = try plan(["l_sample,fl_replace_image/c_scale,w_100"], SourceFacts(format: .jpeg, width: 400, height: 300)).outputs[0]
+        #expect(planned.size == nil)
+        guard case .deferred? = planned.operations.last else {
+            Issue.record("\(planned.operations)")
+            return
+        }
+        for (text, reason) in [
+            ("u_sample,fl_replace_image", "fl_replace_image beside an underlay (u_): known to Cloudinary, not supported by Derive"),
+            ("l_a/e_multiply,fl_replace_image.layer_apply", "e_multiply beside fl_replace_image: a layer combines with the image one way"),
+            ("l_a/fl_replace_image.layer_apply,g_faces", "fl_replace_image with g_faces: known to Cloudinary, not supported by Derive"),
+        ] {
+            #expect(CloudinaryParser().parse(text).issues.contains { $0.reason.hasPrefix(reason) }, "\(text): \(CloudinaryParser().parse(text).issues)")
+        }
+        #expect(CloudinaryParser().parse("fl_replace_image").notes.first?.contains("fl_replace_image outside a layer") == true)
+    }
+
     /// anti_removal changes the layer, so it is read on faces too.
     @Test func antiRemovalOnFaces() throws {
         #expect(try ToneEffectTests.step("l_mask/e_anti_removal:30,fl_layer_apply,g_faces") == .overlay({
@@ -89,8 +134,7 @@ import Testing
         ("l_a/fl_layer_apply/e_anti_removal:20", "e_anti_removal:20: known to Cloudinary, not supported by Derive outside fl_layer_apply"),
         ("u_bg/fl_cutter,fl_layer_apply", "fl_cutter beside fl_layer_apply of an underlay (u_): known to Cloudinary, not supported by Derive: Derive blends overlays (l_) only; an underlay is drawn beneath the image"),
         ("l_a/e_multiply,fl_cutter.layer_apply", "e_multiply beside fl_cutter: a layer combines with the image one way"),
-        ("l_a/e_multiply,fl_layer_apply,g_faces", "e_multiply with g_faces: known to Cloudinary, not supported by Derive: multiply combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
-        ("l_a,fl_cutter,fl_layer_apply,g_face", "fl_cutter with g_face: known to Cloudinary, not supported by Derive: cutter combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
+        ("l_a,fl_cutter,fl_layer_apply,g_face", "fl_cutter with g_face: known to Cloudinary, not supported by Derive: cutter takes one layer as a whole (cutter cuts the image to it, displace moves the image by it, replace_image makes it the image); a layer placed on faces (gravity face or faces) is one per face"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)
@@ -98,8 +142,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"overlay": {"image": "a", "blend": "darken"}}"#, #"[0].overlay.blend: expected one of "multiply", "screen", "overlay", "mask", "cut_out", "anti_removal", "cutter", "displace", got string "darken""#),
-        (#"{"overlay": {"image": "a", "blend": "mask", "gravity": "faces"}}"#, "[0].overlay.blend: mask combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face"),
+        (#"{"overlay": {"image": "a", "blend": "darken"}}"#, #"[0].overlay.blend: expected one of "multiply", "screen", "overlay", "mask", "cut_out", "anti_removal", "cutter", "displace", "replace_image", got string "darken""#),
+        (#"{"overlay": {"image": "a", "blend": "cutter", "gravity": "faces"}}"#, "[0].overlay.blend: cutter takes one layer as a whole (cutter cuts the image to it, displace moves the image by it, replace_image makes it the image); a layer placed on faces (gravity face or faces) is one per face"),
         (#"{"overlay": {"image": "a", "blend": "multiply", "blendLevel": 20}}"#, #"[0].overlay.blendLevel: is anti_removal's level; give it with "blend": "anti_removal""#),
         (#"{"overlay": {"image": "a", "blend": "anti_removal", "blendLevel": 101}}"#, "[0].overlay.blendLevel: must be between 1 and 100, got 101"),
         (#"{"overlay": {"image": "a", "underlay": true, "blend": "mask"}}"#, "[0].overlay.blend: applies to overlays; an underlay is drawn beneath the image"),

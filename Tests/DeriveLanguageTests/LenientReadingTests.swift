@@ -63,6 +63,8 @@ import Testing
         // A format Derive does not write, replaced by a later component's f_.
         ("f_flif/f_auto", "f_auto", "f_flif is replaced by the f_ of component 1"),
         ("f_eps,w_100/e_sepia/f_webp", "w_100/e_sepia/f_webp", "f_eps is replaced by the f_ of component 2"),
+        // An asset reference nothing uses (Cloudinary's SDKs print it alone).
+        ("$bestpic_ref:!file.png!", "$bestpic_ref:!file.png!", "no later component uses $bestpic"),
     ])
     func readAsCloudinaryDoes(text: String, meaning: String, note: String) throws {
         let parsed = CloudinaryParser().parse(text)
@@ -105,7 +107,6 @@ import Testing
         ("if_else", "if_else: unknown to Cloudinary (an if_else follows"),
         ("q_0.4", "q_0.4: unknown to Cloudinary ("),
         ("e_fade:100", "e_fade:100: known to Cloudinary, not supported by Derive: Derive does not have it"),
-        ("l_sample/e_screen,fl_layer_apply,g_face", "e_screen with g_face: known to Cloudinary, not supported by Derive"),
     ])
     func refusalsSpeakOfCloudinary(text: String, refusal: String) {
         let parsed = CloudinaryParser().parse(text)

@@ -214,6 +214,8 @@ public enum ChainEncoder {
         case .overlay(let o):
             switch o.source {
             case .image(let source): add("image", .string(source))
+            // Only in a plan (`derive explain`): a chain names it `$img`.
+            case .snapshot(let name): add("snapshot", .string(name))
             case .text(let t):
                 // A text without variables is a string, as it always was (and keeps its identity).
                 let text: JSONValue = t.variableNames.isEmpty ? .string(t.text) : .array(t.parts.map { part in
@@ -270,6 +272,8 @@ public enum ChainEncoder {
             case .number(let e): add("value", .string(e.canonicalText))
             case .text(let t): add("text", .string(t))
             case .asset(let read): add("asset", .string(read.canonicalText))
+            case .reference(let id): add("reference", .string(id))
+            case .currentImage: add("image", .string("current"))
             }
             if a.isDefault { add("default", .bool(true)) }
         case .template(let text):

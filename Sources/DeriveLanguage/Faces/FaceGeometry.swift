@@ -251,11 +251,14 @@ public enum FaceGeometry {
         case .effect(.shear), .effect(.distort):
             // Skewed, warped or bent boxes are no longer rectangles of the image: positions unknown.
             return []
+        case .overlay(let o) where o.blend == .replaceImage:
+            // The layer is the image now: the faces found were another image's.
+            return []
         case .smartCrop, .faceCrop, .fillPad, .trim, .deferred:
             // The engine maps what these resolved to (a crop, a resize); unresolved, the
             // positions are unknown.
             return []
-        case .selectPage, .selectPages, .round, .effect, .flatten, .opacity, .overlay, .lut, .dropMaskChannel:
+        case .selectPage, .selectPages, .round, .effect, .flatten, .opacity, .overlay, .lut, .dropMaskChannel, .snapshot:
             return boxes
         }
     }

@@ -64,6 +64,8 @@ public indirect enum ArithmeticExpression: Sendable, Hashable {
         case unsetVariable(String)
         /// A variable that holds a text (`$name_!text!`) where a number is needed.
         case textVariable(String)
+        /// An image variable (`$img_current`), which only a layer draws, where a number is needed.
+        case imageVariable(String)
 
         public var description: String {
             switch self {
@@ -72,6 +74,7 @@ public indirect enum ArithmeticExpression: Sendable, Hashable {
             case .unknownValue(let v): "known to Cloudinary, not supported by Derive: \(v.rawValue) is not known at this point"
             case .unsetVariable(let name): "unknown to Cloudinary (no variable $\(name) is set before it is used; assign it first: $\(name)_<value>)"
             case .textVariable(let name): "unknown to Cloudinary ($\(name) holds a text where a number goes)"
+            case .imageVariable(let name): "unknown to Cloudinary ($\(name) holds an image, $\(name)_current, which only a layer draws: l_$\(name))"
             }
         }
     }

@@ -732,6 +732,9 @@ public struct Overlay: Sendable, Hashable {
         /// A source URI, or a name resolved against the configured overlay location.
         case image(String)
         case text(TextLayer)
+        /// The image as an image variable kept it (`$img_current`, then `l_$img`): set by the
+        /// planner, never written in a chain.
+        case snapshot(String)
     }
 
     public var source: Source
@@ -792,18 +795,25 @@ public enum BlendMode: String, Sendable, Hashable, CaseIterable {
     /// (vertically) channel, 0 by the full x_ (y_) one way, 255 the full amount the other, the
     /// middle not at all. Here x_ and y_ are the amounts, not the layer's offsets.
     case displace
+    /// `fl_replace_image`: the layer, transformed by its own chain, replaces the image: the
+    /// result is the layer at its own size (`l_sample,fl_replace_image,e_cartoonify` is the
+    /// cartoonified sample).
+    case replaceImage = "replace_image"
 
     /// The level `e_anti_removal` has when none is written.
     public static let defaultAntiRemovalLevel = 50
 
     /// The blend mode written `e_<name>` (every one but `fl_cutter`, a flag).
     public static func effect(named name: String) -> BlendMode? {
-        BlendMode(rawValue: name).flatMap { $0 == .cutter ? nil : $0 }
+        BlendMode(rawValue: name).flatMap { $0 == .cutter || $0 == .replaceImage ? nil : $0 }
     }
 
     /// How a Cloudinary string writes it beside `fl_layer_apply`.
     public func cloudinaryText(level: Int?) -> String {
-        self == .cutter ? "fl_cutter" : "e_" + rawValue + (level.map { ":\($0)" } ?? "")
+        switch self {
+        case .cutter, .replaceImage: "fl_" + rawValue
+        default: "e_" + rawValue + (level.map { ":\($0)" } ?? "")
+        }
     }
 }
 

@@ -29,6 +29,12 @@ public enum VariableValue: Sendable, Hashable {
     case text(String)
     /// A value of the asset (`$kind_ctx:!productType!`, `$x_ctx:!x_pos!_to_f`).
     case asset(AssetRead)
+    /// `$logo_ref:!brand:logo!`: a reference to another asset, by its public id (`/` between
+    /// folders, written `:` in strings), which `l_$logo` and `u_$logo` use as the layer.
+    case reference(String)
+    /// `$img_current`: the image as it is where the assignment stands, which a later `l_$img`
+    /// or `u_$img` draws as a layer (Cloudinary's image variables).
+    case currentImage
 
     /// Cloudinary spelling: `iw_div_2`, `!text!`.
     public var cloudinaryText: String {
@@ -36,7 +42,19 @@ public enum VariableValue: Sendable, Hashable {
         case .number(let e): e.canonicalText
         case .text(let t): "!\(t)!"
         case .asset(let a): a.canonicalText
+        case .reference(let id): "ref:!\(id.replacingOccurrences(of: "/", with: ":"))!"
+        case .currentImage: "current"
         }
+    }
+
+    /// The public id of `ref:!<id>!` (`:` between folders becomes `/`); nil for any other text.
+    /// An id is what `l_` takes: letters, digits, `_ - .` and folders.
+    public static func reference(_ text: String) -> String? {
+        guard text.hasPrefix("ref:!"), text.hasSuffix("!"), text.count > 6 else { return nil }
+        let id = text.dropFirst(5).dropLast().replacingOccurrences(of: ":", with: "/")
+        guard id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-./".contains($0)) }),
+              !id.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) else { return nil }
+        return id
     }
 }
 

@@ -7,22 +7,44 @@ extension ParseRun {
             fail(c, CloudinaryVocabulary.malformed(written, "\(Quoted("$" + name)) is not a variable: a name is a letter, then letters and digits", hint: ""))
             return nil
         }
-        // Image variables: `$img_current` (the image as it is at this point) and asset
-        // references `$logo_ref:!public_id!`, which Cloudinary's user-defined variables
-        // documentation describes for use as layers (`l_$img`). Derive's variables hold numbers
-        // and texts only.
-        if value == "current" || (value.hasPrefix("ref:!") && value.hasSuffix("!") && value.count > 6) {
-            let feature = CloudinaryVocabulary.Unsupported(match: .variable, spelling: written,
-                reason: "an image variable (\(value == "current" ? "the image as it is at this point" : "a reference to another asset"), used as a layer, l_$\(name)); Derive's variables hold numbers and texts")
-            fail(c, CloudinaryVocabulary.notSupported(written, feature))
-            return nil
+        // An asset reference, `$logo_ref:!brand:logo!`: Cloudinary's user-defined variables
+        // documentation describes it for use as a layer (`l_$logo`), by the asset's public id.
+        if value.hasPrefix("ref:") {
+            guard let id = VariableValue.reference(value) else {
+                fail(c, CloudinaryVocabulary.malformed(written, "an asset reference is ref:!<public id>!, folders separated by ':' (ref:!brand:logo!), and names an asset: it is not converted to a number", hint: ""))
+                return nil
+            }
+            return VariableAssignment(name: name, value: .reference(id))
         }
+        // `$img_current`, the image as it is at this point, used later as a layer (`l_$img`).
+        if value == "current" { return VariableAssignment(name: name, value: .currentImage) }
         switch ConditionParser.value(value) {
         case .success(let v):
             return VariableAssignment(name: name, value: v)
         case .failure(let problem):
             fail(c, problem.message(written, param: "$\(name)_"))
             return nil
+        }
+    }
+
+    /// An asset reference that no later component names changes nothing (Cloudinary's SDKs
+    /// write `$bestpic_ref:!file.png!` alone): it is read, and the notes say so.
+    mutating func noteUnusedReferences(_ components: [Component]) {
+        for c in components {
+            for a in c.assignments {
+                guard case .reference = a.value else { continue }
+                let named = components[(c.index + 1)...].contains { later in
+                    var rest = Substring(later.text)
+                    while let r = rest.range(of: "$" + a.name) {
+                        rest = rest[r.upperBound...]
+                        if rest.first.map({ !($0.isASCII && ($0.isLetter || $0.isNumber)) }) ?? true { return true }
+                    }
+                    return false
+                }
+                if !named && !components.contains(where: { $0.has("t") }) {
+                    note(c, "$\(a.name)_\(a.value.cloudinaryText): no later component uses $\(a.name) (as l_$\(a.name) or u_$\(a.name)); the reference changes nothing")
+                }
+            }
         }
     }
 

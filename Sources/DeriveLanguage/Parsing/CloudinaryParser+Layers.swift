@@ -47,9 +47,12 @@ extension ParseRun {
         if Self.takeFlag("cutter", from: &placement) || Self.takeFlag("cutter", from: &first) {
             blend = cutter(underlay: opener.has("u"), in: apply)
         }
+        if Self.takeFlag("replace_image", from: &placement) || Self.takeFlag("replace_image", from: &first) {
+            replaceImage(&blend, underlay: opener.has("u"), in: apply)
+        }
         if let e = placement.params.removeValue(forKey: "e") {
             if let (mode, value) = blendMode(e, underlay: opener.has("u"), in: apply) {
-                if blend != nil { fail(apply, "e_\(e) beside fl_cutter: a layer combines with the image one way") }
+                if let taken = blend { fail(apply, "e_\(e) beside \(taken.cloudinaryText(level: nil)): a layer combines with the image one way") }
                 blend = mode
                 level = value
             } else {
@@ -88,6 +91,19 @@ extension ParseRun {
     mutating func cutter(underlay: Bool, in c: Component) -> BlendMode {
         if underlay { fail(c, "fl_cutter beside fl_layer_apply of an underlay (u_): known to Cloudinary, not supported by Derive: Derive blends overlays (l_) only; an underlay is drawn beneath the image") }
         return .cutter
+    }
+
+    /// `fl_replace_image` beside `l_` or `fl_layer_apply`: the layer, through its own chain,
+    /// replaces the image (a flag of Cloudinary's, which its SDKs write as
+    /// `l_sample,fl_replace_image,e_cartoonify`).
+    mutating func replaceImage(_ blend: inout BlendMode?, underlay: Bool, in c: Component) {
+        if let taken = blend {
+            fail(c, "fl_replace_image beside \(taken.cloudinaryText(level: nil)): a layer combines with the image one way")
+        } else if underlay {
+            fail(c, "fl_replace_image beside an underlay (u_): known to Cloudinary, not supported by Derive: the layer that replaces the image is an overlay (l_)")
+        } else {
+            blend = .replaceImage
+        }
     }
 
     /// A blend mode written as `e_<mode>` beside `fl_layer_apply` (`cutter` for `fl_cutter`),
@@ -131,8 +147,9 @@ extension ParseRun {
         // `e_multiply,l_icon`); the flag itself changes nothing here.
         _ = Self.takeFlag("layer_apply", from: &rest)
         if Self.takeFlag("cutter", from: &rest) { blend = cutter(underlay: c.has("u"), in: c) }
+        if Self.takeFlag("replace_image", from: &rest) { replaceImage(&blend, underlay: c.has("u"), in: c) }
         if let e = rest.params["e"], let (mode, value) = blendMode(e, underlay: c.has("u"), in: c) {
-            if blend != nil { fail(c, "e_\(e) beside fl_cutter: a layer combines with the image one way") }
+            if let taken = blend { fail(c, "e_\(e) beside \(taken.cloudinaryText(level: nil)): a layer combines with the image one way") }
             rest.params["e"] = nil
             blend = mode
             level = value
@@ -161,7 +178,7 @@ extension ParseRun {
         case .text(var t)?:
             t.noTrim = true
             source = .text(t)
-        case .image?:
+        case .image?, .snapshot?:
             fail(c, "fl_text_no_trim applies to a text layer (l_text:…), not an image layer")
         case nil:
             break
@@ -240,5 +257,27 @@ extension ParseRun {
             return nil
         }
         return .image(value.replacingOccurrences(of: ":", with: "/"))
+    }
+
+    /// `$style_!Arial_12!/l_text:$style:Hi/…/fl_layer_apply`: a text layer whose style comes
+    /// from a variable, in the long form. The whole layer, from `l_text` to `fl_layer_apply`,
+    /// is kept as written and read when planning with the variable's text written in, as a
+    /// one-component template is (Cloudinary's user-defined variables documentation gives text
+    /// styles among the values a variable holds). Nil when the layer is not one of text.
+    mutating func layerTemplate(_ components: [Component], opener: Component, through close: Int) -> [Step]? {
+        guard let template = opener.template else { return nil }
+        let text = ([template] + components[(opener.index + 1)...close].map(\.text)).joined(separator: "/")
+        guard Self.isLayerTemplate(text) else { return nil }
+        return opener.assignments.map(Step.assign) + [.template(text)]
+    }
+
+    /// Whether a template of several components is a text layer with its style from a
+    /// variable, opened in its first component and applied in its last.
+    static func isLayerTemplate(_ text: String) -> Bool {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count > 1, let first = parts.first, let last = parts.last,
+              first.split(separator: ",").contains(where: { $0.hasPrefix("l_text:") && namesFromVariable(String($0)) }),
+              last.split(separator: ",").contains(where: { $0.hasPrefix("fl_") && $0.dropFirst(3).split(separator: ".").contains("layer_apply") }) else { return false }
+        return true
     }
 }

@@ -65,7 +65,7 @@ public struct CloudinaryParser: Sendable {
 
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d", "dl"]
-    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "ignore_mask_channels", "keep_attribution", "getinfo", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "clip", "clip_evenodd"]
+    static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "ignore_mask_channels", "keep_attribution", "getinfo", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "replace_image", "clip", "clip_evenodd"]
     static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
@@ -85,6 +85,7 @@ public struct CloudinaryParser: Sendable {
         }
         run.pairLayers(components)
         run.pairBlocks(components)
+        run.noteUnusedReferences(components)
         run.chainHasLayer = components.contains { $0.opensLayer }
         run.writableFormatAt = components.filter { c in
             c.params["f"].flatMap(OutputFormat.parse) != nil && !c.opensLayer && !run.closing.contains { $0.key < c.index && c.index <= $0.value }
@@ -422,9 +423,14 @@ struct ParseRun {
                     return steps
                 }
                 if c.template != nil {
-                    if closing[i] != nil {
-                        fail(c, CloudinaryVocabulary.notSupported(c.template!, CloudinaryVocabulary.feature(.variable)))
-                        return steps
+                    if let close = closing[i] {
+                        guard close < range.upperBound, let layer = layerTemplate(components, opener: c, through: close) else {
+                            fail(c, CloudinaryVocabulary.notSupported(c.template!, CloudinaryVocabulary.feature(.variable)))
+                            return steps
+                        }
+                        steps += layer
+                        i = close + 1
+                        continue
                     }
                     steps += self.steps(from: c, inLayer: inLayer)
                     i += 1
@@ -479,7 +485,7 @@ struct ParseRun {
         // Flags that place or combine a layer, with no layer to act on: Cloudinary's SDKs write
         // them on the base image (`c_scale,fl_relative,w_100`, `fl_region_relative`), where
         // there is nothing for them to change.
-        for flag in ["region_relative", "tiled", "no_overflow", "cutter"] where c.flags.contains(flag) {
+        for flag in ["region_relative", "tiled", "no_overflow", "cutter", "replace_image"] where c.flags.contains(flag) {
             note(c, "fl_\(flag) outside a layer: it places or combines a layer (beside l_ or fl_layer_apply), and there is none here; ignored")
         }
         if c.flags.contains("text_no_trim") {

@@ -208,6 +208,8 @@ public enum CloudinaryPrinter {
                     !part.isEmpty && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.$".contains($0)) }
                 }
             opener = isName ? "l_" + source.replacingOccurrences(of: "/", with: ":") : "l_fetch:" + Base64URL.encode(source)
+        case .snapshot(let name):
+            opener = "l_$" + name
         case .text(let t):
             var style = [percentEncode(t.font), String(t.size)]
             if t.bold { style.append("bold") }

@@ -110,6 +110,9 @@ enum ConditionParser {
             case .number(let e): .expression(e)
             case .text(let t): .text(t)
             case .asset(let a): .asset(a)
+            // A condition compares a reference's public id as a text.
+            case .reference(let id): .text(id)
+            case .currentImage: .text("current")
             }
         }
     }

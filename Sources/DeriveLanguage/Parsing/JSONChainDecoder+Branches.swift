@@ -3,7 +3,7 @@
 /// `{"if": {"condition": "w > 200 && ar < 1", "then": [...], "else": [...]}}`, and text with
 /// variables as a list: `{"text": ["Hello ", {"variable": "name"}]}`.
 extension JSONChainDecoder {
-    static let variableKeys = ["name", "value", "text", "asset", "default"]
+    static let variableKeys = ["name", "value", "text", "asset", "reference", "image", "default"]
     static let conditionalKeys = ["condition", "then", "else"]
 
     func readAssignment(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> VariableAssignment? {
@@ -17,6 +17,32 @@ extension JSONChainDecoder {
             return nil
         }
         let isDefault = fields["default"].flatMap { log.bool($0, at: path.appending("default")) } ?? false
+        if let image = fields["image"] {
+            let imagePath = path.appending("image")
+            if fields["value"] != nil || fields["text"] != nil || fields["asset"] != nil || fields["reference"] != nil {
+                log.add(imagePath, "cannot be combined with value, text, asset or reference; a variable holds one of them")
+                return nil
+            }
+            guard let which = log.string(image, at: imagePath) else { return nil }
+            guard which == "current" else {
+                log.add(imagePath, "must be \"current\" (the image as it is at this step, $name_current), got \(Quoted(which))")
+                return nil
+            }
+            return VariableAssignment(name: name, value: .currentImage, isDefault: isDefault)
+        }
+        if let reference = fields["reference"] {
+            let referencePath = path.appending("reference")
+            if fields["value"] != nil || fields["text"] != nil || fields["asset"] != nil {
+                log.add(referencePath, "cannot be combined with value, text or asset; a variable holds one of them")
+                return nil
+            }
+            guard let id = log.string(reference, at: referencePath) else { return nil }
+            guard let publicID = VariableValue.reference("ref:!\(id)!") else {
+                log.add(referencePath, "\(Quoted(id)) is not a public id: letters, digits, _ - . and folders separated by / (brand/logo)")
+                return nil
+            }
+            return VariableAssignment(name: name, value: .reference(publicID), isDefault: isDefault)
+        }
         if let asset = fields["asset"] {
             let assetPath = path.appending("asset")
             if fields["value"] != nil || fields["text"] != nil {

@@ -429,8 +429,9 @@ public struct JSONChainDecoder: Sendable {
             return readQuality(body, at: bodyPath, log: log).map(Step.quality)
         case "template":
             guard let text = log.string(body, at: bodyPath) else { return nil }
-            guard text.split(separator: ",").contains(where: { ParseRun.namesFromVariable(String($0)) }), !text.contains("/") else {
-                log.add(bodyPath, "is one Cloudinary component whose names come from variables (\"e_$effect:100\"); without one, write the step itself")
+            guard text.split(separator: ",").contains(where: { ParseRun.namesFromVariable(String($0)) }) && !text.contains("/")
+                    || ParseRun.isLayerTemplate(text) else {
+                log.add(bodyPath, "is one Cloudinary component whose names come from variables (\"e_$effect:100\"), or a text layer whose style does (\"l_text:$style:Hi/fl_layer_apply\"); without one, write the step itself")
                 return nil
             }
             return .template(text)

@@ -136,6 +136,7 @@ extension ImageOperation {
         case .border(let b): return op("border", body(.border(b)))
         case .opacity(let o): return op("opacity", [JSONMember(key: "percent", value: .int(o))])
         case .overlay(let o): return op("overlay", body(.overlay(o)))
+        case .snapshot(let name): return op("snapshot", [JSONMember(key: "variable", value: .string(name))])
         case .deferred(let steps): return op("deferred", [JSONMember(key: "chain", value: ChainEncoder.json(steps))])
         }
     }

@@ -78,6 +78,9 @@ public enum ImageOperation: Sendable, Hashable {
     case opacity(Int)
     /// A second image or a text, planned at run time against its own header, then placed.
     case overlay(Overlay)
+    /// `$img_current`: the image as it is here, kept under the variable's name for the layers
+    /// after it that draw it (`Overlay.Source.snapshot`); released after the last of them.
+    case snapshot(String)
     /// Steps after a content-dependent size change (trim), planned at run time with
     /// `Planner.operations(for:input:)` once the size is known.
     case deferred([Step])

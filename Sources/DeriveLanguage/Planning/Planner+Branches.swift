@@ -31,7 +31,7 @@ extension ExpressionFacts {
         switch variables[name] {
         case .number(let n)?: .success(n)
         case .text?: .failure(.textVariable(name))
-        case nil: .failure(.unsetVariable(name))
+        case nil: .failure(images.contains(name) ? .imageVariable(name) : .unsetVariable(name))
         }
     }
 
@@ -43,6 +43,10 @@ extension ExpressionFacts {
     func binding(of value: VariableValue) -> Result<VariableBinding, ArithmeticExpression.EvaluationFailure> {
         switch value {
         case .text(let t): return .success(.text(t))
+        // An asset's public id, which a layer's name takes as it takes a text's.
+        case .reference(let id): return .success(.text(id))
+        // Never asked: the planner keeps image variables apart (`ExpressionFacts.images`).
+        case .currentImage: return .success(.text(value.cloudinaryText))
         case .number(.variable(let name)):
             guard let bound = variables[name] else { return .failure(.unsetVariable(name)) }
             return .success(bound)
@@ -203,6 +207,15 @@ extension Step {
     /// face count, which only the engine knows.
     var namesFaceCount: Bool { names(.faceCount) }
 
+    /// Whether the step, or a branch of it, draws a layer of this name (`$img` for `l_$img`).
+    func drawsLayer(named name: String) -> Bool {
+        switch self {
+        case .overlay(let o): if case .image(name) = o.source { true } else { false }
+        case .conditional(let c): (c.then + c.otherwise).contains { $0.drawsLayer(named: name) }
+        default: false
+        }
+    }
+
     /// Whether a condition or an assignment of the step reads the asset's tags or context, so
     /// that the output depends on them (its identity takes them in).
     var readsAsset: Bool {
@@ -288,7 +301,7 @@ extension Step {
             switch literal(read) {
             case .number(let e): return .expression(e)
             case .text(let t): return .text(t)
-            case .asset: return o
+            case .asset, .reference, .currentImage: return o
             }
         }
         func condition(_ c: Condition) -> Condition {

@@ -7,6 +7,9 @@ struct ExpressionFacts: Sendable {
     var pageCount: Int
     /// User variables set by the steps so far.
     var variables: [String: VariableBinding] = [:]
+    /// Image variables (`$img_current`) set by the steps so far: the engine keeps the image
+    /// under each name (`ImageOperation.snapshot`) for the layers that draw it.
+    var images: Set<String> = []
     /// The faces found in the job's image: nil when planning from the header (steps that need
     /// it are deferred to the engine) and when the engine found none because detection is off.
     var faceCount: Int?

@@ -225,6 +225,13 @@ public struct Planner: Sendable {
                 issues.append(ValidationIssue(location: label, reason: "q_ inside an if_ decided when the engine runs (on fc, ils or a size after e_trim): known to Cloudinary, not supported by Derive: the output's quality is fixed before the engine runs; decide it on values known when planning (the source's size, tags, context, variables)"))
                 return nil
             }
+            // An image variable is kept where the plan puts it: steps the engine plans later
+            // (after a trim, or deciding on fc or ils) have no kept image to draw.
+            let kept = walk.operations.compactMap { if case .snapshot(let name) = $0 { name } else { nil } }
+            if let name = kept.first(where: { name in walk.operations.contains { if case .deferred(let rest) = $0 { rest.contains { $0.drawsLayer(named: "$" + name) } } else { false } } }) {
+                issues.append(ValidationIssue(location: label, reason: "l_$\(name) after a step whose size or branch the engine decides (e_trim, fl_cutter, fl_replace_image, fc, ils): known to Cloudinary, not supported by Derive: the image $\(name)_current keeps is drawn only by layers planned with it; draw it before that step"))
+                return nil
+            }
             if let q = walk.quality { encoding.quality = q }
             if case .expression(let e)? = encoding.quality {
                 guard let q = quality(e, walk: walk, facts: facts, label: label, issues: &issues) else { return nil }
@@ -389,7 +396,16 @@ public struct Planner: Sendable {
                 walk.quality = q
                 continue
             case .assign(let a):
-                if a.isDefault && facts.variables[a.name] != nil { continue }
+                if a.isDefault && (facts.variables[a.name] != nil || facts.images.contains(a.name)) { continue }
+                if case .currentImage = a.value {
+                    // The engine keeps the image here for the layers that name it.
+                    facts.variables[a.name] = nil
+                    facts.images.insert(a.name)
+                    walk.operations.append(.snapshot(a.name))
+                    walk.variables.append(EvaluatedVariable(step: j, name: a.name, assigned: a.value.cloudinaryText, value: .text("the image at this point, \(size)")))
+                    continue
+                }
+                facts.images.remove(a.name)
                 switch stepFacts.binding(of: a.value) {
                 case .success(let value):
                     facts.variables[a.name] = value
@@ -574,7 +590,10 @@ public struct Planner: Sendable {
             }
             // It starts with the variables set here, and its text is written with their values.
             if !o.chain.isEmpty && !stepFacts.variables.isEmpty { o.chain = stepFacts.assignments + o.chain }
-            if case .image(let name) = o.source, name.contains("$") {
+            if case .image(let name) = o.source, name.hasPrefix("$"), stepFacts.images.contains(String(name.dropFirst())) {
+                // `l_$img` with `$img_current`: the image the engine kept.
+                o.source = .snapshot(String(name.dropFirst()))
+            } else if case .image(let name) = o.source, name.contains("$") {
                 switch stepFacts.naming(name) {
                 case .success(let resolved): o.source = .image(resolved)
                 case .failure(let reason):
@@ -593,7 +612,7 @@ public struct Planner: Sendable {
                 }
             }
             walk.operations.append(.overlay(o))
-            if o.blend == .cutter {
+            if o.blend == .cutter || o.blend == .replaceImage {
                 // fl_cutter cuts the image to the layer's rectangle, whose size the engine
                 // learns when it draws the layer: the rest waits for it, as after a trim.
                 if !rest.isEmpty { walk.operations.append(deferred(rest)) }

@@ -453,6 +453,8 @@ enum StepRules {
             }
         case .text(let t):
             issues += textIssues(t, limits: limits)
+        case .snapshot:
+            break
         }
         return issues + placementIssues(o, limits: limits)
     }
@@ -478,8 +480,10 @@ enum StepRules {
     /// A layer placed on faces is drawn over each face: of the blend modes, only anti_removal
     /// (which changes the layer, not how it combines) means anything there.
     static func blendIssues(_ o: Overlay) -> [FieldIssue] {
-        guard let blend = o.blend, blend != .antiRemoval, o.gravity?.needsFaces == true else { return [] }
-        return [FieldIssue(field: "blend", reason: "\(blend.rawValue) combines one layer with the image; a layer placed on faces (gravity face or faces) is drawn over each face")]
+        // Blend modes that combine pixel by pixel combine the layers of every face at once;
+        // fl_cutter cuts the image to one layer's rectangle and e_displace moves it by one map.
+        guard let blend = o.blend, [.cutter, .displace, .replaceImage].contains(blend), o.gravity?.needsFaces == true else { return [] }
+        return [FieldIssue(field: "blend", reason: "\(blend.rawValue) takes one layer as a whole (cutter cuts the image to it, displace moves the image by it, replace_image makes it the image); a layer placed on faces (gravity face or faces) is one per face")]
     }
 
     static func placementIssues(_ o: Overlay, limits: ChainLimits) -> [FieldIssue] {
