@@ -17,11 +17,11 @@ import Testing
 struct LanguageCorpusTests {
     /// The figures at the last measurement (Benchmarks/RESULTS.md). Raise them as the language
     /// grows; the test fails if fewer strings are accepted or more are refused unclearly.
-    static let acceptedAtLeast = (tune: 1251, report: 602)
+    static let acceptedAtLeast = (tune: 1266, report: 605)
     static let unclearAtMost = 0
     /// Accepted, or refused where Cloudinary refuses too (`Benchmarks/language/cloudinary-refuses.tsv`,
     /// each string with its evidence): a figure reported apart from the accepted share.
-    static let agreedAtLeast = (tune: 1289, report: 619)
+    static let agreedAtLeast = (tune: 1304, report: 622)
     static let corpusSize = 2363
 
     @Test func theAcceptedShareOnlyGrowsAndNoMessageGetsLessClear() throws {
