@@ -195,12 +195,17 @@ import Testing
         #expect(mode?.code == .unsupportedFormat && mode?.detail.contains("CMYK") == true)
         let big = #expect(throws: DeriveError.self) { try PhotoshopDocument(Self.fixture("placedLayer.psd"), maxPixels: 1000) }
         #expect(big?.code == .limitExceeded)
-        // The work a composite may do is bounded: 2layers.psd's two layers visit 5,555 + 3,910 pixels.
+        // The work a composite may do is bounded: what 2layers.psd's two layers cost, it may do,
+        // and not one unit less.
         var bounded = try PhotoshopDocument(Self.fixture("2layers.psd"), maxPixels: 1 << 20)
-        bounded.maxWork = 9_464
+        var cost = 0
+        _ = try bounded.composite(bounded.layers(named: ["Фон", "Слой"]), work: &cost)
+        // The canvas, then each layer's four channels decoded and its alpha made and drawn.
+        #expect(cost > 5_555 + 4 * 5_555 + 4 * 3_910)
+        bounded.maxWork = cost - 1
         let work = #expect(throws: DeriveError.self) { try bounded.composite(bounded.layers(named: ["Фон", "Слой"])) }
-        #expect(work?.code == .limitExceeded && work?.detail.contains("pixel visits") == true)
-        bounded.maxWork = 9_465
+        #expect(work?.code == .limitExceeded && work?.detail.contains("pixel operations") == true)
+        bounded.maxWork = cost
         #expect(try bounded.composite(bounded.layers(named: ["Фон", "Слой"])).count == 101 * 55 * 4)
         // A ZIP-compressed channel (code 2) is refused by name when its layer is drawn.
         var zipped = try Self.fixture("layer-name-emoji.psd")
@@ -213,7 +218,7 @@ import Testing
         #expect(png?.code == .invalidJob)
     }
 
-    /// Every truncation and a spread of byte flips of every fixture: each either reads (and its
+    /// Truncations and byte flips across the whole of every fixture: each either reads (and its
     /// layers composite) or fails with a classified error; none crashes or hangs.
     @Test func truncatedAndFlippedFilesFailClassified() throws {
         let classified: Set<DeriveError.Code> = [.corruptImage, .unsupportedFormat, .limitExceeded, .invalidJob]
@@ -229,19 +234,144 @@ import Testing
                 failures += 1
             }
         }
+        var flippedPastStructure = 0
         for name in ["2layers.psd", "layer-name-emoji.psd", "smartobject-layer.psd", "placedLayer.psd", "hidden-groups.psd", "1layer.psb", "masks-2.psd", "mask-density-vectormask.psd", "clipping-mask3.psd"] {
             let bytes = try Self.fixture(name)
-            let step = max(1, bytes.count / 250)
-            for cut in stride(from: 0, to: bytes.count, by: step) { attempt(Array(bytes.prefix(cut))) }
+            // Truncations spread over the whole file (every one of the first 512 bytes, where the
+            // header and the layer records are, then about 1,000 more to the end)...
+            let step = max(1, bytes.count / 1_000)
+            for cut in Array(0..<min(512, bytes.count)) + Array(stride(from: 512, to: bytes.count, by: step)) {
+                attempt(Array(bytes.prefix(cut)))
+            }
+            // ...and byte flips at random positions anywhere in it (channel data, tagged
+            // blocks, the linked files' records at the end).
             var generator = SeededRandom(seed: UInt64(bytes.count))
-            for _ in 0..<300 {
+            for _ in 0..<1_000 {
                 var flipped = bytes
-                let at = Int(generator.next() % UInt64(min(bytes.count, 4096)))   // the structure is at the front
+                let at = Int(generator.next() % UInt64(bytes.count))
+                if at >= 4096 { flippedPastStructure += 1 }
                 flipped[at] ^= UInt8(truncatingIfNeeded: generator.next() | 1)
                 attempt(flipped)
             }
         }
         #expect(failures > 100 && reads > 0)
+        #expect(flippedPastStructure > 5_000)
+    }
+
+    // MARK: - Synthetic documents (what the fixtures lack)
+
+    /// A named group leaves out what a hidden group inside it holds, however deep: Outer holds
+    /// B and a hidden Inner group around A (Docs/language.md: a named group brings its visible
+    /// layers). Inner named is drawn with A, as a named hidden group is.
+    @Test func aNamedGroupLeavesOutItsHiddenSubgroups() throws {
+        let psd = SyntheticPSD(width: 20, height: 10, layers: [
+            .end, .end, .init(name: "A", rect: (0, 0, 10, 10)), .group("Inner", hidden: true),
+            .init(name: "B", rect: (10, 0, 20, 10), colour: (0, 255, 0)), .group("Outer"),
+        ])
+        let doc = try PhotoshopDocument(psd.bytes, maxPixels: 1 << 20)
+        #expect(try doc.layers(named: ["Outer"]).map(\.name) == ["B"])
+        let outer = try doc.composite(doc.layers(named: ["Outer"]))
+        #expect(Self.pixel(outer, width: 20, 5, 5)[3] == 0)
+        #expect(Self.pixel(outer, width: 20, 15, 5) == [0, 255, 0, 255])
+        let inner = try doc.composite(doc.layers(named: ["Inner"]))
+        #expect(Self.pixel(inner, width: 20, 5, 5) == [255, 0, 0, 255])
+        #expect(Self.pixel(inner, width: 20, 15, 5)[3] == 0)
+        // Two levels down, and a visible group inside the hidden one.
+        let deep = SyntheticPSD(width: 20, height: 10, layers: [
+            .end, .end, .end, .init(name: "A", rect: (0, 0, 10, 10)), .group("Deepest"), .group("Inner", hidden: true),
+            .init(name: "B", rect: (10, 0, 20, 10)), .group("Outer"),
+        ])
+        #expect(try PhotoshopDocument(deep.bytes, maxPixels: 1 << 20).layers(named: ["Outer"]).map(\.name) == ["B"])
+    }
+
+    /// Clipped layers take their base's opacity, and a hidden base (not named) shows none of
+    /// them, as in Photoshop ("the layers in the clipping mask have the opacity of the base").
+    @Test func clippingTakesTheBasesOpacityAndVisibility() throws {
+        let psd = SyntheticPSD(width: 4, height: 4, layers: [
+            .init(name: "base", rect: (0, 0, 4, 4), opacity: 128),
+            .init(name: "clipped", rect: (0, 0, 4, 4), clipped: true, colour: (0, 255, 0)),
+        ])
+        let doc = try PhotoshopDocument(psd.bytes, maxPixels: 1 << 20)
+        #expect(Self.pixel(try doc.composite(doc.layers(named: ["clipped"])), width: 4, 1, 1) == [0, 255, 0, 128])
+        // With the base: red at 128, then green at 128 over it (green weighs 255, red 127).
+        let both = Self.pixel(try doc.composite(doc.layers(named: ["base", "clipped"])), width: 4, 1, 1)
+        #expect(Self.close(both, [85, 170, 0, 192]), "\(both)")
+
+        let hidden = SyntheticPSD(width: 4, height: 4, layers: [
+            .end, .init(name: "base", rect: (0, 0, 4, 4), hidden: true),
+            .init(name: "clipped", rect: (0, 0, 4, 4), clipped: true, colour: (0, 255, 0)), .group("G"),
+        ])
+        let hiddenDoc = try PhotoshopDocument(hidden.bytes, maxPixels: 1 << 20)
+        #expect(try hiddenDoc.layers(named: ["G"]).map(\.name) == ["clipped"])
+        #expect(Self.pixel(try hiddenDoc.composite(hiddenDoc.layers(named: ["G"])), width: 4, 1, 1)[3] == 0)
+        // The hidden base named is drawn, and its clipped layer with it.
+        let named = try hiddenDoc.composite(hiddenDoc.layers(named: ["base", "clipped"]))
+        #expect(Self.pixel(named, width: 4, 1, 1) == [0, 255, 0, 255])
+    }
+
+    /// A clipping base is decoded once for the clipped layers above it, and only its rows and
+    /// columns on the canvas; a layer off the canvas is not decoded. (Before: each of the 300
+    /// clipped layers decoded the whole 3000×3000 base, 300 × 36 million bytes, uncounted.)
+    @Test func aLargeBaseUnderManyClippedLayersCostsItsPartOnTheCanvasOnce() throws {
+        var layers: [SyntheticPSD.Layer] = [.init(name: "base", rect: (0, 0, 3000, 3000), rle: true)]
+        for i in 0..<300 { layers.append(.init(name: "c\(i)", rect: (0, 0, 1, 1), clipped: true, colour: (0, 0, 255))) }
+        layers.append(.init(name: "far", rect: (10_000, 10_000, 12_000, 12_000), rle: true))
+        let doc = try PhotoshopDocument(SyntheticPSD(width: 4, height: 4, layers: layers).bytes, maxPixels: 150_000_000)
+        var work = 0
+        let rgba = try doc.composite(doc.layers, work: &work)
+        #expect(Self.pixel(rgba, width: 4, 0, 0) == [0, 0, 255, 255])
+        #expect(Self.pixel(rgba, width: 4, 1, 1) == [255, 0, 0, 255])
+        // The base: 4 channels × (its 3,000 row counts + 4 rows of 24 runs + 16 pixels) and its
+        // passes; each clipped layer a few pixels; the far layer nothing.
+        #expect(work < 100_000, "\(work)")
+    }
+
+    /// Every shape of a vector mask is charged (each is filled over the layer's part of the
+    /// canvas), so a mask of many shapes fails with `limit_exceeded` instead of running on; a
+    /// shape without a segment costs nothing to fill.
+    @Test func everyShapeOfAVectorMaskIsCharged() throws {
+        let triangle: [(y: Double, x: Double)] = [(0.1, 0.1), (0.9, 0.5), (0.1, 0.9)]
+        let many = SyntheticPSD(width: 300, height: 300, layers: [
+            .init(name: "v", rect: (0, 0, 300, 300), rle: true, vectorMask: SyntheticPSD.vectorMask(shapes: 200, knots: triangle)),
+        ])
+        var doc = try PhotoshopDocument(many.bytes, maxPixels: 1 << 20)
+        doc.maxWork = 10_000_000
+        let error = #expect(throws: DeriveError.self) { try doc.composite(doc.layers) }
+        #expect(error?.code == .limitExceeded)
+        let one = SyntheticPSD(width: 300, height: 300, layers: [
+            .init(name: "v", rect: (0, 0, 300, 300), rle: true, vectorMask: SyntheticPSD.vectorMask(shapes: 1, knots: triangle)),
+        ])
+        let drawn = try PhotoshopDocument(one.bytes, maxPixels: 1 << 20)
+        let rgba = try drawn.composite(drawn.layers)
+        #expect(Self.pixel(rgba, width: 300, 150, 100) == [255, 0, 0, 255])
+        #expect(Self.pixel(rgba, width: 300, 150, 280)[3] == 0)
+        // A layer's vector mask over its part of the canvas only: a 10×10 layer with the
+        // triangle of a 3000×3000 canvas fills 100 pixels a shape.
+        let small = SyntheticPSD(width: 3000, height: 3000, layers: [
+            .init(name: "v", rect: (1000, 1000, 1010, 1010), vectorMask: SyntheticPSD.vectorMask(shapes: 50, knots: triangle)),
+        ])
+        let smallDoc = try PhotoshopDocument(small.bytes, maxPixels: 1 << 24)
+        var work = 0
+        _ = try smallDoc.composite(smallDoc.layers, work: &work)
+        #expect(work < 3000 * 3000 + 100_000, "\(work)")
+        let empty = SyntheticPSD(width: 300, height: 300, layers: [
+            .init(name: "v", rect: (0, 0, 300, 300), rle: true, vectorMask: SyntheticPSD.vectorMask(shapes: 2_000, knots: [])),
+        ])
+        let emptyDoc = try PhotoshopDocument(empty.bytes, maxPixels: 1 << 20)
+        work = 0
+        #expect(Self.pixel(try emptyDoc.composite(emptyDoc.layers, work: &work), width: 300, 150, 150)[3] == 0)
+        #expect(work < 2_000_000, "\(work)")
+    }
+
+    /// Clipping groups: each group composited as a base costs a canvas, and only the current
+    /// base is held; many of them on a large canvas fail with `limit_exceeded` quickly.
+    @Test func manyClippingGroupsFailWithinTheBound() throws {
+        var layers: [SyntheticPSD.Layer] = []
+        for i in 0..<40 { layers += [.end, .group("g\(i)"), .init(name: "c\(i)", rect: (0, 0, 1, 1), clipped: true)] }
+        var doc = try PhotoshopDocument(SyntheticPSD(width: 2000, height: 2000, layers: layers).bytes, maxPixels: 1 << 24)
+        doc.maxWork = 100_000_000
+        let error = #expect(throws: DeriveError.self) { try doc.composite(doc.layers) }
+        #expect(error?.code == .limitExceeded)
     }
 
     @Test func storedPNGIsReadBack() throws {

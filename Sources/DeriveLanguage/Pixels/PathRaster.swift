@@ -18,7 +18,18 @@ public enum PathRaster {
 
     /// The mask (one byte per pixel, 255 inside) of `path` drawn on an image `width` × `height`.
     public static func mask(_ path: ClippingPath, width: Int, height: Int, evenOdd: Bool) throws(DeriveError) -> [UInt8] {
-        let edges = self.edges(path, width: Double(width), height: Double(height))
+        try mask(path, width: width, height: height, evenOdd: evenOdd, window: (0, 0, width, height))
+    }
+
+    /// The same mask over a part of the image only (`window`, in the image's pixels): the
+    /// path is placed on the whole image and only the window's pixels are filled and returned,
+    /// row by row, so the work is the window's.
+    static func mask(_ path: ClippingPath, width imageWidth: Int, height imageHeight: Int, evenOdd: Bool,
+                     window: (left: Int, top: Int, width: Int, height: Int)) throws(DeriveError) -> [UInt8] {
+        let edges = self.edges(path, width: Double(imageWidth), height: Double(imageHeight)).map {
+            Edge(x0: $0.x0 - Double(window.left), y0: $0.y0 - Double(window.top), x1: $0.x1 - Double(window.left), y1: $0.y1 - Double(window.top))
+        }
+        let width = window.width, height = window.height
         // Each row's segments, so a sub-scanline looks only at those that can cross it.
         var byRow = [[Int32]](repeating: [], count: height)
         var spans = 0

@@ -56,6 +56,8 @@ public struct PhotoshopDocument: Sendable {
         /// Channel ID (0, 1, 2 colour, -1 transparency, -2 and -3 masks) and where its
         /// compression code and data are in the file.
         var channels: [(id: Int, offset: Int, length: Int)]
+        /// Its position in `layers` (a clipped layer's base and a group's members are found by it).
+        public internal(set) var index = 0
 
         public var width: Int { right - left }
         /// The same layer covering a canvas of this size (a fill layer's pixels are its colour).
@@ -273,8 +275,9 @@ public struct PhotoshopDocument: Sendable {
         }
         // Channel image data: each layer's channels in order, each its compression and data.
         var layers: [Layer] = []
-        for (layer, lengths) in records {
+        for (index, (layer, lengths)) in records.enumerated() {
             var layer = layer
+            layer.index = index
             for i in layer.channels.indices {
                 let start = r.offset
                 let channelEnd = try r.end(of: lengths[i])
@@ -426,18 +429,27 @@ public struct PhotoshopDocument: Sendable {
     }
 
     /// A group's members: the records between its end marker and it, without what Photoshop
-    /// hides inside it.
+    /// hides inside it (a hidden layer, and everything inside a hidden group, however deep).
     func members(ofGroupAt index: Int) -> Set<Int> {
         var members = Set<Int>()
         var depth = 0
+        // The depth of the outermost hidden group the walk is inside, if any.
+        var hiddenFrom: Int?
         var i = index - 1
         while i >= 0 {
-            if layers[i].isGroup { depth += 1 }
+            // Walking down, a nested group's opening record comes before its members and its
+            // end marker after them.
+            if layers[i].isGroup {
+                depth += 1
+                if hiddenFrom == nil && layers[i].hidden { hiddenFrom = depth }
+            }
             if layers[i].isGroupEnd {
                 if depth == 0 { break }
+                if hiddenFrom == depth { hiddenFrom = nil }
                 depth -= 1
+            } else if hiddenFrom == nil && !layers[i].hidden {
+                members.insert(i)
             }
-            if !layers[i].hidden { members.insert(i) }
             i -= 1
         }
         return members
@@ -478,103 +490,273 @@ public struct PhotoshopDocument: Sendable {
     /// The layers composited in document order onto a transparent canvas of the document's
     /// size, each at its position with its opacity, source-over (straight RGBA, 8 bits).
     public func composite(_ selected: [Layer]) throws(DeriveError) -> [UInt8] {
-        var groupAlpha: [Int: [UInt8]] = [:]
         var work = 0
-        return try composite(selected, depth: 0, groupAlpha: &groupAlpha, work: &work)
+        return try composite(selected, work: &work)
     }
 
-    /// Pixels a composite may visit in all (each layer's area, each vector mask's and clipping
-    /// base's canvas): a file of many large layers fails instead of taking hours.
-    var maxWork = 4_000_000_000
+    /// The same, adding to `work` what it cost (the units `maxWork` bounds).
+    func composite(_ selected: [Layer], work: inout Int) throws(DeriveError) -> [UInt8] {
+        let named = Set(selected.map(\.index))
+        return try composite(named.sorted(), named: named, depth: 0, work: &work)
+    }
 
-    /// Groups composited as clipping bases nest at most this deep (each level holds a canvas).
-    static let maxClippingDepth = 8
+    /// What a composite may cost in all, in byte operations: every channel row decoded (its
+    /// compressed bytes walked and its pixels written), every plane made and every pass over
+    /// one (masks, each shape of a vector mask, opacity, clipping, drawing), every canvas. A file
+    /// of many large layers, clipping groups or intricate masks fails with `limit_exceeded`
+    /// instead of running for minutes: the bound is about 2 s of one core in a release build
+    /// (Benchmarks/RESULTS.md, the PSD section).
+    var maxWork = 1_000_000_000
 
-    func composite(_ selected: [Layer], depth: Int, groupAlpha: inout [Int: [UInt8]], work: inout Int) throws(DeriveError) -> [UInt8] {
+    /// Groups composited as clipping bases nest at most this deep (each level holds a canvas
+    /// and a base's alpha).
+    static let maxClippingDepth = 4
+
+    func charge(_ units: Int, _ work: inout Int) throws(DeriveError) {
+        work += units
+        guard work <= maxWork else {
+            throw DeriveError(.limitExceeded, "pg_name: the selected layers of this \(width)x\(height) document cost more than \(maxWork) pixel operations to decode and composite (many large layers, clipping groups or masks)")
+        }
+    }
+
+    /// A part of the canvas and one byte a pixel over it, row by row (a layer's alpha, or a
+    /// clipping base's). Empty when nothing is there.
+    struct Region {
+        var left = 0, top = 0, right = 0, bottom = 0
+        var pixels: [UInt8] = []
+        var width: Int { right - left }
+    }
+
+    /// A layer ready to draw, cropped to the canvas: its colour planes over `area` (one for a
+    /// greyscale document) and its alpha there (transparency × masks × opacity).
+    struct Drawn {
+        var area: Region
+        var colour: [[UInt8]]
+    }
+
+    /// `indices` composited in order. Holds at once: this canvas, the layer being drawn (its
+    /// planes cropped to the canvas) and the alpha of the clipping base of the layers being
+    /// drawn (the base's clipped layers follow it, so only the current one is kept); a group
+    /// as a base adds a canvas a level deeper, at most `maxClippingDepth` levels.
+    func composite(_ indices: [Int], named: Set<Int>, depth: Int, work: inout Int) throws(DeriveError) -> [UInt8] {
+        try charge(width * height, &work)
         var canvas = [UInt8](repeating: 0, count: width * height * 4)
-        for layer in selected {
-            let canvasPixels = width * height
-            let visited = layer.fill != nil ? canvasPixels : max(0, min(width, layer.right) - max(0, layer.left)) * max(0, min(height, layer.bottom) - max(0, layer.top))
-            work += visited + (layer.vectorMask != nil ? canvasPixels : 0) + (layer.clipped ? canvasPixels : 0)
-            guard work <= maxWork else {
-                throw DeriveError(.limitExceeded, "pg_name: the selected layers of this \(width)x\(height) document need more than \(maxWork) pixel visits to composite (many large layers or masks)")
-            }
-            guard let drawn = try self.drawn(layer) else { continue }
+        var base: (index: Int, alpha: Region)?
+        for index in indices {
+            let layer = layers[index]
+            guard !layer.isGroup, !layer.isGroupEnd else { continue }
+            try charge(1, &work)
+            var drawn = try self.drawn(index, work: &work)
             // A clipped layer shows only where its base layer is (the nearest layer below it
-            // that is not clipped, in the same group), named or not.
-            var base: ((Int, Int) -> Int)?
-            if layer.clipped, let baseIndex = self.base(of: layer) {
-                if layers[baseIndex].isGroup {
-                    // A group as the base: where its visible layers are, composited (once a
-                    // group however many layers it clips).
-                    if groupAlpha[baseIndex] == nil {
-                        guard depth < Self.maxClippingDepth else {
-                            throw DeriveError(.limitExceeded, "layer \(Quoted(layer.name)) is clipped to groups nested more than \(Self.maxClippingDepth) deep")
-                        }
-                        let group = try composite(members(ofGroupAt: baseIndex).sorted().map { layers[$0] }, depth: depth + 1,
-                                                  groupAlpha: &groupAlpha, work: &work)
-                        groupAlpha[baseIndex] = stride(from: 3, to: group.count, by: 4).map { group[$0] }
-                    }
-                    let alpha = groupAlpha[baseIndex]!, width = self.width
-                    base = { x, y in Int(alpha[y * width + x]) }
-                } else {
-                    guard let baseDrawn = try self.drawn(layers[baseIndex]) else { continue }
-                    base = baseDrawn.alpha
+            // that is not clipped, in the same group), named or not, with the base's opacity.
+            if layer.clipped, let baseIndex = self.base(of: index), drawn != nil {
+                if base?.index != baseIndex {
+                    base = nil
+                    base = (baseIndex, try baseAlpha(baseIndex, named: named, depth: depth, work: &work))
+                }
+                try clip(&drawn!.area, to: base!.alpha, work: &work)
+            } else if !layer.clipped {
+                base = nil
+                if index + 1 < layers.count, layers[index + 1].clipped {
+                    // The base of the clipped layers above it: its alpha as drawn, kept for them.
+                    base = (index, drawn?.area ?? Region())
                 }
             }
-            let opacity = layer.opacity
-            let area = drawn.layer
-            for y in max(0, area.top)..<min(height, area.bottom) {
-                for x in max(0, area.left)..<min(width, area.right) {
-                    var a = (drawn.alpha(x, y) * opacity + 127) / 255
-                    if let base { a = (a * base(x, y) + 127) / 255 }
-                    guard a > 0 else { continue }
-                    let ci = (y * width + x) * 4
-                    let da = Int(canvas[ci + 3])
-                    // Straight alpha: out = (c·a + d·da·(1−a)) / outA.
-                    let outA255 = a * 255 + da * (255 - a)           // alpha × 255
-                    for k in 0..<3 {
-                        let numerator = Int(drawn.colour(k, x, y)) * a * 255 + Int(canvas[ci + k]) * da * (255 - a)
-                        canvas[ci + k] = UInt8((numerator + outA255 / 2) / outA255)
-                    }
-                    canvas[ci + 3] = UInt8((outA255 + 127) / 255)
-                }
-            }
+            if let drawn { try draw(drawn, on: &canvas, work: &work) }
         }
         return canvas
     }
 
-    /// A layer ready to draw: its area on the canvas (a fill layer's is the canvas), its colour
-    /// and its alpha (transparency channel times its masks, before its opacity) at a document
-    /// pixel inside that area. Nil for a layer with nothing to draw.
-    func drawn(_ layer: Layer) throws(DeriveError) -> (layer: Layer, colour: (Int, Int, Int) -> UInt8, alpha: (Int, Int) -> Int)? {
+    /// A clipping base's alpha: a layer's as drawn (with its opacity), a group's composited from
+    /// its visible layers; nothing when the base is hidden and not named.
+    func baseAlpha(_ index: Int, named: Set<Int>, depth: Int, work: inout Int) throws(DeriveError) -> Region {
+        let layer = layers[index]
+        if layer.hidden && !named.contains(index) { return Region() }
+        guard layer.isGroup else { return try drawn(index, work: &work)?.area ?? Region() }
+        guard depth < Self.maxClippingDepth else {
+            throw DeriveError(.limitExceeded, "pg_name: layers are clipped to groups nested more than \(Self.maxClippingDepth) deep")
+        }
+        let group = try composite(members(ofGroupAt: index).sorted(), named: named, depth: depth + 1, work: &work)
+        try charge(width * height, &work)
+        var alpha = [UInt8](repeating: 0, count: width * height)
+        group.withUnsafeBufferPointer { g in
+            alpha.withUnsafeMutableBufferPointer { a in
+                for i in 0..<a.count { a[i] = g[i * 4 + 3] }
+            }
+        }
+        return Region(left: 0, top: 0, right: width, bottom: height, pixels: alpha)
+    }
+
+    /// Multiplies `area`'s alpha by `base`'s (zero outside the base).
+    func clip(_ area: inout Region, to base: Region, work: inout Int) throws(DeriveError) {
+        try charge(area.pixels.count, &work)
+        let width = area.width, baseWidth = base.width
+        let left = area.left, top = area.top, right = area.right, bottom = area.bottom
+        area.pixels.withUnsafeMutableBufferPointer { a in
+            base.pixels.withUnsafeBufferPointer { b in
+                for y in top..<bottom {
+                    let row = (y - top) * width
+                    guard y >= base.top, y < base.bottom else {
+                        for i in row..<(row + width) { a[i] = 0 }
+                        continue
+                    }
+                    let baseRow = (y - base.top) * baseWidth
+                    for x in left..<right {
+                        let i = row + x - left
+                        if x >= base.left && x < base.right {
+                            a[i] = UInt8((Int(a[i]) * Int(b[baseRow + x - base.left]) + 127) / 255)
+                        } else {
+                            a[i] = 0
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Source-over of a drawn layer onto the canvas (straight alpha:
+    /// out = (c·a + d·da·(1−a)) / outA, rounded).
+    func draw(_ drawn: Drawn, on canvas: inout [UInt8], work: inout Int) throws(DeriveError) {
+        let area = drawn.area
+        try charge(area.pixels.count, &work)
+        let canvasWidth = width, width = area.width
+        let red = drawn.colour[0], green = drawn.colour[drawn.colour.count > 1 ? 1 : 0], blue = drawn.colour[drawn.colour.count > 2 ? 2 : 0]
+        canvas.withUnsafeMutableBufferPointer { c in
+            area.pixels.withUnsafeBufferPointer { alpha in
+                red.withUnsafeBufferPointer { r in
+                    green.withUnsafeBufferPointer { g in
+                        blue.withUnsafeBufferPointer { b in
+                            for y in area.top..<area.bottom {
+                                var ci = (y * canvasWidth + area.left) * 4
+                                var i = (y - area.top) * width
+                                for _ in 0..<width {
+                                    let a = Int(alpha[i])
+                                    if a > 0 {
+                                        let da = Int(c[ci + 3])
+                                        if a == 255 || da == 0 {
+                                            c[ci] = r[i]; c[ci + 1] = g[i]; c[ci + 2] = b[i]; c[ci + 3] = UInt8(a)
+                                        } else {
+                                            let wa = a * 255, wd = da * (255 - a)
+                                            let outA255 = wa + wd, half = outA255 / 2
+                                            c[ci] = UInt8((Int(r[i]) * wa + Int(c[ci]) * wd + half) / outA255)
+                                            c[ci + 1] = UInt8((Int(g[i]) * wa + Int(c[ci + 1]) * wd + half) / outA255)
+                                            c[ci + 2] = UInt8((Int(b[i]) * wa + Int(c[ci + 2]) * wd + half) / outA255)
+                                            c[ci + 3] = UInt8((outA255 + 127) / 255)
+                                        }
+                                    }
+                                    ci += 4
+                                    i += 1
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The layer at `index` ready to draw, cropped to the canvas: only the planes drawn are
+    /// decoded (colour, transparency, the layer mask), and only their rows and columns on the
+    /// canvas. Nil for a group record or a layer with nothing on the canvas.
+    func drawn(_ index: Int, work: inout Int) throws(DeriveError) -> Drawn? {
+        var layer = layers[index]
         guard layer.fill != nil || (layer.width > 0 && layer.height > 0), !layer.isGroup, !layer.isGroupEnd else { return nil }
         // A fill layer is its colour over the whole canvas, shaped by its masks.
-        let layer = layer.fill == nil ? layer : layer.filling(width: width, height: height)
-        let planes = try channels(of: layer)
-        let colour: [[UInt8]] = colorMode == 3 ? [planes[0]!, planes[1]!, planes[2]!] : [planes[0]!, planes[0]!, planes[0]!]
-        let transparency = planes[-1]
-        let masks = try self.masks(of: layer, planes: planes)
-        let left = layer.left, top = layer.top, right = layer.right, bottom = layer.bottom, columns = layer.width
-        return (layer,
-                { k, x, y in colour[k][(y - top) * columns + (x - left)] },
-                { x, y in
-                    guard x >= left, x < right, y >= top, y < bottom else { return 0 }
-                    var a = Int(transparency?[(y - top) * columns + (x - left)] ?? 255)
-                    for mask in masks { a = (a * Int(mask(x, y)) + 127) / 255 }
-                    return a
-                })
+        if layer.fill != nil { layer = layer.filling(width: width, height: height) }
+        var area = Region(left: max(0, layer.left), top: max(0, layer.top), right: min(width, layer.right), bottom: min(height, layer.bottom))
+        guard area.right > area.left, area.bottom > area.top else { return nil }
+        let count = area.width * (area.bottom - area.top)
+        let needed = colorMode == 3 ? [0, 1, 2] : [0]
+        var colour: [[UInt8]] = []
+        if let fill = layer.fill {
+            let red = Int(fill[0]), green = Int(fill[1]), blue = Int(fill[2])
+            let grey = UInt8((red * 299 + green * 587 + blue * 114 + 500) / 1000)
+            for value in colorMode == 3 ? fill : [grey] {
+                try charge(count, &work)
+                colour.append([UInt8](repeating: value, count: count))
+            }
+        } else {
+            for id in needed {
+                guard let channel = layer.channels.first(where: { $0.id == id }) else {
+                    throw Self.corrupt("layer \(Quoted(layer.name)) has no channel \(id)")
+                }
+                colour.append(try decode(channel, of: layer, crop: area, work: &work))
+            }
+        }
+        try charge(count, &work)
+        if layer.fill == nil, let transparency = layer.channels.first(where: { $0.id == -1 }) {
+            area.pixels = try decode(transparency, of: layer, crop: area, work: &work)
+        } else {
+            area.pixels = [UInt8](repeating: 255, count: count)
+        }
+        try applyMasks(of: layer, to: &area, work: &work)
+        if layer.opacity < 255 {
+            try charge(count, &work)
+            let opacity = layer.opacity
+            area.pixels.withUnsafeMutableBufferPointer { a in
+                for i in 0..<a.count { a[i] = UInt8((Int(a[i]) * opacity + 127) / 255) }
+            }
+        }
+        return Drawn(area: area, colour: colour)
+    }
+
+    /// Multiplies `area`'s alpha by the layer's masks that apply: the layer mask (channel -2
+    /// inside its rectangle, its default value outside) unless it is turned off, and the vector
+    /// mask unless it is turned off, its subpaths combined by their operations. A density d
+    /// weakens a mask m to d·m + (1 − d).
+    func applyMasks(of layer: Layer, to area: inout Region, work: inout Int) throws(DeriveError) {
+        func multiply(by value: (Int, Int) -> Int) {
+            let width = area.width, left = area.left, top = area.top
+            area.pixels.withUnsafeMutableBufferPointer { a in
+                for y in top..<area.bottom {
+                    for x in left..<(left + width) {
+                        let i = (y - top) * width + x - left
+                        a[i] = UInt8((Int(a[i]) * value(x, y) + 127) / 255)
+                    }
+                }
+            }
+        }
+        func weakening(_ density: Int) -> [Int] {
+            (0...255).map { density >= 255 ? $0 : ($0 * density + 255 * (255 - density) + 127) / 255 }
+        }
+        if let mask = layer.mask, !mask.disabled, let channel = layer.channels.first(where: { $0.id == mask.channel }) {
+            try charge(area.pixels.count, &work)
+            let inside = Region(left: max(area.left, mask.left), top: max(area.top, mask.top),
+                                right: min(area.right, mask.right), bottom: min(area.bottom, mask.bottom))
+            var plane: [UInt8] = []
+            let maskLayer = Layer(name: layer.name, left: mask.left, top: mask.top, right: mask.right, bottom: mask.bottom,
+                                  blendMode: layer.blendMode, opacity: 255, hidden: false, section: 0, channels: [])
+            if inside.right > inside.left, inside.bottom > inside.top {
+                plane = try decode(channel, of: maskLayer, crop: inside, work: &work)
+            }
+            let table = weakening(mask.density), outside = table[Int(mask.outside)], width = inside.width
+            plane.withUnsafeBufferPointer { p in
+                multiply { x, y in
+                    x >= inside.left && x < inside.right && y >= inside.top && y < inside.bottom
+                        ? table[Int(p[(y - inside.top) * width + x - inside.left])] : outside
+                }
+            }
+        }
+        // The real mask (-3), or a mask rendered from the vector mask, holds it already.
+        if layer.mask?.channel != -3, layer.mask?.rendered != true || layer.mask?.disabled == true, let range = layer.vectorMask,
+           let coverage = try vectorMask(range, layer: layer.name, window: area, work: &work) {
+            try charge(area.pixels.count, &work)
+            let table = weakening(layer.vectorDensity), width = area.width, left = area.left, top = area.top
+            coverage.withUnsafeBufferPointer { c in
+                multiply { x, y in table[Int(c[(y - top) * width + x - left])] }
+            }
+        }
     }
 
     /// The index of a clipped layer's base: the nearest record below it that is not clipped, a
     /// layer or a group (whose end marker is skipped to reach it); nil when there is none.
-    func base(of layer: Layer) -> Int? {
-        guard let index = layers.firstIndex(where: { $0.channels.first?.offset == layer.channels.first?.offset && $0.name == layer.name }) else { return nil }
+    func base(of index: Int) -> Int? {
         var i = index - 1
         while i >= 0 {
             let below = layers[i]
             if below.isGroupEnd {
-                // The group this marker ends is the base: find its opening record above it.
+                // The group this marker ends is the base: its opening record is above the
+                // marker, below the clipped layer.
                 var depth = 0
                 for j in (i + 1)..<index {
                     if layers[j].isGroupEnd { depth += 1 }
@@ -583,7 +765,7 @@ public struct PhotoshopDocument: Sendable {
                         depth -= 1
                     }
                 }
-                return nil
+                return nil   // a marker without its group: a malformed file; drawn unclipped
             }
             if !below.clipped { return i }
             i -= 1
@@ -591,36 +773,14 @@ public struct PhotoshopDocument: Sendable {
         return nil
     }
 
-    /// The layer's masks that apply, as coverage at a document pixel: the layer mask (channel
-    /// -2 inside its rectangle, its default value outside) unless it is turned off, and the
-    /// vector mask unless it is turned off, its subpaths combined by their operations.
-    func masks(of layer: Layer, planes: [Int: [UInt8]]) throws(DeriveError) -> [(Int, Int) -> UInt8] {
-        var masks: [(Int, Int) -> UInt8] = []
-        // A density d weakens a mask m to d·m + (1 − d).
-        func weakened(_ value: UInt8, _ density: Int) -> UInt8 {
-            density >= 255 ? value : UInt8((Int(value) * density + 255 * (255 - density) + 127) / 255)
-        }
-        if let mask = layer.mask, !mask.disabled, let plane = planes[mask.channel] {
-            let width = mask.right - mask.left
-            masks.append { x, y in
-                guard x >= mask.left, x < mask.right, y >= mask.top, y < mask.bottom else { return weakened(mask.outside, mask.density) }
-                return weakened(plane[(y - mask.top) * width + (x - mask.left)], mask.density)
-            }
-        }
-        // The real mask (-3), or a mask rendered from the vector mask, holds it already.
-        if layer.mask?.channel != -3, layer.mask?.rendered != true || layer.mask?.disabled == true, let range = layer.vectorMask, let coverage = try vectorMask(range, layer: layer.name) {
-            let width = self.width, density = layer.vectorDensity
-            masks.append { x, y in weakened(coverage[y * width + x], density) }
-        }
-        return masks
-    }
-
-    /// A vector mask (`vmsk`/`vsms`): version, flags (bit 0 inverted, bit 1 unlinked, bit 2
-    /// off), then 26-byte path records whose points are 8.24 fractions of the document's height
-    /// and width. Subpaths are combined in order as Photoshop's path operations say (0 exclude,
-    /// 1 combine, 2 subtract, 3 intersect; -1 joins the previous shape), on a canvas that
-    /// starts empty (or full, by the initial fill record, when there is no subpath). Nil when off.
-    func vectorMask(_ range: Range<Int>, layer: String) throws(DeriveError) -> [UInt8]? {
+    /// A vector mask (`vmsk`/`vsms`) over `window` (a part of the canvas): version, flags (bit 0
+    /// inverted, bit 1 unlinked, bit 2 off), then 26-byte path records whose points are 8.24
+    /// fractions of the document's height and width. Subpaths are combined in order as
+    /// Photoshop's path operations say (0 exclude, 1 combine, 2 subtract, 3 intersect; -1 joins
+    /// the previous shape), on a mask that starts empty (or full, by the initial fill record,
+    /// when there is no subpath). Each shape is filled over the window and charged to `work`.
+    /// Nil when off.
+    func vectorMask(_ range: Range<Int>, layer: String, window: Region, work: inout Int) throws(DeriveError) -> [UInt8]? {
         var r = PSDReader(bytes: bytes, offset: range.lowerBound, limit: range.upperBound)
         _ = try r.u32()
         let flags = try r.u32()
@@ -660,122 +820,146 @@ public struct PhotoshopDocument: Sendable {
             record += 26
         }
         // One byte a pixel, combined in integers (m and p in 0...255), so the mask costs what
-        // the canvas's alpha does.
-        let count = width * height
+        // the layer's alpha does.
+        let count = window.pixels.isEmpty ? window.width * (window.bottom - window.top) : window.pixels.count
+        try charge(count, &work)
         var mask = [UInt8](repeating: initialFill && shapes.isEmpty ? 255 : 0, count: count)
         for (index, shape) in shapes.enumerated() {
-            let path = ClippingPath(id: 0, name: layer, subpaths: shape.subpaths.filter { !$0.knots.isEmpty })
+            try charge(1, &work)
+            let path = ClippingPath(id: 0, name: layer, subpaths: shape.subpaths.filter { $0.knots.count > 1 })
+            if index == 0 && (shape.operation == 2 || shape.operation == 3) {
+                try charge(count, &work)
+                for i in 0..<count { mask[i] = 255 - mask[i] }
+            }
+            // A shape without a segment covers nothing: combining, excluding or subtracting it
+            // leaves the mask as it is, intersecting with it empties it.
+            guard !path.subpaths.isEmpty else {
+                if shape.operation == 3 {
+                    try charge(count, &work)
+                    for i in 0..<count { mask[i] = 0 }
+                }
+                continue
+            }
+            try charge(2 * count, &work)
             let plane: [UInt8]
             do throws(DeriveError) {
-                plane = try PathRaster.mask(path, width: width, height: height, evenOdd: false)
+                plane = try PathRaster.mask(path, width: width, height: height, evenOdd: false,
+                                            window: (left: window.left, top: window.top, width: window.width, height: window.bottom - window.top))
             } catch {
                 throw DeriveError(error.code, "layer \(Quoted(layer))'s vector mask is too intricate to fill")
             }
-            if index == 0 && (shape.operation == 2 || shape.operation == 3) {
-                for i in 0..<count { mask[i] = 255 - mask[i] }
-            }
-            for i in 0..<count {
-                let m = Int(mask[i]), p = Int(plane[i])
-                let product = (m * p + 127) / 255
-                let value = switch shape.operation {
-                case 0: m + p - 2 * product          // exclude
-                case 2: m - min(m, p)                // subtract
-                case 3: product                      // intersect
-                default: m + p - product             // combine
+            let operation = shape.operation
+            mask.withUnsafeMutableBufferPointer { mask in
+                plane.withUnsafeBufferPointer { plane in
+                    for i in 0..<count {
+                        let m = Int(mask[i]), p = Int(plane[i])
+                        let product = (m * p + 127) / 255
+                        let value = switch operation {
+                        case 0: m + p - 2 * product          // exclude
+                        case 2: m - min(m, p)                // subtract
+                        case 3: product                      // intersect
+                        default: m + p - product             // combine
+                        }
+                        mask[i] = UInt8(max(0, min(255, value)))
+                    }
                 }
-                mask[i] = UInt8(max(0, min(255, value)))
             }
         }
         if flags & 0x01 != 0 {
+            try charge(count, &work)
             for i in 0..<count { mask[i] = 255 - mask[i] }
         }
         return mask
     }
 
-    /// A layer's channels decoded, by channel ID (a fill layer's colour channels made from its
-    /// colour, opaque), each `width × height` bytes. Colour channels
-    /// the mode needs must be there; masks are not decoded.
-    func channels(of layer: Layer) throws(DeriveError) -> [Int: [UInt8]] {
-        let needed = colorMode == 3 ? [0, 1, 2] : [0]
-        var planes: [Int: [UInt8]] = [:]
-        if let fill = layer.fill {
-            let size = layer.width * layer.height
-            let red = Int(fill[0]), green = Int(fill[1]), blue = Int(fill[2])
-            let grey = UInt8((red * 299 + green * 587 + blue * 114 + 500) / 1000)
-            let values: [UInt8] = colorMode == 3 ? fill : [grey]
-            for (id, value) in zip(needed, values) {
-                planes[id] = [UInt8](repeating: value, count: size)
-            }
-            if let mask = layer.mask, !mask.disabled, let channel = layer.channels.first(where: { $0.id == mask.channel }) {
-                planes[mask.channel] = try decode(channel, rows: mask.bottom - mask.top, columns: mask.right - mask.left, layer: layer.name)
-            }
-            return planes
-        }
-        for channel in layer.channels where channel.id >= -1 {
-            planes[channel.id] = try decode(channel, rows: layer.height, columns: layer.width, layer: layer.name)
-        }
-        // The layer mask has its own rectangle.
-        if let mask = layer.mask, !mask.disabled, let channel = layer.channels.first(where: { $0.id == mask.channel }) {
-            planes[mask.channel] = try decode(channel, rows: mask.bottom - mask.top, columns: mask.right - mask.left, layer: layer.name)
-        }
-        for id in needed where planes[id] == nil {
-            throw Self.corrupt("layer \(Quoted(layer.name)) has no channel \(id)")
-        }
-        return planes
-    }
-
-    func decode(_ channel: (id: Int, offset: Int, length: Int), rows: Int, columns: Int, layer: String) throws(DeriveError) -> [UInt8] {
+    /// One channel of `layer` (its rectangle is the channel's: the layer's, or the layer mask's)
+    /// decoded over `crop`, a part of that rectangle in document pixels: `crop`'s pixels, row
+    /// by row. Raw channels are read there alone; RLE rows above and below are skipped by their
+    /// byte counts and each row's runs are walked, only the columns in `crop` written. What it
+    /// does is charged to `work`.
+    func decode(_ channel: (id: Int, offset: Int, length: Int), of layer: Layer, crop: Region, work: inout Int) throws(DeriveError) -> [UInt8] {
+        let rows = layer.height, columns = layer.width, name = layer.name
         var r = PSDReader(bytes: bytes, offset: channel.offset, limit: channel.offset + channel.length)
         let compression = try r.u16()
         let size = rows * columns
         guard size <= maxPixels else {
-            throw DeriveError(.limitExceeded, "layer \(Quoted(layer)) is \(columns)x\(rows) pixels; the limit is \(maxPixels) pixels (DERIVE_MAX_INPUT_PIXELS)")
+            throw DeriveError(.limitExceeded, "layer \(Quoted(name)) is \(columns)x\(rows) pixels; the limit is \(maxPixels) pixels (DERIVE_MAX_INPUT_PIXELS)")
         }
+        // The crop in the channel's own rows and columns.
+        let firstRow = crop.top - layer.top, lastRow = crop.bottom - layer.top
+        let firstColumn = crop.left - layer.left, lastColumn = crop.right - layer.left
+        let cropWidth = lastColumn - firstColumn
+        guard firstRow >= 0, lastRow <= rows, firstColumn >= 0, lastColumn <= columns, cropWidth > 0, lastRow > firstRow else {
+            throw Self.corrupt("layer \(Quoted(name))'s channel is read outside its rectangle")
+        }
+        try charge(cropWidth * (lastRow - firstRow), &work)
+        var out = [UInt8](repeating: 0, count: cropWidth * (lastRow - firstRow))
         switch compression {
         case 0:
-            guard channel.length - 2 >= size else { throw Self.corrupt("layer \(Quoted(layer))'s raw channel holds \(channel.length - 2) bytes, not \(size)") }
-            return try r.bytes(size)
+            guard channel.length - 2 >= size else { throw Self.corrupt("layer \(Quoted(name))'s raw channel holds \(channel.length - 2) bytes, not \(size)") }
+            let start = r.offset
+            bytes.withUnsafeBufferPointer { b in
+                out.withUnsafeMutableBufferPointer { o in
+                    for row in firstRow..<lastRow {
+                        let from = start + row * columns + firstColumn, to = (row - firstRow) * cropWidth
+                        for k in 0..<cropWidth { o[to + k] = b[from + k] }
+                    }
+                }
+            }
+            return out
         case 1:
             // Every row's byte count, then the rows, each PackBits.
             let countSize = version == 2 ? 4 : 2
-            guard rows * countSize <= channel.length - 2 else { throw Self.corrupt("layer \(Quoted(layer))'s RLE row table is longer than its channel") }
-            var counts: [Int] = []
-            counts.reserveCapacity(rows)
-            for _ in 0..<rows { counts.append(version == 2 ? try r.u32() : try r.u16()) }
+            guard rows * countSize <= channel.length - 2 else { throw Self.corrupt("layer \(Quoted(name))'s RLE row table is longer than its channel") }
             // PackBits expands 2 bytes to at most 128: a channel whose rows could not fill the
-            // layer is refused before the layer is allocated.
-            guard size <= (channel.length - 2) * 64 else { throw Self.corrupt("layer \(Quoted(layer))'s RLE channel is too short for \(columns)x\(rows) pixels") }
-            var out = [UInt8](repeating: 0, count: size)
-            for row in 0..<rows {
-                let rowEnd = try r.end(of: counts[row])
-                guard rowEnd <= r.limit else { throw Self.corrupt("layer \(Quoted(layer))'s RLE rows run past its channel") }
-                var o = row * columns
-                let limit = o + columns
-                while r.offset < rowEnd {
-                    let n = Int(Int8(bitPattern: bytes[r.offset]))
-                    r.offset += 1
-                    if n >= 0 {
-                        guard r.offset + n + 1 <= rowEnd, o + n + 1 <= limit else { throw Self.corrupt("layer \(Quoted(layer))'s RLE row \(row + 1) is longer than the layer") }
-                        for k in 0...n { out[o + k] = bytes[r.offset + k] }
-                        r.offset += n + 1
-                        o += n + 1
-                    } else if n != -128 {
-                        let run = 1 - n
-                        guard r.offset < rowEnd, o + run <= limit else { throw Self.corrupt("layer \(Quoted(layer))'s RLE row \(row + 1) is longer than the layer") }
-                        let value = bytes[r.offset]
-                        r.offset += 1
-                        for k in 0..<run { out[o + k] = value }
-                        o += run
+            // layer is refused.
+            guard size <= (channel.length - 2) * 64 else { throw Self.corrupt("layer \(Quoted(name))'s RLE channel is too short for \(columns)x\(rows) pixels") }
+            try charge(rows, &work)
+            let table = r.offset
+            var rowStart = table + rows * countSize
+            // The rows above the crop, skipped by their counts.
+            for row in 0..<firstRow {
+                rowStart += version == 2 ? PSDReader.u32(bytes, table + row * 4)! : Int(bytes[table + row * 2]) << 8 | Int(bytes[table + row * 2 + 1])
+            }
+            for row in firstRow..<lastRow {
+                let length = version == 2 ? PSDReader.u32(bytes, table + row * 4)! : Int(bytes[table + row * 2]) << 8 | Int(bytes[table + row * 2 + 1])
+                guard rowStart <= r.limit, length <= r.limit - rowStart else { throw Self.corrupt("layer \(Quoted(name))'s RLE rows run past its channel") }
+                try charge(length, &work)
+                let rowEnd = rowStart + length, base = (row - firstRow) * cropWidth
+                let failure: String? = bytes.withUnsafeBufferPointer { b in
+                    out.withUnsafeMutableBufferPointer { o in
+                        var p = rowStart, x = 0
+                        while p < rowEnd {
+                            let n = Int(Int8(bitPattern: b[p]))
+                            p += 1
+                            if n >= 0 {
+                                let count = n + 1
+                                guard p + count <= rowEnd, x + count <= columns else { return "longer" }
+                                let from = max(x, firstColumn), to = min(x + count, lastColumn)
+                                if from < to { for k in from..<to { o[base + k - firstColumn] = b[p + k - x] } }
+                                p += count
+                                x += count
+                            } else if n != -128 {
+                                let run = 1 - n
+                                guard p < rowEnd, x + run <= columns else { return "longer" }
+                                let value = b[p]
+                                p += 1
+                                let from = max(x, firstColumn), to = min(x + run, lastColumn)
+                                if from < to { for k in from..<to { o[base + k - firstColumn] = value } }
+                                x += run
+                            }
+                        }
+                        return x == columns ? nil : "shorter"
                     }
                 }
-                guard o == limit else { throw Self.corrupt("layer \(Quoted(layer))'s RLE row \(row + 1) is shorter than the layer") }
-                r.offset = rowEnd
+                if let failure { throw Self.corrupt("layer \(Quoted(name))'s RLE row \(row + 1) is \(failure) than the layer") }
+                rowStart = rowEnd
             }
             return out
         case 2, 3:
-            throw DeriveError(.unsupportedFormat, "layer \(Quoted(layer)) is ZIP-compressed; Derive reads raw and RLE (PackBits) layer channels")
+            throw DeriveError(.unsupportedFormat, "layer \(Quoted(name)) is ZIP-compressed; Derive reads raw and RLE (PackBits) layer channels")
         default:
-            throw Self.corrupt("layer \(Quoted(layer)) has channel compression \(compression)")
+            throw Self.corrupt("layer \(Quoted(name)) has channel compression \(compression)")
         }
     }
 }
