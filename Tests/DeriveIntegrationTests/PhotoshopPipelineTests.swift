@@ -29,4 +29,40 @@ import Testing
         let error = #expect(throws: DeriveError.self) { try pipeline.run(try DefaultImageTests.job("c_scale,w_32", source: psd), source: psd) }
         #expect(error?.code == .blockedLoader, "\(String(describing: error))")
     }
+
+    /// Each selection of a document is recorded as an asset of its own (under the hash of the
+    /// document's hash and the selection), so reusing one selection's outputs reports its own
+    /// facts, not those of the selection that ran last (review 3, finding 7). Through the
+    /// pipeline, recording in SQLite.
+    @Test func aSelectionsRecordIsItsOwn() throws {
+        let queue = try TestQueue(.sqlite)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-psd-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var pipeline = try DefaultImageTests.pipeline(overlays: folder.appendingPathComponent("overlays"), store: folder.appendingPathComponent("store"))
+        pipeline.recordedWork = queue.store
+        let psd = Paths.repository.appendingPathComponent("Tests/Fixtures/psd/2layers.psd").path
+        let documentHash = ContentHash.sha256([UInt8](try Data(contentsOf: URL(fileURLWithPath: psd))))
+        func run(_ chain: String) throws -> JobPipeline.Outcome {
+            let outcome = try pipeline.run(try DefaultImageTests.job(chain, source: psd), source: psd)
+            let id = try #require(try queue.store.submit([NewJob(payload: .object(["n": .string(UUID().uuidString)]))]).first).id
+            let run = try #require(try queue.store.claim(queues: ["default"], limit: 1, owner: "w", lease: 30).first).run
+            #expect(try queue.store.complete([Completion(run: run, record: outcome.record)]) == [id])
+            return outcome
+        }
+        let background = try run("pg_name:Фон/f_png")
+        let shape = try run("pg_name:Слой/f_png")
+        #expect(background.report.decoded && shape.report.decoded)
+        #expect(background.record.asset.sha256 != shape.record.asset.sha256)
+        #expect(background.record.asset.sha256 != documentHash && shape.record.asset.sha256 != documentHash)
+        #expect(background.report.result.source.sha256 == documentHash)
+        #expect(background.report.result.source.perceptualHash != shape.report.result.source.perceptualHash)
+
+        // Every output recorded: reused, with the background's own facts.
+        let again = try run("pg_name:Фон/f_png")
+        #expect(!again.report.decoded)
+        #expect(again.report.result.source.perceptualHash == background.report.result.source.perceptualHash)
+        #expect(again.report.result.source.sha256 == documentHash)
+        #expect(again.report.locations == background.report.locations)
+        #expect(again.record.asset.sha256 == background.record.asset.sha256)
+    }
 }

@@ -111,22 +111,29 @@ public struct JobPipeline: Sendable {
         var mark = DispatchTime.now().uptimeNanoseconds
         // pg_name / pg_embedded: the document's layers or embedded file stand in for it (the
         // hash stays the document's: recorded work is found by the content fetched).
-        if let selection = try job.psdSelection() {
+        let selection = try job.psdSelection()
+        if let selection {
             image = try engine.selecting(selection, from: image)
         }
+        // What is recorded describes the image the outputs are made from: a selection's facts
+        // (size, format, perceptual hash, faces) are recorded as an asset of their own, under
+        // the hash of the document's hash and the selection, not over the document's row, so
+        // that reusing one selection's outputs never reports another's facts.
+        let recordHash = selection.map { ContentHash.sha256(Array("\(sourceHash) pg_\($0.cloudinaryText)".utf8)) } ?? sourceHash
         let inspection = try engine.inspect(image)
         timings.header = milliseconds(since: mark)
         mark = DispatchTime.now().uptimeNanoseconds
         let plan = try self.plan(job, facts: inspection.facts)
         timings.plan = milliseconds(since: mark)
-        let reusable = try reusableOutputs(plan, sourceHash: sourceHash)
+        let reusable = try reusableOutputs(plan, sourceHash: sourceHash, recordHash: recordHash)
         let missing = plan.outputs.filter { reusable.outputs[$0.name] == nil }
         let result: RenderResult
         // The plan as reported: every output, with the decode that was done.
         var reported = plan
         if missing.isEmpty, let asset = reusable.asset {
-            result = RenderResult(source: SourceMetadata(recorded: asset, inspection: inspection, image: image), outputs: [],
-                                  timings: StageTimings())
+            var source = SourceMetadata(recorded: asset, inspection: inspection, image: image)
+            source.sha256 = sourceHash
+            result = RenderResult(source: source, outputs: [], timings: StageTimings())
         } else {
             let names = Set(missing.map(\.name))
             let toRender = missing.count == plan.outputs.count
@@ -174,7 +181,9 @@ public struct JobPipeline: Sendable {
                                locations: objects.map(\.url), keys: objects.map(\.key.value), timings: timings, totalMilliseconds: milliseconds(since: started),
                                fetched: fetched.origin == .file ? nil : fetched, decoded: !missing.isEmpty)
         report.infoLocations = infos
-        return Outcome(report: report, record: DerivationRecord(report: report, resolved: job, stored: objects, sourceURL: source))
+        var record = DerivationRecord(report: report, resolved: job, stored: objects, sourceURL: source)
+        record.asset.sha256 = recordHash
+        return Outcome(report: report, record: record)
     }
 
     /// `d_`: the default image, loaded as overlays are, in place of a source that does not
@@ -202,14 +211,15 @@ public struct JobPipeline: Sendable {
 
     /// What an earlier run recorded for this content, by output name: each output whose rows
     /// are current, whose keys are the ones this pipeline would write, and whose objects are
-    /// in the store. An output with any of that missing is derived again, whole.
-    func reusableOutputs(_ plan: Plan, sourceHash: String) throws(DeriveError) -> (asset: AssetRecord?, outputs: [String: [(RenderedOutput, StoredObject)]]) {
+    /// in the store. An output with any of that missing is derived again, whole. The record is
+    /// found by `recordHash` (a PSD selection's own), the keys are made with `sourceHash`.
+    func reusableOutputs(_ plan: Plan, sourceHash: String, recordHash: String) throws(DeriveError) -> (asset: AssetRecord?, outputs: [String: [(RenderedOutput, StoredObject)]]) {
         guard let recordedWork, case .template = naming else { return (nil, [:]) }
         var identities: [OutputIdentity] = []
         for planned in plan.outputs where !identities.contains(where: { $0.name == planned.name }) {
             identities.append(OutputIdentity(name: planned.name, identity: planned.identity))
         }
-        guard let recorded = try recordedWork.recorded(sourceSHA256: sourceHash, outputs: identities) else { return (nil, [:]) }
+        guard let recorded = try recordedWork.recorded(sourceSHA256: recordHash, outputs: identities) else { return (nil, [:]) }
         var outputs: [String: [(RenderedOutput, StoredObject)]] = [:]
         outputs: for identity in identities {
             let rows = recorded.derivatives(of: identity)
