@@ -49,10 +49,12 @@ struct Explain: ParsableCommand {
             job.asset = try asset.applied(to: job.asset)
             let catalog = InMemoryPresetCatalog(try presets.map { try PresetFile.parse(try readFile($0)) } ?? [])
             let resolved = try JobResolver(catalog: catalog).resolve(job)
-            let facts = try sourceFacts(selecting: try resolved.psdSelection())
+            // Read as a job would: within the configured limits (DERIVE_MAX_INPUT_*).
+            let engine = try Configuration.load().engine
+            let facts = try sourceFacts(selecting: try resolved.psdSelection(), limits: engine.sourceLimits)
             // The decode a job would make: for faces, what the configured detector reads (only
             // which detector; nothing is loaded).
-            let faces = try Configuration.load().engine.faces
+            let faces = engine.faces
             let planner = Planner(faces: faces, detectorReadsCanvas: FaceDetectors.make(faces.detector, canvas: faces.canvas).wantsColor)
             let plan = try planner.plan(resolved, source: facts)
             print(JSONWriter.pretty(plan.json))
@@ -60,12 +62,12 @@ struct Explain: ParsableCommand {
     }
 
     /// With `pg_name:`/`pg_embedded:` and a source file, the facts are the selection's: the
-    /// layers' canvas or the embedded file's header, read as a job would.
-    func sourceFacts(selecting selection: PSDSelection? = nil) throws -> SourceFacts {
+    /// layers' canvas or the embedded file's header, read as a job would (within `limits`).
+    func sourceFacts(selecting selection: PSDSelection? = nil, limits: SourceLimits = .default) throws -> SourceFacts {
         switch (source, sourceSize) {
         case (let path?, nil) where selection != nil:
             guard let bytes = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read the source \(path)") }
-            let selected = try selection!.source(from: SourceImage(bytes: [UInt8](bytes), location: path), limits: .default)
+            let selected = try selection!.source(from: SourceImage(bytes: [UInt8](bytes), location: path), limits: limits)
             guard let facts = ImageSniffer.facts(of: selected.bytes) else {
                 let kind = ImageSniffer.format(of: selected.bytes).map { "a \($0.rawValue) file whose size Derive cannot read without decoding" } ?? "not an image format Derive recognises"
                 throw CLIError("what pg_\(selection!.cloudinaryText) selects in \(path) is \(kind)")

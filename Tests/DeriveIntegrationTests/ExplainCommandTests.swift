@@ -49,6 +49,10 @@ import Testing
         let missing = try Self.derive(["explain", "--chain", "pg_name:record_cover", psd])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains(#"no layer "record_cover"; its layers are "Background", "linked-png", "linked-psd", "embedded-png""#), "\(missing.stderr)")
+        // Within the configured limits, as a job reads it: the 256x256 document is past 1,000 pixels.
+        let limited = try DeriveBinary.run(["explain", "--chain", "pg_name:linked-psd", psd], environment: ["DERIVE_MAX_INPUT_PIXELS": "1000"])
+        #expect(limited.status != 0)
+        #expect(limited.stderr.contains("limit_exceeded") && limited.stderr.contains("DERIVE_MAX_INPUT_PIXELS"), "\(limited.stderr)")
     }
 
     /// `--tag` and `--context` give the asset's values, which conditions read (issue 30); a bad

@@ -64,14 +64,9 @@ public protocol ImageEngine: Sendable {
                 overlays: any OverlayLoader, phase: (RenderPhase) -> Void) throws(DeriveError) -> RenderResult
 
     /// `pg_name:` / `pg_embedded:`: the part of a Photoshop document the job is made from, as
-    /// a source of its own, read within the engine's limits (`PSDSelection.source`).
+    /// a source of its own, read within the engine's configured limits (`PSDSelection.source`
+    /// with them; no default, so that no engine reads a document within other limits).
     func selecting(_ selection: PSDSelection, from source: SourceImage) throws(DeriveError) -> SourceImage
-}
-
-extension ImageEngine {
-    public func selecting(_ selection: PSDSelection, from source: SourceImage) throws(DeriveError) -> SourceImage {
-        try selection.source(from: source, limits: .default)
-    }
 }
 
 /// Where a render is: decoding the source (and looking at it), or applying and encoding the outputs.

@@ -14,8 +14,13 @@
 /// reference says so).
 ///
 /// Every count and length is checked against the bytes that remain before it is used, and the
-/// canvas against the caller's pixel limit before it is allocated: a malformed or truncated file
-/// is a `corruptImage` error, never a crash or an unbounded allocation.
+/// canvas and each layer against the caller's pixel limit: a malformed or truncated file is a
+/// `corruptImage` error, never a crash. What a composite holds at once is the canvas (4 bytes a
+/// pixel), the layer being drawn (its planes cropped to the canvas, at most 5 bytes a canvas
+/// pixel) and the current clipping base's alpha (1 byte a canvas pixel); a group as a clipping
+/// base adds those again a level down, at most `maxClippingDepth` levels. What it does (every
+/// decode, pass and vector-mask shape) is charged against `maxWork`, about 2 s of one core:
+/// past it the composite stops with `limitExceeded`.
 public struct PhotoshopDocument: Sendable {
     struct LayerMask: Sendable {
         var channel: Int
