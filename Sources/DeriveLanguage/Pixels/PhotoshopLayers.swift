@@ -710,35 +710,35 @@ public struct PhotoshopDocument: Sendable {
     /// mask unless it is turned off, its subpaths combined by their operations. A density d
     /// weakens a mask m to d·m + (1 − d).
     func applyMasks(of layer: Layer, to area: inout Region, work: inout Int) throws(DeriveError) {
-        func multiply(by value: (Int, Int) -> Int) {
-            let width = area.width, left = area.left, top = area.top
-            area.pixels.withUnsafeMutableBufferPointer { a in
-                for y in top..<area.bottom {
-                    for x in left..<(left + width) {
-                        let i = (y - top) * width + x - left
-                        a[i] = UInt8((Int(a[i]) * value(x, y) + 127) / 255)
-                    }
-                }
-            }
-        }
         func weakening(_ density: Int) -> [Int] {
             (0...255).map { density >= 255 ? $0 : ($0 * density + 255 * (255 - density) + 127) / 255 }
         }
+        let width = area.width, left = area.left, top = area.top, right = area.right, bottom = area.bottom
         if let mask = layer.mask, !mask.disabled, let channel = layer.channels.first(where: { $0.id == mask.channel }) {
             try charge(area.pixels.count, &work)
-            let inside = Region(left: max(area.left, mask.left), top: max(area.top, mask.top),
-                                right: min(area.right, mask.right), bottom: min(area.bottom, mask.bottom))
+            // The mask's rectangle on the layer's area: its plane there, its default value around.
+            let inside = Region(left: max(left, mask.left), top: max(top, mask.top), right: min(right, mask.right), bottom: min(bottom, mask.bottom))
+            let within = inside.right > inside.left && inside.bottom > inside.top
             var plane: [UInt8] = []
-            let maskLayer = Layer(name: layer.name, left: mask.left, top: mask.top, right: mask.right, bottom: mask.bottom,
-                                  blendMode: layer.blendMode, opacity: 255, hidden: false, section: 0, channels: [])
-            if inside.right > inside.left, inside.bottom > inside.top {
+            if within {
+                let maskLayer = Layer(name: layer.name, left: mask.left, top: mask.top, right: mask.right, bottom: mask.bottom,
+                                      blendMode: layer.blendMode, opacity: 255, hidden: false, section: 0, channels: [])
                 plane = try decode(channel, of: maskLayer, crop: inside, work: &work)
             }
-            let table = weakening(mask.density), outside = table[Int(mask.outside)], width = inside.width
-            plane.withUnsafeBufferPointer { p in
-                multiply { x, y in
-                    x >= inside.left && x < inside.right && y >= inside.top && y < inside.bottom
-                        ? table[Int(p[(y - inside.top) * width + x - inside.left])] : outside
+            let table = weakening(mask.density), outside = table[Int(mask.outside)], planeWidth = inside.width
+            area.pixels.withUnsafeMutableBufferPointer { a in
+                plane.withUnsafeBufferPointer { p in
+                    for y in top..<bottom {
+                        let row = (y - top) * width
+                        let rowInside = within && y >= inside.top && y < inside.bottom
+                        let from = rowInside ? inside.left : right, to = rowInside ? inside.right : right
+                        for x in left..<from { a[row + x - left] = UInt8((Int(a[row + x - left]) * outside + 127) / 255) }
+                        if from < to {
+                            let planeRow = (y - inside.top) * planeWidth - inside.left
+                            for x in from..<to { a[row + x - left] = UInt8((Int(a[row + x - left]) * table[Int(p[planeRow + x])] + 127) / 255) }
+                        }
+                        for x in to..<right { a[row + x - left] = UInt8((Int(a[row + x - left]) * outside + 127) / 255) }
+                    }
                 }
             }
         }
@@ -746,9 +746,11 @@ public struct PhotoshopDocument: Sendable {
         if layer.mask?.channel != -3, layer.mask?.rendered != true || layer.mask?.disabled == true, let range = layer.vectorMask,
            let coverage = try vectorMask(range, layer: layer.name, window: area, work: &work) {
             try charge(area.pixels.count, &work)
-            let table = weakening(layer.vectorDensity), width = area.width, left = area.left, top = area.top
-            coverage.withUnsafeBufferPointer { c in
-                multiply { x, y in table[Int(c[(y - top) * width + x - left])] }
+            let table = weakening(layer.vectorDensity)
+            area.pixels.withUnsafeMutableBufferPointer { a in
+                coverage.withUnsafeBufferPointer { c in
+                    for i in 0..<a.count { a[i] = UInt8((Int(a[i]) * table[Int(c[i])] + 127) / 255) }
+                }
             }
         }
     }
