@@ -19,7 +19,7 @@
 /// pixel), the layer being drawn (its planes cropped to the canvas, at most 5 bytes a canvas
 /// pixel) and the current clipping base's alpha (1 byte a canvas pixel); a group as a clipping
 /// base adds those again a level down, at most `maxClippingDepth` levels. What it does (every
-/// decode, pass and vector-mask shape) is charged against `maxWork`, about 2 s of one core:
+/// decode, pass and vector-mask shape) is charged against `maxWork`, about 1.5 s of one core:
 /// past it the composite stops with `limitExceeded`.
 public struct PhotoshopDocument: Sendable {
     struct LayerMask: Sendable {
@@ -509,7 +509,7 @@ public struct PhotoshopDocument: Sendable {
     /// compressed bytes walked and its pixels written), every plane made and every pass over
     /// one (masks, each shape of a vector mask, opacity, clipping, drawing), every canvas. A file
     /// of many large layers, clipping groups or intricate masks fails with `limit_exceeded`
-    /// instead of running for minutes: the bound is about 2 s of one core in a release build
+    /// instead of running for minutes: the bound is about 1.5 s of one core in a release build
     /// (Benchmarks/RESULTS.md, the PSD section).
     var maxWork = 1_000_000_000
 
