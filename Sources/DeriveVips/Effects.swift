@@ -469,16 +469,20 @@ extension Effects {
     }
 
     /// e_theme: the page (`ThemeMask`, found on a working copy at most `themeWorkingSide` pixels
-    /// long) moved in Lab from its background colour (the predominant one, DominantColor on the
-    /// 32 px preview) to `color`: a and b shifted by the difference, lightness shifted too, or
+    /// long) moved in Lab from its background colour (the working copy's predominant one,
+    /// DominantColor) to `color`: a and b shifted by the difference, lightness shifted too, or
     /// mirrored about the two backgrounds' mean when they lie on either side of L 50 (light page
-    /// to dark and back), so text keeps its contrast with the page. Photographs stay; the cells'
-    /// mask is enlarged with a linear kernel, which softens its steps over a cell.
+    /// to dark and back), so text keeps its contrast with the page. Photographs and panels stay;
+    /// where they meet the page, only the background's own pixels change.
     static let themeWorkingSide = 1024
 
     static func theme(_ image: VImage, to color: Color, photosensitivity: Int) throws(DeriveError) -> VImage {
-        let preview = try image.resized(to: VipsEngine.previewSize(image.frameSize)).cast("uchar").pixelBuffer()
-        let background = DominantColor.of(preview)
+        // The working copy (alpha kept, so transparent pixels are no one's background): the
+        // background is its predominant colour, read at this size because a small preview
+        // averages text into its page.
+        let factor = max(1, (max(image.width, image.height) + themeWorkingSide - 1) / themeWorkingSide)
+        let working = try (factor > 1 ? image.shrunk(by: factor) : image).cast("uchar").pixelBuffer()
+        let background = DominantColor.of(working)
         guard background != .transparent else { return image }
         return try image.changingColour { (colour) throws(DeriveError) in
             let rgb = try colour.rgb()
@@ -488,17 +492,26 @@ extension Effects {
                 .linear([mirrored ? -1 : 1, 1, 1], [mirrored ? lt + lb : lt - lb, at - ab, bt - bb], uchar: false)
                 .interpreted(as: "lab").colourspace("srgb").cast("uchar")
             if photosensitivity <= 0 { return themed }
-            let factor = max(1, (max(rgb.width, rgb.height) + themeWorkingSide - 1) / themeWorkingSide)
-            let working = factor > 1 ? try rgb.shrunk(by: factor).cast("uchar") : rgb
-            let cells = ThemeMask.cells(of: try working.pixelBuffer(), background: background, photosensitivity: photosensitivity)
+            let cells = ThemeMask.cells(of: working, background: background, photosensitivity: photosensitivity)
             if cells.pixels.allSatisfy({ $0 == 255 }) { return themed }
             if cells.pixels.allSatisfy({ $0 == 0 }) { return rgb }
-            let mask = try VImage.fromPixels(cells.pixels, width: cells.width, height: cells.height, bands: 1)
-            // Each cell covers cell × factor pixels of the image (the last ones partly).
+            // Each cell covers cell × factor pixels of the image (the last ones partly): the page's
+            // cells whole, the edge cells' pixels within 4 (CIE76) of the background colour.
             let side = ThemeMask.cell * factor
-            let covered = try mask.resampled(to: Size(cells.width * side, cells.height * side), kernel: "linear")
+            // The working copy is the image shrunk and rounded, so the cells may fall a few
+            // pixels short of its right or bottom edge: the last cells reach to it.
+            let zoomed = try VImage.fromPixels(cells.pixels, width: cells.width, height: cells.height, bands: 1).zoomed(by: side)
+            let grid = try VipsCall("embed").image("in", zoomed).int("x", 0).int("y", 0)
+                .int("width", max(rgb.width, zoomed.width)).int("height", max(rgb.height, zoomed.height))
+                .enumeration("extend", "copy").run().image("out")
                 .extracted(Rect(x: 0, y: 0, width: rgb.width, height: rgb.height))
-            return try themed.blended(with: rgb, mask: covered).interpreted(as: "srgb")
+            let whole = try grid.above(Double(ThemeMask.edge))
+            let edge = try VipsCall("relational_const").image("in", grid).enumeration("relational", "equal")
+                .doubles("c", [Double(ThemeMask.edge)]).run().image("out")
+            let background = try rgb.distance(to: background).linear([-1], [4], uchar: false).above(0)
+            let edgeBackground = try VipsCall("boolean").image("left", edge).image("right", background).enumeration("boolean", "and").run().image("out")
+            let mask = try VipsCall("boolean").image("left", whole).image("right", edgeBackground).enumeration("boolean", "or").run().image("out")
+            return try themed.blended(with: rgb, mask: mask).interpreted(as: "srgb")
         }
     }
 

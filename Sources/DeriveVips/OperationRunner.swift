@@ -19,7 +19,7 @@ final class OperationRunner {
     private var overlayCache: [Overlay: VImage] = [:]
     /// Images kept by image variables (`$img_current`) for the layers that draw them, each with
     /// the number of those layers still to come: one image per name, released after its last use.
-    private var snapshots: [String: (image: VImage, uses: Int)] = [:]
+    private var snapshots: [String: (image: VImage, uses: Int, faces: JobFaces?)] = [:]
     /// How many images variables keep now (none once a run has drawn every layer).
     var keptSnapshots: Int { snapshots.count }
     private var lutCache: [String: Lut3D] = [:]
@@ -90,7 +90,7 @@ final class OperationRunner {
                 // Kept in memory, as the chain goes on changing the image, only if a layer after
                 // it draws it; a later assignment of the name replaces it.
                 let uses = operations[(index + 1)...].filter { Self.draws($0, snapshot: name) }.count
-                snapshots[name] = uses == 0 ? nil : (try image.inMemory(), uses)
+                snapshots[name] = uses == 0 ? nil : (try image.inMemory(), uses, tracked)
                 resolved.append(operation)
                 continue
             case .smartCrop(let size, let gravity):
@@ -122,7 +122,7 @@ final class OperationRunner {
                 try perform(operation)
             }
             if case .overlay(let o) = operation, case .snapshot(let name) = o.source, let kept = snapshots[name] {
-                snapshots[name] = kept.uses > 1 ? (kept.image, kept.uses - 1) : nil
+                snapshots[name] = kept.uses > 1 ? (kept.image, kept.uses - 1, kept.faces) : nil
             }
         }
         return (image, resolved)
@@ -283,7 +283,7 @@ final class OperationRunner {
         case nil, .antiRemoval: break
         case .multiply, .screen, .overlay, .mask, .cutOut: return try Self.blended(base, with: layer, at: origin, mode: overlay.blend!)
         case .cutter: return try Self.cut(base, by: layer, at: origin)
-        case .replaceImage: return layer
+        case .replaceImage: return layer  // returned above, before the layer is placed
         case .displace:
             // Fractions and expressions resolve as offsets do, against the image's sides.
             let amount = (x: try Self.pixels(overlay.x, of: base.width), y: try Self.pixels(overlay.y, of: base.height))
@@ -308,9 +308,12 @@ final class OperationRunner {
         }
     }
 
-    /// The overlay as an image, decoded and transformed once per job.
+    /// The overlay as an image, decoded and transformed once per job. The layer's chain keeps
+    /// its own image variables: what it assigns does not replace or release the chain's.
     func rendered(_ overlay: Overlay) throws(DeriveError) -> VImage {
         if let cached = overlayCache[overlay] { return cached }
+        let outer = snapshots
+        defer { snapshots = outer }
         let start: VImage
         switch overlay.source {
         case .snapshot(let name):
@@ -319,8 +322,10 @@ final class OperationRunner {
             guard let kept = snapshots[name] else {
                 throw DeriveError(.invalidJob, "l_$\(name): the image variable $\(name) holds no image here")
             }
+            // The faces as they were where the image was kept, moved with it since the source.
             let (operations, _) = try planned(overlay.chain, on: kept.image.size)
-            return try run(operations, on: kept.image).0.standardised().inMemory()
+            var faces = kept.faces
+            return try run(operations, on: kept.image, faces: &faces).0.standardised().inMemory()
         case .text(let text):
             start = try Self.text(text)
         case .image(let reference):

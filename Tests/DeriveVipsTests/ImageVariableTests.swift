@@ -53,6 +53,17 @@ import Testing
         #expect(Self.colourfulness(p, in: Rect(x: p.width / 2 - 10, y: p.height / 2 - 10, width: 20, height: 20)) < 1)
     }
 
+    /// A layer's own chain that keeps an image under the same name neither replaces nor
+    /// releases the chain's: the second layer still draws the colour image kept at the start
+    /// (it failed with "holds no image here" when the inner assignment cleared the outer one).
+    @Test func aLayersOwnVariableLeavesTheChainsAlone() throws {
+        let chain = "$img_current/e_grayscale/l_$img,w_0.5/$img_current/e_sepia/fl_layer_apply,g_south_east/l_$img,w_0.2/fl_layer_apply,g_north_west/f_png"
+        let p = try Harness.pixels(Harness.render(ToneEffectTests.photo, chain).1.outputs[0].data)
+        let w = Int((Double(p.width) * 0.2).rounded()) - 4, h = Int((Double(p.height) * 0.2).rounded()) - 4
+        #expect(Self.colourfulness(p, in: Rect(x: 2, y: 2, width: w, height: h)) > 8)
+        #expect(Self.colourfulness(p, in: Rect(x: p.width / 4, y: p.height / 4, width: 20, height: 20)) < 1)
+    }
+
     /// One image kept per name, released after the last layer that draws it; none kept when no
     /// layer draws it.
     @Test(arguments: [

@@ -105,7 +105,30 @@ import Testing
         #expect(Double(changed) / Double(a.width * a.height) < 0.01, "\(changed) pixels changed")
     }
 
-    /// Alpha is kept; the colour of transparent pixels is not a page.
+    /// A page larger than the working copy's 1024 px, at a width the shrunk copy's cells fall
+    /// short of (2065 px: shrunk by 3 to 688, 86 cells of 24 px, 2064): every pixel is themed,
+    /// the last column too.
+    @Test func aLargePageIsThemedToItsLastColumn() throws {
+        var pixels = [UInt8](repeating: 255, count: 2065 * 300 * 3)
+        for y in stride(from: 40, to: 260, by: 30) {
+            for x in 40..<2000 where (x / 40) % 2 == 0 { for row in y..<(y + 4) { for band in 0..<3 { pixels[(row * 2065 + x) * 3 + band] = 0 } } }
+        }
+        let source = try AutoQualityTests.png(PixelBuffer(width: 2065, height: 300, bands: 3, pixels: pixels))
+        let p = try Self.render(source, "e_theme:color_black")
+        #expect(p.width == 2065 && p.height == 300, "\(p.width)x\(p.height)x\(p.bands)")
+        for (x, y) in [(0, 0), (2064, 0), (2064, 299), (1000, 150)] {
+            #expect(Self.pixel(p, x, y).allSatisfy { $0 <= 3 }, "(\(x), \(y)) \(Self.pixel(p, x, y))")
+        }
+        #expect(Self.pixel(p, 81, 41).allSatisfy { $0 >= 240 }, "stroke \(Self.pixel(p, 81, 41))")
+    }
+
+    /// An image of a couple of cells is still a page.
+    @Test func aTinyPageIsThemed() throws {
+        let source = try AutoQualityTests.png(PixelBuffer(width: 8, height: 16, bands: 3, pixels: [UInt8](repeating: 255, count: 8 * 16 * 3)))
+        #expect(Self.pixel(try Self.render(source, "e_theme:color_black"), 4, 8).allSatisfy { $0 <= 3 })
+    }
+
+    /// Alpha is kept as it was, transparent and opaque.
     @Test func alphaIsKept() throws {
         let (_, result) = try Harness.render(ToneEffectTests.photo, "c_fit,w_120,h_120/r_max/e_theme:color_black/f_png")
         let p = try Harness.pixels(result.outputs[0].data)

@@ -1,6 +1,6 @@
 /// Where `e_theme` changes an image: the page (its main background and what is drawn on it:
-/// text, lines, icons, logos) and not its photographs. Cloudinary documents the effect as
-/// changing "the main background color ... as if a theme change was applied" and its
+/// text, lines, icons, buttons) and not its photographs nor its panels. Cloudinary documents the
+/// effect as changing "the main background color ... as if a theme change was applied" and its
 /// photosensitivity as how readily areas count as photographic (0: none, 200: all); it does not
 /// say how it finds them, so this is Derive's reading, on cells of a working copy of the image:
 ///
@@ -9,17 +9,19 @@
 ///   them (a stroke's antialiased edge): drawn areas are made of few exact colours and their
 ///   mixes, photographs change from pixel to pixel;
 /// - a cell is **photographic** when that share is at most photosensitivity / 200 (so 100, the
-///   default, asks for half of the cell in two colours);
-/// - a cell with four or more photographic neighbours (of eight) is photographic too, so a
-///   photograph's smooth patches go with it;
-/// - the background is every joined area of non-photographic cells at least half in the
-///   background colour that covers a fiftieth of the image or more (a photograph's patch of
-///   shadow in that colour is smaller); the page is the background and every non-photographic
-///   cell joined to it. Photographs, and whatever they enclose, are left alone;
-///   photosensitivity 0 makes the whole image page.
-///
-/// Known limit: a smooth area of a photograph that touches the page, such as a clear sky at a
-/// photograph's edge, is flat and joined to the page, so it changes with it.
+///   default, asks for half of the cell in two colours), or when four of its eight neighbours
+///   are; a joined area of photographic cells smaller than `photographCells` is dense ink taken
+///   for texture and is not, and a larger one is a photograph whose whole bounding rectangle is
+///   photographic (its smooth sky or gradient included);
+/// - the **background** is every joined area of other cells at least half in the background
+///   colour that covers a fiftieth of the image or more (a photograph's patch of shadow in that
+///   colour is smaller);
+/// - the rest are drawn in other colours: a joined area of them as large as `panelArea` is a
+///   **panel** (a sidebar, a title bar), which keeps its colours with what is drawn on it;
+///   smaller ones are **ink** (text, icons, buttons);
+/// - the page is the background and the ink joined to it; in cells where it meets a photograph
+///   or a panel only pixels in the background colour change. Photosensitivity 0 makes the
+///   whole image page.
 public enum ThemeMask {
     /// Cell side, in pixels of the working copy.
     public static let cell = 8
@@ -31,9 +33,19 @@ public enum ThemeMask {
     /// The smallest joined area of background cells, as a share of all cells, that is a page's
     /// background rather than a patch of a photograph in that colour.
     public static let backgroundArea = 0.02
+    /// The smallest joined area of photographic cells that is a photograph (smaller ones are
+    /// dense text or a detailed icon).
+    public static let photographCells = 6
+    /// The smallest joined area of cells drawn in other colours, as a share of all cells, that
+    /// is a panel rather than ink.
+    public static let panelArea = 0.02
+
+    /// A cell where page meets what is not: only pixels in the background colour change there.
+    public static let edge: UInt8 = 128
 
     /// One byte per cell (`cell` pixels of `image` a side, the last row and column partial):
-    /// 255 where the theme applies, 0 where it does not.
+    /// 255 where the theme applies, 0 where it does not, `edge` where page meets photograph or
+    /// panel and only the background's own pixels change.
     public static func cells(of image: PixelBuffer, background: Color, photosensitivity: Int) -> PixelBuffer {
         let columns = (image.width + cell - 1) / cell, rows = (image.height + cell - 1) / cell
         guard columns > 0, rows > 0 else { return PixelBuffer(width: 0, height: 0, bands: 1, pixels: []) }
@@ -70,20 +82,52 @@ public enum ThemeMask {
             return around >= 4
         }
         for i in surrounded { photographic[i] = true }
+        // Photographs are rectangles of photographic cells; a few such cells alone are dense ink.
+        var seen = [Bool](repeating: false, count: columns * rows)
+        var photographs = [Bool](repeating: false, count: columns * rows)
+        for start in 0..<(columns * rows) where photographic[start] && !seen[start] {
+            let area = flood(from: [start], columns: columns, rows: rows, marked: &seen) { photographic[$0] }
+            guard area.count >= photographCells else { continue }
+            let xs = area.map { $0 % columns }, ys = area.map { $0 / columns }
+            for r in ys.min()!...ys.max()! { for c in xs.min()!...xs.max()! { photographs[r * columns + c] = true } }
+        }
+        let total = columns * rows
+        // At least 4 cells (fewer in an image of fewer cells), so a page needs some extent.
+        func areaOf(_ share: Double) -> Int { max(min(4, total), Int((share * Double(total)).rounded(.up))) }
         // The background: areas of cells mostly in the background colour, large enough to be a
         // page's (not a photograph's patch of shadow or sky in that colour).
-        let minimumArea = max(4, Int((backgroundArea * Double(columns * rows)).rounded(.up)))
+        let isBackground = (0..<total).map { showsBackground[$0] && !photographs[$0] }
         var seeds: [Int] = []
-        var seen = [Bool](repeating: false, count: columns * rows)
-        for start in 0..<(columns * rows) where showsBackground[start] && !photographic[start] && !seen[start] {
-            let area = flood(from: [start], columns: columns, rows: rows, marked: &seen) { showsBackground[$0] && !photographic[$0] }
-            if area.count >= minimumArea { seeds += area }
+        seen = [Bool](repeating: false, count: total)
+        for start in 0..<total where isBackground[start] && !seen[start] {
+            let area = flood(from: [start], columns: columns, rows: rows, marked: &seen) { isBackground[$0] }
+            if area.count >= areaOf(backgroundArea) { seeds += area }
         }
-        // The page: the background and every non-photographic cell joined to it.
-        var reached = [Bool](repeating: false, count: columns * rows)
-        let page = flood(from: seeds, columns: columns, rows: rows, marked: &reached) { !photographic[$0] }
-        var pixels = [UInt8](repeating: 0, count: columns * rows)
-        for i in page { pixels[i] = 255 }
+        // Drawn in other colours: ink when small, a panel when large.
+        let isDrawn = (0..<total).map { !isBackground[$0] && !photographs[$0] }
+        var ink = [Bool](repeating: false, count: total)
+        seen = [Bool](repeating: false, count: total)
+        for start in 0..<total where isDrawn[start] && !seen[start] {
+            let area = flood(from: [start], columns: columns, rows: rows, marked: &seen) { isDrawn[$0] }
+            if area.count < areaOf(panelArea) { for i in area { ink[i] = true } }
+        }
+        // The page: the background and the ink joined to it.
+        var reached = [Bool](repeating: false, count: total)
+        let page = flood(from: seeds, columns: columns, rows: rows, marked: &reached) { isBackground[$0] || ink[$0] }
+        var isPage = [Bool](repeating: false, count: total)
+        for i in page { isPage[i] = true }
+        // Where page meets photograph or panel, a cell holds some of each: there only the
+        // background's own pixels change (`edge`), so neither keeps a strip of the other.
+        var pixels = [UInt8](repeating: 0, count: total)
+        for i in 0..<total {
+            let column = i % columns, row = i / columns
+            var mixed = false
+            for dr in -1...1 { for dc in -1...1 where dr != 0 || dc != 0 {
+                let c = column + dc, r = row + dr
+                if c >= 0, c < columns, r >= 0, r < rows, isPage[r * columns + c] != isPage[i] { mixed = true }
+            } }
+            pixels[i] = mixed ? edge : (isPage[i] ? 255 : 0)
+        }
         return PixelBuffer(width: columns, height: rows, bands: 1, pixels: pixels)
     }
 

@@ -477,8 +477,8 @@ enum StepRules {
         return issues
     }
 
-    /// A layer placed on faces is drawn over each face: of the blend modes, only anti_removal
-    /// (which changes the layer, not how it combines) means anything there.
+    /// A layer placed on faces is drawn over each face: the blend modes that take one layer as
+    /// a whole have no meaning there.
     static func blendIssues(_ o: Overlay) -> [FieldIssue] {
         // Blend modes that combine pixel by pixel combine the layers of every face at once;
         // fl_cutter cuts the image to one layer's rectangle and e_displace moves it by one map.
