@@ -40,8 +40,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         var pipeline = try DefaultImageTests.pipeline(overlays: folder.appendingPathComponent("overlays"), store: folder.appendingPathComponent("store"))
         pipeline.recordedWork = queue.store
-        let psd = Paths.repository.appendingPathComponent("Tests/Fixtures/psd/2layers.psd").path
-        let documentHash = ContentHash.sha256([UInt8](try Data(contentsOf: URL(fileURLWithPath: psd))))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let psd = folder.appendingPathComponent("document.psd").path
+        let bytes = try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/psd/2layers.psd"))
+        try bytes.write(to: URL(fileURLWithPath: psd))
+        let documentHash = ContentHash.sha256([UInt8](bytes))
         func run(_ chain: String) throws -> JobPipeline.Outcome {
             let outcome = try pipeline.run(try DefaultImageTests.job(chain, source: psd), source: psd)
             let id = try #require(try queue.store.submit([NewJob(payload: .object(["n": .string(UUID().uuidString)]))]).first).id
@@ -64,5 +67,13 @@ import Testing
         #expect(again.report.result.source.sha256 == documentHash)
         #expect(again.report.locations == background.report.locations)
         #expect(again.record.asset.sha256 == background.record.asset.sha256)
+
+        // The source's row names the selection's asset; checking the document, the same bytes
+        // are unchanged (not a changed document to derive again at every check).
+        let check = try SourceCheck(database: queue.store, fetcher: pipeline.fetcher).run(psd, queue: "default", priority: 0)
+        #expect(check["outcome"] == .string("unchanged"), "\(check)")
+        try (bytes + [0]).write(to: URL(fileURLWithPath: psd))
+        let changed = try SourceCheck(database: queue.store, fetcher: pipeline.fetcher).run(psd, queue: "default", priority: 0)
+        #expect(changed["outcome"] == .string("changed"), "\(changed)")
     }
 }

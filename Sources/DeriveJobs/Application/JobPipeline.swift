@@ -119,7 +119,7 @@ public struct JobPipeline: Sendable {
         // (size, format, perceptual hash, faces) are recorded as an asset of their own, under
         // the hash of the document's hash and the selection, not over the document's row, so
         // that reusing one selection's outputs never reports another's facts.
-        let recordHash = selection.map { ContentHash.sha256(Array("\(sourceHash) pg_\($0.cloudinaryText)".utf8)) } ?? sourceHash
+        let recordHash = Self.recordHash(sourceHash: sourceHash, selection: selection)
         let inspection = try engine.inspect(image)
         timings.header = milliseconds(since: mark)
         mark = DispatchTime.now().uptimeNanoseconds
@@ -184,6 +184,13 @@ public struct JobPipeline: Sendable {
         var record = DerivationRecord(report: report, resolved: job, stored: objects, sourceURL: source)
         record.asset.sha256 = recordHash
         return Outcome(report: report, record: record)
+    }
+
+    /// The hash the record of a job's source is kept under: the content's, or for a PSD
+    /// selection (`pg_name:`, `pg_embedded:`) the hash of the document's hash and the selection.
+    public static func recordHash(sourceHash: String, selection: PSDSelection?) -> String {
+        guard let selection else { return sourceHash }
+        return ContentHash.sha256(Array("\(sourceHash) pg_\(selection.cloudinaryText)".utf8))
     }
 
     /// `d_`: the default image, loaded as overlays are, in place of a source that does not

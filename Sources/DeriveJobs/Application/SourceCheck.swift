@@ -23,11 +23,15 @@ package struct SourceCheck {
             return .object(["source": .string(Redacted.url(url)), "outcome": .string("not-modified")])
         }
         let sha = ContentHash.sha256(fetched.image.bytes)
-        guard sha != state.assetSHA256 else {
+        let (presets, outputs) = try database.derivationsOf(assetSHA256: state.assetSHA256)
+        // A PSD selection's outputs are recorded under an asset of their own (the hash of the
+        // document's hash and the selection, `JobPipeline.recordHash`): the document is the
+        // same when it and one of the recorded outputs' selections make that hash.
+        guard sha != state.assetSHA256,
+              !Self.selections(outputs).contains(where: { JobPipeline.recordHash(sourceHash: sha, selection: $0) == state.assetSHA256 }) else {
             try database.sourceUnchanged(url, etag: fetched.etag, lastModified: fetched.lastModified)
             return .object(["source": .string(Redacted.url(url)), "outcome": .string("unchanged")])
         }
-        let (presets, outputs) = try database.derivationsOf(assetSHA256: state.assetSHA256)
         var jobs = presets.map { preset in
             NewJob(payload: .object([JSONMember(key: "version", value: .int(1)), JSONMember(key: "source", value: .string(url)),
                                      JSONMember(key: "preset", value: .string(preset))] + state.asset.documentMembers), queue: queue, priority: priority,
@@ -43,5 +47,20 @@ package struct SourceCheck {
             "source": .string(Redacted.url(url)), "outcome": .string("changed"), "sha256": .string(sha),
             "jobs": .array(submitted.map { .int(Int($0.id)) }),
         ])
+    }
+
+    /// The PSD selections (`"psd"`) of recorded outputs, as their chains were written; an output
+    /// that does not read back (or has none) adds nothing.
+    static func selections(_ outputs: [JSONValue]) -> Set<PSDSelection> {
+        var found = Set<PSDSelection>()
+        for output in outputs {
+            guard case .object(let members) = output, members.contains(where: { $0.key == "psd" }) else { continue }
+            let payload = JSONValue.object([JSONMember(key: "version", value: .int(1)), JSONMember(key: "source", value: .string("/document.psd")),
+                                            JSONMember(key: "outputs", value: .array([output]))])
+            guard let spec = try? JSONChainDecoder().decodeJob(payload), let job = try? JobResolver().resolve(spec),
+                  let selection = try? job.psdSelection() else { continue }
+            found.insert(selection)
+        }
+        return found
     }
 }
