@@ -374,10 +374,47 @@ import Testing
         #expect(error?.code == .limitExceeded)
     }
 
+    /// The composite's PNG reads back to the same pixels: every chunk's CRC, the zlib stream's
+    /// stored blocks and Adler-32, and each row (filter 0) byte for byte.
     @Test func storedPNGIsReadBack() throws {
         let doc = try PhotoshopDocument(Self.fixture("2layers.psd"), maxPixels: 1 << 20)
-        let png = StoredPNG.rgba(try doc.composite(doc.layers(named: ["Слой"])), width: 101, height: 55)
+        let rgba = try doc.composite(doc.layers(named: ["Слой"]))
+        let png = StoredPNG.rgba(rgba, width: 101, height: 55)
         let facts = ImageSniffer.facts(of: png)
         #expect(facts?.format == .png && facts?.width == 101 && facts?.height == 55 && facts?.hasAlpha == true)
+        var at = 8, idat: [UInt8] = [], types: [String] = []
+        while at + 12 <= png.count {
+            let length = Int(png[at]) << 24 | Int(png[at + 1]) << 16 | Int(png[at + 2]) << 8 | Int(png[at + 3])
+            let typed = Array(png[(at + 4)..<(at + 8 + length)])
+            let crc = png[(at + 8 + length)..<(at + 12 + length)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            #expect(crc == StoredPNG.crc32(typed))
+            let type = String(decoding: typed.prefix(4), as: UTF8.self)
+            types.append(type)
+            if type == "IDAT" { idat += typed.dropFirst(4) }
+            at += 12 + length
+        }
+        #expect(types == ["IHDR", "IDAT", "IEND"] && at == png.count)
+        // zlib: a 2-byte header, stored blocks (final bit, LEN, NLEN), Adler-32.
+        var z = 2, filtered: [UInt8] = [], last = false
+        while !last {
+            last = idat[z] & 1 == 1
+            #expect(idat[z] >> 1 == 0, "a stored block")
+            let n = Int(idat[z + 1]) | Int(idat[z + 2]) << 8
+            #expect(UInt16(n) == ~(UInt16(idat[z + 3]) | UInt16(idat[z + 4]) << 8))
+            filtered += idat[(z + 5)..<(z + 5 + n)]
+            z += 5 + n
+        }
+        var a: UInt32 = 1, b: UInt32 = 0
+        for byte in filtered { a = (a + UInt32(byte)) % 65_521; b = (b + a) % 65_521 }
+        #expect(idat[z..<(z + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } == b << 16 | a)
+        #expect(z + 4 == idat.count)
+        let stride = 101 * 4 + 1
+        #expect(filtered.count == stride * 55)
+        var pixels: [UInt8] = []
+        for row in 0..<55 {
+            #expect(filtered[row * stride] == 0)
+            pixels += filtered[(row * stride + 1)..<((row + 1) * stride)]
+        }
+        #expect(pixels == rgba)
     }
 }
