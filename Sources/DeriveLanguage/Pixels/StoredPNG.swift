@@ -8,41 +8,57 @@ public enum StoredPNG {
         var header: [UInt8] = []
         header += be32(width) + be32(height) + [8, 6, 0, 0, 0]
         chunk("IHDR", header, into: &out)
-        // zlib: header, stored blocks of at most 65,535 bytes of filtered rows, Adler-32.
-        let stride = width * 4 + 1
-        let total = stride * height
-        var z: [UInt8] = [0x78, 0x01]
-        z.reserveCapacity(total + total / 65_535 * 5 + 16)
-        var a: UInt32 = 1, b: UInt32 = 0
-        var row = 0, column = 0           // position in the filtered stream
-        var remaining = total
-        while remaining > 0 || z.count == 2 {
-            let n = min(remaining, 65_535)
-            remaining -= n
-            z += [remaining == 0 ? 1 : 0, UInt8(n & 0xFF), UInt8(n >> 8), UInt8(~n & 0xFF), UInt8((~n >> 8) & 0xFF)]
-            for _ in 0..<n {
-                let byte: UInt8 = column == 0 ? 0 : pixels[row * width * 4 + column - 1]
-                z.append(byte)
-                a = (a + UInt32(byte)) % 65_521
-                b = (b + a) % 65_521
-                column += 1
-                if column == stride { column = 0; row += 1 }
-            }
-            if n == 0 { break }
+        // The filtered rows (filter 0 before each), then zlib: header, stored blocks of at most
+        // 65,535 bytes of them, Adler-32.
+        let rowBytes = width * 4
+        var filtered: [UInt8] = []
+        filtered.reserveCapacity((rowBytes + 1) * height)
+        for row in 0..<height {
+            filtered.append(0)
+            filtered.append(contentsOf: pixels[(row * rowBytes)..<((row + 1) * rowBytes)])
         }
-        z += be32(Int(b << 16 | a))
+        var z: [UInt8] = [0x78, 0x01]
+        z.reserveCapacity(filtered.count + filtered.count / 65_535 * 5 + 16)
+        var offset = 0
+        repeat {
+            let n = min(filtered.count - offset, 65_535)
+            let last: UInt8 = offset + n == filtered.count ? 1 : 0
+            z += [last, UInt8(n & 0xFF), UInt8(n >> 8), UInt8(~n & 0xFF), UInt8((~n >> 8) & 0xFF)]
+            z.append(contentsOf: filtered[offset..<(offset + n)])
+            offset += n
+        } while offset < filtered.count
+        z += be32(Int(adler32(filtered)))
         chunk("IDAT", z, into: &out)
         chunk("IEND", [], into: &out)
         return out
+    }
+
+    /// zlib's checksum: sums reduced modulo 65,521 once every 5,552 bytes, the most that cannot
+    /// overflow 32 bits.
+    static func adler32(_ bytes: [UInt8]) -> UInt32 {
+        var a: UInt32 = 1, b: UInt32 = 0
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + 5_552)
+            for i in start..<end {
+                a &+= UInt32(bytes[i])
+                b &+= a
+            }
+            a %= 65_521
+            b %= 65_521
+            start = end
+        }
+        return b << 16 | a
     }
 
     static func be32(_ v: Int) -> [UInt8] { [UInt8((v >> 24) & 0xFF), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
 
     static func chunk(_ type: String, _ data: [UInt8], into out: inout [UInt8]) {
         out += be32(data.count)
-        let typed = Array(type.utf8) + data
-        out += typed
-        out += be32(Int(crc32(typed)))
+        let name = Array(type.utf8)
+        out += name
+        out += data
+        out += be32(Int(crc32(data, after: crc32(name, finishing: false))))
     }
 
     static let table: [UInt32] = (0..<256).map { n in
@@ -51,9 +67,13 @@ public enum StoredPNG {
         return c
     }
 
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var c: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { c = table[Int((c ^ UInt32(byte)) & 0xFF)] ^ (c >> 8) }
-        return c ^ 0xFFFF_FFFF
+    /// The CRC of `bytes` following a running value (`finishing: false` leaves it running, as
+    /// the chunk's type and then its data are one CRC).
+    static func crc32(_ bytes: [UInt8], after running: UInt32 = 0xFFFF_FFFF, finishing: Bool = true) -> UInt32 {
+        var c = running
+        table.withUnsafeBufferPointer { table in
+            for byte in bytes { c = table[Int((c ^ UInt32(byte)) & 0xFF)] ^ (c >> 8) }
+        }
+        return finishing ? c ^ 0xFFFF_FFFF : c
     }
 }
