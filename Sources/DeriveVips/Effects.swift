@@ -256,7 +256,7 @@ enum Effects {
             let t = max(0.5, Double(tolerance.planned))
             return try image.changingColour { (colour) throws(DeriveError) in
                 let rgb = try colour.rgb()
-                let (l0, c0, h0) = try rgb.lch(of: source), (l1, c1, h1) = try rgb.lch(of: to)
+                let (l0, c0, h0) = try rgb.values(of: source, in: "lch"), (l1, c1, h1) = try rgb.values(of: to, in: "lch")
                 let lch = try rgb.colourspace("lch").linear([1, 1, 1], [l1 - l0, c1 - c0, h1 - h0], uchar: false)
                 let mapped = try VImage.bandjoin([try lch.band(0), try lch.band(1).clampedAtZero(), try lch.band(2)])
                     .interpreted(as: "lch").colourspace("srgb").cast("uchar")
@@ -486,7 +486,7 @@ extension Effects {
         guard background != .transparent else { return image }
         return try image.changingColour { (colour) throws(DeriveError) in
             let rgb = try colour.rgb()
-            let (lb, ab, bb) = try rgb.labValues(of: background), (lt, at, bt) = try rgb.labValues(of: color)
+            let (lb, ab, bb) = try rgb.values(of: background, in: "lab"), (lt, at, bt) = try rgb.values(of: color, in: "lab")
             let mirrored = (lb > 50) != (lt > 50)
             let themed = try rgb.colourspace("lab")
                 .linear([mirrored ? -1 : 1, 1, 1], [mirrored ? lt + lb : lt - lb, at - ab, bt - bb], uchar: false)
@@ -537,18 +537,12 @@ extension VImage {
         try constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").colourspace("lab")
     }
 
-    /// `color`'s L, a and b as libvips converts it.
-    func labValues(of color: Color) throws(DeriveError) -> (Double, Double, Double) {
+    /// `color`'s three values in a libvips colour space (`lab`, `lch`: hue in degrees), as
+    /// libvips converts it.
+    func values(of color: Color, in space: String) throws(DeriveError) -> (Double, Double, Double) {
         let one = try extracted(Rect(x: 0, y: 0, width: 1, height: 1))
-        let lab = try one.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").colourspace("lab")
-        return (try lab.band(0).average(), try lab.band(1).average(), try lab.band(2).average())
-    }
-
-    /// `color`'s lightness, chroma and hue (degrees) as libvips converts it.
-    func lch(of color: Color) throws(DeriveError) -> (Double, Double, Double) {
-        let one = try extracted(Rect(x: 0, y: 0, width: 1, height: 1))
-        let lch = try one.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").colourspace("lch")
-        return (try lch.band(0).average(), try lch.band(1).average(), try lch.band(2).average())
+        let converted = try one.constant(values: [Double(color.red), Double(color.green), Double(color.blue)]).interpreted(as: "srgb").colourspace(space)
+        return (try converted.band(0).average(), try converted.band(1).average(), try converted.band(2).average())
     }
 }
 

@@ -69,70 +69,66 @@ public enum ThemeMask {
                 photographic[i] = flatness(pixels) <= threshold
             }
         }
+        let total = columns * rows
+        let grid = (columns: columns, rows: rows)
         // A cell most of whose neighbours are photographic is too: a photograph's smooth
         // patches (a petal, a wall) are flat cells among textured ones.
-        let surrounded = (0..<(columns * rows)).filter { i in
-            guard !photographic[i] else { return false }
-            let column = i % columns, row = i / columns
-            var around = 0
-            for dr in -1...1 { for dc in -1...1 where dr != 0 || dc != 0 {
-                let c = column + dc, r = row + dr
-                if c >= 0, c < columns, r >= 0, r < rows, photographic[r * columns + c] { around += 1 }
-            } }
-            return around >= 4
+        let surrounded = (0..<total).filter { i in
+            !photographic[i] && neighbours(of: i, in: grid).filter { photographic[$0] }.count >= 4
         }
         for i in surrounded { photographic[i] = true }
         // Photographs are rectangles of photographic cells; a few such cells alone are dense ink.
-        var seen = [Bool](repeating: false, count: columns * rows)
-        var photographs = [Bool](repeating: false, count: columns * rows)
-        for start in 0..<(columns * rows) where photographic[start] && !seen[start] {
-            let area = flood(from: [start], columns: columns, rows: rows, marked: &seen) { photographic[$0] }
-            guard area.count >= photographCells else { continue }
+        var photographs = [Bool](repeating: false, count: total)
+        for area in areas(in: grid, where: { photographic[$0] }) where area.count >= photographCells {
             let xs = area.map { $0 % columns }, ys = area.map { $0 / columns }
             for r in ys.min()!...ys.max()! { for c in xs.min()!...xs.max()! { photographs[r * columns + c] = true } }
         }
-        let total = columns * rows
         // At least 4 cells (fewer in an image of fewer cells), so a page needs some extent.
         func areaOf(_ share: Double) -> Int { max(min(4, total), Int((share * Double(total)).rounded(.up))) }
         // The background: areas of cells mostly in the background colour, large enough to be a
         // page's (not a photograph's patch of shadow or sky in that colour).
         let isBackground = (0..<total).map { showsBackground[$0] && !photographs[$0] }
-        var seeds: [Int] = []
-        seen = [Bool](repeating: false, count: total)
-        for start in 0..<total where isBackground[start] && !seen[start] {
-            let area = flood(from: [start], columns: columns, rows: rows, marked: &seen) { isBackground[$0] }
-            if area.count >= areaOf(backgroundArea) { seeds += area }
-        }
+        let seeds = areas(in: grid, where: { isBackground[$0] }).filter { $0.count >= areaOf(backgroundArea) }.flatMap { $0 }
         // Drawn in other colours: ink when small, a panel when large.
-        let isDrawn = (0..<total).map { !isBackground[$0] && !photographs[$0] }
         var ink = [Bool](repeating: false, count: total)
-        seen = [Bool](repeating: false, count: total)
-        for start in 0..<total where isDrawn[start] && !seen[start] {
-            let area = flood(from: [start], columns: columns, rows: rows, marked: &seen) { isDrawn[$0] }
-            if area.count < areaOf(panelArea) { for i in area { ink[i] = true } }
+        for area in areas(in: grid, where: { !isBackground[$0] && !photographs[$0] }) where area.count < areaOf(panelArea) {
+            for i in area { ink[i] = true }
         }
-        // The page: the background and the ink joined to it.
-        var reached = [Bool](repeating: false, count: total)
-        let page = flood(from: seeds, columns: columns, rows: rows, marked: &reached) { isBackground[$0] || ink[$0] }
+        // The page: the background and the ink joined to it (the cells the flood marks).
         var isPage = [Bool](repeating: false, count: total)
-        for i in page { isPage[i] = true }
+        _ = flood(from: seeds, in: grid, marked: &isPage, passes: { isBackground[$0] || ink[$0] })
         // Where page meets photograph or panel, a cell holds some of each: there only the
         // background's own pixels change (`edge`), so neither keeps a strip of the other.
-        var pixels = [UInt8](repeating: 0, count: total)
-        for i in 0..<total {
-            let column = i % columns, row = i / columns
-            var mixed = false
-            for dr in -1...1 { for dc in -1...1 where dr != 0 || dc != 0 {
-                let c = column + dc, r = row + dr
-                if c >= 0, c < columns, r >= 0, r < rows, isPage[r * columns + c] != isPage[i] { mixed = true }
-            } }
-            pixels[i] = mixed ? edge : (isPage[i] ? 255 : 0)
+        let pixels = (0..<total).map { i -> UInt8 in
+            neighbours(of: i, in: grid).contains { isPage[$0] != isPage[i] } ? edge : (isPage[i] ? 255 : 0)
         }
         return PixelBuffer(width: columns, height: rows, bands: 1, pixels: pixels)
     }
 
+    typealias Grid = (columns: Int, rows: Int)
+
+    /// The eight cells around cell `i` that are inside the grid.
+    static func neighbours(of i: Int, in grid: Grid) -> [Int] {
+        let column = i % grid.columns, row = i / grid.columns
+        var around: [Int] = []
+        for r in max(0, row - 1)...min(grid.rows - 1, row + 1) {
+            for c in max(0, column - 1)...min(grid.columns - 1, column + 1) where r != row || c != column { around.append(r * grid.columns + c) }
+        }
+        return around
+    }
+
+    /// The joined areas (through 4-neighbours) of the cells where `inside` holds.
+    static func areas(in grid: Grid, where inside: (Int) -> Bool) -> [[Int]] {
+        var seen = [Bool](repeating: false, count: grid.columns * grid.rows)
+        var found: [[Int]] = []
+        for start in 0..<seen.count where inside(start) && !seen[start] {
+            found.append(flood(from: [start], in: grid, marked: &seen, passes: inside))
+        }
+        return found
+    }
+
     /// The cells reached from `starts` through 4-neighbours that `passes`, each marked once.
-    static func flood(from starts: [Int], columns: Int, rows: Int, marked: inout [Bool], passes: (Int) -> Bool) -> [Int] {
+    static func flood(from starts: [Int], in grid: Grid, marked: inout [Bool], passes: (Int) -> Bool) -> [Int] {
         var stack: [Int] = []
         var reached: [Int] = []
         for i in starts where !marked[i] {
@@ -141,11 +137,11 @@ public enum ThemeMask {
         }
         while let i = stack.popLast() {
             reached.append(i)
-            let column = i % columns, row = i / columns
+            let column = i % grid.columns, row = i / grid.columns
             for (dc, dr) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
                 let c = column + dc, r = row + dr
-                guard c >= 0, c < columns, r >= 0, r < rows else { continue }
-                let j = r * columns + c
+                guard c >= 0, c < grid.columns, r >= 0, r < grid.rows else { continue }
+                let j = r * grid.columns + c
                 if !marked[j] && passes(j) {
                     marked[j] = true
                     stack.append(j)
