@@ -299,39 +299,39 @@ public struct PhotoshopDocument: Sendable {
     /// Keys whose length is 8 bytes in a PSB.
     static let bigKeys: Set<String> = ["LMsk", "Lr16", "Lr32", "Layr", "Mt16", "Mt32", "Mtrn", "Alph", "FMsk", "lnk2", "FEid", "FXid", "PxSD"]
 
-    /// A descriptor's text item `key` (`Idnt` in `SoLd`): found by its key (a 4-character key
-    /// is stored after a length of 0 or 4) and type rather than by parsing the whole
-    /// descriptor, which nothing else here needs.
-    static func descriptorText(_ slice: ArraySlice<UInt8>, key: String) -> String? {
-        let needle = Array(key.utf8) + Array("TEXT".utf8)
-        let b = Array(slice)
-        guard b.count >= needle.count + 8 else { return nil }
-        for i in 4...(b.count - needle.count - 4) where b[i..<(i + needle.count)].elementsEqual(needle) {
+    /// Where the value of a descriptor's item `key` of `type` starts, with at least `size` bytes
+    /// after it: found by its key (a 4-character key is stored after a length of 0 or 4) and
+    /// type rather than by parsing the whole descriptor, which nothing else here needs.
+    static func descriptorValue(_ b: [UInt8], key: String, type: String, size: Int) -> Int? {
+        let needle = Array(key.utf8) + Array(type.utf8)
+        guard b.count >= needle.count + 4 + size else { return nil }
+        for i in 4...(b.count - needle.count - size) where b[i..<(i + needle.count)].elementsEqual(needle) {
             guard b[i - 4] == 0, b[i - 3] == 0, b[i - 2] == 0, b[i - 1] == 0 || b[i - 1] == 4 else { continue }
-            var r = PSDReader(bytes: b, offset: i + needle.count)
-            guard let units = try? r.u32(), units * 2 <= b.count - r.offset else { return nil }
-            var utf16: [UInt16] = []
-            for _ in 0..<units { utf16.append(UInt16((try? r.u16()) ?? 0)) }
-            while utf16.last == 0 { utf16.removeLast() }
-            return String(decoding: utf16, as: UTF16.self)
+            return i + needle.count
         }
         return nil
     }
 
-    /// A descriptor's number item `key` (`Rd  ` in `SoCo`'s colour): its key, the type `doub`
-    /// and an 8-byte IEEE double, found as `descriptorText` finds text.
-    static func descriptorDouble(_ slice: ArraySlice<UInt8>, key: String) -> Double? {
-        let needle = Array(key.utf8) + Array("doub".utf8)
+    /// A descriptor's text item `key` (`Idnt` in `SoLd`): a count of UTF-16 units, then them.
+    static func descriptorText(_ slice: ArraySlice<UInt8>, key: String) -> String? {
         let b = Array(slice)
-        guard b.count >= needle.count + 12 else { return nil }
-        for i in 4...(b.count - needle.count - 8) where b[i..<(i + needle.count)].elementsEqual(needle) {
-            guard b[i - 4] == 0, b[i - 3] == 0, b[i - 2] == 0, b[i - 1] == 0 || b[i - 1] == 4 else { continue }
-            var bits: UInt64 = 0
-            for k in 0..<8 { bits = bits << 8 | UInt64(b[i + needle.count + k]) }
-            let value = Double(bitPattern: bits)
-            return value.isFinite ? value : nil
-        }
-        return nil
+        guard let start = descriptorValue(b, key: key, type: "TEXT", size: 4) else { return nil }
+        var r = PSDReader(bytes: b, offset: start)
+        guard let units = try? r.u32(), units * 2 <= b.count - r.offset else { return nil }
+        var utf16: [UInt16] = []
+        for _ in 0..<units { utf16.append(UInt16((try? r.u16()) ?? 0)) }
+        while utf16.last == 0 { utf16.removeLast() }
+        return String(decoding: utf16, as: UTF16.self)
+    }
+
+    /// A descriptor's number item `key` (`Rd  ` in `SoCo`'s colour): an 8-byte IEEE double.
+    static func descriptorDouble(_ slice: ArraySlice<UInt8>, key: String) -> Double? {
+        let b = Array(slice)
+        guard let start = descriptorValue(b, key: key, type: "doub", size: 8) else { return nil }
+        var bits: UInt64 = 0
+        for k in 0..<8 { bits = bits << 8 | UInt64(b[start + k]) }
+        let value = Double(bitPattern: bits)
+        return value.isFinite ? value : nil
     }
 
     static func macRoman(_ bytes: [UInt8]) -> String {
