@@ -37,23 +37,26 @@ open(f"{work}/distorted.rgb", "wb").write(distorted.tobytes())
 image.save(f"{work}/reference.png")
 distorted.save(f"{work}/distorted.png")
 PY
+# Ssimulacra2.swift's weights (the lines between `static let weights: [Double] = [` and `]`).
+sed -n '/static let weights: \[Double\] = \[/,/^    \]/p' Sources/DeriveLanguage/Pixels/Ssimulacra2.swift | sed '1d;$d' > "$work/weights.inc"
+[ "$(tr ',' '\n' < "$work/weights.inc" | grep -c '[0-9]')" = 108 ] || { echo "metric_kernels.sh: could not read 108 weights from Ssimulacra2.swift" >&2; exit 1; }
 if [ -n "$before" ]; then
     mkdir -p "$work/before/include"
     for file in $(git ls-tree -r --name-only "$before" Sources/CMetricKernels); do
         git show "$before:$file" > "$work/before/${file#Sources/CMetricKernels/}"
     done
-    clang -O3 -DKERNELS_BEFORE_ROW_FIRST -I"$work/before/include" -I"$work/before" Benchmarks/metric_kernels.c "$work"/before/*.c -lm \
+    clang -O3 -DKERNELS_BEFORE_ROW_FIRST -I"$work" -I"$work/before/include" -I"$work/before" Benchmarks/metric_kernels.c "$work"/before/*.c -lm \
         -o "$work/metric_kernels_before"
     "$work/metric_kernels_before" "$work/reference.rgb" "$work/distorted.rgb" 1200 800 "$rounds"
 fi
 kernels=Sources/CMetricKernels
-clang -O3 -I"$kernels/include" -I"$kernels" Benchmarks/metric_kernels.c "$kernels"/*.c -lm -o "$work/metric_kernels"
+clang -O3 -I"$work" -I"$kernels/include" -I"$kernels" Benchmarks/metric_kernels.c "$kernels"/*.c -lm -o "$work/metric_kernels"
 best=$("$work/metric_kernels" "$work/reference.rgb" "$work/distorted.rgb" 1200 800 1 | sed -n 's/.*kernels \(.*\), fastest.*/\1/p')
 for copy in 0 1 2; do
     "$work/metric_kernels" "$work/reference.rgb" "$work/distorted.rgb" 1200 800 "$rounds" "$copy"
     case "$best" in baseline) break ;; x86-64-v3*) [ "$copy" -ge 1 ] && break ;; esac
 done
-# The harness repeats libjxl's weights and the score's combination from
+# The harness reads libjxl's weights from, and repeats the score's combination of,
 # Sources/DeriveLanguage/Pixels/Ssimulacra2.swift: `derive score` of the same pair (lossless PNGs
 # of the same pixels) must give the same score, or the harness times something else.
 if [ -z "${DERIVE_BINARY:-}" ]; then
