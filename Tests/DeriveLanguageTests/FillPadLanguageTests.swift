@@ -78,6 +78,27 @@ import Testing
         #expect(try canonical(string: "a_auto_left,c_fill,w_400,h_200").identity != (try canonical(string: "c_fill,w_400,h_200").identity))
     }
 
+    /// Issue 42: `a_auto_right.hflip` (modes joined by '.', as Cloudinary documents) trapped the
+    /// parser. The turn qualifies the resize; the modes after it are applied in turn after it.
+    @Test func dottedModesAfterTheTurn() throws {
+        let parsed = CloudinaryParser().parse("c_fill,w_300,h_200,a_auto_right.hflip")
+        #expect(parsed.issues.isEmpty, "\(parsed.issues)")
+        var r = Resize(mode: .fill, width: .pixels(300), height: .pixels(200))
+        r.autoTurn = .right
+        var flip = Rotate()
+        flip.horizontalFlip = true
+        #expect(parsed.steps == [.resize(r), .rotate(flip)])
+        let alone = CloudinaryParser().parse("a_auto_left.vflip.90")
+        #expect(alone.issues.isEmpty, "\(alone.issues)")
+        #expect(alone.notes.contains { $0.contains("without a resize") })
+        // A turn after another mode cannot be applied before the resize: refused, naming a_.
+        let late = CloudinaryParser().parse("c_fill,w_300,h_200,a_hflip.auto_right")
+        #expect(late.issues.map(\.description).joined().contains("must come first"), "\(late.issues)")
+        // Modes Derive does not read inside a list: refused as Cloudinary's, not a trap.
+        let auto = CloudinaryParser().parse("a_90.auto")
+        #expect(auto.issues.map(\.description).joined().contains("known to Cloudinary, not supported by Derive"), "\(auto.issues)")
+    }
+
     /// A quarter turn first only when the box's orientation is not the image's.
     @Test(arguments: [
         ("a_auto_right,c_fill,w_400,h_200", SourceFacts(format: .jpeg, width: 300, height: 400), 90.0 as Double?),

@@ -422,10 +422,10 @@ struct ParseRun {
                     fail(c, "overlays are nested more than \(limits.maxOverlayDepth) deep")
                     return steps
                 }
-                if c.template != nil {
+                if let template = c.template {
                     if let close = closing[i] {
                         guard close < range.upperBound, let layer = layerTemplate(components, opener: c, through: close) else {
-                            fail(c, CloudinaryVocabulary.notSupported(c.template!, CloudinaryVocabulary.feature(.variable)))
+                            fail(c, CloudinaryVocabulary.notSupported(template, CloudinaryVocabulary.feature(.variable)))
                             return steps
                         }
                         steps += layer
@@ -542,10 +542,15 @@ struct ParseRun {
         if let effect { region = self.region(for: effect, &p, in: c) }
 
         // a_auto_right / a_auto_left qualify the resize beside them (the requested box).
+        // Cloudinary joins rotation modes with '.' (`a_auto_right.hflip`): the turn comes first,
+        // then the rest are applied in turn after the resize.
         var autoTurn: AutoTurn?
-        if let a = p["a"], a == "auto_right" || a == "auto_left" {
-            p["a"] = nil
-            autoTurn = a == "auto_right" ? .right : .left
+        if let a = p["a"] {
+            let modes = a.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            if let mode = modes.first, mode == "auto_right" || mode == "auto_left" {
+                autoTurn = mode == "auto_right" ? .right : .left
+                p["a"] = modes.count > 1 ? String(modes[1]) : nil
+            }
         }
         let resizeKeys = ["c", "w", "h", "ar", "dpr", "g", "x", "y", "z"]
         var resize: Resize?
@@ -1083,8 +1088,15 @@ struct ParseRun {
             switch token {
             case "hflip": first.horizontalFlip.toggle()
             case "vflip": first.verticalFlip.toggle()
-            case "auto_right", "auto_left", "auto", "exif":
-                refuse(c, "a_\(token)", CloudinaryVocabulary.unsupported(key: "a", value: token)!)
+            case "auto_right", "auto_left":
+                fail(c, param: "a", "a_\(token) turns the image before the resize beside it, so it must come first among the modes joined by '.' (a_\(token).hflip), got \(Quoted(text))")
+                return []
+            case "auto", "exif":
+                if let feature = CloudinaryVocabulary.unsupported(key: "a", value: token) {
+                    refuse(c, "a_\(token)", feature)
+                } else {
+                    fail(c, param: "a", "must be whole degrees, hflip, vflip or ignore, joined by '.' and applied in turn, got \(Quoted(token))")
+                }
                 return []
             default:
                 guard let angle = Int(token), token.count <= 12 else {
