@@ -59,7 +59,7 @@ public struct AssetFacts: Sendable, Hashable {
         issues += tags.compactMap(Self.tagIssue)
         if context.count > Self.maxContextEntries { issues.append("at most \(Self.maxContextEntries) context entries, got \(context.count)") }
         for key in context.keys.sorted() {
-            if let issue = Self.keyIssue(key) { issues.append(issue) } else if let issue = Self.valueIssue(key, context[key]!) { issues.append(issue) }
+            if let issue = Self.keyIssue(key) { issues.append(issue) } else if let issue = Self.valueIssue(key, context[key] ?? "") { issues.append(issue) }
         }
         return issues
     }
@@ -78,7 +78,7 @@ public struct AssetFacts: Sendable, Hashable {
 
     /// The context as a JSON object, keys sorted.
     public var contextJSON: JSONValue {
-        .object(context.keys.sorted().map { JSONMember(key: $0, value: .string(context[$0]!)) })
+        .object(context.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) })
     }
 }
 

@@ -80,9 +80,9 @@ public enum AutoPalette {
     public static func parse(_ text: String) -> [Color]? {
         guard text.hasPrefix("palette_") else { return nil }
         let names = text.dropFirst(8).split(separator: "_", omittingEmptySubsequences: false).map(String.init)
-        let colors = names.map { Color.parse($0) ?? Color.parse("#" + $0) }
-        guard !names.isEmpty, names.count <= 16, colors.allSatisfy({ $0 != nil }) else { return nil }
-        return colors.map { $0! }
+        let colors = names.compactMap { Color.parse($0) ?? Color.parse("#" + $0) }
+        guard !names.isEmpty, names.count <= 16, colors.count == names.count else { return nil }
+        return colors
     }
 
     public static func text(_ palette: [Color]) -> String {

@@ -174,18 +174,20 @@ enum AutomaticWidth: Equatable {
                 parts.removeLast()
             }
             guard parts.count == 1 else { return .failure(.malformed) }
-            let numbers = parts[0].split(separator: "_", omittingEmptySubsequences: false).dropFirst().map { Int($0) }
-            guard numbers.count <= 4, numbers.allSatisfy({ ($0 ?? 0) > 0 }), parts[0].hasPrefix("breakpoints_") || parts[0] == "breakpoints" else {
+            let words = parts[0].split(separator: "_", omittingEmptySubsequences: false).dropFirst()
+            // Whole numbers of at most 9 digits: a kilobyte count times 1000 stays far from overflow.
+            let n = words.compactMap { $0.count <= 9 ? Int($0) : nil }.filter { $0 > 0 }
+            guard n.count == words.count, n.count <= 4, parts[0].hasPrefix("breakpoints_") || parts[0] == "breakpoints" else {
                 return .failure(.malformed)
             }
-            let n = numbers.map { $0! }
             let b = Breakpoints(minWidth: n.count > 0 ? n[0] : Breakpoints.defaultMinWidth,
                                 maxWidth: n.count > 1 ? n[1] : Breakpoints.defaultMaxWidth,
                                 spacing: .bytes(n.count > 2 ? n[2] * 1000 : Breakpoints.defaultBytes),
                                 maxCount: n.count > 3 ? n[3] : Breakpoints.defaultMaxCount)
             return .success(.variants(b, json: json))
         }
-        guard parts.count <= 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) }),
+        // At most 9 digits each: the fallback is rounded up to the step by adding them.
+        guard parts.count <= 2, parts.allSatisfy({ !$0.isEmpty && $0.count <= 9 && $0.allSatisfy({ $0.isASCII && $0.isNumber }) }),
               let step = parts.isEmpty ? defaultStep : Int(parts[0]), step > 0 else { return .failure(.malformed) }
         if parts.count == 2 {
             guard let fallback = Int(parts[1]), fallback > 0 else { return .failure(.malformed) }

@@ -168,6 +168,9 @@ public enum CloudinaryVocabulary {
         }
     }
 
+    /// The entry of `unsupported` for one of the matches without a key. Every such match has
+    /// exactly one entry (`CloudinaryLanguageTests` reads them all), so the unwrap is an
+    /// invariant of the table, not of any input.
     static func feature(_ match: Unsupported.Match) -> Unsupported {
         unsupported.first { $0.match == match }!
     }

@@ -87,7 +87,7 @@ enum ConditionParser {
 
     static func comparison(_ words: [String]) -> Result<Condition, Problem> {
         let positions = words.indices.filter { ComparisonOperator.parse(words[$0]) != nil }
-        guard let at = positions.first else {
+        guard let at = positions.first, let op = ComparisonOperator.parse(words[at]) else {
             let clause = words.joined(separator: "_")
             return .failure(.malformed(clause.isEmpty
                 ? "and/or joins two comparisons; one side is empty"
@@ -96,7 +96,6 @@ enum ConditionParser {
         guard positions.count == 1 else {
             return .failure(.malformed("\(Quoted(words.joined(separator: "_"))) has two comparisons; join them with _and_ or _or_"))
         }
-        let op = ComparisonOperator.parse(words[at])!
         let left = words[..<at].joined(separator: "_"), right = words[(at + 1)...].joined(separator: "_")
         guard !left.isEmpty, !right.isEmpty else {
             return .failure(.malformed("\(words[at]) needs a value on each side"))

@@ -924,12 +924,18 @@ public struct PhotoshopDocument: Sendable {
             try charge(rows, &work)
             let table = r.offset
             var rowStart = table + rows * countSize
+            // A row's byte count from the table (checked above to lie within the channel).
+            func count(of row: Int) throws(DeriveError) -> Int {
+                let at = table + row * countSize
+                guard at >= 0, at + countSize <= bytes.count else { throw Self.corrupt("layer \(Quoted(name))'s RLE row table runs past the file") }
+                return countSize == 4 ? PSDReader.u32(bytes, at) ?? 0 : Int(bytes[at]) << 8 | Int(bytes[at + 1])
+            }
             // The rows above the crop, skipped by their counts.
             for row in 0..<firstRow {
-                rowStart += version == 2 ? PSDReader.u32(bytes, table + row * 4)! : Int(bytes[table + row * 2]) << 8 | Int(bytes[table + row * 2 + 1])
+                rowStart += try count(of: row)
             }
             for row in firstRow..<lastRow {
-                let length = version == 2 ? PSDReader.u32(bytes, table + row * 4)! : Int(bytes[table + row * 2]) << 8 | Int(bytes[table + row * 2 + 1])
+                let length = try count(of: row)
                 guard rowStart <= r.limit, length <= r.limit - rowStart else { throw Self.corrupt("layer \(Quoted(name))'s RLE rows run past its channel") }
                 try charge(length, &work)
                 let rowEnd = rowStart + length, base = (row - firstRow) * cropWidth
@@ -991,8 +997,10 @@ struct PSDReader {
     mutating func u8() throws(DeriveError) -> Int { try need(1); defer { offset += 1 }; return Int(bytes[offset]) }
     mutating func u16() throws(DeriveError) -> Int { try need(2); defer { offset += 2 }; return Int(bytes[offset]) << 8 | Int(bytes[offset + 1]) }
     mutating func u32() throws(DeriveError) -> Int {
-        try need(4); defer { offset += 4 }
-        return Self.u32(bytes, offset)!
+        try need(4)
+        guard let value = Self.u32(bytes, offset) else { throw Self.truncated() }
+        offset += 4
+        return value
     }
     mutating func i32() throws(DeriveError) -> Int { Int(Int32(truncatingIfNeeded: try u32())) }
     mutating func u64() throws(DeriveError) -> Int {

@@ -121,8 +121,8 @@ extension ExpressionFacts {
     /// The variables as assignments, so steps planned later (after a trim, in an overlay's
     /// chain) start with the values set here.
     var assignments: [Step] {
-        variables.keys.sorted().map { name in
-            switch variables[name]! {
+        variables.sorted { $0.key < $1.key }.map { name, value in
+            switch value {
             case .number(let n): .assign(VariableAssignment(name: name, value: .number(.number(n))))
             case .text(let t): .assign(VariableAssignment(name: name, value: .text(t)))
             }
