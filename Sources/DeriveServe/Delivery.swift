@@ -6,21 +6,21 @@ import Foundation
 
 extension CloudinaryService {
     /// A delivery URL's parts after `/<cloud>/image/upload/`.
-    struct DeliveryPath: Equatable {
-        var signature: String?
-        var transformation: String
-        var version: Int?
-        var publicID: String
-        var format: String?
+    public struct DeliveryPath: Equatable, Sendable {
+        public var signature: String?
+        public var transformation: String
+        public var version: Int?
+        public var publicID: String
+        public var format: String?
         /// What the signature covers: `<transformation>/<public_id>.<ext>` as written in the URL.
-        var signed: String
+        public var signed: String
     }
 
     /// `[s--<sig>--/][<transformation>/...][v<version>/]<public_id>[.<ext>]`. With a version,
     /// everything between the signature and it is the transformation and everything after it
     /// the public id (the SDKs add `v1` to ids with folders); without one, the last segment is
     /// the public id.
-    static func parseDelivery(_ segments: [String]) throws -> DeliveryPath {
+    public static func parseDelivery(_ segments: [String]) throws -> DeliveryPath {
         var rest = segments
         guard !rest.isEmpty, !rest.contains(where: \.isEmpty) else { throw ServeError(404, "Resource not found") }
         var signature: String?
@@ -69,17 +69,26 @@ extension CloudinaryService {
             let key = try StorageKey(asset.originalKey)
             return try await serve(request, key: key, etag: asset.sha256, mediaType: ImageFormat.parse(asset.format)?.mediaType, versioned: path.version == asset.version)
         }
+        // Authorised before parsed: a signed URL (checked above) or a transformation on the allowed
+        // list may be read by the language and get work done for it (Cloudinary's strict
+        // transformations). Anyone else reaches no parser: they get a derivative already recorded
+        // for the transformation exactly as they wrote it, or a refusal.
+        guard path.signature != nil || settings.allowedTransformations.contains(path.transformation) else {
+            var derivative = Self.recorded(asset, transformation: path.transformation, format: format)
+            if derivative == nil {
+                asset = try reconciled(asset)
+                derivative = Self.recorded(asset, transformation: path.transformation, format: format)
+            }
+            guard let derivative else { throw ServeError(401, "Transformation \(Quoted(path.transformation)) is not allowed: sign the URL") }
+            return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256,
+                                   mediaType: ImageFormat.parse(derivative.format)?.mediaType, versioned: path.version == asset.version)
+        }
         let derivation = try Self.derivation(path.transformation, format: format)
         if asset.derivatives[derivation.identity] == nil { asset = try reconciled(asset) }
         if let derivative = asset.derivatives[derivation.identity] {
             return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256,
                                    mediaType: OutputFormat.parse(derivative.format).map { _ in ImageFormat.parse(derivative.format)?.mediaType } ?? nil,
                                    versioned: path.version == asset.version)
-        }
-        // Not made yet: only a signed URL, or a transformation on the allowed list, gets work
-        // done for it (Cloudinary's strict transformations); anyone else is refused.
-        guard path.signature != nil || settings.allowedTransformations.contains(path.transformation) else {
-            throw ServeError(401, "Transformation \(Quoted(path.transformation)) is not allowed: sign the URL")
         }
         let source = store.sourceLocation(of: try StorageKey(asset.originalKey))
         var output = derivation.spec
@@ -93,6 +102,12 @@ extension CloudinaryService {
         }
         return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, mediaType: ImageFormat.parse(derivative.format)?.mediaType,
                                versioned: path.version == asset.version)
+    }
+
+    /// The derivative recorded for a transformation and extension exactly as written (by an
+    /// eager upload or an authorised delivery), found without reading the transformation.
+    static func recorded(_ asset: ServedAsset, transformation: String, format: String) -> ServedDerivative? {
+        asset.derivatives.values.filter { $0.transformation == transformation && $0.format == format }.min { $0.identity < $1.identity }
     }
 
     /// A stored object, with its ETag and caching: a year, immutable, for a URL naming the

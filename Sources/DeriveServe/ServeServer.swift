@@ -59,7 +59,7 @@ public final class CloudinaryService: Sendable {
     }
 
     /// Every request, routed by its path.
-    func respond(_ request: HTTPRequest) async -> HTTPResponse {
+    public func respond(_ request: HTTPRequest) async -> HTTPResponse {
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         do {
             if segments.first == "v1_1", segments.count >= 2 {
@@ -442,11 +442,11 @@ public final class CloudinaryService: Sendable {
     }
 
     /// An eager transformation: what the client wrote, its output, extension and identity.
-    struct Eager {
-        var transformation: String
-        var format: String
-        var spec: OutputSpec
-        var identity: String
+    public struct Eager: Sendable {
+        public var transformation: String
+        public var format: String
+        public var spec: OutputSpec
+        public var identity: String
     }
 
     /// `eager` as the SDKs send it: transformations separated by `|`, each optionally ending
@@ -475,7 +475,7 @@ public final class CloudinaryService: Sendable {
     }
 
     /// The output a transformation and extension make, with its identity (the canonical form).
-    static func derivation(_ transformation: String, format: String) throws -> Eager {
+    public static func derivation(_ transformation: String, format: String) throws -> Eager {
         guard let outputFormat = OutputFormat.parse(format), outputFormat != .auto, outputFormat != .original else {
             throw ServeError(400, "Invalid extension \(Quoted(format))")
         }
