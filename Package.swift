@@ -146,6 +146,11 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // The untrusted inputs as functions of bytes, for libFuzzer and for the tests that replay
+        // the fuzz corpus (Tests/Fuzz); and the fuzzer's executable (Scripts/fuzz.sh).
+        .target(name: "DeriveFuzzTargets", dependencies: ["DeriveLanguage", "DeriveJobs", "DeriveHTTP", "DeriveServe",
+                                                          .product(name: "FlyingFox", package: "FlyingFox")]),
+        .executableTarget(name: "derive-fuzz", dependencies: ["DeriveFuzzTargets"]),
         // Submits and drains no-op jobs: the queue benchmark, and the multi-process test.
         .executableTarget(name: "queue-drain", dependencies: ["DeriveJobs", "DeriveLanguage", "DerivePostgres", "DeriveSQLite"],
                           path: "Benchmarks/QueueDrain"),
@@ -171,7 +176,7 @@ let package = Package(
         // The built `derive` as a user runs it, and tests that need several modules at once.
         .testTarget(name: "DeriveIntegrationTests", dependencies: [
             "DeriveLanguage", "DeriveJobs", "DeriveWorker", "DeriveDashboard", "DeriveServe", "DerivePostgres", "DeriveSQLite", "DeriveCurl",
-            "DeriveVips", "DeriveVision", "DeriveDigest", "DeriveTestSupport",
+            "DeriveVips", "DeriveVision", "DeriveDigest", "DeriveTestSupport", "DeriveFuzzTargets",
             .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

@@ -95,6 +95,14 @@ if [ "$#" -eq 0 ]; then
     grep -E '^fault run|✘|Test run with|Suite FaultSuiteTests' "$work/fault-suite.log" | grep -v 'VIPS-WARNING'
     cat "$work/fault-suite.log" >> "$work/swift-test.log"
     [ "$status" -eq 0 ] && status=$fault_status
+    # Coverage-guided fuzzing of every untrusted input, a short budget a target (a longer run
+    # and its figures: Docs/testing.md, "Fuzzing"). Its build is instrumented, in .build-fuzz.
+    bash Scripts/fuzz.sh --seconds "${DERIVE_FUZZ_SECONDS:-15}" 2>&1 | tee "$work/fuzz.log"
+    fuzz_status=${PIPESTATUS[0]}
+    if [ "$fuzz_status" -ne 0 ]; then
+        echo "test.sh: the fuzzers found a crash (above)" >&2
+        [ "$status" -eq 0 ] && status=$fuzz_status
+    fi
 else
     swift test "$@" 2>&1 | tee "$work/swift-test.log"
     status=${PIPESTATUS[0]}
