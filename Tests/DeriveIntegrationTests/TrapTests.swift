@@ -30,8 +30,20 @@ import Testing
         let source = Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg").path
         let result = try DeriveBinary.run(["run", source, "--chain", "c_fill,w_90,h_160,a_auto_right.hflip/f_png", "--out", folder.path])
         #expect(result.status == 0, "\(result.stderr.suffix(1000))")
-        // A 1280x886 landscape into a 90x160 portrait box: turned a quarter first, so the fill keeps more of it.
-        #expect(result.stdout.contains("\"width\" : 90") || result.stdout.contains("\"width\":90"), "\(result.stdout.prefix(600))")
+        // Derived at the box's size (the turn and the flip are the plan's; AutoTurnLanguageTests checks it).
+        let report = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
+        let output = (report?.first?["outputs"] as? [[String: Any]])?.first
+        #expect(output?["width"] as? Int == 90 && output?["height"] as? Int == 160, "\(result.stdout.suffix(800))")
+    }
+
+    /// A queued job carrying the chain once stopped every worker that claimed it: now it completes.
+    @Test func aWorkerCompletesTheJob() throws {
+        let workspace = try CommandLineTests.Workspace()
+        try workspace.derive(["submit", Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg").path,
+                              "--chain", "c_fill,w_90,h_160,a_auto_right.hflip/f_webp"])
+        try workspace.derive(["work", "--until-idle"])
+        let job = try workspace.json(["jobs", "show", "1"])
+        #expect(job["state"] == .string("completed"), "\(job)")
     }
 
     /// The request that once stopped `derive serve`: unsigned, no credentials, for an asset that
