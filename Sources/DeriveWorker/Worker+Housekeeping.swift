@@ -46,10 +46,11 @@ extension Worker {
             if settings.deleteSuperseded, let derivations = database.derivations { deleteSupersededOutputs(derivations) }
             attempt("rescue expired leases") { () throws(DeriveError) in
                 let rescue = try database.queue.rescueExpired(limit: 1000, policy: settings.retryPolicy)
-                if !rescue.requeued.isEmpty || !rescue.failed.isEmpty {
-                    logger.warning("rescued jobs whose workers stopped heartbeating", metadata: [
-                        "requeued": .array(rescue.requeued.map { .stringConvertible($0) }),
-                        "failed": .array(rescue.failed.map { .stringConvertible($0) }),
+                // One line per job, in the words of its error: the likely cause of a worker's
+                // death is named where an operator looks first.
+                for run in rescue.rescued {
+                    logger.warning("rescued job \(run.id) (\(run.outcome.rawValue)): \(run.detail)", metadata: [
+                        "job": "\(run.id)", "attempt": "\(run.attempt)", "worker": "\(run.owner ?? "?")", "outcome": "\(run.outcome.rawValue)",
                     ])
                 }
             }
