@@ -31,10 +31,10 @@ extension Worker {
         log[metadataKey: "job"] = "\(run.id)"
         log[metadataKey: "attempt"] = "\(run.attempt)"
         log[metadataKey: "queue"] = "\(job.queue)"
-        // A job run before failed or lost its lease: it may be one that kills its workers. Its
-        // run starts once this worker's finished jobs are recorded (milliseconds; retries are
-        // rare), so if it does crash the process, they are not rescued and counted against
-        // with it (see Docs/queue.md, a job that kills its workers).
+        // A job run before failed or lost its lease: it may be one that kills its workers. It
+        // starts once this worker's finished jobs are recorded (milliseconds; retries are rare),
+        // so that a crash does not take them along: rescued, run again and charged a lost lease
+        // (Docs/queue.md, a job that kills its workers).
         if run.attempt > 1, !completions.waitUntilRecorded(timeout: 5) {
             log.warning("starting a retried job before this worker's finished jobs are recorded (the database is slow)")
         }
