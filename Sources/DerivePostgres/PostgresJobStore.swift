@@ -194,17 +194,14 @@ public final class PostgresJobStore: JobStore {
             try connection.transaction { () throws(PostgresError) in
                 let rows = try connection.query(SQL.lockExpired, [String(limit)])
                 var decided: [(JobID, Disposition)] = []
+                var result = RescueResult(requeued: [], failed: [])
                 for row in rows.named("an expired run") {
-                    let (run, owner) = try PostgresError.decoding { () throws(DeriveError) in
-                        (try EndedRun(row: row), try row.optionalString("lease_owner"))
-                    }
-                    decided.append((run.id, policy.disposition(of: run, error: RetryPolicy.leaseExpired(owner: owner), lostLease: true)))
+                    let expired = try PostgresError.decoding { () throws(DeriveError) in try ExpiredLease(row: row) }
+                    let disposition = policy.disposition(of: expired)
+                    decided.append((expired.run.id, disposition))
+                    result.add(expired, disposition)
                 }
                 try Self.apply(decided, on: connection)
-                var result = RescueResult(requeued: [], failed: [])
-                for (id, disposition) in decided {
-                    if case .requeue = disposition { result.requeued.append(id) } else { result.failed.append(id) }
-                }
                 return result
             }
         }
@@ -383,12 +380,16 @@ public final class PostgresJobStore: JobStore {
             FOR UPDATE OF j
             """
 
+        /// With the owner's last status report (`seen_at`, NULL when it left none), to tell a
+        /// dead worker from one alive that stopped extending the lease.
         static let lockExpired = """
-            SELECT id, attempt, max_attempts, lease_losses, cancel_requested, lease_owner FROM derive.jobs
-            WHERE state = 'running' AND lease_expires_at < now()
-            ORDER BY lease_expires_at
+            SELECT j.id, j.attempt, j.max_attempts, j.lease_losses, j.cancel_requested, j.lease_owner,
+                   extract(epoch FROM j.lease_expires_at) AS lease_expires_at, extract(epoch FROM w.seen_at) AS seen_at
+            FROM derive.jobs j LEFT JOIN derive.workers w ON w.id = j.lease_owner
+            WHERE j.state = 'running' AND j.lease_expires_at < now()
+            ORDER BY j.lease_expires_at
             LIMIT $1
-            FOR UPDATE SKIP LOCKED
+            FOR UPDATE OF j SKIP LOCKED
             """
 
         /// Back to the queue: at once, or scheduled after the backoff delay.

@@ -168,13 +168,11 @@ public final class SQLiteJobStore: JobStore {
             var result = RescueResult(requeued: [], failed: [])
             let rows = try connection.rows(SQL.expired, [SQLiteValue(now), SQLiteValue(limit)], source: "an expired run")
             for row in rows {
-                let (run, owner) = try SQLiteError.decoding { () throws(DeriveError) in
-                    (try EndedRun(row: row), try row.optionalString("lease_owner"))
-                }
-                let disposition = policy.disposition(of: run, error: RetryPolicy.leaseExpired(owner: owner), lostLease: true,
-                                                     at: Date(timeIntervalSince1970: now))
-                try Self.apply(disposition, to: run.id, at: now, on: connection)
-                if case .requeue = disposition { result.requeued.append(run.id) } else { result.failed.append(run.id) }
+                let expired = try SQLiteError.decoding { () throws(DeriveError) in try ExpiredLease(row: row) }
+                var random = SystemRandomNumberGenerator()
+                let disposition = policy.disposition(of: expired, at: Date(timeIntervalSince1970: now), using: &random)
+                try Self.apply(disposition, to: expired.run.id, at: now, on: connection)
+                result.add(expired, disposition)
             }
             return result
         }
@@ -313,9 +311,14 @@ public final class SQLiteJobStore: JobStore {
 
         static let endedRun = "SELECT id, attempt, max_attempts, lease_losses, cancel_requested, lease_owner FROM jobs WHERE id = ?"
 
+        /// With the owner's last status report (`seen_at`, NULL when it left none), to tell a
+        /// dead worker from one alive that stopped extending the lease.
         static let expired = """
-            SELECT id, attempt, max_attempts, lease_losses, cancel_requested, lease_owner FROM jobs
-            WHERE state = 'running' AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?
+            SELECT j.id AS id, j.attempt AS attempt, j.max_attempts AS max_attempts, j.lease_losses AS lease_losses,
+                   j.cancel_requested AS cancel_requested, j.lease_owner AS lease_owner, j.lease_expires_at AS lease_expires_at,
+                   w.seen_at AS seen_at
+            FROM jobs j LEFT JOIN workers w ON w.id = j.lease_owner
+            WHERE j.state = 'running' AND j.lease_expires_at < ? ORDER BY j.lease_expires_at LIMIT ?
             """
 
         static let requeue = """

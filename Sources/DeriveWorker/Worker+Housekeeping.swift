@@ -29,7 +29,7 @@ extension Worker {
             if rescue { nextRescue = now + .seconds(of: settings.rescueInterval) }
             if status { nextStatus = now + .seconds(of: settings.statusInterval) }
             if queueDepth, let interval = settings.queueDepthInterval { nextQueueDepth = now + .seconds(of: interval) }
-            let done = await threads.run { [self] in
+            let done: Void? = await threads.run { [self] in
                 maintain(rescue: rescue, status: status, queueDepth: queueDepth)
             }
             guard done != nil, (try? await clock.sleep(.seconds(of: settings.tickInterval))) != nil else { return }
@@ -46,10 +46,11 @@ extension Worker {
             if settings.deleteSuperseded, let derivations = database.derivations { deleteSupersededOutputs(derivations) }
             attempt("rescue expired leases") { () throws(DeriveError) in
                 let rescue = try database.queue.rescueExpired(limit: 1000, policy: settings.retryPolicy)
-                if !rescue.requeued.isEmpty || !rescue.failed.isEmpty {
-                    logger.warning("rescued jobs whose workers stopped heartbeating", metadata: [
-                        "requeued": .array(rescue.requeued.map { .stringConvertible($0) }),
-                        "failed": .array(rescue.failed.map { .stringConvertible($0) }),
+                // One line per job, in the words of its error: the likely cause of a worker's
+                // death is named where an operator looks first.
+                for run in rescue.rescued {
+                    logger.warning("rescued job \(run.id) (\(run.outcome.rawValue)): \(run.detail)", metadata: [
+                        "job": "\(run.id)", "attempt": "\(run.attempt)", "worker": "\(run.owner ?? "?")", "outcome": "\(run.outcome.rawValue)",
                     ])
                 }
             }
@@ -75,7 +76,7 @@ extension Worker {
         // The fire each schedule last had handled here, so a look does not ask again.
         let handled = Mutex<[String: Date]>([:])
         while !isStopping {
-            let done = await threads.run { [self] in
+            let done: Void? = await threads.run { [self] in
                 handled.withLock { runSchedules(store, &$0) }
             }
             guard done != nil, (try? await clock.sleep(.seconds(of: interval))) != nil else { return }
@@ -191,7 +192,7 @@ extension Worker {
             }
             if isStopping { return }
             delay = interval
-            let swept = await threads.run { [self] in
+            let swept: Void? = await threads.run { [self] in
                 let cutoff = Date().addingTimeInterval(-settings.abandonedAfter)
                 report(sweeping: "abandoned writes", counting: .abandonedWritesRemoved,
                        "removed writes that interrupted writers left in the store") { () throws(DeriveError) in

@@ -27,11 +27,18 @@ extension Worker {
 
     func execute(_ job: ClaimedJob) {
         let run = job.run
-        let started = DispatchTime.now().uptimeNanoseconds
         var log = logger
         log[metadataKey: "job"] = "\(run.id)"
         log[metadataKey: "attempt"] = "\(run.attempt)"
         log[metadataKey: "queue"] = "\(job.queue)"
+        // A job run before failed or lost its lease: it may be one that kills its workers. It
+        // starts once this worker's finished jobs are recorded (milliseconds; retries are rare),
+        // so that a crash does not take them along: rescued, run again and charged a lost lease
+        // (Docs/queue.md, a job that kills its workers).
+        if run.attempt > 1, !completions.waitUntilRecorded(timeout: 5) {
+            log.warning("starting a retried job before this worker's finished jobs are recorded (the database is slow)")
+        }
+        let started = DispatchTime.now().uptimeNanoseconds
         do throws(DeriveError) {
             if case .string(let name)? = job.payload["task"] {
                 guard let task = JobTask(rawValue: name) else {
@@ -46,6 +53,9 @@ extension Worker {
             let resolved = try pipeline.resolve(job.payload)
             guard let source = resolved.source else { throw DeriveError(.invalidJob, "source: is missing") }
             log[metadataKey: "source"] = "\(Redacted.url(source))"
+            #if DEBUG
+            crashIfSwitched(source: source, log: log)
+            #endif
             let outcome = try pipeline.run(resolved, source: source, stage: { [self] stage in
                 state.withLock { $0.running[run.id]?.stage = stage }
             }, isCancelled: { [self] in

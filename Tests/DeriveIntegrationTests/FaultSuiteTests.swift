@@ -280,6 +280,98 @@ struct FaultSuiteTests {
         #expect(secondHalf <= firstHalf * 1.1 + 16, "resident memory still growing: \(curve)")
     }
 
+    /// A poison job on PostgreSQL: see `poisonRun`.
+    @Test func aJobThatKillsEveryWorkerItMeetsIsFailedAtItsThirdLostLeaseOnPostgreSQL() throws {
+        try Self.poisonRun(sqlite: false, label: "PostgreSQL")
+    }
+
+    /// The same on the embedded SQLite store.
+    @Test func aJobThatKillsEveryWorkerItMeetsIsFailedAtItsThirdLostLeaseOnSQLite() throws {
+        try Self.poisonRun(sqlite: true, label: "SQLite")
+    }
+
+    /// One poison job among ordinary ones: `DERIVE_TEST_CRASH_ON` (a debug build's test switch)
+    /// names its source, and a worker kills itself (`SIGKILL`) as it starts it. Two workers of
+    /// one slot each, restarted as a supervisor would as soon as one dies, short leases. The job
+    /// ends a worker at each of its runs until the lease rule fails it at its third lost lease
+    /// (`RetryPolicy.maxLeaseLosses`), with errors that name each dead worker and the rule; the
+    /// rescuing workers log its id in the same words; every ordinary job completes (and the
+    /// runner's invariants hold); and every worker left stops cleanly on SIGTERM. One slot per
+    /// worker, because a job sharing a worker with the poison one loses its lease with it, and
+    /// the test must not depend on how often that happens (Docs/queue.md says so).
+    static func poisonRun(sqlite: Bool, label: String) throws {
+        let marker = "poison-\(UUID().uuidString.prefix(8).lowercased())"
+        let poisonIndex = 2
+        let run = try FaultRun(jobs: 10, lease: 3, sqlite: sqlite, settings: ["DERIVE_TEST_CRASH_ON": marker], slots: 1) { origin, tag, index in
+            index == poisonIndex ? origin + "/fixture/" + WorkerEndToEndTests.photos[0] + "?n=\(tag)&\(marker)=1"
+                : FaultRun.source(origin: origin, tag: tag, index: index)
+        }
+        let poison = run.ids[poisonIndex]
+        for _ in 0..<2 { try run.startWorker() }
+        // The supervisor: a worker that dies is replaced at once.
+        var dead: [BackgroundProcess] = []
+        do {
+            try waitUntil("every job finished, the poison one failed", timeout: 90) {
+                for worker in run.workers where !worker.process.isRunning && !dead.contains(where: { $0 === worker }) {
+                    dead.append(worker)
+                    try run.startWorker()
+                }
+                return try run.rows("SELECT count(*) FROM derive.jobs").first?.first == "0"
+            }
+        } catch {
+            // What the queue and the workers said instead: the run's database goes with the test.
+            let left = try run.rows("SELECT id, state, attempt, errors::text FROM derive.jobs").map { $0.map { $0 ?? "NULL" }.joined(separator: " ") }
+            let lines = run.workers.flatMap { $0.logLines.suffix(4) }.joined(separator: "\n")
+            Issue.record("\(error); \(dead.count) workers died; left: \(left); last lines:\n\(lines)")
+            throw error
+        }
+        let policy = RetryPolicy()
+        // Each death is the poison job's doing: killed by SIGKILL at its start, having said so.
+        #expect(dead.count == policy.maxLeaseLosses, "\(dead.count) workers died")
+        // The workers log JSON lines: message and fields.
+        func entries(_ worker: BackgroundProcess) -> [(message: String, job: String)] {
+            worker.logLines.compactMap { line in
+                guard let entry = try? JSONParser().parse(line), case .string(let message)? = entry["message"] else { return nil }
+                if case .string(let job)? = entry["job"] { return (message, job) }
+                return (message, "")
+            }
+        }
+        for worker in dead {
+            #expect(worker.process.terminationReason == .uncaughtSignal && worker.process.terminationStatus == SIGKILL)
+            #expect(entries(worker).contains { $0.message.contains("DERIVE_TEST_CRASH_ON") && $0.job == "\(poison)" },
+                    "\(worker.logLines.suffix(5).joined(separator: "\n"))")
+        }
+        let archived = try #require(try run.store.job(poison))
+        #expect(archived.state == .failed && archived.attempt == policy.maxLeaseLosses)
+        let details = archived.errors.map { entry -> String in if case .string(let text)? = entry["detail"] { text } else { "" } }
+        #expect(details.count == policy.maxLeaseLosses && archived.errors.allSatisfy { $0["code"] == .string("interrupted") })
+        for (index, detail) in details.enumerated() {
+            // The worker that died is named (its id carries its pid), with the loss and the rule.
+            let worker = dead.first { detail.contains(":\($0.pid):") }
+            #expect(worker != nil && detail.contains("died while running it (attempt \(index + 1);"), "\(detail)")
+            #expect(detail.contains("lease lost \(index + 1) of 3 times"), "\(detail)")
+        }
+        #expect(details.last?.hasSuffix("failed, not retried: a job that keeps ending its workers is failed at the 3rd loss") == true,
+                "\(details.last ?? "")")
+        #expect(archived.errors.last?["retryable"] == .bool(false))
+        // The rescuers said it where an operator looks: one line per rescue, the job's id and the same words.
+        let rescues = run.workers.flatMap(entries).filter { $0.job == "\(poison)" && $0.message.hasPrefix("rescued job \(poison) (") }.map(\.message)
+        #expect(rescues.sorted() == zip(["requeued", "requeued", "failed"], details).map { "rescued job \(poison) (\($0)): \($1)" }.sorted(),
+                "\(rescues)")
+        run.stopWorkers()
+        #expect(run.workers.allSatisfy { !$0.process.isRunning })
+        let found = try run.invariants(failing: [poison])
+        print(run.summary(found) + "; \(label): a poison job killed \(dead.count) workers, then was failed by the lease rule")
+        #expect(found.violations.isEmpty, "\(found.violations.prefix(20).joined(separator: "\n"))")
+        #expect(found.completed == run.ids.count - 1)
+        // A worker records its finished jobs before it starts a retried one, so the poison
+        // job's second and third crashes take nothing finished with them; only its first may
+        // (a job finished a moment before, not yet recorded).
+        let bystanders = try run.rows("SELECT id FROM derive.job_archive WHERE errors::text LIKE '%died while running it%' AND id <> $1",
+                                      [String(poison)])
+        #expect(bystanders.count <= 1, "\(bystanders)")
+    }
+
     /// VmRSS of a process, in MiB, from /proc.
     static func residentMegabytes(of pid: Int32) -> Double? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
@@ -346,7 +438,7 @@ final class FaultRun {
     /// writes two outputs named after it (`chains` chooses theirs). `settings` are the
     /// workers' extra environment.
     init(jobs: Int, lease: Int, delay: Double = 0.2, database: String? = nil, sqlite: Bool = false, storeEndpoint: String? = nil,
-         toFolder: Bool = false, storeFolder: URL? = nil, sourceOrigin: String? = nil, settings: [String: String] = [:],
+         toFolder: Bool = false, storeFolder: URL? = nil, sourceOrigin: String? = nil, settings: [String: String] = [:], slots: Int = 2,
          source: ((_ origin: String, _ tag: String, _ index: Int) -> String)? = nil, chains: ((Int) -> (String, String))? = nil) throws {
         if let database {
             _ = try Migrator().migrate(url: database)
@@ -364,17 +456,20 @@ final class FaultRun {
         environment.merge(settings) { $1 }
         self.environment = environment
         folder = storeFolder ?? (toFolder ? FileManager.default.temporaryDirectory.appendingPathComponent("derive-\(prefix)") : nil)
-        arguments = ["work", "--database", location, "--store", folder?.path ?? "s3://\(s3.bucket)/\(prefix)", "--slots", "2",
+        arguments = ["work", "--database", location, "--store", folder?.path ?? "s3://\(s3.bucket)/\(prefix)", "--slots", String(slots),
                      "--lease", String(lease), "--grace", "5"]
         for index in 0..<jobs {
-            let source = source?(origin, "\(prefix)-\(index)", index) ?? (index % 2 == 0
-                ? origin + "/slow?delay=\(delay)&n=\(prefix)-\(index)"
-                : origin + "/fixture/" + WorkerEndToEndTests.photos[index % 3] + "?n=\(prefix)-\(index)")
+            let source = source?(origin, "\(prefix)-\(index)", index) ?? Self.source(origin: origin, tag: "\(prefix)-\(index)", index: index, delay: delay)
             let (a, b) = chains?(index) ?? ("c_scale,w_\(40 + index % 60)/f_webp,q_70", "c_fill,w_64,h_64,g_auto/f_jpg,q_80")
             let outputs = #"[{"name": "a\#(index)", "chain": "\#(a)"}, {"name": "b\#(index)", "chain": "\#(b)"}]"#
             let document = #"{"version": 1, "source": "\#(source)", "outputs": \#(outputs)}"#
             ids.append(try store.submit([NewJob(payload: try JSONParser().parse(document))])[0].id)
         }
+    }
+
+    /// The runner's usual source: one of three photographs, every other one through a `delay`.
+    static func source(origin: String, tag: String, index: Int, delay: Double = 0.2) -> String {
+        index % 2 == 0 ? origin + "/slow?delay=\(delay)&n=\(tag)" : origin + "/fixture/" + WorkerEndToEndTests.photos[index % 3] + "?n=\(tag)"
     }
 
     /// A connection to the run's PostgreSQL database, for checks only PostgreSQL can make.
@@ -449,7 +544,8 @@ final class FaultRun {
     /// SHA-256; nothing else is under the run's prefix; and the outputs of jobs that ran more
     /// than once (or all, `rederivingAll`) are byte for byte what one clean run makes.
     /// `rederivingAll` compares every job with a clean run, not only the retried ones.
-    func invariants(rederivingAll: Bool = false) throws -> Invariants {
+    /// `failing` are jobs the run means to fail (a poison job): they must be failed, with no output.
+    func invariants(rederivingAll: Bool = false, failing: Set<JobID> = []) throws -> Invariants {
         var found = Invariants()
         for row in try rows("SELECT id, state FROM derive.jobs") {
             found.violations.append("job \(row[0] ?? "?") not finished: still \(row[1] ?? "?")")
@@ -461,12 +557,14 @@ final class FaultRun {
             let id = JobID(row[0]!)!, attempt = Int(row[2]!)!
             if attempts[id] != nil { found.violations.append("job \(id) finished twice") }
             attempts[id] = attempt
-            if row[1] == "completed" {
+            if failing.contains(id) {
+                if row[1] != "failed" { found.violations.append("job \(id) \(row[1] ?? "?"), not failed as it should be") }
+            } else if row[1] == "completed" {
                 found.completed += 1
             } else {
                 found.violations.append("job \(id) \(row[1] ?? "?") after \(attempt) attempts, not completed; errors: \(row[3] ?? "none")")
             }
-            if attempt > 1 { found.retried += 1 }
+            if attempt > 1 && !failing.contains(id) { found.retried += 1 }
         }
 
         let objects = try self.objects()
@@ -493,13 +591,15 @@ final class FaultRun {
         for (id, bodies) in Dictionary(grouping: derivatives, by: { $0[0]! }).mapValues({ Set($0.map { $0[5]! }) }) where bodies.count > 1 {
             found.violations.append("job \(id) has outputs made from \(bodies.count) different source bodies")
         }
-        for id in ids where attempts[id] != nil && outputs[id]?.count != 2 {
+        for id in failing where outputs[id] != nil { found.violations.append("job \(id) failed, but has outputs") }
+        for id in ids where attempts[id] != nil && !failing.contains(id) && outputs[id]?.count != 2 {
             found.violations.append("job \(id) has \(outputs[id]?.count ?? 0) rows for 2 outputs")
         }
         for key in objects.keys.sorted() where !referenced.contains(key) {
             found.violations.append("stray object \(key)")
         }
-        try compareRetriedWithCleanRuns(attempts.filter { rederivingAll || $0.value > 1 }.map(\.key), derivatives, into: &found)
+        try compareRetriedWithCleanRuns(attempts.filter { !failing.contains($0.key) && (rederivingAll || $0.value > 1) }.map(\.key),
+                                        derivatives, into: &found)
         return found
     }
 

@@ -87,16 +87,41 @@ import Testing
         let sample = try #require(ids.first)
         #expect(try queue.store.job(sample)?.result == .object(["n": .int(Int(sample))]))
     }
+
+    /// What a worker waits for before it starts a retried job (one that may crash it): every
+    /// completion queued so far recorded, even with another slot adding more meanwhile.
+    @Test func waitingUntilRecordedCoversEverythingQueuedBefore() throws {
+        let queue = MemoryJobQueue()
+        _ = try queue.submit((0..<40).map { NewJob(payload: document("n\($0)")) })
+        let runs = try queue.claim(queues: ["default"], limit: 40, owner: "w", lease: 30).map(\.run)
+        // A slow database: each transaction takes 20 ms.
+        let batcher = CompletionBatcher(store: CountingStore(queue, delay: 0.02), settings: .init(maxBatch: 5, maxDelay: 0.005))
+        for run in runs.prefix(20) { batcher.add(Completion(run: run)) }
+        let later = Thread { for run in runs.suffix(20) { batcher.add(Completion(run: run)); Thread.sleep(forTimeInterval: 0.002) } }
+        later.start()
+        #expect(batcher.waitUntilRecorded(timeout: 10))
+        for run in runs.prefix(20) { #expect(try queue.job(run.id)?.state == .completed) }
+        while !later.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(batcher.waitUntilRecorded(timeout: 10))
+        #expect(try runs.allSatisfy { try queue.job($0.id)?.state == .completed })
+        batcher.close()
+        #expect(batcher.waitUntilRecorded(timeout: 0))
+    }
 }
 
-/// A real store that counts how often `complete` is called.
+/// A real store that counts how often `complete` is called (and takes `delay` seconds over it).
 final class CountingStore: JobStore {
     let base: any JobStore
     let calls = Mutex(0)
-    init(_ base: any JobStore) { self.base = base }
+    let delay: Double
+    init(_ base: any JobStore, delay: Double = 0) {
+        self.base = base
+        self.delay = delay
+    }
 
     func complete(_ completions: [Completion]) throws(DeriveError) -> Set<JobID> {
         calls.withLock { $0 += 1 }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         return try base.complete(completions)
     }
 

@@ -163,8 +163,40 @@ import Testing
         #expect(snapshot.state == .available && snapshot.leaseOwner == nil)
         #expect(snapshot.errors.first?["code"] == .string("interrupted"))
         guard case .string(let detail)? = snapshot.errors.first?["detail"] else { throw Missing() }
-        #expect(detail.contains("lease expired") && detail.contains("dead-worker"))
+        // The worker never reported its status: the store can say no more than that it is gone.
+        #expect(detail.hasPrefix(#"its worker "dead-worker" died while running it (attempt 1; it left no status report"#), "\(detail)")
+        #expect(detail.hasSuffix("lease lost 1 of 3 times — a job that keeps ending its workers is failed at the 3rd loss"), "\(detail)")
+        #expect(rescue.rescued == [RescuedRun(id: id, attempt: 1, owner: "dead-worker", outcome: .requeued, detail: detail)])
         #expect(try other.claim(queues: ["default"], limit: 1, owner: "w2", lease: 30).first?.run.attempt == 2)
+    }
+
+    /// The workers table's own heartbeat (each worker's status report) tells a worker that died
+    /// holding a job from one that is alive and only stopped extending its lease.
+    @Test(arguments: JobStoreKind.runnable)
+    func aRescueSaysWhetherTheWorkerDiedOrIsStillReporting(kind: JobStoreKind) throws {
+        let queue = try JobStoreUnderTest(kind)
+        let registry = try #require(queue.store as? any WorkerRegistry)
+        func report(_ worker: String) throws {
+            try registry.report(WorkerStatus(id: worker, host: "h", pid: 1, queues: ["default"], slots: 1, startedAt: Date(), seenAt: Date(),
+                                             running: [], finished: [:], stopping: false))
+        }
+        let ids = try queue.store.submit([NewJob(payload: document("a")), NewJob(payload: document("b"))]).map(\.id)
+        try report("h:1:dead")
+        try report("h:2:alive")
+        _ = try queue.store.claim(queues: ["default"], limit: 1, owner: "h:1:dead", lease: 0.2)
+        _ = try queue.store.claim(queues: ["default"], limit: 1, owner: "h:2:alive", lease: 0.2)
+        Thread.sleep(forTimeInterval: 0.4)
+        try report("h:2:alive")
+        let rescue = try queue.store.rescueExpired(limit: 10, policy: retryAtOnce)
+        #expect(Set(rescue.requeued) == Set(ids) && rescue.rescued.count == 2)
+        let dead = try #require(rescue.rescued.first { $0.owner == "h:1:dead" })
+        #expect(dead.id == ids[0] && dead.detail.hasPrefix(#"its worker "h:1:dead" died while running it (attempt 1; its last status report came "#)
+            && dead.detail.contains("before the lease ran out, none since"), "\(dead.detail)")
+        let alive = try #require(rescue.rescued.first { $0.owner == "h:2:alive" })
+        #expect(alive.detail.hasPrefix(#"its worker "h:2:alive" stopped extending the lease while running it, though it still reports"#)
+            && !alive.detail.contains("died"), "\(alive.detail)")
+        guard case .string(let recorded)? = try queue.store.job(ids[0])?.errors.last?["detail"] else { throw Missing() }
+        #expect(recorded == dead.detail)
     }
 
     @Test(arguments: JobStoreKind.runnable)
@@ -181,7 +213,9 @@ import Testing
         let snapshot = try #require(try queue.store.job(id))
         #expect(snapshot.state == .failed && snapshot.errors.count == 2)
         guard case .string(let detail)? = snapshot.errors.last?["detail"] else { throw Missing() }
-        #expect(detail.contains("lost its lease 2 times"))
+        #expect(detail.contains(#"its worker "w2" died while running it (attempt 2;"#)
+            && detail.hasSuffix("lease lost 2 of 2 times — failed, not retried: a job that keeps ending its workers is failed at the 2nd loss"), "\(detail)")
+        #expect(snapshot.errors.last?["retryable"] == .bool(false) && snapshot.errors.last?["code"] == .string("interrupted"))
     }
 
     @Test(arguments: JobStoreKind.runnable)

@@ -1,5 +1,5 @@
 import DeriveLanguage
-import DeriveJobs
+@testable import DeriveJobs
 @testable import DerivePostgres
 import DeriveTestSupport
 import Foundation
@@ -40,17 +40,46 @@ import Testing
         let policy = RetryPolicy(maxLeaseLosses: 3)
         var lost = run
         lost.leaseLosses = 1
-        guard case .requeue(_, _, true) = policy.disposition(of: lost, error: RetryPolicy.leaseExpired(owner: "w"), lostLease: true) else {
+        guard case .requeue(_, let entry, true) = policy.disposition(of: ExpiredLease(run: lost, owner: "w-2", worker: .silent(before: 4))),
+              case .string(let detail)? = entry["detail"] else {
             Issue.record("the second loss should be retried")
             return
         }
+        #expect(detail == #"its worker "w-2" died while running it (attempt 2; its last status report came 4.0 s before the lease ran out, "#
+            + "none since: it died or lost the database); lease lost 2 of 3 times — a job that keeps ending its workers is failed at the 3rd loss")
+        #expect(entry["code"] == .string("interrupted") && entry["retryable"] == .bool(true))
         lost.leaseLosses = 2
-        guard case .archive(.failed, let entry) = policy.disposition(of: lost, error: RetryPolicy.leaseExpired(owner: "w"), lostLease: true),
-              case .string(let detail)? = entry["detail"] else {
+        guard case .archive(.failed, let last) = policy.disposition(of: ExpiredLease(run: lost, owner: "w-3", worker: .unreported)),
+              case .string(let lastDetail)? = last["detail"] else {
             Issue.record("the third loss should fail the job")
             return
         }
-        #expect(detail.contains("lost its lease 3 times") && entry["retryable"] == .bool(false))
+        #expect(lastDetail.hasPrefix(#"its worker "w-3" died while running it (attempt 2; it left no status report"#))
+        #expect(lastDetail.hasSuffix("lease lost 3 of 3 times — failed, not retried: a job that keeps ending its workers is failed at the 3rd loss"))
+        #expect(last["code"] == .string("interrupted") && last["retryable"] == .bool(false))
+    }
+
+    /// What the store knows of the worker decides the words: silent since before the lease ran
+    /// out (dead), heard from after it (alive, not extending the lease), no status at all.
+    @Test func aLostLeaseSaysWhetherItsWorkerDiedOrIsStillReporting() {
+        #expect(WorkerSighting(seenAt: 96, leaseExpiresAt: 100) == .silent(before: 4))
+        #expect(WorkerSighting(seenAt: 103, leaseExpiresAt: 100) == .reporting(after: 3))
+        #expect(WorkerSighting(seenAt: nil, leaseExpiresAt: 100) == .unreported)
+        #expect(!WorkerSighting.reporting(after: 1).died && WorkerSighting.silent(before: 1).died)
+        let policy = RetryPolicy(maxLeaseLosses: 3)
+        let alive = policy.leaseLost(ExpiredLease(run: run, owner: "w", worker: .reporting(after: 12.4))).detail
+        #expect(alive.hasPrefix(#"its worker "w" stopped extending the lease while running it, though it still reports (attempt 2; "#
+            + "a status report came 12 s after the lease ran out)") && !alive.contains("died"))
+        let unknown = policy.leaseLost(ExpiredLease(run: run, owner: nil, worker: .unknown)).detail
+        #expect(unknown.hasPrefix(#"its worker "?" died (or stopped heartbeating) while running it (attempt 2)"#))
+        var last = run
+        last.attempt = 5
+        let spent = policy.leaseLost(ExpiredLease(run: last, owner: "w", worker: .silent(before: 1)))
+        #expect(spent.detail.hasSuffix("lease lost 1 of 3 times — a job that keeps ending its workers is failed at the 3rd loss; "
+            + "failed: its 5 attempts are spent"))
+        #expect(policy.disposition(of: ExpiredLease(run: last, owner: "w", worker: .silent(before: 1))).failureOutcome == .failed)
+        #expect([1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111].map(RetryPolicy.ordinal)
+            == ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"])
     }
 
     @Test func withoutPositionsAClaimScansEachQueueWhole() {

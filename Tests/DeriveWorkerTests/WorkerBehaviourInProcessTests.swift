@@ -214,6 +214,13 @@ extension WorkerInProcessTests {
             #expect(done.state == .completed && done.attempt == 2)
             #expect(done.errors.count == 1 && done.errors.first?["code"] == .string("interrupted"))
             #expect(rig.queue.records.map(\.job) == [id])
+            // The job's error and the rescuer's log name the dead worker as the likely cause, in the same words.
+            guard case .string(let detail)? = done.errors.first?["detail"] else { throw Missing() }
+            #expect(detail.hasPrefix(#"its worker "dead-worker" died while running it (attempt 1;"#)
+                && detail.hasSuffix("lease lost 1 of 3 times — a job that keeps ending its workers is failed at the 3rd loss"), "\(detail)")
+            let rescues = rig.logged.lines.withLock { $0 }.filter { $0.contains(" warning rescued job ") }
+            #expect(rescues.count == 1 && rescues.first?.contains("rescued job \(id) (requeued): \(detail) attempt=1 job=\(id) outcome=requeued") == true,
+                    "\(rescues)")
         }
 
         /// A passing failure waits out its backoff on the queue's clock: not run again before it,
@@ -400,6 +407,9 @@ final class Rig: @unchecked Sendable {
     let folder: URL
     let pipeline: JobPipeline
     var settings: WorkerSettings
+    /// What the workers it started logged, as text lines. (A box of its own: a logger holding
+    /// the rig would keep it, and the sources it holds back, alive as long as a worker thread.)
+    let logged = LogLines()
 
     /// `realTime` runs the queue on the real clock (for heartbeats, whose cadence is real
     /// time); otherwise on `clock`, which only the test moves.
@@ -450,11 +460,19 @@ final class Rig: @unchecked Sendable {
     func start(untilIdle: Bool = false, onTestClock: Bool = false) throws -> RunningWorker {
         var settings = self.settings
         settings.untilIdle = untilIdle
-        let quiet = Logger(label: "derive.worker") { _ in SwiftLogNoOpLogHandler() }
+        let logged = self.logged
+        let logger = Logger(label: "derive.worker") { label in
+            LogOutput(label: label, format: .text, level: .info) { line in logged.lines.withLock { $0.append(line) } }
+        }
         let worker = Worker(database: WorkerDatabase(queue: queue, registry: queue), pipeline: pipeline, settings: settings,
-                            clock: onTestClock ? WorkerClock(clock) : .continuous, logger: quiet)
+                            clock: onTestClock ? WorkerClock(clock) : .continuous, logger: logger)
         return RunningWorker(worker)
     }
+}
+
+/// Log lines, collected.
+final class LogLines: Sendable {
+    let lines = Mutex<[String]>([])
 }
 
 /// `Worker.runBlocking()` on a thread of its own, so the test can act while it runs.

@@ -42,6 +42,16 @@ public final class CompletionBatcher: Sendable {
     private struct State {
         var pending: [Completion] = []
         var closing = false
+        /// Completions ever queued: the next one's sequence number.
+        var added = 0
+        /// The first sequence number of each batch being archived.
+        var archiving: [Int] = []
+
+        /// The sequence number of the oldest completion neither archived nor given up on.
+        var oldestUnsettled: Int? {
+            let waiting = pending.isEmpty ? nil : added - pending.count
+            return [waiting, archiving.min()].compactMap { $0 }.min()
+        }
     }
 
     private let store: any JobStore
@@ -86,6 +96,7 @@ public final class CompletionBatcher: Sendable {
         let queued = state.withLock { state -> (first: Bool, full: Bool)? in
             guard !state.closing else { return nil }
             state.pending.append(completion)
+            state.added += 1
             return (state.pending.count == 1, state.pending.count == settings.maxBatch)
         }
         guard let queued else {
@@ -118,10 +129,13 @@ public final class CompletionBatcher: Sendable {
             arrived.wait()
             let closing = state.withLock { $0.closing }
             if !closing { _ = filled.wait(timeout: .now() + settings.maxDelay) }
-            while let (batch, more) = take() {
+            while let (batch, first, more) = take() {
                 // Another thread can archive the rest meanwhile.
                 if more { arrived.signal() }
                 archive(batch)
+                state.withLock { state in
+                    if let index = state.archiving.firstIndex(of: first) { state.archiving.remove(at: index) }
+                }
                 for _ in batch { room.signal() }
             }
             if state.withLock({ $0.closing && $0.pending.isEmpty }) { break }
@@ -131,12 +145,28 @@ public final class CompletionBatcher: Sendable {
         arrived.signal()
     }
 
-    private func take() -> (batch: [Completion], more: Bool)? {
+    private func take() -> (batch: [Completion], first: Int, more: Bool)? {
         state.withLock { state in
             guard !state.pending.isEmpty else { return nil }
             let batch = Array(state.pending.prefix(settings.maxBatch))
+            let first = state.added - state.pending.count
             state.pending.removeFirst(batch.count)
-            return (batch, !state.pending.isEmpty)
+            state.archiving.append(first)
+            return (batch, first, !state.pending.isEmpty)
+        }
+    }
+
+    /// Waits (up to `timeout` seconds) until every completion queued so far has been archived
+    /// or given up on; later ones are not waited for. Returns whether they were. The worker
+    /// calls it before starting a job that may crash it, so the crash takes nothing finished.
+    @discardableResult
+    public func waitUntilRecorded(timeout: Double) -> Bool {
+        let mark = state.withLock { $0.added }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if state.withLock({ ($0.oldestUnsettled ?? mark) >= mark }) { return true }
+            if Date() >= deadline { return false }
+            Thread.sleep(forTimeInterval: 0.001)
         }
     }
 

@@ -149,10 +149,27 @@ public struct RescueResult: Sendable, Hashable {
     public var requeued: [JobID]
     /// Jobs failed for losing their lease too often or running out of attempts.
     public var failed: [JobID]
+    /// Each of them, with the error recorded in its history (the rescuer logs one line each).
+    public var rescued: [RescuedRun]
 
-    public init(requeued: [JobID], failed: [JobID]) {
+    public init(requeued: [JobID], failed: [JobID], rescued: [RescuedRun] = []) {
         self.requeued = requeued
         self.failed = failed
+        self.rescued = rescued
+    }
+
+    /// Records what a rescue decided for one expired run.
+    public mutating func add(_ expired: ExpiredLease, _ disposition: Disposition) {
+        let outcome: RescuedRun.Outcome, entry: JSONValue
+        switch disposition {
+        case .requeue(_, let recorded, _): (outcome, entry) = (.requeued, recorded)
+        case .archive(.cancelled, let recorded): (outcome, entry) = (.cancelled, recorded)
+        case .archive(_, let recorded): (outcome, entry) = (.failed, recorded)
+        }
+        if outcome == .requeued { requeued.append(expired.run.id) } else { failed.append(expired.run.id) }
+        let detail: String
+        if case .string(let text)? = entry["detail"] { detail = text } else { detail = "" }
+        rescued.append(RescuedRun(id: expired.run.id, attempt: expired.run.attempt, owner: expired.owner, outcome: outcome, detail: detail))
     }
 }
 
@@ -264,7 +281,9 @@ public protocol JobStore: Sendable {
     func release(_ runs: [JobRun]) throws(DeriveError) -> Set<JobID>
 
     /// Requeues jobs whose leases expired (their worker died); fails those that lost their
-    /// lease `policy.maxLeaseLosses` times or have no attempts left. Any worker may call it.
+    /// lease `policy.maxLeaseLosses` times or have no attempts left. Each one's error names its
+    /// worker and, from the worker's status reports where the store keeps them, whether it died
+    /// or is alive and only stopped extending the lease. Any worker may call it.
     func rescueExpired(limit: Int, policy: RetryPolicy) throws(DeriveError) -> RescueResult
 
     /// Makes scheduled jobs whose time has come available.

@@ -250,10 +250,13 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
                 .sorted { ($0.leaseExpiresAt ?? 0, $0.id) < ($1.leaseExpiresAt ?? 0, $1.id) }
                 .prefix(max(limit, 0))
             for job in expired {
-                let disposition = policy.disposition(of: job.ended, error: RetryPolicy.leaseExpired(owner: job.leaseOwner), lostLease: true,
-                                                     at: Date(timeIntervalSince1970: now))
+                let seenAt = job.leaseOwner.flatMap { state.workers[$0] }?.seenAt.timeIntervalSince1970
+                let lease = ExpiredLease(run: job.ended, owner: job.leaseOwner,
+                                         worker: WorkerSighting(seenAt: seenAt, leaseExpiresAt: job.leaseExpiresAt))
+                var random = SystemRandomNumberGenerator()
+                let disposition = policy.disposition(of: lease, at: Date(timeIntervalSince1970: now), using: &random)
                 Self.apply(disposition, to: job.id, at: now, in: &state)
-                if case .requeue = disposition { result.requeued.append(job.id) } else { result.failed.append(job.id) }
+                result.add(lease, disposition)
             }
             return result
         }

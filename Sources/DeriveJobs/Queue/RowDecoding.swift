@@ -41,6 +41,17 @@ extension EndedRun {
     }
 }
 
+extension ExpiredLease {
+    /// Columns: those of `EndedRun`, lease_owner, lease_expires_at, and seen_at (the owner's
+    /// last status report, NULL when the workers table has no row for it).
+    public init(row: DatabaseRow) throws(DeriveError) {
+        let seenAt = try row.isNull("seen_at") ? nil : try row.double("seen_at")
+        let expiresAt = try row.isNull("lease_expires_at") ? nil : try row.double("lease_expires_at")
+        self.init(run: try EndedRun(row: row), owner: try row.optionalString("lease_owner"),
+                  worker: WorkerSighting(seenAt: seenAt, leaseExpiresAt: expiresAt))
+    }
+}
+
 extension QueueCounts {
     /// Rows of: queue, state, jobs, oldest_available (NULL unless available), retrying; one
     /// row per queue and state, summed into one `QueueCounts` per queue, by name.
