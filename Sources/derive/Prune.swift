@@ -18,7 +18,7 @@ struct Prune: ParsableCommand {
         thousand jobs goes to standard error (--quiet: none).
 
           derive prune --older-than 30d
-          derive prune                      # only the store's abandoned and unrecorded writes
+          derive prune    # only the store's abandoned and unrecorded writes
         """
     )
 

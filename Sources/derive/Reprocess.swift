@@ -101,8 +101,8 @@ struct Reprocess: ParsableCommand {
         asset is not queued twice, so running the same reprocess again enqueues nothing new. On \
         a terminal, a progress line per batch goes to standard error (--quiet: none).
 
-          derive reprocess --preset web --stale                  # outputs from older versions of web
-          derive reprocess --preset web --missing --spread 6h    # assets lacking some output of web
+          derive reprocess --preset web --stale                # older web outputs
+          derive reprocess --preset web --missing --spread 6h  # missing web outputs
           derive reprocess --preset web --source-host cdn.example.com --dry-run
         """
     )

@@ -25,7 +25,7 @@ struct Run: ParsableCommand {
 
           derive run photo.jpg --chain 'c_fill,w_400,h_400,g_auto/f_webp'
           derive run photos/*.jpg --chain 'w_800/q_auto/f_avif' --out web
-          derive run https://example.com/cat.jpg --chain job.json --store s3://bucket/derived
+          derive run https://example.com/cat.jpg --chain job.json --store s3://assets
           derive run photo.jpg --chain job.json | jq '.[0].outputs'
         """
     )

@@ -20,8 +20,9 @@ struct ScheduleCommand: ParsableCommand {
             --timezone. A fire missed while no worker ran is caught up once, not once per \
             missed time.
 
-              derive schedule add nightly-web --cron '0 3 * * *' --timezone Europe/Paris --reprocess web --stale --spread 2h
-              derive schedule add weekly-check --cron '@weekly' --revalidate --checked-before 7d
+              derive schedule add nightly-web --cron '0 3 * * *' --timezone Europe/Paris \\
+                  --reprocess web --stale --spread 2h
+              derive schedule add weekly --cron @weekly --revalidate --checked-before 7d
             """
         )
 

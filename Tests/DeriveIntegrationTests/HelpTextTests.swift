@@ -87,14 +87,31 @@ import Testing
         }
     }
 
-    /// At 80 columns too the discussion wraps between words, never inside one.
+    /// At 80 columns the formatter fills each paragraph's lines (`derive reprocess --help` once
+    /// broke "below new submissions'⏎priority" and "waiting⏎for an⏎asset"), and every
+    /// example fits on its line.
     @Test func helpWrapsAtTheTerminalsWidth() throws {
         let reprocess = try #require(Self.commands.first { $0.path == ["reprocess"] })
         let lines = try Self.help(reprocess, columns: 80)
         #expect(lines.allSatisfy { $0.count <= 80 }, "\(lines.filter { $0.count > 80 })")
-        let text = lines.joined(separator: "\n")
-        #expect(text.contains("below new submissions' priority") || text.contains("below new submissions'\npriority"))
-        #expect(!text.contains("waiting\nfor an\n"))
+        let usage = try #require(lines.firstIndex { $0.hasPrefix("USAGE:") })
+        let paragraphs = lines[..<usage].split { !Self.isProse($0) }
+        let discussion = try #require(paragraphs.first { $0.first?.hasPrefix("Queues one job") == true })
+        #expect(discussion.joined(separator: " ").contains("below new submissions' priority and, with --spread or --rate, spread in time. A job already waiting for an asset"))
+        // Every line but a paragraph's last is filled to within a word of the width.
+        for paragraph in paragraphs {
+            for line in paragraph.dropLast() { #expect(line.count >= 64, "a short line in a paragraph: \(line)") }
+        }
+    }
+
+    /// No example is wider than an 80-column terminal, where the formatter would break it.
+    @Test(arguments: commands)
+    func examplesFitEightyColumns(_ command: Command) throws {
+        let lines = try Self.help(command, columns: 2000)
+        let usage = try #require(lines.firstIndex { $0.hasPrefix("USAGE:") })
+        for line in lines[..<usage] where line.hasPrefix("  ") {
+            #expect(line.count < 80, "\(command) --help has an example of \(line.count) columns: \(line)")
+        }
     }
 
     /// Each row of Docs/commands.md's table names a command `--help` has, and only flags it
