@@ -122,7 +122,7 @@ struct TerminalSessionTests {
         #expect(Self.keys(report["timings"]) == ["decode", "faces", "fetch", "header", "metadata", "plan", "store", "total"])
         guard case .array(let outputs)? = report["outputs"], let output = outputs.first else { Issue.record("no outputs"); return }
         #expect(Self.keys(output) == ["blurhash", "bytes", "choices", "crops", "dominantColor", "format", "frames", "hasAlpha", "height", "identity",
-                                      "location", "name", "privacy", "quality", "sha256", "timings", "transformation", "width"])
+                                      "key", "location", "name", "privacy", "quality", "sha256", "timings", "transformation", "width"])
     }
 
     /// `--quiet` on a terminal: the summary, and no progress line at all.

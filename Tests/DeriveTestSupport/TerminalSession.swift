@@ -25,9 +25,10 @@ public final class TerminalSession {
         self.height = height
         var variables = ["TERM": "xterm-256color", "LANG": "C.UTF-8", "HISTFILE": "/dev/null"]
         variables.merge(environment) { $1 }
+        // The server this starts outlives the command: it must not hold a pipe of ours open.
         try Self.tmux(["new-session", "-d", "-x", "\(width)", "-y", "\(height)", "-c", directory.path]
                       + variables.sorted { $0.key < $1.key }.flatMap { ["-e", "\($0.key)=\($0.value)"] }
-                      + ["bash --norc --noprofile"], socket: socket)
+                      + ["bash --norc --noprofile"], socket: socket, output: false)
         // The shell is up once its prompt shows.
         _ = try waitFor(timeout: 10) { $0.contains { !$0.isEmpty } }
     }
@@ -70,19 +71,28 @@ public final class TerminalSession {
         return (screen, Int32(line.dropFirst(marker.count + 1)) ?? -1)
     }
 
+    /// Runs tmux with posix_spawn and waitpid, its output through a file: the server a first
+    /// command starts outlives it, and under Foundation's Process it started with the signals
+    /// it needs blocked and never answered.
     @discardableResult
-    static func tmux(_ arguments: [String], socket: String?) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux"] + (socket.map { ["-L", $0] } ?? []) + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Shell.Failed(description: "tmux \(arguments.first ?? ""): exit \(process.terminationStatus)") }
-        return String(decoding: data, as: UTF8.self)
+    static func tmux(_ arguments: [String], socket: String?, output: Bool = true) throws -> String {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("derive-tmux-\(UUID().uuidString).out")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let words = ["tmux"] + (socket.map { ["-L", $0] } ?? []) + arguments
+        let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let script = "exec \(quoted) > '\(file.path)' 2> /dev/null < /dev/null"
+        let shell: [String] = ["/bin/sh", "-c", script]
+        let argv: [UnsafeMutablePointer<CChar>?] = shell.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { throw Shell.Failed(description: "could not start tmux") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { throw Shell.Failed(description: "waitpid: \(errno)") }
+        }
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            throw Shell.Failed(description: "tmux \(arguments.first ?? ""): exit \(status >> 8)")
+        }
+        return output ? ((try? String(contentsOf: file, encoding: .utf8)) ?? "") : ""
     }
 }
