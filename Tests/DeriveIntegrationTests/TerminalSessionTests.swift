@@ -7,7 +7,7 @@ import Testing
 /// standard error and leaving one line, the summary table, and none of that in a pipe, where
 /// the JSON report stays as it was.
 @Suite(.enabled(if: TerminalSession.available, "needs tmux, which Scripts/test.sh installs"), .serialized)
-struct TerminalSessionTests {
+final class TerminalSessionTests {
     let folder: URL
     let derive = DeriveBinary.url.path
 
@@ -15,6 +15,8 @@ struct TerminalSessionTests {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-terminal-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
 
     func session() throws -> TerminalSession {
         try TerminalSession(width: 120, height: 40, directory: folder, environment: ["VIPS_WARNING": "0", "NO_COLOR": "1"])
