@@ -72,8 +72,7 @@ public final class TerminalSession {
     }
 
     /// Runs tmux with posix_spawn and waitpid, its output through a file: the server a first
-    /// command starts outlives it, and under Foundation's Process it started with the signals
-    /// it needs blocked and never answered.
+    /// command starts outlives it, and under Foundation's Process it never answered.
     @discardableResult
     static func tmux(_ arguments: [String], socket: String?, output: Bool = true) throws -> String {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("derive-tmux-\(UUID().uuidString).out")
@@ -84,8 +83,20 @@ public final class TerminalSession {
         let shell: [String] = ["/bin/sh", "-c", script]
         let argv: [UnsafeMutablePointer<CChar>?] = shell.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // No signal blocked and the stopping ones at their defaults, whatever the test's thread
+        // has: the server and its shell inherit them, and kill-server ends them by SIGHUP.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var unblocked = sigset_t(), defaults = sigset_t()
+        sigemptyset(&unblocked)
+        sigemptyset(&defaults)
+        for signal in [SIGHUP, SIGINT, SIGTERM, SIGCHLD, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { throw Shell.Failed(description: "could not start tmux") }
+        guard posix_spawn(&pid, "/bin/sh", nil, &attributes, argv, environ) == 0 else { throw Shell.Failed(description: "could not start tmux") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 {
             guard errno == EINTR else { throw Shell.Failed(description: "waitpid: \(errno)") }
