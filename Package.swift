@@ -125,9 +125,13 @@ let package = Package(
             "DeriveJobs", "DeriveLanguage", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
             .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
+        // What a person sees of a long command at a terminal: progress lines, the summary
+        // tables, colour (NO_COLOR honoured). Pure Swift over Foundation, tested without one.
+        .target(name: "DeriveTerminal"),
         .executableTarget(
             name: "derive",
             dependencies: [
+                "DeriveTerminal",
                 "DeriveLanguage",
                 "DeriveJobs",
                 "DeriveVips",
@@ -158,6 +162,7 @@ let package = Package(
         .target(name: "DeriveTestSupport", dependencies: ["DeriveJobs", "DeriveLanguage", "DerivePostgres", "DeriveSQLite"], path: "Tests/DeriveTestSupport"),
         // One test target per module, and one for the CLI and whatever crosses modules.
         .testTarget(name: "DeriveLanguageTests", dependencies: ["DeriveLanguage", "DeriveTestSupport"]),
+        .testTarget(name: "DeriveTerminalTests", dependencies: ["DeriveTerminal"]),
         .testTarget(name: "DeriveJobsTests", dependencies: ["DeriveJobs", "DeriveLanguage", "DeriveTestSupport"]),
         .testTarget(name: "DeriveVipsTests", dependencies: ["DeriveVips", "DeriveVision", "DeriveLanguage", "DeriveJobs", "DeriveDigest", "DeriveTestSupport"]),
         // The two queue backends held to one conformance suite.

@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 source Scripts/lib.sh
 
 ensure_swift
-ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip systemd binutils iproute2 chromium chromium-driver
+ensure_packages "${DERIVE_BUILD_PACKAGES[@]}" postgresql python3 python3-pip systemd binutils iproute2 chromium chromium-driver tmux
 # iproute2: the fault runner's partitioned host (a network namespace and veth links).
 # chromium, chromium-driver: the dashboard's browser tests (headless, driven by Selenium offline).
+# tmux: a real terminal for the tests of what a person sees (progress lines, summary tables).
 # Reference implementations the tests compare against (Python's JSON Schema validator, Pillow
 # with LittleCMS, the BlurHash and SSIMULACRA 2 references), the S3-compatible test server, and the validators
 # for the deploy manifests (the compose specification, Kubernetes' schemas).

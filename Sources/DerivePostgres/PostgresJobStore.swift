@@ -255,6 +255,10 @@ public final class PostgresJobStore: JobStore {
     }
 
     public func prune(finishedBefore date: Date) throws(DeriveError) -> Int {
+        try prune(finishedBefore: date) { _ in }
+    }
+
+    public func prune(finishedBefore date: Date, progress: (Int) -> Void) throws(DeriveError) -> Int {
         var total = 0
         // In slices, so pruning a large archive never holds one long transaction.
         while true {
@@ -262,6 +266,7 @@ public final class PostgresJobStore: JobStore {
                 Int(try connection.query(SQL.prune, [String(date.timeIntervalSince1970), "10000"]).scalar ?? "0") ?? 0
             }
             total += deleted
+            progress(total)
             if deleted < 10000 { return total }
         }
     }

@@ -235,6 +235,10 @@ public final class SQLiteJobStore: JobStore {
     }
 
     public func prune(finishedBefore date: Date) throws(DeriveError) -> Int {
+        try prune(finishedBefore: date) { _ in }
+    }
+
+    public func prune(finishedBefore date: Date, progress: (Int) -> Void) throws(DeriveError) -> Int {
         var total = 0
         while true {
             let deleted = try write { connection, _ throws(SQLiteError) in
@@ -242,6 +246,7 @@ public final class SQLiteJobStore: JobStore {
                 return connection.changes
             }
             total += deleted
+            progress(total)
             if deleted < 10000 { return total }
         }
     }

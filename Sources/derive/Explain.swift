@@ -8,8 +8,8 @@ struct Explain: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the plan for a chain and a source, without decoding any pixels.",
         discussion: """
-        The chain is a JSON file, inline JSON (a job, an output or a chain array), or a
-        Cloudinary string. The source facts come from an image file's header, or from
+        The chain is a JSON file, inline JSON (a job, an output or a chain array), or a \
+        Cloudinary string. The source facts come from an image file's header, or from \
         --source-size (with --orientation, --format, --pages and --alpha).
 
           derive explain --chain 'c_fill,w_250,h_250,g_auto/r_max/e_sepia' photo.jpg

@@ -9,9 +9,9 @@ struct Faces: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find the faces in image files, as the worker does for face gravities and face effects.",
         discussion: """
-        Prints one JSON object per file and line: the upright size, every face found (box in
-        upright pixels and the detector's score, best first) and the milliseconds taken,
-        decoding included. A file that fails prints its classified error instead, and the
+        Prints one JSON object per file and line: the upright size, every face found (box in \
+        upright pixels and the detector's score, best first) and the milliseconds taken, \
+        decoding included. A file that fails prints its classified error instead, and the \
         command exits 1 at the end. Env: DERIVE_FACE_DETECTION_SIZE.
 
           derive faces group.jpg portrait.png

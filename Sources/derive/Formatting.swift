@@ -1,5 +1,6 @@
 import DeriveLanguage
 import DeriveJobs
+import DeriveTerminal
 import Foundation
 
 /// `30d`, `12h`, `90m`, `45s` or plain seconds.
@@ -20,8 +21,9 @@ func isoTime(_ date: Date) -> String {
 /// `3s`, `4m`, `2h05m`, `3d` (DeriveJobs', shared with the dashboard).
 func duration(_ seconds: Double) -> String { humanDuration(seconds) }
 
-/// Columns padded to their widest cell.
+/// Columns padded to their widest cell; on a colour terminal, job states in their colours.
 func printTable(_ rows: [[String]]) {
+    let style = Style(Terminal.standardOutput)
     let widths = rows.reduce(into: [Int]()) { widths, row in
         for (index, cell) in row.enumerated() {
             if index < widths.count { widths[index] = max(widths[index], cell.count) } else { widths.append(cell.count) }
@@ -29,8 +31,21 @@ func printTable(_ rows: [[String]]) {
     }
     for row in rows {
         print(row.enumerated().map { index, cell in
-            index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            let padding = index == row.count - 1 ? "" : String(repeating: " ", count: max(0, widths[index] - cell.count))
+            return style.paint(cell, stateColour(cell)) + padding
         }.joined(separator: "  "))
+    }
+}
+
+/// A job's state as a person reads it at a glance: failures red, completions green, running
+/// cyan, waiting yellow.
+func stateColour(_ text: String) -> Style.Colour? {
+    switch JobState(rawValue: text) {
+    case .failed?, .cancelled?: .red
+    case .completed?: .green
+    case .running?: .cyan
+    case .available?, .scheduled?: .yellow
+    case nil: nil
     }
 }
 

@@ -8,8 +8,8 @@ struct HealthCheck: ParsableCommand {
         commandName: "health",
         abstract: "Check that the database (migrated) and the store answer; exit 0 if both do, 1 if not.",
         discussion: """
-        What a container's health check or a deploy script runs, with the worker's settings (the
-        same DERIVE_* environment). A running worker also answers /healthz and /readyz on its
+        What a container's health check or a deploy script runs, with the worker's settings (the \
+        same DERIVE_* environment). A running worker also answers /healthz and /readyz on its \
         metrics port without opening connections.
 
           derive health

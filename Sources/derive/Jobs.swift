@@ -1,6 +1,7 @@
 import ArgumentParser
 import DeriveLanguage
 import DeriveJobs
+import DeriveTerminal
 import Foundation
 
 struct Jobs: ParsableCommand {
@@ -66,7 +67,7 @@ struct Jobs: ParsableCommand {
                     print(JSONWriter.pretty(job.json))
                     return
                 }
-                print("job \(job.id)  \(job.state.rawValue)  queue \(job.queue)  priority \(job.priority)  attempt \(job.attempt) of \(job.maxAttempts)")
+                print("job \(job.id)  \(Style(Terminal.standardOutput).paint(job.state.rawValue, stateColour(job.state.rawValue)))  queue \(job.queue)  priority \(job.priority)  attempt \(job.attempt) of \(job.maxAttempts)")
                 print("source    \(job.sourceDescription)")
                 print("created   \(isoTime(job.createdAt))")
                 if let runAt = job.runAt { print("runs at   \(isoTime(runAt))") }

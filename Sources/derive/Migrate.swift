@@ -9,9 +9,10 @@ struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create or upgrade the queue's tables.",
         discussion: """
-        PostgreSQL: applies the numbered migrations (Migrations/*.sql, built into derive) that
-        the database lacks, each in a transaction, recorded in derive.schema_migrations. Safe to
+        PostgreSQL: applies the numbered migrations (Migrations/*.sql, built into derive) that \
+        the database lacks, each in a transaction, recorded in derive.schema_migrations. Safe to \
         run from several machines at once, and again at every deploy.
+
         SQLite: creates or upgrades the file (workers also do this when they open it).
 
           derive migrate --database postgresql://derive@db.internal/app

@@ -1,22 +1,24 @@
 import ArgumentParser
 import DeriveLanguage
 import DeriveJobs
+import DeriveTerminal
 import Foundation
 
 struct Prune: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Delete finished jobs older than a given age from the archive (assets and derivatives stay), and remove abandoned writes from the store.",
         discussion: """
-        Every run also removes what writers killed mid-write left in the store and that is older
-        than --abandoned-after: a folder store's temporary files (.<name>.<UUID>.tmp), an S3
-        store's unfinished multipart uploads under its prefix; and objects that runs wrote and
-        never recorded, which the write ledger names (a run that died between writing and
-        recording, when the source changed before the retry), once their job has finished and
-        no row or running job names the key. Workers do the same every
-        DERIVE_ABANDONED_SWEEP_INTERVAL seconds.
+        Every run also removes what writers killed mid-write left in the store and that is older \
+        than --abandoned-after: a folder store's temporary files (.<name>.<UUID>.tmp), an S3 \
+        store's unfinished multipart uploads under its prefix; and objects that runs wrote and \
+        never recorded, which the write ledger names (a run that died between writing and \
+        recording, when the source changed before the retry), once their job has finished and \
+        no row or running job names the key. Workers do the same every \
+        DERIVE_ABANDONED_SWEEP_INTERVAL seconds. On a terminal, a progress line per slice of ten \
+        thousand jobs goes to standard error (--quiet: none).
 
           derive prune --older-than 30d
-          derive prune                      # only the store's abandoned and unrecorded writes
+          derive prune    # only the store's abandoned and unrecorded writes
         """
     )
 
@@ -31,6 +33,7 @@ struct Prune: ParsableCommand {
 
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var output: OutputOption
+    @OptionGroup var progressOption: ProgressOption
 
     func run() throws {
         try reportingFailures("prune") {
@@ -53,12 +56,16 @@ struct Prune: ParsableCommand {
             } else {
                 database = try openDatabase(configuration.database).database
             }
+            // Per slice of ten thousand jobs, then each sweep of the store.
+            let progress = progressOption.reporter(ProgressState(label: "deleting finished jobs", unit: "deleted"))
+            defer { progress.clear() }
             var deleted: Int?
             if let jobAge, let database {
-                deleted = try database.prune(finishedBefore: Date().addingTimeInterval(-jobAge))
+                deleted = try database.prune(finishedBefore: Date().addingTimeInterval(-jobAge)) { total in progress.update { $0.done = total } }
             } else if jobAge != nil {
                 deleted = 0
             }
+            progress.update { $0.label = "removing abandoned writes" }
             // Jobs already deleted are reported even when the store then fails.
             var sweep = AbandonedWriteSweep()
             var unrecorded = AbandonedWriteSweep()
@@ -67,10 +74,12 @@ struct Prune: ParsableCommand {
                 let assets = try makeStore(configuration)
                 let cutoff = Date().addingTimeInterval(-writeAge)
                 sweep = try assets.removeAbandonedWrites(olderThan: cutoff)
+                progress.update { $0.label = "removing unrecorded writes" }
                 if let database { unrecorded = try database.sweepUnrecordedWrites(in: assets, olderThan: cutoff) }
             } catch {
                 storeError = error
             }
+            progress.finish { _, elapsed in "pruned in \(Units.seconds(elapsed))" }
             var members: [JSONMember] = []
             if let deleted { members.append(JSONMember(key: "deleted", value: .int(deleted))) }
             if storeError == nil {

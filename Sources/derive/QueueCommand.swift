@@ -8,7 +8,7 @@ struct QueueCommand: ParsableCommand {
         commandName: "queue",
         abstract: "List queues with their jobs and whether they are paused; pause and resume a queue.",
         discussion: """
-        A paused queue keeps accepting jobs, but no worker (on any machine) claims from it until
+        A paused queue keeps accepting jobs, but no worker (on any machine) claims from it until \
         it is resumed; jobs already running finish. Workers go on with their other queues.
 
           derive queue

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DeriveLanguage
 import DeriveJobs
+import DeriveTerminal
 import DeriveWorker
 import Foundation
 
@@ -57,22 +58,31 @@ func pointInTime(_ text: String, flag: String) throws -> Date {
     throw CLIError("\(flag) must be an ISO 8601 time (2026-01-31 or 2026-01-31T12:00:00Z) or an age such as 30d, got \(text)")
 }
 
-/// Enqueues a plan with a progress line on a terminal, or counts it (`--dry-run`).
-func runPlan(_ plan: ReprocessPlan, database: any DeriveDatabase, dryRun: Bool, json: Bool, noun: String) throws {
+/// Enqueues a plan with a progress line per batch on a terminal (the matching assets counted
+/// first, for the bar and the time left), or counts it (`--dry-run`).
+func runPlan(_ plan: ReprocessPlan, database: any DeriveDatabase, dryRun: Bool, json: Bool, quiet: Bool, noun: String) throws {
     let reprocessor = Reprocessor(database: database)
     if dryRun {
         let count = try reprocessor.count(plan)
         print(json ? JSONWriter.compact(.object(["matched": .int(count), "dryRun": .bool(true)])) : "\(count) \(noun) match; nothing was queued (--dry-run)")
         return
     }
-    let started = Date()
-    let terminal = isatty(2) == 1
-    let summary = try reprocessor.enqueue(plan) { progress in
-        guard terminal else { return }
-        let seconds = max(0.001, Date().timeIntervalSince(started))
-        try? FileHandle.standardError.write(contentsOf: Data("\r\(progress.matched) \(noun), \(progress.enqueued) queued, \(progress.deduplicated) already waiting, \(Int(Double(progress.matched) / seconds))/s".utf8))
+    let progress = ProgressReporter(ProgressState(label: "queueing", unit: noun, counts: [.init("queued", colour: .green), .init("already waiting", colour: .yellow)]),
+                                    quiet: quiet)
+    defer { progress.clear() }
+    if progress.shows {
+        let total = try reprocessor.count(plan)
+        progress.update { $0.total = total }
     }
-    if terminal { try? FileHandle.standardError.write(contentsOf: Data("\n".utf8)) }
+    let summary = try reprocessor.enqueue(plan) { batch in
+        progress.update { state in
+            state.done = batch.matched
+            state.total = state.total.map { max($0, batch.matched) }
+            state[count: "queued"] = batch.enqueued
+            state[count: "already waiting"] = batch.deduplicated
+        }
+    }
+    progress.finish(verb: "matched")
     if json {
         print(JSONWriter.compact(summary.json))
     } else {
@@ -86,12 +96,13 @@ struct Reprocess: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Derive a preset again for the assets that match: all of them, or only stale or missing outputs.",
         discussion: """
-        Queues one job per asset (its source, the preset), in batches, below new submissions'
-        priority and, with --spread or --rate, spread in time. A job already waiting for an
-        asset is not queued twice, so running the same reprocess again enqueues nothing new.
+        Queues one job per asset (its source, the preset), in batches, below new submissions' \
+        priority and, with --spread or --rate, spread in time. A job already waiting for an \
+        asset is not queued twice, so running the same reprocess again enqueues nothing new. On \
+        a terminal, a progress line per batch goes to standard error (--quiet: none).
 
-          derive reprocess --preset web --stale                  # outputs from older versions of web
-          derive reprocess --preset web --missing --spread 6h    # assets lacking some output of web
+          derive reprocess --preset web --stale                # older web outputs
+          derive reprocess --preset web --missing --spread 6h  # missing web outputs
           derive reprocess --preset web --source-host cdn.example.com --dry-run
         """
     )
@@ -111,6 +122,7 @@ struct Reprocess: ParsableCommand {
     @OptionGroup var options: PlanOptions
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var output: OutputOption
+    @OptionGroup var progressOption: ProgressOption
 
     func run() throws {
         try reportingFailures("reprocess") {
@@ -122,7 +134,7 @@ struct Reprocess: ParsableCommand {
                 filter.stale = stale
                 filter.missing = missing
             }
-            try runPlan(plan, database: database, dryRun: dryRun, json: output.json, noun: "assets")
+            try runPlan(plan, database: database, dryRun: dryRun, json: output.json, quiet: progressOption.quiet, noun: "assets")
         }
     }
 }

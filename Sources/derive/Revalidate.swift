@@ -8,10 +8,10 @@ struct Revalidate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Ask the origins of recorded sources whether they changed; re-derive those that did.",
         discussion: """
-        Queues one check per source. A check sends If-None-Match / If-Modified-Since: a 304, or
-        content with the same hash, costs that request and nothing else; changed content is
-        derived again with the outputs the old content had, and recorded as the source's new
-        version.
+        Queues one check per source. A check sends If-None-Match / If-Modified-Since: a 304, or \
+        content with the same hash, costs that request and nothing else; changed content is \
+        derived again with the outputs the old content had, and recorded as the source's new \
+        version. On a terminal, a progress line per batch goes to standard error (--quiet: none).
 
           derive revalidate --checked-before 7d --spread 1h
         """
@@ -26,6 +26,7 @@ struct Revalidate: ParsableCommand {
     @OptionGroup var options: PlanOptions
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var output: OutputOption
+    @OptionGroup var progressOption: ProgressOption
 
     func run() throws {
         try reportingFailures("revalidate") {
@@ -33,7 +34,7 @@ struct Revalidate: ParsableCommand {
             let plan = try options.plan(preset: nil) { filter in
                 filter.checkedBefore = try checkedBefore.map { try pointInTime($0, flag: "--checked-before") }
             }
-            try runPlan(plan, database: database, dryRun: dryRun, json: output.json, noun: "sources")
+            try runPlan(plan, database: database, dryRun: dryRun, json: output.json, quiet: progressOption.quiet, noun: "sources")
         }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import DeriveLanguage
 import DeriveJobs
 import DeriveCurl
+import DeriveTerminal
 import DeriveVips
 import DeriveWorker
 import Foundation
@@ -10,15 +11,22 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a job locally, without a queue: fetch or read each source, decode it once, write its outputs, print a report.",
         discussion: """
-        Sources are files, or URLs (http, https, s3, data) fetched with the same safeguards as the
-        worker. Outputs go to <out>/<source name>/<output name>[-<width>w].<ext>, or with --store
-        to the configured store under keys from the key template. Prints a JSON array with one
-        report per source: its metadata, the decode, every output's metadata and location, and
-        the time each stage took. Settings come from DERIVE_* environment variables (see
-        Docs/configuration.md); the flags below override them.
+        Sources are files, or URLs (http, https, s3, data) fetched with the same safeguards as the \
+        worker. Outputs go to <out>/<source name>/<output name>[-<width>w].<ext>, or with --store \
+        to the configured store under keys from the key template. Settings come from DERIVE_* \
+        environment variables (see Docs/configuration.md); the flags below override them.
+
+        On a terminal it shows its progress on standard error (--quiet: none) and ends with a \
+        table: each output's size, format, quality (q_auto's choice too), bytes and where it went, \
+        then the totals and the time, and each failure with its classified error. With --json, \
+        or when standard output is not a terminal (a pipe, a file), it prints the full report \
+        instead: a JSON array with one object per source (its metadata, the decode, every \
+        output's metadata and location, the time each stage took), or its error.
 
           derive run photo.jpg --chain 'c_fill,w_400,h_400,g_auto/f_webp'
-          derive run https://example.com/cat.jpg --chain job.json --store s3://bucket/derived
+          derive run photos/*.jpg --chain 'w_800/q_auto/f_avif' --out web
+          derive run https://example.com/cat.jpg --chain job.json --store s3://assets
+          derive run photo.jpg --chain job.json | jq '.[0].outputs'
         """
     )
 
@@ -40,6 +48,11 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: "Where overlay names (l_logo) are found: a folder or a URL prefix. Env: DERIVE_OVERLAY_BASE.")
     var overlays: String?
 
+    @Flag(name: .long, help: "Print the JSON report, as when standard output is not a terminal (instead of the summary table).")
+    var json = false
+
+    @OptionGroup var progressOption: ProgressOption
+
     @OptionGroup var settings: SettingsOptions
 
     @OptionGroup var asset: AssetOptions
@@ -57,9 +70,13 @@ struct Run: ParsableCommand {
             let pipeline = try makePipeline(configuration, store: target, naming: naming, catalog: catalog, overlays: overlays ?? configuration.overlayBase ?? ".",
                                             localFiles: true)
             let resolved = try pipeline.resolve(job)
+            let progress = progressOption.reporter(ProgressState(label: "deriving", unit: "sources", total: sources.count,
+                                                                 counts: [.init("failed", colour: .red, hiddenAtZero: true)]))
             var reports: [JSONValue] = []
-            var failures = 0
+            var summary = RunSummary(sources: [], failures: [], seconds: 0)
+            let folder = FileManager.default.currentDirectoryPath
             for path in sources {
+                progress.update { $0.current = Redacted.url(path) }
                 do throws(DeriveError) {
                     var report = try pipeline.run(resolved, source: path).report
                     // Outputs in --out are reported as the paths people open.
@@ -67,14 +84,43 @@ struct Run: ParsableCommand {
                         report.locations = report.locations.map { URL(string: $0).flatMap { $0.isFileURL ? $0.path : nil } ?? $0 }
                     }
                     reports.append(report.json)
+                    summary.sources.append(RunSummary.Source(name: Redacted.url(path), outputs: Self.summarised(report, relativeTo: folder)))
+                    progress.update { $0.done += 1 }
                 } catch {
-                    failures += 1
-                    printError("derive run: \(Redacted.url(path)): \(error)")
+                    progress.note("derive run: \(Redacted.url(path)): \(error)")
                     reports.append(.object(["source": .string(Redacted.url(path)), "error": .object(["code": .string(error.code.rawValue), "detail": .string(error.detail)])]))
+                    summary.failures.append(RunSummary.Failure(source: Redacted.url(path), code: error.code.rawValue, detail: error.detail))
+                    progress.update {
+                        $0.done += 1
+                        $0[count: "failed"] += 1
+                    }
                 }
             }
-            print(JSONWriter.pretty(.array(reports)))
+            progress.update { $0.current = nil }
+            summary.seconds = progress.elapsed
+            progress.finish(verb: "derived")
+            let terminal = Terminal.standardOutput
+            if json || !terminal.isTerminal {
+                print(JSONWriter.pretty(.array(reports)))
+            } else {
+                for line in summary.lines(width: terminal.width, height: terminal.height, style: Style(terminal)) { print(line) }
+            }
+            let failures = summary.failures.count
             if failures > 0 { throw ExitCode.failure }
+        }
+    }
+
+    /// A report's outputs as the summary shows them: `q_auto`'s level with the quality it chose,
+    /// and files by the path from where the person is.
+    static func summarised(_ report: JobReport, relativeTo folder: String) -> [RunSummary.Output] {
+        zip(report.result.outputs, report.locations).map { output, location in
+            let m = output.metadata
+            let planned = report.plan.outputs.first { $0.name == output.name }
+            var quality = m.quality.map(String.init) ?? "lossless"
+            if case .auto(let level)? = planned?.encoding.quality { quality = "auto:\(level.rawValue) → " + quality }
+            return RunSummary.Output(name: output.name + (output.breakpointWidth.map { " \($0)w" } ?? ""), width: m.width, height: m.height,
+                                     format: m.format.rawValue, quality: quality, bytes: m.bytes,
+                                     location: RunSummary.relative(location, to: folder), reused: output.reused)
         }
     }
 }

@@ -15,13 +15,14 @@ struct ScheduleCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a schedule, or replace the one with that name.",
             discussion: """
-            The cron expression has five fields (minute hour day month weekday), or six with
-            seconds first, or is a macro (@hourly, @daily, @weekly, @monthly, @yearly), in
-            --timezone. A fire missed while no worker ran is caught up once, not once per
+            The cron expression has five fields (minute hour day month weekday), or six with \
+            seconds first, or is a macro (@hourly, @daily, @weekly, @monthly, @yearly), in \
+            --timezone. A fire missed while no worker ran is caught up once, not once per \
             missed time.
 
-              derive schedule add nightly-web --cron '0 3 * * *' --timezone Europe/Paris --reprocess web --stale --spread 2h
-              derive schedule add weekly-check --cron '@weekly' --revalidate --checked-before 7d
+              derive schedule add nightly-web --cron '0 3 * * *' --timezone Europe/Paris \\
+                  --reprocess web --stale --spread 2h
+              derive schedule add weekly --cron @weekly --revalidate --checked-before 7d
             """
         )
 

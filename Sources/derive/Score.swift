@@ -8,7 +8,7 @@ struct Score: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the SSIMULACRA 2 score of an image against a reference, as q_auto measures it.",
         discussion: """
-        100 means identical; about 90 is visually lossless, 70 high quality, 50 medium, 30 low.
+        100 means identical; about 90 is visually lossless, 70 high quality, 50 medium, 30 low. \
         Both images must have the same size; alpha is flattened on white.
 
           derive score original.png candidate.jpg

@@ -18,7 +18,8 @@ struct Serve: ParsableCommand {
             queue it also works the queue in this process (--no-work to leave that to `derive work`). Listens on \
             127.0.0.1 unless told otherwise; stops on SIGTERM or SIGINT.
 
-              DERIVE_CLOUD_NAME=demo DERIVE_API_KEY=1234 DERIVE_API_SECRET=s3cret derive serve --port 8090
+              DERIVE_CLOUD_NAME=demo DERIVE_API_KEY=1234 DERIVE_API_SECRET=s3cret \\
+                  derive serve --port 8090
             """
     )
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import DeriveLanguage
 import DeriveJobs
 import DeriveDigest
+import DeriveTerminal
 import DeriveWorker
 import Foundation
 
@@ -47,7 +48,7 @@ struct JobOptions: ParsableArguments {
 
 /// Turns sources into queued jobs: local files are stored as originals first, every document is
 /// validated (presets resolved against the database) before anything is enqueued, and jobs
-/// go in batches, with a progress line for long lists.
+/// go in batches, with a progress line per source on a terminal.
 struct Submission {
     let options: JobOptions
     let database: any DeriveDatabase
@@ -68,7 +69,7 @@ struct Submission {
                           maxBytes: configuration.engine.sourceLimits.maxInputBytes)
     }
 
-    func submit(_ sources: [String], uploadOnly: Bool) throws -> [Submitted] {
+    func submit(_ sources: [String], uploadOnly: Bool, quiet: Bool = false) throws -> [Submitted] {
         guard (options.chain == nil) != (options.preset == nil) else { throw CLIError("give --chain or --preset (one of them)") }
         guard QueueName.isValid(options.queue) else { throw CLIError("--queue \(options.queue) is not a queue name (1 to 64 of A-Z a-z 0-9 _ . -)") }
         guard (1...100).contains(options.maxAttempts) else { throw CLIError("--max-attempts must be 1 to 100") }
@@ -77,13 +78,22 @@ struct Submission {
         let runAt = try options.runDate()
         let template = try jobTemplate()
 
-        let progress = Progress(total: sources.count, label: uploadOnly ? "uploaded and submitted" : "submitted")
+        let progress = ProgressReporter(ProgressState(label: uploadOnly ? "uploading" : "submitting", unit: "jobs", total: sources.count,
+                                                      counts: [.init("stored", hiddenAtZero: true), .init("already queued", colour: .yellow, hiddenAtZero: true)]),
+                                        quiet: quiet)
+        // The line goes when a source fails: the failure is the last thing said.
+        defer { progress.clear() }
         var submitted: [Submitted] = []
         for batch in stride(from: 0, to: sources.count, by: 500).map({ Array(sources[$0..<min(sources.count, $0 + 500)]) }) {
             var jobs: [NewJob] = []
             var originals: [(String, StoredObject?)] = []
             for source in batch {
+                progress.update { $0.current = Redacted.url(source) }
                 let (location, original) = try resolveSource(source, uploadOnly: uploadOnly)
+                progress.update {
+                    $0.done += 1
+                    if original != nil { $0[count: "stored"] += 1 }
+                }
                 var spec = template
                 spec.source = location
                 let document = ChainEncoder.json(spec)
@@ -98,9 +108,14 @@ struct Submission {
             for ((source, original), result) in zip(originals, results) {
                 submitted.append(Submitted(source: source, job: result, original: original))
             }
-            progress.advance(by: batch.count)
+            let deduplicated = results.count { $0.deduplicated }
+            progress.update {
+                $0[count: "already queued"] += deduplicated
+                $0.current = nil
+            }
         }
-        progress.finish()
+        let line = progress.finish(verb: uploadOnly ? "uploaded and submitted" : "submitted")
+        if !progress.shows && sources.count > 1 { printError(line) }
         return submitted
     }
 
@@ -131,51 +146,15 @@ struct Submission {
     }
 }
 
-/// A progress line on standard error while a long list goes in: only on a terminal, and only
-/// when there is more than one batch.
-final class Progress {
-    let total: Int
-    let label: String
-    let started = Date()
-    var done = 0
-    let visible: Bool
-
-    init(total: Int, label: String) {
-        self.total = total
-        self.label = label
-        visible = isatty(2) == 1 && total > 500
-    }
-
-    func advance(by count: Int) {
-        done += count
-        guard visible else { return }
-        let width = 30, filled = total == 0 ? width : width * done / total
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        try? FileHandle.standardError.write(contentsOf: Data("\r[\(bar)] \(done)/\(total) \(label), \(rate) jobs/s".utf8))
-    }
-
-    var rate: Int {
-        let seconds = Date().timeIntervalSince(started)
-        return seconds > 0 ? Int(Double(done) / seconds) : 0
-    }
-
-    func finish() {
-        if visible { try? FileHandle.standardError.write(contentsOf: Data("\n".utf8)) }
-        if total > 1 {
-            let seconds = Date().timeIntervalSince(started)
-            printError("\(label) \(done) jobs in \(String(format: "%.1f", seconds)) s (\(rate) jobs/s)")
-        }
-    }
-}
-
 struct Submit: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Queue jobs: one per source, with the same outputs.",
         discussion: """
-        Sources are URLs (http, https, s3, file, data) or local files; a local file is first
-        stored in the asset store as an original (originals/<sha256>.<ext>) so any worker can
-        read it. The outputs come from --chain or --preset and are validated before anything is
-        queued. Prints each job's id.
+        Sources are URLs (http, https, s3, file, data) or local files; a local file is first \
+        stored in the asset store as an original (originals/<sha256>.<ext>) so any worker can \
+        read it. The outputs come from --chain or --preset and are validated before anything is \
+        queued. Prints each job's id; on a terminal, a progress line per source goes to standard \
+        error meanwhile (--quiet: none).
 
           derive submit https://example.com/a.jpg --chain 'c_fill,w_400,h_400/f_webp'
           derive submit photos/*.jpg --preset web --priority 5
@@ -195,11 +174,12 @@ struct Submit: ParsableCommand {
     @OptionGroup var job: JobOptions
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var output: OutputOption
+    @OptionGroup var progressOption: ProgressOption
 
     func run() throws {
         try reportingFailures("submit") {
             let all = sources + (try list.map(readSourceList) ?? [])
-            let submitted = try Submission.open(job, database: databaseOption, store: store).submit(all, uploadOnly: false)
+            let submitted = try Submission.open(job, database: databaseOption, store: store).submit(all, uploadOnly: false, quiet: progressOption.quiet)
             printSubmitted(submitted, json: output.json)
         }
     }
@@ -209,9 +189,10 @@ struct Upload: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Store original images in the asset store and queue their outputs.",
         discussion: """
-        Each file is stored as originals/<sha256>.<ext> (large files in parts), then a job
-        derives its outputs from the stored copy: an upload with eager transformations,
-        self-hosted. Prints each job's id and where the original went.
+        Each file is stored as originals/<sha256>.<ext> (large files in parts), then a job \
+        derives its outputs from the stored copy: an upload with eager transformations, \
+        self-hosted. Prints each job's id and where the original went; on a terminal, a progress \
+        line per file goes to standard error meanwhile (--quiet: none).
 
           derive upload photo.jpg --preset web
           derive upload scans/*.tiff --chain job.json --store s3://assets/library
@@ -227,11 +208,12 @@ struct Upload: ParsableCommand {
     @OptionGroup var job: JobOptions
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var output: OutputOption
+    @OptionGroup var progressOption: ProgressOption
 
     func run() throws {
         try reportingFailures("upload") {
             let submission = try Submission.open(job, database: databaseOption, store: store)
-            printSubmitted(try submission.submit(files, uploadOnly: true), json: output.json)
+            printSubmitted(try submission.submit(files, uploadOnly: true, quiet: progressOption.quiet), json: output.json)
         }
     }
 }

@@ -3,6 +3,7 @@ import CoreMetrics
 import DeriveLanguage
 import DeriveJobs
 import DeriveDashboard
+import DeriveTerminal
 import DeriveWorker
 import Dispatch
 import FlyingFox
@@ -16,12 +17,14 @@ struct Work: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run jobs from the queue until stopped.",
         discussion: """
-        Claims jobs for its free slots, fetches each source, decodes it once at the size its
-        outputs need, writes every output to the store, and records the asset and derivative
-        rows with the job in one transaction. Wakes on PostgreSQL notifications, polls
-        otherwise. SIGTERM or SIGINT stops claiming, gives jobs in flight --grace seconds to
-        finish, releases the rest without spending an attempt and exits 0 (a second signal
-        releases at once). Logs go to standard error; metrics to --metrics-port.
+        Claims jobs for its free slots, fetches each source, decodes it once at the size its \
+        outputs need, writes every output to the store, and records the asset and derivative \
+        rows with the job in one transaction. Wakes on PostgreSQL notifications, polls \
+        otherwise. SIGTERM or SIGINT stops claiming, gives jobs in flight --grace seconds to \
+        finish, releases the rest without spending an attempt and exits 0 (a second signal \
+        releases at once). Logs go to standard error; metrics to --metrics-port. With \
+        --until-idle on a terminal, a live line under the logs counts the jobs done, failed and \
+        waiting (--quiet: none).
 
           derive work --database postgresql://derive@db/app --store s3://assets/derived
           derive work --until-idle        # the embedded default: SQLite and ./derived
@@ -70,6 +73,7 @@ struct Work: ParsableCommand {
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var settings: SettingsOptions
     @OptionGroup var output: OutputOption
+    @OptionGroup var progressOption: ProgressOption
 
     func run() throws {
         // From its first line SIGTERM and SIGINT stop the worker, whether they come while it
@@ -84,7 +88,13 @@ struct Work: ParsableCommand {
             guard let level = Logger.Level(rawValue: (logLevel ?? environment.logLevel).lowercased()) else {
                 throw CLIError("--log-level must be one of \(WorkerEnvironment.logLevels.joined(separator: ", "))")
             }
-            LoggingSystem.bootstrap { label in LogOutput(label: label, format: format, level: level) }
+            // With --until-idle on a terminal, a live line of jobs done, failed and waiting; log
+            // lines go above it.
+            let live = untilIdle ? LiveWorkLine(quiet: progressOption.quiet) : nil
+            let write: @Sendable (String) -> Void
+            if let reporter = live?.reporter { write = { line in reporter.note(line) } } else { write = LogOutput.standardError }
+            LoggingSystem.bootstrap { label in LogOutput(label: label, format: format, level: level, write: write) }
+            defer { live?.stop() }
             let logger = Logger(label: "derive.worker")
             if stops.requested { return }
 
@@ -148,7 +158,9 @@ struct Work: ParsableCommand {
             let worker = Worker(database: opened.database, pipeline: pipeline, settings: workerSettings, notifier: opened.notifier,
                                 metrics: metrics, health: health, logger: logger)
             let grace = workerSettings.grace
+            live?.watch(metrics: metrics, database: opened.database, queues: workerSettings.queues)
             let summary = try waitFor { await stops.run(worker, grace: grace, logger: logger) }
+            live?.stop()
             if let server { try? waitFor { await server.stop() } }
             guard let summary else {
                 logger.info("stopping: asked to before the first job")
@@ -160,6 +172,66 @@ struct Work: ParsableCommand {
                     "released": .int(summary.released),
                 ])))
             }
+        }
+    }
+}
+
+/// `derive work --until-idle`'s live line: jobs done (completed), failed and retried as the
+/// worker counts them, and jobs waiting in its queues (available, or retrying after a
+/// backoff) as the database counts them, every half second.
+final class LiveWorkLine: Sendable {
+    let reporter: ProgressReporter
+    private let stopped = Mutex(false)
+    private let ended = DispatchSemaphore(value: 0)
+    private let wake = DispatchSemaphore(value: 0)
+    private let watching = Mutex(false)
+
+    init(quiet: Bool) {
+        reporter = ProgressReporter(ProgressState(label: "working", unit: "done", counts: [
+            .init("failed", colour: .red), .init("retried", colour: .yellow, hiddenAtZero: true), .init("waiting", colour: .yellow),
+        ]), quiet: quiet)
+    }
+
+    func watch(metrics: Metrics, database: any DeriveDatabase, queues: [String]) {
+        guard reporter.shows else { return }
+        watching.withLock { $0 = true }
+        let thread = Thread { [self] in
+            // Counted once more after the stop, so the last line has the last figures.
+            while true {
+                let last = stopped.withLock { $0 }
+                let waiting = (try? database.counts())?.filter { queues.contains($0.queue) }
+                    .reduce(0) { $0 + ($1.states[.available] ?? 0) + $1.retrying }
+                reporter.update { state in
+                    state.done = metrics.value(.jobs, ["outcome": Worker.RunOutcome.completed.rawValue])
+                    state[count: "failed"] = metrics.value(.jobs, ["outcome": Worker.RunOutcome.failed.rawValue])
+                    state[count: "retried"] = metrics.value(.jobs, ["outcome": Worker.RunOutcome.retried.rawValue])
+                    if let waiting { state[count: "waiting"] = waiting }
+                }
+                if last { break }
+                _ = wake.wait(timeout: .now() + 0.5)
+            }
+            ended.signal()
+        }
+        thread.name = "derive-live-line"
+        thread.start()
+    }
+
+    /// Stops watching and leaves the last line (once).
+    func stop() {
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        if watching.withLock({ $0 }) {
+            wake.signal()
+            ended.wait()
+        }
+        reporter.finish { state, elapsed in
+            let rate = elapsed > 0 ? Double(state.done) / elapsed : 0
+            return "worked \(Units.seconds(elapsed)): \(state.done) done (\(Units.rate(rate))), "
+                + reporter.style.paint("\(state[count: "failed"]) failed", state[count: "failed"] > 0 ? .red : nil)
+                + ", \(state[count: "waiting"]) waiting"
         }
     }
 }

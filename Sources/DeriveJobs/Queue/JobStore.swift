@@ -311,6 +311,10 @@ public protocol JobStore: Sendable {
     /// Deletes archived jobs finished before `date`; returns how many.
     func prune(finishedBefore date: Date) throws(DeriveError) -> Int
 
+    /// `prune(finishedBefore:)`, telling `progress` how many are deleted so far after each
+    /// slice (the SQL stores delete ten thousand at a time): `derive prune`'s progress line.
+    func prune(finishedBefore date: Date, progress: (Int) -> Void) throws(DeriveError) -> Int
+
     /// Stops every worker claiming from `queue` until it is resumed: the queue keeps accepting
     /// jobs, and runs already claimed finish. Held in the database, so it holds for workers on
     /// every machine (the claim itself skips paused queues). Idempotent: pausing a paused queue
@@ -420,5 +424,14 @@ extension DeriveError {
             "attempt": .int(attempt), "at": .string(ISO8601DateFormatter().string(from: date)),
             "code": .string(code.rawValue), "detail": .string(detail), "retryable": .bool(isRetryable),
         ])
+    }
+}
+
+extension JobStore {
+    /// One slice: the whole archive at once.
+    public func prune(finishedBefore date: Date, progress: (Int) -> Void) throws(DeriveError) -> Int {
+        let deleted = try prune(finishedBefore: date)
+        progress(deleted)
+        return deleted
     }
 }
