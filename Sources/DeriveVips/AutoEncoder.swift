@@ -176,9 +176,9 @@ struct AutoEncoder {
                 + "where avif was the smallest at the target on every photograph of the benchmark (\(margins) its bytes at the least)")
     }
 
-    /// The fewest bytes each left-out format took against AVIF's at the same score, over the
-    /// benchmark's photographs (both halves of `Benchmarks/encoders.py`).
-    static let predictionMargins: [OutputFormat: String] = [.webp: "1.1x", .jpeg: "1.3x"]
+    /// The fewest bytes each left-out format took against AVIF's at the same score (their
+    /// default efforts), over the photographs `Benchmarks/encoders.py` measured.
+    static let predictionMargins: [OutputFormat: String] = [.webp: "1.3x", .jpeg: "1.1x"]
 
     /// `f_auto` keeps a graphic (at most `graphicColours` colours) lossless when that costs at
     /// most this many times the smallest lossy encoding at the target. Lossy encodings of flat
@@ -373,7 +373,7 @@ struct AutoEncoder {
         }
         var choices: [String] = []
         return try VipsEncoder.write(reference.sample, settings: encoding, quality: quality,
-                                     effort: reference.isFull ? effort(encoding) : trialEffort(encoding), choices: &choices)
+                                     effort: effort(encoding), choices: &choices)
     }
 
     /// The output itself: the search's own encoding when it ran on the whole image, otherwise
@@ -532,11 +532,6 @@ struct AutoEncoder {
     /// The effort the output itself is encoded at (`EngineSettings.effort(for:format:)`).
     func effort(_ encoding: EncodingSettings) -> Int {
         settings.effort(for: encoding, format: encoding.format).effort
-    }
-
-    /// The effort of trial encodes on a sample, whose bytes are never stored: the output's.
-    func trialEffort(_ encoding: EncodingSettings) -> Int {
-        effort(encoding)
     }
 
     static func kilobytes(_ bytes: Int) -> String { "\(decimal(Double(bytes) / 1000)) kB" }
