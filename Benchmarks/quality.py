@@ -343,6 +343,19 @@ def main():
         ("q_auto:good JPEG at most 3x one fixed encode", slower("jpegauto", "jpeg80", rows) <= 3,
          f"{slower('jpegauto', 'jpeg80', rows):.2f}x (set of 35 {slower('jpegauto', 'jpeg80'):.2f}x)"),
     ]
+    # Issue 40: f_auto searches only the formats it predicts can win. The full search is each
+    # format's own q_auto:good output (the same search, the same target): the format f_auto
+    # kept must never be more than 5% larger than the smallest of them. A lossless choice is
+    # exempt: graphics are kept lossless on purpose within 3x (quality.md).
+    larger = []
+    for r in rows:
+        if r["fauto"]["quality"] is None:
+            continue
+        best = min(r[name]["bytes"] for name in ("jpegauto", "webpauto", "avifauto"))
+        if r["fauto"]["bytes"] > 1.05 * best:
+            larger.append(f"{r['source']} {r['fauto']['format']} {r['fauto']['bytes'] / best:.2f}x")
+    checks = [("f_auto,q_auto's format never more than 5% larger than the full search's smallest (lossy choices)", not larger,
+               f"{len(larger)} larger" + (f": {', '.join(larger)}" if larger else ""))]
     for text, met, figure in checks:
         print(f"{'met   ' if met else 'missed'}  {text}: {figure}")
     counts = {}

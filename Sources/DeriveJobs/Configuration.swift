@@ -74,9 +74,21 @@ public struct Configuration: Sendable {
         }
         let maxEncodes = env.int("DERIVE_QUALITY_MAX_ENCODES", EngineSettings.defaultQualityMaxEncodes)
         if maxEncodes < 1 { env.fail("DERIVE_QUALITY_MAX_ENCODES", "must be 1 or more, got \(maxEncodes)") }
-        let engine = EngineSettings(concurrency: env.int("DERIVE_VIPS_CONCURRENCY", 0), allowedLoaders: loaders, sourceLimits: limits,
+        var engine = EngineSettings(concurrency: env.int("DERIVE_VIPS_CONCURRENCY", 0), allowedLoaders: loaders, sourceLimits: limits,
                                     faces: faces, qualityMaxEncodes: max(1, maxEncodes),
                                     autoFormats: autoFormats.isEmpty ? EngineSettings.defaultAutoFormats : autoFormats)
+        // DERIVE_AVIF_EFFORT, DERIVE_WEBP_EFFORT, ...: the encoder effort (0–9) of outputs that
+        // give none; default `EngineSettings.defaultEfforts`.
+        for format in EngineSettings.effortFormats {
+            let name = "DERIVE_\(format.rawValue.uppercased())_EFFORT"
+            guard env[name] != nil else { continue }
+            let effort = env.int(name, format.canonicalEffort)
+            if (0...9).contains(effort) {
+                engine.efforts[format] = effort
+            } else {
+                env.fail(name, "must be 0–9, got \(effort)")
+            }
+        }
 
         let store = Self.store(env, workingDirectory: workingDirectory)
         var s3 = Self.s3(env)

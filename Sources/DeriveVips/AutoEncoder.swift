@@ -109,7 +109,11 @@ struct AutoEncoder {
         }
         // The lossy formats share the output's encode budget in the order allowed (the likely
         // smallest first): each may spend what is left but one round of two for each after it.
-        let lossy = allowed.filter { Self.searchable.contains($0) }
+        var lossy = allowed.filter { Self.searchable.contains($0) }
+        if case .value? = encoding.quality {} else if let prediction = Self.predict(lossy, reference: reference) {
+            lossy = prediction.formats
+            notes.append(prediction.note)
+        }
         var remaining = settings.qualityMaxEncodes - outcomes.count
         var chromaBound: Double?
         if case .value? = encoding.quality {} else {
@@ -155,6 +159,26 @@ struct AutoEncoder {
     }
 
     static let searchable: Set<OutputFormat> = [.jpeg, .webp, .avif, .jxl]
+
+    /// The formats `f_auto` predicts cannot win, left out before anything is encoded: on a
+    /// photograph (more colours than a graphic) with AVIF allowed, WebP and JPEG. At the same
+    /// whole-image SSIMULACRA 2 every photograph of the benchmark took more bytes in each than
+    /// in AVIF at its default effort (`predictionMargins`, Benchmarks/RESULTS.md, issue 40), so
+    /// their searches only cost time. Graphics, where lossless and WebP often win, and JPEG XL
+    /// are always searched; the whole-image check still decides the quality.
+    static func predict(_ formats: [OutputFormat], reference: PerceptualReference) -> (formats: [OutputFormat], note: String)? {
+        guard reference.colours > graphicColours, formats.contains(.avif) else { return nil }
+        let left = formats.filter { predictionMargins[$0] != nil }
+        guard !left.isEmpty else { return nil }
+        let margins = left.map { "\($0.rawValue) \(predictionMargins[$0]!)" }.joined(separator: ", ")
+        return (formats.filter { predictionMargins[$0] == nil },
+                "\(left.map(\.rawValue).joined(separator: ", ")) not tried: a photograph (more than \(graphicColours) colours), "
+                + "where avif was the smallest at the target on every photograph of the benchmark (\(margins) its bytes at the least)")
+    }
+
+    /// The fewest bytes each left-out format took against AVIF's at the same score (their
+    /// default efforts), over the photographs `Benchmarks/encoders.py` measured.
+    static let predictionMargins: [OutputFormat: String] = [.webp: "1.3x", .jpeg: "1.1x"]
 
     /// `f_auto` keeps a graphic (at most `graphicColours` colours) lossless when that costs at
     /// most this many times the smallest lossy encoding at the target. Lossy encodings of flat
@@ -336,7 +360,8 @@ struct AutoEncoder {
         var settings = encoding
         settings.lossless = encoding.format != .png
         var choices: [String] = []
-        let data = try VipsEncoder.write(reference.sample, settings: settings, quality: encoding.format == .png ? 100 : nil, choices: &choices)
+        let data = try VipsEncoder.write(reference.sample, settings: settings, quality: encoding.format == .png ? 100 : nil,
+                                         effort: effort(settings), choices: &choices)
         return Outcome(format: encoding.format, quality: nil, score: 100, sampleBytes: data.count,
                        data: reference.isFull ? data : nil, encodes: 1, lossless: true, reached: true)
     }
@@ -347,7 +372,8 @@ struct AutoEncoder {
             return data
         }
         var choices: [String] = []
-        return try VipsEncoder.write(reference.sample, settings: encoding, quality: quality, choices: &choices)
+        return try VipsEncoder.write(reference.sample, settings: encoding, quality: quality,
+                                     effort: effort(encoding), choices: &choices)
     }
 
     /// The output itself: the search's own encoding when it ran on the whole image, otherwise
@@ -366,7 +392,7 @@ struct AutoEncoder {
         if data == nil {
             let quality = outcome.lossless ? (outcome.format == .png ? 100 : nil) : outcome.quality
             if outcome.lossless || reference.isFull {
-                data = try VipsEncoder.write(reference.full, settings: settings, quality: quality, choices: &choices)
+                data = try VipsEncoder.write(reference.full, settings: settings, quality: quality, effort: effort(settings), choices: &choices)
             } else {
                 (data, whole) = try wholeOutput(reference, settings: settings, quality: quality, choices: &choices)
             }
@@ -393,6 +419,9 @@ struct AutoEncoder {
             choices.append("quality auto:\(level.rawValue) → \(quality)\(chroma): SSIMULACRA 2 target \(Self.decimal(target)), "
                            + "\(verdict)\(scope); \(encodes) encodes\(start)")
         }
+        if let note = VipsEncoder.effortNote(self.settings.effort(for: settings, format: outcome.format), format: outcome.format) {
+            choices.append(note)
+        }
         var result = VipsEncoder.Encoded(data: data ?? [], format: outcome.format, quality: outcome.lossless ? nil : outcome.quality,
                                          choices: choices, score: outcome.score, encodes: encodes)
         if let whole, let quality = outcome.quality, let summary {
@@ -410,7 +439,7 @@ struct AutoEncoder {
     func wholeOutput(_ reference: PerceptualReference, settings: EncodingSettings, quality: Int?,
                      choices: inout [String]) throws(DeriveError) -> ([UInt8], PerceptualReference) {
         guard width > 1 else {
-            let data = try VipsEncoder.write(reference.full, settings: settings, quality: quality, choices: &choices)
+            let data = try VipsEncoder.write(reference.full, settings: settings, quality: quality, effort: effort(settings), choices: &choices)
             return (data, try reference.whole())
         }
         let shared = SharedReference(reference: reference)
@@ -420,7 +449,8 @@ struct AutoEncoder {
             do throws(DeriveError) {
                 if part == 0 {
                     var notes: [String] = []
-                    let data = try VipsEncoder.write(shared.reference.full, settings: settings, quality: quality, choices: &notes)
+                    let data = try VipsEncoder.write(shared.reference.full, settings: settings, quality: quality,
+                                                     effort: effort(settings), choices: &notes)
                     output.withLock { $0 = .success((data, notes)) }
                 } else {
                     // On two threads itself: a JPEG encode is done long before it.
@@ -491,9 +521,17 @@ struct AutoEncoder {
             quality = AutoDefaults.quality(level, for: encoding.format)
             choices.append("quality auto:\(level.rawValue) → \(quality ?? 0) (fixed: \(note ?? "animations are not searched"))")
         }
-        let data = try VipsEncoder.write(image, settings: encoding, quality: quality, choices: &choices)
+        if let note = VipsEncoder.effortNote(settings.effort(for: encoding, format: encoding.format), format: encoding.format) {
+            choices.append(note)
+        }
+        let data = try VipsEncoder.write(image, settings: encoding, quality: quality, effort: effort(encoding), choices: &choices)
         return VipsEncoder.Encoded(data: data, format: encoding.format, quality: encoding.lossless ? nil : quality,
                                    choices: choices, score: nil, encodes: 1)
+    }
+
+    /// The effort the output itself is encoded at (`EngineSettings.effort(for:format:)`).
+    func effort(_ encoding: EncodingSettings) -> Int {
+        settings.effort(for: encoding, format: encoding.format).effort
     }
 
     static func kilobytes(_ bytes: Int) -> String { "\(decimal(Double(bytes) / 1000)) kB" }

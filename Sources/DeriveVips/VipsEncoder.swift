@@ -47,7 +47,9 @@ enum VipsEncoder {
         if case .value(let q)? = resolved.quality { quality = q }
         if case .auto(let level)? = resolved.quality { quality = AutoDefaults.quality(level, for: resolved.format) }
         var choices: [String] = []
-        let data = try write(image, settings: resolved, quality: quality, choices: &choices)
+        let effort = settings.effort(for: resolved, format: resolved.format)
+        if let note = effortNote(effort, format: resolved.format) { choices.append(note) }
+        let data = try write(image, settings: resolved, quality: quality, effort: effort.effort, choices: &choices)
         return Encoded(data: data, format: resolved.format, quality: resolved.lossless ? nil : quality, choices: choices)
     }
 
@@ -62,12 +64,26 @@ enum VipsEncoder {
     /// untrusted, so it takes the level's default quality instead.
     static let scored: Set<OutputFormat> = [.jpeg, .png, .webp, .avif, .gif, .jxl, .tiff, .heic]
 
-    /// One encode at fixed settings (`settings.format` concrete, `quality` nil for the default).
+    /// The choices' line saying which effort an encode ran at and why, for the formats whose
+    /// effort costs most (AVIF, WebP, JPEG XL).
+    static func effortNote(_ effort: (effort: Int, source: EngineSettings.EffortSource), format: OutputFormat) -> String? {
+        guard [.avif, .webp, .jxl].contains(format) else { return nil }
+        let why = switch effort.source {
+        case .output: "the output's effort"
+        case .deployment: "DERIVE_\(format.rawValue.uppercased())_EFFORT"
+        case .frontier: "\(format.rawValue)'s default"
+        }
+        return "effort \(effort.effort) (\(why))"
+    }
+
+    /// One encode at fixed settings (`settings.format` concrete, `quality` nil for the default)
+    /// at `effort` (Derive's 0–9 scale; `EngineSettings.effort(for:format:)` chooses it, and
+    /// without one the output's effort or Derive's default for the format).
     /// The image is 8-bit sRGB or grey, with its animation frames already chosen.
-    static func write(_ input: VImage, settings resolved: EncodingSettings, quality: Int?,
+    static func write(_ input: VImage, settings resolved: EncodingSettings, quality: Int?, effort: Int? = nil,
                       choices: inout [String]) throws(DeriveError) -> [UInt8] {
         let format = resolved.format
-        let effort = resolved.effort ?? format.defaultEffort
+        let effort = effort ?? EngineSettings().effort(for: resolved, format: format).effort
         var image = input
         if !format.supportsAlpha { image = try image.flattened(on: .white) }
         var strip = resolved.strip
@@ -147,8 +163,10 @@ enum VipsEncoder {
                 .bool("interlace", resolved.progressive).bool("strip", strip)
                 .double("interframe_maxerror", resolved.lossy ? Self.lossyGIFError : 0))
         case .jxl:
+            // libvips' jxlsave takes efforts 3–9 only (a lower one was ignored, with a GLib
+            // warning, and libjxl ran at 7): 0–2 write 3, the fastest it offers.
             data = try save(VipsCall("jxlsave_buffer").image("in", image).int("Q", quality ?? 75)
-                .bool("lossless", resolved.lossless).int("effort", max(1, effort)).bool("strip", strip))
+                .bool("lossless", resolved.lossless).int("effort", min(9, max(3, effort))).bool("strip", strip))
         case .tiff:
             // Lossless deflate at quality 100 (the default); JPEG compression below it.
             // fl_tiff8_lzw: LZW instead of deflate (both lossless; the pixels are 8-bit already).

@@ -57,7 +57,7 @@ struct Explain: ParsableCommand {
             let faces = engine.faces
             let planner = Planner(faces: faces, detectorReadsCanvas: FaceDetectors.make(faces.detector, canvas: faces.canvas).wantsColor)
             let plan = try planner.plan(resolved, source: facts)
-            print(JSONWriter.pretty(plan.json))
+            print(JSONWriter.pretty(plan.json(engine: engine)))
         }
     }
 

@@ -32,6 +32,23 @@ import Testing
         #expect(outputs[0]["transformation"] == .string("c_fill,w_250,h_250,g_auto/r_max/e_sepia"))
     }
 
+    /// The plan says which encoder effort each output will be written at and why (issue 40):
+    /// the deployment's setting, an output's own, or Derive's default; per format under f_auto.
+    @Test func explainSaysWhichEffortIsUsed() throws {
+        let chain = #"{"outputs": [{"name": "a", "chain": "w_100", "format": "avif"}, {"name": "b", "chain": "w_100", "format": "webp", "effort": 6}, {"name": "c", "chain": "w_100", "format": "auto", "quality": "auto"}]}"#
+        let result = try DeriveBinary.run(["explain", "--chain", chain, "--source-size", "800x600"], environment: ["DERIVE_AVIF_EFFORT": "2"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let plan = try JSONParser().parse(result.stdout)
+        guard case .array(let outputs)? = plan["outputs"] else {
+            Issue.record("no outputs in \(result.stdout)")
+            return
+        }
+        #expect(outputs[0]["effort"]?["effort"] == .int(2) && outputs[0]["effort"]?["from"] == .string("DERIVE_AVIF_EFFORT"))
+        #expect(outputs[1]["effort"]?["effort"] == .int(6) && outputs[1]["effort"]?["from"] == .string("the output's effort"))
+        #expect(outputs[2]["effort"]?["webp"]?["effort"] == .int(EngineSettings.defaultEfforts[.webp]!))
+        #expect(outputs[2]["effort"]?["avif"]?["from"] == .string("DERIVE_AVIF_EFFORT"))
+    }
+
     /// The corpus's PSD forms (issue 30) are planned; with a real PSD, the plan's source is what
     /// the selection is (the embedded PNG, the layers' canvas), and a layer the document does
     /// not have is refused with the ones it has.

@@ -86,6 +86,24 @@ import Testing
         }
     }
 
+    @Test func encoderEffortsAreRead() throws {
+        let defaults = try Configuration.load([:], workingDirectory: cwd).engine
+        #expect(defaults.efforts.isEmpty)
+        let avif = EncodingSettings(OutputSettings(format: .avif))
+        #expect(defaults.effort(for: avif, format: .avif) == (EngineSettings.defaultEfforts[.avif]!, .frontier))
+        let c = try Configuration.load(["DERIVE_AVIF_EFFORT": "6", "DERIVE_WEBP_EFFORT": "2"], workingDirectory: cwd).engine
+        #expect(c.efforts == [.avif: 6, .webp: 2])
+        #expect(c.effort(for: avif, format: .avif) == (6, .deployment))
+        // An output's own effort wins over the deployment's.
+        #expect(c.effort(for: EncodingSettings(OutputSettings(format: .avif, effort: 1)), format: .avif) == (1, .output))
+        #expect(throws: ValidationError([
+            ValidationIssue(location: "DERIVE_AVIF_EFFORT", reason: "must be 0–9, got 12"),
+            ValidationIssue(location: "DERIVE_JXL_EFFORT", reason: #"must be a whole number of 0 or more, got "fast""#),
+        ])) {
+            try Configuration.load(["DERIVE_AVIF_EFFORT": "12", "DERIVE_JXL_EFFORT": "fast"], workingDirectory: cwd)
+        }
+    }
+
     @Test func everyBadValueIsReportedByName() {
         #expect(throws: ValidationError([
             ValidationIssue(location: "DERIVE_MAX_FRAMES", reason: #"must be a whole number of 0 or more, got "many""#),

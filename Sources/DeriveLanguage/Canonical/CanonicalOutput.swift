@@ -104,7 +104,7 @@ public struct EncodingSettings: Sendable, Hashable {
         quality = s.quality ?? (format.isConcrete && !lossless ? .value(format.defaultQuality) : nil)
         strip = s.strip ?? true
         progressive = s.progressive ?? false
-        effort = s.effort ?? (format.isConcrete ? format.defaultEffort : nil)
+        effort = s.effort ?? (format.isConcrete ? format.canonicalEffort : nil)
         chromaSubsampling = s.chromaSubsampling ?? .auto
         autoOrient = s.autoOrient ?? true
         frame = s.frame ?? s.pages?.singlePage
@@ -132,7 +132,7 @@ public struct EncodingSettings: Sendable, Hashable {
         var s = self
         s.format = concrete
         if s.quality == nil && !lossless { s.quality = .value(concrete.defaultQuality) }
-        if s.effort == nil { s.effort = concrete.defaultEffort }
+        if s.effort == nil { s.effort = concrete.canonicalEffort }
         return s
     }
 

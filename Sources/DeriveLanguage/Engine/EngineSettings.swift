@@ -19,6 +19,9 @@ public struct EngineSettings: Sendable, Hashable {
     public var qualityMaxEncodes: Int
     /// The formats `f_auto` chooses among (the smallest at the quality target wins).
     public var autoFormats: [OutputFormat]
+    /// The deployment's encoder effort by format (Derive's 0–9 scale, `DERIVE_<FORMAT>_EFFORT`)
+    /// for outputs that give none; formats not here take `defaultEfforts`.
+    public var efforts: [OutputFormat: Int] = [:]
     /// glibc malloc arenas for the process, set when libvips starts (an operator's
     /// MALLOC_ARENA_MAX wins). glibc's own limit, eight per core, lets a long-running process
     /// grow by tens of megabytes for nothing; two keep `derive run` flat, and `derive work`
@@ -26,6 +29,39 @@ public struct EngineSettings: Sendable, Hashable {
     public var mallocArenas: Int = 2
 
     public static let defaultQualityMaxEncodes = 16
+    /// The default efforts, chosen on the encoders' frontier (issue 40, Benchmarks/RESULTS.md):
+    /// none spends more than twice the processor time of the next faster setting for less than
+    /// 3% fewer bytes at the same SSIMULACRA 2 score. Formats not listed keep `canonicalEffort`.
+    /// AVIF 0 (libaom speed 9) is also the effort at which `f_avif,q_auto` and `f_auto,q_auto`
+    /// cost at most 4x the processor time of a `q_80` JPEG job; WebP 3 is libwebp's method 2
+    /// (method 3, the former default, took twice its time for under 1% fewer bytes); JPEG XL
+    /// 5 took fewer bytes than 7, the former default, in half the time.
+    public static let defaultEfforts: [OutputFormat: Int] = [.avif: 0, .webp: 3, .jxl: 5]
+    /// The formats whose effort a deployment may set (`DERIVE_<FORMAT>_EFFORT`): those whose
+    /// encoder reads it.
+    public static let effortFormats: [OutputFormat] = [.avif, .webp, .jxl, .png, .gif]
+
+    /// The effort an encode of `format` runs at, and where it came from: the output's own
+    /// `effort`, else the deployment's. An output's effort equal to the format's
+    /// `canonicalEffort` is the deployment's: the canonical form has always written that value
+    /// for outputs that give none, so the two share one identity and one meaning.
+    public func effort(for encoding: EncodingSettings, format: OutputFormat) -> (effort: Int, source: EffortSource) {
+        if let given = encoding.effort, given != format.canonicalEffort, encoding.format == format {
+            return (given, .output)
+        }
+        if let deployed = efforts[format] { return (deployed, .deployment) }
+        return (Self.defaultEfforts[format] ?? format.canonicalEffort, .frontier)
+    }
+
+    /// Where an encode's effort came from.
+    public enum EffortSource: String, Sendable {
+        /// The output's JSON `effort`.
+        case output
+        /// `DERIVE_<FORMAT>_EFFORT`.
+        case deployment
+        /// Derive's default for the format.
+        case frontier
+    }
     public static let defaultAutoFormats: [OutputFormat] = [.avif, .webp, .jpeg]
 
     public init(concurrency: Int = 0, cacheMaxOperations: Int = 0, cacheMaxMemory: Int = 0,

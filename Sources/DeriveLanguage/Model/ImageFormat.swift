@@ -117,8 +117,11 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// The encoder effort used when none is given, on Derive's 0–9 scale.
-    public var defaultEffort: Int {
+    /// The effort the canonical form writes for an output that gives none, on Derive's 0–9
+    /// scale: the encoders' defaults before issue 40, frozen, because every stored output's
+    /// identity holds them. An output without `effort` (or with this one) is encoded at the
+    /// deployment's effort for the format (`EngineSettings.effort(for:format:)`).
+    public var canonicalEffort: Int {
         switch self {
         case .jpeg: 4
         case .png: 6

@@ -281,7 +281,7 @@ public enum CloudinaryPrinter {
         if !flags.isEmpty { p.append("fl_" + flags.joined(separator: ".")) }
         if let loop = s.loop { p.append(loop == 0 ? "e_loop" : "e_loop:\(loop - 1)") }
         if let delay = s.delay { p.append("dl_\(delay)") }
-        if let effort = s.effort, s.format.isConcrete, effort != s.format.defaultEffort {
+        if let effort = s.effort, s.format.isConcrete, effort != s.format.canonicalEffort {
             throw Unprintable(reason: "effort exists only in JSON")
         }
         if s.effort != nil && !s.format.isConcrete {

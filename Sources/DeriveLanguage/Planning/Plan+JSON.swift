@@ -141,3 +141,37 @@ extension ImageOperation {
         }
     }
 }
+
+/// The plan as `derive explain` prints it for a deployment: each output also says the encoder
+/// effort it will be written at and where that came from (`EngineSettings.effort(for:format:)`).
+extension Plan {
+    public func json(engine: EngineSettings) -> JSONValue {
+        .object([
+            "source": source.json,
+            "decode": decode.json,
+            "outputs": .array(outputs.map { $0.json(engine: engine) }),
+        ])
+    }
+}
+
+extension PlannedOutput {
+    public func json(engine: EngineSettings) -> JSONValue {
+        guard case .object(var members) = json else { return json }
+        func effort(_ format: OutputFormat) -> JSONValue {
+            let (effort, source) = engine.effort(for: encoding.resolved(to: format), format: format)
+            let from = switch source {
+            case .output: "the output's effort"
+            case .deployment: "DERIVE_\(format.rawValue.uppercased())_EFFORT"
+            case .frontier: "\(format.rawValue)'s default"
+            }
+            return .object([JSONMember(key: "effort", value: .int(effort)), JSONMember(key: "from", value: .string(from))])
+        }
+        let formats = encoding.format.isConcrete ? [encoding.format] : engine.autoFormats
+        let efforts = formats.filter { EngineSettings.effortFormats.contains($0) }
+        guard !efforts.isEmpty, let at = members.firstIndex(where: { $0.key == "quality" }) else { return .object(members) }
+        let value: JSONValue = encoding.format.isConcrete ? effort(encoding.format)
+            : .object(efforts.map { JSONMember(key: $0.rawValue, value: effort($0)) })
+        members.insert(JSONMember(key: "effort", value: value), at: at + 1)
+        return .object(members)
+    }
+}
