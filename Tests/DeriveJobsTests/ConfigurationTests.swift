@@ -90,7 +90,7 @@ import Testing
         let defaults = try Configuration.load([:], workingDirectory: cwd).engine
         #expect(defaults.efforts.isEmpty)
         let avif = EncodingSettings(OutputSettings(format: .avif))
-        #expect(defaults.effort(for: avif, format: .avif) == (EngineSettings.defaultEfforts[.avif]!, .frontier))
+        #expect(defaults.effort(for: avif, format: .avif) == (EngineSettings.defaultEfforts[.avif] ?? OutputFormat.avif.canonicalEffort, .frontier))
         let c = try Configuration.load(["DERIVE_AVIF_EFFORT": "6", "DERIVE_WEBP_EFFORT": "2"], workingDirectory: cwd).engine
         #expect(c.efforts == [.avif: 6, .webp: 2])
         #expect(c.effort(for: avif, format: .avif) == (6, .deployment))
