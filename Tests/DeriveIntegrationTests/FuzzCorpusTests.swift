@@ -42,16 +42,24 @@ import Testing
         return found
     }
 
+    /// The inputs run on a thread of their own, as libFuzzer runs them: the `request` target
+    /// waits for serve's async handler, which must not wait for a thread of the cooperative pool
+    /// that this test holds (two threads on two cores, shared by every test and server here).
     @Test(arguments: FuzzTarget.allCases)
-    func everyKeptInputIsAnswered(_ target: FuzzTarget) {
+    func everyKeptInputIsAnswered(_ target: FuzzTarget) async {
         let inputs = Self.inputs(target)
         #expect(!inputs.isEmpty, "no kept inputs for \(target.rawValue)")
         // Each input is named in a file before it runs: if it traps, the file says which.
         let last = FileManager.default.temporaryDirectory.appendingPathComponent("derive-fuzz-replay-\(target.rawValue).txt")
         FileHandle.standardError.write(Data("FuzzCorpusTests: \(inputs.count) \(target.rawValue) inputs; the one running is named in \(last.path)\n".utf8))
-        for input in inputs {
-            try? Data(input.name.utf8).write(to: last)
-            target.run(input.bytes)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                for input in inputs {
+                    try? Data(input.name.utf8).write(to: last)
+                    target.run(input.bytes)
+                }
+                done.resume()
+            }.start()
         }
     }
 }
