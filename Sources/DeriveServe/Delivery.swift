@@ -127,9 +127,9 @@ extension CloudinaryService {
         // presigned GET, so the bytes go from S3 to the client. The redirect may be reused for
         // half the URL's life (it is still valid then); the credentials never leave.
         if let seconds = settings.presignedRedirectSeconds, let location = store.temporaryURL(for: key, expiresIn: seconds) {
-            return HTTPResponse(statusCode: .found, headers: [
+            return HTTPResponse(statusCode: .found, headers: HTTPHeaders([
                 HTTPHeader("Location"): location, HTTPHeader("ETag"): tag, HTTPHeader("Cache-Control"): "private, max-age=\(seconds / 2)",
-            ])
+            ]))
         }
         let bytes: [UInt8]?
         do {
