@@ -285,6 +285,12 @@ enum SQLiteSchema {
         );
         CREATE INDEX served_outbox_due ON served_outbox (next_at, id) WHERE state = 'pending';
         """,
+        // 15: the index behind the Admin API's listings by creation time, on the whole
+        // microseconds the cursors carry (Migrations/0015; public ids are the primary key's
+        // order already; tags and context are scanned).
+        """
+        CREATE INDEX served_assets_created ON served_assets (cloud, CAST(round(created_at * 1000000) AS INTEGER), public_id);
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

@@ -13,7 +13,7 @@ public final class BackgroundProcess: @unchecked Sendable {
     /// so the process's pid is still the product's.
     public init(_ arguments: [String], environment: [String: String] = [:], executable: String = "derive", launcher: [String] = []) throws {
         log = FileManager.default.temporaryDirectory.appendingPathComponent("derive-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let product = DeriveBinary.url.deletingLastPathComponent().appendingPathComponent(executable)
         // Through env(1), which execs it in place with SIGTERM and SIGINT at their defaults: the
         // test process ignores them, children inherit that, and a signal sent before the

@@ -1,0 +1,191 @@
+import DeriveLanguage
+import Foundation
+
+/// The management half of Cloudinary's API over `derive serve`'s records (issue 38): listing
+/// assets page by page (by prefix, public ids, tag or context), the tags in use, and changing
+/// assets' tags and context. The routes that answer Cloudinary's SDK build on this; deleting
+/// and renaming, which must also keep the store's objects consistent, are not here yet.
+///
+/// Pages are keyset pages: a cursor is the sort key of the last asset given, so a page costs
+/// one index range however deep it is, and an asset added or removed between two pages moves
+/// no other asset from one page to another.
+public protocol ServedAssetCatalog: Sendable {
+    /// One page of the assets `query` selects, in its order, and the cursor of the next page
+    /// (nil after the last).
+    func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage
+
+    /// Applies `change` to the tags of each asset of `publicIDs` that is recorded, in one
+    /// transaction; returns the public ids it found, in the order given.
+    func changeTags(_ change: TagChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String]
+
+    /// Applies `change` to the context of each asset of `publicIDs` that is recorded, in one
+    /// transaction; returns the public ids it found, in the order given.
+    func changeContext(_ change: ContextChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String]
+
+    /// The distinct tags of a cloud's assets in code-point order, those starting with `prefix`
+    /// only when given, at most `limit` after `after`; `next` is the last one given when more follow.
+    func servedTags(cloud: String, prefix: String?, limit: Int, after: String?) throws(DeriveError) -> (tags: [String], next: String?)
+}
+
+/// Which assets a listing selects, in what order, and where its page starts.
+public struct ServedAssetQuery: Sendable, Equatable {
+    public enum Filter: Sendable, Equatable {
+        case all
+        /// Public ids starting with the text (`folder/` lists a folder and its subfolders).
+        case prefix(String)
+        /// Exactly these public ids (Cloudinary takes up to 100).
+        case publicIDs([String])
+        /// Assets carrying the tag.
+        case tag(String)
+        /// Assets whose context has the key (with this value, when given).
+        case context(key: String, value: String?)
+    }
+
+    /// Cloudinary sorts a prefix listing by public id and the others by creation time.
+    public enum Order: String, Sendable, Equatable {
+        case publicID = "p"
+        case createdAt = "c"
+    }
+
+    public var cloud: String
+    public var filter: Filter
+    public var order: Order
+    public var ascending: Bool
+    /// 1 to 500 (Cloudinary's bounds; its default is 10).
+    public var limit: Int
+    /// Where the page starts: after this asset.
+    public var after: ServedAssetCursor?
+
+    public init(cloud: String, filter: Filter = .all, order: Order = .createdAt, ascending: Bool = false, limit: Int = 10,
+                after: ServedAssetCursor? = nil) {
+        self.cloud = cloud
+        self.filter = filter
+        self.order = order
+        self.ascending = ascending
+        self.limit = min(500, max(1, limit))
+        self.after = after
+    }
+
+    /// Whether `asset` comes after the cursor in this order (the memory queue's filter; the
+    /// databases say the same in SQL).
+    public func startsAfterCursor(_ asset: ServedAsset) -> Bool {
+        guard let after else { return true }
+        let key = ServedAssetCursor(asset, order: order)
+        return ascending ? after < key : key < after
+    }
+
+    /// Whether the filter selects `asset` (the memory queue's filter).
+    public func selects(_ asset: ServedAsset) -> Bool {
+        guard asset.cloud == cloud else { return false }
+        switch filter {
+        case .all: return true
+        case .prefix(let prefix): return asset.publicID.hasPrefix(prefix)
+        case .publicIDs(let ids): return ids.contains(asset.publicID)
+        case .tag(let tag): return asset.tags.contains(tag)
+        case .context(let key, let value): return asset.context[key].map { value == nil || $0 == value } ?? false
+        }
+    }
+}
+
+/// The sort key of the last asset of a page. Creation times are whole microseconds (what
+/// PostgreSQL keeps), so the key compares the same in every store.
+public struct ServedAssetCursor: Sendable, Equatable, Comparable {
+    public var order: ServedAssetQuery.Order
+    /// Microseconds since 1970 (0 when ordered by public id).
+    public var createdAt: Int64
+    public var publicID: String
+
+    public init(order: ServedAssetQuery.Order, createdAt: Int64, publicID: String) {
+        self.order = order
+        self.createdAt = order == .publicID ? 0 : createdAt
+        self.publicID = publicID
+    }
+
+    public init(_ asset: ServedAsset, order: ServedAssetQuery.Order) {
+        self.init(order: order, createdAt: Self.microseconds(asset.createdAt), publicID: asset.publicID)
+    }
+
+    public static func microseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    }
+
+    /// Public ids compare by their UTF-8 bytes, as PostgreSQL's `COLLATE "C"` and SQLite's
+    /// BINARY collation do (not by Swift's `<` on strings, which is by grapheme).
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        if lhs.createdAt != rhs.createdAt { return lhs.createdAt < rhs.createdAt }
+        return Array(lhs.publicID.utf8).lexicographicallyPrecedes(Array(rhs.publicID.utf8))
+    }
+
+    /// The opaque `next_cursor` a client sends back: `<order>:<microseconds>:<public id>`, in
+    /// base64url.
+    public var token: String {
+        Data("\(order.rawValue):\(createdAt):\(publicID)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// A cursor from its token; nil for anything Derive did not write (the caller answers 400).
+    public init?(token: String) {
+        guard token.count <= 2048, token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
+        let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, let order = ServedAssetQuery.Order(rawValue: String(parts[0])), let createdAt = Int64(parts[1]),
+              !parts[2].isEmpty else { return nil }
+        self.init(order: order, createdAt: createdAt, publicID: String(parts[2]))
+    }
+}
+
+/// A page of a listing: its assets (without derivatives or notifications) and the next page's cursor.
+public struct ServedAssetPage: Sendable, Equatable {
+    public var assets: [ServedAsset]
+    public var next: ServedAssetCursor?
+
+    public init(assets: [ServedAsset], next: ServedAssetCursor?) {
+        self.assets = assets
+        self.next = next
+    }
+
+    /// The page from up to `limit + 1` assets read in order: the extra one says another page follows.
+    public init(reading assets: [ServedAsset], query: ServedAssetQuery) {
+        let page = Array(assets.prefix(query.limit))
+        self.init(assets: page, next: assets.count > query.limit ? page.last.map { ServedAssetCursor($0, order: query.order) } : nil)
+    }
+}
+
+/// Cloudinary's `tags` command: `add`, `remove`, `replace` and `remove_all`.
+public enum TagChange: Sendable, Equatable {
+    case add([String])
+    case remove([String])
+    case replace([String])
+    case removeAll
+
+    /// The tags after the change (added ones at the end, in the order given, each once).
+    public func applied(to tags: [String]) -> [String] {
+        switch self {
+        case .add(let added):
+            var result = tags
+            for tag in added where !result.contains(tag) { result.append(tag) }
+            return result
+        case .remove(let removed): return tags.filter { !removed.contains($0) }
+        case .replace(let replacement): return TagChange.add(replacement).applied(to: [])
+        case .removeAll: return []
+        }
+    }
+}
+
+/// Cloudinary's `context` command: `add` (which replaces the values of keys already there)
+/// and `remove_all`; `remove` takes away the keys given (the Admin API's `update` with empty values).
+public enum ContextChange: Sendable, Equatable {
+    case add([String: String])
+    case remove([String])
+    case removeAll
+
+    public func applied(to context: [String: String]) -> [String: String] {
+        switch self {
+        case .add(let added): return context.merging(added) { $1 }
+        case .remove(let keys): return context.filter { !keys.contains($0.key) }
+        case .removeAll: return [:]
+        }
+    }
+}

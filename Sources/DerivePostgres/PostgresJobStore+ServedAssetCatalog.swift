@@ -1,0 +1,119 @@
+import DeriveLanguage
+import DeriveJobs
+import Foundation
+
+/// The management calls on PostgreSQL (Migrations/0015_served_asset_listing.sql). A listing is
+/// one statement on an index range: public ids in code-point order (`COLLATE "C"`, so a prefix
+/// is a range and the order is SQLite's), creation times as the index keeps them, tags and
+/// context through GIN indexes. A change locks the rows it changes (`FOR UPDATE`) and writes
+/// them back in one transaction, so two changes to one asset never lose each other's.
+extension PostgresJobStore: ServedAssetCatalog {
+    static let listedColumns = """
+        cloud, public_id, version, format, bytes, width, height, tags, context, original_key, original_sha256, eager,
+        extract(epoch FROM created_at) AS created_at, NULL AS faces
+        """
+
+    public func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage {
+        var conditions = ["cloud = $1"]
+        var parameters: [String?] = [query.cloud]
+        func parameter(_ value: String?) -> String {
+            parameters.append(value)
+            return "$\(parameters.count)"
+        }
+        switch query.filter {
+        case .all: break
+        case .prefix(let prefix):
+            let escaped = prefix.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                .replacingOccurrences(of: "_", with: "\\_")
+            conditions.append("public_id COLLATE \"C\" LIKE \(parameter(escaped + "%"))")
+        case .publicIDs(let ids):
+            conditions.append("public_id IN (SELECT jsonb_array_elements_text(\(parameter(JSONWriter.compact(.array(ids.map(JSONValue.string)))))::jsonb))")
+        case .tag(let tag):
+            conditions.append("tags @> jsonb_build_array(\(parameter(tag))::text)")
+        case .context(let key, let value):
+            if let value {
+                conditions.append("context @> jsonb_build_object(\(parameter(key))::text, \(parameter(value))::text)")
+            } else {
+                conditions.append("context ? \(parameter(key))::text")
+            }
+        }
+        let direction = query.ascending ? "ASC" : "DESC", comparison = query.ascending ? ">" : "<"
+        let orderBy: String
+        switch query.order {
+        case .publicID:
+            orderBy = "public_id COLLATE \"C\" \(direction)"
+            if let after = query.after { conditions.append("public_id COLLATE \"C\" \(comparison) \(parameter(after.publicID))") }
+        case .createdAt:
+            orderBy = "created_at \(direction), public_id COLLATE \"C\" \(direction)"
+            if let after = query.after {
+                // Whole microseconds, added to the epoch exactly (no floating point on the way).
+                conditions.append("""
+                    (created_at, public_id COLLATE "C") \(comparison) \
+                    (timestamptz 'epoch' + \(parameter(String(after.createdAt)))::bigint * interval '1 microsecond', \(parameter(after.publicID)))
+                    """)
+            }
+        }
+        let limit = parameter(String(query.limit + 1))
+        let sql = """
+            SELECT \(Self.listedColumns) FROM derive.served_assets
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderBy) LIMIT \(limit)
+            """
+        let rows = try withConnection { connection throws(PostgresError) in try connection.query(sql, parameters).named("served_assets") }
+        return ServedAssetPage(reading: try rows.map { row throws(DeriveError) in try ServedAsset(row: row) }, query: query)
+    }
+
+    public func changeTags(_ change: TagChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        try rewrite(cloud: cloud, publicIDs: publicIDs, column: "tags") { asset in
+            var changed = asset
+            changed.tags = change.applied(to: asset.tags)
+            return changed.tagsJSON
+        }
+    }
+
+    public func changeContext(_ change: ContextChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        try rewrite(cloud: cloud, publicIDs: publicIDs, column: "context") { asset in
+            var changed = asset
+            changed.context = change.applied(to: asset.context)
+            return changed.contextJSON
+        }
+    }
+
+    /// Locks each asset's row, and writes `column` as `value` makes it, in one transaction.
+    /// Rows are locked in code-point order of their ids, so two changes over overlapping sets
+    /// cannot deadlock.
+    private func rewrite(cloud: String, publicIDs: [String], column: String, value: (ServedAsset) -> String) throws(DeriveError) -> [String] {
+        let ids = JSONWriter.compact(.array(publicIDs.map(JSONValue.string)))
+        let found = try withConnection { connection throws(PostgresError) -> Set<String> in
+            try connection.transaction { () throws(PostgresError) -> Set<String> in
+                let rows = try connection.query("""
+                    SELECT \(Self.listedColumns) FROM derive.served_assets
+                    WHERE cloud = $1 AND public_id IN (SELECT jsonb_array_elements_text($2::jsonb))
+                    ORDER BY public_id COLLATE "C" FOR UPDATE
+                    """, [cloud, ids]).named("served_assets")
+                var found: Set<String> = []
+                for row in rows {
+                    let asset = try PostgresError.decoding { () throws(DeriveError) in try ServedAsset(row: row) }
+                    try connection.query("UPDATE derive.served_assets SET \(column) = $3::jsonb WHERE cloud = $1 AND public_id = $2",
+                                         [cloud, asset.publicID, value(asset)])
+                    found.insert(asset.publicID)
+                }
+                return found
+            }
+        }
+        return publicIDs.filter(found.contains)
+    }
+
+    public func servedTags(cloud: String, prefix: String?, limit: Int, after: String?) throws(DeriveError) -> (tags: [String], next: String?) {
+        let limit = max(1, limit)
+        let rows = try withConnection { connection throws(PostgresError) in
+            try connection.query("""
+                SELECT DISTINCT t COLLATE "C" AS tag FROM derive.served_assets s, jsonb_array_elements_text(s.tags) t
+                WHERE s.cloud = $1 AND ($2::text IS NULL OR starts_with(t, $2::text)) AND ($3::text IS NULL OR t COLLATE "C" > $3::text)
+                ORDER BY 1 LIMIT $4
+                """, [cloud, prefix, after, String(limit + 1)]).named("served_assets")
+        }
+        let tags = try rows.map { row throws(DeriveError) in try row.string("tag") }
+        let page = Array(tags.prefix(limit))
+        return (page, tags.count > limit ? page.last : nil)
+    }
+}

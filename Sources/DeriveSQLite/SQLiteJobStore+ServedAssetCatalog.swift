@@ -1,0 +1,106 @@
+import DeriveLanguage
+import DeriveJobs
+import Foundation
+
+/// The management calls on SQLite. A listing is one read; each change one write transaction
+/// (the file's one write lock), read, changed in Swift and written back, so two changes to one
+/// asset's tags never lose each other's.
+extension SQLiteJobStore: ServedAssetCatalog {
+    /// The creation time in whole microseconds, as cursors carry it.
+    private static let createdMicros = "CAST(round(created_at * 1000000) AS INTEGER)"
+
+    public func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage {
+        var conditions = ["cloud = ?"]
+        var parameters: [DatabaseValue] = [.text(query.cloud)]
+        switch query.filter {
+        case .all: break
+        case .prefix(let prefix):
+            conditions.append("public_id >= ? AND substr(public_id, 1, length(?)) = ?")
+            parameters += [.text(prefix), .text(prefix), .text(prefix)]
+        case .publicIDs(let ids):
+            conditions.append("public_id IN (SELECT value FROM json_each(?))")
+            parameters.append(.text(JSONWriter.compact(.array(ids.map(JSONValue.string)))))
+        case .tag(let tag):
+            conditions.append("EXISTS (SELECT 1 FROM json_each(served_assets.tags) WHERE value = ?)")
+            parameters.append(.text(tag))
+        case .context(let key, let value):
+            conditions.append("EXISTS (SELECT 1 FROM json_each(served_assets.context) WHERE key = ? AND (? IS NULL OR value = ?))")
+            parameters += [.text(key), value.map(DatabaseValue.text) ?? .null, value.map(DatabaseValue.text) ?? .null]
+        }
+        let direction = query.ascending ? "ASC" : "DESC", comparison = query.ascending ? ">" : "<"
+        let orderBy: String
+        switch query.order {
+        case .publicID:
+            orderBy = "public_id \(direction)"
+            if let after = query.after {
+                conditions.append("public_id \(comparison) ?")
+                parameters.append(.text(after.publicID))
+            }
+        case .createdAt:
+            orderBy = "\(Self.createdMicros) \(direction), public_id \(direction)"
+            if let after = query.after {
+                conditions.append("(\(Self.createdMicros), public_id) \(comparison) (?, ?)")
+                parameters += [.integer(after.createdAt), .text(after.publicID)]
+            }
+        }
+        parameters.append(.integer(Int64(query.limit + 1)))
+        let rows = try read { connection throws(SQLiteError) in
+            try connection.rows("""
+                SELECT cloud, public_id, version, format, bytes, width, height, tags, context, original_key, original_sha256, eager, created_at,
+                       NULL AS faces
+                FROM served_assets WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(orderBy) LIMIT ?
+                """, parameters, source: "served_assets")
+        }
+        return ServedAssetPage(reading: try rows.map { row throws(DeriveError) in try ServedAsset(row: row) }, query: query)
+    }
+
+    public func changeTags(_ change: TagChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        try rewrite(cloud: cloud, publicIDs: publicIDs, column: "tags") { asset in
+            var changed = asset
+            changed.tags = change.applied(to: asset.tags)
+            return changed.tagsJSON
+        }
+    }
+
+    public func changeContext(_ change: ContextChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        try rewrite(cloud: cloud, publicIDs: publicIDs, column: "context") { asset in
+            var changed = asset
+            changed.context = change.applied(to: asset.context)
+            return changed.contextJSON
+        }
+    }
+
+    /// Reads each asset, and writes `column` as `value` makes it, in one transaction.
+    private func rewrite(cloud: String, publicIDs: [String], column: String, value: (ServedAsset) -> String) throws(DeriveError) -> [String] {
+        try write { connection, _ throws(SQLiteError) -> [String] in
+            var found: [String] = []
+            for id in publicIDs {
+                guard let row = try connection.rows("""
+                    SELECT cloud, public_id, version, format, bytes, width, height, tags, context, original_key, original_sha256, eager, created_at,
+                           NULL AS faces
+                    FROM served_assets WHERE cloud = ? AND public_id = ?
+                    """, [.text(cloud), .text(id)], source: "served_assets").first else { continue }
+                let asset = try SQLiteError.decoding { () throws(DeriveError) in try ServedAsset(row: row) }
+                try connection.query("UPDATE served_assets SET \(column) = ? WHERE cloud = ? AND public_id = ?",
+                                     [SQLiteValue(value(asset)), SQLiteValue(cloud), SQLiteValue(id)])
+                found.append(id)
+            }
+            return found
+        }
+    }
+
+    public func servedTags(cloud: String, prefix: String?, limit: Int, after: String?) throws(DeriveError) -> (tags: [String], next: String?) {
+        let limit = max(1, limit)
+        let rows = try read { connection throws(SQLiteError) in
+            try connection.rows("""
+                SELECT DISTINCT t.value AS tag FROM served_assets s, json_each(s.tags) t
+                WHERE s.cloud = ? AND (?2 IS NULL OR substr(t.value, 1, length(?2)) = ?2) AND (?3 IS NULL OR t.value > ?3)
+                ORDER BY t.value LIMIT ?4
+                """, [.text(cloud), prefix.map(DatabaseValue.text) ?? .null, after.map(DatabaseValue.text) ?? .null, .integer(Int64(limit + 1))],
+                source: "served_assets")
+        }
+        let tags = try rows.map { row throws(DeriveError) in try row.string("tag") }
+        let page = Array(tags.prefix(limit))
+        return (page, tags.count > limit ? page.last : nil)
+    }
+}

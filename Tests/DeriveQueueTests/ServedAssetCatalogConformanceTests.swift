@@ -1,0 +1,177 @@
+import DeriveLanguage
+import DeriveJobs
+import DeriveTestSupport
+import Foundation
+import Testing
+
+/// The management calls over `derive serve`'s records (`ServedAssetCatalog`, issue 38) on the
+/// three stores: listings by prefix, public ids, tag and context, keyset pages in both orders
+/// and directions, tag and context changes, and the tags in use.
+@Suite struct ServedAssetCatalogConformanceTests {
+    @Test(.enabled(if: TestServers.postgresAvailable, "the PostgreSQL cases of this suite need the PostgreSQL Scripts/test.sh starts"))
+    func postgresCasesRun() {
+        #expect(JobStoreKind.runnable.contains(.postgres))
+    }
+
+    final class Under: @unchecked Sendable {
+        let store: any JobStore & ServedAssets & ServedAssetCatalog
+        private let database: TestQueue?
+
+        init(_ kind: JobStoreKind) throws {
+            switch kind {
+            case .memory:
+                database = nil
+                store = MemoryJobQueue()
+            case .sqlite, .postgres:
+                let database = try TestQueue(kind == .sqlite ? .sqlite : .postgres)
+                self.database = database
+                store = database.store
+            }
+        }
+    }
+
+    /// Twelve assets: `a/…` and `b/…` folders, ids with characters whose code-point order is
+    /// not their order in other collations (`B` before `a`, `é` after `z`), creation times a
+    /// microsecond apart in places and equal in two, tags and context on some.
+    static let ids = ["a/1", "a/10", "a/2", "a/B", "a/z", "a/é", "a_x", "b/1", "b/2", "B/1", "c%d", "c_d"]
+
+    static func fill(_ store: any ServedAssets, cloud: String = "demo") throws {
+        for (index, id) in ids.enumerated() {
+            let created = 1_700_000_000 + Double(index / 2) * 0.000_001 + Double(index % 2 == 0 ? 0 : 1)
+            let asset = ServedAsset(cloud: cloud, publicID: id, version: 1, format: "jpg", width: 10, height: 10, bytes: 100,
+                                    sha256: String(repeating: "ab", count: 32), originalKey: "o/\(index)", createdAt: Date(timeIntervalSince1970: created),
+                                    tags: index % 3 == 0 ? ["cat", "t\(index)"] : ["t\(index)"],
+                                    context: index % 4 == 0 ? ["alt": "x\(index % 8)", "k": "v"] : [:])
+            _ = try store.recordUpload(asset, overwrite: false, eager: nil)
+        }
+    }
+
+    /// Every page of a listing, following cursors through their tokens (as a client does).
+    static func all(_ store: any ServedAssetCatalog, _ query: ServedAssetQuery) throws -> [String] {
+        var query = query, ids: [String] = [], pages = 0
+        while true {
+            let page = try store.listServedAssets(query)
+            ids += page.assets.map(\.publicID)
+            pages += 1
+            guard let next = page.next else { break }
+            #expect(page.assets.count == query.limit)
+            let cursor = ServedAssetCursor(token: next.token)
+            #expect(cursor == next)
+            query.after = cursor
+            if pages > 50 { Issue.record("listing does not end"); break }
+        }
+        return ids
+    }
+
+    static func byBytes(_ ids: [String]) -> [String] {
+        ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+    }
+
+    @Test(arguments: JobStoreKind.runnable)
+    func prefixesListInCodePointOrderPageByPage(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        try Self.fill(store, cloud: "other")
+        let folderA = Self.byBytes(Self.ids.filter { $0.hasPrefix("a/") })
+        for limit in [1, 2, 5, 500] {
+            #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .prefix("a/"), order: .publicID, ascending: true, limit: limit)) == folderA)
+            #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .prefix("a/"), order: .publicID, ascending: false, limit: limit))
+                    == folderA.reversed())
+        }
+        // LIKE's wildcards in a prefix are plain characters.
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .prefix("c_"), order: .publicID, ascending: true)) == ["c_d"])
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .prefix("c%"), order: .publicID, ascending: true)) == ["c%d"])
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .prefix("a_"), order: .publicID, ascending: true)) == ["a_x"])
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .prefix("zzz"), order: .publicID, ascending: true)).isEmpty)
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", order: .publicID, ascending: true, limit: 3)) == Self.byBytes(Self.ids))
+    }
+
+    @Test(arguments: JobStoreKind.runnable)
+    func creationTimesListNewestFirstWithTiesByPublicID(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        let expected = Self.ids.enumerated().map { index, id in
+            (ServedAssetCursor(order: .createdAt, createdAt: ServedAssetCursor.microseconds(Date(timeIntervalSince1970: 1_700_000_000
+                + Double(index / 2) * 0.000_001 + Double(index % 2 == 0 ? 0 : 1))), publicID: id), id)
+        }.sorted { $0.0 < $1.0 }.map(\.1)
+        for limit in [1, 3, 7, 20] {
+            #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", limit: limit)) == expected.reversed())
+            #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", ascending: true, limit: limit)) == expected)
+        }
+        // The listing carries what the Admin API answers with, not the derivatives.
+        let first = try #require(try store.listServedAssets(ServedAssetQuery(cloud: "demo", ascending: true, limit: 1)).assets.first)
+        #expect(first.publicID == "a/1" && first.tags == ["cat", "t0"] && first.context == ["alt": "x0", "k": "v"] && first.derivatives.isEmpty)
+    }
+
+    @Test(arguments: JobStoreKind.runnable)
+    func tagsContextAndPublicIDsSelect(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        let ordered = { (filter: ServedAssetQuery.Filter) throws -> [String] in
+            Self.byBytes(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: filter, limit: 2)))
+        }
+        #expect(try ordered(.tag("cat")) == Self.byBytes(["a/1", "a/B", "a_x", "B/1"]))
+        #expect(try ordered(.tag("t5")) == ["a/é"])
+        #expect(try ordered(.tag("ca")).isEmpty)
+        #expect(try ordered(.context(key: "k", value: nil)) == Self.byBytes(["a/1", "a/z", "b/2"]))
+        #expect(try ordered(.context(key: "alt", value: "x4")) == ["a/z"])
+        #expect(try ordered(.context(key: "alt", value: "x")) == [])
+        #expect(try ordered(.publicIDs(["b/2", "a/10", "missing", "B/1"])) == Self.byBytes(["b/2", "a/10", "B/1"]))
+    }
+
+    @Test(arguments: JobStoreKind.runnable)
+    func tagsAndContextChange(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        #expect(try store.changeTags(.add(["new", "cat"]), cloud: "demo", publicIDs: ["a/1", "missing", "a/2"]) == ["a/1", "a/2"])
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/1")?.tags == ["cat", "t0", "new"])
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/2")?.tags == ["t2", "new", "cat"])
+        #expect(try store.changeTags(.remove(["cat"]), cloud: "demo", publicIDs: ["a/1"]) == ["a/1"])
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/1")?.tags == ["t0", "new"])
+        _ = try store.changeTags(.replace(["only", "only"]), cloud: "demo", publicIDs: ["a/1"])
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/1")?.tags == ["only"])
+        _ = try store.changeTags(.removeAll, cloud: "demo", publicIDs: ["a/1"])
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/1")?.tags == [])
+        // Another cloud's asset of the same id is untouched.
+        #expect(try store.changeTags(.add(["x"]), cloud: "other", publicIDs: ["a/2"]).isEmpty)
+
+        #expect(try store.changeContext(.add(["alt": "new", "caption": "c|d"]), cloud: "demo", publicIDs: ["a/1", "a/10"]) == ["a/1", "a/10"])
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/1")?.context == ["alt": "new", "k": "v", "caption": "c|d"])
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/10")?.context == ["alt": "new", "caption": "c|d"])
+        _ = try store.changeContext(.remove(["k", "absent"]), cloud: "demo", publicIDs: ["a/1"])
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/1")?.context == ["alt": "new", "caption": "c|d"])
+        _ = try store.changeContext(.removeAll, cloud: "demo", publicIDs: ["a/1"])
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/1")?.context == [:])
+        // The listing finds what the change wrote.
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .context(key: "caption", value: "c|d"))) == ["a/10"])
+        #expect(Set(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .tag("new")))) == ["a/2"])
+    }
+
+    @Test(arguments: JobStoreKind.runnable)
+    func theTagsInUsePageInCodePointOrder(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        try Self.fill(store, cloud: "other")
+        _ = try store.changeTags(.add(["Zebra", "ünder"]), cloud: "demo", publicIDs: ["a/1"])
+        var tags: [String] = [], after: String?
+        repeat {
+            let page = try store.servedTags(cloud: "demo", prefix: nil, limit: 4, after: after)
+            tags += page.tags
+            after = page.next
+        } while after != nil
+        let expected = Self.byBytes(["cat", "Zebra", "ünder"] + (0..<12).map { "t\($0)" })
+        #expect(tags == expected)
+        #expect(try store.servedTags(cloud: "demo", prefix: "t1", limit: 10, after: nil).tags == ["t1", "t10", "t11"])
+        #expect(try store.servedTags(cloud: "nobody", prefix: nil, limit: 10, after: nil).tags.isEmpty)
+    }
+
+    @Test func cursorsRoundTripAndRefuseWhatDeriveDidNotWrite() {
+        let cursor = ServedAssetCursor(order: .createdAt, createdAt: 1_700_000_000_123_457, publicID: "a/é:b c")
+        #expect(ServedAssetCursor(token: cursor.token) == cursor)
+        #expect(cursor.token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        for bad in ["", "!!", "a==", String(repeating: "A", count: 3000), Data("x:1:a".utf8).base64EncodedString(),
+                    Data("c:one:a".utf8).base64EncodedString(), Data("p:0:".utf8).base64EncodedString()] {
+            #expect(ServedAssetCursor(token: bad) == nil, "\(bad)")
+        }
+    }
+}
