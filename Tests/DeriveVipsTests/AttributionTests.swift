@@ -25,7 +25,7 @@ import Testing
         let gpsAt = 8 + ifd0Size
         let gpsSize = 2 + gps.count * 12 + 4
         var data: [UInt8] = []
-        var dataAt = gpsAt + gpsSize
+        let dataAt = gpsAt + gpsSize
         func entries(_ list: [(Int, [UInt8])]) -> [UInt8] {
             var out: [UInt8] = []
             for (tag, value) in list {
