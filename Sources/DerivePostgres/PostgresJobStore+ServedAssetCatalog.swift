@@ -36,6 +36,15 @@ extension PostgresJobStore: ServedAssetCatalog {
             } else {
                 conditions.append("context ? \(parameter(key))::text")
             }
+        case .search(let expression):
+            let compiled = SearchSQL.compile(expression, dialect: .postgres, offset: parameters.count)
+            conditions.append(compiled.sql)
+            parameters += compiled.parameters.map { parameter in
+                switch parameter {
+                case .text(let text): text
+                case .number(let number): String(number)
+                }
+            }
         }
         let direction = query.ascending ? "ASC" : "DESC", comparison = query.ascending ? ">" : "<"
         let orderBy: String

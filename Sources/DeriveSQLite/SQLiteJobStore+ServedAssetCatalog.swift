@@ -26,6 +26,16 @@ extension SQLiteJobStore: ServedAssetCatalog {
         case .context(let key, let value):
             conditions.append("EXISTS (SELECT 1 FROM json_each(served_assets.context) WHERE key = ? AND (? IS NULL OR value = ?))")
             parameters += [.text(key), value.map(DatabaseValue.text) ?? .null, value.map(DatabaseValue.text) ?? .null]
+        case .search(let expression):
+            // Numbered parameters (?N) from here on: the compiled condition reuses some.
+            let compiled = SearchSQL.compile(expression, dialect: .sqlite, offset: parameters.count)
+            conditions.append(compiled.sql)
+            parameters += compiled.parameters.map { parameter in
+                switch parameter {
+                case .text(let text): .text(text)
+                case .number(let number): .real(number)
+                }
+            }
         }
         let direction = query.ascending ? "ASC" : "DESC", comparison = query.ascending ? ">" : "<"
         let orderBy: String

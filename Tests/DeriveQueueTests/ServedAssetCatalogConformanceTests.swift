@@ -165,6 +165,34 @@ import Testing
         #expect(try store.servedTags(cloud: "nobody", prefix: nil, limit: 10, after: nil).tags.isEmpty)
     }
 
+    /// Search expressions select in SQL what they select in memory (`SearchExpression.matches`),
+    /// and page like any listing.
+    @Test(arguments: JobStoreKind.runnable)
+    func searchExpressionsSelectInSQLWhatTheySelectInMemory(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        try Self.fill(store, cloud: "other")
+        _ = try store.changeContext(.add(["caption": "blue sky"]), cloud: "demo", publicIDs: ["a/2", "b/1"])
+        let recorded = try Self.ids.map { id in try #require(try store.servedAsset(cloud: "demo", publicID: id)) }
+        let now = Date(timeIntervalSince1970: 1_700_000_000.5)
+        let expressions = [
+            "", "tags:cat", "tags=t5", "tags:t1*", "tags:*", "-tags:cat", "NOT tags:cat AND folder:a", "folder:a/*", "folder=\"\"",
+            "folder:b", "filename:1", "filename:B*", "public_id:a/*", "public_id:\"c%d\"", "public_id:c_*", "format:jpg", "format:png",
+            "context.alt:*", "context.alt=x4", "context.alt:x*", "context.caption:\"blue sky\"", "context.missing:*",
+            "bytes>99", "bytes<=100", "bytes:[1 TO 99]", "width:10 AND height:{9 TO 11}", "pixels>=100", "pixels>100",
+            "created_at>\"2023-11-14T22:13:20Z\"", "created_at<=\"2023-11-14T22:13:20Z\"", "created_at:{\"2023-11-14T22:13:19Z\" TO \"2023-11-14T22:13:21Z\"}", "uploaded_at>1d",
+            "cat OR t7", "a/10 OR 2", "(tags:cat OR folder:b) AND NOT public_id:B*", "resource_type:image type:upload", "resource_type:video",
+        ]
+        for text in expressions {
+            let expression = try SearchExpression.parse(text, now: now)
+            let expected = Self.byBytes(recorded.filter { expression.matches($0) }.map(\.publicID))
+            let found = try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .search(expression), order: .publicID, ascending: true, limit: 4))
+            #expect(found == expected, "\(text)")
+        }
+        // A selective expression found something, so the comparison above compared something.
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .search(try SearchExpression.parse("tags:cat")))).count == 4)
+    }
+
     @Test func cursorsRoundTripAndRefuseWhatDeriveDidNotWrite() {
         let cursor = ServedAssetCursor(order: .createdAt, createdAt: 1_700_000_000_123_457, publicID: "a/é:b c")
         #expect(ServedAssetCursor(token: cursor.token) == cursor)

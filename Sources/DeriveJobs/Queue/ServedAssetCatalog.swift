@@ -39,6 +39,8 @@ public struct ServedAssetQuery: Sendable, Equatable {
         case tag(String)
         /// Assets whose context has the key (with this value, when given).
         case context(key: String, value: String?)
+        /// Assets a search expression selects (the Search API).
+        case search(SearchExpression)
     }
 
     /// Cloudinary sorts a prefix listing by public id and the others by creation time.
@@ -83,6 +85,7 @@ public struct ServedAssetQuery: Sendable, Equatable {
         case .publicIDs(let ids): return ids.contains(asset.publicID)
         case .tag(let tag): return asset.tags.contains(tag)
         case .context(let key, let value): return asset.context[key].map { value == nil || $0 == value } ?? false
+        case .search(let expression): return expression.matches(asset)
         }
     }
 }
