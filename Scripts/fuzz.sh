@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
         *) targets+=("$1"); shift ;;
     esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(cloudinary json image psd multipart form delivery request)
+[ ${#targets[@]} -gt 0 ] || targets=(cloudinary json image psd multipart form delivery request search)
 
 ensure_swift
 ensure_packages "${DERIVE_BUILD_PACKAGES[@]}"
@@ -87,14 +87,15 @@ lay_seeds() {
         image) lay image 65536 "$fixtures"/*/* Tests/Fixtures/*.jpg Tests/Fixtures/formats/* "${regressions[@]}" ;;
         psd) lay psd 1048576 Tests/Fixtures/psd/* "${regressions[@]}" ;;
         multipart|form|request) lay "$target" 65536 Tests/Fuzz/seeds/"$target"/* "${regressions[@]}" ;;
-        *) echo "fuzz.sh: no target $target (cloudinary json image psd multipart form delivery request)" >&2; exit 2 ;;
+        search) lay search 4096 lines:Tests/Fuzz/seeds/search.txt "${regressions[@]}" ;;
+        *) echo "fuzz.sh: no target $target (cloudinary json image psd multipart form delivery request search)" >&2; exit 2 ;;
     esac
 }
 
 # The longest input libFuzzer makes, per target (seeds longer than this are cut to it).
 max_len() {
     case "$1" in
-        cloudinary|delivery) echo 4096 ;;
+        cloudinary|delivery|search) echo 4096 ;;
         json) echo 16384 ;;
         psd) echo 1048576 ;;
         *) echo 65536 ;;

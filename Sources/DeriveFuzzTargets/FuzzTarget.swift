@@ -1,4 +1,5 @@
 import DeriveHTTP
+import DeriveJobs
 import DeriveLanguage
 import DeriveServe
 import Foundation
@@ -28,6 +29,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case delivery
     /// A whole HTTP request to `derive serve`'s router, with a recorded asset behind it.
     case request
+    /// A Search API expression: parsed, evaluated on an asset, and compiled for both SQL stores.
+    case search
 
     /// Runs one input through the target.
     public func run(_ bytes: [UInt8]) {
@@ -40,6 +43,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .form: Self.form(bytes)
         case .delivery: Self.delivery(String(decoding: bytes, as: UTF8.self))
         case .request: RequestTarget.run(bytes)
+        case .search: Self.search(String(decoding: bytes, as: UTF8.self))
         }
     }
 
@@ -111,6 +115,17 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     static func form(_ bytes: [UInt8]) {
         _ = FormFields.parse(bytes)
         _ = FormFields.pairs(bytes)
+    }
+
+    static let searched = ServedAsset(cloud: "fuzz", publicID: "shop/shoes/red", version: 1, format: "jpg", width: 4000, height: 3000,
+                                      bytes: 2_000_000, sha256: String(repeating: "a", count: 64), originalKey: "o",
+                                      createdAt: Date(timeIntervalSince1970: 1_700_000_000), tags: ["sale", "shoes"], context: ["alt": "red"])
+
+    static func search(_ text: String) {
+        guard let expression = try? SearchExpression.parse(text, now: Date(timeIntervalSince1970: 1_700_000_000)) else { return }
+        _ = expression.matches(searched)
+        _ = SearchSQL.compile(expression, dialect: .postgres, offset: 1)
+        _ = SearchSQL.compile(expression, dialect: .sqlite, offset: 1)
     }
 
     static func delivery(_ path: String) {

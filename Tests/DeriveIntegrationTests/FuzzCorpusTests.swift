@@ -21,8 +21,9 @@ import Testing
             let files = ["Benchmarks/language/documentation-examples.tsv", "Benchmarks/language/issue-examples.tsv",
                          "Benchmarks/language/sdk-examples.tsv", "Benchmarks/language/cloudinary-refuses.tsv", "Tests/Fuzz/seeds/cloudinary.txt"]
             for file in files { found += lines(Paths.repository.appendingPathComponent(file)).map { ("\(file): \($0)", Array($0.utf8)) } }
-        case .delivery:
-            found += lines(fuzz.appendingPathComponent("seeds/delivery.txt")).map { ("delivery: \($0)", Array($0.utf8)) }
+        case .delivery, .search:
+            let seeds = "seeds/\(target.rawValue).txt"
+            found += lines(fuzz.appendingPathComponent(seeds)).map { ("\(seeds): \($0)", Array($0.utf8)) }
         case .json, .multipart, .form, .request:
             for file in FuzzFiles.list(fuzz.appendingPathComponent("seeds/\(target.rawValue)").path) {
                 found.append((file, [UInt8](FileManager.default.contents(atPath: file) ?? Data())))
