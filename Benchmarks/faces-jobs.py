@@ -19,7 +19,7 @@ fixtures hold no camera photograph of that size with a face in it. Enlarged phot
 softer than a camera's, so they encode a little cheaper; both binaries read the same files.
 
 Usage: python3 Benchmarks/faces-jobs.py OLD_DERIVE NEW_DERIVE [--fixtures DIR] [--rounds 3]
-       [--chains 'a;b'] [--face-library PATH]
+       [--chains 'a;b'] [--face-library PATH] [--old-env NAME=VALUE]
 The face library (libDeriveFaceNet.so, the OpenCV half of the detector) is the same for both
 binaries: DERIVE_FACE_LIBRARY, by default the one beside NEW_DERIVE.
 """
@@ -98,6 +98,28 @@ def crops(reports):
     return found
 
 
+def scores(binaries, sources, chain, work, envs):
+    """SSIMULACRA 2 of each new output against the old one, both written as PNG (so that the
+    score is of the pixels, not of two JPEG encodes), by the new binary's `derive score`."""
+    dirs = {}
+    for name, derive in binaries.items():
+        dirs[name] = tempfile.mkdtemp(dir=work)
+        run(derive, sources, chain + "/f_png", dirs[name], envs[name])
+    found = []
+    for root, _, files in os.walk(dirs["old"]):
+        for file in sorted(files):
+            old = os.path.join(root, file)
+            new = os.path.join(dirs["new"], os.path.relpath(old, dirs["old"]))
+            if not os.path.exists(new):
+                found.append((file, None))
+                continue
+            proc = subprocess.run([binaries["new"], "score", old, new], capture_output=True, text=True, env=envs["new"])
+            found.append((file, float(proc.stdout.strip()) if proc.returncode == 0 else None))
+    for d in dirs.values():
+        subprocess.run(["rm", "-rf", d], check=True)
+    return found
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("old")
@@ -105,6 +127,9 @@ def main():
     parser.add_argument("--fixtures", default=os.environ.get("DERIVE_FIXTURES", os.path.join(os.path.dirname(ROOT), "shared", "fixtures")))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--chains", help="semicolon-separated, default the issue's eight")
+    parser.add_argument("--old-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="set for the old binary's runs only: with the same binary twice and "
+                             "DERIVE_FACE_DECODE_TWICE=0, the one decode of before beside the two")
     parser.add_argument("--face-library", default=os.path.join(os.path.dirname(os.path.abspath(sys.argv[2])), "libDeriveFaceNet.so"))
     args = parser.parse_args()
     chains = CHAINS
@@ -115,6 +140,7 @@ def main():
     sources = photographs(args.fixtures, work)
     env = dict(os.environ, DERIVE_FACE_LIBRARY=os.path.abspath(args.face_library), DERIVE_FACE_DETECTOR="centerface")
     binaries = {"old": args.old, "new": args.new}
+    envs = {"old": dict(env, **dict(item.split("=", 1) for item in args.old_env)), "new": env}
     cpu = {(b, c): [] for b in binaries for c, _ in chains}
     rss = {(b, c): [] for b in binaries for c, _ in chains}
     cropped = {}
@@ -123,7 +149,7 @@ def main():
             order = list(binaries.items()) if round_ % 2 == 0 else list(reversed(binaries.items()))
             for name, derive in order:
                 out = tempfile.mkdtemp(dir=work)
-                seconds, mib, reports = run(derive, sources, chain, out, env)
+                seconds, mib, reports = run(derive, sources, chain, out, envs[name])
                 subprocess.run(["rm", "-rf", out], check=True)
                 cpu[(name, chain)].append(seconds)
                 rss[(name, chain)].append(mib)
@@ -148,6 +174,14 @@ def main():
                 cells.append(f"{c:7.2f} {'1.00x' if plain is None else '':>7s} {m:5.0f} {'':>5s}")
         ratio = med(cpu[("new", chain)]) / med(cpu[("old", chain)])
         print(f"{chain:36s} | {cells[0]} | {cells[1]} | {ratio:.2f}")
+    print()
+    print("SSIMULACRA 2 of each new output against the old one (both PNG; 100 = the same pixels, 90 visually lossless):")
+    for chain, _ in chains:
+        found = scores(binaries, sources, chain, work, envs)
+        values = [v for _, v in found if v is not None]
+        missing = [f for f, v in found if v is None]
+        line = f"  {chain:36s} lowest {min(values):6.2f}, median {statistics.median(values):6.2f} of {len(values)}" if values else f"  {chain:36s} none"
+        print(line + (f"; not comparable (size or name differs): {', '.join(missing)}" if missing else ""))
     print()
     print("crops, old beside new (rect in the pixels of the image the step received):")
     for chain, _ in chains:
