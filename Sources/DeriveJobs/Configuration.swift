@@ -37,6 +37,7 @@ public struct Configuration: Sendable {
         var faces = FaceDetectionSettings(enabled: env.bool("DERIVE_FACE_DETECTION", true),
                                           shortSide: env.int("DERIVE_FACE_DETECTION_SIZE", FaceDetectionSettings.defaultShortSide))
         faces.profile = env.bool("DERIVE_FACE_PROFILE", false)
+        faces.decodeTwice = env.bool("DERIVE_FACE_DECODE_TWICE", true)
         if !(200...4000).contains(faces.shortSide) {
             env.fail("DERIVE_FACE_DETECTION_SIZE", "must be 200–4000 pixels, got \(faces.shortSide)")
             faces.shortSide = FaceDetectionSettings.defaultShortSide

@@ -8,6 +8,11 @@ struct FaceFinder {
     let settings: FaceDetectionSettings
 
     func faces(in decoded: VImage) throws(DeriveError) -> [DetectedFace] {
+        try look(at: decoded).faces
+    }
+
+    /// The faces, and the copy of the image the detector read (RGB, or grey for dlib's).
+    func look(at decoded: VImage) throws(DeriveError) -> (faces: [DetectedFace], copy: VImage) {
         var image = decoded
         if image.pages > 1 { image = try image.extracted(Rect(x: 0, y: 0, width: image.width, height: image.pageHeight)) }
         if detector.wantsColor { return try colourFaces(in: image) }
@@ -25,13 +30,13 @@ struct FaceFinder {
         let grey = try luma.resampled(to: size, kernel: "linear").inMemory()
         let found = try detector.detect(try grey.pixelBuffer(), upsample: upsample).filter { $0.score >= settings.minimumScore }
         let sx = Double(image.width) / Double(size.width), sy = Double(image.height) / Double(size.height)
-        return found.map { $0.scaled(x: sx, y: sy) }
+        return (found.map { $0.scaled(x: sx, y: sy) }, grey)
     }
 
     /// A colour detector's copy: RGB, scaled by libvips to fit the canvas with its aspect kept
     /// (enlarged at most twice, since enlarging adds no detail). A job that needs faces decodes
     /// at least at that size (`Planner.faceDecodeCanvas`), so usually there is nothing to scale.
-    private func colourFaces(in image: VImage) throws(DeriveError) -> [DetectedFace] {
+    private func colourFaces(in image: VImage) throws(DeriveError) -> (faces: [DetectedFace], copy: VImage) {
         let canvas = settings.canvas
         let scale = min(2, Double(canvas.width) / Double(image.width), Double(canvas.height) / Double(image.height))
         let size = Size(min(canvas.width, ResizeGeometry.px(Double(image.width) * scale)),
@@ -50,6 +55,6 @@ struct FaceFinder {
         laps.lap("detector")
         if settings.profile { FaceProfile.write(source: image.size, copy: size, laps.stages + detector.lastStageTimings) }
         let sx = Double(image.width) / Double(size.width), sy = Double(image.height) / Double(size.height)
-        return found.map { $0.scaled(x: sx, y: sy) }
+        return (found.map { $0.scaled(x: sx, y: sy) }, rgb)
     }
 }

@@ -14,37 +14,16 @@ extension OperationRunner {
         return decision.rect
     }
 
-    /// The operations `c_thumb`/`c_crop` with a face gravity resolve to: a crop around the
-    /// faces and a resample to the requested size; or, with no face, the same step with its
-    /// fallback gravity (the centre, or attention for the `:auto` forms).
+    /// The operations `c_thumb`/`c_crop` with a face gravity resolve to (`Planner.faceCrop`, the
+    /// decision the planner makes too when the crop is decided before the decode), recorded.
     func faceCrop(_ r: Resize, in input: Size, faces: [Rect]?) throws(DeriveError) -> [ImageOperation] {
-        guard case .smart(let gravity)? = r.gravity else { return [] }
-        let basis: CropDecision.Basis = gravity.faceTarget == .largest ? .face : .faces
-        if let boxes = faces, let (region, output) = FaceGeometry.region(for: r, in: input, faces: boxes) {
-            let inside = boxes.compactMap { FaceGeometry.clipped($0, to: input) }
-            decisions.append(CropDecision(rect: region, input: input, basis: basis,
-                                          facesKept: inside.filter { FaceGeometry.contains(region, $0) }.count, facesSeen: inside.count)
-                .notingCut(of: inside))
-            return [.crop(region)] + (region.size == output ? [] : [.resize(output)])
+        do {
+            let (operations, decision) = try planner.faceCrop(r, in: input, faces: faces)
+            if let decision { decisions.append(decision) }
+            return operations
+        } catch {
+            throw DeriveError(error)
         }
-        var fallback = r
-        fallback.gravity = gravity.fallback == .auto ? .smart(.auto) : .center
-        fallback.mode = r.mode == .thumb ? .fill : .crop
-        fallback.zoom = nil
-        fallback.x = nil
-        fallback.y = nil
-        if r.mode == .thumb, r.width == nil || r.height == nil {
-            // A thumbnail given one side is square, with or without a face.
-            fallback.width = r.width ?? r.height
-            fallback.height = r.height ?? r.width
-        }
-        if fallback.width == nil && fallback.height == nil { return [] }
-        let (operations, _) = try planned([.resize(fallback)], on: input)
-        if gravity.fallback != .auto, let crop = operations.compactMap({ if case .crop(let rect) = $0 { rect } else { nil } }).first {
-            let scaled = operations.compactMap { if case .resize(let s) = $0 { s } else { nil } }.first ?? input
-            decisions.append(CropDecision(rect: crop, input: scaled, basis: basis, fallback: .center, facesSeen: faces?.count ?? 0))
-        }
-        return operations
     }
 
     /// `e_blur_faces` and `e_pixelate_faces`: each face's head blurred or pixelated in place,

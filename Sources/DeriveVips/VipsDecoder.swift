@@ -96,12 +96,16 @@ enum VipsDecoder {
         }
     }
 
-    /// Decodes once at the plan's exact size, into memory, upright and in 8-bit sRGB:
+    /// Decodes once at the plan's exact size (only its region, when it has one), into memory,
+    /// upright and in 8-bit sRGB:
     /// shrink-on-load (JPEG DCT scaling, WebP scaled decoding, SVG and PDF rendered at scale),
     /// one lanczos3 resample to the exact size (frame by frame for animations), the embedded
     /// ICC profile (CMYK included) converted to sRGB, then the EXIF orientation applied.
+    /// `streamed`: an upright source is not kept in memory; its pixels are decoded as whoever
+    /// reads the image asks for them, top to bottom, and not kept (the detector's first look at
+    /// a job whose crops depend on its faces: `VipsEngine.render`).
     static func decode(_ buffer: UnsafeRawBufferPointer, facts: SourceFacts, plan: DecodePlan,
-                       inflateLimit: Int) throws(DeriveError) -> (image: VImage, loaded: SourceInspection) {
+                       inflateLimit: Int, streamed: Bool = false) throws(DeriveError) -> (image: VImage, loaded: SourceInspection) {
         let target = facts.swapsAxes ? plan.size.swapped : plan.size
         let shrink = min(Double(facts.width) / Double(target.width), Double(facts.height) / Double(target.height))
         let (loaderCall, scratch) = try loaderCall(buffer, format: facts.format, inflateLimit: inflateLimit)
@@ -142,7 +146,14 @@ enum VipsDecoder {
             } else {
                 image = try sRGB(try resized(loaded, to: target))
             }
+            if let region = plan.region {
+                // Only the part the outputs cut: libvips computes the resample and the colour
+                // of these pixels alone (the same pixels as the whole decode has there), and the
+                // loader reads no further down the file than the part's last row.
+                image = try image.extracted(FaceGeometry.stored(region, orientation: facts.orientation, upright: plan.size))
+            }
             image = try image.removing(["orientation"])
+            if streamed && facts.orientation == 1 && scratch == nil { return (image, metadata) }
             image = try image.inMemory()
             // Turned once into memory, so each output reads plain pixels instead of turning them
             // again; the unturned buffer is freed as soon as the turned one exists.

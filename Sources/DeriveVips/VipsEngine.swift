@@ -70,37 +70,79 @@ public struct VipsEngine: ImageEngine {
         var timings = StageTimings()
         let format = inspection.facts.format
         return try withBytes(source.bytes) { (buffer) throws(DeriveError) -> RenderResult in
-            // 1. Decode once, into memory, so every output and the metadata read the same pixels
-            //    without decoding again. The decode is no larger than the largest output.
             var clock = LapTimer()
-            let (decoded, loaded) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode,
-                                                           inflateLimit: settings.sourceLimits.maxInputBytes)
-            timings.decode = clock.lap()
-
-            // 2. Source metadata.
             let sourceHash = source.sha256 ?? {
                 var hash = ContentHash()
                 hash.update(buffer)
                 return hash.finalizeHex()
             }()
-            let perceptual = try DifferenceHash.hash(gray: decoded.withPixels { view in
+            let oriented = plan.source.orientedSize
+            var plan = plan
+            // The crops decided before the decode (around faces), per output, for the reports.
+            var decided: [[CropDecision]]?
+            // 1. Faces first, when an output cuts around them: the plan's decode streams through
+            //    the detector's copy (the same copy it reads from a decode kept in memory, so the
+            //    same faces and crops) without being kept; the crops are then decided in the
+            //    source's pixels, and the job decodes only what its outputs need (`Planner.refined`).
+            var found: (faces: [DetectedFace], in: Size)?
+            var faceImage: VImage?
+            if settings.faces.decodeTwice, let faceDetector, inspection.facts.orientation == 1, planner.decidesBeforeDecoding(plan) {
+                let (image, _) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode,
+                                                        inflateLimit: settings.sourceLimits.maxInputBytes, streamed: true)
+                let look = try FaceFinder(detector: faceDetector, settings: settings.faces).look(at: image)
+                timings.faces = clock.lap()
+                found = (look.faces, image.frameSize)
+                faceImage = look.copy
+                let upright = JobFaces(look.faces.map { $0.scaled(x: Double(oriented.width) / Double(image.width),
+                                                                  y: Double(oriented.height) / Double(image.pageHeight)) },
+                                       cropThreshold: faceDetector.cropThreshold)
+                if let refined = planner.refined(plan, faces: upright) {
+                    plan = refined.plan
+                    decided = refined.decisions
+                }
+            }
+
+            // 2. Decode once, into memory, so every output and the metadata read the same pixels
+            //    without decoding again. The decode is no larger than the largest output.
+            let (decoded, loaded) = try VipsDecoder.decode(buffer, facts: inspection.facts, plan: plan.decode,
+                                                           inflateLimit: settings.sourceLimits.maxInputBytes)
+            timings.decode += clock.lap()
+            if plan.decode.region == nil { faceImage = nil }
+
+            // 3. Source metadata; the perceptual hash is of the whole image (the detector's copy
+            //    of it, when the decode holds only a part).
+            let perceptual = try DifferenceHash.hash(gray: (faceImage ?? decoded).withPixels { view in
                 view.downsampled(to: Size(DifferenceHash.width, DifferenceHash.height), grey: true).pixels
             })
+            faceImage = nil
             var metadata = SourceMetadata(location: source.location, sha256: sourceHash, bytes: buffer.count,
                                           inspection: loaded, perceptualHash: perceptual)
             timings.metadata = clock.lap()
 
-            // 3. Faces, once for every output, when one needs them.
+            // 4. Faces, once for every output, when one needs them (found above, or now on the decode).
             //    One detection at the lower (privacy) threshold; the surer faces among them steer crops.
             var faces: JobFaces?
-            if plan.needsFaces, let faceDetector {
-                let found = try FaceFinder(detector: faceDetector, settings: settings.faces).faces(in: decoded)
-                faces = JobFaces(found, cropThreshold: faceDetector.cropThreshold)
-                timings.faces = clock.lap()
-                let sx = Double(plan.source.orientedSize.width) / Double(decoded.width)
-                let sy = Double(plan.source.orientedSize.height) / Double(decoded.pageHeight)
-                metadata.faces = FaceFindings(faces: found.map { $0.scaled(x: sx, y: sy) }, detector: faceDetector.name,
-                                              milliseconds: timings.faces, cropThreshold: faceDetector.cropThreshold)
+            if found != nil || plan.needsFaces, let faceDetector {
+                var boxes: [DetectedFace]
+                if let (first, seen) = found {
+                    // In the decode's pixels: scaled to its size, then moved into its region.
+                    let size = plan.decode.size
+                    boxes = first.map { $0.scaled(x: Double(size.width) / Double(seen.width), y: Double(size.height) / Double(seen.height)) }
+                    metadata.faces = FaceFindings(faces: first.map { $0.scaled(x: Double(oriented.width) / Double(seen.width),
+                                                                               y: Double(oriented.height) / Double(seen.height)) },
+                                                  detector: faceDetector.name, milliseconds: timings.faces, cropThreshold: faceDetector.cropThreshold)
+                } else {
+                    boxes = try FaceFinder(detector: faceDetector, settings: settings.faces).faces(in: decoded)
+                    timings.faces = clock.lap()
+                    let sx = Double(oriented.width) / Double(decoded.width), sy = Double(oriented.height) / Double(decoded.pageHeight)
+                    metadata.faces = FaceFindings(faces: boxes.map { $0.scaled(x: sx, y: sy) }, detector: faceDetector.name,
+                                                  milliseconds: timings.faces, cropThreshold: faceDetector.cropThreshold)
+                }
+                var jobFaces = JobFaces(boxes, cropThreshold: faceDetector.cropThreshold)
+                if let region = plan.decode.region {
+                    jobFaces = jobFaces.mapped(through: .crop(region), input: plan.decode.size, output: region.size)
+                }
+                faces = jobFaces
             }
 
             // The illustration score (ils), once, when an output's condition or number names it.
@@ -121,6 +163,7 @@ public struct VipsEngine: ImageEngine {
             var rendered: [RenderedOutput] = []
             for (index, output) in plan.outputs.enumerated() {
                 do throws(DeriveError) {
+                    runner.decisions = decided?[index] ?? []
                     var decoded = decoded
                     if let clip = output.encoding.clip, let paths {
                         if clippedBy[clip] == nil {

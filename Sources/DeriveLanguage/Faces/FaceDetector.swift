@@ -70,6 +70,11 @@ public struct FaceDetectionSettings: Sendable, Hashable {
     /// Each colour detection writes where its time went to standard error
     /// (DERIVE_FACE_PROFILE, for Benchmarks/faces-cost.sh); off by default.
     public var profile = false
+    /// Faces are found on a first decode sized for the detector when the job's own would be
+    /// larger, and the crops around them decided before the job's decode, which then holds only
+    /// what the outputs need (`Planner.refined`). Off: one decode, the detector reading a copy
+    /// of it, as before issue 43 (tests compare the two).
+    public var decodeTwice = true
 
     public static let defaultShortSide = 1300
     /// CenterFace's canvas, about 4:3: the largest measured whose detection stays under issue

@@ -280,7 +280,7 @@ public enum FaceGeometry {
 
     /// A box in an upright image moved back to the stored orientation (`a_ignore`): the
     /// inverse of EXIF orientation `orientation`.
-    static func stored(_ box: Rect, orientation: Int, upright: Size) -> Rect {
+    public static func stored(_ box: Rect, orientation: Int, upright: Size) -> Rect {
         let (W, H) = (upright.width, upright.height)
         func point(_ x: Int, _ y: Int) -> (Int, Int) {
             switch orientation {

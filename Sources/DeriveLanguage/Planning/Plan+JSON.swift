@@ -31,7 +31,13 @@ extension DecodePlan {
         case .all: pagesValue = .string("all")
         case .page(let n): pagesValue = .int(n)
         }
-        return .object(["width": .int(size.width), "height": .int(size.height), "scale": .decimal(scale), "pages": pagesValue])
+        var members: [JSONMember] = [JSONMember(key: "width", value: .int(size.width)), JSONMember(key: "height", value: .int(size.height)),
+                                     JSONMember(key: "scale", value: .decimal(scale)), JSONMember(key: "pages", value: pagesValue)]
+        if let region {
+            members.append(JSONMember(key: "region", value: .object(["x": .int(region.x), "y": .int(region.y),
+                                                                     "width": .int(region.width), "height": .int(region.height)])))
+        }
+        return .object(members)
     }
 }
 

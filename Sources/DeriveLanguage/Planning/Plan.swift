@@ -125,12 +125,20 @@ public struct DecodePlan: Sendable, Hashable {
     /// `size` relative to the oriented source; above 1 only for vector and page formats.
     public var scale: Double
     public var pages: PageSelection
+    /// Only this part of the decoded image (in its upright pixels, at `size`) is decoded, when
+    /// every output starts by cutting inside it (a crop around faces decided on a first, small
+    /// decode: `Planner.refined(_:faces:)`); nil: all of it.
+    public var region: Rect?
 
-    public init(size: Size, scale: Double, pages: PageSelection) {
+    public init(size: Size, scale: Double, pages: PageSelection, region: Rect? = nil) {
         self.size = size
         self.scale = scale
         self.pages = pages
+        self.region = region
     }
+
+    /// The size of the image the decoder hands over: the region's, or the whole decode's.
+    public var decodedSize: Size { region?.size ?? size }
 }
 
 /// A planned output: what to do, what it ends up as, how to encode it.
