@@ -75,12 +75,11 @@ public final class CloudinaryService: Sendable {
                 }
                 throw ServeError(404, "There is no such API: \(Quoted(request.path))")
             }
-            if segments.count >= 4, segments[1] == "image", segments[2] == "upload" {
-                guard segments[0] == settings.cloudName else { throw ServeError(404, "Resource not found") }
-                guard request.method == .GET || request.method == .HEAD else { throw ServeError(405, "Use GET to deliver") }
-                return try await deliver(request, path: Array(segments.dropFirst(3)))
-            }
             if request.path == "/healthz" { return Self.json(.object(["status": .string("ok")])) }
+            if let (route, rest) = try deliveryRoute(segments) {
+                guard request.method == .GET || request.method == .HEAD else { throw ServeError(405, "Use GET to deliver") }
+                return try await deliver(request, path: rest, route: route)
+            }
             throw ServeError(404, "Resource not found")
         } catch let error as ServeError {
             return Self.error(error)
