@@ -22,7 +22,12 @@ extension CloudinaryService {
                 break
             }
         }
-        guard let (path, foundAsset) = found else { throw ServeError(404, "Resource not found") }
+        guard let (path, asset) = found else { throw ServeError(404, "Resource not found") }
+        return try await deliver(request, path: path, asset: asset)
+    }
+
+    /// A delivery of a found asset, its URL's signature (if any) already checked.
+    func deliver(_ request: HTTPRequest, path: DeliveryPath, asset foundAsset: ServedAsset) async throws -> HTTPResponse {
         var asset = foundAsset
         let format = path.format ?? asset.format
         let answer = Answer(versioned: path.version == asset.version, lastModified: asset.version)

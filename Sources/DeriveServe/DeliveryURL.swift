@@ -30,6 +30,8 @@ extension CloudinaryService {
         case upload
         /// `/<cloud>/images/.../<public_id>/<suffix>.<ext>` (`url_suffix`, the SEO form).
         case suffixed
+        /// `/<cloud>/image/fetch/[s--<sig>--/][<transformation>/]<remote URL>` (`type="fetch"`).
+        case fetch
     }
 
     /// Every parameter prefix of Cloudinary's transformation reference: a URL segment is read
@@ -71,6 +73,7 @@ extension CloudinaryService {
         case "image":
             guard rest.count >= 3 else { throw ServeError(404, "Resource not found") }
             let type = rest[rest.startIndex + 1]
+            if type == "fetch" { return (.fetch, Array(rest.dropFirst(2))) }
             guard type == "upload" else {
                 throw ServeError(404, "Derive delivers uploaded images (/image/upload/); type \(Quoted(String(type.prefix(40)))) is not served")
             }
@@ -85,6 +88,45 @@ extension CloudinaryService {
             // use_root_path: the transformation and public id right after the cloud name.
             return (.upload, Array(rest))
         }
+    }
+
+    /// A `type=fetch` URL's parts: `[s--<sig>--/][<transformation>/...]<http(s) URL>`, the URL as
+    /// the SDK writes it (its unsafe characters percent-encoded, `?` included), decoded.
+    public struct FetchPath: Equatable, Sendable {
+        public var signature: String?
+        public var transformation: String
+        public var url: String
+        /// What the signature covers: `<transformation>/<URL as written>`.
+        public var signed: String
+    }
+
+    public static func parseFetch(_ segments: [String]) throws -> FetchPath {
+        var rest = segments[...]
+        var signature: String?
+        if let first = rest.first, first.hasPrefix("s--"), first.hasSuffix("--"), first.count >= 6 {
+            signature = String(first.dropFirst(3).dropLast(2))
+            rest = rest.dropFirst()
+        }
+        guard let start = rest.firstIndex(where: { ["http:", "https:"].contains($0.lowercased()) }) else {
+            throw ServeError(400, "A fetch URL ends in the http(s) URL of the image to fetch")
+        }
+        let transformation = rest[..<start]
+        guard transformation.allSatisfy(looksLikeTransformation) else {
+            throw ServeError(400, "A fetch URL is [<transformation>/]<http(s) URL>; \(Quoted(transformation.joined(separator: "/"), limit: 100)) is no transformation")
+        }
+        let written = rest[start...].joined(separator: "/")
+        guard written.utf8.count <= 2048, let url = written.removingPercentEncoding, let components = URLComponents(string: url),
+              let host = components.host, !host.isEmpty else {
+            throw ServeError(400, "The fetch URL is not an http(s) URL of at most 2048 characters")
+        }
+        let text = transformation.joined(separator: "/")
+        return FetchPath(signature: signature, transformation: text, url: url, signed: text.isEmpty ? written : text + "/" + written)
+    }
+
+    /// Whether an unsigned fetch may name `host`: listed, or under a listed `.domain`.
+    static func fetchAllowed(host: String, domains: Set<String>) -> Bool {
+        let host = host.lowercased()
+        return domains.contains(host) || domains.contains { $0.hasPrefix(".") && (host.hasSuffix($0) || "." + host == $0) }
     }
 
     static func isVersion(_ segment: String) -> Bool {

@@ -78,7 +78,7 @@ public final class CloudinaryService: Sendable {
             if request.path == "/healthz" { return Self.json(.object(["status": .string("ok")])) }
             if let (route, rest) = try deliveryRoute(segments) {
                 guard request.method == .GET || request.method == .HEAD else { throw ServeError(405, "Use GET to deliver") }
-                return try await deliver(request, path: rest, route: route)
+                return try await (route == .fetch ? deliverFetch(request, path: rest) : deliver(request, path: rest, route: route))
             }
             throw ServeError(404, "Resource not found")
         } catch let error as ServeError {

@@ -28,6 +28,10 @@ public struct ServeSettings: Sendable {
     /// `f_auto` chooses among those a browser accepts, and only a browser that accepts them all
     /// gets the workers' own `f_auto` output.
     public var autoFormats: [OutputFormat] = EngineSettings.defaultAutoFormats
+    /// The hosts an unsigned `type=fetch` URL may fetch from (`DERIVE_SERVE_FETCH_DOMAINS`):
+    /// `example.com` that host only, `.example.com` its subdomains too. A signed fetch URL may
+    /// name any host; the fetcher's address rules apply to both.
+    public var fetchDomains: Set<String> = []
 
     public init(cloudName: String, credentials: [String: String], presets: [String: UploadPreset] = [:], maxUploadBytes: Int = 100 << 20,
                 wait: Double = 60, queue: String = "default", deliveryBase: String? = nil) {

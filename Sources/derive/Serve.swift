@@ -95,6 +95,8 @@ struct Serve: ParsableCommand {
             let allowed = allowTransformation + (environment["DERIVE_SERVE_ALLOWED_TRANSFORMATIONS"] ?? "").split(separator: "|").map(String.init)
             settings.allowedTransformations = Set(allowed.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
             settings.autoFormats = configuration.engine.autoFormats
+            settings.fetchDomains = Set((environment["DERIVE_SERVE_FETCH_DOMAINS"] ?? "").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
 
             let opened = try openDatabase(configuration.database)
             let assets = try makeStore(configuration)

@@ -228,6 +228,57 @@ import Testing
     }
 }
 
+/// `type=fetch` as the SDK writes it, from a loopback origin (a Python http.server over
+/// Tests/Fixtures) that DERIVE_FETCH_ALLOW allows and DERIVE_SERVE_FETCH_DOMAINS lists: fetched
+/// once and recorded (the second request is a store read: the origin sees one GET), transformed
+/// when signed, refused unsigned for a transformation not allowed, for a host not listed, for a
+/// private address the rules refuse even signed, and for an origin's 404 or a non-image.
+extension DeliveryTests {
+    @Test func fetchDeliveryFromAnAllowedLoopbackOrigin() throws {
+        guard Python.has("cloudinary") else {
+            #expect(!Python.required, "the test command installs the cloudinary package")
+            return
+        }
+        let folder = try ServeTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let originPort = try ServeTests.freePort()
+        let log = folder.appendingPathComponent("origin.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let origin = Process()
+        origin.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        origin.arguments = ["python3", "-m", "http.server", String(originPort), "--bind", "127.0.0.1",
+                            "--directory", Paths.repository.appendingPathComponent("Tests/Fixtures").path]
+        origin.standardError = try FileHandle(forWritingTo: log)
+        try origin.run()
+        // SIGKILL: the test process ignores SIGTERM (and SIGINT), and its children inherit that.
+        defer { kill(origin.processIdentifier, SIGKILL); origin.waitUntilExit() }
+        let (server, port) = try ServeTests.start(folder, extra: ["DERIVE_FETCH_ALLOW": "127.0.0.1/32", "DERIVE_SERVE_FETCH_DOMAINS": "127.0.0.1"])
+        defer { server.signal(SIGKILL) }
+        try waitUntil("the origin listens", timeout: 30) {
+            RawHTTP.sendBlocking(RawHTTP.request("GET", "/README.md"), port: originPort, timeout: 2).status == 200
+        }
+        let out = try ServeTests.client(port, "fetch", extra: [String(originPort)])
+        let plain = out["plain"].array
+        #expect(plain.count == 2 && plain.allSatisfy { $0["status"].int == 200 && $0["bytes"].int == ServeTests.imageBytes }, "\(out["plain"])")
+        #expect(plain.first?["content-type"].string == "image/jpeg" && plain.first?["etag"].string == plain.last?["etag"].string)
+        let fetches = try String(contentsOf: log, encoding: .utf8).components(separatedBy: "GET /group-of-six.jpg").count - 1
+        #expect(fetches == 1, "fetched once, then read from the store (plain and transformed): \(fetches)")
+        #expect(out["unsigned_transformed"]["status"].int == 401, "\(out["unsigned_transformed"])")
+        #expect(out["signed_transformed"].array.allSatisfy { $0["status"].int == 200 && $0["size"].array.first?.int == 50 }, "\(out["signed_transformed"])")
+        #expect(["image/webp", "image/jpeg"].contains(out["auto"]["content-type"].string ?? "") && out["auto"]["content-type"].string == out["auto"]["sniffed"].string
+                && out["auto"]["vary"].string?.contains("Accept") == true, "Safari 15's f_auto: the smaller of WebP and JPEG: \(out["auto"])")
+        #expect(out["other_domain"]["status"].int == 401 && out["other_domain"]["x-cld-error"].string?.contains("DERIVE_SERVE_FETCH_DOMAINS") == true,
+                "\(out["other_domain"])")
+        #expect(out["private_address"]["status"].int == 400 && out["private_address"]["x-cld-error"].string?.contains("loopback") == true,
+                "the address rules hold for signed URLs: \(out["private_address"])")
+        #expect(out["missing"]["status"].int == 404, "\(out["missing"])")
+        #expect(out["not_image"]["status"].int == 400, "\(out["not_image"])")
+        #expect(out["forged"]["status"].int == 401, "\(out["forged"])")
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 30) == 0)
+    }
+}
+
 /// Malformed `Accept`, client hints, `Range` and dates never stop delivery nor make it fail
 /// (5xx): they are ignored (RFC 9110 lets a server ignore a bad `Range`) or refused with a 4xx,
 /// in process, against a recorded asset and a derivative that depends on the browser.

@@ -168,6 +168,8 @@ def fetch(url, headers=None, method="GET"):
     return answer
 
 
+browsers_webp = "image/webp,image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5"
+
 if stage == "delivery":
     import time
     # The Accept headers browsers send for images (<img>): Chrome 120+, Safari 15, Firefox
@@ -243,6 +245,23 @@ if stage == "delivery":
     out["etag_match"] = fetch(plain, {"If-None-Match": whole["etag"]})
     out["modified_since"] = fetch(plain, {"If-Modified-Since": whole["last-modified"]})
     out["modified_before"] = fetch(plain, {"If-Modified-Since": "Sun, 06 Nov 1994 08:49:37 GMT"})
+    print(json.dumps(out))
+    sys.exit(0)
+
+if stage == "fetch":
+    # type=fetch from a loopback origin (argument 8: its port), allowed by DERIVE_FETCH_ALLOW and
+    # DERIVE_SERVE_FETCH_DOMAINS=127.0.0.1; localhost is not on the list, 127.0.0.2 not allowed.
+    origin = "http://127.0.0.1:%s/group-of-six.jpg" % sys.argv[7]
+    url = cloudinary.utils.cloudinary_url
+    out["plain"] = [fetch(url(origin, type="fetch")[0]) for _ in range(2)]
+    out["unsigned_transformed"] = fetch(url(origin, type="fetch", width=50, crop="scale")[0])
+    out["signed_transformed"] = [fetch(url(origin, type="fetch", width=50, crop="scale", sign_url=True)[0]) for _ in range(2)]
+    out["auto"] = fetch(url(origin, type="fetch", fetch_format="auto", width=60, crop="scale", sign_url=True)[0], {"Accept": browsers_webp})
+    out["other_domain"] = fetch(url(origin.replace("127.0.0.1", "localhost"), type="fetch")[0])
+    out["private_address"] = fetch(url(origin.replace("127.0.0.1", "127.0.0.2"), type="fetch", sign_url=True)[0])
+    out["missing"] = fetch(url(origin.replace("group-of-six", "nothing"), type="fetch")[0])
+    out["not_image"] = fetch(url(origin.replace("group-of-six.jpg", "README.md"), type="fetch")[0])
+    out["forged"] = fetch(url(origin, type="fetch", width=51, crop="scale", sign_url=True)[0].replace("s--", "s--A", 1))
     print(json.dumps(out))
     sys.exit(0)
 
