@@ -313,9 +313,9 @@ extension DeliveryTests {
             [("If-Modified-Since", "Sun, 99 Nov 99999 99:99:99 GMT")], [("If-Modified-Since", String(repeating: "a ", count: 300))],
             [("If-None-Match", String(repeating: ",", count: 300))],
         ]
-        for path in paths {
+        for (index, path) in paths.enumerated() {
             for set in headers {
-                for method in ["GET", "HEAD"] {
+                for method in index < 2 ? ["GET", "HEAD"] : ["GET"] {
                     let reply = await RawHTTP.send(RawHTTP.request(method, path, headers: set), port: server.port)
                     let status = try #require(reply.status, "no answer to \(method) \(path) with \(set.map(\.0))")
                     #expect(status < 500 && status != 420, "\(method) \(path) with \(set.map { "\($0.0): \($0.1.prefix(40))" }): \(status) \(reply.text.suffix(200))")
