@@ -77,7 +77,7 @@ extension CloudinaryService {
                          maxAttempts: 3, dedupeKey: "serve:\(settings.cloudName):\(asset.publicID):\(derivation.identity)")
         let id = try database.submit([job])[0].id
         let eager = EagerJob(jobID: id, outputs: [EagerOutput(transformation: derivation.transformation, format: format, identity: derivation.identity)])
-        guard let updated = try await finish(eager, asset: asset), let derivative = updated.derivatives[derivation.identity] else {
+        guard let updated = try await finish(eager, asset: asset, failure: "The transformation failed"), let derivative = updated.derivatives[derivation.identity] else {
             throw ServeError(420, "The derivative is still being made: ask again shortly")
         }
         return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, recordedFormat: derivative.format, answer: answer)

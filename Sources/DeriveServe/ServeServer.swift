@@ -284,7 +284,7 @@ public final class CloudinaryService: Sendable {
     }
 
     /// Waits (bounded) for an eager job and records its outputs as the asset's derivatives.
-    func finish(_ job: EagerJob, asset: ServedAsset) async throws -> ServedAsset? {
+    func finish(_ job: EagerJob, asset: ServedAsset, failure: String = "Eager transformation failed") async throws -> ServedAsset? {
         let snapshot = try await waitForJob(job.jobID)
         guard let snapshot else { return nil }
         guard snapshot.state == .completed, let result = snapshot.result else {
@@ -292,7 +292,7 @@ public final class CloudinaryService: Sendable {
                 if case .string(let text) = value { return text }
                 return nil
             } ?? snapshot.state.rawValue
-            throw ServeError(400, "Eager transformation failed: \(message)")
+            throw ServeError(400, "\(failure): \(message)")
         }
         try database.recordDerivatives(Self.derivatives(from: result, job: job), cloud: asset.cloud, publicID: asset.publicID, version: asset.version)
         return try records.get(asset.publicID)

@@ -202,7 +202,8 @@ import Testing
         #expect(out["chained"]["sniffed"].string == "image/png" && out["chained"]["size"].array.compactMap(\.int).first.map { $0 < 40 } == true,
                 "w_40 then a_90: taller than wide: \(out["chained"])")
         #expect(out["named"]["status"].int == 200 && out["named"]["size"].array.first?.int == 25, "t_thumb is the preset: \(out["named"])")
-        #expect(out["named_unknown"]["status"].int.map { (400..<500).contains($0) } == true, "\(out["named_unknown"])")
+        #expect(out["named_unknown"]["status"].int == 400 && out["named_unknown"]["x-cld-error"].string?.contains("The transformation failed") == true
+                && out["named_unknown"]["x-cld-error"].string?.contains("unknown preset") == true, "\(out["named_unknown"])")
         #expect(out["raw"]["size"].array.first?.int == 45, "\(out["raw"])")
         // The SDK's other routes.
         for form in ["suffix", "root", "root_folder", "shorten", "private_cdn"] {
