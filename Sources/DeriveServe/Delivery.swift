@@ -87,7 +87,7 @@ extension CloudinaryService {
     /// (`BrowserHints`, `DeliveryVariant`), each variant a derivative of its own, recorded and
     /// reused. `f_auto`'s variants are one per set of candidate formats: a browser that accepts
     /// every format the deployment's `f_auto` chooses among gets the measured `f_auto` output
-    /// (its identity unchanged); one that accepts fewer gets a format set of those it accepts,
+    /// (its identity unchanged); one that accepts fewer gets one output per format it accepts,
     /// of which the smallest (keeping alpha) is served, as `f_auto` would choose among them.
     func deliverVariant(_ request: HTTPRequest, path: DeliveryPath, asset: ServedAsset, format: String, dependencies: DeliveryDependencies,
                         answer: Answer) async throws -> HTTPResponse {
@@ -97,8 +97,9 @@ extension CloudinaryService {
         answer.acceptCH = dependencies.acceptCH
         let concrete = try DeliveryVariant.rewrite(path.transformation, hints: hints, imageWidth: asset.width)
         let derivation = try Self.derivation(concrete, format: format)
-        var spec = derivation.spec
+        let spec = derivation.spec
         var identity = derivation.identity
+        var outputs = [spec]
         if spec.settings.format == .auto {
             let autoFormats = settings.autoFormats.filter(\.isConcrete)
             let candidates = DeliveryVariant.candidates(accepted: hints.formats, autoFormats: autoFormats,
@@ -106,18 +107,24 @@ extension CloudinaryService {
                                                         mayHaveAlpha: ImageFormat.parse(asset.format) != .jpeg)
             identity = SHA256.hex("derive-delivery/1 \(derivation.identity) formats:\(candidates.map(\.rawValue).joined(separator: ","))")
             if !Set(candidates).isSuperset(of: autoFormats) {
-                spec.settings.format = candidates.count == 1 ? candidates[0] : nil
-                spec.settings.formats = candidates.count == 1 ? nil : candidates
-                // f_auto without a quality searches at q_auto:good; so do its candidates.
-                if spec.settings.quality == nil { spec.settings.quality = .auto(.good) }
+                // One output per candidate, each named apart (a format set's outputs share one
+                // name, and the workers' reuse of recorded work looks a name up by its first
+                // format only: a set whose first format was recorded skipped the others).
+                outputs = candidates.map { format in
+                    var single = spec
+                    single.settings.format = format
+                    // f_auto without a quality searches at q_auto:good; so do its candidates.
+                    if single.settings.quality == nil { single.settings.quality = .auto(.good) }
+                    return single
+                }
             }
         }
         if let derivative = asset.derivatives[identity] {
             return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, recordedFormat: derivative.format, answer: answer)
         }
-        spec.name = "eager0"
+        for index in outputs.indices { outputs[index].name = "eager\(index)" }
         let source = store.sourceLocation(of: try StorageKey(asset.originalKey))
-        let job = NewJob(payload: ChainEncoder.json(JobSpec(source: source, outputs: [spec], asset: AssetFacts(tags: asset.tags, context: asset.context))),
+        let job = NewJob(payload: ChainEncoder.json(JobSpec(source: source, outputs: outputs, asset: AssetFacts(tags: asset.tags, context: asset.context))),
                          queue: settings.queue, priority: 10, runAt: nil, maxAttempts: 3, dedupeKey: "serve:\(settings.cloudName):\(asset.publicID):\(identity)")
         let id = try database.submit([job])[0].id
         guard let snapshot = try await waitForJob(id) else { throw ServeError(420, "The derivative is still being made: ask again shortly") }
@@ -136,7 +143,7 @@ extension CloudinaryService {
     }
 
     /// The output of a finished job to serve: the smallest, among those with alpha when any has
-    /// it (a format set's JPEG has lost the alpha the others keep).
+    /// it (a JPEG candidate has lost the alpha the others keep).
     static func smallestOutput(in result: JSONValue) -> (key: String, format: String, width: Int, height: Int, bytes: Int, sha256: String)? {
         guard case .array(let outputs)? = result["outputs"] else { return nil }
         typealias Found = (key: String, format: String, width: Int, height: Int, bytes: Int, sha256: String, alpha: Bool)

@@ -142,7 +142,9 @@ import Testing
         try #require(preset.status == 0, "\(preset.stderr)")
         let (server, port) = try ServeTests.start(folder, extra: ["DERIVE_SERVE_ALLOWED_TRANSFORMATIONS": "c_scale,f_auto,w_120|c_scale,q_auto,w_200"])
         defer { server.signal(SIGKILL) }
-        let out = try ServeTests.client(port, "delivery")
+        let alpha = Paths.fixtures.appendingPathComponent("formats/png-palette-trns.png")
+        try #require(FileManager.default.fileExists(atPath: alpha.path), "the shared fixtures hold \(alpha.path)")
+        let out = try ServeTests.client(port, "delivery", extra: [alpha.path])
 
         // f_auto: each browser a format it shows, labelled as its bytes are, with Vary: Accept;
         // Chrome and Firefox (one class) share one derivative; the second answer is the same.
@@ -161,6 +163,9 @@ import Testing
         #expect(auto["chrome"][0]["etag"].string == auto["firefox"][0]["etag"].string, "one class: \(auto)")
         #expect(auto["old"][0]["sniffed"].string == "image/jpeg" && auto["old"][0]["size"].array.first?.int == 120, "\(auto["old"])")
         #expect(auto["chrome"][0]["etag"].string != auto["old"][0]["etag"].string)
+        #expect(out["alpha"]["old"]["sniffed"].string == "image/png" && out["alpha"]["old"]["content-type"].string == "image/png",
+                "alpha kept for a JPEG-only browser: \(out["alpha"])")
+        #expect(out["alpha"]["safari15"]["sniffed"].string == "image/webp", "\(out["alpha"])")
         #expect(out["auto_garbage"]["status"].int == 200 && out["auto_garbage"]["content-type"].string == out["auto_garbage"]["sniffed"].string,
                 "\(out["auto_garbage"])")
 

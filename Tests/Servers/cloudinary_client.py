@@ -187,6 +187,10 @@ if stage == "delivery":
     out["auto_url"] = auto
     out["auto"] = {name: [fetch(auto, {"Accept": accept}) for _ in range(2)] for name, accept in browsers.items()}
     out["auto_garbage"] = fetch(auto, {"Accept": "image/avif;q=zz,,;;,\x7f" + "image/webp;" * 900})
+    # An image with alpha (argument 8): a JPEG-only browser gets PNG, Safari 15 WebP.
+    cloudinary.uploader.upload(sys.argv[7], public_id="alpha")
+    alpha = cloudinary.utils.cloudinary_url("alpha", width=120, crop="scale", fetch_format="auto")[0]
+    out["alpha"] = {name: fetch(alpha, {"Accept": browsers[name]}) for name in ("safari15", "old")}
     # q_auto with Save-Data: on, and without.
     quality = cloudinary.utils.cloudinary_url("flat", width=200, crop="scale", quality="auto", format="jpg")[0]
     out["quality"] = fetch(quality)
