@@ -8,8 +8,8 @@ import Foundation
 public struct BrowserHints: Sendable, Equatable {
     /// The modern image formats the request's `Accept` lists by name with a non-zero q
     /// (`image/avif`, `image/webp`, `image/jxl`). Wildcards (`image/*`, `*/*`) name none: every
-    /// browser sends them, including those that show only JPEG, PNG and GIF (Cloudinary reads
-    /// `Accept` the same way, so a CDN's cache key can be these few classes).
+    /// browser sends them, including those that show only JPEG, PNG and GIF. So a CDN's cache
+    /// key can be these few classes instead of the whole header.
     public var formats: Set<OutputFormat>
     /// `Save-Data: on`.
     public var saveData: Bool
