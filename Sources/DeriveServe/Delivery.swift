@@ -5,90 +5,70 @@ import FlyingFox
 import Foundation
 
 extension CloudinaryService {
-    /// A delivery URL's parts after `/<cloud>/image/upload/`.
-    public struct DeliveryPath: Equatable, Sendable {
-        public var signature: String?
-        public var transformation: String
-        public var version: Int?
-        public var publicID: String
-        public var format: String?
-        /// What the signature covers: `<transformation>/<public_id>.<ext>` as written in the URL.
-        public var signed: String
-    }
-
-    /// `[s--<sig>--/][<transformation>/...][v<version>/]<public_id>[.<ext>]`. With a version,
-    /// everything between the signature and it is the transformation and everything after it
-    /// the public id (the SDKs add `v1` to ids with folders); without one, the last segment is
-    /// the public id.
-    public static func parseDelivery(_ segments: [String]) throws -> DeliveryPath {
-        var rest = segments
-        guard !rest.isEmpty, !rest.contains(where: \.isEmpty) else { throw ServeError(404, "Resource not found") }
-        var signature: String?
-        if let first = rest.first, first.hasPrefix("s--"), first.hasSuffix("--"), first.count >= 6 {
-            signature = String(first.dropFirst(3).dropLast(2))
-            rest.removeFirst()
-        }
-        var version: Int?
-        var transformationSegments: [String] = []
-        var idSegments: [String] = []
-        if let index = rest.firstIndex(where: { $0.count > 1 && $0.count < 12 && $0.hasPrefix("v") && $0.dropFirst().allSatisfy(\.isASCIIDigit) }),
-           index < rest.count - 1 {
-            version = Int(rest[index].dropFirst())
-            transformationSegments = Array(rest[..<index])
-            idSegments = Array(rest[(index + 1)...])
-        } else {
-            guard let last = rest.last else { throw ServeError(404, "Resource not found") }
-            transformationSegments = Array(rest.dropLast())
-            idSegments = [last]
-        }
-        guard !idSegments.isEmpty else { throw ServeError(404, "Resource not found") }
-        var source = idSegments.joined(separator: "/")
-        let signedSource = source
-        var format: String?
-        if let last = idSegments.last, let dot = last.lastIndex(of: "."), dot != last.startIndex {
-            format = String(last[last.index(after: dot)...])
-            source = String(source.dropLast(format!.count + 1))
-        }
-        let transformation = transformationSegments.joined(separator: "/")
-        let publicID = source.removingPercentEncoding ?? source
-        return DeliveryPath(signature: signature, transformation: transformation, version: version, publicID: publicID, format: format,
-                            signed: transformation.isEmpty ? signedSource : transformation + "/" + signedSource)
-    }
-
-    func deliver(_ request: HTTPRequest, path segments: [String]) async throws -> HTTPResponse {
-        let path = try Self.parseDelivery(segments)
-        if let signature = path.signature {
-            guard settings.credentials.values.contains(where: { CloudinarySigning.verifyURL(path.signed, signature: signature, secret: $0) }) else {
+    /// A delivery URL: the original, a recorded derivative, or one derived now for a caller
+    /// who may have work done (a signed URL, a transformation on the allowed list).
+    func deliver(_ request: HTTPRequest, path segments: [String], route: DeliveryRoute = .upload) async throws -> HTTPResponse {
+        let parsed = try Self.parseDelivery(segments, route: route)
+        // Every reading covers the same text: the signature is checked once, before anything.
+        if let signature = parsed.signature {
+            guard settings.credentials.values.contains(where: { CloudinarySigning.verifyURL(parsed.signed, signature: signature, secret: $0) }) else {
                 throw ServeError(401, "Invalid signature")
             }
         }
-        guard Self.validPublicID(path.publicID), var asset = try records.get(path.publicID) else { throw ServeError(404, "Resource not found") }
+        var found: (path: DeliveryPath, asset: ServedAsset)?
+        for reading in parsed.readings where Self.validPublicID(reading.publicID) {
+            if let asset = try records.get(reading.publicID) {
+                found = (reading, asset)
+                break
+            }
+        }
+        guard let (path, asset) = found else { throw ServeError(404, "Resource not found") }
+        return try await deliver(request, path: path, asset: asset)
+    }
+
+    /// A delivery of a found asset, its URL's signature (if any) already checked.
+    func deliver(_ request: HTTPRequest, path: DeliveryPath, asset foundAsset: ServedAsset) async throws -> HTTPResponse {
+        var asset = foundAsset
         let format = path.format ?? asset.format
+        let answer = Answer(versioned: path.version == asset.version, lastModified: asset.version)
         // The original, untouched.
         if path.transformation.isEmpty, format == asset.format || ImageFormat.parse(format) == ImageFormat.parse(asset.format) {
-            let key = try StorageKey(asset.originalKey)
-            return try await serve(request, key: key, etag: asset.sha256, mediaType: ImageFormat.parse(asset.format)?.mediaType, versioned: path.version == asset.version)
+            return try await serve(request, key: try StorageKey(asset.originalKey), etag: asset.sha256, recordedFormat: asset.format, answer: answer)
         }
+        let dependencies = DeliveryDependencies.of(path.transformation)
         // Authorised before parsed: a signed URL (checked above) or a transformation on the allowed
         // list may be read by the language and get work done for it (Cloudinary's strict
         // transformations). Anyone else reaches no parser: they get a derivative already recorded
-        // for the transformation exactly as they wrote it, or a refusal.
-        guard path.signature != nil || settings.allowedTransformations.contains(path.transformation) else {
-            var derivative = Self.recorded(asset, transformation: path.transformation, format: format)
-            if derivative == nil {
-                asset = try reconciled(asset)
-                derivative = Self.recorded(asset, transformation: path.transformation, format: format)
+        // for the transformation exactly as they wrote it, or a refusal. A transformation that
+        // depends on the browser (f_auto, w_auto, dpr_auto, q_auto) and was recorded under
+        // exactly this text (by an eager upload or a signed URL) was authorised then: its
+        // variant for this browser may be made.
+        if path.signature == nil && !settings.allowedTransformations.contains(path.transformation) {
+            func recordedText() -> Bool { asset.derivatives.values.contains { $0.transformation == path.transformation } }
+            if dependencies.isEmpty || !recordedText() {
+                var derivative = Self.recorded(asset, transformation: path.transformation, format: format)
+                if derivative == nil {
+                    asset = try reconciled(asset)
+                    derivative = Self.recorded(asset, transformation: path.transformation, format: format)
+                }
+                if let derivative, dependencies.isEmpty {
+                    return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, recordedFormat: derivative.format, answer: answer)
+                }
+                guard !dependencies.isEmpty, recordedText() else {
+                    if path.transformation.isEmpty {
+                        throw ServeError(401, "Delivering \(Quoted(asset.publicID)) as .\(format) is a transformation (the original is .\(asset.format)): sign the URL")
+                    }
+                    throw ServeError(401, "Transformation \(Quoted(path.transformation)) is not allowed: sign the URL")
+                }
             }
-            guard let derivative else { throw ServeError(401, "Transformation \(Quoted(path.transformation)) is not allowed: sign the URL") }
-            return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256,
-                                   mediaType: ImageFormat.parse(derivative.format)?.mediaType, versioned: path.version == asset.version)
+        }
+        if !dependencies.isEmpty {
+            return try await deliverVariant(request, path: path, asset: asset, format: format, dependencies: dependencies, answer: answer)
         }
         let derivation = try Self.derivation(path.transformation, format: format)
         if asset.derivatives[derivation.identity] == nil { asset = try reconciled(asset) }
         if let derivative = asset.derivatives[derivation.identity] {
-            return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256,
-                                   mediaType: OutputFormat.parse(derivative.format).map { _ in ImageFormat.parse(derivative.format)?.mediaType } ?? nil,
-                                   versioned: path.version == asset.version)
+            return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, recordedFormat: derivative.format, answer: answer)
         }
         let source = store.sourceLocation(of: try StorageKey(asset.originalKey))
         var output = derivation.spec
@@ -97,52 +77,90 @@ extension CloudinaryService {
                          maxAttempts: 3, dedupeKey: "serve:\(settings.cloudName):\(asset.publicID):\(derivation.identity)")
         let id = try database.submit([job])[0].id
         let eager = EagerJob(jobID: id, outputs: [EagerOutput(transformation: derivation.transformation, format: format, identity: derivation.identity)])
-        guard let updated = try await finish(eager, asset: asset), let derivative = updated.derivatives[derivation.identity] else {
+        guard let updated = try await finish(eager, asset: asset, failure: "The transformation failed"), let derivative = updated.derivatives[derivation.identity] else {
             throw ServeError(420, "The derivative is still being made: ask again shortly")
         }
-        return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, mediaType: ImageFormat.parse(derivative.format)?.mediaType,
-                               versioned: path.version == asset.version)
+        return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, recordedFormat: derivative.format, answer: answer)
+    }
+
+    /// A transformation that depends on the browser: made concrete for this request's hints
+    /// (`BrowserHints`, `DeliveryVariant`), each variant a derivative of its own, recorded and
+    /// reused. `f_auto`'s variants are one per set of candidate formats: a browser that accepts
+    /// every format the deployment's `f_auto` chooses among gets the measured `f_auto` output
+    /// (its identity unchanged); one that accepts fewer gets one output per format it accepts,
+    /// of which the smallest (keeping alpha) is served, as `f_auto` would choose among them.
+    func deliverVariant(_ request: HTTPRequest, path: DeliveryPath, asset: ServedAsset, format: String, dependencies: DeliveryDependencies,
+                        answer: Answer) async throws -> HTTPResponse {
+        let hints = BrowserHints { request.headers[HTTPHeader($0)] }
+        var answer = answer
+        answer.vary = dependencies.vary
+        answer.acceptCH = dependencies.acceptCH
+        let concrete = try DeliveryVariant.rewrite(path.transformation, hints: hints, imageWidth: asset.width)
+        let derivation = try Self.derivation(concrete, format: format)
+        let spec = derivation.spec
+        var identity = derivation.identity
+        var outputs = [spec]
+        if spec.settings.format == .auto {
+            let autoFormats = settings.autoFormats.filter(\.isConcrete)
+            let candidates = DeliveryVariant.candidates(accepted: hints.formats, autoFormats: autoFormats,
+                                                        animated: ImageFormat.parse(asset.format) == .gif,
+                                                        mayHaveAlpha: ImageFormat.parse(asset.format) != .jpeg)
+            identity = SHA256.hex("derive-delivery/1 \(derivation.identity) formats:\(candidates.map(\.rawValue).joined(separator: ","))")
+            if !Set(candidates).isSuperset(of: autoFormats) {
+                // One output per candidate, each named apart (a format set's outputs share one
+                // name, and the workers' reuse of recorded work looks a name up by its first
+                // format only: a set whose first format was recorded skipped the others).
+                outputs = candidates.map { format in
+                    var single = spec
+                    single.settings.format = format
+                    // f_auto without a quality searches at q_auto:good; so do its candidates.
+                    if single.settings.quality == nil { single.settings.quality = .auto(.good) }
+                    return single
+                }
+            }
+        }
+        if let derivative = asset.derivatives[identity] {
+            return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, recordedFormat: derivative.format, answer: answer)
+        }
+        for index in outputs.indices { outputs[index].name = "eager\(index)" }
+        let source = store.sourceLocation(of: try StorageKey(asset.originalKey))
+        let job = NewJob(payload: ChainEncoder.json(JobSpec(source: source, outputs: outputs, asset: AssetFacts(tags: asset.tags, context: asset.context))),
+                         queue: settings.queue, priority: 10, runAt: nil, maxAttempts: 3, dedupeKey: "serve:\(settings.cloudName):\(asset.publicID):\(identity)")
+        let id = try database.submit([job])[0].id
+        guard let snapshot = try await waitForJob(id) else { throw ServeError(420, "The derivative is still being made: ask again shortly") }
+        guard snapshot.state == .completed, let result = snapshot.result else {
+            let message = snapshot.errors.last.flatMap { $0["detail"] }.flatMap { value -> String? in
+                if case .string(let text) = value { return text }
+                return nil
+            } ?? snapshot.state.rawValue
+            throw ServeError(400, "The transformation failed: \(message)")
+        }
+        guard let chosen = Self.smallestOutput(in: result) else { throw ServeError(500, "The job made no output") }
+        let derivative = ServedDerivative(identity: identity, transformation: path.transformation, format: chosen.format, key: chosen.key,
+                                          width: chosen.width, height: chosen.height, bytes: chosen.bytes, sha256: chosen.sha256, jobID: id)
+        try database.recordDerivatives([derivative], cloud: asset.cloud, publicID: asset.publicID, version: asset.version)
+        return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, recordedFormat: derivative.format, answer: answer)
+    }
+
+    /// The output of a finished job to serve: the smallest, among those with alpha when any has
+    /// it (a JPEG candidate has lost the alpha the others keep).
+    static func smallestOutput(in result: JSONValue) -> (key: String, format: String, width: Int, height: Int, bytes: Int, sha256: String)? {
+        guard case .array(let outputs)? = result["outputs"] else { return nil }
+        typealias Found = (key: String, format: String, width: Int, height: Int, bytes: Int, sha256: String, alpha: Bool)
+        let found: [Found] = outputs.compactMap { output in
+            func int(_ name: String) -> Int? { if case .number(let n)? = output[name] { return n.intValue }; return nil }
+            func string(_ name: String) -> String? { if case .string(let s)? = output[name] { return s }; return nil }
+            guard let key = string("key"), let format = string("format").flatMap(OutputFormat.parse), let bytes = int("bytes") else { return nil }
+            return (key, format.fileExtension, int("width") ?? 0, int("height") ?? 0, bytes, string("sha256") ?? "", output["hasAlpha"] == .bool(true))
+        }
+        let pool = found.contains(where: \.alpha) ? found.filter(\.alpha) : found
+        return pool.min { $0.bytes < $1.bytes }.map { ($0.key, $0.format, $0.width, $0.height, $0.bytes, $0.sha256) }
     }
 
     /// The derivative recorded for a transformation and extension exactly as written (by an
     /// eager upload or an authorised delivery), found without reading the transformation.
     static func recorded(_ asset: ServedAsset, transformation: String, format: String) -> ServedDerivative? {
         asset.derivatives.values.filter { $0.transformation == transformation && $0.format == format }.min { $0.identity < $1.identity }
-    }
-
-    /// A stored object, with its ETag and caching: a year, immutable, for a URL naming the
-    /// asset's version (a new upload has a new version); a day otherwise. `If-None-Match` gets 304.
-    func serve(_ request: HTTPRequest, key: StorageKey, etag: String, mediaType: String?, versioned: Bool) async throws -> HTTPResponse {
-        let tag = "\"\(etag.prefix(32))\""
-        var headers: HTTPHeaders = [
-            HTTPHeader("ETag"): tag,
-            HTTPHeader("Cache-Control"): versioned ? "public, max-age=31536000, immutable" : "public, max-age=86400",
-            HTTPHeader("Content-Type"): mediaType ?? "application/octet-stream",
-            HTTPHeader("X-Content-Type-Options"): "nosniff",
-        ]
-        if let match = request.headers[HTTPHeader("If-None-Match")], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag || $0 == "*" }) {
-            return HTTPResponse(statusCode: .notModified, headers: headers)
-        }
-        // With an S3 store and DERIVE_SERVE_REDIRECT=presigned: a redirect to a short-lived
-        // presigned GET, so the bytes go from S3 to the client. The redirect may be reused for
-        // half the URL's life (it is still valid then); the credentials never leave.
-        if let seconds = settings.presignedRedirectSeconds, let location = store.temporaryURL(for: key, expiresIn: seconds) {
-            return HTTPResponse(statusCode: .found, headers: HTTPHeaders([
-                HTTPHeader("Location"): location, HTTPHeader("ETag"): tag, HTTPHeader("Cache-Control"): "private, max-age=\(seconds / 2)",
-            ]))
-        }
-        let bytes: [UInt8]?
-        do {
-            bytes = try await Self.offPool { [store] () throws(DeriveError) -> [UInt8]? in try store.get(key) }
-        } catch {
-            throw ServeError(500, "The store could not be read")
-        }
-        guard let bytes else { throw ServeError(404, "Resource not found") }
-        if request.method == .HEAD {
-            headers[HTTPHeader("Content-Length")] = String(bytes.count)
-            return HTTPResponse(statusCode: .ok, headers: headers)
-        }
-        return HTTPResponse(statusCode: .ok, headers: headers, body: Data(bytes))
     }
 
     // MARK: Admin
@@ -195,6 +213,3 @@ extension CloudinaryService {
     }
 }
 
-extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
-}

@@ -75,12 +75,11 @@ public final class CloudinaryService: Sendable {
                 }
                 throw ServeError(404, "There is no such API: \(Quoted(request.path))")
             }
-            if segments.count >= 4, segments[1] == "image", segments[2] == "upload" {
-                guard segments[0] == settings.cloudName else { throw ServeError(404, "Resource not found") }
-                guard request.method == .GET || request.method == .HEAD else { throw ServeError(405, "Use GET to deliver") }
-                return try await deliver(request, path: Array(segments.dropFirst(3)))
-            }
             if request.path == "/healthz" { return Self.json(.object(["status": .string("ok")])) }
+            if let (route, rest) = try deliveryRoute(segments) {
+                guard request.method == .GET || request.method == .HEAD else { throw ServeError(405, "Use GET to deliver") }
+                return try await (route == .fetch ? deliverFetch(request, path: rest) : deliver(request, path: rest, route: route))
+            }
             throw ServeError(404, "Resource not found")
         } catch let error as ServeError {
             return Self.error(error)
@@ -285,7 +284,7 @@ public final class CloudinaryService: Sendable {
     }
 
     /// Waits (bounded) for an eager job and records its outputs as the asset's derivatives.
-    func finish(_ job: EagerJob, asset: ServedAsset) async throws -> ServedAsset? {
+    func finish(_ job: EagerJob, asset: ServedAsset, failure: String = "Eager transformation failed") async throws -> ServedAsset? {
         let snapshot = try await waitForJob(job.jobID)
         guard let snapshot else { return nil }
         guard snapshot.state == .completed, let result = snapshot.result else {
@@ -293,7 +292,7 @@ public final class CloudinaryService: Sendable {
                 if case .string(let text) = value { return text }
                 return nil
             } ?? snapshot.state.rawValue
-            throw ServeError(400, "Eager transformation failed: \(message)")
+            throw ServeError(400, "\(failure): \(message)")
         }
         try database.recordDerivatives(Self.derivatives(from: result, job: job), cloud: asset.cloud, publicID: asset.publicID, version: asset.version)
         return try records.get(asset.publicID)

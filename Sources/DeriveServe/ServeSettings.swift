@@ -1,3 +1,4 @@
+import DeriveLanguage
 import Foundation
 
 /// What `derive serve` answers as: the cloud name in its URLs, the API keys and secrets that
@@ -23,6 +24,14 @@ public struct ServeSettings: Sendable {
     /// delivery answers 302 to a presigned GET of the object in the S3 store instead of
     /// streaming it through `derive serve`. Nil: streamed.
     public var presignedRedirectSeconds: Int?
+    /// The formats the workers' `f_auto` chooses among (`DERIVE_AUTO_FORMATS`): delivery's
+    /// `f_auto` chooses among those a browser accepts, and only a browser that accepts them all
+    /// gets the workers' own `f_auto` output.
+    public var autoFormats: [OutputFormat] = EngineSettings.defaultAutoFormats
+    /// The hosts an unsigned `type=fetch` URL may fetch from (`DERIVE_SERVE_FETCH_DOMAINS`):
+    /// `example.com` that host only, `.example.com` its subdomains too. A signed fetch URL may
+    /// name any host; the fetcher's address rules apply to both.
+    public var fetchDomains: Set<String> = []
 
     public init(cloudName: String, credentials: [String: String], presets: [String: UploadPreset] = [:], maxUploadBytes: Int = 100 << 20,
                 wait: Double = 60, queue: String = "default", deliveryBase: String? = nil) {

@@ -94,6 +94,9 @@ struct Serve: ParsableCommand {
                                          deliveryBase: deliveryURL ?? environment["DERIVE_SERVE_URL"])
             let allowed = allowTransformation + (environment["DERIVE_SERVE_ALLOWED_TRANSFORMATIONS"] ?? "").split(separator: "|").map(String.init)
             settings.allowedTransformations = Set(allowed.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            settings.autoFormats = configuration.engine.autoFormats
+            settings.fetchDomains = Set((environment["DERIVE_SERVE_FETCH_DOMAINS"] ?? "").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
 
             let opened = try openDatabase(configuration.database)
             let assets = try makeStore(configuration)

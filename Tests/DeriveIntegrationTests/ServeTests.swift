@@ -89,11 +89,11 @@ import FoundationNetworking
     }
 
     /// Runs Tests/Servers/cloudinary_client.py against a server; its JSON report.
-    static func client(_ port: Int, _ stage: String = "all") throws -> J {
+    static func client(_ port: Int, _ stage: String = "all", extra: [String] = []) throws -> J {
         let image = Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg").path
         let script = Paths.repository.appendingPathComponent("Tests/Servers/cloudinary_client.py").path
         let run = try Python.run("import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
-                                 arguments: [script, String(port), cloud, key, secret, image, stage])
+                                 arguments: [script, String(port), cloud, key, secret, image, stage] + extra)
         try #require(run.status == 0, "the client script failed: \(run.output)")
         return J(try JSONSerialization.jsonObject(with: Data(run.output.utf8)))
     }

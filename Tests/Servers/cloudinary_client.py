@@ -130,6 +130,145 @@ if stage == "tags":
     print(json.dumps(out))
     sys.exit(0)
 
+def sniff(head):
+    """The format of an answer's first bytes, by their magic numbers."""
+    if head[:3] == b"\xff\xd8\xff":
+        return "image/jpeg"
+    if head[:8] == b"\x89PNG\r\n\x1a\n":
+        return "image/png"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head[4:12] in (b"ftypavif", b"ftypavis"):
+        return "image/avif"
+    if head[:4] == b"GIF8":
+        return "image/gif"
+    if head[:2] == b"\xff\x0a" or head[:12] == b"\x00\x00\x00\x0cJXL \r\n\x87\n":
+        return "image/jxl"
+    return None
+
+
+def fetch(url, headers=None, method="GET"):
+    """A plain HTTP request: the status, the headers delivery sets, and what the bytes are."""
+    request = urllib.request.Request(url, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            body = response.read()
+            status, found = response.status, response.headers
+    except urllib.error.HTTPError as error:
+        body = error.read()
+        status, found = error.code, error.headers
+    answer = {"status": status, "bytes": len(body), "sniffed": sniff(body[:16])}
+    for name in ("Content-Type", "ETag", "Cache-Control", "Vary", "Last-Modified", "Content-Range", "Accept-Ranges", "Accept-CH",
+                 "Content-Length", "X-Cld-Error"):
+        answer[name.lower()] = found.get(name)
+    if status == 200 and answer["sniffed"] in ("image/jpeg", "image/png", "image/webp", "image/gif"):
+        from PIL import Image
+        import io
+        answer["size"] = list(Image.open(io.BytesIO(body)).size)
+    return answer
+
+
+browsers_webp = "image/webp,image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5"
+
+if stage == "delivery":
+    import time
+    # The Accept headers browsers send for images (<img>): Chrome 120+, Safari 15, Firefox
+    # 120+, and a browser that shows only JPEG (and GIF).
+    browsers = {
+        "chrome": "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
+        "safari15": "image/webp,image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5",
+        "firefox": "image/avif,image/webp,image/png,image/svg+xml,image/*;q=0.8,*/*;q=0.5",
+        "old": "image/jpeg,image/gif;q=0.9",
+    }
+    first = cloudinary.uploader.upload(image, public_id="flat")
+    out["folder_upload"] = attempt(lambda: cloudinary.uploader.upload(image, public_id="gh", folder="p"))
+    # f_auto per browser, on the allowed list (unsigned), twice each: the second is recorded.
+    auto = cloudinary.utils.cloudinary_url("flat", width=120, crop="scale", fetch_format="auto")[0]
+    out["auto_url"] = auto
+    out["auto"] = {name: [fetch(auto, {"Accept": accept}) for _ in range(2)] for name, accept in browsers.items()}
+    out["auto_garbage"] = fetch(auto, {"Accept": "image/avif;q=zz,,;;,\x7f" + "image/webp;" * 900})
+    # An image with alpha (argument 8): a JPEG-only browser gets PNG, Safari 15 WebP.
+    cloudinary.uploader.upload(sys.argv[7], public_id="alpha")
+    alpha = cloudinary.utils.cloudinary_url("alpha", width=120, crop="scale", fetch_format="auto")[0]
+    out["alpha"] = {name: fetch(alpha, {"Accept": browsers[name]}) for name in ("safari15", "old")}
+    # q_auto with Save-Data: on, and without.
+    quality = cloudinary.utils.cloudinary_url("flat", width=200, crop="scale", quality="auto", format="jpg")[0]
+    out["quality"] = fetch(quality)
+    out["save_data"] = fetch(quality, {"Save-Data": "on"})
+    # Client hints: w_auto from Width / Sec-CH-Width, dpr_auto from DPR, with none.
+    width = cloudinary.utils.cloudinary_url("flat", width="auto", crop="scale", format="jpg", sign_url=True)[0]
+    out["w_auto_url"] = width
+    out["w_auto_hint"] = fetch(width, {"Sec-CH-Width": "412"})
+    out["w_auto_width"] = fetch(width, {"Width": "480"})
+    out["w_auto_none"] = fetch(width)
+    out["w_auto_bad"] = fetch(width, {"Sec-CH-Width": "-5e999"})
+    density = cloudinary.utils.cloudinary_url("flat", width=100, crop="scale", dpr="auto", format="png", sign_url=True)[0]
+    out["dpr_auto_2"] = fetch(density, {"Sec-CH-DPR": "1.75"})
+    out["dpr_auto_none"] = fetch(density)
+    # URL forms: versionless with a folder, with a transformation (signed, and unsigned: refused).
+    url = cloudinary.utils.cloudinary_url
+    out["folder_versionless"] = fetch(url("p/gh", format="jpg", force_version=False)[0])
+    out["folder_v1"] = fetch(url("p/gh", format="jpg")[0])
+    out["folder_transformed"] = fetch(url("p/gh", format="jpg", width=30, crop="scale", force_version=False, sign_url=True)[0])
+    out["folder_transformed_unsigned"] = fetch(url("p/gh", format="jpg", width=34, crop="scale", force_version=False)[0])
+    # An overwritten asset: its old version's URL serves the current image, not for a year.
+    time.sleep(1.1)
+    second = cloudinary.uploader.upload(image, public_id="flat", overwrite=True, tags=["again"])
+    out["versions"] = [first["version"], second["version"]]
+    out["old_version"] = fetch(url("flat", format="jpg", version=first["version"])[0])
+    out["current_version"] = fetch(url("flat", format="jpg", version=second["version"])[0])
+    # An extension naming another format, signed and not; no extension at all.
+    out["webp_signed"] = fetch(url("flat", format="webp", sign_url=True)[0])
+    out["webp_unsigned"] = fetch(url("flat", format="webp")[0])  # recorded by the signed one: served as written
+    out["png_unsigned"] = fetch(url("flat", format="png")[0])
+    out["no_extension"] = fetch(url("flat")[0])
+    # Chained transformations, a named one (a Derive preset), raw_transformation.
+    out["chained"] = fetch(url("flat", transformation=[{"width": 40, "crop": "scale"}, {"angle": 90}], format="png", sign_url=True)[0])
+    out["named"] = fetch(url("flat", transformation="thumb", format="jpg", sign_url=True)[0])
+    out["named_unknown"] = fetch(url("flat", transformation="nosuch", format="jpg", sign_url=True)[0])
+    out["raw"] = fetch(url("flat", transformation={"raw_transformation": "c_scale,w_45"}, format="jpg", sign_url=True)[0])
+    # The other routes the SDK writes: SEO suffix, root path, shortened, private CDN.
+    out["suffix"] = fetch(url("flat", url_suffix="six-people", format="jpg")[0])
+    out["suffix_signed"] = fetch(url("flat", url_suffix="six-people", format="jpg", width=35, crop="scale", sign_url=True)[0])
+    out["root"] = fetch(url("flat", format="jpg", use_root_path=True)[0])
+    out["root_folder"] = fetch(url("p/gh", format="jpg", use_root_path=True)[0])
+    out["shorten"] = fetch(url("flat", format="jpg", shorten=True)[0])
+    out["private_cdn"] = fetch(url("flat", format="jpg", private_cdn=True)[0])
+    out["private_type"] = fetch(url("flat", format="jpg", type="private")[0])
+    out["video"] = fetch(url("flat", format="mp4", resource_type="video")[0])
+    # HEAD, Range, If-None-Match, If-Modified-Since.
+    plain = url("flat", format="jpg")[0]
+    out["head"] = fetch(plain, method="HEAD")
+    out["range"] = fetch(plain, {"Range": "bytes=0-99"})
+    out["range_suffix"] = fetch(plain, {"Range": "bytes=-10"})
+    out["range_past"] = fetch(plain, {"Range": "bytes=99999999-"})
+    out["range_several"] = fetch(plain, {"Range": "bytes=0-1,5-9"})
+    out["range_stale"] = fetch(plain, {"Range": "bytes=0-99", "If-Range": "\"not-the-etag\""})
+    whole = fetch(plain)
+    out["whole"] = whole
+    out["etag_match"] = fetch(plain, {"If-None-Match": whole["etag"]})
+    out["modified_since"] = fetch(plain, {"If-Modified-Since": whole["last-modified"]})
+    out["modified_before"] = fetch(plain, {"If-Modified-Since": "Sun, 06 Nov 1994 08:49:37 GMT"})
+    print(json.dumps(out))
+    sys.exit(0)
+
+if stage == "fetch":
+    # type=fetch from a loopback origin (argument 8: its port), allowed by DERIVE_FETCH_ALLOW and
+    # DERIVE_SERVE_FETCH_DOMAINS=127.0.0.1; localhost is not on the list, 127.0.0.2 not allowed.
+    origin = "http://127.0.0.1:%s/group-of-six.jpg" % sys.argv[7]
+    url = cloudinary.utils.cloudinary_url
+    out["plain"] = [fetch(url(origin, type="fetch")[0]) for _ in range(2)]
+    out["unsigned_transformed"] = fetch(url(origin, type="fetch", width=50, crop="scale")[0])
+    out["signed_transformed"] = [fetch(url(origin, type="fetch", width=50, crop="scale", sign_url=True)[0]) for _ in range(2)]
+    out["auto"] = fetch(url(origin, type="fetch", fetch_format="auto", width=60, crop="scale", sign_url=True)[0], {"Accept": browsers_webp})
+    out["other_domain"] = fetch(url(origin.replace("127.0.0.1", "localhost"), type="fetch")[0])
+    out["private_address"] = fetch(url(origin.replace("127.0.0.1", "127.0.0.2"), type="fetch", sign_url=True)[0])
+    out["missing"] = fetch(url(origin.replace("group-of-six", "nothing"), type="fetch")[0])
+    out["not_image"] = fetch(url(origin.replace("group-of-six.jpg", "README.md"), type="fetch")[0])
+    out["forged"] = fetch(url(origin, type="fetch", width=51, crop="scale", sign_url=True)[0].replace("s--", "s--A", 1))
+    print(json.dumps(out))
+    sys.exit(0)
+
 # upload_large: the SDK's chunked upload, in 4 parts.
 out["large"] = attempt(lambda: cloudinary.uploader.upload_large(image, chunk_size=40000, resource_type="image", public_id="large",
                                                                 eager="c_scale,w_20"))

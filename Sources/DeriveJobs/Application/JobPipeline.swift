@@ -126,7 +126,8 @@ public struct JobPipeline: Sendable {
         let plan = try self.plan(job, facts: inspection.facts)
         timings.plan = milliseconds(since: mark)
         let reusable = try reusableOutputs(plan, sourceHash: sourceHash, recordHash: recordHash)
-        let missing = plan.outputs.filter { reusable.outputs[$0.name] == nil }
+        // By name and identity: the formats of a format set share the name, each its own identity.
+        let missing = plan.outputs.filter { reusable.outputs[OutputIdentity($0)] == nil }
         let result: RenderResult
         // The plan as reported: every output, with the decode that was done.
         var reported = plan
@@ -136,9 +137,15 @@ public struct JobPipeline: Sendable {
             result = RenderResult(source: source, outputs: [], timings: StageTimings())
         } else {
             let names = Set(missing.map(\.name))
-            let toRender = missing.count == plan.outputs.count
-                ? plan : try self.plan(ResolvedJob(source: job.source, outputs: job.outputs.filter { names.contains($0.name) }, preset: job.preset, asset: job.asset),
-                                       facts: inspection.facts)
+            var toRender = plan
+            if missing.count != plan.outputs.count {
+                // Planned again for the outputs to make (their decode), less the formats of a
+                // set that were recorded.
+                let wanted = Set(missing.map(OutputIdentity.init))
+                toRender = try self.plan(ResolvedJob(source: job.source, outputs: job.outputs.filter { names.contains($0.name) }, preset: job.preset, asset: job.asset),
+                                         facts: inspection.facts)
+                toRender.outputs.removeAll { !wanted.contains(OutputIdentity($0)) }
+            }
             reported.decode = toRender.decode
             result = try engine.render(toRender, source: image, inspection: inspection, overlays: overlays) { phase in
                 if phase == .outputs { stage(.encode) }
@@ -156,22 +163,22 @@ public struct JobPipeline: Sendable {
             infoKeys.append(plan.outputs.first { $0.name == output.name }?.encoding.getInfo == true ? try StorageKey(key.value + ".json") : nil)
         }
         if !keys.isEmpty { try beforeStoring(keys + infoKeys.compactMap { $0 }) }
-        var stored: [String: [(RenderedOutput, StoredObject)]] = [:]
+        var stored: [OutputIdentity: [(RenderedOutput, StoredObject)]] = [:]
         var infos: [String: String] = [:]
         for (index, (output, key)) in zip(result.outputs, keys).enumerated() {
             let object = try store.put(output.data, key: key, contentType: output.metadata.format.mediaType)
-            stored[output.name, default: []].append((output, object))
+            stored[OutputIdentity(name: output.name, identity: output.identity), default: []].append((output, object))
             if let infoKey = infoKeys[index] {
                 let document = JSONWriter.pretty(GetInfo.document(source: result.source, output: output)) + "\n"
                 infos[object.key.value] = try store.put(Array(document.utf8), key: infoKey, contentType: "application/json").url
             }
         }
         // Every output in the plan's order, the reused ones where they were recorded (the
-        // widths of a step-spaced breakpoint set are planned outputs of one name).
+        // widths of a step-spaced breakpoint set are planned outputs of one name and identity).
         var outputs: [RenderedOutput] = [], objects: [StoredObject] = []
-        var seen: Set<String> = []
-        for planned in plan.outputs where seen.insert(planned.name).inserted {
-            for (output, object) in reusable.outputs[planned.name] ?? stored[planned.name] ?? [] {
+        var seen: Set<OutputIdentity> = []
+        for planned in plan.outputs where seen.insert(OutputIdentity(planned)).inserted {
+            for (output, object) in reusable.outputs[OutputIdentity(planned)] ?? stored[OutputIdentity(planned)] ?? [] {
                 outputs.append(output)
                 objects.append(object)
             }
@@ -216,18 +223,20 @@ public struct JobPipeline: Sendable {
         }
     }
 
-    /// What an earlier run recorded for this content, by output name: each output whose rows
-    /// are current, whose keys are the ones this pipeline would write, and whose objects are
-    /// in the store. An output with any of that missing is derived again, whole. The record is
+    /// What an earlier run recorded for this content, by output name and identity (each format
+    /// of a format set is an output of its own identity under the set's name, reused only if
+    /// that format was recorded): each output whose rows are current, whose keys are the ones
+    /// this pipeline would write, and whose objects are in the store. An output with any of
+    /// that missing is derived again, whole (every width of a breakpoint set). The record is
     /// found by `recordHash` (a PSD selection's own), the keys are made with `sourceHash`.
-    func reusableOutputs(_ plan: Plan, sourceHash: String, recordHash: String) throws(DeriveError) -> (asset: AssetRecord?, outputs: [String: [(RenderedOutput, StoredObject)]]) {
+    func reusableOutputs(_ plan: Plan, sourceHash: String, recordHash: String) throws(DeriveError) -> (asset: AssetRecord?, outputs: [OutputIdentity: [(RenderedOutput, StoredObject)]]) {
         guard let recordedWork, case .template = naming else { return (nil, [:]) }
         var identities: [OutputIdentity] = []
-        for planned in plan.outputs where !identities.contains(where: { $0.name == planned.name }) {
-            identities.append(OutputIdentity(name: planned.name, identity: planned.identity))
+        for planned in plan.outputs where !identities.contains(OutputIdentity(planned)) {
+            identities.append(OutputIdentity(planned))
         }
         guard let recorded = try recordedWork.recorded(sourceSHA256: recordHash, outputs: identities) else { return (nil, [:]) }
-        var outputs: [String: [(RenderedOutput, StoredObject)]] = [:]
+        var outputs: [OutputIdentity: [(RenderedOutput, StoredObject)]] = [:]
         outputs: for identity in identities {
             let rows = recorded.derivatives(of: identity)
             guard !rows.isEmpty else { continue }
@@ -237,7 +246,7 @@ public struct JobPipeline: Sendable {
                       (try? self.key(for: output, sourceHash: sourceHash, location: "")) == key, try store.exists(key) else { continue outputs }
                 reused.append((output, StoredObject(key: key, url: row.url, bytes: row.bytes)))
             }
-            outputs[identity.name] = reused
+            outputs[identity] = reused
         }
         return (recorded.asset, outputs)
     }
@@ -289,5 +298,12 @@ public struct LocalFirstFetcher: SourceFetcher {
             throw DeriveError(.unsupportedFormat, "\(source) is not an image format Derive recognises")
         }
         return FetchedSource(image: image, format: format, finalLocation: source, origin: .file, transferredBytes: 0)
+    }
+}
+
+extension OutputIdentity {
+    /// A planned output's name and identity (the same for every width of a breakpoint set).
+    init(_ planned: PlannedOutput) {
+        self.init(name: planned.name, identity: planned.identity)
     }
 }
