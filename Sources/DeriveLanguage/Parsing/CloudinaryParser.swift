@@ -702,7 +702,7 @@ struct ParseRun {
                 // An effect's settings are named with it: its amount (`e_sepia strength`) and the
                 // others (e_fill_light's bias, e_recolor's matrix).
                 var subject = param
-                if case .effect(let e) = step, !issue.field.isEmpty { subject = "e_\(e.kind.rawValue) \(issue.field)" }
+                if case .effect(let e) = step, !issue.field.isEmpty { subject = "e_\(e.name) \(issue.field)" }
                 if let bound = issue.bound, let value = c.params[param] {
                     fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(subject) \(issue.reason)", bound: bound))
                 } else if subject != param, let value = c.params[param] {
