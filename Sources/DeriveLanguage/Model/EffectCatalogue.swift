@@ -77,5 +77,7 @@ extension StepCatalogue {
         .init("pixelate_region", [.amount("size", 1...200, default: 10)], irregular: true, "Pixelates a rectangle (x, y, width, height), or the whole image."),
         .init("noise", [.amount("level", 0...100, default: 0, "js-url-gen, effect/leveled/noise.ts: \"Range: 0 to 100 Server default: 0\"")],
               "Adds grain: Gaussian noise on the lightness, its spread half a level of 255 per percent of noise."),
+        .init("redeye", needsFaces: true,
+              "Removes red eye: inside the eyes of every face found, a pixel much redder than its green and blue loses the excess red."),
     ]
 }
