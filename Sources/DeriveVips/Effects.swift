@@ -23,6 +23,8 @@ enum Effects {
         case .gradientFade, .outline, .shear, .distort, .shadow, .dropShadow, .blurFaces, .pixelateFaces, .blurRegion,
              .pixelateRegion, .vignette:
             return try placed(effect, image)
+        case .declared(let d):
+            return try DeclaredEffects.draw(d, on: image, faces: nil)
         }
     }
 

@@ -31,6 +31,8 @@ extension OperationRunner {
     /// for the report. With detection off this fails rather than publish a face the job asked
     /// to hide.
     func hidingFaces(_ effect: Effect, in image: VImage, faces: JobFaces?) throws(DeriveError) -> VImage {
+        // A catalogue effect that needs faces draws on them itself (none when detection is off).
+        if case .declared(let d) = effect { return try DeclaredEffects.draw(d, on: image, faces: faces?.privacy ?? []).inMemory() }
         guard let faces else {
             throw DeriveError(.invalidJob, "e_\(effect.kind.rawValue) needs face detection, which is turned off (DERIVE_FACE_DETECTION); the output would show the faces it should hide")
         }

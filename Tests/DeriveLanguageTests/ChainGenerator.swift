@@ -235,7 +235,16 @@ struct ChainGenerator {
     }
 
     mutating func effect() -> Effect {
-        let kind = random.pick(Effect.Kind.allCases)
+        let declaration = random.pick(StepCatalogue.effects)
+        guard declaration.form != .declared, let kind = Effect.Kind(rawValue: declaration.name) else {
+            return .declared(DeclaredEffect(name: declaration.name, values: declaration.parameters.map { p in
+                switch p.type {
+                case .number(let range, _): .number(Int.random(in: range, using: &random))
+                case .color: .color(color())
+                case .choice(let words): .choice(random.pick(words))
+                }
+            }))
+        }
         if kind == .dropShadow {
             return .dropShadow(azimuth: Int.random(in: EffectRules.dropShadowAzimuthRange, using: &random),
                                elevation: Int.random(in: EffectRules.dropShadowElevationRange, using: &random),

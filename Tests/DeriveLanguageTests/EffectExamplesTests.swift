@@ -22,7 +22,7 @@ import Testing
                 return String(component.dropFirst(2).prefix { $0 != ":" })
             }
         })
-        let missing = Effect.Kind.allCases.map(\.rawValue).filter { !named.contains($0) }
+        let missing = StepCatalogue.effectNames.filter { !named.contains($0) }
         #expect(missing.isEmpty, "effects without an example in Docs/effects/examples.tsv: \(missing)")
         for example in examples {
             let parsed = CloudinaryParser().parse(example.chain)

@@ -143,6 +143,8 @@ public enum ChainEncoder {
             case .corners(let radii): add("radius", .array(radii.map(\.json)))
             }
             add("background", r.background.map { .string($0.hex) })
+        case .effect(.declared(let d)):
+            return d.declaration.json(d.values)
         case .effect(let e):
             if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, amount.json) }
             switch e {

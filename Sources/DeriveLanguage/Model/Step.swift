@@ -36,7 +36,7 @@ public enum Step: Sendable, Hashable {
         case .resize: "resize"
         case .rotate: "rotate"
         case .round: "round"
-        case .effect(let e): e.kind.rawValue
+        case .effect(let e): e.name
         case .trim: "trim"
         case .background: "background"
         case .border: "border"
@@ -548,6 +548,9 @@ public enum Effect: Sendable, Hashable {
     case blurRegion(WholeNumber, Region?)
     /// Pixelates a given rectangle, or the whole image without one.
     case pixelateRegion(WholeNumber, Region?)
+    /// An effect the step catalogue alone describes (`StepCatalogue.effects`, `Form.declared`):
+    /// parsed, printed, decoded, encoded and checked from its declaration, drawn by name.
+    case declared(DeclaredEffect)
 
     public enum Kind: String, Sendable, CaseIterable {
         case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue
@@ -576,6 +579,14 @@ public enum Effect: Sendable, Hashable {
         case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
         case pixelateRegion = "pixelate_region"
+        /// Every effect of the catalogue's own (`Effect.declared`); its name is `Effect.name`.
+        case declared = "(declared)"
+    }
+
+    /// Cloudinary's name, which is also the JSON key.
+    public var name: String {
+        if case .declared(let d) = self { return d.name }
+        return kind.rawValue
     }
 
     public var kind: Kind {
@@ -628,6 +639,7 @@ public enum Effect: Sendable, Hashable {
         case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
         case .pixelateRegion: .pixelateRegion
+        case .declared: .declared
         }
     }
 
@@ -640,7 +652,7 @@ public enum Effect: Sendable, Hashable {
              .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
              .replaceColor(let n, _, _), .theme(let n, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n, _), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
         case .tint(let n, _), .colorize(let n, _), .tintGradient(let n, _): n
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline: nil
+        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline, .declared: nil
         }
     }
 
@@ -658,6 +670,7 @@ public enum Effect: Sendable, Hashable {
         case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .dropShadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
         // Which areas are photographic, and the background colour, are read from the image.
         case .theme: false
+        case .declared(let d): d.declaration.pointwise
         }
     }
 
@@ -665,6 +678,7 @@ public enum Effect: Sendable, Hashable {
     public var needsFaces: Bool {
         switch self {
         case .blurFaces, .pixelateFaces: true
+        case .declared(let d): d.declaration.needsFaces
         default: false
         }
     }

@@ -66,7 +66,7 @@ public struct CloudinaryParser: Sendable {
     /// Every parameter prefix the language knows.
     static let keys = ["c", "w", "h", "ar", "g", "x", "y", "dpr", "z", "a", "r", "e", "co", "b", "bo", "o", "l", "u", "fl", "f", "q", "pg", "t", "cs", "dn", "d", "dl"]
     static let flags = ["layer_apply", "progressive", "keep_iptc", "keep_metadata", "lossless", "strip_profile", "png8", "png24", "png32", "lossy", "tiff8_lzw", "ignore_mask_channels", "keep_attribution", "getinfo", "region_relative", "relative", "ignore_aspect_ratio", "tiled", "no_overflow", "text_no_trim", "cutter", "replace_image", "clip", "clip_evenodd"]
-    static let effectNames = Effect.Kind.allCases.map(\.rawValue) + ["trim"]
+    static let effectNames = StepCatalogue.effectNames + ["trim"]
 
     /// Parses a string; `location` prefixes every issue (`chain`, `outputs[1].chain`).
     public func parse(_ text: String, location: String = "chain") -> Result {
@@ -702,7 +702,7 @@ struct ParseRun {
                 // An effect's settings are named with it: its amount (`e_sepia strength`) and the
                 // others (e_fill_light's bias, e_recolor's matrix).
                 var subject = param
-                if case .effect(let e) = step, !issue.field.isEmpty { subject = "e_\(e.kind.rawValue) \(issue.field)" }
+                if case .effect(let e) = step, !issue.field.isEmpty { subject = "e_\(e.name) \(issue.field)" }
                 if let bound = issue.bound, let value = c.params[param] {
                     fail(c, CloudinaryVocabulary.outOfRange("\(param)_\(value)", "\(subject) \(issue.reason)", bound: bound))
                 } else if subject != param, let value = c.params[param] {
@@ -1196,7 +1196,10 @@ struct ParseRun {
             fail(c, "e_\(text): known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_\(name),fl_layer_apply)")
             return nil
         }
-        guard let kind = Effect.Kind(rawValue: name) else {
+        if let d = StepCatalogue.effect(named: name), d.form == .declared {
+            return declaredEffect(d, arguments: Array(parts.dropFirst()), color: color, in: c)
+        }
+        guard let kind = Effect.Kind(rawValue: name), kind != .declared else {
             refuseUnknownEffect(text, name: name, in: c)
             return nil
         }

@@ -118,8 +118,10 @@ public enum CloudinaryPrinter {
     }
 
     static func effect(_ e: Effect) -> String {
-        let name = "e_" + e.kind.rawValue
+        let name = "e_" + e.name
         switch e {
+        case .declared(let d):
+            return d.declaration.cloudinaryText(d.values)
         case .tint(let amount, let c):
             return "\(name):\(amount):" + color(c)
         case .tintGradient(let amount, let gradient):

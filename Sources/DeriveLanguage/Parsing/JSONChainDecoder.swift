@@ -11,7 +11,7 @@ public struct JSONChainDecoder: Sendable {
     public static let outputKeys = ["name", "chain", "format", "quality", "strip", "stripProfile", "density", "pngType", "lossy", "loop", "delay", "tiffLZW", "ignoreMaskChannels", "colorSpace", "keepAttribution", "getInfo", "defaultImage", "progressive", "lossless", "effort",
                                     "chromaSubsampling", "autoOrient", "frame", "pages", "breakpoints", "densities", "formats", "clip", "psd"]
     public static let stepKeys = ["resize", "rotate", "round", "trim", "background", "border", "opacity", "overlay",
-                                  "validate", "preset", "variable", "if", "template", "lut", "quality"] + Effect.Kind.allCases.map(\.rawValue)
+                                  "validate", "preset", "variable", "if", "template", "lut", "quality"] + StepCatalogue.effectNames
     static let resizeKeys = ["mode", "width", "height", "aspectRatio", "gravity", "x", "y", "dpr", "background", "padFill", "zoom", "relative", "autoTurn"]
     static let breakpointKeys = ["minWidth", "maxWidth", "step", "bytes", "maxCount"]
     static let overlayKeys = ["image", "text", "chain", "gravity", "x", "y", "regionRelative", "underlay", "blend", "blendLevel", "tiled"]
@@ -369,7 +369,10 @@ public struct JSONChainDecoder: Sendable {
         let key = member.key
         let body = member.value
         let bodyPath = path.appending(key)
-        if let kind = Effect.Kind(rawValue: key) {
+        if let d = StepCatalogue.effect(named: key), d.form == .declared {
+            return d.read(json: body, at: bodyPath, log: log).map { .effect(.declared(DeclaredEffect(name: key, values: $0))) }
+        }
+        if let kind = Effect.Kind(rawValue: key), kind != .declared {
             return readEffect(kind, body, at: bodyPath, log: log)
         }
         switch key {

@@ -135,7 +135,7 @@ extension ImageOperation {
             if let background { m.append(JSONMember(key: "background", value: .string(background.hex))) }
             return op("rotate", m)
         case .round(let radius, let background): return op("round", body(.round(RoundCorners(radius: radius, background: background))))
-        case .effect(let e): return op(e.kind.rawValue, body(.effect(e)))
+        case .effect(let e): return op(e.name, body(.effect(e)))
         case .trim(let t): return op("trim", body(.trim(t)))
         case .lut(let name): return op("lut", [JSONMember(key: "file", value: .string(name))])
         case .flatten(let c): return op("flatten", [JSONMember(key: "color", value: .string(c.hex))])

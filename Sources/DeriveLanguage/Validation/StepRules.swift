@@ -29,54 +29,18 @@ public enum EffectRules {
     public static let dropShadowColor = Color.black
     public static let dropShadowOpacity = 0.5
 
-    public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? {
-        switch kind {
-        case .blur, .sharpen, .unsharpMask, .blurFaces, .blurRegion: 1...2000
-        case .pixelate, .pixelateFaces, .pixelateRegion: 1...200
-        case .sepia, .assistColorblind: 1...100
-        case .brightness, .brightnessHSB: -99...100
-        case .contrast, .saturation, .hue, .red, .green, .blue, .vibrance: -100...100
-        case .blackwhite, .cartoonify, .shadow, .gradientFade, .oilPaint, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .makeTransparent, .opacityThreshold: 0...100
-        // Cloudinary documents no range (a radius in Lab); sRGB colours are less than 260 apart.
-        case .replaceColor: 0...300
-        // Cloudinary's photosensitivity (SDK reference, ThemeEffect: 0 to 200, default 100).
-        case .theme: 0...200
-        case .orderedDither: 0...18
-        // Cloudinary's number of colours (SDK reference, Vectorize).
-        case .vectorize: 2...30
-        case .gamma: -50...150
-        case .tint, .colorize, .vignette: 0...100
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline: nil
-        }
-    }
+    /// The amount's range, from the effect's declaration (`StepCatalogue.effects`).
+    public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? { kind == .declared ? nil : StepCatalogue.effect(kind).amount?.range }
 
     /// The amounts Derive draws: Cloudinary's range (e_ordered_dither's 0–18 maps all drawn).
     public static func supportedRange(of kind: Effect.Kind) -> ClosedRange<Int>? {
         kind == .orderedDither ? DitherMaps.supported : range(of: kind)
     }
 
+    /// The amount's default, from the effect's declaration.
     public static func defaultAmount(of kind: Effect.Kind) -> Int? {
-        switch kind {
-        case .blur, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight, .colorize, .blurRegion: 100
-        case .blurFaces: 500
-        case .pixelate, .pixelateFaces, .pixelateRegion: 10
-        case .sepia, .brightness, .saturation, .hue, .brightnessHSB: 80
-        case .contrast, .gamma, .red, .green, .blue: 0
-        case .tint: 60
-        // Cloudinary's server default (SDK reference, GradientFade: strength 0 to 100, default 20).
-        case .gradientFade: 20
-        // Cloudinary's server default (SDK reference, OilPaint: strength 0 to 100, default 30).
-        case .oilPaint: 30
-        case .vignette, .vibrance: 20
-        case .blackwhite, .replaceColor, .opacityThreshold, .cartoonify: 50
-        case .makeTransparent, .assistColorblind: 10
-        case .theme: 100
-        case .orderedDither: 0
-        case .vectorize: 10
-        // Cloudinary's server default (SDK reference, Shadow: strength 0 to 100, default 40).
-        case .shadow: 40
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline: nil
-        }
+        guard kind != .declared, case .number(let n)? = StepCatalogue.effect(kind).amount?.defaultValue else { return nil }
+        return n
     }
 
     /// Builds an effect from its kind, amount and colour, using defaults for what is missing.
@@ -134,28 +98,15 @@ public enum EffectRules {
         case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
         case .pixelateRegion: return .pixelateRegion(n, nil)
+        // Built from their declaration's values, never from a kind.
+        case .declared: preconditionFailure("a declared effect is built from its values")
         }
     }
 
-    /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`).
-    static func amountField(of kind: Effect.Kind) -> String? {
-        switch kind {
-        case .blur, .sharpen, .unsharpMask, .sepia, .vignette, .blurFaces, .blurRegion, .vibrance, .assistColorblind, .shadow, .gradientFade, .oilPaint: "strength"
-        case .blackwhite: "threshold"
-        case .cartoonify: "lines"
-        case .vectorize: "colors"
-        case .replaceColor, .makeTransparent: "tolerance"
-        case .theme: "photosensitivity"
-        case .opacityThreshold, .orderedDither: "level"
-        case .autoContrast, .autoBrightness, .autoColor, .improve, .fillLight: "blend"
-        case .pixelate, .pixelateFaces, .pixelateRegion: "size"
-        case .brightness, .contrast, .saturation, .gamma, .hue, .brightnessHSB, .red, .green, .blue: "level"
-        case .tint, .colorize: "amount"
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline: nil
-        }
-    }
+    /// The name of the amount field in JSON (`{"blur": {"strength": 300}}`), from the declaration.
+    static func amountField(of kind: Effect.Kind) -> String? { kind == .declared ? nil : StepCatalogue.effect(kind).amount?.key }
 
-    static func takesColor(_ kind: Effect.Kind) -> Bool { kind == .tint || kind == .colorize || kind == .makeTransparent || kind == .shadow || kind == .outline }
+    static func takesColor(_ kind: Effect.Kind) -> Bool { kind != .declared && kind != .theme && StepCatalogue.effect(kind).parameter("color") != nil }
 
     /// Effects on a rectangle given by `x`, `y`, `width` and `height`.
     public static func takesRegion(_ kind: Effect.Kind) -> Bool { kind == .blurRegion || kind == .pixelateRegion }
@@ -226,6 +177,8 @@ enum StepRules {
         case .round(let r): return roundIssues(r, limits: limits)
         case .effect(.recolor(let matrix)):
             return EffectRules.recolorIssues(matrix)
+        case .effect(.declared(let d)):
+            return d.declaration.issues(d.values)
         case .effect(.outline(_, let width, let blur, _)):
             // Cloudinary's ranges (SDK reference, Outline: width 1 to 100, blur 0 to 2000).
             return check(width, in: OutlineMode.widthRange, field: "width") + check(blur, in: OutlineMode.blurRange, field: "blur")

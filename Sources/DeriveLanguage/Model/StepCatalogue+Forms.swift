@@ -1,0 +1,130 @@
+/// The forms of a regular effect, derived from its declaration alone: its Cloudinary string
+/// (read and printed), its JSON (read and written), its range checks and its JSON Schema.
+extension EffectDeclaration {
+    /// The values of `e_<name>[:<args>]` (`co_` giving the colour), defaults filled in; or the
+    /// reason it is refused.
+    func read(arguments args: [String], color: String?) -> Result<[ParameterValue], ReadFailure> {
+        var given: [String: String] = [:]
+        let written = parameters.filter { $0.type != .color }
+        switch syntax {
+        case .positional:
+            guard args.count <= written.count else {
+                return .failure(.malformed("e_\(name) takes \(written.map(\.key).joined(separator: ", then "))" + (written.isEmpty ? "nothing" : "")))
+            }
+            for (p, arg) in zip(written, args) where !arg.isEmpty { given[p.key] = arg }
+        case .named:
+            for pair in args.joined(separator: ":").split(separator: ";").map(String.init) where !pair.isEmpty {
+                let parts = pair.split(separator: "_", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let p = parameter(parts[0]), p.type != .color else {
+                    return .failure(.unknown(what: "e_\(name) parameter \(Quoted(parts[0]))", word: parts[0], among: written.map(\.key)))
+                }
+                given[p.key] = parts[1]
+            }
+        }
+        if let color, let p = parameters.first(where: { $0.type == .color }) { given[p.key] = color }
+        var values: [ParameterValue] = []
+        for p in parameters {
+            guard let text = given[p.key] else {
+                guard let d = p.defaultValue else { return .failure(.malformed("e_\(name) needs its \(p.key)")) }
+                values.append(d)
+                continue
+            }
+            switch p.type {
+            case .number(let range, _):
+                guard let n = Int(text) else {
+                    return .failure(.malformed("e_\(name) takes a whole-number \(p.key) (\(range.lowerBound) to \(range.upperBound)), got \(Quoted(text))"))
+                }
+                values.append(.number(n))
+            case .color:
+                guard let c = Color.parse(text) else { return .failure(.malformed("co_\(text) is not a colour")) }
+                values.append(.color(c))
+            case .choice(let words):
+                guard words.contains(text) else { return .failure(.unknown(what: "e_\(name) \(p.key) \(Quoted(text))", word: text, among: words)) }
+                values.append(.choice(text))
+            }
+        }
+        return .success(values)
+    }
+
+    enum ReadFailure: Error {
+        case malformed(String)
+        /// A word not in the declaration's list, for a did-you-mean.
+        case unknown(what: String, word: String, among: [String])
+    }
+
+    /// `e_noise:30`: the values up to the last that is not its default, in the declaration's
+    /// order (`key_value;…` for a named syntax), and `co_` for a colour that is not its default.
+    func cloudinaryText(_ values: [ParameterValue]) -> String {
+        var args: [String] = []
+        var color = ""
+        var pending: [String] = []
+        for (p, v) in zip(parameters, values) {
+            if p.type == .color {
+                if v != p.defaultValue { color = ",co_" + v.text }
+                continue
+            }
+            switch syntax {
+            case .positional:
+                pending.append(v.text)
+                if v != p.defaultValue { args += pending; pending = [] }
+            case .named:
+                if v != p.defaultValue { args.append("\(p.key)_\(v.text)") }
+            }
+        }
+        let separator = syntax == .named ? ";" : ":"
+        return "e_" + name + (args.isEmpty ? "" : ":" + args.joined(separator: separator)) + color
+    }
+
+    /// The JSON object of the values, every one written (defaults too: it is the canonical form).
+    func json(_ values: [ParameterValue]) -> JSONValue {
+        .object(zip(parameters, values).map { JSONMember(key: $0.key, value: $1.json) })
+    }
+
+    /// `{"<name>": true}`, `{"<name>": <amount>}` or `{"<name>": {<key>: <value>…}}`.
+    func read(json value: JSONValue, at path: JSONPath, log: IssueCollector) -> [ParameterValue]? {
+        var fields: [String: JSONValue] = [:]
+        switch value {
+        case .bool(true): break
+        case .number where amount != nil, .string where amount != nil:
+            fields[amount!.key] = value
+        default:
+            guard let object = log.object(value, at: path, allowed: parameters.map(\.key)) else { return nil }
+            fields = object
+        }
+        var values: [ParameterValue] = []
+        for p in parameters {
+            guard let v = fields[p.key] else {
+                guard let d = p.defaultValue else {
+                    log.add(path.appending(p.key), "required")
+                    return nil
+                }
+                values.append(d)
+                continue
+            }
+            switch p.type {
+            case .number:
+                guard let n = log.int(v, at: path.appending(p.key)) else { return nil }
+                values.append(.number(n))
+            case .color:
+                guard let c = log.color(v, at: path.appending(p.key)) else { return nil }
+                values.append(.color(c))
+            case .choice(let words):
+                guard case .string(let word) = v, words.contains(word) else {
+                    let got = if case .string(let text) = v { Quoted(text).description } else { v.typeDescription }
+                    log.add(path.appending(p.key), "expected one of " + words.map { Quoted($0).description }.joined(separator: ", ") + ", got \(got)")
+                    return nil
+                }
+                values.append(.choice(word))
+            }
+        }
+        return values
+    }
+
+    /// Numbers outside their ranges.
+    func issues(_ values: [ParameterValue]) -> [FieldIssue] {
+        zip(parameters, values).flatMap { p, v -> [FieldIssue] in
+            guard let range = p.range, case .number(let n) = v else { return [] }
+            return StepRules.check(n, in: range, field: p.key, derivesLimits: p.derivesLimits)
+        }
+    }
+}

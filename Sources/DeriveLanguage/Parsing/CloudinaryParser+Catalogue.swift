@@ -1,0 +1,18 @@
+extension ParseRun {
+    /// `e_<name>[:<values>]` of an effect the catalogue alone describes (`Form.declared`), read
+    /// from its declaration; a colour comes from `co_`.
+    mutating func declaredEffect(_ d: EffectDeclaration, arguments: [String], color: String?, in c: Component) -> Effect? {
+        let written = "e_" + ([d.name] + arguments).joined(separator: ":")
+        let takesColor = d.parameters.contains { $0.type == .color }
+        if !takesColor { ignoreUnusedColor(color, in: c) }
+        switch d.read(arguments: arguments, color: takesColor ? color : nil) {
+        case .success(let values):
+            return .declared(DeclaredEffect(name: d.name, values: values))
+        case .failure(.malformed(let reason)):
+            fail(c, CloudinaryVocabulary.malformed(written, reason, hint: ""))
+        case .failure(.unknown(let what, let word, let among)):
+            fail(c, CloudinaryVocabulary.unknown(written, what: what, hint: Suggest.hint(for: word, among: among, else: "; " + among.joined(separator: ", "))))
+        }
+        return nil
+    }
+}
