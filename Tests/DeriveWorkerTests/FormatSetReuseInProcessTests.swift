@@ -66,6 +66,8 @@ import Testing
         let id = try #require(try queue.store.recentAssets(before: nil, limit: 10, outputsPerAsset: 10).assets.first).id
         let detail = try #require(try queue.store.asset(id: id))
         #expect(Set(detail.derivatives.map(\.record.format)) == ["jpeg", "webp", "png"])
+        // Each row's chain is its own format's (the one its chain_hash is of), not the set's first.
+        for derivative in detail.derivatives { #expect(derivative.record.chain["format"] == .string(derivative.record.format)) }
 
         // The same set again: everything recorded, nothing decoded; in another order, the same.
         let again = try run(job(["formats": .array([.string("png"), .string("jpeg"), .string("webp")])]))

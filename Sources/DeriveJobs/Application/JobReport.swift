@@ -65,7 +65,8 @@ public struct JobReport: Sendable {
         let outputs = zip(result.outputs, locations).enumerated().map { index, pair -> JSONValue in
             let (output, location) = pair
             let m = output.metadata
-            let planned = plan.outputs.first { $0.name == output.name }
+            // By identity too: each format of a format set has its own, under one name.
+            let planned = plan.outputs.first { $0.name == output.name && $0.identity == output.identity } ?? plan.outputs.first { $0.name == output.name }
             var members: [JSONMember] = [JSONMember(key: "name", value: .string(output.name))]
             if let width = output.breakpointWidth { members.append(JSONMember(key: "breakpointWidth", value: .int(width))) }
             if output.reused { members.append(JSONMember(key: "reused", value: .bool(true))) }

@@ -39,7 +39,10 @@ public struct DerivationRecord: Sendable, Equatable {
                             tags: resolved.asset.tags.isEmpty ? nil : resolved.asset.tags,
                             context: resolved.asset.context.isEmpty ? nil : resolved.asset.context)
         derivatives = zip(report.result.outputs, stored).map { output, object in
-            let canonical = resolved.outputs.first { $0.name == output.name }
+            // The output's own canonical form: a format set has one per format under one name
+            // (its identity, or for a chain reading the asset's values, its format, tells it).
+            let named = resolved.outputs.filter { $0.name == output.name }
+            let canonical = named.first { $0.identity == output.identity } ?? named.first { $0.encoding.format == output.metadata.format } ?? named.first
             let preset = canonical?.presets.first ?? resolved.preset
             let m = output.metadata
             return DerivativeRecord(
