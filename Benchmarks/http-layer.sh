@@ -9,8 +9,8 @@
 #     pipeline), each serving the same bytes from memory and "ok": the ceiling of each layer
 #     before Derive does any work.
 # wrk -t2 -cCONNECTIONS -dDURATION --latency against each, one after the other; prints
-# requests per second and p50/p99 in a table. Also the clean release build time of each bare
-# layer's package (what adding it costs CI) when --build-cost is given.
+# requests per second and p50/p99 in a table. With --build-cost, first the clean debug build
+# of each bare layer's package (what adding it costs CI).
 #
 #   bash Benchmarks/http-layer.sh [--connections 32] [--duration 10s] [--build-cost]
 set -euo pipefail
@@ -37,12 +37,14 @@ if [ -z "$derive" ]; then
 fi
 layers=Benchmarks/HTTPLayer
 if [ "$build_cost" = 1 ]; then
+    # What each layer adds to CI: a clean debug build (the test command builds debug) of the
+    # bare server and its packages, wall and processor time.
     for product in flyingfox-file hummingbird-file nio-file; do
         scratch="$(mktemp -d)"
-        started=$(date +%s.%N)
-        swift build -c release --package-path "$layers" --scratch-path "$scratch" --product "$product" > /dev/null
-        echo "clean release build of $product: $(python3 -c "print(round($(date +%s.%N) - $started))") s"
-        rm -rf "$scratch"
+        /usr/bin/time -f "clean debug build of $product: %e s wall, %U s user + %S s system" \
+            swift build --package-path "$layers" --scratch-path "$scratch" --product "$product" > /dev/null 2> "$scratch.log" || { cat "$scratch.log"; exit 1; }
+        tail -1 "$scratch.log"
+        rm -rf "$scratch" "$scratch.log"
     done
 fi
 swift build -c release --package-path "$layers" > /dev/null 2>&1 || swift build -c release --package-path "$layers"
