@@ -134,7 +134,9 @@ def main(arguments):
     if arguments:
         files = [Path(a).resolve() for a in arguments]
     else:
-        files = sorted({p.resolve() for pattern in DEFAULT_GLOBS for p in ROOT.glob(pattern)})
+        # A benchmark package's own build folder holds its dependencies' checkouts, not our pages.
+        files = sorted({p.resolve() for pattern in DEFAULT_GLOBS for p in ROOT.glob(pattern)
+                        if not any(part.startswith(".build") for part in p.relative_to(ROOT).parts)})
     problems = [problem for path in files for problem in check(path)]
     for problem in problems:
         print(problem)
