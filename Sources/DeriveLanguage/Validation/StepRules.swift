@@ -365,7 +365,9 @@ enum StepRules {
                 issues.append(FieldIssue(field: "gravity", reason: "\(s.rawValue) chooses a crop; the pad modes take a compass gravity"))
             }
             // Offsets move a face gravity's centre; attention and entropy have no centre to move.
-            if (r.x != nil || r.y != nil) && !FaceGeometry.cutsAroundFaces(r) {
+            // fill_pad and auto_pad take gravity auto whether it is written or implied, so their
+            // offsets are read alike either way (the printer writes the implied g_auto).
+            if (r.x != nil || r.y != nil) && !FaceGeometry.cutsAroundFaces(r) && r.mode != .fillPad && r.mode != .autoPad {
                 let why = s.faceTarget == nil ? "offsets cannot be combined with content-aware gravity \(s.rawValue)"
                     : "offsets move the centre of a face gravity only with modes thumb and crop"
                 issues.append(FieldIssue(field: r.x != nil ? "x" : "y", reason: why))
