@@ -71,26 +71,10 @@ extension PostgresJobStore: ServedAssetCatalog {
         return ServedAssetPage(reading: try rows.map { row throws(DeriveError) in try ServedAsset(row: row) }, query: query)
     }
 
-    public func changeTags(_ change: TagChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
-        try rewrite(cloud: cloud, publicIDs: publicIDs, column: "tags") { asset in
-            var changed = asset
-            changed.tags = change.applied(to: asset.tags)
-            return changed.tagsJSON
-        }
-    }
-
-    public func changeContext(_ change: ContextChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
-        try rewrite(cloud: cloud, publicIDs: publicIDs, column: "context") { asset in
-            var changed = asset
-            changed.context = change.applied(to: asset.context)
-            return changed.contextJSON
-        }
-    }
-
-    /// Locks each asset's row, and writes `column` as `value` makes it, in one transaction.
+    /// Locks each asset's row and writes the changed column back, in one transaction.
     /// Rows are locked in code-point order of their ids, so two changes over overlapping sets
     /// cannot deadlock.
-    private func rewrite(cloud: String, publicIDs: [String], column: String, value: (ServedAsset) -> String) throws(DeriveError) -> [String] {
+    public func change(_ change: AssetChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
         let ids = JSONWriter.compact(.array(publicIDs.map(JSONValue.string)))
         let found = try withConnection { connection throws(PostgresError) -> Set<String> in
             try connection.transaction { () throws(PostgresError) -> Set<String> in
@@ -102,8 +86,8 @@ extension PostgresJobStore: ServedAssetCatalog {
                 var found: Set<String> = []
                 for row in rows {
                     let asset = try PostgresError.decoding { () throws(DeriveError) in try ServedAsset(row: row) }
-                    try connection.query("UPDATE derive.served_assets SET \(column) = $3::jsonb WHERE cloud = $1 AND public_id = $2",
-                                         [cloud, asset.publicID, value(asset)])
+                    try connection.query("UPDATE derive.served_assets SET \(change.column) = $3::jsonb WHERE cloud = $1 AND public_id = $2",
+                                         [cloud, asset.publicID, change.storedValue(changing: asset)])
                     found.insert(asset.publicID)
                 }
                 return found

@@ -64,24 +64,8 @@ extension SQLiteJobStore: ServedAssetCatalog {
         return ServedAssetPage(reading: try rows.map { row throws(DeriveError) in try ServedAsset(row: row) }, query: query)
     }
 
-    public func changeTags(_ change: TagChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
-        try rewrite(cloud: cloud, publicIDs: publicIDs, column: "tags") { asset in
-            var changed = asset
-            changed.tags = change.applied(to: asset.tags)
-            return changed.tagsJSON
-        }
-    }
-
-    public func changeContext(_ change: ContextChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
-        try rewrite(cloud: cloud, publicIDs: publicIDs, column: "context") { asset in
-            var changed = asset
-            changed.context = change.applied(to: asset.context)
-            return changed.contextJSON
-        }
-    }
-
-    /// Reads each asset, and writes `column` as `value` makes it, in one transaction.
-    private func rewrite(cloud: String, publicIDs: [String], column: String, value: (ServedAsset) -> String) throws(DeriveError) -> [String] {
+    /// Reads each asset and writes the changed column back, in one transaction.
+    public func change(_ change: AssetChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
         try write { connection, _ throws(SQLiteError) -> [String] in
             var found: [String] = []
             for id in publicIDs {
@@ -91,8 +75,8 @@ extension SQLiteJobStore: ServedAssetCatalog {
                     FROM served_assets WHERE cloud = ? AND public_id = ?
                     """, [.text(cloud), .text(id)], source: "served_assets").first else { continue }
                 let asset = try SQLiteError.decoding { () throws(DeriveError) in try ServedAsset(row: row) }
-                try connection.query("UPDATE served_assets SET \(column) = ? WHERE cloud = ? AND public_id = ?",
-                                     [SQLiteValue(value(asset)), SQLiteValue(cloud), SQLiteValue(id)])
+                try connection.query("UPDATE served_assets SET \(change.column) = ? WHERE cloud = ? AND public_id = ?",
+                                     [SQLiteValue(change.storedValue(changing: asset)), SQLiteValue(cloud), SQLiteValue(id)])
                 found.append(id)
             }
             return found

@@ -13,22 +13,7 @@ import Testing
         #expect(JobStoreKind.runnable.contains(.postgres))
     }
 
-    final class Under: @unchecked Sendable {
-        let store: any JobStore & ServedAssets & ServedAssetCatalog
-        private let database: TestQueue?
-
-        init(_ kind: JobStoreKind) throws {
-            switch kind {
-            case .memory:
-                database = nil
-                store = MemoryJobQueue()
-            case .sqlite, .postgres:
-                let database = try TestQueue(kind == .sqlite ? .sqlite : .postgres)
-                self.database = database
-                store = database.store
-            }
-        }
-    }
+    typealias Under = ServedAssetsConformanceTests.Under
 
     /// Twelve assets: `a/…` and `b/…` folders, ids with characters whose code-point order is
     /// not their order in other collations (`B` before `a`, `é` after `z`), creation times a

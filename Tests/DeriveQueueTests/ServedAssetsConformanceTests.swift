@@ -14,9 +14,10 @@ import Testing
         #expect(JobStoreKind.runnable.contains(.postgres))
     }
 
-    /// A fresh store of one kind seen as `JobStore & ServedAssets`, and more handles on it.
+    /// A fresh store of one kind seen as `JobStore & ServedAssets` (and the management calls
+    /// over them, `ServedAssetCatalogConformanceTests`), and more handles on it.
     final class Under: @unchecked Sendable {
-        let store: any JobStore & ServedAssets
+        let store: any JobStore & ServedAssets & ServedAssetCatalog
         private let database: TestQueue?
 
         init(_ kind: JobStoreKind) throws {

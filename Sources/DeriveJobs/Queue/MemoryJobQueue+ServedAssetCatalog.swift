@@ -21,23 +21,12 @@ extension MemoryJobQueue: ServedAssetCatalog {
         }
     }
 
-    public func changeTags(_ change: TagChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+    public func change(_ change: AssetChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
         try withState { state, _ in
             publicIDs.filter { id in
                 let key = ServedKey(cloud: cloud, publicID: id)
                 guard let asset = state.served[key] else { return false }
-                state.served[key]?.tags = change.applied(to: asset.tags)
-                return true
-            }
-        }
-    }
-
-    public func changeContext(_ change: ContextChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
-        try withState { state, _ in
-            publicIDs.filter { id in
-                let key = ServedKey(cloud: cloud, publicID: id)
-                guard let asset = state.served[key] else { return false }
-                state.served[key]?.context = change.applied(to: asset.context)
+                state.served[key] = change.applied(to: asset)
                 return true
             }
         }

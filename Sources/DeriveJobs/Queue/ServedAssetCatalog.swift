@@ -14,17 +14,55 @@ public protocol ServedAssetCatalog: Sendable {
     /// (nil after the last).
     func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage
 
-    /// Applies `change` to the tags of each asset of `publicIDs` that is recorded, in one
-    /// transaction; returns the public ids it found, in the order given.
-    func changeTags(_ change: TagChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String]
-
-    /// Applies `change` to the context of each asset of `publicIDs` that is recorded, in one
-    /// transaction; returns the public ids it found, in the order given.
-    func changeContext(_ change: ContextChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String]
+    /// Applies `change` to each asset of `publicIDs` that is recorded, in one transaction;
+    /// returns the public ids it found, in the order given.
+    func change(_ change: AssetChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String]
 
     /// The distinct tags of a cloud's assets in code-point order, those starting with `prefix`
     /// only when given, at most `limit` after `after`; `next` is the last one given when more follow.
     func servedTags(cloud: String, prefix: String?, limit: Int, after: String?) throws(DeriveError) -> (tags: [String], next: String?)
+}
+
+extension ServedAssetCatalog {
+    public func changeTags(_ change: TagChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        try self.change(.tags(change), cloud: cloud, publicIDs: publicIDs)
+    }
+
+    public func changeContext(_ change: ContextChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        try self.change(.context(change), cloud: cloud, publicIDs: publicIDs)
+    }
+}
+
+/// A change to assets' tags or context, as the stores apply it: read, changed here, written back.
+public enum AssetChange: Sendable, Equatable {
+    case tags(TagChange)
+    case context(ContextChange)
+
+    public func applied(to asset: ServedAsset) -> ServedAsset {
+        var changed = asset
+        switch self {
+        case .tags(let change): changed.tags = change.applied(to: asset.tags)
+        case .context(let change): changed.context = change.applied(to: asset.context)
+        }
+        return changed
+    }
+
+    /// The `served_assets` column it writes.
+    public var column: String {
+        switch self {
+        case .tags: "tags"
+        case .context: "context"
+        }
+    }
+
+    /// The column's value, as stored, once `asset` is changed.
+    public func storedValue(changing asset: ServedAsset) -> String {
+        let changed = applied(to: asset)
+        return switch self {
+        case .tags: changed.tagsJSON
+        case .context: changed.contextJSON
+        }
+    }
 }
 
 /// Which assets a listing selects, in what order, and where its page starts.
