@@ -56,13 +56,24 @@ import Testing
         #expect(table == "\n\n" + StepCatalogue.effectsTable + "\n", "Docs/language.md's effects table is stale; DERIVE_WRITE_CATALOGUE=1 swift test --filter CatalogueTests/write")
     }
 
-    /// Writes the schema's effect entries and the docs' table from the catalogue.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["DERIVE_WRITE_CATALOGUE"] == "1"))
-    func write() throws {
-        var text = try String(contentsOf: Self.languageURL, encoding: .utf8)
+    /// Writes the schema's effect entries and the docs' table from the catalogue: in place with
+    /// `DERIVE_WRITE_CATALOGUE=1`, otherwise into copies, which must come out equal to the
+    /// committed files (the writer, run on an up-to-date tree, changes nothing).
+    @Test func write() throws {
+        let inPlace = ProcessInfo.processInfo.environment["DERIVE_WRITE_CATALOGUE"] == "1"
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-catalogue-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let languageURL = inPlace ? Self.languageURL : folder.appendingPathComponent("language.md")
+        let schemaURL = inPlace ? Self.schemaURL : folder.appendingPathComponent("job-v1.schema.json")
+        if !inPlace {
+            try FileManager.default.copyItem(at: Self.languageURL, to: languageURL)
+            try FileManager.default.copyItem(at: Self.schemaURL, to: schemaURL)
+        }
+        var text = try String(contentsOf: languageURL, encoding: .utf8)
         if let start = text.range(of: Self.begin), let stop = text.range(of: Self.end) {
             text.replaceSubrange(start.upperBound..<stop.lowerBound, with: "\n\n" + StepCatalogue.effectsTable + "\n")
-            try text.write(to: Self.languageURL, atomically: true, encoding: .utf8)
+            try text.write(to: languageURL, atomically: true, encoding: .utf8)
         }
         // The schema: each generated entry replaces the committed one in place (a new effect goes
         // before `trim`), keeping the file's own layout (Python's json.dumps, indent 2).
@@ -86,9 +97,13 @@ import Testing
         """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, Self.schemaURL.path, input.path]
+        process.arguments = ["python3", "-c", script, schemaURL.path, input.path]
         try process.run()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
+        if !inPlace {
+            #expect(try Data(contentsOf: languageURL) == Data(contentsOf: Self.languageURL), "Docs/language.md is stale")
+            #expect(try Data(contentsOf: schemaURL) == Data(contentsOf: Self.schemaURL), "the schema is stale")
+        }
     }
 }
