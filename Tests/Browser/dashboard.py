@@ -93,16 +93,14 @@ def placeholders(driver, url):
 
 
 def follow_job(driver, url, seconds=30):
-    """The last waiting or running job listed in the default queue (the one the worker serves),
-    its page watched until it shows an end (or the time is up): each state and stage it showed,
-    in order, and whether the page was ever loaded again. The last, not the first: with one
-    slot the first may end before its page has loaded on a busy machine (seen: a 2 s job
-    finished while Chromium opened it), the last waits behind the others."""
+    """The first waiting or running job of the default queue (the one the worker serves), its
+    page watched until it shows an end (or the time is up): each state and stage it showed, in
+    order, and whether the page was ever loaded again."""
     driver.get(url + "/jobs?queue=default")
     links = driver.find_elements(By.CSS_SELECTOR, "#live-jobs tbody a")
     if not links:
         return {"job": None}
-    href = links[-1].get_attribute("href")
+    href = links[0].get_attribute("href")
     driver.get(href)
     driver.execute_script("window.loadedOnce = 'still the same page';")
     states, stages = [], []
