@@ -130,11 +130,8 @@ import Testing
 /// on the embedded SQLite queue it works itself: `f_auto` per browser, `q_auto` under
 /// `Save-Data`, client hints, and every URL form `cloudinary_url` writes for an image.
 @Suite(.serialized) struct DeliveryTests {
-    @Test func everyBrowserAndEveryURLFormOfTheSDK() throws {
-        guard Python.has("cloudinary") else {
-            #expect(!Python.required, "the test command installs the cloudinary package")
-            return
-        }
+    @Test(.enabled(if: Python.has("cloudinary"), "needs the cloudinary package the test command installs"))
+    func everyBrowserAndEveryURLFormOfTheSDK() throws {
         let folder = try ServeTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = "sqlite:" + folder.appendingPathComponent("q.sqlite").path
@@ -240,11 +237,8 @@ import Testing
 /// when signed, refused unsigned for a transformation not allowed, for a host not listed, for a
 /// private address the rules refuse even signed, and for an origin's 404 or a non-image.
 extension DeliveryTests {
-    @Test func fetchDeliveryFromAnAllowedLoopbackOrigin() throws {
-        guard Python.has("cloudinary") else {
-            #expect(!Python.required, "the test command installs the cloudinary package")
-            return
-        }
+    @Test(.enabled(if: Python.has("cloudinary"), "needs the cloudinary package the test command installs"))
+    func fetchDeliveryFromAnAllowedLoopbackOrigin() throws {
         let folder = try ServeTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let originPort = try ServeTests.freePort()
