@@ -39,18 +39,8 @@ extension CloudinaryService {
             }
             let bytes = fetched.image.bytes
             guard let facts = ImageSniffer.facts(of: bytes) else { throw ServeError(400, "The fetched resource is not an image Derive reads") }
-            let stored: Originals.Stored
-            do {
-                stored = try await Self.offPool { [store, settings] () throws(DeriveError) -> Originals.Stored in
-                    try Originals.store(bytes, in: store, maxBytes: settings.maxUploadBytes, name: "the fetched image")
-                }
-            } catch {
-                throw Self.refusal(error)
-            }
-            let new = ServedAsset(cloud: settings.cloudName, publicID: publicID, version: Int(Date().timeIntervalSince1970),
-                                  format: facts.format.fileExtension, width: facts.orientedSize.width, height: facts.orientedSize.height,
-                                  bytes: bytes.count, sha256: stored.sha256, originalKey: stored.object.key.value, createdAt: Date(),
-                                  tags: [], context: ["fetched_from": String(fetch.url.prefix(1000))])
+            let new = try await storeOriginal(bytes, facts: facts, publicID: publicID, name: "the fetched image", tags: [],
+                                              context: ["fetched_from": String(fetch.url.prefix(1000))]).asset
             // Two first requests at once: the first recorded stands, the other reads it.
             asset = try await Self.offPool { [database, new] () throws(DeriveError) -> ServedAsset in
                 try database.recordUpload(new, overwrite: false, eager: nil).asset

@@ -91,6 +91,25 @@ public final class CloudinaryService: Sendable {
 
     // MARK: Upload
 
+    /// Stores an original (content-addressed, within the upload limit) and the asset it makes,
+    /// not yet recorded, with where it was stored: uploads and fetch deliveries both start here.
+    func storeOriginal(_ bytes: [UInt8], facts: SourceFacts, publicID: String, name: String, tags: [String],
+                       context: [String: String]) async throws -> (asset: ServedAsset, stored: Originals.Stored) {
+        let stored: Originals.Stored
+        do {
+            stored = try await Self.offPool { [store, settings] () throws(DeriveError) -> Originals.Stored in
+                try Originals.store(bytes, in: store, maxBytes: settings.maxUploadBytes, name: name)
+            }
+        } catch {
+            throw Self.refusal(error)
+        }
+        let asset = ServedAsset(cloud: settings.cloudName, publicID: publicID, version: Int(Date().timeIntervalSince1970),
+                                format: facts.format.fileExtension, width: facts.orientedSize.width, height: facts.orientedSize.height,
+                                bytes: bytes.count, sha256: stored.sha256, originalKey: stored.object.key.value, createdAt: Date(),
+                                tags: tags, context: context)
+        return (asset, stored)
+    }
+
     /// The parameters of a request (multipart or urlencoded), read within the size limit.
     struct Submitted {
         var fields: [String: String]
@@ -210,18 +229,8 @@ public final class CloudinaryService: Sendable {
         let assetFacts = AssetFacts(tags: Self.tags(fields["tags"]), context: Self.context(fields["context"]))
         if let issue = assetFacts.issues.first { throw ServeError(400, "Invalid tags or context: \(issue)") }
 
-        let stored: Originals.Stored
-        do {
-            stored = try await Self.offPool { [store, settings, bytes] () throws(DeriveError) -> Originals.Stored in
-                try Originals.store(bytes, in: store, maxBytes: settings.maxUploadBytes, name: "the upload")
-            }
-        } catch {
-            throw Self.refusal(error)
-        }
-        var asset = ServedAsset(cloud: settings.cloudName, publicID: publicID, version: Int(Date().timeIntervalSince1970),
-                                format: facts.format.fileExtension, width: facts.orientedSize.width, height: facts.orientedSize.height,
-                                bytes: bytes.count, sha256: stored.sha256, originalKey: stored.object.key.value, createdAt: Date(),
-                                tags: assetFacts.tags, context: assetFacts.context)
+        var (asset, stored) = try await storeOriginal(bytes, facts: facts, publicID: publicID, name: "the upload", tags: assetFacts.tags,
+                                                      context: assetFacts.context)
 
         // Eager outputs: one job, each output a transformation, queued in the transaction that
         // records the asset (a process killed in between leaves neither).
