@@ -32,11 +32,14 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
-        // Metrics through swift-metrics, exposed in Prometheus' format by swift-prometheus, and
-        // /metrics, /healthz and /readyz served by FlyingFox (no SwiftNIO): see README, Dependencies.
+        // Metrics through swift-metrics, exposed in Prometheus' format by swift-prometheus.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        // Every HTTP server (derive serve, the dashboard, /metrics) on Hummingbird 2 over SwiftNIO,
+        // chosen by measurement (issue 39; Benchmarks/RESULTS.md, "The HTTP layer"; Docs/design.md,
+        // "Dependencies, measured").
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // The worker as a Service: graceful shutdown, the grace period's escalation to
         // cancellation, and signals (no SwiftNIO; it brings swift-async-algorithms).
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -104,26 +107,26 @@ let package = Package(
         .target(name: "DeriveWorker", dependencies: [
             "DeriveJobs", "DeriveLanguage", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
-            .product(name: "FlyingFox", package: "FlyingFox"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
         ]),
-        // FlyingFox, started and stopped the way Derive's servers need (`/metrics`, the dashboard).
+        // The one HTTP adapter: requests, responses and routes as plain values, served by
+        // Hummingbird (the only module that imports it), started and stopped the way Derive's
+        // servers need.
         .target(name: "DeriveHTTP", dependencies: [
-            .product(name: "Logging", package: "swift-log"), .product(name: "FlyingFox", package: "FlyingFox"),
+            .product(name: "Logging", package: "swift-log"), .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        // `derive dashboard`: the operator's pages, server-rendered over FlyingFox, reading
+        // `derive dashboard`: the operator's pages, server-rendered over DeriveHTTP, reading
         // through DeriveJobs' seams (and counting a reprocess with its Reprocessor), not the
         // worker's runtime.
         .target(name: "DeriveDashboard", dependencies: [
             "DeriveJobs", "DeriveLanguage", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
-            .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
         // `derive serve`: Cloudinary's upload API, delivery URLs and admin read over the queue
-        // and the store, served with FlyingFox through DeriveHTTP.
+        // and the store, served through DeriveHTTP.
         .target(name: "DeriveServe", dependencies: [
             "DeriveJobs", "DeriveLanguage", "DeriveDigest", "DeriveHTTP", .product(name: "Logging", package: "swift-log"),
-            .product(name: "FlyingFox", package: "FlyingFox"),
         ]),
         // What a person sees of a long command at a terminal: progress lines, the summary
         // tables, colour (NO_COLOR honoured). Pure Swift over Foundation, tested without one.
@@ -152,8 +155,7 @@ let package = Package(
         ),
         // The untrusted inputs as functions of bytes, for libFuzzer and for the tests that replay
         // the fuzz corpus (Tests/Fuzz); and the fuzzer's executable (Scripts/fuzz.sh).
-        .target(name: "DeriveFuzzTargets", dependencies: ["DeriveLanguage", "DeriveJobs", "DeriveHTTP", "DeriveServe",
-                                                          .product(name: "FlyingFox", package: "FlyingFox")]),
+        .target(name: "DeriveFuzzTargets", dependencies: ["DeriveLanguage", "DeriveJobs", "DeriveHTTP", "DeriveServe"]),
         .executableTarget(name: "derive-fuzz", dependencies: ["DeriveFuzzTargets"]),
         // Submits and drains no-op jobs: the queue benchmark, and the multi-process test.
         .executableTarget(name: "queue-drain", dependencies: ["DeriveJobs", "DeriveLanguage", "DerivePostgres", "DeriveSQLite"],
@@ -181,7 +183,7 @@ let package = Package(
         // The built `derive` as a user runs it, and tests that need several modules at once.
         .testTarget(name: "DeriveIntegrationTests", dependencies: [
             "DeriveLanguage", "DeriveJobs", "DeriveWorker", "DeriveDashboard", "DeriveServe", "DerivePostgres", "DeriveSQLite", "DeriveCurl",
-            "DeriveVips", "DeriveVision", "DeriveDigest", "DeriveTestSupport", "DeriveFuzzTargets",
+            "DeriveVips", "DeriveVision", "DeriveDigest", "DeriveTestSupport", "DeriveFuzzTargets", "DeriveHTTP",
             .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

@@ -1,4 +1,4 @@
-import FlyingFox
+import DeriveHTTP
 import Foundation
 import Synchronization
 

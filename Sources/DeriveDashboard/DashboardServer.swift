@@ -1,6 +1,5 @@
 import DeriveLanguage
 import DeriveJobs
-import FlyingFox
 import DeriveHTTP
 import Foundation
 import Logging
@@ -14,7 +13,7 @@ public typealias DashboardDatabase = JobStore & QueueInspector & WorkerRegistry
 /// queues into: both stores have it; the in-memory queue does not, and those pages say so.
 public typealias DashboardRecords = JobStore & AssetCatalog & PresetStore & ScheduleStore & ReprocessStore
 
-/// `derive dashboard`: server-rendered pages over FlyingFox, everything they need served by
+/// `derive dashboard`: server-rendered pages over DeriveHTTP, everything they need served by
 /// Derive itself, and every response under a Content-Security-Policy that allows nothing from
 /// elsewhere and no inline script. Actions need the token (`DashboardAccess`); it listens on
 /// loopback unless told otherwise.
@@ -67,21 +66,22 @@ public final class DashboardServer: Sendable {
     /// The dashboard's routes, to add to another server: a worker's metrics port serves the
     /// same pages (`derive work --dashboard`). They end with a catch-all, so add them last.
     public static func routes(database: any DashboardDatabase, records: (any DashboardRecords)?, store: (any AssetStore)?,
-                              access: DashboardAccess, thumbnailer: DashboardThumbnailer? = nil, logger: Logger) -> @Sendable (HTTPServer) async -> Void {
+                              access: DashboardAccess, thumbnailer: DashboardThumbnailer? = nil, logger: Logger) -> HTTPRoutes {
         let pages = Pages(database: database, records: records, store: store, access: access, logger: logger, thumbnailer: thumbnailer)
-        return { server in await routes(server, pages: pages, access: access) }
+        return routes(pages: pages, access: access)
     }
 
-    private static func routes(_ server: HTTPServer, pages: Pages, access: DashboardAccess) async {
+    private static func routes(pages: Pages, access: DashboardAccess) -> HTTPRoutes {
+        var server = HTTPRoutes()
         // Every response carries the policy, with the store's presigned-URL origin among the
         // image sources when it has one.
         let policy = contentSecurityPolicy(imageOrigin: pages.store?.temporaryURLOrigin)
         // Every route checks the Host header first (a loopback dashboard answers only to
         // loopback names: no DNS rebinding), then, with private pages, the login: only the
         // login page and the static files are served to a browser that has not logged in.
-        func add(_ route: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) async {
+        func add(_ route: String, _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
             let open = route.hasSuffix(" /login") || route.hasPrefix("GET /static/")
-            await server.appendRoute(HTTPRoute(stringLiteral: route)) { request in
+            server.append(route) { request in
                 var response: HTTPResponse
                 if !access.hostAllowed(request) {
                     response = Pages.respond(Views.notFound("This dashboard does not answer to that host name."), status: .misdirectedRequest)
@@ -94,17 +94,17 @@ public final class DashboardServer: Sendable {
                 return response
             }
         }
-        await add("GET /") { _ in Pages.guarded { try pages.overview() } }
-        await add("GET /live") { _ in Pages.guarded { try pages.live() } }
-        await add("GET /jobs") { request in Pages.guarded { try pages.jobs(request) } }
-        await add("GET /jobs/:id") { request in Pages.guarded { try pages.job(request) } }
-        await add("GET /jobs/:id/outputs/:index") { request in Pages.guarded { try pages.output(request) } }
-        await add("GET /jobs/:id/outputs/:index/thumbnail") { request in await pages.outputThumbnail(request) }
-        await add("GET /login") { request in pages.loginPage(request) }
+        add("GET /") { _ in Pages.guarded { try pages.overview() } }
+        add("GET /live") { _ in Pages.guarded { try pages.live() } }
+        add("GET /jobs") { request in Pages.guarded { try pages.jobs(request) } }
+        add("GET /jobs/:id") { request in Pages.guarded { try pages.job(request) } }
+        add("GET /jobs/:id/outputs/:index") { request in Pages.guarded { try pages.output(request) } }
+        add("GET /jobs/:id/outputs/:index/thumbnail") { request in await pages.outputThumbnail(request) }
+        add("GET /login") { request in pages.loginPage(request) }
         // A POST's form is read before anything else, within a bound; a body that cannot be
         // read or is too long is answered 400 or 413 here, before any handler sees it.
-        func post(_ route: String, _ handler: @escaping @Sendable (HTTPRequest, [String: String]) -> HTTPResponse) async {
-            await add("POST " + route) { request in
+        func post(_ route: String, _ handler: @escaping @Sendable (HTTPRequest, [String: String]) -> HTTPResponse) {
+            add("POST " + route) { request in
                 switch await FormBody.read(request) {
                 case .fields(let form): handler(request, form)
                 case .unreadable: Pages.respond(Views.notFound("The form could not be read."), status: .badRequest)
@@ -112,44 +112,45 @@ public final class DashboardServer: Sendable {
                 }
             }
         }
-        await post("/login") { request, form in pages.login(request, form: form) }
-        await post("/logout") { request, form in pages.logout(request, form: form) }
-        await post("/jobs/:id/retry") { request, form in
+        post("/login") { request, form in pages.login(request, form: form) }
+        post("/logout") { request, form in pages.logout(request, form: form) }
+        post("/jobs/:id/retry") { request, form in
             Pages.guarded { try pages.act(request, form: form) { id throws(DeriveError) in try pages.retry(id) } }
         }
-        await post("/jobs/:id/cancel") { request, form in
+        post("/jobs/:id/cancel") { request, form in
             Pages.guarded { try pages.act(request, form: form) { id throws(DeriveError) in try pages.cancel(id) } }
         }
-        await post("/failures/retry") { request, form in Pages.guarded { try pages.retryGroup(request, form: form) } }
+        post("/failures/retry") { request, form in Pages.guarded { try pages.retryGroup(request, form: form) } }
         // Queue control and the jobs list's bulk actions (Pages+Queues, Pages+Bulk).
-        await add("GET /queues") { request in Pages.guarded { try pages.queues(request) } }
-        await post("/queues/pause") { request, form in Pages.guarded { try pages.pauseQueue(request, form: form, pause: true) } }
-        await post("/queues/:name/pause") { request, form in Pages.guarded { try pages.pauseQueue(request, form: form, pause: true) } }
-        await post("/queues/:name/resume") { request, form in Pages.guarded { try pages.pauseQueue(request, form: form, pause: false) } }
-        await add("POST /jobs/bulk") { request in
+        add("GET /queues") { request in Pages.guarded { try pages.queues(request) } }
+        post("/queues/pause") { request, form in Pages.guarded { try pages.pauseQueue(request, form: form, pause: true) } }
+        post("/queues/:name/pause") { request, form in Pages.guarded { try pages.pauseQueue(request, form: form, pause: true) } }
+        post("/queues/:name/resume") { request, form in Pages.guarded { try pages.pauseQueue(request, form: form, pause: false) } }
+        add("POST /jobs/bulk") { request in
             switch await FormBody.readPairs(request) {
             case .success(let pairs): Pages.guarded { try pages.bulk(request, pairs: pairs) }
             case .failure(.unreadable): Pages.respond(Views.notFound("The form could not be read."), status: .badRequest)
             case .failure(.tooLarge): Pages.respond(Views.notFound("The form is larger than \(FormBody.limit) bytes."), status: .payloadTooLarge)
             }
         }
-        await add("GET /static/bulk.js") { _ in Pages.respond(Assets.bulkScript, type: "text/javascript; charset=utf-8") }
-        await add("GET /failures") { request in Pages.guarded { try pages.failures(request) } }
-        await add("GET /totals") { request in Pages.guarded { try pages.totals(request) } }
-        await add("GET /assets") { request in Pages.guarded { try pages.assets(request) } }
-        await add("GET /assets/:id") { request in Pages.guarded { try pages.asset(request) } }
-        await add("GET /derivatives/:id") { request in Pages.guarded { try pages.derivative(request) } }
-        await add("GET /derivatives/:id/thumbnail") { request in await pages.thumbnail(request) }
-        await add("GET /presets") { _ in Pages.guarded { try pages.presets() } }
-        await add("GET /presets/:name") { request in Pages.guarded { try pages.preset(request) } }
-        await add("GET /presets/:name/reprocess") { request in Pages.guarded { try pages.reprocessCount(request) } }
-        await post("/presets/:name/reprocess") { request, form in Pages.guarded { try pages.reprocess(request, form: form) } }
-        await add("GET /schedules") { _ in Pages.guarded { try pages.schedules() } }
-        await add("GET /webhooks") { _ in Pages.guarded { try pages.webhooks() } }
-        await add("GET /static/dashboard.css") { _ in Pages.respond(Assets.style, type: "text/css; charset=utf-8") }
-        await add("GET /static/favicon.svg") { _ in Pages.respond(Assets.favicon, type: "image/svg+xml") }
-        await add("GET /static/dashboard.js") { _ in Pages.respond(Assets.script, type: "text/javascript; charset=utf-8") }
-        await add("*") { _ in Pages.respond(Views.notFound("There is no such page."), status: .notFound) }
+        add("GET /static/bulk.js") { _ in Pages.respond(Assets.bulkScript, type: "text/javascript; charset=utf-8") }
+        add("GET /failures") { request in Pages.guarded { try pages.failures(request) } }
+        add("GET /totals") { request in Pages.guarded { try pages.totals(request) } }
+        add("GET /assets") { request in Pages.guarded { try pages.assets(request) } }
+        add("GET /assets/:id") { request in Pages.guarded { try pages.asset(request) } }
+        add("GET /derivatives/:id") { request in Pages.guarded { try pages.derivative(request) } }
+        add("GET /derivatives/:id/thumbnail") { request in await pages.thumbnail(request) }
+        add("GET /presets") { _ in Pages.guarded { try pages.presets() } }
+        add("GET /presets/:name") { request in Pages.guarded { try pages.preset(request) } }
+        add("GET /presets/:name/reprocess") { request in Pages.guarded { try pages.reprocessCount(request) } }
+        post("/presets/:name/reprocess") { request, form in Pages.guarded { try pages.reprocess(request, form: form) } }
+        add("GET /schedules") { _ in Pages.guarded { try pages.schedules() } }
+        add("GET /webhooks") { _ in Pages.guarded { try pages.webhooks() } }
+        add("GET /static/dashboard.css") { _ in Pages.respond(Assets.style, type: "text/css; charset=utf-8") }
+        add("GET /static/favicon.svg") { _ in Pages.respond(Assets.favicon, type: "image/svg+xml") }
+        add("GET /static/dashboard.js") { _ in Pages.respond(Assets.script, type: "text/javascript; charset=utf-8") }
+        add("*") { _ in Pages.respond(Views.notFound("There is no such page."), status: .notFound) }
+        return server
     }
 
     public func stop() async {

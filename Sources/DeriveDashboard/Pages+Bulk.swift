@@ -1,7 +1,6 @@
 import DeriveLanguage
 import DeriveJobs
 import DeriveHTTP
-import FlyingFox
 import Foundation
 
 /// The jobs list's bulk actions: cancel, retry or delete the selected jobs, each counted by

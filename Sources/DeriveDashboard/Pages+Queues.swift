@@ -1,6 +1,6 @@
 import DeriveLanguage
 import DeriveJobs
-import FlyingFox
+import DeriveHTTP
 import Foundation
 
 /// The queues page and its actions: pause and resume.

@@ -1,6 +1,6 @@
 import DeriveLanguage
 import DeriveJobs
-import FlyingFox
+import DeriveHTTP
 import Foundation
 
 /// The pages over assets, presets and schedules.

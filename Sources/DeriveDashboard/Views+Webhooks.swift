@@ -1,6 +1,6 @@
 import DeriveJobs
 import DeriveLanguage
-import FlyingFox
+import DeriveHTTP
 import Foundation
 
 /// The webhooks page: the notifications `derive serve` sent (or gave up on), newest first, as

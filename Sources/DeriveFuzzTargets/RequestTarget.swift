@@ -1,7 +1,7 @@
 import DeriveJobs
 import DeriveLanguage
 import DeriveServe
-import FlyingFox
+import DeriveHTTP
 import Foundation
 
 /// `derive serve`'s router with everything behind it, in process: an in-memory queue, a folder
@@ -44,14 +44,12 @@ enum RequestTarget {
         let requestLine = lines.removeFirst().split(separator: " ", maxSplits: 1).map(String.init)
         guard requestLine.count == 2, !requestLine[0].isEmpty else { return }
         let target = requestLine[1]
-        let (path, query) = target.firstIndex(of: "?").map { (String(target[..<$0]), String(target[target.index(after: $0)...])) } ?? (target, "")
         var headers = HTTPHeaders()
         for line in lines {
             let parts = line.split(separator: ":", maxSplits: 1).map(String.init)
             if parts.count == 2 { headers[HTTPHeader(parts[0])] = parts[1].trimmingCharacters(in: .whitespaces) }
         }
-        let request = HTTPRequest(method: HTTPMethod(requestLine[0]), version: .http11, target: .init(path: path, query: query),
-                                  headers: headers, body: HTTPBodySequence(data: body))
+        let request = HTTPRequest(method: HTTPMethod(requestLine[0]), target: target, headers: headers, body: HTTPRequestBody(body))
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             _ = await service.respond(request)

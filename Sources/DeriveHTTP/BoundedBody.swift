@@ -1,4 +1,3 @@
-import FlyingFox
 
 /// A request's body, read whole but never past `limit` bytes: a body that would be larger stops
 /// being read at the first byte over (and a declared Content-Length over it before any byte),

@@ -1,93 +1,116 @@
-import FlyingFox
-import FlyingSocks
 import Foundation
+import HTTPTypes
+import Hummingbird
 import Logging
+import NIOCore
+import ServiceLifecycle
 import Synchronization
 
-/// A FlyingFox server on an address and port, started and stopped the way Derive's servers
-/// (`/metrics` and the dashboard) need: it returns once it listens or throws saying why it
-/// cannot (a bad address, a port in use), reports the port the system chose for port 0, and
-/// keeps FlyingFox's own lines in Derive's log, quiet while it starts and once it stops (the
-/// end of its listening socket is no error then).
+/// Derive's HTTP servers (`derive serve`, the dashboard, `/metrics`) on Hummingbird 2, the layer
+/// issue 39 chose by measurement (Benchmarks/RESULTS.md, "The HTTP layer"): SwiftNIO's event
+/// loops, keep-alive and pipelining, at a fraction of a plain SwiftNIO server's build cost in
+/// code of our own. This file is the only one that knows Hummingbird: handlers see HTTPRequest
+/// and HTTPResponse. It returns once it listens, or throws saying why it cannot (a bad address,
+/// a port in use), and reports the port the system chose for port 0.
 public final class HTTPListener: Sendable {
     public let address: String
     /// The port it listens on (the one the system chose, when asked for port 0).
     public let port: Int
-    private let server: HTTPServer
+    private let group: ServiceGroup
     private let running: Task<Void, Never>
-    private let quiet: ListenerLogger.Quiet
 
-    private init(address: String, port: Int, server: HTTPServer, running: Task<Void, Never>, quiet: ListenerLogger.Quiet) {
+    private init(address: String, port: Int, group: ServiceGroup, running: Task<Void, Never>) {
         self.address = address
         self.port = port
-        self.server = server
+        self.group = group
         self.running = running
-        self.quiet = quiet
     }
 
-    /// Listens on `address:port` (IPv4 or IPv6) with the routes `routes` adds.
+    /// Listens on `address:port` (IPv4 or IPv6), answering with `routes`; `timeout` closes a
+    /// connection idle that long (seconds).
     public static func start(address: String, port: Int, timeout: Double, logger: Logger,
-                             routes: (HTTPServer) async -> Void) async throws(HTTPListenerError) -> HTTPListener {
+                             routes: HTTPRoutes) async throws(HTTPListenerError) -> HTTPListener {
         guard (0...65535).contains(port) else { throw HTTPListenerError("\(port) is not a port (0 to 65535)") }
-        let socketAddress: any SocketAddress
-        do {
-            socketAddress = address.contains(":") ? try sockaddr_in6.inet6(ip6: address, port: UInt16(port))
-                                                  : try sockaddr_in.inet(ip4: address, port: UInt16(port))
-        } catch {
-            throw HTTPListenerError("\(address) is not an IP address (say 127.0.0.1, 0.0.0.0 or ::1)")
-        }
-        let quiet = ListenerLogger.Quiet()
-        let server = HTTPServer(config: HTTPServer.Configuration(address: socketAddress, timeout: timeout, pool: NoDelayPool(),
-                                                                 logger: ListenerLogger(logger: logger, quiet: quiet)))
-        await routes(server)
+        guard isIPAddress(address) else { throw HTTPListenerError("\(address) is not an IP address (say 127.0.0.1, 0.0.0.0 or ::1)") }
 
-        // Either it listens, or `run()` ends at once (the address is in use, or not this host's).
-        // The deadline only bounds a listener that never starts: `run()` is a task on the
-        // cooperative pool, which a busy process (the whole test suite on two cores) can keep
-        // from it for more than 10 s, so it is a minute.
-        let failed = Failure()
-        let running = Task {
-            do { try await server.run() } catch { failed.value.withLock { $0 = error } }
+        // Hummingbird logs each request's failures (a malformed request line, a reset
+        // connection) at debug; Derive's own lines keep the level they were given.
+        let started = Started()
+        let responder = CallbackResponder<PeerContext> { request, context in
+            let response = await routes.respond(to: HTTPRequest(request, remoteAddress: context.remoteAddress))
+            return Response(response)
         }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
-        while true {
-            if await server.isListening, let listening = await server.listeningAddress {
-                let actual = switch listening {
-                case .ip4(_, let port), .ip6(_, let port): Int(port)
-                case .unix: port
-                }
-                quiet.value.withLock { $0 = false }
-                return HTTPListener(address: address, port: actual, server: server, running: running, quiet: quiet)
+        let application = Application(
+            responder: responder,
+            server: .http1(configuration: .init(idleTimeout: .milliseconds(Int64(timeout * 1000)))),
+            configuration: ApplicationConfiguration(address: .hostname(address, port: port), serverName: nil, reuseAddress: true),
+            onServerRunning: { channel in started.resolve(.success(channel.localAddress?.port ?? port)) },
+            logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
+        let running = Task {
+            do {
+                try await group.run()
+                started.resolve(.failure(HTTPListenerError("cannot listen on \(address):\(port): the server stopped")))
+            } catch {
+                started.resolve(.failure(HTTPListenerError("cannot listen on \(address):\(port): \(describe(error))")))
             }
-            if let error = failed.value.withLock({ $0 }) {
-                throw HTTPListenerError("cannot listen on \(address):\(port): \(describe(error))")
-            }
-            if ContinuousClock.now > deadline {
-                running.cancel()
-                throw HTTPListenerError("cannot listen on \(address):\(port): not listening after 60 s")
-            }
-            try? await Task.sleep(for: .milliseconds(2))
+        }
+        switch await started.value() {
+        case .success(let actual):
+            return HTTPListener(address: address, port: actual, group: group, running: running)
+        case .failure(let error):
+            running.cancel()
+            throw error
         }
     }
 
-    /// Stops accepting, lets requests under way finish (a quarter of a second at most:
-    /// FlyingFox's socket pool only ends when cancelled, so this is what a stop costs).
+    /// Stops accepting, lets requests under way finish, closes idle connections; a connection
+    /// still busy after a second is cut.
     public func stop() async {
-        quiet.value.withLock { $0 = true }
-        await server.stop(timeout: 0.25)
-        running.cancel()
+        await group.triggerGracefulShutdown()
+        let running = running
+        let cut = Task {
+            try? await Task.sleep(for: .seconds(1))
+            running.cancel()
+        }
         await running.value
+        cut.cancel()
+    }
+
+    static func isIPAddress(_ text: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 
     private static func describe(_ error: any Error) -> String {
-        if let error = error as? SocketError, case .failed(_, let errno, let message) = error {
-            return "\(message) (errno \(errno))"
-        }
+        if let error = error as? IOError { return "\(error.description) (errno \(error.errnoCode))" }
         return "\(error)"
     }
 
-    private final class Failure: Sendable {
-        let value = Mutex<(any Error)?>(nil)
+    /// The first of: the server listens (its port), or it fails.
+    private final class Started: Sendable {
+        private let state = Mutex<(result: Result<Int, HTTPListenerError>?, waiter: CheckedContinuation<Result<Int, HTTPListenerError>, Never>?)>((nil, nil))
+
+        func resolve(_ result: Result<Int, HTTPListenerError>) {
+            let waiter = state.withLock { state -> CheckedContinuation<Result<Int, HTTPListenerError>, Never>? in
+                guard state.result == nil else { return nil }
+                state.result = result
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: result)
+        }
+
+        func value() async -> Result<Int, HTTPListenerError> {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Result<Int, HTTPListenerError>? in
+                    if let result = state.result { return result }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
     }
 }
 
@@ -96,42 +119,57 @@ public struct HTTPListenerError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// FlyingFox's log lines in Derive's log: its per-connection chatter at debug, its failures as
-/// warnings and errors, everything at debug while quiet.
-struct ListenerLogger: FlyingSocks.Logging {
-    final class Quiet: Sendable {
-        let value = Mutex(true)
+/// Hummingbird's request context, with the peer's address (the dashboard throttles logins by it).
+struct PeerContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: HTTPRemoteAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = switch source.channel.remoteAddress {
+        case .v4(let address)?: .ip4(address.host, port: source.channel.remoteAddress?.port ?? 0)
+        case .v6(let address)?: .ip6(address.host, port: source.channel.remoteAddress?.port ?? 0)
+        case .unixDomainSocket?: .unix(source.channel.remoteAddress?.pathname ?? "")
+        case nil: nil
+        }
     }
-
-    let logger: Logger
-    let quiet: Quiet
-
-    private func log(_ level: Logger.Level, _ message: String) {
-        logger.log(level: quiet.value.withLock { $0 } ? .debug : level, "\(message)")
-    }
-
-    func logDebug(_ debug: @autoclosure () -> String) { logger.debug("\(debug())") }
-    func logInfo(_ info: @autoclosure () -> String) { logger.debug("\(info())") }
-    func logWarning(_ warning: @autoclosure () -> String) { log(.warning, warning()) }
-    func logError(_ error: @autoclosure () -> String) { log(.error, error()) }
-    func logCritical(_ critical: @autoclosure () -> String) { log(.error, critical()) }
 }
 
-/// FlyingFox's socket pool with Nagle's algorithm off on every socket it waits for: FlyingFox
-/// writes a response's header and body separately, and on a kept-alive connection Nagle held
-/// the body until the client's delayed ACK, 40 ms later — every request after a connection's
-/// first took over 40 ms (a 676-byte page: 44 ms; with this, under 2). Accepted sockets inherit
-/// the option from the listening one on Linux; it is set on each anyway (a failed set, as on a
-/// Unix socket, changes nothing).
-struct NoDelayPool: AsyncSocketPool {
-    private let pool: any AsyncSocketPool = HTTPServer.defaultPool()
+extension HTTPRequest {
+    /// Hummingbird's request as Derive's: the target decoded as FlyingFox did before it (issue
+    /// 39 moved the layer; the handlers' view of a request did not change), the body streamed.
+    init(_ request: Request, remoteAddress: HTTPRemoteAddress? = nil) {
+        var headers: HTTPHeaders = [:]
+        // HTTP types hold an HTTP/1 request's Host as the authority pseudo-header.
+        if let authority = request.head.authority { headers[.host] = authority }
+        for field in request.headers {
+            let name = HTTPHeader(field.name.rawName)
+            if let earlier = headers[name] {
+                headers[name] = earlier + (name == .cookie ? "; " : ", ") + field.value
+            } else {
+                headers[name] = field.value
+            }
+        }
+        let body = request.body
+        self.init(method: HTTPMethod(request.method.rawValue), target: request.head.path ?? "", headers: headers, remoteAddress: remoteAddress,
+                  body: HTTPRequestBody {
+                      var chunks = body.makeAsyncIterator()
+                      return { try await chunks.next().map { Data($0.readableBytesView) } }
+                  })
+    }
+}
 
-    func prepare() async throws { try await pool.prepare() }
-
-    func run() async throws { try await pool.run() }
-
-    func suspendSocket(_ socket: Socket, untilReadyFor events: Socket.Events) async throws {
-        try? socket.setValue(true, for: BoolSocketOption(level: Int32(IPPROTO_TCP), name: Int32(TCP_NODELAY)))
-        try await pool.suspendSocket(socket, untilReadyFor: events)
+extension Response {
+    init(_ response: HTTPResponse) {
+        var fields = HTTPFields()
+        for (header, value) in response.headers {
+            guard let name = HTTPField.Name(header.name) else { continue }
+            fields.append(HTTPField(name: name, value: value))
+        }
+        self.init(status: .init(code: response.statusCode.code, reasonPhrase: response.statusCode.phrase), headers: fields,
+                  body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
+        // A 304 or 204 has no body, and no length of one (a 304's length would describe the
+        // representation it stands for); Hummingbird would write `Content-Length: 0`.
+        if [204, 304].contains(response.statusCode.code) { headers[.contentLength] = response.headers[.contentLength] }
     }
 }

@@ -62,6 +62,13 @@ extension PostgresJobStore: ServedAssets {
         return (false, id)
     }
 
+    public func servedAssetGeneration(cloud: String) throws(DeriveError) -> Int64 {
+        let row = try withConnection { connection throws(PostgresError) -> DatabaseRow? in
+            try connection.query("SELECT generation FROM derive.served_asset_generation WHERE cloud = $1", [cloud]).named("served_asset_generation").first
+        }
+        return try row?.int64("generation") ?? 0
+    }
+
     public func servedAsset(cloud: String, publicID: String) throws(DeriveError) -> ServedAsset? {
         let found = try withConnection { connection throws(PostgresError) -> (DatabaseRow, [DatabaseRow], [DatabaseRow])? in
             guard let row = try connection.query(ServedSQL.asset, [cloud, publicID]).named("served_assets").first else { return nil }

@@ -61,6 +61,13 @@ extension SQLiteJobStore: ServedAssets {
         return (false, id)
     }
 
+    public func servedAssetGeneration(cloud: String) throws(DeriveError) -> Int64 {
+        let row = try read { connection throws(SQLiteError) -> DatabaseRow? in
+            try connection.rows("SELECT generation FROM served_asset_generation WHERE cloud = ?", [SQLiteValue(cloud)], source: "served_asset_generation").first
+        }
+        return try row?.int64("generation") ?? 0
+    }
+
     public func servedAsset(cloud: String, publicID: String) throws(DeriveError) -> ServedAsset? {
         let key = [SQLiteValue(cloud), SQLiteValue(publicID)]
         let found = try read { connection throws(SQLiteError) -> (DatabaseRow, [DatabaseRow], [DatabaseRow])? in

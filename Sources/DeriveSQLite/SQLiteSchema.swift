@@ -291,6 +291,30 @@ enum SQLiteSchema {
         """
         CREATE INDEX served_assets_created ON served_assets (cloud, CAST(round(created_at * 1000000) AS INTEGER), public_id);
         """,
+        // 16: the generation number every change to what derive serve delivers moves on, so
+        // that each serve process drops the responses it keeps in memory (Migrations/0016).
+        """
+        CREATE TABLE served_asset_generation (
+            cloud      TEXT    PRIMARY KEY,
+            generation INTEGER NOT NULL
+        );
+        CREATE TRIGGER served_assets_updated AFTER UPDATE ON served_assets BEGIN
+            INSERT INTO served_asset_generation (cloud, generation) VALUES (OLD.cloud, 1)
+            ON CONFLICT (cloud) DO UPDATE SET generation = generation + 1;
+        END;
+        CREATE TRIGGER served_assets_deleted AFTER DELETE ON served_assets BEGIN
+            INSERT INTO served_asset_generation (cloud, generation) VALUES (OLD.cloud, 1)
+            ON CONFLICT (cloud) DO UPDATE SET generation = generation + 1;
+        END;
+        CREATE TRIGGER served_derivatives_updated AFTER UPDATE ON served_derivatives BEGIN
+            INSERT INTO served_asset_generation (cloud, generation) VALUES (OLD.cloud, 1)
+            ON CONFLICT (cloud) DO UPDATE SET generation = generation + 1;
+        END;
+        CREATE TRIGGER served_derivatives_deleted AFTER DELETE ON served_derivatives BEGIN
+            INSERT INTO served_asset_generation (cloud, generation) VALUES (OLD.cloud, 1)
+            ON CONFLICT (cloud) DO UPDATE SET generation = generation + 1;
+        END;
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

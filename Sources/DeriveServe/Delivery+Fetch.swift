@@ -1,7 +1,7 @@
 import DeriveDigest
 import DeriveJobs
 import DeriveLanguage
-import FlyingFox
+import DeriveHTTP
 import Foundation
 
 extension CloudinaryService {

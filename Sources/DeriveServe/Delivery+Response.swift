@@ -1,6 +1,6 @@
 import DeriveJobs
 import DeriveLanguage
-import FlyingFox
+import DeriveHTTP
 import Foundation
 
 extension CloudinaryService {
@@ -14,6 +14,19 @@ extension CloudinaryService {
         var vary: [String] = []
         /// The client hints to ask for.
         var acceptCH: String?
+    }
+
+    /// `If-None-Match` names the answer's ETag (or, without it, `If-Modified-Since` is no
+    /// earlier than its `Last-Modified`): a 304 then.
+    static func notModified(_ request: HTTPRequest, etag tag: String, lastModified: Int?) -> Bool {
+        if let match = request.headers[.ifNoneMatch] {
+            return match.split(separator: ",").contains { item in
+                let item = item.trimmingCharacters(in: .whitespaces)
+                return item == tag || item == "W/" + tag || item == "*"
+            }
+        }
+        guard let since = request.headers[.ifModifiedSince].flatMap(IMFDate.parse), let lastModified else { return false }
+        return lastModified <= since
     }
 
     /// A stored object, with its ETag, `Last-Modified` and caching: a year, immutable, for a URL
@@ -32,20 +45,16 @@ extension CloudinaryService {
         ]
         if !answer.vary.isEmpty { headers[HTTPHeader("Vary")] = answer.vary.joined(separator: ", ") }
         if let acceptCH = answer.acceptCH { headers[HTTPHeader("Accept-CH")] = acceptCH }
-        if let match = request.headers[HTTPHeader("If-None-Match")] {
-            if match.split(separator: ",").contains(where: { let item = $0.trimmingCharacters(in: .whitespaces); return item == tag || item == "W/" + tag || item == "*" }) {
-                return HTTPResponse(statusCode: .notModified, headers: headers)
-            }
-        } else if let since = request.headers[HTTPHeader("If-Modified-Since")].flatMap(IMFDate.parse), answer.lastModified <= since {
+        if Self.notModified(request, etag: tag, lastModified: answer.lastModified) {
             return HTTPResponse(statusCode: .notModified, headers: headers)
         }
         // With an S3 store and DERIVE_SERVE_REDIRECT=presigned: a redirect to a short-lived
         // presigned GET, so the bytes go from S3 to the client. The redirect may be reused for
         // half the URL's life (it is still valid then); the credentials never leave.
         if let seconds = settings.presignedRedirectSeconds, let location = store.temporaryURL(for: key, expiresIn: seconds) {
-            var redirect = HTTPHeaders([
+            var redirect: HTTPHeaders = [
                 HTTPHeader("Location"): location, HTTPHeader("ETag"): tag, HTTPHeader("Cache-Control"): "private, max-age=\(seconds / 2)",
-            ])
+            ]
             if !answer.vary.isEmpty { redirect[HTTPHeader("Vary")] = answer.vary.joined(separator: ", ") }
             return HTTPResponse(statusCode: .found, headers: redirect)
         }

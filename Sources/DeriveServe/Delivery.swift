@@ -1,7 +1,7 @@
 import DeriveDigest
 import DeriveJobs
 import DeriveLanguage
-import FlyingFox
+import DeriveHTTP
 import Foundation
 
 extension CloudinaryService {
@@ -15,12 +15,14 @@ extension CloudinaryService {
                 throw ServeError(401, "Invalid signature")
             }
         }
-        var found: (path: DeliveryPath, asset: ServedAsset)?
-        for reading in parsed.readings where Self.validPublicID(reading.publicID) {
-            if let asset = try records.get(reading.publicID) {
-                found = (reading, asset)
-                break
+        // The database is read off Swift's pool (two threads on two cores): a slow read there
+        // would hold up every request, those the delivery cache answers too.
+        let readings = parsed.readings.filter { Self.validPublicID($0.publicID) }
+        let found = try await Self.offPool { [records] () throws(DeriveError) -> (path: DeliveryPath, asset: ServedAsset)? in
+            for reading in readings {
+                if let asset = try records.get(reading.publicID) { return (reading, asset) }
             }
+            return nil
         }
         guard let (path, asset) = found else { throw ServeError(404, "Resource not found") }
         return try await deliver(request, path: path, asset: asset)
@@ -48,7 +50,7 @@ extension CloudinaryService {
             if dependencies.isEmpty || !recordedText() {
                 var derivative = Self.recorded(asset, transformation: path.transformation, format: format)
                 if derivative == nil {
-                    asset = try reconciled(asset)
+                    asset = try await Self.offPool { [self, asset] () throws(DeriveError) -> ServedAsset in try reconciled(asset) }
                     derivative = Self.recorded(asset, transformation: path.transformation, format: format)
                 }
                 if let derivative, dependencies.isEmpty {
@@ -66,7 +68,9 @@ extension CloudinaryService {
             return try await deliverVariant(request, path: path, asset: asset, format: format, dependencies: dependencies, answer: answer)
         }
         let derivation = try Self.derivation(path.transformation, format: format)
-        if asset.derivatives[derivation.identity] == nil { asset = try reconciled(asset) }
+        if asset.derivatives[derivation.identity] == nil {
+            asset = try await Self.offPool { [self, asset] () throws(DeriveError) -> ServedAsset in try reconciled(asset) }
+        }
         if let derivative = asset.derivatives[derivation.identity] {
             return try await serve(request, key: try StorageKey(derivative.key), etag: derivative.sha256, recordedFormat: derivative.format, answer: answer)
         }

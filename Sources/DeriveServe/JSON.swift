@@ -1,4 +1,4 @@
 import DeriveLanguage
 
-/// The language's JSON (FlyingFox has a type of the same name).
+/// The language's JSON, by its short name in this module.
 typealias JSONValue = DeriveLanguage.JSONValue

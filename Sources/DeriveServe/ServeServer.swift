@@ -2,7 +2,6 @@ import DeriveDigest
 import DeriveHTTP
 import DeriveJobs
 import DeriveLanguage
-import FlyingFox
 import Foundation
 import Logging
 
@@ -22,10 +21,15 @@ public final class ServeServer: Sendable {
 
     public static func start(service: CloudinaryService, address: String = "127.0.0.1", port: Int,
                              logger: Logger = Logger(label: "derive.serve")) async throws(HTTPListenerError) -> ServeServer {
-        let listener = try await HTTPListener.start(address: address, port: port, timeout: 60, logger: logger) { server in
-            await server.appendRoute("*") { request in await service.respond(request) }
-        }
-        return ServeServer(listener: listener, outbox: Task.detached { await service.runOutbox() })
+        await service.refreshCache()
+        var routes = HTTPRoutes()
+        routes.append("*") { request in await service.respond(request) }
+        let listener = try await HTTPListener.start(address: address, port: port, timeout: 60, logger: logger, routes: routes)
+        return ServeServer(listener: listener, outbox: Task.detached {
+            async let refresh: Void = service.runCacheRefresh()
+            await service.runOutbox()
+            await refresh
+        })
     }
 
     public func stop() async {
@@ -45,6 +49,7 @@ public final class CloudinaryService: Sendable {
     let chunks: ChunkedUploads
     let webhooks: (any WebhookSender)?
     let logger: Logger
+    let cache: DeliveryCache
 
     public init(settings: ServeSettings, database: any JobStore & ServedAssets, store: any AssetStore, fetcher: any SourceFetcher, webhooks: (any WebhookSender)? = nil,
                 logger: Logger) {
@@ -56,10 +61,40 @@ public final class CloudinaryService: Sendable {
         records = ServeRecords(database: database, store: store, cloud: settings.cloudName)
         chunks = ChunkedUploads(store: store, cloud: settings.cloudName, maxBytes: settings.maxUploadBytes)
         self.logger = logger
+        cache = DeliveryCache(maxBytes: settings.cacheBytes)
+    }
+
+    /// Reads the database's generation number for the cloud into the delivery cache (which
+    /// drops its answers when it moved); a failed read drops them too.
+    func refreshCache() async {
+        do {
+            cache.observe(generation: try await Self.offPool { [database, settings] () throws(DeriveError) -> Int64 in
+                try database.servedAssetGeneration(cloud: settings.cloudName)
+            })
+        } catch {
+            cache.observe(generation: -1)
+        }
+    }
+
+    /// Keeps the delivery cache in step with the database until cancelled.
+    func runCacheRefresh() async {
+        while !Task.isCancelled {
+            await refreshCache()
+            try? await Task.sleep(for: DeliveryCache.pollInterval)
+        }
     }
 
     /// Every request, routed by its path.
     public func respond(_ request: HTTPRequest) async -> HTTPResponse {
+        if let kept = cache.answer(request) { return kept }
+        let response = await route(request)
+        // An API call may have changed what delivery gave: the cache reads the database's
+        // number again before this answer goes, so the caller's next request sees the change.
+        if request.method != .GET, request.method != .HEAD, request.path.hasPrefix("/v1_1/") { await refreshCache() }
+        return response
+    }
+
+    private func route(_ request: HTTPRequest) async -> HTTPResponse {
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         do {
             if segments.first == "v1_1", segments.count >= 2 {
@@ -78,7 +113,11 @@ public final class CloudinaryService: Sendable {
             if request.path == "/healthz" { return Self.json(.object(["status": .string("ok")])) }
             if let (route, rest) = try deliveryRoute(segments) {
                 guard request.method == .GET || request.method == .HEAD else { throw ServeError(405, "Use GET to deliver") }
-                return try await (route == .fetch ? deliverFetch(request, path: rest) : deliver(request, path: rest, route: route))
+                if route == .fetch { return try await deliverFetch(request, path: rest) }
+                let generation = cache.generation
+                let response = try await deliver(request, path: rest, route: route)
+                cache.keep(response, for: request, generation: generation)
+                return response
             }
             throw ServeError(404, "Resource not found")
         } catch let error as ServeError {

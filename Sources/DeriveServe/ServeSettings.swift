@@ -32,6 +32,9 @@ public struct ServeSettings: Sendable {
     /// `example.com` that host only, `.example.com` its subdomains too. A signed fetch URL may
     /// name any host; the fetcher's address rules apply to both.
     public var fetchDomains: Set<String> = []
+    /// The bytes of delivery answers kept in memory (`DERIVE_SERVE_CACHE_BYTES`, 64 MiB; 0
+    /// keeps none): see DeliveryCache.
+    public var cacheBytes: Int = 64 << 20
 
     public init(cloudName: String, credentials: [String: String], presets: [String: UploadPreset] = [:], maxUploadBytes: Int = 100 << 20,
                 wait: Double = 60, queue: String = "default", deliveryBase: String? = nil) {

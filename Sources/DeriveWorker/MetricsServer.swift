@@ -1,13 +1,12 @@
 import DeriveLanguage
 import DeriveJobs
-import FlyingFox
 import DeriveHTTP
 import Foundation
 import Logging
 
 /// Serves `GET /metrics` (Prometheus' text format), and with a `Health`, `GET /healthz` (the
 /// worker's loop is turning) and `GET /readyz` (and its database and store answer), over
-/// FlyingFox's HTTP server on Swift's concurrency pool: the worker's own threads never serve.
+/// DeriveHTTP's server on SwiftNIO's event loops: the worker's own threads never serve.
 /// It listens on loopback unless told otherwise (`DERIVE_METRICS_ADDRESS`).
 public final class MetricsServer: Sendable {
     /// The port it listens on (the one the system chose, when asked for port 0).
@@ -23,24 +22,24 @@ public final class MetricsServer: Sendable {
     /// `port`), and returns once it does; throws, saying why, when it cannot. `more` adds
     /// routes after these (the dashboard's pages, with their own catch-all).
     public static func start(address: String = "127.0.0.1", port: Int, metrics: Metrics, health: Health? = nil,
-                             more: (@Sendable (HTTPServer) async -> Void)? = nil,
+                             more: HTTPRoutes? = nil,
                              logger: Logger = Logger(label: "derive.metrics")) async throws -> MetricsServer {
         do {
-            return MetricsServer(listener: try await HTTPListener.start(address: address, port: port, timeout: 10, logger: logger) { server in
-                await server.appendRoute("GET /metrics") { _ in
-                    HTTPResponse(statusCode: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                                 body: Data(metrics.registry.emitToBuffer()))
-                }
-                if let health {
-                    await server.appendRoute("GET /healthz") { _ in Self.json(health.live()) }
-                    await server.appendRoute("GET /readyz") { _ in Self.json(health.ready()) }
-                }
-                if let more { await more(server) }
-                await server.appendRoute("*") { _ in
-                    HTTPResponse(statusCode: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
-                                 body: Data("Derive serves /metrics, /healthz and /readyz\n".utf8))
-                }
-            })
+            var routes = HTTPRoutes()
+            routes.append("GET /metrics") { _ in
+                HTTPResponse(statusCode: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                             body: Data(metrics.registry.emitToBuffer()))
+            }
+            if let health {
+                routes.append("GET /healthz") { _ in Self.json(health.live()) }
+                routes.append("GET /readyz") { _ in Self.json(health.ready()) }
+            }
+            if let more { routes.append(contentsOf: more) }
+            routes.append("*") { _ in
+                HTTPResponse(statusCode: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
+                             body: Data("Derive serves /metrics, /healthz and /readyz\n".utf8))
+            }
+            return MetricsServer(listener: try await HTTPListener.start(address: address, port: port, timeout: 10, logger: logger, routes: routes))
         } catch {
             throw MetricsServerError(error.description)
         }

@@ -95,6 +95,10 @@ struct Serve: ParsableCommand {
             let allowed = allowTransformation + (environment["DERIVE_SERVE_ALLOWED_TRANSFORMATIONS"] ?? "").split(separator: "|").map(String.init)
             settings.allowedTransformations = Set(allowed.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
             settings.autoFormats = configuration.engine.autoFormats
+            if let text = environment["DERIVE_SERVE_CACHE_BYTES"] {
+                guard let bytes = Int(text), bytes >= 0 else { throw CLIError("DERIVE_SERVE_CACHE_BYTES must be a number of bytes (0: keep none), got \(text)") }
+                settings.cacheBytes = bytes
+            }
             settings.fetchDomains = Set((environment["DERIVE_SERVE_FETCH_DOMAINS"] ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
 

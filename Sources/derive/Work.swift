@@ -6,7 +6,7 @@ import DeriveDashboard
 import DeriveTerminal
 import DeriveWorker
 import Dispatch
-import FlyingFox
+import DeriveHTTP
 import Foundation
 import Logging
 import ServiceLifecycle

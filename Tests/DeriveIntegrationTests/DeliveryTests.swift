@@ -165,6 +165,7 @@ import Testing
         #expect(out["alpha"]["safari15"]["sniffed"].string == "image/webp", "\(out["alpha"])")
         #expect(out["auto_garbage"]["status"].int == 200 && out["auto_garbage"]["content-type"].string == out["auto_garbage"]["sniffed"].string,
                 "\(out["auto_garbage"])")
+        #expect(out["auto_control"]["status"].int == 400, "\(out["auto_control"])")
 
         // q_auto honours Save-Data: a derivative of its own (q_auto:eco), fewer bytes.
         let quality = out["quality"], saveData = out["save_data"]

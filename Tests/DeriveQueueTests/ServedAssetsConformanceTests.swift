@@ -73,6 +73,26 @@ import Testing
         #expect(try store.servedAsset(cloud: "other", publicID: "folder/photo") == nil)
     }
 
+    /// The generation number delivery's memory cache follows (issue 39) moves on, seen from
+    /// another process, when an asset is overwritten or a derivative replaced; per cloud.
+    @Test(arguments: JobStoreKind.runnable)
+    func theGenerationMovesOnAnOverwriteAndAReplacedDerivative(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store, other = try under.another()
+        let start = try other.servedAssetGeneration(cloud: "demo")
+        _ = try store.recordUpload(Self.asset(), overwrite: false, eager: nil)
+        try store.recordDerivatives([Self.derivative("a")], cloud: "demo", publicID: "folder/photo", version: 1_700_000_000)
+        let recorded = try other.servedAssetGeneration(cloud: "demo")
+        #expect(recorded >= start)
+        var replaced = Self.derivative("a")
+        replaced.key = "d/a-again.webp"
+        try store.recordDerivatives([replaced], cloud: "demo", publicID: "folder/photo", version: 1_700_000_000)
+        let afterReplace = try other.servedAssetGeneration(cloud: "demo")
+        #expect(afterReplace > recorded)
+        _ = try store.recordUpload(Self.asset(version: 1_700_000_100, sha256: String(repeating: "cd", count: 32)), overwrite: true, eager: nil)
+        #expect(try other.servedAssetGeneration(cloud: "demo") > afterReplace)
+        if kind != .memory { #expect(try other.servedAssetGeneration(cloud: "other") == 0) }
+    }
+
     /// The asset and its eager job commit together: when the queue refuses the job, the asset
     /// is not recorded either (nor an overwrite applied).
     @Test(arguments: JobStoreKind.runnable)

@@ -186,7 +186,9 @@ if stage == "delivery":
     auto = cloudinary.utils.cloudinary_url("flat", width=120, crop="scale", fetch_format="auto")[0]
     out["auto_url"] = auto
     out["auto"] = {name: [fetch(auto, {"Accept": accept}) for _ in range(2)] for name, accept in browsers.items()}
-    out["auto_garbage"] = fetch(auto, {"Accept": "image/avif;q=zz,,;;,\x7f" + "image/webp;" * 900})
+    out["auto_garbage"] = fetch(auto, {"Accept": "image/avif;q=zz,,;;,\t" + "image/webp;" * 900})
+    # A control character is no header value (RFC 9110): the HTTP layer answers 400.
+    out["auto_control"] = fetch(auto, {"Accept": "image/avif,\x7f"})
     # An image with alpha (argument 8): a JPEG-only browser gets PNG, Safari 15 WebP.
     cloudinary.uploader.upload(sys.argv[7], public_id="alpha")
     alpha = cloudinary.utils.cloudinary_url("alpha", width=120, crop="scale", fetch_format="auto")[0]

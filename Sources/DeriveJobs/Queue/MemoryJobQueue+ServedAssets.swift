@@ -52,6 +52,10 @@ extension MemoryJobQueue: ServedAssets {
         try withState { state, _ in state.served[ServedKey(cloud: cloud, publicID: publicID)].map { Self.reading($0, in: state) } }
     }
 
+    public func servedAssetGeneration(cloud: String) throws(DeriveError) -> Int64 {
+        try withState { state, _ in state.servedGeneration }
+    }
+
     @discardableResult
     public func recordDerivatives(_ derivatives: [ServedDerivative], cloud: String, publicID: String, version: Int) throws(DeriveError) -> Bool {
         try withState { state, _ in

@@ -66,7 +66,10 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         /// Set by `failCalls(with:)`: every call throws it, as a store whose database is down.
         var outage: DeriveError?
         /// `derive serve`'s records (`ServedAssets`), by cloud and public id.
-        var served: [ServedKey: ServedAsset] = [:]
+        /// Every change moves `servedGeneration` on (the stores' triggers count only changes
+        /// and deletions; a count of every write drops a cache more often, never less).
+        var served: [ServedKey: ServedAsset] = [:] { didSet { servedGeneration += 1 } }
+        var servedGeneration: Int64 = 0
         var notifications: [NotificationRecord] = []
         /// `derive serve`'s pending notifications, by id.
         var outbox: [Int64: OutboxNotification] = [:]

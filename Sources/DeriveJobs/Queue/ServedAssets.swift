@@ -26,6 +26,12 @@ public protocol ServedAssets: Sendable {
     /// in its original (nil until one looked); nil for a public id not recorded.
     func servedAsset(cloud: String, publicID: String) throws(DeriveError) -> ServedAsset?
 
+    /// A number that moves on whenever something `derive serve` may have delivered for `cloud`
+    /// changes (an asset overwritten, renamed or deleted, a derivative replaced or deleted),
+    /// whichever process changed it: a server drops the responses it keeps in memory when it
+    /// moves. 0 before the first change.
+    func servedAssetGeneration(cloud: String) throws(DeriveError) -> Int64
+
     /// Adds (or replaces, by identity) derivatives of the asset's `version`; a version the
     /// asset no longer has (overwritten meanwhile) records nothing. Returns whether they were
     /// recorded. Concurrent callers each keep their own.

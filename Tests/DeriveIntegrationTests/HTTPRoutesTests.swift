@@ -1,0 +1,47 @@
+import DeriveHTTP
+import Foundation
+import Testing
+
+/// DeriveHTTP's plain values (issue 39 moved the layer under them): routes match as FlyingFox's
+/// did, and a request target is decoded the same way, so no handler saw a change.
+@Suite struct HTTPRoutesTests {
+    static func routes() -> HTTPRoutes {
+        var routes = HTTPRoutes()
+        for pattern in ["GET /", "GET /jobs", "GET /jobs/:id", "GET /jobs/:id/outputs/:index", "POST /jobs/:id/retry", "GET /static/*", "/any", "*"] {
+            routes.append(pattern) { request in
+                let parameters = request.routeParameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+                return HTTPResponse(statusCode: .ok, body: Data((pattern + (parameters.isEmpty ? "" : " " + parameters)).utf8))
+            }
+        }
+        return routes
+    }
+
+    @Test(arguments: [
+        ("GET", "/", "GET /"), ("GET", "/jobs", "GET /jobs"), ("GET", "/jobs/", "GET /jobs"), ("GET", "/JOBS", "GET /jobs"),
+        ("GET", "/jobs/42", "GET /jobs/:id id=42"), ("GET", "/jobs/42/outputs/3", "GET /jobs/:id/outputs/:index id=42,index=3"),
+        ("POST", "/jobs/42", "*"), ("POST", "/jobs/7/retry", "POST /jobs/:id/retry id=7"), ("GET", "/jobs/7/retry", "*"),
+        ("GET", "/static/a/b.css", "GET /static/*"), ("GET", "/static", "GET /static/*"), ("DELETE", "/any", "/any"),
+        ("GET", "/jobs/42/outputs", "*"), ("GET", "//jobs//42", "GET /jobs/:id id=42"),
+    ])
+    func routesMatchInOrder(method: String, path: String, expected: String) async {
+        let response = await Self.routes().respond(to: HTTPRequest(method: HTTPMethod(method), path: path))
+        #expect(String(decoding: response.body, as: UTF8.self) == expected)
+    }
+
+    @Test func noRouteIs404AndAThrowingHandler500() async {
+        #expect(await HTTPRoutes().respond(to: HTTPRequest(method: .GET, path: "/x")).statusCode.code == 404)
+        var routes = HTTPRoutes()
+        routes.append("*") { _ in throw CancellationError() }
+        #expect(await routes.respond(to: HTTPRequest(method: .GET, path: "/x")).statusCode.code == 500)
+    }
+
+    @Test func aTargetIsDecodedAndStandardised() {
+        let request = HTTPRequest(method: .GET, target: "/a%20b/./c/../d?x=1&y=a%2Bb&y=2&z")
+        #expect(request.path == "/a b/d")
+        #expect(request.query["x"] == "1" && request.query["y"] == "a+b" && request.query["z"] == "" && request.query["w"] == nil)
+        #expect(HTTPRequest(method: .GET, target: "no path at all ::").path == "")
+        // Header names compare without regard to case.
+        let headers: HTTPHeaders = [HTTPHeader("content-TYPE"): "text/plain"]
+        #expect(headers[.contentType] == "text/plain")
+    }
+}
