@@ -3,7 +3,8 @@
 # with, side by side with nginx, in one run, with the same client.
 #   - nginx (Debian's nginx-light, 2 workers, sendfile) serving a recorded derivative's file
 #     from a folder, and a 200 from `return` for the health check;
-#   - derive serve (release build; FlyingFox today): the recorded derivative's signed URL and
+#   - derive serve (release build, on Hummingbird since issue 39; its delivery cache answers
+#     the derivative from memory after the first request): the recorded derivative's URL and
 #     /healthz;
 #   - the bare layers of Benchmarks/HTTPLayer (FlyingFox, Hummingbird 2, SwiftNIO's HTTP/1
 #     pipeline), each serving the same bytes from memory and "ok": the ceiling of each layer
