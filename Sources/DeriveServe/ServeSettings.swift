@@ -32,6 +32,9 @@ public struct ServeSettings: Sendable {
     /// `example.com` that host only, `.example.com` its subdomains too. A signed fetch URL may
     /// name any host; the fetcher's address rules apply to both.
     public var fetchDomains: Set<String> = []
+    /// Admin API calls answered per clock hour (`DERIVE_SERVE_ADMIN_RATE_LIMIT`), counted per
+    /// process and reported in Cloudinary's `X-FeatureRateLimit-*` headers; past it, 420.
+    public var adminRateLimit = 5000
 
     public init(cloudName: String, credentials: [String: String], presets: [String: UploadPreset] = [:], maxUploadBytes: Int = 100 << 20,
                 wait: Double = 60, queue: String = "default", deliveryBase: String? = nil) {
