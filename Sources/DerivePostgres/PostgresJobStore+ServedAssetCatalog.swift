@@ -96,6 +96,29 @@ extension PostgresJobStore: ServedAssetCatalog {
         return publicIDs.filter(found.contains)
     }
 
+    public func deleteServedAssets(cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        let ids = JSONWriter.compact(.array(publicIDs.map(JSONValue.string)))
+        let found = try withConnection { connection throws(PostgresError) -> Set<String> in
+            try connection.transaction { () throws(PostgresError) -> Set<String> in
+                // Locked in code-point order (as `change` locks), so overlapping calls cannot deadlock;
+                // the derivatives go with them (ON DELETE CASCADE).
+                let rows = try connection.query("""
+                    WITH locked AS (
+                        SELECT public_id FROM derive.served_assets
+                        WHERE cloud = $1 AND public_id IN (SELECT jsonb_array_elements_text($2::jsonb))
+                        ORDER BY public_id COLLATE "C" FOR UPDATE
+                    )
+                    DELETE FROM derive.served_assets s USING locked WHERE s.cloud = $1 AND s.public_id = locked.public_id
+                    RETURNING s.public_id
+                    """, [cloud, ids]).named("served_assets")
+                var found: Set<String> = []
+                for row in rows { found.insert(try PostgresError.decoding { () throws(DeriveError) in try row.string("public_id") }) }
+                return found
+            }
+        }
+        return publicIDs.filter(found.contains)
+    }
+
     public func servedTags(cloud: String, prefix: String?, limit: Int, after: String?) throws(DeriveError) -> (tags: [String], next: String?) {
         let limit = max(1, limit)
         let rows = try withConnection { connection throws(PostgresError) in

@@ -83,6 +83,21 @@ extension SQLiteJobStore: ServedAssetCatalog {
         }
     }
 
+    public func deleteServedAssets(cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        try write { connection, _ throws(SQLiteError) -> [String] in
+            var found: [String] = []
+            for id in publicIDs {
+                guard try !connection.query("SELECT 1 FROM served_assets WHERE cloud = ? AND public_id = ?",
+                                            [SQLiteValue(cloud), SQLiteValue(id)]).isEmpty else { continue }
+                // The derivatives explicitly: the cascade holds only where foreign keys are enforced.
+                try connection.query("DELETE FROM served_derivatives WHERE cloud = ? AND public_id = ?", [SQLiteValue(cloud), SQLiteValue(id)])
+                try connection.query("DELETE FROM served_assets WHERE cloud = ? AND public_id = ?", [SQLiteValue(cloud), SQLiteValue(id)])
+                found.append(id)
+            }
+            return found
+        }
+    }
+
     public func servedTags(cloud: String, prefix: String?, limit: Int, after: String?) throws(DeriveError) -> (tags: [String], next: String?) {
         let limit = max(1, limit)
         let rows = try read { connection throws(SQLiteError) in

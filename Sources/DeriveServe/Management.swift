@@ -6,7 +6,8 @@ import Foundation
 import Synchronization
 
 /// The Admin API (issue 38): `ping`, `config`, `resource_types`, the listings (`resources`,
-/// `resources_by_tag`, `resources_by_context`), one resource and its `update`, and `tags`,
+/// `resources_by_tag`, `resources_by_context`), one resource and its `update`, `tags`, and
+/// the deletions (Management+Delete.swift),
 /// with the routes, parameters and answers of the pinned PyPI `cloudinary` package's
 /// `cloudinary/api.py`, over `ServedAssetCatalog`. Every call is authorised by HTTP basic
 /// auth with an API key and its secret, and answered with Cloudinary's rate-limit headers.
@@ -17,6 +18,8 @@ extension CloudinaryService {
         switch (request.method, rest.first) {
         case (.POST, "image") where rest.count == 2 && ["tags", "context"].contains(rest[1]):
             return try await uploadManagement(request, command: rest[1])
+        case (.POST, "image") where rest == ["image", "destroy"]:
+            return try await destroy(request)
         case (_, "ping"), (_, "config"), (_, "resources"), (_, "tags"):
             break
         default:
@@ -94,6 +97,12 @@ extension CloudinaryService {
             try only(.GET, "list resources by context")
             guard let key = request.query["key"], !key.isEmpty else { throw ServeError(400, "Missing required parameter - key") }
             return try listing(request, filter: .context(key: key, value: request.query["value"]))
+        case 3 where request.method == .DELETE:
+            try Self.uploadTypeOnly(rest[2])
+            return try await deleteResources(request, tag: nil)
+        case 4... where rest[2] == "tags" && request.method == .DELETE:
+            let tag = rest.dropFirst(3).joined(separator: "/")
+            return try await deleteResources(request, tag: tag.removingPercentEncoding ?? tag)
         case 3:
             try only(.GET, "list resources")
             try Self.uploadTypeOnly(rest[2])

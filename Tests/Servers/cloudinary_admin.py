@@ -7,10 +7,13 @@ Prints one JSON object of what each step saw; ManagementTests asserts it.
 """
 import json
 import sys
+import urllib.error
+import urllib.request
 
 import cloudinary
 import cloudinary.api
 import cloudinary.uploader
+import cloudinary.utils
 from cloudinary.search import Search
 
 port, cloud, key, secret, jpeg, png = sys.argv[1:7]
@@ -138,7 +141,41 @@ configure(api_secret="not-the-secret")
 out["wrong_admin"] = attempt(cloudinary.api.ping)
 out["wrong_search"] = attempt(lambda: Search().expression("").execute())
 out["wrong_tags"] = attempt(lambda: cloudinary.uploader.add_tag("evil", ["mgmt/a"]))
+out["wrong_destroy"] = attempt(lambda: cloudinary.uploader.destroy("mgmt/a"))
+out["wrong_delete"] = attempt(lambda: cloudinary.api.delete_resources(["mgmt/a"]))
 configure()
 out["after_wrong"] = tags_of("mgmt/a")
+
+
+def status(url):
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def original(public_id, format="jpg"):
+    return cloudinary.utils.cloudinary_url(public_id, format=format)[0]
+
+
+# Deleting. mgmt/a and mgmt/b share one original (the same bytes); del/e has an eager derivative.
+eager = attempt(lambda: cloudinary.uploader.upload(jpeg, public_id="del/e", eager=[{"width": 20, "crop": "scale"}]))
+derived_url = eager.get("ok", {}).get("eager", [{}])[0].get("url")
+out["before_delete"] = {"derived": status(derived_url) if derived_url else None, "original": status(original("del/e"))}
+out["destroy"] = attempt(lambda: cloudinary.uploader.destroy("mgmt/c"))
+out["destroy_again"] = attempt(lambda: cloudinary.uploader.destroy("mgmt/c"))
+out["after_destroy"] = {"resource": attempt(lambda: cloudinary.api.resource("mgmt/c")).get("error"), "original": status(original("mgmt/c", "png"))}
+out["keep_original"] = attempt(lambda: cloudinary.api.delete_resources(["del/e"], keep_original=True))
+out["delete_resources"] = attempt(lambda: cloudinary.api.delete_resources(["del/e", "nope"]))
+out["after_delete_resources"] = {"derived": status(derived_url) if derived_url else None, "original": status(original("del/e"))}
+out["delete_by_prefix"] = attempt(lambda: cloudinary.api.delete_resources_by_prefix("other/"))
+out["delete_by_tag"] = attempt(lambda: cloudinary.api.delete_resources_by_tag("new"))
+out["shared_original"] = {"deleted_a": status(original("mgmt/a")), "kept_b": status(original("mgmt/b"))}
+out["left"] = ids(attempt(lambda: cloudinary.api.resources(max_results=10)))
+out["search_left"] = attempt(lambda: Search().expression("").aggregate("format").execute()).get("ok", {}).get("total_count")
+out["reupload"] = attempt(lambda: cloudinary.uploader.upload(png, public_id="mgmt/a")).get("ok", {}).get("format")
+out["after_reupload"] = status(original("mgmt/a", "png"))
 
 print(json.dumps(out))
