@@ -13,7 +13,9 @@ extension PostgresJobStore: ServedAssetCatalog {
         extract(epoch FROM created_at) AS created_at, NULL AS faces
         """
 
-    public func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage {
+    /// The conditions (with their parameters, `$1`…) that select `query`'s assets: its cloud and
+    /// filter, not its page.
+    static func selection(_ query: ServedAssetQuery) -> (conditions: [String], parameters: [String?]) {
         var conditions = ["cloud = $1"]
         var parameters: [String?] = [query.cloud]
         func parameter(_ value: String?) -> String {
@@ -45,6 +47,27 @@ extension PostgresJobStore: ServedAssetCatalog {
                 case .number(let number): String(number)
                 }
             }
+        }
+        return (conditions, parameters)
+    }
+
+    public func countServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> [String: Int] {
+        let (conditions, parameters) = Self.selection(query)
+        let rows = try withConnection { connection throws(PostgresError) in
+            try connection.query("""
+                SELECT format, count(*) AS n FROM derive.served_assets WHERE \(conditions.joined(separator: " AND ")) GROUP BY format
+                """, parameters).named("served_assets")
+        }
+        var counts: [String: Int] = [:]
+        for row in rows { counts[try row.string("format")] = try row.int("n") }
+        return counts
+    }
+
+    public func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage {
+        var (conditions, parameters) = Self.selection(query)
+        func parameter(_ value: String?) -> String {
+            parameters.append(value)
+            return "$\(parameters.count)"
         }
         let direction = query.ascending ? "ASC" : "DESC", comparison = query.ascending ? ">" : "<"
         let orderBy: String

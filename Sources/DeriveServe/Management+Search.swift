@@ -8,11 +8,6 @@ import Foundation
 /// `asc`/`desc`), `max_results` (1 to 500, default 50), `next_cursor`, `with_field` (`tags`,
 /// `context`) and `aggregate` (`format`).
 extension CloudinaryService {
-    /// A count (and the aggregation by format) is made by reading the matches page by page, up
-    /// to this many; beyond it the answer has no `total_count` and no `aggregations`, rather
-    /// than a number that is not the total.
-    static let searchCountLimit = 50_000
-
     func search(_ request: HTTPRequest) async throws -> HTTPResponse {
         let started = ContinuousClock.now
         let body = try await Self.jsonBody(request)
@@ -77,10 +72,11 @@ extension CloudinaryService {
         let query = try Self.query(cloud: settings.cloudName, filter: .search(expression), order: order, ascending: ascending,
                                    maxResults: try string("max_results"), defaultLimit: 50, cursor: try string("next_cursor"))
         let page = try database.listServedAssets(query)
-        let counted = try countMatches(expression)
+        let formats = try database.countServedAssets(query)
+        let counted = (count: formats.values.reduce(0, +), formats: formats)
         let base = base(request)
         var members: [JSONMember] = []
-        if let counted { members.append(JSONMember(key: "total_count", value: .int(counted.count))) }
+        members.append(JSONMember(key: "total_count", value: .int(counted.count)))
         members.append(JSONMember(key: "resources", value: .array(page.assets.map { asset in
             var fields = Self.listedJSON(asset, base: base, cloud: settings.cloudName, tags: withFields.contains("tags"), context: withFields.contains("context"))
             fields += [JSONMember(key: "folder", value: .string(SearchTerm.folder(asset.publicID))),
@@ -90,7 +86,7 @@ extension CloudinaryService {
             return .object(fields)
         })))
         if let next = page.next { members.append(JSONMember(key: "next_cursor", value: .string(next.token))) }
-        if !aggregates.isEmpty, let counted {
+        if !aggregates.isEmpty {
             members.append(JSONMember(key: "aggregations", value: .object(["format": .object(counted.formats.sorted { $0.key < $1.key }.map {
                 JSONMember(key: $0.key, value: .int($0.value))
             })])))
@@ -99,21 +95,5 @@ extension CloudinaryService {
         members.insert(JSONMember(key: "time", value: .int(Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))),
                        at: 0)
         return Self.json(.object(members))
-    }
-
-    /// How many assets the expression selects and how many of each format, read page by page;
-    /// nil past `searchCountLimit`.
-    func countMatches(_ expression: SearchExpression) throws -> (count: Int, formats: [String: Int])? {
-        var count = 0, formats: [String: Int] = [:]
-        var after: ServedAssetCursor?
-        repeat {
-            let page = try database.listServedAssets(ServedAssetQuery(cloud: settings.cloudName, filter: .search(expression), order: .publicID,
-                                                                      ascending: true, limit: 500, after: after))
-            count += page.assets.count
-            for asset in page.assets { formats[asset.format, default: 0] += 1 }
-            guard count <= Self.searchCountLimit else { return nil }
-            after = page.next
-        } while after != nil
-        return (count, formats)
     }
 }

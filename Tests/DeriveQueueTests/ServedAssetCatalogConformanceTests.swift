@@ -171,8 +171,12 @@ import Testing
         for text in expressions {
             let expression = try SearchExpression.parse(text, now: now)
             let expected = Self.byBytes(recorded.filter { expression.matches($0) }.map(\.publicID))
-            let found = try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .search(expression), order: .publicID, ascending: true, limit: 4))
+            let query = ServedAssetQuery(cloud: "demo", filter: .search(expression), order: .publicID, ascending: true, limit: 4)
+            let found = try Self.all(store, query)
             #expect(found == expected, "\(text)")
+            // The count (Search's total_count and its aggregation by format) agrees, in one statement.
+            let counts = try store.countServedAssets(query)
+            #expect(counts.values.reduce(0, +) == expected.count && counts.values.allSatisfy { $0 > 0 }, "\(text): \(counts)")
         }
         // A selective expression found something, so the comparison above compared something.
         #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .search(try SearchExpression.parse("tags:cat")))).count == 4)

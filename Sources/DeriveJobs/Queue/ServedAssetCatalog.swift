@@ -14,6 +14,10 @@ public protocol ServedAssetCatalog: Sendable {
     /// (nil after the last).
     func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage
 
+    /// How many assets `query`'s filter selects, by format (its order, cursor and limit aside):
+    /// one aggregate statement, for Search's `total_count` and `aggregate`.
+    func countServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> [String: Int]
+
     /// Applies `change` to each asset of `publicIDs` that is recorded, in one transaction;
     /// returns the public ids it found, in the order given.
     func change(_ change: AssetChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String]
