@@ -76,7 +76,9 @@ extension PostgresJobStore: ServedAssetCatalog {
             orderBy = "public_id COLLATE \"C\" \(direction)"
             if let after = query.after { conditions.append("public_id COLLATE \"C\" \(comparison) \(parameter(after.publicID))") }
         case .createdAt:
-            orderBy = "created_at \(direction), public_id COLLATE \"C\" \(direction)"
+            // The table's column, named in full: a bare `created_at` in ORDER BY is the output column
+            // of that name (the epoch seconds), which no index has, and 1,000,000 rows were sorted.
+            orderBy = "served_assets.created_at \(direction), public_id COLLATE \"C\" \(direction)"
             if let after = query.after {
                 // Whole microseconds, added to the epoch exactly (no floating point on the way).
                 conditions.append("""
