@@ -11,11 +11,16 @@ enum RequestTarget {
     static let cloud = "fuzzcloud"
 
     /// Built once a process: libFuzzer calls the target millions of times.
-    static let service: CloudinaryService = {
+    static var service: CloudinaryService { fixture.service }
+
+    /// The service, its queue and the sample asset, which `run` records again when an input
+    /// deleted it (`destroy`, `delete_resources`): every input finds it there.
+    static let fixture: (service: CloudinaryService, queue: MemoryJobQueue, sample: ServedAsset?) = {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-fuzz-\(getpid())")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let store = FileAssetStore(root: folder)
         let queue = MemoryJobQueue()
+        var sample: ServedAsset?
         // A one-pixel PNG stands in for the photograph: the router serves its bytes, it never decodes them.
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0,
                             0x1F, 0x15, 0xC4, 0x89, 0, 0, 0, 13, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0, 1, 0, 0, 5, 0, 1, 0x0D, 0x0A, 0x2D, 0xB4,
@@ -29,10 +34,13 @@ enum RequestTarget {
                                     sha256: sha, originalKey: stored.key.value, createdAt: Date(), tags: ["fuzz"],
                                     derivatives: [derivative.identity: derivative])
             _ = try? queue.recordUpload(asset, overwrite: true, eager: nil)
+            sample = asset
         }
-        let settings = ServeSettings(cloudName: cloud, credentials: ["123456789012345": "fuzz-secret"],
+        var settings = ServeSettings(cloudName: cloud, credentials: ["123456789012345": "fuzz-secret"],
                                      presets: ["open": UploadPreset(unsigned: true)], maxUploadBytes: 1 << 20, wait: 0)
-        return CloudinaryService(settings: settings, database: queue, store: store, fetcher: NoFetching(), logger: .init(label: "fuzz"))
+        // Millions of calls a run: an hourly limit would answer 420 before the Admin API's handlers.
+        settings.adminRateLimit = .max
+        return (CloudinaryService(settings: settings, database: queue, store: store, fetcher: NoFetching(), logger: .init(label: "fuzz")), queue, sample)
     }()
 
     /// `METHOD target` on the first line, headers one a line, an empty line, then the body.
@@ -50,6 +58,9 @@ enum RequestTarget {
             if parts.count == 2 { headers[HTTPHeader(parts[0])] = parts[1].trimmingCharacters(in: .whitespaces) }
         }
         let request = HTTPRequest(method: HTTPMethod(requestLine[0]), target: target, headers: headers, body: HTTPRequestBody(body))
+        if let sample = fixture.sample, (try? fixture.queue.servedAsset(cloud: cloud, publicID: sample.publicID)) == nil {
+            _ = try? fixture.queue.recordUpload(sample, overwrite: false, eager: nil)
+        }
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             _ = await service.respond(request)

@@ -13,7 +13,9 @@ extension PostgresJobStore: ServedAssetCatalog {
         extract(epoch FROM created_at) AS created_at, NULL AS faces
         """
 
-    public func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage {
+    /// The conditions (with their parameters, `$1`…) that select `query`'s assets: its cloud and
+    /// filter, not its page.
+    static func selection(_ query: ServedAssetQuery) -> (conditions: [String], parameters: [String?]) {
         var conditions = ["cloud = $1"]
         var parameters: [String?] = [query.cloud]
         func parameter(_ value: String?) -> String {
@@ -46,6 +48,27 @@ extension PostgresJobStore: ServedAssetCatalog {
                 }
             }
         }
+        return (conditions, parameters)
+    }
+
+    public func countServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> [String: Int] {
+        let (conditions, parameters) = Self.selection(query)
+        let rows = try withConnection { connection throws(PostgresError) in
+            try connection.query("""
+                SELECT format, count(*) AS n FROM derive.served_assets WHERE \(conditions.joined(separator: " AND ")) GROUP BY format
+                """, parameters).named("served_assets")
+        }
+        var counts: [String: Int] = [:]
+        for row in rows { counts[try row.string("format")] = try row.int("n") }
+        return counts
+    }
+
+    public func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage {
+        var (conditions, parameters) = Self.selection(query)
+        func parameter(_ value: String?) -> String {
+            parameters.append(value)
+            return "$\(parameters.count)"
+        }
         let direction = query.ascending ? "ASC" : "DESC", comparison = query.ascending ? ">" : "<"
         let orderBy: String
         switch query.order {
@@ -53,7 +76,9 @@ extension PostgresJobStore: ServedAssetCatalog {
             orderBy = "public_id COLLATE \"C\" \(direction)"
             if let after = query.after { conditions.append("public_id COLLATE \"C\" \(comparison) \(parameter(after.publicID))") }
         case .createdAt:
-            orderBy = "created_at \(direction), public_id COLLATE \"C\" \(direction)"
+            // The table's column, named in full: a bare `created_at` in ORDER BY is the output column
+            // of that name (the epoch seconds), which no index has, and 1,000,000 rows were sorted.
+            orderBy = "served_assets.created_at \(direction), public_id COLLATE \"C\" \(direction)"
             if let after = query.after {
                 // Whole microseconds, added to the epoch exactly (no floating point on the way).
                 conditions.append("""
@@ -90,6 +115,29 @@ extension PostgresJobStore: ServedAssetCatalog {
                                          [cloud, asset.publicID, change.storedValue(changing: asset)])
                     found.insert(asset.publicID)
                 }
+                return found
+            }
+        }
+        return publicIDs.filter(found.contains)
+    }
+
+    public func deleteServedAssets(cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        let ids = JSONWriter.compact(.array(publicIDs.map(JSONValue.string)))
+        let found = try withConnection { connection throws(PostgresError) -> Set<String> in
+            try connection.transaction { () throws(PostgresError) -> Set<String> in
+                // Locked in code-point order (as `change` locks), so overlapping calls cannot deadlock;
+                // the derivatives go with them (ON DELETE CASCADE).
+                let rows = try connection.query("""
+                    WITH locked AS (
+                        SELECT public_id FROM derive.served_assets
+                        WHERE cloud = $1 AND public_id IN (SELECT jsonb_array_elements_text($2::jsonb))
+                        ORDER BY public_id COLLATE "C" FOR UPDATE
+                    )
+                    DELETE FROM derive.served_assets s USING locked WHERE s.cloud = $1 AND s.public_id = locked.public_id
+                    RETURNING s.public_id
+                    """, [cloud, ids]).named("served_assets")
+                var found: Set<String> = []
+                for row in rows { found.insert(try PostgresError.decoding { () throws(DeriveError) in try row.string("public_id") }) }
                 return found
             }
         }

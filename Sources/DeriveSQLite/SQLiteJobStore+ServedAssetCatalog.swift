@@ -9,7 +9,9 @@ extension SQLiteJobStore: ServedAssetCatalog {
     /// The creation time in whole microseconds, as cursors carry it.
     private static let createdMicros = "CAST(round(created_at * 1000000) AS INTEGER)"
 
-    public func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage {
+    /// The conditions (with their parameters) that select `query`'s assets: its cloud and
+    /// filter, not its page.
+    static func selection(_ query: ServedAssetQuery) -> (conditions: [String], parameters: [DatabaseValue]) {
         var conditions = ["cloud = ?"]
         var parameters: [DatabaseValue] = [.text(query.cloud)]
         switch query.filter {
@@ -37,6 +39,22 @@ extension SQLiteJobStore: ServedAssetCatalog {
                 }
             }
         }
+        return (conditions, parameters)
+    }
+
+    public func countServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> [String: Int] {
+        let (conditions, parameters) = Self.selection(query)
+        let rows = try read { connection throws(SQLiteError) in
+            try connection.rows("SELECT format, count(*) AS n FROM served_assets WHERE \(conditions.joined(separator: " AND ")) GROUP BY format",
+                                parameters, source: "served_assets")
+        }
+        var counts: [String: Int] = [:]
+        for row in rows { counts[try row.string("format")] = try row.int("n") }
+        return counts
+    }
+
+    public func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage {
+        var (conditions, parameters) = Self.selection(query)
         let direction = query.ascending ? "ASC" : "DESC", comparison = query.ascending ? ">" : "<"
         let orderBy: String
         switch query.order {
@@ -77,6 +95,21 @@ extension SQLiteJobStore: ServedAssetCatalog {
                 let asset = try SQLiteError.decoding { () throws(DeriveError) in try ServedAsset(row: row) }
                 try connection.query("UPDATE served_assets SET \(change.column) = ? WHERE cloud = ? AND public_id = ?",
                                      [SQLiteValue(change.storedValue(changing: asset)), SQLiteValue(cloud), SQLiteValue(id)])
+                found.append(id)
+            }
+            return found
+        }
+    }
+
+    public func deleteServedAssets(cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        try write { connection, _ throws(SQLiteError) -> [String] in
+            var found: [String] = []
+            for id in publicIDs {
+                guard try !connection.query("SELECT 1 FROM served_assets WHERE cloud = ? AND public_id = ?",
+                                            [SQLiteValue(cloud), SQLiteValue(id)]).isEmpty else { continue }
+                // The derivatives explicitly: the cascade holds only where foreign keys are enforced.
+                try connection.query("DELETE FROM served_derivatives WHERE cloud = ? AND public_id = ?", [SQLiteValue(cloud), SQLiteValue(id)])
+                try connection.query("DELETE FROM served_assets WHERE cloud = ? AND public_id = ?", [SQLiteValue(cloud), SQLiteValue(id)])
                 found.append(id)
             }
             return found

@@ -171,15 +171,7 @@ extension CloudinaryService {
 
     /// `GET /v1_1/<cloud>/resources/image/upload/<public_id>` with HTTP basic auth (key, secret).
     func resource(_ request: HTTPRequest, publicID: String) async throws -> HTTPResponse {
-        guard let authorization = request.headers[HTTPHeader("Authorization")], authorization.lowercased().hasPrefix("basic "),
-              let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-              let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":") else {
-            throw ServeError(401, "Must supply api_key")
-        }
-        let key = String(pair[..<colon]), secret = String(pair[pair.index(after: colon)...])
-        guard let expected = settings.credentials[key], CloudinarySigning.constantTimeEqual(expected, secret) else {
-            throw ServeError(401, "Invalid credentials")
-        }
+        try authorizeAdmin(request)
         let id = publicID.removingPercentEncoding ?? publicID
         guard Self.validPublicID(id), let found = try records.get(id) else { throw ServeError(404, "Resource not found - \(id)") }
         let asset = try reconciled(found)

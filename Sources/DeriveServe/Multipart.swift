@@ -6,6 +6,8 @@ import DeriveHTTP
 /// bytes (without a filename it is a field too: a URL or a `data:` URI, as the SDKs send them).
 public struct MultipartForm: Sendable {
     public var fields: [String: String] = [:]
+    /// Every value of a field whose name ends in `[]` (how the SDKs send a list), in order.
+    public var lists: [String: [String]] = [:]
     public var file: [UInt8]?
     public var filename: String?
 
@@ -74,6 +76,7 @@ public struct MultipartForm: Sendable {
                 form.filename = filename
             } else {
                 form.fields[name] = String(decoding: content, as: UTF8.self)
+                if name.hasSuffix("[]") { form.lists[name, default: []].append(String(decoding: content, as: UTF8.self)) }
             }
             position = next
         }

@@ -42,7 +42,7 @@ public final class ServeServer: Sendable {
 /// The API's behaviour, apart from the listener (tests call it directly too).
 public final class CloudinaryService: Sendable {
     public let settings: ServeSettings
-    let database: any JobStore & ServedAssets
+    let database: any JobStore & ServedAssets & ServedAssetCatalog
     let store: any AssetStore
     let fetcher: any SourceFetcher
     let records: ServeRecords
@@ -50,8 +50,10 @@ public final class CloudinaryService: Sendable {
     let webhooks: (any WebhookSender)?
     let logger: Logger
     let cache: DeliveryCache
+    /// The Admin API's calls this hour (`X-FeatureRateLimit-*`).
+    let adminRate: AdminRateLimit
 
-    public init(settings: ServeSettings, database: any JobStore & ServedAssets, store: any AssetStore, fetcher: any SourceFetcher, webhooks: (any WebhookSender)? = nil,
+    public init(settings: ServeSettings, database: any JobStore & ServedAssets & ServedAssetCatalog, store: any AssetStore, fetcher: any SourceFetcher, webhooks: (any WebhookSender)? = nil,
                 logger: Logger) {
         self.webhooks = webhooks
         self.settings = settings
@@ -60,6 +62,7 @@ public final class CloudinaryService: Sendable {
         self.fetcher = fetcher
         records = ServeRecords(database: database, store: store, cloud: settings.cloudName)
         chunks = ChunkedUploads(store: store, cloud: settings.cloudName, maxBytes: settings.maxUploadBytes)
+        adminRate = AdminRateLimit(limit: settings.adminRateLimit)
         self.logger = logger
         cache = DeliveryCache(maxBytes: settings.cacheBytes)
     }
@@ -104,10 +107,7 @@ public final class CloudinaryService: Sendable {
                     guard request.method == .POST else { throw ServeError(405, "Use POST to upload") }
                     return try await upload(request)
                 }
-                if rest.count >= 4, rest[0] == "resources", rest[1] == "image", rest[2] == "upload" {
-                    guard request.method == .GET else { throw ServeError(405, "Use GET to read a resource") }
-                    return try await resource(request, publicID: rest.dropFirst(3).joined(separator: "/"))
-                }
+                if let answer = try await management(request, rest: rest) { return answer }
                 throw ServeError(404, "There is no such API: \(Quoted(request.path))")
             }
             if request.path == "/healthz" { return Self.json(.object(["status": .string("ok")])) }
@@ -184,6 +184,23 @@ public final class CloudinaryService: Sendable {
         throw ServeError(400, "Send the upload as multipart/form-data or application/x-www-form-urlencoded")
     }
 
+    /// The API key and secret that signed an Upload API call's parameters (uploads and the
+    /// management calls: `tags`, `context`), its timestamp within the hour; 401 or 400 otherwise.
+    func verifySigned(_ fields: [String: String], signature: String) throws -> (key: String, secret: String) {
+        guard let key = fields["api_key"], !key.isEmpty else { throw ServeError(401, "Must supply api_key") }
+        guard let secret = settings.credentials[key] else { throw ServeError(401, "Unknown API key \(Quoted(key))") }
+        guard let timestamp = fields["timestamp"].flatMap({ Int($0) }) else { throw ServeError(400, "Missing required parameter - timestamp") }
+        let now = Int(Date().timeIntervalSince1970)
+        // Compared, never subtracted: a timestamp of Int.min must not overflow.
+        guard timestamp >= now - 3600, timestamp <= now + 3600 else {
+            throw ServeError(400, "Stale request - reported time is \(timestamp) which is more than 1 hour ago")
+        }
+        guard CloudinarySigning.verify(fields, signature: signature, secret: secret) else {
+            throw ServeError(401, "Invalid Signature \(Quoted(signature)). String to sign - \(Quoted(CloudinarySigning.stringToSign(fields, version: 2), limit: 400)).")
+        }
+        return (key, secret)
+    }
+
     /// Parameters an unsigned upload may set itself (the preset decides the rest).
     static let unsignedAllowed: Set<String> = ["file", "upload_preset", "public_id", "folder", "tags", "context", "timestamp", "filename_override",
                                                "api_key", "cloud_name", "resource_type"]
@@ -200,20 +217,8 @@ public final class CloudinaryService: Sendable {
             preset = found
         }
         if let signature = fields["signature"], !signature.isEmpty {
-            guard let key = fields["api_key"], !key.isEmpty else { throw ServeError(401, "Must supply api_key") }
-            guard let secret = settings.credentials[key] else { throw ServeError(401, "Unknown API key \(Quoted(key))") }
-            guard let timestamp = fields["timestamp"].flatMap({ Int($0) }) else { throw ServeError(400, "Missing required parameter - timestamp") }
-            let now = Int(Date().timeIntervalSince1970)
-            // Compared, never subtracted: a timestamp of Int.min must not overflow.
-            guard timestamp >= now - 3600, timestamp <= now + 3600 else {
-                throw ServeError(400, "Stale request - reported time is \(timestamp) which is more than 1 hour ago")
-            }
-            guard CloudinarySigning.verify(fields, signature: signature, secret: secret) else {
-                throw ServeError(401, "Invalid Signature \(Quoted(signature)). String to sign - \(Quoted(CloudinarySigning.stringToSign(fields, version: 2), limit: 400)).")
-            }
+            (signingKey, signingSecret) = try verifySigned(fields, signature: signature)
             signed = true
-            signingSecret = secret
-            signingKey = key
         } else {
             guard let preset else { throw ServeError(400, "Must supply api_key") }
             guard preset.unsigned else { throw ServeError(400, "Upload preset must be whitelisted for unsigned uploads") }

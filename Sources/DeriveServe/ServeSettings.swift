@@ -35,6 +35,9 @@ public struct ServeSettings: Sendable {
     /// The bytes of delivery answers kept in memory (`DERIVE_SERVE_CACHE_BYTES`, 64 MiB; 0
     /// keeps none): see DeliveryCache.
     public var cacheBytes: Int = 64 << 20
+    /// Admin API calls answered per clock hour (`DERIVE_SERVE_ADMIN_RATE_LIMIT`), counted per
+    /// process and reported in Cloudinary's `X-FeatureRateLimit-*` headers; past it, 420.
+    public var adminRateLimit = 5000
 
     public init(cloudName: String, credentials: [String: String], presets: [String: UploadPreset] = [:], maxUploadBytes: Int = 100 << 20,
                 wait: Double = 60, queue: String = "default", deliveryBase: String? = nil) {

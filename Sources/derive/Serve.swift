@@ -101,6 +101,10 @@ struct Serve: ParsableCommand {
             }
             settings.fetchDomains = Set((environment["DERIVE_SERVE_FETCH_DOMAINS"] ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
+            if let text = environment["DERIVE_SERVE_ADMIN_RATE_LIMIT"] {
+                guard let calls = Int(text), calls > 0 else { throw CLIError("DERIVE_SERVE_ADMIN_RATE_LIMIT must be a number of calls an hour above 0, got \(text)") }
+                settings.adminRateLimit = calls
+            }
 
             let opened = try openDatabase(configuration.database)
             let assets = try makeStore(configuration)

@@ -171,11 +171,40 @@ import Testing
         for text in expressions {
             let expression = try SearchExpression.parse(text, now: now)
             let expected = Self.byBytes(recorded.filter { expression.matches($0) }.map(\.publicID))
-            let found = try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .search(expression), order: .publicID, ascending: true, limit: 4))
+            let query = ServedAssetQuery(cloud: "demo", filter: .search(expression), order: .publicID, ascending: true, limit: 4)
+            let found = try Self.all(store, query)
             #expect(found == expected, "\(text)")
+            // The count (Search's total_count and its aggregation by format) agrees, in one statement.
+            let counts = try store.countServedAssets(query)
+            #expect(counts.values.reduce(0, +) == expected.count && counts.values.allSatisfy { $0 > 0 }, "\(text): \(counts)")
         }
         // A selective expression found something, so the comparison above compared something.
         #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .search(try SearchExpression.parse("tags:cat")))).count == 4)
+    }
+
+    /// Deleting forgets the rows (the asset, its derivatives) of the ids found, in the other
+    /// cloud nothing; a derivative recorded afterwards for the deleted version records nothing;
+    /// an upload of the same id afterwards starts afresh.
+    @Test(arguments: JobStoreKind.runnable)
+    func deletingForgetsTheRowsAndOnlyThose(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        try Self.fill(store, cloud: "other")
+        let derivative = ServedDerivative(identity: "i1", transformation: "w_10", format: "jpg", key: "d/1", width: 10, height: 10, bytes: 5,
+                                          sha256: "s", jobID: 1)
+        #expect(try store.recordDerivatives([derivative], cloud: "demo", publicID: "a/1", version: 1))
+        #expect(try store.deleteServedAssets(cloud: "demo", publicIDs: ["b/2", "missing", "a/1"]) == ["b/2", "a/1"])
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/1") == nil && store.servedAsset(cloud: "demo", publicID: "b/2") == nil)
+        #expect(try store.servedAsset(cloud: "other", publicID: "a/1") != nil, "the other cloud's a/1 is kept")
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .all, limit: 5)).count == Self.ids.count - 2)
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .prefix("a/1"), order: .publicID, ascending: true)) == ["a/10"])
+        #expect(try !store.recordDerivatives([derivative], cloud: "demo", publicID: "a/1", version: 1), "a late job records nothing")
+        #expect(try store.deleteServedAssets(cloud: "demo", publicIDs: ["a/1"]) == [], "deleted once")
+        let again = ServedAsset(cloud: "demo", publicID: "a/1", version: 2, format: "png", width: 1, height: 1, bytes: 1, sha256: "cd",
+                                originalKey: "o/new", createdAt: Date(timeIntervalSince1970: 1_800_000_000))
+        _ = try store.recordUpload(again, overwrite: false, eager: nil)
+        let read = try #require(try store.servedAsset(cloud: "demo", publicID: "a/1"))
+        #expect(read.format == "png" && read.derivatives.isEmpty && read.tags.isEmpty, "\(read)")
     }
 
     @Test func cursorsRoundTripAndRefuseWhatDeriveDidNotWrite() {

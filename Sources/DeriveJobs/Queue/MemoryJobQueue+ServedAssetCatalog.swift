@@ -32,6 +32,18 @@ extension MemoryJobQueue: ServedAssetCatalog {
         }
     }
 
+    public func countServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> [String: Int] {
+        try withState { state, _ in
+            state.served.values.filter(query.selects).reduce(into: [:]) { counts, asset in counts[asset.format, default: 0] += 1 }
+        }
+    }
+
+    public func deleteServedAssets(cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
+        try withState { state, _ in
+            publicIDs.filter { id in state.served.removeValue(forKey: ServedKey(cloud: cloud, publicID: id)) != nil }
+        }
+    }
+
     public func servedTags(cloud: String, prefix: String?, limit: Int, after: String?) throws(DeriveError) -> (tags: [String], next: String?) {
         try withState { state, _ in
             let all = Set(state.served.values.filter { $0.cloud == cloud }.flatMap(\.tags))

@@ -4,7 +4,7 @@ import Foundation
 /// The management half of Cloudinary's API over `derive serve`'s records (issue 38): listing
 /// assets page by page (by prefix, public ids, tag or context), the tags in use, and changing
 /// assets' tags and context. The routes that answer Cloudinary's SDK build on this; deleting
-/// and renaming, which must also keep the store's objects consistent, are not here yet.
+/// (of the rows; the store's objects stay) is here; renaming is not yet.
 ///
 /// Pages are keyset pages: a cursor is the sort key of the last asset given, so a page costs
 /// one index range however deep it is, and an asset added or removed between two pages moves
@@ -14,9 +14,21 @@ public protocol ServedAssetCatalog: Sendable {
     /// (nil after the last).
     func listServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> ServedAssetPage
 
+    /// How many assets `query`'s filter selects, by format (its order, cursor and limit aside):
+    /// one aggregate statement, for Search's `total_count` and `aggregate`.
+    func countServedAssets(_ query: ServedAssetQuery) throws(DeriveError) -> [String: Int]
+
     /// Applies `change` to each asset of `publicIDs` that is recorded, in one transaction;
     /// returns the public ids it found, in the order given.
     func change(_ change: AssetChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String]
+
+    /// Forgets the assets of `publicIDs` that are recorded (each row and its derivatives'
+    /// rows) in one transaction; returns the public ids it found, in the order given. From then
+    /// on they are neither listed nor delivered, and a job still making one of their outputs
+    /// records nothing (its version is gone). The objects in the store are left: an original or
+    /// derivative is content-addressed and may be shared by other public ids, versions or jobs.
+    /// Notification records are kept, as an overwrite keeps them.
+    func deleteServedAssets(cloud: String, publicIDs: [String]) throws(DeriveError) -> [String]
 
     /// The distinct tags of a cloud's assets in code-point order, those starting with `prefix`
     /// only when given, at most `limit` after `after`; `next` is the last one given when more follow.
