@@ -1,4 +1,4 @@
-import DeriveHTTP
+@testable import DeriveHTTP
 import Foundation
 import Testing
 
@@ -40,6 +40,15 @@ import Testing
         #expect(request.path == "/a b/d")
         #expect(request.query["x"] == "1" && request.query["y"] == "a+b" && request.query["z"] == "" && request.query["w"] == nil)
         #expect(HTTPRequest(method: .GET, target: "no path at all ::").path == "")
+        // The plain path's shortcut reads every target as Foundation does, or leaves it to it.
+        for target in ["/", "/a", "/demo/image/upload/c_fill,w_200,h_200,g_auto/v1700000000/folder/photo.jpg", "/a/", "/a/.", "/a/..", "/./a",
+                       "/a/../b", "/a/.b", "/a/..b", "/a/b.", "/.well-known/x", "/a//b", "//a", "/a%20b", "/a b", "/a|b", "/a\"b", "/é",
+                       "/a?x=1", "/a#f", "/l_text:Arial_20:Hi!/x.png", "/$x;y=z/@a", "/...", "/a/...", "relative", ""] {
+            let shortcut = HTTPRequest.plainPath(target)
+            let standard = HTTPRequest.standardComponents(of: target)
+            #expect(shortcut == nil || (shortcut == standard.path && standard.query.isEmpty), "\(target): \(String(describing: shortcut)) vs \(standard)")
+        }
+        #expect(HTTPRequest.plainPath("/demo/image/upload/c_fill,w_200/v1/p.jpg") != nil && HTTPRequest.plainPath("/a/./b") == nil)
         // Header names compare without regard to case.
         let headers: HTTPHeaders = [HTTPHeader("content-TYPE"): "text/plain"]
         #expect(headers[.contentType] == "text/plain")

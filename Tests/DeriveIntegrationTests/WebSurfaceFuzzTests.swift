@@ -55,7 +55,7 @@ import Testing
                     }
                 }
             }
-            #expect(await RawHTTP.send(RawHTTP.request("GET", "/"), port: port, timeout: 30).status == 200)
+            #expect(await RawHTTP.send(RawHTTP.request("GET", "/"), port: port, timeout: 120).status == 200)
         }
         // The job is untouched: nothing acted without the token.
         #expect(try queue.job(job)?.state == .available)
@@ -80,11 +80,11 @@ import Testing
                 #expect((200..<600).contains(status) && status != 500, "\(status) for \(String(decoding: request.prefix(200), as: UTF8.self).debugDescription)")
             }
             if index.isMultiple(of: 50) {
-                #expect(await RawHTTP.send(RawHTTP.request("GET", "/"), port: port, timeout: 30).status == 200, "the server stopped answering after request \(index)")
+                #expect(await RawHTTP.send(RawHTTP.request("GET", "/"), port: port, timeout: 120).status == 200, "the server stopped answering after request \(index)")
             }
         }
         #expect(answered > 150, "most requests are well-formed enough to answer: \(answered) of 500")
-        #expect(await RawHTTP.send(RawHTTP.request("GET", "/"), port: dashboard.port, timeout: 30).status == 200)
+        #expect(await RawHTTP.send(RawHTTP.request("GET", "/"), port: dashboard.port, timeout: 120).status == 200)
         #expect(await RawHTTP.send(RawHTTP.request("GET", "/metrics"), port: metrics.port, timeout: 30).status == 200)
         #expect(try queue.job(job)?.state == .available)
         await dashboard.stop()

@@ -20,14 +20,14 @@ public enum RawHTTP {
     /// test process shares two threads with every test running beside it). The socket calls block, so they
     /// run on a thread of Dispatch's, not on the cooperative pool that an in-process server
     /// answers on (two threads on two cores: blocking them would starve the server).
-    public static func send(_ request: [UInt8], port: Int, timeout: Double = 30) async -> Reply {
+    public static func send(_ request: [UInt8], port: Int, timeout: Double = 120) async -> Reply {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(returning: sendBlocking(request, port: port, timeout: timeout)) }
         }
     }
 
     /// `send`, on the calling thread.
-    public static func sendBlocking(_ request: [UInt8], port: Int, timeout: Double = 30) -> Reply {
+    public static func sendBlocking(_ request: [UInt8], port: Int, timeout: Double = 120) -> Reply {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { return Reply(status: nil, bytes: []) }
         defer { close(socket) }
