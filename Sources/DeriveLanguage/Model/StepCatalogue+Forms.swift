@@ -1,4 +1,4 @@
-/// The forms of a regular effect, derived from its declaration alone: its Cloudinary string
+/// The forms of a declared effect, derived from its declaration alone: its Cloudinary string
 /// (read and printed), its JSON (read and written), its range checks and its JSON Schema.
 extension EffectDeclaration {
     /// The values of `e_<name>[:<args>]` (`co_` giving the colour), defaults filled in; or the
@@ -34,7 +34,7 @@ extension EffectDeclaration {
                 guard let n = Int(text) else {
                     return .failure(.malformed("e_\(name) takes a whole-number \(p.key) (\(range.lowerBound) to \(range.upperBound)), got \(Quoted(text))"))
                 }
-                values.append(.number(n))
+                values.append(.number(.value(n)))
             case .color:
                 guard let c = Color.parse(text) else { return .failure(.malformed("co_\(text) is not a colour")) }
                 values.append(.color(c))
@@ -102,8 +102,8 @@ extension EffectDeclaration {
                 continue
             }
             switch p.type {
-            case .number:
-                guard let n = log.int(v, at: path.appending(p.key)) else { return nil }
+            case .number(_, let expressions):
+                guard let n = expressions ? log.wholeNumber(v, at: path.appending(p.key)) : log.int(v, at: path.appending(p.key)).map(WholeNumber.value) else { return nil }
                 values.append(.number(n))
             case .color:
                 guard let c = log.color(v, at: path.appending(p.key)) else { return nil }
