@@ -177,6 +177,9 @@ enum DeclaredEffects {
         case "blur_faces", "pixelate_faces":
             // Applied where the faces are, by the runner, which knows them.
             return image
+        case "dropshadow":
+            guard let cast = EffectGeometry.castShadow(of: .declared(effect), on: image.size) else { return image }
+            return try Effects.shadowed(image, cast, color: EffectRules.dropShadowColor, opacity: EffectRules.dropShadowOpacity)
         case "noise":
             // Cloudinary's percent of noise: Gaussian grain with a standard deviation of half the
             // level (in levels of 255), the same field on every colour band so that it is grain of

@@ -19,7 +19,7 @@ enum Effects {
             return try theme(image, to: color, photosensitivity: photosensitivity.planned)
         case .cartoonify, .vectorize, .art:
             return try artistic(effect, image)
-        case .gradientFade, .outline, .shear, .distort, .shadow, .dropShadow, .blurRegion, .pixelateRegion:
+        case .gradientFade, .outline, .shear, .distort, .shadow, .blurRegion, .pixelateRegion:
             return try placed(effect, image)
         case .declared(let d):
             return try DeclaredEffects.draw(d, on: image, faces: nil)
@@ -229,9 +229,6 @@ enum Effects {
         case .shadow(let strength, let color, _, _):
             guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
             return try shadowed(image, cast, color: color, opacity: Double(strength.planned) / 100 * Double(color.alpha) / 255)
-        case .dropShadow:
-            guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
-            return try shadowed(image, cast, color: EffectRules.dropShadowColor, opacity: EffectRules.dropShadowOpacity)
         case .blurRegion(let strength, let region), .pixelateRegion(let strength, let region):
             let cover: Effect = .named(effect.kind == .blurRegion ? "blur" : "pixelate", strength)
             guard let region else { return try apply(cover, to: image) }

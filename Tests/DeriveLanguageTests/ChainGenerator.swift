@@ -247,11 +247,6 @@ struct ChainGenerator {
                 }
             }))
         }
-        if kind == .dropShadow {
-            return .dropShadow(azimuth: Int.random(in: EffectRules.dropShadowAzimuthRange, using: &random),
-                               elevation: Int.random(in: EffectRules.dropShadowElevationRange, using: &random),
-                               spread: Int.random(in: EffectRules.dropShadowSpreadRange, using: &random))
-        }
         let amount = EffectRules.range(of: kind).map { wholeNumber($0) }
         if kind == .vectorize, Bool.random(using: &random) {
             // Cloudinary's tracing settings, each given or not, pixels or fractions.

@@ -480,12 +480,6 @@ public enum Effect: Sendable, Hashable {
     /// image's side, or expressions until planned), blurred and as opaque as the strength
     /// (0..100) says, beneath the image; the canvas grows to hold both.
     case shadow(WholeNumber, color: Color, x: Length, y: Length)
-    /// A shadow cast by a light: `azimuth` (0..360 degrees, clockwise from the image's top) is
-    /// where the light comes from, so the shadow falls the opposite way; `elevation` (0..90) is
-    /// how high it stands (lower, longer; 90, straight beneath); `spread` (0..100) its size
-    /// (0, a point with a sharp edge; 100, an area with a soft one). Drawn as `shadow` is, at
-    /// the offset and blur `EffectGeometry.dropShadow` gives; the canvas grows to hold both.
-    case dropShadow(azimuth: Int, elevation: Int, spread: Int)
     /// Fades the image to transparent from one edge: `y` (default 0.5, the top half) or `x`,
     /// positive from the top or left, negative from the bottom or right, as a fraction or
     /// pixels; `symmetric` fades the opposite edge too, `symmetric_pad` both edges of the image
@@ -514,7 +508,6 @@ public enum Effect: Sendable, Hashable {
         case recolor
         case assistColorblind = "assist_colorblind"
         case art, cartoonify, vectorize, shear, shadow, distort
-        case dropShadow = "dropshadow"
         case gradientFade = "gradient_fade"
         case outline
         case blurRegion = "blur_region"
@@ -554,7 +547,6 @@ public enum Effect: Sendable, Hashable {
         case .shear: .shear
         case .distort: .distort
         case .shadow: .shadow
-        case .dropShadow: .dropShadow
         case .gradientFade: .gradientFade
         case .outline: .outline
         case .blurRegion: .blurRegion
@@ -570,7 +562,7 @@ public enum Effect: Sendable, Hashable {
              .cartoonify(let n, _), .vectorize(let n, _), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .blurRegion(let n, _), .pixelateRegion(let n, _),
              .tint(let n, _), .colorize(let n, _), .tintGradient(let n, _): n
         case .declared(let d): d.amount
-        case .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline: nil
+        case .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
         }
     }
 
@@ -584,7 +576,7 @@ public enum Effect: Sendable, Hashable {
         // Equalising reads the whole image's histogram.
         case .tintGradient(_, let gradient): !gradient.equalize
         case .makeTransparent(_, let color): color != nil
-        case .improve, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .dropShadow, .gradientFade, .outline, .blurRegion, .pixelateRegion: false
+        case .improve, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .gradientFade, .outline, .blurRegion, .pixelateRegion: false
         // Which areas are photographic, and the background colour, are read from the image.
         case .theme: false
         case .declared(let d): d.declaration.pointwise

@@ -1256,7 +1256,6 @@ struct ParseRun {
             return distort(args, in: c)
         }
         if kind == .outline { return outline(text, args: args, color: color, in: c) }
-        if kind == .dropShadow { return dropShadow(text, args: args, color: color, in: c) }
         if kind == .gradientFade { return gradientFade(text, args: args, color: color, in: c) }
         if kind == .simulateColorblind || kind == .recolor {
             ignoreUnusedColor(color, in: c)

@@ -17,13 +17,6 @@ public enum EffectRules {
     public static let shadowDefaultOffset = 8
     /// e_shear's angles: beyond ±89° the canvas has no bound (tan 90° is infinite).
     public static let shearRange = -89...89
-    /// e_dropshadow's light: Cloudinary's ranges and server defaults (SDK reference,
-    /// DropShadow: azimuth 0 to 360, default 215; elevation 0 to 90, default 45; spread 0 to
-    /// 100, default 50).
-    public static let dropShadowAzimuthRange = 0...360
-    public static let dropShadowElevationRange = 0...90
-    public static let dropShadowSpreadRange = 0...100
-    public static let dropShadowDefaults = (azimuth: 215, elevation: 45, spread: 50)
     /// e_dropshadow's shadow: Cloudinary has no colour or strength for it; Derive's is black at
     /// half opacity.
     public static let dropShadowColor = Color.black
@@ -63,7 +56,6 @@ public enum EffectRules {
         case .gradientFade: return .gradientFade(n, edges: .one, x: nil, y: nil)
         case .outline: return .outline(OutlineMode.defaults.mode, width: OutlineMode.defaults.width, blur: OutlineMode.defaults.blur, color: color ?? OutlineMode.defaults.color)
         case .shadow: return .shadow(n, color: color ?? shadowDefaultColor, x: .pixels(shadowDefaultOffset), y: .pixels(shadowDefaultOffset))
-        case .dropShadow: return .dropShadow(azimuth: dropShadowDefaults.azimuth, elevation: dropShadowDefaults.elevation, spread: dropShadowDefaults.spread)
         case .blurRegion: return .blurRegion(n, nil)
         case .pixelateRegion: return .pixelateRegion(n, nil)
         // Built from their declaration's values, never from a kind.
@@ -154,10 +146,6 @@ enum StepRules {
         case .effect(.shear(let x, let y)):
             return check(x, in: EffectRules.shearRange, field: "x", derivesLimits: true) + check(y, in: EffectRules.shearRange, field: "y", derivesLimits: true)
         case .effect(.distort(let d)): return distortIssues(d, limits: limits)
-        case .effect(.dropShadow(let azimuth, let elevation, let spread)):
-            return check(azimuth, in: EffectRules.dropShadowAzimuthRange, field: "azimuth")
-                + check(elevation, in: EffectRules.dropShadowElevationRange, field: "elevation")
-                + check(spread, in: EffectRules.dropShadowSpreadRange, field: "spread")
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"
