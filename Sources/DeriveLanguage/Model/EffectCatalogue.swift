@@ -63,7 +63,7 @@ extension StepCatalogue {
         .init("dropshadow", [.number("azimuth", 0...360, default: 215, "\(sdk), DropShadow", expressions: false),
                              .number("elevation", 0...90, default: 45, "\(sdk), DropShadow", expressions: false),
                              .number("spread", 0...100, default: 50, "\(sdk), DropShadow", expressions: false)], syntax: .named,
-              "A shadow cast by a light from the azimuth at the elevation; the canvas grows to hold it."),
+              "The image's shape cast as a black shadow by a light at the azimuth (clockwise from the top), longer as the elevation falls (none at 90), softer as the spread grows; the canvas grows to hold it."),
         .init("gradient_fade", [.amount("strength", 0...100, default: 20, "\(sdk), GradientFade")],
               "Fades the image to transparent from one edge (or two)."),
         .init("outline", [.choice("mode", OutlineMode.allCases.map(\.rawValue), default: "outer"),
