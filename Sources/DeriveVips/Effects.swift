@@ -9,19 +9,17 @@ enum Effects {
     /// effect (and the compiler that none is left out); each group's own switch stays short.
     static func apply(_ effect: Effect, to image: VImage) throws(DeriveError) -> VImage {
         switch effect {
-        case .blur, .pixelate, .sharpen, .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize,
-             .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance, .unsharpMask:
+        case .tint, .colorize:
             return try adjustment(effect, image)
-        case .autoContrast, .autoColor, .improve, .fillLight, .autoBrightness:
+        case .improve, .fillLight:
             return try automaticCorrection(effect, image)
-        case .opacityThreshold, .makeTransparent, .replaceColor, .simulateColorblind, .recolor, .assistColorblind, .tintGradient:
+        case .makeTransparent, .replaceColor, .simulateColorblind, .recolor, .assistColorblind, .tintGradient:
             return try colourChange(effect, image)
         case .theme(let photosensitivity, let color):
             return try theme(image, to: color, photosensitivity: photosensitivity.planned)
-        case .oilPaint, .cartoonify, .vectorize, .art, .orderedDither:
+        case .cartoonify, .vectorize, .art:
             return try artistic(effect, image)
-        case .gradientFade, .outline, .shear, .distort, .shadow, .dropShadow, .blurFaces, .pixelateFaces, .blurRegion,
-             .pixelateRegion, .vignette:
+        case .gradientFade, .outline, .shear, .distort, .shadow, .blurRegion, .pixelateRegion:
             return try placed(effect, image)
         case .declared(let d):
             return try DeclaredEffects.draw(d, on: image, faces: nil)
@@ -31,43 +29,6 @@ enum Effects {
     /// Blur, sharpness, tone and the colour channels: one formula each, no analysis of the picture.
     static func adjustment(_ effect: Effect, _ image: VImage) throws(DeriveError) -> VImage {
         switch effect {
-        case .blur(let strength):
-            // 100 (the default) is a sigma of 5 pixels; 2000 is 100.
-            return try image.gaussianBlurred(sigma: max(0.3, Double(strength.planned) / 20))
-        case .pixelate(let amount):
-            let size = amount.planned
-            guard size > 1 else { return image }
-            return try image.shrunk(by: size).zoomed(by: size).fitted(to: image.size)
-        case .sharpen(let strength):
-            // 100 is libvips' own default slope (m2 = 3) at a one-pixel radius.
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().sharpened(sigma: 1, slope: 3 * Double(strength.planned) / 100).standardised()
-            }
-        case .grayscale:
-            return try image.changingColour { (colour) throws(DeriveError) in try colour.colourspace("b-w").colourspace("srgb") }
-        case .sepia(let strength):
-            let s = Double(strength.planned) / 100
-            let sepia = [[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]]
-            let matrix = (0..<3).map { r in (0..<3).map { c in (1 - s) * (r == c ? 1 : 0) + s * sepia[r][c] } }
-            return try image.changingColour { (colour) throws(DeriveError) in try colour.rgb().recombined(matrix) }
-        case .negate:
-            return try image.changingColour { (colour) throws(DeriveError) in try colour.inverted() }
-        case .brightness(let level):
-            let a = 1 + Double(level.planned) / 100
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.linear(Array(repeating: a, count: colour.bands), Array(repeating: 0, count: colour.bands))
-            }
-        case .contrast(let level):
-            let a = 1 + Double(level.planned) / 100
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.linear(Array(repeating: a, count: colour.bands), Array(repeating: 128 * (1 - a), count: colour.bands))
-            }
-        case .saturation(let level):
-            // Chroma in LCh scales; -100 leaves only lightness.
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().colourspace("lch").linear([1, 1 + Double(level.planned) / 100, 1], [0, 0, 0], uchar: false)
-                    .colourspace("srgb").cast("uchar")
-            }
         case .tint(let amount, let color):
             // Lightness carried by the tint colour, mixed in by `amount` percent.
             let t = Double(amount.planned) / 100
@@ -82,63 +43,6 @@ enum Effects {
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.rgb().linear([1 - t, 1 - t, 1 - t], [t * Double(color.red), t * Double(color.green), t * Double(color.blue)])
             }
-        case .gamma(let level):
-            // Each channel v (0–1) becomes v^(1/g) with g = 1 + level / 100: 0 changes nothing,
-            // 150 (g = 2.5) lifts the midtones, -50 (g = 0.5) squares them; black and white stay.
-            let exponent = 1 / (1 + Double(level.planned) / 100)
-            return try image.changingColour { (colour) throws(DeriveError) in
-                let n = colour.bands
-                return try colour.linear(Array(repeating: 1.0 / 255, count: n), Array(repeating: 0, count: n), uchar: false)
-                    .raised(to: exponent).linear(Array(repeating: 255, count: n), Array(repeating: 0, count: n))
-                    .interpreted(as: colour.interpretation)
-            }
-        case .hue(let level):
-            // The hue angle in LCh turns by 1.8° a level (100 is half a turn), keeping lightness
-            // and chroma, so greys stay grey.
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().colourspace("lch").linear([1, 1, 1], [0, 0, 1.8 * Double(level.planned)], uchar: false)
-                    .colourspace("srgb").cast("uchar")
-            }
-        case .brightnessHSB(let level):
-            // HSV's value scales by 1 + level / 100 (clipped at 255), hue and saturation kept.
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().colourspace("hsv").linear([1, 1, 1 + Double(level.planned) / 100], [0, 0, 0])
-                    .interpreted(as: "hsv").colourspace("srgb")
-            }
-        case .red(let level), .green(let level), .blue(let level):
-            // The one channel scales by 1 + level / 100 (clipped at 255); the others stay.
-            let channel = effect.kind == .red ? 0 : effect.kind == .green ? 1 : 2
-            let scale = (0..<3).map { $0 == channel ? 1 + Double(level.planned) / 100 : 1 }
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().linear(scale, [0, 0, 0]).interpreted(as: "srgb")
-            }
-        case .blackwhite(let threshold):
-            // Luminance (libvips' b-w) above threshold % of white becomes white, the rest black.
-            let level = 255 * Double(threshold.planned) / 100
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.colourspace("b-w").above(level).interpreted(as: "b-w").colourspace("srgb")
-            }
-        case .vibrance(let strength):
-            // LCh chroma C becomes C × (1 + s × max(0, 1 - C / 100)), s = strength / 100: muted
-            // colours move most, colours of chroma 100 and more not at all; lightness and hue stay.
-            let s = Double(strength.planned) / 100
-            return try image.changingColour { (colour) throws(DeriveError) in
-                let lch = try colour.rgb().colourspace("lch")
-                let chroma = try lch.band(1)
-                let boost = try chroma.linear([-0.01], [1], uchar: false).clampedAtZero().linear([s], [1], uchar: false)
-                return try VImage.bandjoin([try lch.band(0), try chroma.multiplied(by: boost), try lch.band(2)])
-                    .interpreted(as: "lch").colourspace("srgb").cast("uchar")
-            }
-        case .unsharpMask(let strength):
-            // in + a x (in - gaussblur(in, sigma 2)), a = strength / 100, on each RGB channel:
-            // (1 + a) x in - a x blurred, clipped back to 8 bits.
-            let a = Double(strength.planned) / 100
-            return try image.changingColour { (colour) throws(DeriveError) in
-                let rgb = try colour.rgb()
-                let blurred = try rgb.gaussianBlurred(sigma: 2)
-                return try rgb.linear([1 + a], [0], uchar: false).added(try blurred.linear([-a], [0], uchar: false))
-                    .cast("uchar").interpreted(as: "srgb")
-            }
         default:
             throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
         }
@@ -147,29 +51,11 @@ enum Effects {
     /// The automatic corrections, which measure the picture (percentiles, means) before they change it.
     static func automaticCorrection(_ effect: Effect, _ image: VImage) throws(DeriveError) -> VImage {
         switch effect {
-        case .autoContrast(let blend):
-            // The luminance's (b-w) 0.5th and 99.5th percentiles over the opaque pixels go to 0
-            // and 255 by one linear on every RGB channel; the blend mixes that with the original.
-            let b = Double(blend.planned) / 100
-            let luma = try image.withoutAlpha().rgb().colourspace("b-w").cast("uchar")
-            guard let (lo, hi) = try opaquePercentiles(of: luma, alpha: try image.alphaBand()), hi > lo else { return image }
-            let scale = 255 / (hi - lo)
-            let a = b * scale + (1 - b)
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().linear([a], [-b * scale * lo]).interpreted(as: "srgb")
-            }
-        case .autoColor(let blend):
-            // Each RGB channel's own 0.5th and 99.5th percentiles over the opaque pixels go to 0
-            // and 255, so a cast (one channel that never reaches white or black) goes; a channel
-            // with one value stays. The blend mixes that with the original.
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try autoLevels(colour.rgb(), alpha: try image.alphaBand(), blend: Double(blend.planned) / 100)
-            }
         case .improve(let blend, let mode):
             // Auto colour, then auto contrast, then (indoor) a fill light: Derive's reading of
             // Cloudinary's 'adjusts colours, contrast and brightness'; mixed by blend %.
             let rgb = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }
-            var improved = try apply(.autoContrast(100), to: try apply(.autoColor(100), to: rgb))
+            var improved = try apply(.named("auto_contrast", 100), to: try apply(.named("auto_color", 100), to: rgb))
             if mode == .indoor { improved = try apply(.fillLight(100, bias: 0), to: improved) }
             return try mixed(rgb, improved, blend: Double(blend.planned) / 100)
         case .fillLight(let blend, let bias):
@@ -185,27 +71,6 @@ enum Effects {
                 let gain = try rgb.colourspace("b-w").linear([-1.0 / 255], [1], uchar: false).clampedAtZero()
                     .raised(to: p).linear([b], [1], uchar: false)
                 return try rgb.multiplied(by: gain).cast("uchar").interpreted(as: "srgb")
-            }
-        case .autoBrightness(let blend):
-            // Each RGB channel v (0–1) becomes v^g, g = ln 0.5 / ln(mean luminance), so the mean
-            // luminance (b-w, libvips' avg, weighted by alpha so hidden pixels do not count)
-            // moves toward mid-grey (g kept within 1/3...3; black and white stay); mixed with the
-            // original by blend %.
-            let b = Double(blend.planned) / 100
-            let luma = try image.withoutAlpha().rgb().colourspace("b-w")
-            let mean: Double
-            if let alpha = try image.alphaBand() {
-                let coverage = try alpha.average()
-                mean = coverage > 0 ? try luma.multiplied(by: alpha).average() / coverage / 255 : 0
-            } else {
-                mean = try luma.average() / 255
-            }
-            guard mean > 0, mean < 1 else { return image }
-            let g = min(3, max(1.0 / 3, log(0.5) / log(mean)))
-            return try image.changingColour { (colour) throws(DeriveError) in
-                let rgb = try colour.rgb()
-                let curved = try rgb.linear([1.0 / 255], [0], uchar: false).raised(to: g).linear([255 * b], [0], uchar: false)
-                return try curved.added(try rgb.linear([1 - b], [0], uchar: false)).cast("uchar").interpreted(as: "srgb")
             }
         default:
             throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
@@ -229,11 +94,6 @@ enum Effects {
                 return try rgb.linear([1 - t, 1 - t, 1 - t], [0, 0, 0], uchar: false)
                     .added(try mapped.linear([t, t, t], [0, 0, 0], uchar: false)).cast("uchar").interpreted(as: "srgb")
             }
-        case .opacityThreshold(let level):
-            // Alpha at or above level % of opaque becomes 255, the rest 0 (level 0: all opaque,
-            // 100: only what was fully opaque stays).
-            guard let alpha = try image.alphaBand() else { return image }
-            return try image.withoutAlpha().joined(with: try alpha.above(255 * Double(level.planned) / 100 - 0.5))
         case .makeTransparent(let tolerance, let color):
             // Pixels within tolerance (CIE76 distance in Lab, libvips' dE76) of the colour, or of
             // the edges' median colour, lose their alpha.
@@ -311,14 +171,6 @@ enum Effects {
     /// The painterly filters: oil paint, cartoon, posterised vectors, the art filters, ordered dither.
     static func artistic(_ effect: Effect, _ image: VImage) throws(DeriveError) -> VImage {
         switch effect {
-        case .oilPaint(let strength):
-            // Each colour channel the median (libvips rank) of an n x n square, n = 1 + 2 x
-            // round(strength / 15): 1 (unchanged) at 0, 3 at the default 30, 15 at 100.
-            let n = 1 + 2 * Int((Double(strength.planned) / 15).rounded())
-            guard n > 1 else { return image }
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try VipsCall("rank").image("in", colour).int("width", n).int("height", n).int("index", n * n / 2).run().image("out")
-            }.inMemory()
         case .cartoonify(let lines, let colors):
             // Flat colours: a light blur, then each channel rounded to `levels` steps (libvips'
             // round); bw does so on the luminance. Lines: where the luminance's Sobel edge
@@ -358,18 +210,6 @@ enum Effects {
             return try image.changingColour { (colour) throws(DeriveError) in
                 try colour.rgb().recombined(matrix, uchar: false).linear([1, 1, 1], offset).interpreted(as: "srgb")
             }
-        case .orderedDither(let level):
-            // Each RGB channel above the map's threshold (the tile repeated over the image,
-            // libvips' replicate) turns 255, else 0; alpha kept.
-            guard let (n, thresholds) = DitherMaps.tile(level: level.planned) else { return image }
-            let tile = try VImage.fromPixels(thresholds, width: n, height: n, bands: 1)
-            let w = image.width, h = image.height
-            let map = try VipsCall("replicate").image("in", tile).int("across", (w + n - 1) / n).int("down", (h + n - 1) / n).run().image("out")
-                .extracted(Rect(x: 0, y: 0, width: w, height: h))
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try VipsCall("relational").image("left", try colour.rgb()).image("right", map).enumeration("relational", "more")
-                    .run().image("out").interpreted(as: "srgb")
-            }
         default:
             throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
         }
@@ -389,24 +229,11 @@ enum Effects {
         case .shadow(let strength, let color, _, _):
             guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
             return try shadowed(image, cast, color: color, opacity: Double(strength.planned) / 100 * Double(color.alpha) / 255)
-        case .dropShadow:
-            guard let cast = EffectGeometry.castShadow(of: effect, on: image.size) else { return image }
-            return try shadowed(image, cast, color: EffectRules.dropShadowColor, opacity: EffectRules.dropShadowOpacity)
-        case .blurFaces, .pixelateFaces:
-            // Applied where the faces are, by the runner, which knows them.
-            return image
         case .blurRegion(let strength, let region), .pixelateRegion(let strength, let region):
-            let cover: Effect = effect.kind == .blurRegion ? .blur(strength) : .pixelate(strength)
+            let cover: Effect = .named(effect.kind == .blurRegion ? "blur" : "pixelate", strength)
             guard let region else { return try apply(cover, to: image) }
             guard let rect = region.rect(in: image.frameSize) else { return image }
             return try image.inserted(try apply(cover, to: try image.extracted(rect).inMemory()), at: (rect.x, rect.y))
-        case .vignette(let strength):
-            let mask = try VImage.fromPixels(Masks.vignette(width: image.width, height: image.height, strength: strength.planned),
-                                             width: image.width, height: image.height, bands: 1)
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.multiplied(by: mask).linear(Array(repeating: 1.0 / 255, count: colour.bands),
-                                                        Array(repeating: 0, count: colour.bands)).interpreted(as: colour.interpretation)
-            }
         default:
             throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
         }

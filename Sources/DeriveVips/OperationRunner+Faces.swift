@@ -32,16 +32,12 @@ extension OperationRunner {
     /// to hide.
     func hidingFaces(_ effect: Effect, in image: VImage, faces: JobFaces?) throws(DeriveError) -> VImage {
         // A catalogue effect that needs faces draws on them itself (none when detection is off).
-        if case .declared(let d) = effect { return try DeclaredEffects.draw(d, on: image, faces: faces?.privacy ?? []).inMemory() }
+        guard case .declared(let d) = effect else { return image }
+        guard let coverName = ["blur_faces": "blur", "pixelate_faces": "pixelate"][d.name] else { return try DeclaredEffects.draw(d, on: image, faces: faces?.privacy ?? []).inMemory() }
         guard let faces else {
-            throw DeriveError(.invalidJob, "e_\(effect.kind.rawValue) needs face detection, which is turned off (DERIVE_FACE_DETECTION); the output would show the faces it should hide")
+            throw DeriveError(.invalidJob, "e_\(effect.name) needs face detection, which is turned off (DERIVE_FACE_DETECTION); the output would show the faces it should hide")
         }
-        let cover: Effect
-        switch effect {
-        case .blurFaces(let strength): cover = .blur(strength)
-        case .pixelateFaces(let size): cover = .pixelate(size)
-        default: return image
-        }
+        let cover = Effect.named(coverName, d.amount)
         var result = image
         var covered = 0, belowCropThreshold = 0
         for face in faces.privacy {
@@ -51,7 +47,7 @@ extension OperationRunner {
             covered += 1
             if !faces.crops.contains(face) { belowCropThreshold += 1 }
         }
-        covers.append(FaceCover(effect: effect.kind.rawValue, covered: covered, belowCropThreshold: belowCropThreshold))
+        covers.append(FaceCover(effect: effect.name, covered: covered, belowCropThreshold: belowCropThreshold))
         return covered == 0 ? image : try result.inMemory()
     }
 

@@ -127,7 +127,7 @@ func identity(_ input: String) throws -> String {
     /// `t_a.b` applies the named transformations a and b in turn (Cloudinary's SDKs write a
     /// list of them so): the same output as `t_a/t_b` and as their chains spelled out.
     @Test func namedTransformationsChainWithADot() throws {
-        let gray = Preset(name: "gray", version: 2, outputs: [OutputSpec(name: "gray", chain: [.effect(.grayscale)])])
+        let gray = Preset(name: "gray", version: 2, outputs: [OutputSpec(name: "gray", chain: [.effect(.named("grayscale"))])])
         func resolved(_ text: String) throws -> CanonicalOutput {
             try canonical([TransformationInput.output(named: "x", transformation: text)], presets: presets + [gray])[0]
         }

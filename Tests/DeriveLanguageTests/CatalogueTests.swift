@@ -20,7 +20,7 @@ import Testing
         for d in StepCatalogue.effects {
             #expect(!d.documentation.isEmpty && d.documentation.hasSuffix("."), "\(d.name)")
             for p in d.parameters {
-                if let range = p.range, case .number(let n)? = p.defaultValue { #expect(range.contains(n), "\(d.name).\(p.key)") }
+                if let range = p.range, case .number(.value(let n))? = p.defaultValue { #expect(range.contains(n), "\(d.name).\(p.key)") }
             }
         }
     }

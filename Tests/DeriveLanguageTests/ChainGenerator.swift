@@ -237,20 +237,17 @@ struct ChainGenerator {
     mutating func effect() -> Effect {
         let declaration = random.pick(StepCatalogue.effects)
         guard declaration.form != .declared, let kind = Effect.Kind(rawValue: declaration.name) else {
+            // An amount alone may be an expression (`e_blur:w_div_10`), as the parser reads it.
+            let amountAlone = declaration.parameters.allSatisfy(\.isAmount)
             return .declared(DeclaredEffect(name: declaration.name, values: declaration.parameters.map { p in
                 switch p.type {
-                case .number(let range, _): .number(Int.random(in: range, using: &random))
+                case .number(let range, _): .number(amountAlone ? wholeNumber(range) : .value(Int.random(in: range, using: &random)))
                 case .color: .color(color())
                 case .choice(let words): .choice(random.pick(words))
                 }
             }))
         }
-        if kind == .dropShadow {
-            return .dropShadow(azimuth: Int.random(in: EffectRules.dropShadowAzimuthRange, using: &random),
-                               elevation: Int.random(in: EffectRules.dropShadowElevationRange, using: &random),
-                               spread: Int.random(in: EffectRules.dropShadowSpreadRange, using: &random))
-        }
-        let amount = EffectRules.supportedRange(of: kind).map { wholeNumber($0) }
+        let amount = EffectRules.range(of: kind).map { wholeNumber($0) }
         if kind == .vectorize, Bool.random(using: &random) {
             // Cloudinary's tracing settings, each given or not, pixels or fractions.
             func size(_ pixels: ClosedRange<Int>) -> Length? {
@@ -307,7 +304,7 @@ struct ChainGenerator {
             default: return .opacity(wholeNumber(0...100))
             }
         case 9, 10:
-            if depth >= 2 { return .effect(.grayscale) }
+            if depth >= 2 { return .effect(.named("grayscale")) }
             let source: Overlay.Source
             switch Int.random(in: 0..<3, using: &random) {
             case 0: source = .image(random.pick(["logo", "brand/logo.png", "https://cdn.example.com/a%20b/l,o/g:o.png?x=1&y=2", "s3://bucket/key"]))
@@ -352,7 +349,7 @@ struct ChainGenerator {
         case 11:
             return .assign(assignment())
         case 12:
-            if depth >= 2 { return .effect(.negate) }
+            if depth >= 2 { return .effect(.named("negate")) }
             let then = (0..<Int.random(in: 0...2, using: &random)).map { _ in step(depth: depth + 1) }
             let otherwise = random.chance(0.5) ? (0..<Int.random(in: 1...2, using: &random)).map { _ in step(depth: depth + 1) } : []
             return .conditional(Conditional(condition: condition(), then: then, otherwise: otherwise))

@@ -163,8 +163,8 @@ import Testing
         ("c_thumb,w_150,h_150,g_face,z_1.5", .resize(Resize(mode: .thumb, width: .pixels(150), height: .pixels(150), gravity: .smart(.face), zoom: 1.5))),
         ("c_crop,g_face", .resize(Resize(mode: .crop, gravity: .smart(.face)))),
         ("c_crop,w_200,h_200,g_faces:auto,x_10,y_-0.2", .resize(Resize(mode: .crop, width: .pixels(200), height: .pixels(200), gravity: .smart(.facesAuto), x: .pixels(10), y: .fraction(-0.2)))),
-        ("e_blur_faces", .effect(.blurFaces(500))),
-        ("e_pixelate_faces:20", .effect(.pixelateFaces(20))),
+        ("e_blur_faces", .effect(.named("blur_faces", 500))),
+        ("e_pixelate_faces:20", .effect(.named("pixelate_faces", 20))),
         ("e_blur_region:300,x_10,y_0.5,w_100,h_0.25", .effect(.blurRegion(300, Region(x: .pixels(10), y: .fraction(0.5), width: .pixels(100), height: .fraction(0.25))))),
         ("e_pixelate_region", .effect(.pixelateRegion(10, nil))),
         ("l_mask,fl_region_relative,w_1.1,g_faces/fl_layer_apply",
@@ -217,7 +217,7 @@ import Testing
             Issue.record("\(plan.outputs[0].operations)")
             return
         }
-        #expect(rest == [.effect(.sepia(80))])
+        #expect(rest == [.effect(.named("sepia", 80))])
         // A face crop needs every pixel: the decode is full size.
         #expect(plan.decode.size == Size(4000, 3000))
         // A face fill decodes only as large as the detector needs: a shorter side of 650.

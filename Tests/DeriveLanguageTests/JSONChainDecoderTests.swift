@@ -28,7 +28,7 @@ import Testing
         #expect(job.outputs[0].settings == OutputSettings(format: .webp, quality: .value(80)))
         #expect(job.outputs[1].chain == [
             .resize(Resize(mode: .fill, width: .pixels(600), height: .pixels(315), gravity: .smart(.auto))),
-            .effect(.sharpen(80)),
+            .effect(.named("sharpen", 80)),
         ])
         #expect(job.outputs[1].settings.quality == .auto(.good))
         #expect(job.outputs[2].settings.strip == true)
@@ -56,7 +56,7 @@ import Testing
         #expect(steps[0] == .resize(Resize(mode: .crop, width: .fraction(0.5), height: .fraction(0.25), gravity: .focus(x: .fraction(0.3), y: .pixels(120)))))
         #expect(steps[2] == .rotate(Rotate(angle: 12.5, horizontalFlip: true, verticalFlip: true, background: Color(red: 255, green: 0, blue: 0, alpha: 128))))
         #expect(steps[4] == .round(RoundCorners(radius: .corners([1, 2, 3]))))
-        #expect(steps[8] == .effect(.sharpen(100)))
+        #expect(steps[8] == .effect(.named("sharpen", 100)))
         #expect(steps[16] == .effect(.colorize(amount: 100, color: Color(red: 0x10, green: 0x20, blue: 0x30))))
         #expect(steps[20] == .border(Border(width: 3, color: Color(red: 0xAA, green: 0xBB, blue: 0xCC))))
         #expect(steps[24] == .validate(ImageConstraints(minWidth: 100, maxPixels: 50_000_000, formats: [.jpeg, .png])))

@@ -26,7 +26,7 @@ import Testing
          Overlay(source: .image("shape"), gravity: .compass(.north), blend: .cutter)),
         ("c_limit,w_300,h_300,l_bike/e_sepia,fl_layer_apply",
          #"{"overlay": {"image": "bike", "chain": [{"resize": {"mode": "limit", "width": 300, "height": 300}}, {"sepia": 80}]}}"#,
-         Overlay(source: .image("bike"), chain: [.resize(Resize(mode: .limit, width: .pixels(300), height: .pixels(300))), .effect(.sepia(80))])),
+         Overlay(source: .image("bike"), chain: [.resize(Resize(mode: .limit, width: .pixels(300), height: .pixels(300))), .effect(.named("sepia", 80))])),
         ("l_logo/e_colorize:50,co_red,fl_layer_apply,g_south",
          #"{"overlay": {"image": "logo", "chain": [{"colorize": {"amount": 50, "color": "red"}}], "gravity": "south"}}"#,
          Overlay(source: .image("logo"), chain: [.effect(.colorize(amount: 50, color: Color(red: 255, green: 0, blue: 0)))], gravity: .compass(.south))),

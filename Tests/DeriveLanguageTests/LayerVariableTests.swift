@@ -96,7 +96,7 @@ import Testing
     @Test func theCurrentImageIsKeptAndDrawn() throws {
         let text = "$img_current/e_grayscale/l_$img,w_0.3,bo_10px_solid_white/fl_layer_apply,g_north_west/q_auto,f_auto,dpr_2.0,w_900"
         let planned = try plan([text], Self.source).outputs[0]
-        guard planned.operations.count == 4, case .snapshot("img") = planned.operations[0], case .effect(.grayscale) = planned.operations[1],
+        guard planned.operations.count == 4, case .snapshot("img") = planned.operations[0], case .effect(.declared(let gray)) = planned.operations[1], gray.name == "grayscale",
               case .overlay(let o) = planned.operations[2] else {
             Issue.record("\(planned.operations)")
             return

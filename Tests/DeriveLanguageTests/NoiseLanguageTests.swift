@@ -5,7 +5,7 @@ import Testing
 /// `e_noise[:<level>]`, the first effect the step catalogue alone describes: its string and
 /// JSON forms, its printing and its range all come from its declaration.
 @Suite struct NoiseLanguageTests {
-    static func noise(_ level: Int) -> Effect { .declared(DeclaredEffect(name: "noise", values: [.number(level)])) }
+    static func noise(_ level: Int) -> Effect { .declared(DeclaredEffect(name: "noise", values: [.number(.value(level))])) }
 
     @Test(arguments: [
         ("e_noise", #"{"noise": true}"#, 0), ("e_noise:30", #"{"noise": 30}"#, 30),
@@ -29,8 +29,9 @@ import Testing
 
     @Test(arguments: [
         ("e_noise:101", "e_noise:101: out of Cloudinary's range (e_noise level must be between 0 and 100, got 101)"),
-        ("e_noise:lots", #"e_noise:lots: unknown to Cloudinary (e_noise takes a whole-number level (0 to 100), got "lots")"#),
-        ("e_noise:1:2", "e_noise:1:2: unknown to Cloudinary (e_noise takes level)"),
+        // An amount is read as every effect's is (a word, an expression), with the same reasons.
+        ("e_noise:lots", #"e_noise:lots: unknown to Cloudinary (no value "lots"); e_noise: takes a whole-number amount or an expression such as iw_div_2 or $name (values: iw, ih, iar, w, h, ar, cp, pc, fc, ils; operators: add, sub, mul, div, mod, pow)"#),
+        ("e_noise:1:2", "e_noise takes one amount"),
     ])
     func refusals(text: String, reason: String) {
         let issues = CloudinaryParser().parse(text).issues.map(\.reason)

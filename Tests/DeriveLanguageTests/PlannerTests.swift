@@ -84,7 +84,7 @@ let photo = SourceFacts(format: .jpeg, width: 4608, height: 3456)
         #expect(blurred.decode.size == photo.orientedSize)
         let gray = try plan(["e_grayscale/c_scale,w_200"], photo)
         #expect(gray.decode.size == Size(200, 150))
-        #expect(gray.outputs[0].operations == [.effect(.grayscale)])
+        #expect(gray.outputs[0].operations == [.effect(.named("grayscale"))])
     }
 
     @Test func anOutputWithoutResizeAtASmallerDecodeIsResampledBackToFullSize() throws {
@@ -92,7 +92,7 @@ let photo = SourceFacts(format: .jpeg, width: 4608, height: 3456)
         let svg = SourceFacts(format: .svg, width: 100, height: 100)
         let p = try plan(["c_scale,w_400", "e_blur:10"], svg)
         #expect(p.decode.size == Size(400, 400))
-        #expect(p.outputs[1].operations == [.resize(Size(100, 100)), .effect(.blur(10))])
+        #expect(p.outputs[1].operations == [.resize(Size(100, 100)), .effect(.named("blur", 10))])
     }
 
     @Test func contentAwareCropsScaleWithTheDecode() throws {
@@ -114,7 +114,7 @@ let photo = SourceFacts(format: .jpeg, width: 4608, height: 3456)
             .border(Border(width: 5, color: .black)),
             .opacity(50),
             .flatten(Color(red: 255, green: 0, blue: 0)),
-            .effect(.sepia(80)),
+            .effect(.named("sepia", 80)),
         ])
         #expect(p.outputs[0].size == Size(717, 717))
         #expect(p.outputs[0].encoding.format == .png)

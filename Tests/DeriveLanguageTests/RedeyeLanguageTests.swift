@@ -13,6 +13,6 @@ import Testing
     }
 
     @Test func takesNoValue() {
-        #expect(CloudinaryParser().parse("e_redeye:5").issues.map(\.reason) == ["e_redeye:5: unknown to Cloudinary (e_redeye takes nothing)"])
+        #expect(CloudinaryParser().parse("e_redeye:5").issues.map(\.reason) == ["e_redeye takes no amount"])
     }
 }

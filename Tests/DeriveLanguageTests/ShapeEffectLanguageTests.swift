@@ -72,7 +72,7 @@ import Testing
 
 /// `e_oil_paint[:<strength>]` (issue 16, item 2).
 @Suite struct OilPaintLanguageTests {
-    @Test(arguments: [("e_oil_paint", #"{"oil_paint": true}"#, Effect.oilPaint(30)), ("e_oil_paint:70", #"{"oil_paint": {"strength": 70}}"#, .oilPaint(70))])
+    @Test(arguments: [("e_oil_paint", #"{"oil_paint": true}"#, Effect.named("oil_paint", 30)), ("e_oil_paint:70", #"{"oil_paint": {"strength": 70}}"#, .named("oil_paint", 70))])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try ToneEffectTests.step(text) == .effect(effect))
         #expect(try ToneEffectTests.step(json: json) == .effect(effect))

@@ -8,7 +8,7 @@ import Testing
     @Test(arguments: [
         ("u_site_bg/c_scale,h_200,w_200/e_brightness:100/fl_layer_apply",
          #"{"overlay": {"image": "site_bg", "underlay": true, "chain": [{"resize": {"width": 200, "height": 200}}, {"brightness": 100}]}}"#,
-         Overlay(source: .image("site_bg"), chain: [.resize(Resize(width: .pixels(200), height: .pixels(200))), .effect(.brightness(100))], underlay: true)),
+         Overlay(source: .image("site_bg"), chain: [.resize(Resize(width: .pixels(200), height: .pixels(200))), .effect(.named("brightness", 100))], underlay: true)),
         ("u_brand:bg,g_north,y_10", #"{"overlay": {"image": "brand/bg", "underlay": true, "gravity": "north", "y": 10}}"#,
          Overlay(source: .image("brand/bg"), gravity: .compass(.north), y: .pixels(10), underlay: true)),
         ("u_text:Arial_40:Behind/fl_layer_apply", #"{"overlay": {"text": {"text": "Behind", "font": "Arial", "size": 40}, "underlay": true}}"#,

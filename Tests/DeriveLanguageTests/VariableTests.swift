@@ -38,7 +38,7 @@ import Testing
         #expect(try plan(["$v_10,r_$v"], Self.source).outputs[0].operations == [.round(.corners([10, 10, 10, 10]), background: .transparent)])
         #expect(try plan(["$v_20,r_10:$v:30"], Self.source).outputs[0].operations == [.round(.corners([10, 20, 30, 20]), background: .transparent)])
         #expect(try plan(["$o_50/o_$o"], Self.source).outputs[0].operations == [.opacity(50)])
-        #expect(try plan(["$b_300/e_blur:$b"], Self.source).outputs[0].operations == [.effect(.blur(300))])
+        #expect(try plan(["$b_300/e_blur:$b"], Self.source).outputs[0].operations == [.effect(.named("blur", 300))])
         #expect(try plan(["$x_iw_div_4/c_crop,w_100,h_100,x_$x,y_0"], Self.source).outputs[0].operations
             == [.crop(Rect(x: 300, y: 0, width: 100, height: 100))])
         guard case .overlay(let o)? = try plan(["$m_20/l_logo/fl_layer_apply,g_north_east,x_$m,y_$m"], Self.source).outputs[0].operations.first else {
@@ -144,10 +144,10 @@ import Testing
     /// Names from text variables (a mode, gravity, colour, effect, layer or text style): the
     /// component is kept as written and read when planning, with the texts written in.
     @Test(arguments: [
-        ("$efname_!blur!,e_$efname:100", [ImageOperation.effect(.blur(100))]),
+        ("$efname_!blur!,e_$efname:100", [ImageOperation.effect(.named("blur", 100))]),
         ("$c_!red!/b_$c", [.flatten(Color(red: 255, green: 0, blue: 0))]),
         ("$mode_!crop!,$g_!north_west!/c_$mode,w_100,h_50,g_$g", [.crop(Rect(x: 0, y: 0, width: 100, height: 50))]),
-        ("$e_!grayscale!/if_w_gt_10,e_$e", [.effect(.grayscale)]),
+        ("$e_!grayscale!/if_w_gt_10,e_$e", [.effect(.named("grayscale"))]),
     ])
     func namesFromVariables(text: String, operations: [ImageOperation]) throws {
         #expect(try plan([text], Self.source).outputs[0].operations == operations)

@@ -7,9 +7,9 @@ import Testing
 /// form of it is read, as a number, an expression or a variable, in strings and JSON.
 @Suite struct VignetteLanguageTests {
     @Test(arguments: [
-        ("e_vignette", #"{"vignette": true}"#, Effect.vignette(20)),
-        ("e_vignette:0", #"{"vignette": 0}"#, .vignette(0)),
-        ("e_vignette:100", #"{"vignette": {"strength": 100}}"#, .vignette(100)),
+        ("e_vignette", #"{"vignette": true}"#, Effect.named("vignette", 20)),
+        ("e_vignette:0", #"{"vignette": 0}"#, .named("vignette", 0)),
+        ("e_vignette:100", #"{"vignette": {"strength": 100}}"#, .named("vignette", 100)),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try ToneEffectTests.step(text) == .effect(effect))

@@ -55,9 +55,8 @@ import Testing
         let setting = { (name: String, fallback: Int) in
             settings.split(separator: ";").first { $0.hasPrefix(name + "_") }.flatMap { Int($0.dropFirst(name.count + 1)) } ?? fallback
         }
-        let d = EffectRules.dropShadowDefaults
-        let cast = EffectGeometry.dropShadow(azimuth: setting("azimuth", d.azimuth), elevation: setting("elevation", d.elevation),
-                                             spread: setting("spread", d.spread), on: Size(plain.width, plain.height))
+        let cast = EffectGeometry.dropShadow(azimuth: setting("azimuth", 215), elevation: setting("elevation", 45),
+                                             spread: setting("spread", 50), on: Size(plain.width, plain.height))
         let placement = cast.placement(on: Size(plain.width, plain.height))
         #expect(plan.outputs[0].size == placement.canvas && pixels.width == placement.canvas.width && pixels.height == placement.canvas.height)
         return Render(pixels: pixels, planned: plan.outputs[0].size, at: placement.image)

@@ -182,10 +182,6 @@ public enum ChainEncoder {
                 add("color", .string(color.hex))
                 add("x", x.json)
                 add("y", y.json)
-            case .dropShadow(let azimuth, let elevation, let spread):
-                add("azimuth", .int(azimuth))
-                add("elevation", .int(elevation))
-                add("spread", .int(spread))
             case .vectorize(_, let trace):
                 // Only what differs from Cloudinary's defaults, so `e_vectorize:6` keeps its identity.
                 add("detail", trace.detail?.json)

@@ -123,9 +123,8 @@ enum Normalizer {
 
     static func isIdentity(_ e: Effect) -> Bool {
         switch e {
-        case .brightness(0), .contrast(0), .saturation(0), .vignette(0), .gamma(0), .hue(0), .brightnessHSB(0),
-             .red(0), .green(0), .blue(0), .vibrance(0), .autoContrast(0), .autoBrightness(0), .autoColor(0),
-             .improve(0, _), .fillLight(0, _): true
+        case .improve(0, _), .fillLight(0, _): true
+        case .declared(let d): d.declaration.neutral.map { d.amount == .value($0) } ?? false
         case .tint(let amount, _), .colorize(let amount, _), .tintGradient(let amount, _): amount == 0
         default: false
         }

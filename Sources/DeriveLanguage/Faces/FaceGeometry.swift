@@ -243,7 +243,7 @@ public enum FaceGeometry {
             return boxes.map { rotated($0, degrees: degrees, input: input, canvas: canvas) }
         case .unorient(let orientation):
             return boxes.map { stored($0, orientation: orientation, upright: input) }
-        case .effect(.shadow), .effect(.dropShadow):
+        case .effect(.shadow), .effect(.declared):
             // The image moves to its place on the canvas grown for its shadow.
             guard case .effect(let effect) = operation,
                   let at = EffectGeometry.castShadow(of: effect, on: input)?.placement(on: input).image else { return boxes }

@@ -429,48 +429,11 @@ public enum ArtFilter: String, Sendable, Hashable, CaseIterable {
 /// Colour and filter effects (`e_<name>[:<amount>]`); an amount may be an expression
 /// (`e_blur:w_div_10`), which the planner evaluates like a length.
 public enum Effect: Sendable, Hashable {
-    case blur(WholeNumber)
-    case pixelate(WholeNumber)
-    case sharpen(WholeNumber)
-    case grayscale
-    case sepia(WholeNumber)
-    case negate
-    case brightness(WholeNumber)
-    case contrast(WholeNumber)
-    case saturation(WholeNumber)
     case tint(amount: WholeNumber, color: Color)
     /// A tint through several colours, or one colour on the equalised luminance (TintGradient),
     /// mixed in by the amount (0..100); Cloudinary's `e_tint` with `equalize` or more colours.
     case tintGradient(amount: WholeNumber, gradient: TintGradient)
     case colorize(amount: WholeNumber, color: Color)
-    case vignette(WholeNumber)
-    /// Gamma correction: positive levels lighten the midtones, negative darken them.
-    case gamma(WholeNumber)
-    /// Rotates every hue; 100 is half a turn.
-    case hue(WholeNumber)
-    /// Scales the brightness (value) of HSB; unlike `brightness`, hues do not shift as a
-    /// channel clips.
-    case brightnessHSB(WholeNumber)
-    /// Scales one colour channel: `red`, `green` or `blue`.
-    case red(WholeNumber)
-    case green(WholeNumber)
-    case blue(WholeNumber)
-    /// Black and white only: pixels lighter than the threshold (% of white) turn white, the
-    /// rest black; 100 is all black.
-    case blackwhite(WholeNumber)
-    /// Raises the chroma of muted colours more than of vivid ones (negative: mutes them).
-    case vibrance(WholeNumber)
-    /// An unsharp mask: the image plus strength % of its difference from a blurred copy.
-    case unsharpMask(WholeNumber)
-    /// Stretches the image's luminance from its 0.5th to its 99.5th percentile over the whole
-    /// range, blended (0..100 %) with the original.
-    case autoContrast(WholeNumber)
-    /// Moves the image's mean luminance to mid-grey by a gamma curve, blended (0..100 %) with
-    /// the original.
-    case autoBrightness(WholeNumber)
-    /// Stretches each colour channel from its own 0.5th to its 99.5th percentile, which removes
-    /// a colour cast, blended (0..100 %) with the original.
-    case autoColor(WholeNumber)
     /// Cloudinary's automatic improvement: auto colour then auto contrast, and for indoor
     /// photos a fill light as well, blended (0..100 %) with the original.
     case improve(WholeNumber, mode: ImproveMode)
@@ -490,16 +453,12 @@ public enum Effect: Sendable, Hashable {
     /// Pixels within the tolerance (0..100, a CIE76 distance in Lab) of the colour (the edges'
     /// colour when nil) become transparent.
     case makeTransparent(WholeNumber, color: Color?)
-    /// Alpha below the level (% of opaque) becomes 0, the rest 255.
-    case opacityThreshold(WholeNumber)
     /// How the image looks to someone with a colour-vision deficiency.
     case simulateColorblind(ColorblindCondition)
     /// Helps colour-blind viewers tell reds from greens: diagonal stripes of the given strength
     /// (1..100), one direction over reds and the other over greens, or with `xray` the colours
     /// themselves shifted (daltonised) so the red-green difference shows in lightness and blue.
     case assistColorblind(WholeNumber, xray: Bool)
-    /// Each channel turns 0 or 255 by a tiled threshold map (DitherMaps, numbered as Cloudinary's).
-    case orderedDither(WholeNumber)
     /// A colour matrix: 9 numbers (3x3, on RGB) or 16 (4x4, on RGBA), row by row.
     case recolor([Double])
     /// One of Cloudinary's named artistic looks, as a fixed colour grade.
@@ -521,12 +480,6 @@ public enum Effect: Sendable, Hashable {
     /// image's side, or expressions until planned), blurred and as opaque as the strength
     /// (0..100) says, beneath the image; the canvas grows to hold both.
     case shadow(WholeNumber, color: Color, x: Length, y: Length)
-    /// A shadow cast by a light: `azimuth` (0..360 degrees, clockwise from the image's top) is
-    /// where the light comes from, so the shadow falls the opposite way; `elevation` (0..90) is
-    /// how high it stands (lower, longer; 90, straight beneath); `spread` (0..100) its size
-    /// (0, a point with a sharp edge; 100, an area with a soft one). Drawn as `shadow` is, at
-    /// the offset and blur `EffectGeometry.dropShadow` gives; the canvas grows to hold both.
-    case dropShadow(azimuth: Int, elevation: Int, spread: Int)
     /// Fades the image to transparent from one edge: `y` (default 0.5, the top half) or `x`,
     /// positive from the top or left, negative from the bottom or right, as a fraction or
     /// pixels; `symmetric` fades the opposite edge too, `symmetric_pad` both edges of the image
@@ -537,13 +490,6 @@ public enum Effect: Sendable, Hashable {
     /// by `blur` (0..2000, as e_blur); `fill` and `inner_fill` also fill the holes the shape
     /// encloses.
     case outline(OutlineMode, width: Int, blur: Int, color: Color)
-    /// An oil-painting look: each channel the median of a square neighbourhood that grows with
-    /// the strength (0..100), so detail melts into flat strokes while edges stay.
-    case oilPaint(WholeNumber)
-    /// Blurs every detected face (and the head around it), for privacy.
-    case blurFaces(WholeNumber)
-    /// Pixelates every detected face (and the head around it) in squares of this size.
-    case pixelateFaces(WholeNumber)
     /// Blurs a given rectangle (`x_,y_,w_,h_`), or the whole image without one.
     case blurRegion(WholeNumber, Region?)
     /// Pixelates a given rectangle, or the whole image without one.
@@ -553,34 +499,28 @@ public enum Effect: Sendable, Hashable {
     case declared(DeclaredEffect)
 
     public enum Kind: String, Sendable, CaseIterable {
-        case blur, pixelate, sharpen, grayscale, sepia, negate, brightness, contrast, saturation, tint, colorize, vignette, gamma, hue
-        case brightnessHSB = "brightness_hsb"
-        case red, green, blue, blackwhite, vibrance
-        case unsharpMask = "unsharp_mask"
-        case autoContrast = "auto_contrast"
-        case autoBrightness = "auto_brightness"
-        case autoColor = "auto_color"
-        case improve
+        case tint, colorize, improve
         case fillLight = "fill_light"
         case replaceColor = "replace_color"
         case theme
         case makeTransparent = "make_transparent"
-        case opacityThreshold = "opacity_threshold"
         case simulateColorblind = "simulate_colorblind"
         case recolor
-        case orderedDither = "ordered_dither"
         case assistColorblind = "assist_colorblind"
         case art, cartoonify, vectorize, shear, shadow, distort
-        case dropShadow = "dropshadow"
         case gradientFade = "gradient_fade"
         case outline
-        case oilPaint = "oil_paint"
-        case blurFaces = "blur_faces"
-        case pixelateFaces = "pixelate_faces"
         case blurRegion = "blur_region"
         case pixelateRegion = "pixelate_region"
         /// Every effect of the catalogue's own (`Effect.declared`); its name is `Effect.name`.
         case declared = "(declared)"
+    }
+
+    /// The declared effect of this name (one of the catalogue's own), its amount given or its
+    /// default, the other parameters their defaults.
+    public static func named(_ name: String, _ amount: WholeNumber? = nil) -> Effect {
+        let d = DeclaredEffect(name: name, values: StepCatalogue.effect(named: name)?.parameters.compactMap(\.defaultValue) ?? [])
+        return .declared(amount.map(d.with(amount:)) ?? d)
     }
 
     /// Cloudinary's name, which is also the JSON key.
@@ -591,39 +531,15 @@ public enum Effect: Sendable, Hashable {
 
     public var kind: Kind {
         switch self {
-        case .blur: .blur
-        case .pixelate: .pixelate
-        case .sharpen: .sharpen
-        case .grayscale: .grayscale
-        case .sepia: .sepia
-        case .negate: .negate
-        case .brightness: .brightness
-        case .contrast: .contrast
-        case .saturation: .saturation
         case .tint, .tintGradient: .tint
         case .colorize: .colorize
-        case .vignette: .vignette
-        case .gamma: .gamma
-        case .hue: .hue
-        case .brightnessHSB: .brightnessHSB
-        case .red: .red
-        case .green: .green
-        case .blue: .blue
-        case .blackwhite: .blackwhite
-        case .vibrance: .vibrance
-        case .unsharpMask: .unsharpMask
-        case .autoContrast: .autoContrast
-        case .autoBrightness: .autoBrightness
-        case .autoColor: .autoColor
         case .improve: .improve
         case .fillLight: .fillLight
         case .replaceColor: .replaceColor
         case .theme: .theme
         case .makeTransparent: .makeTransparent
-        case .opacityThreshold: .opacityThreshold
         case .simulateColorblind: .simulateColorblind
         case .recolor: .recolor
-        case .orderedDither: .orderedDither
         case .assistColorblind: .assistColorblind
         case .art: .art
         case .cartoonify: .cartoonify
@@ -631,12 +547,8 @@ public enum Effect: Sendable, Hashable {
         case .shear: .shear
         case .distort: .distort
         case .shadow: .shadow
-        case .dropShadow: .dropShadow
         case .gradientFade: .gradientFade
         case .outline: .outline
-        case .oilPaint: .oilPaint
-        case .blurFaces: .blurFaces
-        case .pixelateFaces: .pixelateFaces
         case .blurRegion: .blurRegion
         case .pixelateRegion: .pixelateRegion
         case .declared: .declared
@@ -646,13 +558,11 @@ public enum Effect: Sendable, Hashable {
     /// The effect's one number, if it has one (an expression until planned).
     public var amount: WholeNumber? {
         switch self {
-        case .blur(let n), .pixelate(let n), .sharpen(let n), .sepia(let n), .brightness(let n),
-             .contrast(let n), .saturation(let n), .vignette(let n), .gamma(let n), .hue(let n), .brightnessHSB(let n),
-             .red(let n), .green(let n), .blue(let n), .blackwhite(let n), .vibrance(let n), .unsharpMask(let n), .autoContrast(let n), .autoBrightness(let n), .autoColor(let n), .blurFaces(let n), .pixelateFaces(let n),
-             .blurRegion(let n, _), .pixelateRegion(let n, _), .improve(let n, _), .fillLight(let n, _),
-             .replaceColor(let n, _, _), .theme(let n, _), .makeTransparent(let n, _), .opacityThreshold(let n), .orderedDither(let n), .assistColorblind(let n, _), .cartoonify(let n, _), .vectorize(let n, _), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .oilPaint(let n): n
-        case .tint(let n, _), .colorize(let n, _), .tintGradient(let n, _): n
-        case .grayscale, .negate, .simulateColorblind, .recolor, .art, .shear, .distort, .dropShadow, .outline, .declared: nil
+        case .improve(let n, _), .fillLight(let n, _), .replaceColor(let n, _, _), .theme(let n, _), .makeTransparent(let n, _), .assistColorblind(let n, _),
+             .cartoonify(let n, _), .vectorize(let n, _), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .blurRegion(let n, _), .pixelateRegion(let n, _),
+             .tint(let n, _), .colorize(let n, _), .tintGradient(let n, _): n
+        case .declared(let d): d.amount
+        case .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
         }
     }
 
@@ -660,14 +570,13 @@ public enum Effect: Sendable, Hashable {
     /// not force a full-size decode when they come before a resize.
     public var isPointwise: Bool {
         switch self {
-        case .grayscale, .sepia, .negate, .brightness, .contrast, .saturation, .tint, .colorize, .gamma, .hue, .brightnessHSB, .red, .green, .blue, .blackwhite, .vibrance, .fillLight, .opacityThreshold,
-             .simulateColorblind, .recolor, .art: true
+        case .tint, .colorize, .fillLight, .simulateColorblind, .recolor, .art: true
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         // Equalising reads the whole image's histogram.
         case .tintGradient(_, let gradient): !gradient.equalize
         case .makeTransparent(_, let color): color != nil
-        case .blur, .pixelate, .sharpen, .unsharpMask, .autoContrast, .autoBrightness, .autoColor, .improve, .orderedDither, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .dropShadow, .gradientFade, .outline, .oilPaint, .vignette, .blurFaces, .pixelateFaces, .blurRegion, .pixelateRegion: false
+        case .improve, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .gradientFade, .outline, .blurRegion, .pixelateRegion: false
         // Which areas are photographic, and the background colour, are read from the image.
         case .theme: false
         case .declared(let d): d.declaration.pointwise
@@ -676,11 +585,7 @@ public enum Effect: Sendable, Hashable {
 
     /// Effects applied where faces are, which the engine must find first.
     public var needsFaces: Bool {
-        switch self {
-        case .blurFaces, .pixelateFaces: true
-        case .declared(let d): d.declaration.needsFaces
-        default: false
-        }
+        if case .declared(let d) = self { d.declaration.needsFaces } else { false }
     }
 }
 

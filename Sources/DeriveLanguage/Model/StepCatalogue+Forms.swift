@@ -1,4 +1,4 @@
-/// The forms of a regular effect, derived from its declaration alone: its Cloudinary string
+/// The forms of a declared effect, derived from its declaration alone: its Cloudinary string
 /// (read and printed), its JSON (read and written), its range checks and its JSON Schema.
 extension EffectDeclaration {
     /// The values of `e_<name>[:<args>]` (`co_` giving the colour), defaults filled in; or the
@@ -13,12 +13,17 @@ extension EffectDeclaration {
             }
             for (p, arg) in zip(written, args) where !arg.isEmpty { given[p.key] = arg }
         case .named:
-            for pair in args.joined(separator: ":").split(separator: ";").map(String.init) where !pair.isEmpty {
-                let parts = pair.split(separator: "_", maxSplits: 1).map(String.init)
-                guard parts.count == 2, let p = parameter(parts[0]), p.type != .color else {
-                    return .failure(.unknown(what: "e_\(name) parameter \(Quoted(parts[0]))", word: parts[0], among: written.map(\.key)))
+            let settings = written.map { p in "\(p.key)_<" + (p.range.map { "\($0.lowerBound)-\($0.upperBound)" } ?? p.key) + ">" }
+            let form = "e_\(name) takes " + (settings.count > 1 ? settings.dropLast().joined(separator: ", ") + " and " + settings.last! : settings.joined())
+                + ", separated by semicolons (e_\(name):" + written.map { "\($0.key)_\($0.defaultValue?.text ?? $0.key)" }.joined(separator: ";") + ")"
+            guard args.count <= 1 else { return .failure(.plain("\(form), got \(Quoted(args.joined(separator: ":")))")) }
+            for pair in args.first.map({ $0.split(separator: ";", omittingEmptySubsequences: false).map(String.init) }) ?? [] {
+                guard let underscore = pair.firstIndex(of: "_") else { return .failure(.plain("\(form), got \(Quoted(pair))")) }
+                let key = String(pair[..<underscore])
+                guard let p = parameter(key), p.type != .color else {
+                    return .failure(.unknown(what: "e_\(name) setting \(Quoted(key))", word: key, among: written.map(\.key), listing: "settings: "))
                 }
-                given[p.key] = parts[1]
+                guard given.updateValue(String(pair[pair.index(after: underscore)...]), forKey: p.key) == nil else { return .failure(.plain("e_\(name) gives \(key) twice")) }
             }
         }
         if let color, let p = parameters.first(where: { $0.type == .color }) { given[p.key] = color }
@@ -32,14 +37,15 @@ extension EffectDeclaration {
             switch p.type {
             case .number(let range, _):
                 guard let n = Int(text) else {
+                    if syntax == .named { return .failure(.plain("e_\(name)'s \(p.key) is a whole number, got \(Quoted(text))")) }
                     return .failure(.malformed("e_\(name) takes a whole-number \(p.key) (\(range.lowerBound) to \(range.upperBound)), got \(Quoted(text))"))
                 }
-                values.append(.number(n))
+                values.append(.number(.value(n)))
             case .color:
                 guard let c = Color.parse(text) else { return .failure(.malformed("co_\(text) is not a colour")) }
                 values.append(.color(c))
             case .choice(let words):
-                guard words.contains(text) else { return .failure(.unknown(what: "e_\(name) \(p.key) \(Quoted(text))", word: text, among: words)) }
+                guard words.contains(text) else { return .failure(.unknown(what: "e_\(name) \(p.key) \(Quoted(text))", word: text, among: words, listing: "")) }
                 values.append(.choice(text))
             }
         }
@@ -48,8 +54,10 @@ extension EffectDeclaration {
 
     enum ReadFailure: Error {
         case malformed(String)
-        /// A word not in the declaration's list, for a did-you-mean.
-        case unknown(what: String, word: String, among: [String])
+        /// A reason said as it is.
+        case plain(String)
+        /// A word not in the declaration's list, for a did-you-mean (else the list, after `listing`).
+        case unknown(what: String, word: String, among: [String], listing: String)
     }
 
     /// `e_noise:30`: the values up to the last that is not its default, in the declaration's
@@ -102,8 +110,8 @@ extension EffectDeclaration {
                 continue
             }
             switch p.type {
-            case .number:
-                guard let n = log.int(v, at: path.appending(p.key)) else { return nil }
+            case .number(_, let expressions):
+                guard let n = expressions ? log.wholeNumber(v, at: path.appending(p.key)) : log.int(v, at: path.appending(p.key)).map(WholeNumber.value) else { return nil }
                 values.append(.number(n))
             case .color:
                 guard let c = log.color(v, at: path.appending(p.key)) else { return nil }

@@ -19,9 +19,8 @@ public struct EffectDeclaration: Sendable {
     public let pointwise: Bool
     /// Whether the engine must find faces first.
     public let needsFaces: Bool
-    /// Forms beyond its parameters (a gradient, a region, a second spelling) read and written by
-    /// code of its own.
-    let irregular: Bool
+    /// The amount at which the effect leaves the image as it is, so the normaliser drops it.
+    public let neutral: Int?
 
     public enum Syntax: Sendable { case positional, named }
 
@@ -30,28 +29,22 @@ public struct EffectDeclaration: Sendable {
         /// The catalogue alone: a `DeclaredEffect`, parsed, printed, decoded, encoded and
         /// checked from the declaration (`StepCatalogue+Forms.swift`).
         case declared
-        /// A case of the model's `Effect` with one amount (or none), whose forms are the
-        /// generic amount forms (`e_blur:300`, `{"blur": {"strength": 300}}`) read through the
-        /// declaration.
-        case amount
-        /// A case of the model's `Effect` with hand-written forms in the parsers and printers.
+        /// A case of the model's `Effect` with hand-written forms in the parsers and printers
+        /// (beyond its parameters: a gradient, a region, a second spelling) and JSON Schema.
         case irregular
     }
 
-    public var form: Form {
-        if Effect.Kind(rawValue: name) == nil { return .declared }
-        return !irregular && (parameters.isEmpty || (parameters.count == 1 && parameters[0].isAmount)) ? .amount : .irregular
-    }
+    public var form: Form { Effect.Kind(rawValue: name) == nil ? .declared : .irregular }
 
     init(_ name: String, _ parameters: [ParameterDeclaration] = [], syntax: Syntax = .positional, pointwise: Bool = false,
-         needsFaces: Bool = false, irregular: Bool = false, _ documentation: String) {
+         needsFaces: Bool = false, neutral: Int? = nil, _ documentation: String) {
         self.name = name
         self.parameters = parameters
         self.documentation = documentation
         self.syntax = syntax
         self.pointwise = pointwise
         self.needsFaces = needsFaces
-        self.irregular = irregular
+        self.neutral = neutral
     }
 
     /// The effect's one number, if it has one (`e_blur:300`, `{"blur": 300}`).
@@ -84,14 +77,14 @@ public struct ParameterDeclaration: Sendable {
     /// The effect's one number.
     static func amount(_ key: String, _ range: ClosedRange<Int>, default value: Int, _ source: String = "",
                        derivesLimits: Bool = false) -> ParameterDeclaration {
-        ParameterDeclaration(key: key, type: .number(range, expressions: true), defaultValue: .number(value),
+        ParameterDeclaration(key: key, type: .number(range, expressions: true), defaultValue: .number(.value(value)),
                              defaultSource: source, derivesLimits: derivesLimits, isAmount: true)
     }
 
     /// A whole number.
     static func number(_ key: String, _ range: ClosedRange<Int>, default value: Int?, _ source: String = "",
                        expressions: Bool = true, derivesLimits: Bool = false) -> ParameterDeclaration {
-        ParameterDeclaration(key: key, type: .number(range, expressions: expressions), defaultValue: value.map(ParameterValue.number),
+        ParameterDeclaration(key: key, type: .number(range, expressions: expressions), defaultValue: value.map { .number(.value($0)) },
                              defaultSource: source, derivesLimits: derivesLimits, isAmount: false)
     }
 
@@ -118,15 +111,15 @@ public struct ParameterDeclaration: Sendable {
     }
 }
 
-/// A parameter's value.
+/// A parameter's value; a number may be an expression (`e_blur:w_div_10`) until planned.
 public enum ParameterValue: Sendable, Hashable {
-    case number(Int)
+    case number(WholeNumber)
     case color(Color)
     case choice(String)
 
     public var text: String {
         switch self {
-        case .number(let n): String(n)
+        case .number(let n): n.cloudinaryText
         case .color(let c): CloudinaryPrinter.color(c)
         case .choice(let word): word
         }
@@ -134,7 +127,7 @@ public enum ParameterValue: Sendable, Hashable {
 
     public var json: JSONValue {
         switch self {
-        case .number(let n): .int(n)
+        case .number(let n): n.json
         case .color(let c): .string(c.hex)
         case .choice(let word): .string(word)
         }
@@ -163,8 +156,23 @@ public struct DeclaredEffect: Sendable, Hashable {
         declaration.parameters.firstIndex { $0.key == key }.map { values[$0] }
     }
 
-    public func number(_ key: String) -> Int { if case .number(let n)? = self[key] { n } else { 0 } }
+    /// A planned number (the planner has evaluated any expression).
+    public func number(_ key: String) -> Int { if case .number(let n)? = self[key] { n.planned } else { 0 } }
     public func choice(_ key: String) -> String { if case .choice(let w)? = self[key] { w } else { "" } }
+
+    /// The effect's one number, if its declaration has one (an expression until planned).
+    public var amount: WholeNumber? {
+        guard let i = declaration.parameters.firstIndex(where: \.isAmount), case .number(let n) = values[i] else { return nil }
+        return n
+    }
+
+    /// The same effect with another amount.
+    public func with(amount: WholeNumber) -> DeclaredEffect {
+        guard let i = declaration.parameters.firstIndex(where: \.isAmount) else { return self }
+        var values = values
+        values[i] = .number(amount)
+        return DeclaredEffect(name: name, values: values)
+    }
 }
 
 /// Finds declarations.

@@ -1196,25 +1196,11 @@ struct ParseRun {
             fail(c, "e_\(text): known to Cloudinary, not supported by Derive outside fl_layer_apply: a blend mode says how a layer combines with the image; write it beside the flag (l_<layer>/e_\(name),fl_layer_apply)")
             return nil
         }
-        if let d = StepCatalogue.effect(named: name), d.form == .declared {
-            return declaredEffect(d, arguments: Array(parts.dropFirst()), color: color, in: c)
-        }
-        guard let kind = Effect.Kind(rawValue: name), kind != .declared else {
-            refuseUnknownEffect(text, name: name, in: c)
-            return nil
-        }
         var args = Array(parts.dropFirst())
-        if kind == .replaceColor { return replaceColor(text, args: args, color: color, in: c) }
-        if kind == .theme { return theme(text, args: args, color: color, in: c) }
-        // e_tint[:equalize]:<amount>:<colour>[:<position>]:<colour>…: Cloudinary's gradient tint
-        // of up to ten colours (its SDKs: "equalize:amount:color1:color1_position:color2:…").
-        if kind == .tint, args.first == "equalize" || (args.count > 2 && Color.parse(args.dropFirst().joined(separator: ":")) == nil) {
-            return tintGradient(text, args: args, color: color, in: c)
-        }
         // e_contrast:level_<n>[;type_<linear|sigmoidal>], the form Cloudinary's newer SDKs write.
         // Derive's contrast is linear (about the middle grey): level_<n> alone and with
         // type_linear are e_contrast:<n>; a sigmoidal curve it does not draw.
-        if kind == .contrast, let first = args.first, first.hasPrefix("level_"), args.count == 1 {
+        if name == "contrast", let first = args.first, first.hasPrefix("level_"), args.count == 1 {
             let fields = first.split(separator: ";").map(String.init)
             let level = String(fields[0].dropFirst("level_".count))
             let type = fields.count > 1 && fields[1].hasPrefix("type_") ? String(fields[1].dropFirst("type_".count)) : nil
@@ -1231,6 +1217,20 @@ struct ParseRun {
                 fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "contrast type \(Quoted(type!))", hint: "; types: linear, sigmoidal"))
                 return nil
             }
+        }
+        if let d = StepCatalogue.effect(named: name), d.form == .declared {
+            return declaredEffect(d, arguments: args, color: color, in: c, written: text)
+        }
+        guard let kind = Effect.Kind(rawValue: name), kind != .declared else {
+            refuseUnknownEffect(text, name: name, in: c)
+            return nil
+        }
+        if kind == .replaceColor { return replaceColor(text, args: args, color: color, in: c) }
+        if kind == .theme { return theme(text, args: args, color: color, in: c) }
+        // e_tint[:equalize]:<amount>:<colour>[:<position>]:<colour>…: Cloudinary's gradient tint
+        // of up to ten colours (its SDKs: "equalize:amount:color1:color1_position:color2:…").
+        if kind == .tint, args.first == "equalize" || (args.count > 2 && Color.parse(args.dropFirst().joined(separator: ":")) == nil) {
+            return tintGradient(text, args: args, color: color, in: c)
         }
         // e_assist_colorblind[:<strength>|xray]
         if kind == .assistColorblind, args.first == "xray" {
@@ -1256,7 +1256,6 @@ struct ParseRun {
             return distort(args, in: c)
         }
         if kind == .outline { return outline(text, args: args, color: color, in: c) }
-        if kind == .dropShadow { return dropShadow(text, args: args, color: color, in: c) }
         if kind == .gradientFade { return gradientFade(text, args: args, color: color, in: c) }
         if kind == .simulateColorblind || kind == .recolor {
             ignoreUnusedColor(color, in: c)
@@ -1273,11 +1272,6 @@ struct ParseRun {
             }
             mode = m
             args.removeFirst()
-        }
-        if EffectRules.range(of: kind) == nil {
-            if !args.isEmpty { fail(c, "e_\(name) takes no amount") }
-            ignoreUnusedColor(color, in: c)
-            return EffectRules.make(kind, amount: nil, color: nil)
         }
         if kind == .vectorize { return vectorize(args, color: color, in: c, written: text) }
         return effect(kind, args: args, mode: mode, color: color, in: c, written: text)
@@ -1325,22 +1319,24 @@ struct ParseRun {
         return .shear(x: angles[0], y: angles[1])
     }
 
+    /// The amount of `e_<name>:<amount>`: a whole number or an expression.
+    mutating func effectAmount(_ first: String, name: String, in c: Component, written text: String) -> WholeNumber? {
+        if let n = Int(first) { return .value(n) }
+        if Self.looksNumeric(first) {
+            fail(c, "e_\(name) takes a whole-number amount, got \(Quoted(first))")
+            return nil
+        }
+        return wholeNumberExpression(first, param: "e", written: "e_" + text, label: "e_\(name):", accepts: "a whole-number amount", in: c)
+    }
+
     /// An effect with an amount (and, for some, a colour or a second value), once its name is
     /// known and the effects with forms of their own are read.
     mutating func effect(_ kind: Effect.Kind, args: [String], mode: ImproveMode, color: String?, in c: Component, written text: String) -> Effect? {
         let name = kind.rawValue
         var amount: WholeNumber?
         if let first = args.first {
-            if let n = Int(first) {
-                amount = .value(n)
-            } else if Self.looksNumeric(first) {
-                fail(c, "e_\(name) takes a whole-number amount, got \(Quoted(first))")
-                return nil
-            } else {
-                guard let n = wholeNumberExpression(first, param: "e", written: "e_" + text, label: "e_\(name):",
-                                                    accepts: "a whole-number amount", in: c) else { return nil }
-                amount = n
-            }
+            guard let n = effectAmount(first, name: name, in: c, written: text) else { return nil }
+            amount = n
         }
         var effectColor: Color?
         switch kind {

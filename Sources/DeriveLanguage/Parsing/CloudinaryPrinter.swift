@@ -179,12 +179,6 @@ public enum CloudinaryPrinter {
         case .shadow(let strength, let c, let x, let y):
             let amountText = strength == EffectRules.defaultAmount(of: .shadow).map(WholeNumber.value) ? "" : ":\(strength)"
             return name + amountText + ",co_" + color(c) + ",x_" + x.cloudinaryText + ",y_" + y.cloudinaryText
-        case .dropShadow(let azimuth, let elevation, let spread):
-            // Only what differs from Cloudinary's defaults, in the SDKs' order.
-            let d = EffectRules.dropShadowDefaults
-            let given = [("azimuth", azimuth, d.azimuth), ("elevation", elevation, d.elevation), ("spread", spread, d.spread)]
-                .filter { $0.1 != $0.2 }.map { "\($0.0)_\($0.1)" }
-            return given.isEmpty ? name : name + ":" + given.joined(separator: ";")
         case .recolor(let matrix):
             return name + ":" + matrix.map(Decimal6.string).joined(separator: ":")
         case .improve(let blend, let mode):

@@ -540,7 +540,6 @@ public struct JSONChainDecoder: Sendable {
         if kind == .recolor { return readRecolor(value, at: path, log: log) }
         if kind == .outline { return readOutline(value, at: path, log: log) }
         if kind == .distort { return readDistort(value, at: path, log: log) }
-        if kind == .dropShadow { return readDropShadow(value, at: path, log: log) }
         if kind == .tint, case .object(let members) = value, members.contains(where: { $0.key == "colors" || $0.key == "equalize" }) {
             return readTintGradient(value, at: path, log: log)
         }
@@ -714,19 +713,6 @@ public struct JSONChainDecoder: Sendable {
         let color = fields["color"].map { log.color($0, at: path.appending("color")) } ?? d.color
         guard let width, let blur, let color else { return nil }
         return .effect(.outline(mode, width: width, blur: blur, color: color))
-    }
-
-    /// `{"dropshadow": true}` or `{"dropshadow": {"azimuth": 220, "elevation": 60, "spread": 20}}`,
-    /// each setting Cloudinary's default when not given.
-    func readDropShadow(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
-        let d = EffectRules.dropShadowDefaults
-        if value == .bool(true) { return .effect(.dropShadow(azimuth: d.azimuth, elevation: d.elevation, spread: d.spread)) }
-        guard let fields = log.object(value, at: path, allowed: ["azimuth", "elevation", "spread"]) else { return nil }
-        let azimuth = fields["azimuth"].map { log.int($0, at: path.appending("azimuth")) } ?? d.azimuth
-        let elevation = fields["elevation"].map { log.int($0, at: path.appending("elevation")) } ?? d.elevation
-        let spread = fields["spread"].map { log.int($0, at: path.appending("spread")) } ?? d.spread
-        guard let azimuth, let elevation, let spread else { return nil }
-        return .effect(.dropShadow(azimuth: azimuth, elevation: elevation, spread: spread))
     }
 
     /// `{"tint": {"amount": 80, "colors": ["red", "blue", "yellow"], "positions": [0, 40, 100], "equalize": true}}`:

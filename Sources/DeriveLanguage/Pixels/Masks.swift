@@ -96,8 +96,6 @@ public enum AutoDefaults {
 /// 3x3, 4x4 and 8x8, 6–8 halftone 4x4, 6x6 and 8x8 (angled), 9–12 halftone 4x4, 6x6, 8x8 and
 /// 16x16 (orthogonal), 13–18 circles 5x5, 6x6 and 7x7, black then white.
 public enum DitherMaps {
-    public static let supported = 0...18
-
     /// The map as an n x n tile of 8-bit thresholds (a channel above its threshold turns 255,
     /// else 0), or nil for a level Cloudinary does not have.
     public static func tile(level: Int) -> (size: Int, thresholds: [UInt8])? {

@@ -10,7 +10,7 @@ public enum EffectGeometry {
         switch effect {
         case .shear(let x, let y): shear(x: x, y: y, on: size).canvas
         case .distort(let d): DistortGeometry.canvas(of: d, on: size)
-        case .shadow, .dropShadow: castShadow(of: effect, on: size)?.placement(on: size).canvas
+        case .shadow, .declared: castShadow(of: effect, on: size)?.placement(on: size).canvas
         default: nil
         }
     }
@@ -20,8 +20,8 @@ public enum EffectGeometry {
         switch effect {
         case .shadow(_, _, let x, let y):
             CastShadow(x: pixels(x, of: size.width), y: pixels(y, of: size.height), sigma: shadowSigma, margin: shadowMargin)
-        case .dropShadow(let azimuth, let elevation, let spread):
-            dropShadow(azimuth: azimuth, elevation: elevation, spread: spread, on: size)
+        case .declared(let d) where d.name == "dropshadow":
+            dropShadow(azimuth: d.number("azimuth"), elevation: d.number("elevation"), spread: d.number("spread"), on: size)
         default: nil
         }
     }

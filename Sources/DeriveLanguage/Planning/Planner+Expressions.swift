@@ -104,7 +104,7 @@ extension Step {
         switch self {
         case .effect(let e):
             guard let amount = e.amount else { return self }
-            return .effect(EffectRules.with(e, amount: transform(amount, "e_" + e.kind.rawValue)))
+            return .effect(EffectRules.with(e, amount: transform(amount, "e_" + e.name)))
         case .opacity(let o):
             return .opacity(transform(o, "o"))
         case .round(var r):

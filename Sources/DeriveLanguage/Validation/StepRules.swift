@@ -17,13 +17,6 @@ public enum EffectRules {
     public static let shadowDefaultOffset = 8
     /// e_shear's angles: beyond ±89° the canvas has no bound (tan 90° is infinite).
     public static let shearRange = -89...89
-    /// e_dropshadow's light: Cloudinary's ranges and server defaults (SDK reference,
-    /// DropShadow: azimuth 0 to 360, default 215; elevation 0 to 90, default 45; spread 0 to
-    /// 100, default 50).
-    public static let dropShadowAzimuthRange = 0...360
-    public static let dropShadowElevationRange = 0...90
-    public static let dropShadowSpreadRange = 0...100
-    public static let dropShadowDefaults = (azimuth: 215, elevation: 45, spread: 50)
     /// e_dropshadow's shadow: Cloudinary has no colour or strength for it; Derive's is black at
     /// half opacity.
     public static let dropShadowColor = Color.black
@@ -32,14 +25,9 @@ public enum EffectRules {
     /// The amount's range, from the effect's declaration (`StepCatalogue.effects`).
     public static func range(of kind: Effect.Kind) -> ClosedRange<Int>? { kind == .declared ? nil : StepCatalogue.effect(kind).amount?.range }
 
-    /// The amounts Derive draws: Cloudinary's range (e_ordered_dither's 0–18 maps all drawn).
-    public static func supportedRange(of kind: Effect.Kind) -> ClosedRange<Int>? {
-        kind == .orderedDither ? DitherMaps.supported : range(of: kind)
-    }
-
     /// The amount's default, from the effect's declaration.
     public static func defaultAmount(of kind: Effect.Kind) -> Int? {
-        guard kind != .declared, case .number(let n)? = StepCatalogue.effect(kind).amount?.defaultValue else { return nil }
+        guard kind != .declared, case .number(.value(let n))? = StepCatalogue.effect(kind).amount?.defaultValue else { return nil }
         return n
     }
 
@@ -47,38 +35,14 @@ public enum EffectRules {
     static func make(_ kind: Effect.Kind, amount: WholeNumber?, color: Color?) -> Effect {
         let n = amount ?? .value(defaultAmount(of: kind) ?? 0)
         switch kind {
-        case .blur: return .blur(n)
-        case .pixelate: return .pixelate(n)
-        case .sharpen: return .sharpen(n)
-        case .grayscale: return .grayscale
-        case .sepia: return .sepia(n)
-        case .negate: return .negate
-        case .brightness: return .brightness(n)
-        case .contrast: return .contrast(n)
-        case .saturation: return .saturation(n)
         case .tint: return .tint(amount: n, color: color ?? tintDefaultColor)
         case .colorize: return .colorize(amount: n, color: color ?? colorizeDefaultColor)
-        case .vignette: return .vignette(n)
-        case .gamma: return .gamma(n)
-        case .hue: return .hue(n)
-        case .brightnessHSB: return .brightnessHSB(n)
-        case .red: return .red(n)
-        case .green: return .green(n)
-        case .blue: return .blue(n)
-        case .blackwhite: return .blackwhite(n)
-        case .vibrance: return .vibrance(n)
-        case .unsharpMask: return .unsharpMask(n)
-        case .autoContrast: return .autoContrast(n)
-        case .autoBrightness: return .autoBrightness(n)
-        case .autoColor: return .autoColor(n)
         case .improve: return .improve(n, mode: .outdoor)
         case .fillLight: return .fillLight(n, bias: fillLightDefaultBias)
         case .replaceColor: return .replaceColor(n, to: color ?? .black, from: nil)
         // The parsers require a colour; this is only a fallback.
         case .theme: return .theme(n, color: color ?? .white)
         case .makeTransparent: return .makeTransparent(n, color: color)
-        case .opacityThreshold: return .opacityThreshold(n)
-        case .orderedDither: return .orderedDither(n)
         case .assistColorblind: return .assistColorblind(n, xray: false)
         case .simulateColorblind: return .simulateColorblind(.deuteranopia)
         case .recolor: return .recolor([1, 0, 0, 0, 1, 0, 0, 0, 1])
@@ -90,12 +54,8 @@ public enum EffectRules {
         // The parsers require a form; this is only a fallback.
         case .distort: return .distort(.arc(0))
         case .gradientFade: return .gradientFade(n, edges: .one, x: nil, y: nil)
-        case .oilPaint: return .oilPaint(n)
         case .outline: return .outline(OutlineMode.defaults.mode, width: OutlineMode.defaults.width, blur: OutlineMode.defaults.blur, color: color ?? OutlineMode.defaults.color)
         case .shadow: return .shadow(n, color: color ?? shadowDefaultColor, x: .pixels(shadowDefaultOffset), y: .pixels(shadowDefaultOffset))
-        case .dropShadow: return .dropShadow(azimuth: dropShadowDefaults.azimuth, elevation: dropShadowDefaults.elevation, spread: dropShadowDefaults.spread)
-        case .blurFaces: return .blurFaces(n)
-        case .pixelateFaces: return .pixelateFaces(n)
         case .blurRegion: return .blurRegion(n, nil)
         case .pixelateRegion: return .pixelateRegion(n, nil)
         // Built from their declaration's values, never from a kind.
@@ -120,6 +80,7 @@ public enum EffectRules {
         case .colorize(_, let color): .colorize(amount: amount, color: color)
         case .blurRegion(_, let region): .blurRegion(amount, region)
         case .pixelateRegion(_, let region): .pixelateRegion(amount, region)
+        case .declared(let d): .declared(d.with(amount: amount))
         case .improve(_, let mode): .improve(amount, mode: mode)
         case .fillLight(_, let bias): .fillLight(amount, bias: bias)
         case .replaceColor(_, let to, let from): .replaceColor(amount, to: to, from: from)
@@ -185,10 +146,6 @@ enum StepRules {
         case .effect(.shear(let x, let y)):
             return check(x, in: EffectRules.shearRange, field: "x", derivesLimits: true) + check(y, in: EffectRules.shearRange, field: "y", derivesLimits: true)
         case .effect(.distort(let d)): return distortIssues(d, limits: limits)
-        case .effect(.dropShadow(let azimuth, let elevation, let spread)):
-            return check(azimuth, in: EffectRules.dropShadowAzimuthRange, field: "azimuth")
-                + check(elevation, in: EffectRules.dropShadowElevationRange, field: "elevation")
-                + check(spread, in: EffectRules.dropShadowSpreadRange, field: "spread")
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"
