@@ -149,7 +149,8 @@ public struct HTTPRequest: Sendable {
         var utf8 = target.utf8[...]
         guard utf8.first == UInt8(ascii: "/") else { return nil }
         if utf8.count == 1 { return target }
-        guard utf8.last != UInt8(ascii: "/") else { return nil }
+        // `//a` names a host to Foundation, not a path.
+        guard utf8.last != UInt8(ascii: "/"), utf8.dropFirst().first != UInt8(ascii: "/") else { return nil }
         var segmentStart = true, dots = 0
         while let byte = utf8.popFirst() {
             if byte == UInt8(ascii: "/") {
