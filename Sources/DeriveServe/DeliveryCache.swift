@@ -55,6 +55,11 @@ final class DeliveryCache: Sendable {
         }
     }
 
+    /// The number could not be read: nothing kept is trusted until it is read again.
+    func forget() {
+        state.withLock { $0 = State() }
+    }
+
     static func key(_ request: HTTPRequest) -> String {
         request.query.isEmpty ? request.path : request.path + "?" + request.query.map { $0.name + "=" + $0.value }.joined(separator: "&")
     }

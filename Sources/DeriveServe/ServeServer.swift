@@ -75,7 +75,7 @@ public final class CloudinaryService: Sendable {
                 try database.servedAssetGeneration(cloud: settings.cloudName)
             })
         } catch {
-            cache.observe(generation: -1)
+            cache.forget()
         }
     }
 
