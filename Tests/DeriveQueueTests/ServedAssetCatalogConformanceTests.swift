@@ -164,7 +164,7 @@ import Testing
             "", "tags:cat", "tags=t5", "tags:t1*", "tags:*", "-tags:cat", "NOT tags:cat AND folder:a", "folder:a/*", "folder=\"\"",
             "folder:b", "filename:1", "filename:B*", "public_id:a/*", "public_id:\"c%d\"", "public_id:c_*", "format:jpg", "format:png",
             "context.alt:*", "context.alt=x4", "context.alt:x*", "context.caption:\"blue sky\"", "context.missing:*",
-            "bytes>99", "bytes<=100", "bytes:[1 TO 99]", "width:10 AND height:{9 TO 11}", "pixels>=100", "pixels>100",
+            "bytes>99", "bytes<=100", "bytes:[1 TO 99]", "bytes:[99 TO 1]", "width:10 AND height:{9 TO 11}", "pixels>=100", "pixels>100",
             "created_at>\"2023-11-14T22:13:20Z\"", "created_at<=\"2023-11-14T22:13:20Z\"", "created_at:{\"2023-11-14T22:13:19Z\" TO \"2023-11-14T22:13:21Z\"}", "uploaded_at>1d",
             "cat OR t7", "a/10 OR 2", "(tags:cat OR folder:b) AND NOT public_id:B*", "resource_type:image type:upload", "resource_type:video",
         ]

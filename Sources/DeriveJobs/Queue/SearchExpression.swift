@@ -165,7 +165,10 @@ public struct SearchTerm: Sendable, Equatable {
             case .less: number < value
             case .lessOrEqual: number <= value
             }
-        case .range(let low, let high, let inclusive): inclusive ? (low...high).contains(number) : number > low && number < high
+        case .range(let low, let high, let inclusive):
+            // Compared, not made a `ClosedRange`: `[5 TO 1]` is an empty range a user may write, and
+            // `low...high` traps on it (the search fuzzer's find, stop 46).
+            inclusive ? number >= low && number <= high : number > low && number < high
         case .equals, .prefix: false
         case .present: true
         }
