@@ -39,10 +39,19 @@ import Testing
         #expect(worst <= 1)
     }
 
+    @Test
+    func aFileLargerThanTheCapIsRefusedBeforeItIsRead() {
+        let bytes = [UInt8](repeating: 0x30, count: Lut3D.maxBytes + 1)
+        do { _ = try Lut3D.parse(bytes, name: "huge.cube"); Issue.record("a LUT past the cap was read") } catch {
+            #expect(error.code == .unsupportedFormat && error.detail.hasSuffix("l_lut reads at most 16 MiB"), "\(error)")
+        }
+    }
+
     @Test(arguments: [
         ("LUT_1D_SIZE 4\n0 0 0\n", "is a 1D LUT; l_lut takes 3D LUTs (LUT_3D_SIZE)"),
         ("LUT_3D_SIZE 2\n0 0 0\n", "has 1 entries; LUT_3D_SIZE 2 needs 8"),
         ("LUT_3D_SIZE 2\nred green blue\n", "cannot read the line \"red green blue\""),
+        ("LUT_3D_SIZE 2\n0 0 0\u{0}\n", "is not text (a control byte at offset 19)"),
     ])
     func brokenCubesAreRefused(text: String, reason: String) {
         #expect(throws: DeriveError.self) { try Lut3D.parse(Array(text.utf8), name: "bad.cube") }

@@ -16,8 +16,20 @@ public struct Lut3D: Sendable, Hashable {
         self.table = table
     }
 
+    /// The largest file read: a 65-point cube, the largest common writers make, is about 8 MiB
+    /// of text, and a file this size already holds a table of some 30 MB.
+    public static let maxBytes = 16 << 20
+
     /// Reads a `.cube` or `.3dl` file; the format by its extension, else by its content.
     public static func parse(_ bytes: [UInt8], name: String) throws(DeriveError) -> Lut3D {
+        guard bytes.count <= maxBytes else {
+            throw DeriveError(.unsupportedFormat, "LUT \(Quoted(name)) is \(bytes.count) bytes; l_lut reads at most \(maxBytes >> 20) MiB")
+        }
+        // Binary is refused before a text is made of it: reading a binary file as Latin-1 lines
+        // cost about a second for 64 KiB (the image fuzzer's finding).
+        if let offset = bytes.firstIndex(where: { $0 == 0x7F || ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D) }) {
+            throw DeriveError(.unsupportedFormat, "LUT \(Quoted(name)) is not text (a control byte at offset \(offset))")
+        }
         guard let text = String(bytes: bytes, encoding: .utf8) ?? String(bytes: bytes, encoding: .isoLatin1) else {
             throw DeriveError(.unsupportedFormat, "LUT \(Quoted(name)) is not text")
         }
