@@ -315,6 +315,16 @@ enum SQLiteSchema {
             ON CONFLICT (cloud) DO UPDATE SET generation = generation + 1;
         END;
         """,
+        // 17: Cloudinary's upload mappings, a folder's URL prefix (Migrations/0017).
+        """
+        CREATE TABLE upload_mappings (
+            cloud      TEXT NOT NULL,
+            folder     TEXT NOT NULL,
+            template   TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (cloud, folder)
+        );
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

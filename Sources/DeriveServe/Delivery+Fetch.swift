@@ -31,23 +31,28 @@ extension CloudinaryService {
         if let recorded = try records.get(publicID) {
             asset = recorded
         } else {
-            let fetched: FetchedSource
-            do {
-                fetched = try await Self.offPool { [fetcher, url = fetch.url] () throws(DeriveError) -> FetchedSource in try fetcher.fetch(url) }
-            } catch {
-                throw error.sourceMissing ? ServeError(404, "Resource not found: \(error.detail)") : Self.refusal(error)
-            }
-            let bytes = fetched.image.bytes
-            guard let facts = ImageSniffer.facts(of: bytes) else { throw ServeError(400, "The fetched resource is not an image Derive reads") }
-            let new = try await storeOriginal(bytes, facts: facts, publicID: publicID, name: "the fetched image", tags: [],
-                                              context: ["fetched_from": String(fetch.url.prefix(1000))]).asset
-            // Two first requests at once: the first recorded stands, the other reads it.
-            asset = try await Self.offPool { [database, new] () throws(DeriveError) -> ServedAsset in
-                try database.recordUpload(new, overwrite: false, eager: nil).asset
-            }
+            asset = try await fetchAndRecord(fetch.url, publicID: publicID, name: "the fetched image", context: ["fetched_from": String(fetch.url.prefix(1000))])
         }
         let path = DeliveryPath(signature: fetch.signature, transformation: fetch.transformation, version: nil, publicID: publicID, format: nil,
                                 signed: fetch.signed)
         return try await deliver(request, path: path, asset: asset)
+    }
+
+    /// Fetches `url` through the fetcher (its address rules and limits) and records it as the
+    /// original of `publicID`. Two first requests at once: the first recorded stands, and the
+    /// other is answered with it.
+    func fetchAndRecord(_ url: String, publicID: String, name: String, context: [String: String]) async throws -> ServedAsset {
+        let fetched: FetchedSource
+        do {
+            fetched = try await Self.offPool { [fetcher] () throws(DeriveError) -> FetchedSource in try fetcher.fetch(url) }
+        } catch {
+            throw error.sourceMissing ? ServeError(404, "Resource not found: \(error.detail)") : Self.refusal(error)
+        }
+        let bytes = fetched.image.bytes
+        guard let facts = ImageSniffer.facts(of: bytes) else { throw ServeError(400, "The fetched resource is not an image Derive reads") }
+        let new = try await storeOriginal(bytes, facts: facts, publicID: publicID, name: name, tags: [], context: context).asset
+        return try await Self.offPool { [database, new] () throws(DeriveError) -> ServedAsset in
+            try database.recordUpload(new, overwrite: false, eager: nil).asset
+        }
     }
 }

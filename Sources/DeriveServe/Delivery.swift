@@ -24,8 +24,27 @@ extension CloudinaryService {
             }
             return nil
         }
-        guard let (path, asset) = found else { throw ServeError(404, "Resource not found") }
+        if let (path, asset) = found { return try await deliver(request, path: path, asset: asset) }
+        // Not recorded: an upload mapping of its folder brings it (auto-upload).
+        let mapped = try await Self.offPool { [database, cloud = settings.cloudName] () throws(DeriveError) -> (path: DeliveryPath, mapping: UploadMapping)? in
+            for reading in readings {
+                if let mapping = try database.uploadMapping(cloud: cloud, containing: reading.publicID) { return (reading, mapping) }
+            }
+            return nil
+        }
+        guard let (path, mapping) = mapped else { throw ServeError(404, "Resource not found") }
+        let asset = try await fetchAndRecord(Self.mappedURL(path, mapping: mapping), publicID: path.publicID,
+                                             name: "the image of the upload mapping of \(Quoted(mapping.folder))", context: [:])
         return try await deliver(request, path: path, asset: asset)
+    }
+
+    /// Where an upload mapping finds a public id: its template, then the public id after the
+    /// mapped folder, with the URL's extension (`remote_media/commons/a/flag` delivered as
+    /// `.jpg`, mapped to `https://upload.wikimedia.org/wikipedia/`, is
+    /// `https://upload.wikimedia.org/wikipedia/commons/a/flag.jpg`).
+    static func mappedURL(_ path: DeliveryPath, mapping: UploadMapping) -> String {
+        let rest = String(path.publicID.dropFirst(mapping.folder.count + 1)) + (path.format.map { "." + $0 } ?? "")
+        return mapping.template + (rest.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? rest)
     }
 
     /// A delivery of a found asset, its URL's signature (if any) already checked.

@@ -19,7 +19,7 @@ extension CloudinaryService {
             return try await uploadManagement(request, command: rest[1])
         case (.POST, "image") where rest == ["image", "destroy"]:
             return try await destroy(request)
-        case (_, "ping"), (_, "config"), (_, "resources"), (_, "tags"):
+        case (_, "ping"), (_, "config"), (_, "resources"), (_, "tags"), (_, "upload_mappings"):
             break
         default:
             return nil
@@ -75,6 +75,8 @@ extension CloudinaryService {
         case 1 where rest[0] == "resources":
             try only(.GET, "list the resource types")
             return Self.json(.object(["resource_types": .array([.string("image")])]))
+        case 1 where rest[0] == "upload_mappings":
+            return try await uploadMappings(request)
         case 2 where rest[0] == "tags":
             try only(.GET, "list tags")
             try Self.imagesOnly(rest[1])

@@ -39,10 +39,14 @@ public final class ServeServer: Sendable {
     }
 }
 
+/// What `derive serve` keeps in the database: the queue its uploads' eager jobs go to, the
+/// assets' records and their management calls, and the upload mappings.
+public typealias ServeDatabase = JobStore & ServedAssets & ServedAssetCatalog & UploadMappings
+
 /// The API's behaviour, apart from the listener (tests call it directly too).
 public final class CloudinaryService: Sendable {
     public let settings: ServeSettings
-    let database: any JobStore & ServedAssets & ServedAssetCatalog
+    let database: any ServeDatabase
     let store: any AssetStore
     let fetcher: any SourceFetcher
     let records: ServeRecords
@@ -53,7 +57,7 @@ public final class CloudinaryService: Sendable {
     /// The Admin API's calls this hour (`X-FeatureRateLimit-*`).
     let adminRate: AdminRateLimit
 
-    public init(settings: ServeSettings, database: any JobStore & ServedAssets & ServedAssetCatalog, store: any AssetStore, fetcher: any SourceFetcher, webhooks: (any WebhookSender)? = nil,
+    public init(settings: ServeSettings, database: any ServeDatabase, store: any AssetStore, fetcher: any SourceFetcher, webhooks: (any WebhookSender)? = nil,
                 logger: Logger) {
         self.webhooks = webhooks
         self.settings = settings

@@ -29,7 +29,7 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("derive-cache-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let store = FileAssetStore(root: folder)
-        let served: any JobStore & ServedAssets & ServedAssetCatalog, other: any JobStore & ServedAssets, keep: AnyObject?
+        let served: any ServeDatabase, other: any JobStore & ServedAssets, keep: AnyObject?
         switch kind {
         case .memory:
             let queue = MemoryJobQueue()

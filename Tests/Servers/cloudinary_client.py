@@ -271,6 +271,36 @@ if stage == "fetch":
     print(json.dumps(out))
     sys.exit(0)
 
+if stage == "mappings":
+    # Upload mappings (auto-upload) to a loopback origin (argument 8: its port) that
+    # DERIVE_FETCH_ALLOW allows: the Admin API's five calls, then deliveries of a mapped folder.
+    origin = "http://127.0.0.1:%s/" % sys.argv[7]
+    api, url = cloudinary.api, cloudinary.utils.cloudinary_url
+    out["create"] = attempt(lambda: api.create_upload_mapping("legacy", template=origin + "nowhere/"))
+    out["create_again"] = attempt(lambda: api.create_upload_mapping("legacy", template=origin))
+    out["create_other"] = attempt(lambda: api.create_upload_mapping("old/site", template="https://images.example.com/"))
+    out["bad_template"] = attempt(lambda: api.create_upload_mapping("bad", template="ftp://images.example.com/"))
+    out["update"] = attempt(lambda: api.update_upload_mapping("legacy", template=origin))
+    out["update_missing"] = attempt(lambda: api.update_upload_mapping("missing", template=origin))
+    out["one"] = attempt(lambda: api.upload_mapping("legacy"))
+    out["first_page"] = attempt(lambda: api.upload_mappings(max_results=1))
+    cursor = out["first_page"].get("ok", {}).get("next_cursor")
+    out["second_page"] = attempt(lambda: api.upload_mappings(max_results=1, next_cursor=cursor))
+    out["plain"] = [fetch(url("legacy/group-of-six", format="jpg")[0]) for _ in range(2)]
+    out["versionless"] = fetch(url("legacy/group-of-six", format="jpg", force_version=False)[0])
+    out["signed_transformed"] = fetch(url("legacy/group-of-six", format="jpg", width=50, crop="scale", sign_url=True)[0])
+    out["unsigned_transformed"] = fetch(url("legacy/group-of-six", format="jpg", width=40, crop="scale")[0])
+    out["missing"] = fetch(url("legacy/nothing-here", format="jpg")[0])
+    out["resource"] = attempt(lambda: api.resource("legacy/group-of-six"))
+    out["delete"] = attempt(lambda: api.delete_upload_mapping("legacy"))
+    out["delete_again"] = attempt(lambda: api.delete_upload_mapping("legacy"))
+    out["after_delete_recorded"] = fetch(url("legacy/group-of-six", format="jpg")[0])
+    out["after_delete_new"] = fetch(url("legacy/jpeg-with-multiple-paths", format="jpg")[0])
+    configure(api_secret="not-the-secret")
+    out["wrong_secret"] = attempt(lambda: api.upload_mappings())
+    print(json.dumps(out))
+    sys.exit(0)
+
 # upload_large: the SDK's chunked upload, in 4 parts.
 out["large"] = attempt(lambda: cloudinary.uploader.upload_large(image, chunk_size=40000, resource_type="image", public_id="large",
                                                                 eager="c_scale,w_20"))

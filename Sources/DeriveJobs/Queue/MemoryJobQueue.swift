@@ -76,6 +76,8 @@ public final class MemoryJobQueue: JobStore, QueueInspector, WorkerRegistry {
         /// Outbox rows written with an upload and neither released nor claimed yet.
         var heldOutbox: Set<Int64> = []
         var lastOutboxID: Int64 = 0
+        /// `derive serve`'s upload mappings: templates by cloud and folder.
+        var uploadMappings: [String: [String: String]] = [:]
 
         /// Enqueues a job as `submit` does.
         mutating func enqueue(_ job: NewJob, at now: Double) -> SubmitResult {
