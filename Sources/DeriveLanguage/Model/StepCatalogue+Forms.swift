@@ -13,9 +13,9 @@ extension EffectDeclaration {
             }
             for (p, arg) in zip(written, args) where !arg.isEmpty { given[p.key] = arg }
         case .named:
-            let settings = written.map { p in "\(p.key)_<" + (p.range.map { "\($0.lowerBound)-\($0.upperBound)" } ?? p.key) + ">" }
+            let settings = written.map(\.namedForm)
             let form = "e_\(name) takes " + (settings.count > 1 ? settings.dropLast().joined(separator: ", ") + " and " + settings.last! : settings.joined())
-                + ", separated by semicolons (e_\(name):" + written.map { "\($0.key)_\($0.defaultValue?.text ?? $0.key)" }.joined(separator: ";") + ")"
+                + ", separated by semicolons (e_\(name):" + written.map(\.namedExample).joined(separator: ";") + ")"
             guard args.count <= 1 else { return .failure(.plain("\(form), got \(Quoted(args.joined(separator: ":")))")) }
             for pair in args.first.map({ $0.split(separator: ";", omittingEmptySubsequences: false).map(String.init) }) ?? [] {
                 guard let underscore = pair.firstIndex(of: "_") else { return .failure(.plain("\(form), got \(Quoted(pair))")) }
@@ -134,5 +134,21 @@ extension EffectDeclaration {
             guard let range = p.range, case .number(let n) = v else { return [] }
             return StepRules.check(n, in: range, field: p.key, derivesLimits: p.derivesLimits)
         }
+    }
+}
+
+extension ParameterDeclaration {
+    /// `azimuth_<0-360>` (or `key_<key>`): a named effect's setting, for its form message.
+    /// (A property, not a closure in `read`: Swift 6.3's optimizer crashed on that closure in a
+    /// release build, "Found ownership error".)
+    var namedForm: String {
+        guard let range else { return "\(key)_<\(key)>" }
+        return "\(key)_<\(range.lowerBound)-\(range.upperBound)>"
+    }
+
+    /// `azimuth_215`: the setting at its default, for the form message's example.
+    var namedExample: String {
+        guard let defaultValue else { return "\(key)_\(key)" }
+        return "\(key)_\(defaultValue.text)"
     }
 }
