@@ -38,7 +38,7 @@ public final class HTTPListener: Sendable {
         let started = Started()
         let responder = CallbackResponder<PeerContext> { request, context in
             let response = await routes.respond(to: HTTPRequest(request, remoteAddress: context.remoteAddress))
-            return Response(response)
+            return response.wire?.response ?? Response(response)
         }
         let application = Application(
             responder: responder,
@@ -171,5 +171,16 @@ extension Response {
         // A 304 or 204 has no body, and no length of one (a 304's length would describe the
         // representation it stands for); Hummingbird would write `Content-Length: 0`.
         if [204, 304].contains(response.statusCode.code) { headers[.contentLength] = response.headers[.contentLength] }
+    }
+}
+
+/// A response in Hummingbird's form, kept with the `HTTPResponse` it was made from
+/// (`HTTPResponse.prepare()`). Hummingbird's body writes a copy of the buffer it holds, so one
+/// `Response` answers any number of requests.
+final class WireResponse: Sendable {
+    let response: Response
+
+    init(_ response: HTTPResponse) {
+        self.response = Response(response)
     }
 }

@@ -228,13 +228,24 @@ public struct HTTPRequestBody: AsyncSequence, Sendable {
 }
 
 public struct HTTPResponse: Sendable {
-    public var statusCode: HTTPStatusCode
-    public var headers: HTTPHeaders
-    public var body: Data
+    public var statusCode: HTTPStatusCode { didSet { wire = nil } }
+    public var headers: HTTPHeaders { didSet { wire = nil } }
+    public var body: Data { didSet { wire = nil } }
+    /// The response as the listener writes it, made once by `prepare()` for a response answered
+    /// many times (the delivery cache's): its headers converted and its body copied into the
+    /// connection's buffer type on every request were most of what a cached answer cost. Any
+    /// change to the response drops it.
+    var wire: WireResponse?
 
     public init(statusCode: HTTPStatusCode, headers: HTTPHeaders = [:], body: Data = Data()) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
+    }
+
+    /// Converts the response to the listener's form now, so that each time it is answered
+    /// costs no conversion.
+    public mutating func prepare() {
+        wire = WireResponse(self)
     }
 }

@@ -99,6 +99,7 @@ extension CloudinaryService {
         let job = NewJob(payload: ChainEncoder.json(JobSpec(source: source, outputs: [output], asset: AssetFacts(tags: asset.tags, context: asset.context))), queue: settings.queue, priority: 10, runAt: nil,
                          maxAttempts: 3, dedupeKey: "serve:\(settings.cloudName):\(asset.publicID):\(derivation.identity)")
         let id = try database.submit([job])[0].id
+        queued()
         let eager = EagerJob(jobID: id, outputs: [EagerOutput(transformation: derivation.transformation, format: format, identity: derivation.identity)])
         guard let updated = try await finish(eager, asset: asset, failure: "The transformation failed"), let derivative = updated.derivatives[derivation.identity] else {
             throw ServeError(420, "The derivative is still being made: ask again shortly")
@@ -150,6 +151,7 @@ extension CloudinaryService {
         let job = NewJob(payload: ChainEncoder.json(JobSpec(source: source, outputs: outputs, asset: AssetFacts(tags: asset.tags, context: asset.context))),
                          queue: settings.queue, priority: 10, runAt: nil, maxAttempts: 3, dedupeKey: "serve:\(settings.cloudName):\(asset.publicID):\(identity)")
         let id = try database.submit([job])[0].id
+        queued()
         guard let snapshot = try await waitForJob(id) else { throw ServeError(420, "The derivative is still being made: ask again shortly") }
         guard snapshot.state == .completed, let result = snapshot.result else {
             let message = snapshot.errors.last.flatMap { $0["detail"] }.flatMap { value -> String? in

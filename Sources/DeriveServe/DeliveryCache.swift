@@ -98,7 +98,9 @@ final class DeliveryCache: Sendable {
             guard state.generation == generation else { return }
             var entry = state.entries[key] ?? Entry(vary: vary, responses: [:])
             guard entry.vary == vary, entry.responses[variant] == nil else { return }
-            entry.responses[variant] = response
+            var prepared = response
+            prepared.prepare()
+            entry.responses[variant] = prepared
             state.entries[key] = entry
             state.order.append((key, variant, response.body.count))
             state.bytes += response.body.count

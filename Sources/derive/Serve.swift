@@ -145,6 +145,7 @@ struct Serve: ParsableCommand {
                 if configuration.worker.reuse { pipeline.recordedWork = opened.database }
                 let worker = Worker(database: opened.database, pipeline: pipeline, settings: workerSettings, notifier: opened.notifier,
                                     logger: Logger(label: "derive.worker"))
+                service.whenQueueing { worker.wake() }
                 let grace = workerSettings.grace
                 _ = try waitFor { await stops.run(worker, grace: grace, logger: logger) }
             } else {

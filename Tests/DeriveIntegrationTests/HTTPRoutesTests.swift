@@ -1,4 +1,5 @@
 @testable import DeriveHTTP
+import DeriveTestSupport
 import Foundation
 import Testing
 
@@ -26,6 +27,39 @@ import Testing
     func routesMatchInOrder(method: String, path: String, expected: String) async {
         let response = await Self.routes().respond(to: HTTPRequest(method: HTTPMethod(method), path: path))
         #expect(String(decoding: response.body, as: UTF8.self) == expected)
+    }
+
+    /// A prepared response (the delivery cache's) is answered again and again with the same
+    /// bytes as the response it was made from, and a change after preparing is what is sent.
+    @Test func aPreparedResponseAnswersAsItsResponseAndAChangeDropsIt() async throws {
+        var prepared = HTTPResponse(statusCode: .ok, headers: [.contentType: "image/webp", HTTPHeader("ETag"): "\"abc\"", HTTPHeader("Vary"): "Accept"],
+                                    body: Data((0..<20_000).map { UInt8($0 % 251) }))
+        let plain = prepared
+        prepared.prepare()
+        #expect(prepared.wire != nil)
+        var changed = prepared
+        changed.headers[HTTPHeader("ETag")] = "\"def\""
+        #expect(changed.wire == nil, "a change drops the prepared form")
+        var routes = HTTPRoutes()
+        routes.append("GET /plain") { [plain] _ in plain }
+        routes.append("GET /prepared") { [prepared] _ in prepared }
+        routes.append("GET /changed") { [changed] _ in changed }
+        let listener = try await HTTPListener.start(address: "127.0.0.1", port: 0, timeout: 30, logger: .init(label: "test"), routes: routes)
+        func body(_ path: String) async -> (head: String, body: [UInt8]) {
+            let reply = await RawHTTP.send(RawHTTP.request("GET", path), port: listener.port)
+            let end = reply.bytes.indices.first { reply.bytes[$0...].starts(with: Array("\r\n\r\n".utf8)) } ?? reply.bytes.count
+            let head = String(decoding: reply.bytes[..<end], as: UTF8.self).split(separator: "\r\n").filter { !$0.lowercased().hasPrefix("date:") }
+            return (head.joined(separator: "\n"), Array(reply.bytes.dropFirst(end + 4)))
+        }
+        let expected = await body("/plain")
+        #expect(expected.body.count == 20_000 && expected.head.contains("Vary: Accept"), "\(expected.head)")
+        for _ in 0..<3 {
+            let answer = await body("/prepared")
+            #expect(answer.head == expected.head && answer.body == expected.body)
+        }
+        let other = await body("/changed")
+        #expect(other.head.contains("\"def\"") && !other.head.contains("\"abc\"") && other.body == expected.body, "\(other.head)")
+        await listener.stop()
     }
 
     @Test func noRouteIs404AndAThrowingHandler500() async {

@@ -1,5 +1,11 @@
+import DeriveCurl
+import DeriveDigest
+import DeriveJobs
+import DeriveLanguage
+import DeriveServe
 import DeriveTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Upload mappings (auto-upload, issue 39) as the pinned SDK sets them, against a running
@@ -59,5 +65,39 @@ extension DeliveryTests {
         #expect(out["wrong_secret"]["error"].string == "AuthorizationRequired", "\(out["wrong_secret"])")
         server.signal(SIGTERM)
         #expect(server.wait(timeout: 30) == 0)
+    }
+}
+
+/// Issue 39, item 5: first requests for one derivative at once make one job (the dedupe key of
+/// a delivery's derivation), in process with no worker, so every request waits for the same job
+/// until its wait runs out.
+@Suite struct FirstRequestTests {
+    @Test func concurrentFirstRequestsForOneDerivativeMakeOneJob() async throws {
+        let folder = try ServeTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = FileAssetStore(root: folder)
+        let database = MemoryJobQueue()
+        let image: [UInt8] = Array(try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg")))
+        let sha = SHA256.hex(image)
+        let original = try store.put(image, key: try StorageKey("originals/\(sha).jpg"), contentType: "image/jpeg")
+        let asset = ServedAsset(cloud: ServeTests.cloud, publicID: "p/gh", version: 1_767_323_045, format: "jpg", width: 1280, height: 886,
+                                bytes: image.count, sha256: sha, originalKey: original.key.value, createdAt: Date(), tags: [], context: [:])
+        _ = try database.recordUpload(asset, overwrite: true, eager: nil)
+        let woken = Mutex(0)
+        let service = CloudinaryService(settings: ServeSettings(cloudName: ServeTests.cloud, credentials: [ServeTests.key: ServeTests.secret], wait: 1),
+                                        database: database, store: store, fetcher: try CurlFetcher(settings: FetchSettings()), logger: .init(label: "first"))
+        service.whenQueueing { woken.withLock { $0 += 1 } }
+        let server = try await ServeServer.start(service: service, port: 0)
+        let signature = "s--" + CloudinarySigning.urlSignature("c_scale,w_40/p/gh.jpg", secret: ServeTests.secret) + "--"
+        let path = "/\(ServeTests.cloud)/image/upload/\(signature)/c_scale,w_40/p/gh.jpg"
+        let statuses = await withTaskGroup(of: Int?.self) { group in
+            for _ in 0..<6 { group.addTask { await RawHTTP.send(RawHTTP.request("GET", path), port: server.port).status } }
+            return await group.reduce(into: [Int?]()) { $0.append($1) }
+        }
+        #expect(statuses.allSatisfy { $0 == 420 }, "no worker: each waited for the job and was told to ask again: \(statuses)")
+        let jobs = try database.jobs(state: nil, queue: nil, limit: 100)
+        #expect(jobs.count == 1, "one job for six first requests: \(jobs.map(\.id))")
+        #expect(woken.withLock { $0 } == 6, "each submission rings the worker (the dedupe key answers the same job)")
+        await server.stop()
     }
 }
