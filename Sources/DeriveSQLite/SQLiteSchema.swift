@@ -315,6 +315,12 @@ enum SQLiteSchema {
             ON CONFLICT (cloud) DO UPDATE SET generation = generation + 1;
         END;
         """,
+        // 17: the indexes behind freeing the store's objects of deleted served assets: whether
+        // any row still names a key is one probe each (Migrations/0017).
+        """
+        CREATE INDEX served_assets_original_key ON served_assets (original_key);
+        CREATE INDEX served_derivatives_storage_key ON served_derivatives (storage_key);
+        """,
     ]
 
     /// Brings the file to the newest version. Concurrent openers take turns on the write

@@ -42,9 +42,11 @@ extension CloudinaryService {
             let new = try await storeOriginal(bytes, facts: facts, publicID: publicID, name: "the fetched image", tags: [],
                                               context: ["fetched_from": String(fetch.url.prefix(1000))]).asset
             // Two first requests at once: the first recorded stands, the other reads it.
-            asset = try await Self.offPool { [database, new] () throws(DeriveError) -> ServedAsset in
-                try database.recordUpload(new, overwrite: false, eager: nil).asset
+            let recorded = try await Self.offPool { [database, new] () throws(DeriveError) -> RecordedUpload in
+                try database.recordUpload(new, overwrite: false, eager: nil)
             }
+            if !recorded.existing { try await keepOriginal(bytes, asset: recorded.asset) }
+            asset = recorded.asset
         }
         let path = DeliveryPath(signature: fetch.signature, transformation: fetch.transformation, version: nil, publicID: publicID, format: nil,
                                 signed: fetch.signed)

@@ -19,7 +19,9 @@ extension CloudinaryService {
             return try await uploadManagement(request, command: rest[1])
         case (.POST, "image") where rest == ["image", "destroy"]:
             return try await destroy(request)
-        case (_, "ping"), (_, "config"), (_, "resources"), (_, "tags"):
+        case (.POST, "image") where rest == ["image", "rename"]:
+            return try await rename(request)
+        case (_, "ping"), (_, "config"), (_, "resources"), (_, "tags"), (_, "derived_resources"):
             break
         default:
             return nil
@@ -75,6 +77,9 @@ extension CloudinaryService {
         case 1 where rest[0] == "resources":
             try only(.GET, "list the resource types")
             return Self.json(.object(["resource_types": .array([.string("image")])]))
+        case 1 where rest[0] == "derived_resources":
+            guard request.method == .DELETE else { throw ServeError(405, "Use DELETE to delete derived resources") }
+            return try await deleteDerivedResources(request)
         case 2 where rest[0] == "tags":
             try only(.GET, "list tags")
             try Self.imagesOnly(rest[1])
