@@ -219,6 +219,20 @@ extension PostgresJobStore: ServedAssetCatalog {
         }
     }
 
+    public func servedUsage(cloud: String) throws(DeriveError) -> ServedUsage {
+        let rows = try withConnection { connection throws(PostgresError) in
+            try connection.query("""
+                SELECT (SELECT count(*) FROM derive.served_assets WHERE cloud = $1) AS assets,
+                       (SELECT coalesce(sum(bytes), 0) FROM derive.served_assets WHERE cloud = $1) AS asset_bytes,
+                       (SELECT count(*) FROM derive.served_derivatives WHERE cloud = $1) AS derivatives,
+                       (SELECT coalesce(sum(bytes), 0) FROM derive.served_derivatives WHERE cloud = $1) AS derivative_bytes
+                """, [cloud]).named("served_assets")
+        }
+        guard let row = rows.first else { return ServedUsage(assets: 0, assetBytes: 0, derivatives: 0, derivativeBytes: 0) }
+        return ServedUsage(assets: try row.int("assets"), assetBytes: try row.int("asset_bytes"), derivatives: try row.int("derivatives"),
+                           derivativeBytes: try row.int("derivative_bytes"))
+    }
+
     public func releaseServedObject(_ key: String, store: String, delete: (String) throws(DeriveError) -> Void) throws(DeriveError) -> Bool {
         try removeUnrecordedWrite(key, store: store, delete: delete)
     }

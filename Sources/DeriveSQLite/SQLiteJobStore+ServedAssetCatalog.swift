@@ -183,6 +183,20 @@ extension SQLiteJobStore: ServedAssetCatalog {
         }
     }
 
+    public func servedUsage(cloud: String) throws(DeriveError) -> ServedUsage {
+        let rows = try read { connection throws(SQLiteError) in
+            try connection.rows("""
+                SELECT (SELECT count(*) FROM served_assets WHERE cloud = ?1) AS assets,
+                       (SELECT coalesce(sum(bytes), 0) FROM served_assets WHERE cloud = ?1) AS asset_bytes,
+                       (SELECT count(*) FROM served_derivatives WHERE cloud = ?1) AS derivatives,
+                       (SELECT coalesce(sum(bytes), 0) FROM served_derivatives WHERE cloud = ?1) AS derivative_bytes
+                """, [.text(cloud)], source: "served_assets")
+        }
+        guard let row = rows.first else { return ServedUsage(assets: 0, assetBytes: 0, derivatives: 0, derivativeBytes: 0) }
+        return ServedUsage(assets: try row.int("assets"), assetBytes: try row.int("asset_bytes"), derivatives: try row.int("derivatives"),
+                           derivativeBytes: try row.int("derivative_bytes"))
+    }
+
     public func releaseServedObject(_ key: String, store: String, delete: (String) throws(DeriveError) -> Void) throws(DeriveError) -> Bool {
         try removeUnrecordedWrite(key, store: store, delete: delete)
     }

@@ -21,7 +21,7 @@ extension CloudinaryService {
             return try await destroy(request)
         case (.POST, "image") where rest == ["image", "rename"]:
             return try await rename(request)
-        case (_, "ping"), (_, "config"), (_, "resources"), (_, "tags"), (_, "derived_resources"):
+        case (_, "ping"), (_, "config"), (_, "resources"), (_, "tags"), (_, "derived_resources"), (_, "folders"), (_, "usage"):
             break
         default:
             return nil
@@ -86,6 +86,11 @@ extension CloudinaryService {
             return try tagList(request)
         default:
             break
+        }
+        if rest[0] == "folders" { return try folders(request, path: Array(rest.dropFirst())) }
+        if rest[0] == "usage", rest.count <= 2 {
+            try only(.GET, "read the usage")
+            return try await usage()
         }
         guard rest[0] == "resources", rest.count >= 2 else { throw ServeError(404, "There is no such API: \(Quoted(request.path))") }
         if rest == ["resources", "search"] {

@@ -173,6 +173,20 @@ import Testing
         let afterRename = split("objects_after_rename")
         #expect(afterRename.originals.count == 2 && afterRename.derivatives.count == 1 && afterRename.derivatives.allSatisfy({ beforeRename.contains($0) }),
                 "ren/t's PNG derivative went with it; its PNG original is the new mgmt/a's too: \(out["objects_after_rename"])")
+
+        // Folders are the prefixes of public ids; only an empty folder may be deleted, and Derive keeps none.
+        func names(_ answer: J) -> [String] { answer["ok"]["folders"].array.compactMap { $0["name"].string } }
+        #expect(names(out["root_folders"]) == ["mgmt", "ren"] && out["root_folders"]["ok"]["folders"][1]["path"].string == "ren", "\(out["root_folders"])")
+        #expect(out["root_folders_paged"].array.map(names) == [["mgmt"], ["ren"]], "\(out["root_folders_paged"])")
+        #expect(names(out["subfolders"]) == ["sub"] && out["subfolders"]["ok"]["folders"][0]["path"].string == "ren/sub", "\(out["subfolders"])")
+        #expect(out["subfolders_missing"]["error"].string == "NotFound", "\(out["subfolders_missing"])")
+        #expect(out["create_folder"]["ok"]["success"].bool == true && out["create_folder"]["ok"]["path"].string == "new/empty", "\(out["create_folder"])")
+        #expect(out["delete_folder_full"]["error"].string == "BadRequest" && out["delete_folder_full"]["message"].string?.contains("not empty") == true,
+                "\(out["delete_folder_full"])")
+        #expect(out["delete_folder_missing"]["error"].string == "NotFound", "\(out["delete_folder_missing"])")
+        let usage = out["usage"]["ok"]
+        #expect(usage["resources"].int == 4 && usage["derived_resources"].int == 1 && (usage["storage"]["usage"].int ?? 0) > 100_000
+                && usage["objects"]["usage"].int == 5, "mgmt/a, mgmt/b, ren/t, ren/sub/x and ren/t's derivative: \(out["usage"])")
     }
 
     @Test(.enabled(if: Python.has("cloudinary"), "needs the cloudinary package the test command installs"))
@@ -291,6 +305,18 @@ import Testing
         #expect(badTransformation.status == 400 && error(badTransformation).contains("w_abc"), "\(badTransformation.text.prefix(300))")
         let badTransformations = await send("DELETE", "/v1_1/\(cloud)/resources/image/upload", body: #"{"public_ids":["a"],"transformations":7}"#)
         #expect(badTransformations.status == 400 && error(badTransformations).contains("transformations"), "\(badTransformations.text.prefix(300))")
+        for (target, reason) in [("/v1_1/\(cloud)/folders?max_results=0", "max_results"), ("/v1_1/\(cloud)/folders?next_cursor=zz%00", "next_cursor"),
+                                 ("/v1_1/\(cloud)/folders/a%20b", "folder path")] {
+            let reply = await send("GET", target)
+            #expect(reply.status == 400 && error(reply).contains(reason), "\(target): \(reply.text.prefix(300))")
+        }
+        let anonymousFolders = await send("GET", "/v1_1/\(cloud)/folders", auth: nil)
+        #expect(anonymousFolders.status == 401, "\(anonymousFolders.text.prefix(300))")
+        let anonymousUsage = await send("GET", "/v1_1/\(cloud)/usage", auth: nil)
+        #expect(anonymousUsage.status == 401, "\(anonymousUsage.text.prefix(300))")
+        let anonymousRename = await send("POST", "/v1_1/\(cloud)/image/rename", auth: nil, type: "application/x-www-form-urlencoded",
+                                         body: "from_public_id=a&to_public_id=b")
+        #expect(anonymousRename.status == 401, "\(anonymousRename.text.prefix(300))")
         var fields = ["tag": "x", "public_ids": "a", "command": "explode", "timestamp": String(now)]
         fields["signature"] = CloudinarySigning.sign(fields, secret: ServeTests.secret, algorithm: .sha1)
         let badCommand = await send("POST", "/v1_1/\(cloud)/image/tags", auth: nil, type: "application/x-www-form-urlencoded",

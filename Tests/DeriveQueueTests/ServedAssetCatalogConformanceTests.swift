@@ -298,6 +298,23 @@ import Testing
         #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .all)).count == Self.ids.count - 1)
     }
 
+    /// Folders are the prefixes of public ids, listed by name in code-point order and paged;
+    /// usage counts the cloud's rows and bytes.
+    @Test(arguments: JobStoreKind.runnable)
+    func foldersAndUsageComeFromThePublicIDs(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        try Self.fill(store, cloud: "other")
+        #expect(try store.servedFolders(cloud: "demo", under: "", limit: 10, after: nil).folders == ["B", "a", "b"])
+        #expect(try store.servedFolders(cloud: "demo", under: "", limit: 2, after: nil) == (["B", "a"], "a"))
+        #expect(try store.servedFolders(cloud: "demo", under: "", limit: 2, after: "a") == (["b"], nil))
+        #expect(try store.servedFolders(cloud: "demo", under: "a", limit: 10, after: nil).folders == [], "a/ holds ids, no folders")
+        let derivative = ServedDerivative(identity: "i", transformation: "w_10", format: "jpg", key: "d/1", width: 1, height: 1, bytes: 7, sha256: "s", jobID: 1)
+        #expect(try store.recordDerivatives([derivative], cloud: "demo", publicID: "a/1", version: 1))
+        #expect(try store.servedUsage(cloud: "demo") == ServedUsage(assets: Self.ids.count, assetBytes: 100 * Self.ids.count, derivatives: 1, derivativeBytes: 7))
+        #expect(try store.servedUsage(cloud: "none") == ServedUsage(assets: 0, assetBytes: 0, derivatives: 0, derivativeBytes: 0))
+    }
+
     @Test func cursorsRoundTripAndRefuseWhatDeriveDidNotWrite() {
         let cursor = ServedAssetCursor(order: .createdAt, createdAt: 1_700_000_000_123_457, publicID: "a/é:b c")
         #expect(ServedAssetCursor(token: cursor.token) == cursor)

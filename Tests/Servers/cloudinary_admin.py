@@ -223,4 +223,17 @@ out["rename_overwrite"] = attempt(lambda: cloudinary.uploader.rename("ren/s", "r
 out["after_overwrite"] = {"t": status(original("ren/t")), "s": status(original("ren/s")), "listed": derived_of("ren/t")}
 out["objects_after_rename"] = objects()
 
+# Folders (the prefixes of public ids) and usage (from the database).
+attempt(lambda: cloudinary.uploader.upload(png, public_id="ren/sub/x"))
+out["root_folders"] = attempt(cloudinary.api.root_folders)
+first_folder = attempt(lambda: cloudinary.api.root_folders(max_results=1))
+out["root_folders_paged"] = [first_folder, attempt(lambda: cloudinary.api.root_folders(max_results=1,
+                                                                                      next_cursor=first_folder.get("ok", {}).get("next_cursor")))]
+out["subfolders"] = attempt(lambda: cloudinary.api.subfolders("ren"))
+out["subfolders_missing"] = attempt(lambda: cloudinary.api.subfolders("nope"))
+out["create_folder"] = attempt(lambda: cloudinary.api.create_folder("new/empty"))
+out["delete_folder_full"] = attempt(lambda: cloudinary.api.delete_folder("ren"))
+out["delete_folder_missing"] = attempt(lambda: cloudinary.api.delete_folder("nope"))
+out["usage"] = attempt(cloudinary.api.usage)
+
 print(json.dumps(out))

@@ -84,6 +84,15 @@ extension MemoryJobQueue: ServedAssetCatalog {
         }
     }
 
+    public func servedUsage(cloud: String) throws(DeriveError) -> ServedUsage {
+        try withState { state, _ in
+            let assets = state.served.values.filter { $0.cloud == cloud }
+            let derivatives = assets.flatMap(\.derivatives.values)
+            return ServedUsage(assets: assets.count, assetBytes: assets.reduce(0) { $0 + $1.bytes },
+                               derivatives: derivatives.count, derivativeBytes: derivatives.reduce(0) { $0 + $1.bytes })
+        }
+    }
+
     /// The memory queue keeps no job derivative rows and no write ledger: a key is in use while
     /// a served asset or derivative names it.
     public func releaseServedObject(_ key: String, store: String, delete: (String) throws(DeriveError) -> Void) throws(DeriveError) -> Bool {

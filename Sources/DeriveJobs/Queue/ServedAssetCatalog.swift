@@ -44,6 +44,9 @@ public protocol ServedAssetCatalog: Sendable {
     /// and the rename refused otherwise.
     func renameServedAsset(cloud: String, from: String, to: String, overwrite: Bool, store: String) throws(DeriveError) -> ServedRename
 
+    /// How many assets and derivatives a cloud has, and their bytes (the Admin API's `usage`).
+    func servedUsage(cloud: String) throws(DeriveError) -> ServedUsage
+
     /// Deletes the object under `key` through `delete` when nothing names it any more (no
     /// served asset's original, no served derivative, no job's derivative row, no unfinished
     /// job's noted write), checked and deleted while no upload or run can start to use the key
@@ -69,6 +72,42 @@ extension ServedAssetCatalog {
 
     public func changeContext(_ change: ContextChange, cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
         try self.change(.context(change), cloud: cloud, publicIDs: publicIDs)
+    }
+
+    /// The folders directly under `parent` (`""` for the root), by name in code-point order:
+    /// Derive's folders are the `/`-separated prefixes of public ids, so a folder exists while
+    /// an asset is under it. At most `limit` after the name `after`; `next` is the last one
+    /// given when more follow. Each folder found costs one keyset page (the listing jumps past
+    /// the folder's ids); ids directly at the level are read 500 to a page.
+    public func servedFolders(cloud: String, under parent: String, limit: Int, after: String?) throws(DeriveError) -> (folders: [String], next: String?) {
+        let prefix = parent.isEmpty ? "" : parent + "/"
+        // Past every id under `prefix + name + "/"` (in UTF-8 byte order, as the stores compare).
+        func past(_ name: String) -> String { prefix + name + "/\u{10FFFF}" }
+        var folders: [String] = []
+        var cursor = after.map(past)
+        while folders.count <= limit {
+            var query = ServedAssetQuery(cloud: cloud, filter: prefix.isEmpty ? .all : .prefix(prefix), order: .publicID, ascending: true, limit: 500)
+            query.after = cursor.map { ServedAssetCursor(order: .publicID, createdAt: 0, publicID: $0) }
+            let page = try listServedAssets(query)
+            if let (id, name) = page.assets.lazy.compactMap({ asset -> (String, String)? in
+                let rest = asset.publicID.dropFirst(prefix.count)
+                return rest.firstIndex(of: "/").map { (asset.publicID, String(rest[..<$0])) }
+            }).first {
+                // An id past the jump (one that goes on with U+10FFFF) moves the listing on by itself.
+                if name == folders.last {
+                    cursor = id
+                    continue
+                }
+                folders.append(name)
+                cursor = past(name)
+            } else if let next = page.next {
+                cursor = next.publicID
+            } else {
+                break
+            }
+        }
+        let page = Array(folders.prefix(max(1, limit)))
+        return (page, folders.count > page.count ? page.last : nil)
     }
 
     /// Deletes from `store` each of `keys` nothing names any more (`releaseServedObject`). A key
@@ -110,6 +149,21 @@ public enum ServedDeletionScope: Sendable, Equatable {
     public func keptEagerJobs(_ jobs: [EagerJob]) -> [EagerJob] {
         guard case .derivatives(let identities?) = self else { return [] }
         return jobs.filter { job in !job.outputs.contains { identities.contains($0.identity) } }
+    }
+}
+
+/// A cloud's assets and derivatives, counted, and their bytes.
+public struct ServedUsage: Sendable, Equatable {
+    public var assets: Int
+    public var assetBytes: Int
+    public var derivatives: Int
+    public var derivativeBytes: Int
+
+    public init(assets: Int, assetBytes: Int, derivatives: Int, derivativeBytes: Int) {
+        self.assets = assets
+        self.assetBytes = assetBytes
+        self.derivatives = derivatives
+        self.derivativeBytes = derivativeBytes
     }
 }
 
