@@ -219,6 +219,34 @@ extension PostgresJobStore: ServedAssetCatalog {
         }
     }
 
+    public func addEagerJob(cloud: String, publicID: String, version: Int, job: NewJob, outputs: [EagerOutput]) throws(DeriveError) -> JobID? {
+        try withConnection { connection throws(PostgresError) -> JobID? in
+            try connection.transaction { () throws(PostgresError) -> JobID? in
+                let rows = try connection.query("""
+                    SELECT eager FROM derive.served_assets WHERE cloud = $1 AND public_id = $2 AND version = $3::bigint FOR UPDATE
+                    """, [cloud, publicID, String(version)]).named("served_assets")
+                guard let row = rows.first else { return nil }
+                var jobs: [EagerJob] = []
+                try PostgresError.decoding { () throws(DeriveError) in
+                    if case .array(let items) = try row.json("eager") { for item in items { jobs.append(try EagerJob(json: item)) } }
+                }
+                let record = JSONValue.array([.object([
+                    "ord": .int(0), "queue": .string(job.queue), "priority": .int(job.priority),
+                    "run_at": job.runAt.map { .decimal($0.timeIntervalSince1970) } ?? .null, "max_attempts": .int(job.maxAttempts),
+                    "dedupe_key": job.dedupeKey.map(JSONValue.string) ?? .null, "payload": job.payload,
+                ])])
+                let submitted = try connection.query(SQL.submit, [JSONWriter.compact(record)]).named("a submitted job")
+                let id = try PostgresError.decoding { () throws(DeriveError) -> JobID in
+                    guard let row = submitted.first else { throw DeriveError(.databaseUnavailable, "the eager job was not queued") }
+                    return try row.int64("id")
+                }
+                jobs.append(EagerJob(jobID: id, outputs: outputs))
+                try connection.query(ServedSQL.setEager, [cloud, publicID, JSONWriter.compact(.array(jobs.map(\.json)))])
+                return id
+            }
+        }
+    }
+
     public func servedUsage(cloud: String) throws(DeriveError) -> ServedUsage {
         let rows = try withConnection { connection throws(PostgresError) in
             try connection.query("""

@@ -183,6 +183,23 @@ extension SQLiteJobStore: ServedAssetCatalog {
         }
     }
 
+    public func addEagerJob(cloud: String, publicID: String, version: Int, job: NewJob, outputs: [EagerOutput]) throws(DeriveError) -> JobID? {
+        try write { connection, now throws(SQLiteError) -> JobID? in
+            let rows = try connection.rows("SELECT eager FROM served_assets WHERE cloud = ? AND public_id = ? AND version = ?",
+                                           [.text(cloud), .text(publicID), .integer(Int64(version))], source: "served_assets")
+            guard let row = rows.first else { return nil }
+            var jobs: [EagerJob] = []
+            try SQLiteError.decoding { () throws(DeriveError) in
+                if case .array(let items) = try row.json("eager") { for item in items { jobs.append(try EagerJob(json: item)) } }
+            }
+            let id = try Self.insert(job, at: now, on: connection).id
+            jobs.append(EagerJob(jobID: id, outputs: outputs))
+            try connection.query("UPDATE served_assets SET eager = ? WHERE cloud = ? AND public_id = ?",
+                                 [.text(JSONWriter.compact(.array(jobs.map(\.json)))), .text(cloud), .text(publicID)])
+            return id
+        }
+    }
+
     public func servedUsage(cloud: String) throws(DeriveError) -> ServedUsage {
         let rows = try read { connection throws(SQLiteError) in
             try connection.rows("""

@@ -21,6 +21,8 @@ extension CloudinaryService {
             return try await destroy(request)
         case (.POST, "image") where rest == ["image", "rename"]:
             return try await rename(request)
+        case (.POST, "image") where rest == ["image", "explicit"]:
+            return try await explicit(request)
         case (_, "ping"), (_, "config"), (_, "resources"), (_, "tags"), (_, "derived_resources"), (_, "folders"), (_, "usage"):
             break
         default:

@@ -187,6 +187,15 @@ import Testing
         let usage = out["usage"]["ok"]
         #expect(usage["resources"].int == 4 && usage["derived_resources"].int == 1 && (usage["storage"]["usage"].int ?? 0) > 100_000
                 && usage["objects"]["usage"].int == 5, "mgmt/a, mgmt/b, ren/t, ren/sub/x and ren/t's derivative: \(out["usage"])")
+
+        // explicit: the eager output made from the stored original and recorded as the asset's.
+        #expect(out["explicit"]["ok"]["eager"][0]["width"].int == 15 && out["explicit"]["ok"]["public_id"].string == "mgmt/b", "\(out["explicit"])")
+        #expect(out["after_explicit"]["derived"].strings == ["c_scale,w_15/jpg"] && out["after_explicit"]["tags"].strings == ["ex"]
+                && out["after_explicit"]["context"]["k"].string == "v" && out["after_explicit"]["context"]["alt"].string == "B"
+                && out["after_explicit"]["url"].int == 200, "\(out["after_explicit"])")
+        #expect(out["explicit_async"]["ok"]["eager"][0]["status"].string == "processing", "answered at once: \(out["explicit_async"])")
+        #expect(out["explicit_missing"]["error"].string == "NotFound", "\(out["explicit_missing"])")
+        #expect(out["explicit_bad"]["error"].string == "BadRequest", "\(out["explicit_bad"])")
     }
 
     @Test(.enabled(if: Python.has("cloudinary"), "needs the cloudinary package the test command installs"))

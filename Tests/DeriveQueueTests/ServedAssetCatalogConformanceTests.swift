@@ -315,6 +315,21 @@ import Testing
         #expect(try store.servedUsage(cloud: "none") == ServedUsage(assets: 0, assetBytes: 0, derivatives: 0, derivativeBytes: 0))
     }
 
+    /// An eager job added to an asset already recorded (`explicit`) is queued with it, and only
+    /// for the version given.
+    @Test(arguments: JobStoreKind.runnable)
+    func anEagerJobIsAddedToTheAssetsVersion(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        let recorded = try store.recordUpload(ServedAssetsConformanceTests.asset("p"), overwrite: false, eager: ServedAssetsConformanceTests.eager())
+        let (job, outputs) = ServedAssetsConformanceTests.eager(1)
+        #expect(try store.addEagerJob(cloud: "demo", publicID: "p", version: recorded.asset.version + 1, job: job, outputs: outputs) == nil)
+        #expect(try store.addEagerJob(cloud: "demo", publicID: "missing", version: recorded.asset.version, job: job, outputs: outputs) == nil)
+        let id = try #require(try store.addEagerJob(cloud: "demo", publicID: "p", version: recorded.asset.version, job: job, outputs: outputs))
+        let read = try #require(try store.servedAsset(cloud: "demo", publicID: "p"))
+        #expect(read.eagerJobs.map(\.jobID) == [try #require(recorded.eagerJob), id] && read.eagerJobs.last?.outputs == outputs)
+        #expect(try store.job(id) != nil, "queued")
+    }
+
     @Test func cursorsRoundTripAndRefuseWhatDeriveDidNotWrite() {
         let cursor = ServedAssetCursor(order: .createdAt, createdAt: 1_700_000_000_123_457, publicID: "a/é:b c")
         #expect(ServedAssetCursor(token: cursor.token) == cursor)

@@ -236,4 +236,13 @@ out["delete_folder_full"] = attempt(lambda: cloudinary.api.delete_folder("ren"))
 out["delete_folder_missing"] = attempt(lambda: cloudinary.api.delete_folder("nope"))
 out["usage"] = attempt(cloudinary.api.usage)
 
+# explicit: eager outputs of an asset already uploaded, waited for or not; tags replaced, context set.
+out["explicit"] = attempt(lambda: cloudinary.uploader.explicit("mgmt/b", type="upload", eager=[{"width": 15, "crop": "scale"}],
+                                                               tags=["ex"], context={"k": "v"}))
+explicit_url = out["explicit"].get("ok", {}).get("eager", [{}])[0].get("url") or ""
+out["after_explicit"] = {"derived": derived_of("mgmt/b"), "tags": tags_of("mgmt/b"), "context": context_of("mgmt/b"), "url": status(explicit_url)}
+out["explicit_async"] = attempt(lambda: cloudinary.uploader.explicit("mgmt/b", type="upload", eager=[{"width": 16, "crop": "scale"}], eager_async=True))
+out["explicit_missing"] = attempt(lambda: cloudinary.uploader.explicit("nope", type="upload"))
+out["explicit_bad"] = attempt(lambda: cloudinary.uploader.explicit("mgmt/b", type="upload", eager="w_abc!!"))
+
 print(json.dumps(out))

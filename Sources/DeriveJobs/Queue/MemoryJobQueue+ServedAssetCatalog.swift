@@ -84,6 +84,18 @@ extension MemoryJobQueue: ServedAssetCatalog {
         }
     }
 
+    public func addEagerJob(cloud: String, publicID: String, version: Int, job: NewJob, outputs: [EagerOutput]) throws(DeriveError) -> JobID? {
+        try Self.validate(job)
+        return try withState { state, now in
+            let key = ServedKey(cloud: cloud, publicID: publicID)
+            guard var asset = state.served[key], asset.version == version else { return nil }
+            let id = state.enqueue(job, at: now).id
+            asset.eagerJobs.append(EagerJob(jobID: id, outputs: outputs))
+            state.served[key] = asset
+            return id
+        }
+    }
+
     public func servedUsage(cloud: String) throws(DeriveError) -> ServedUsage {
         try withState { state, _ in
             let assets = state.served.values.filter { $0.cloud == cloud }

@@ -4,7 +4,7 @@ import Foundation
 /// The management half of Cloudinary's API over `derive serve`'s records (issue 38): listing
 /// assets page by page (by prefix, public ids, tag or context), the tags in use, and changing
 /// assets' tags and context. The routes that answer Cloudinary's SDK build on this; deleting
-/// (the rows, then the store's objects nothing names any more) is here; renaming is not yet.
+/// (the rows, then the store's objects nothing names any more), renaming, folders and usage are here.
 ///
 /// Pages are keyset pages: a cursor is the sort key of the last asset given, so a page costs
 /// one index range however deep it is, and an asset added or removed between two pages moves
@@ -43,6 +43,12 @@ public protocol ServedAssetCatalog: Sendable {
     /// deleted first when `overwrite` is set (its objects noted for release as a deletion's),
     /// and the rename refused otherwise.
     func renameServedAsset(cloud: String, from: String, to: String, overwrite: Bool, store: String) throws(DeriveError) -> ServedRename
+
+    /// Queues `job` (the eager outputs `outputs` of the asset's original) and adds it to the
+    /// asset's eager jobs, in one transaction, so its outputs are recorded as the asset's when it
+    /// ends (by the request that waits, or the next read: `explicit`). Nil, and nothing queued,
+    /// when the asset is not recorded at `version` (deleted or overwritten meanwhile).
+    func addEagerJob(cloud: String, publicID: String, version: Int, job: NewJob, outputs: [EagerOutput]) throws(DeriveError) -> JobID?
 
     /// How many assets and derivatives a cloud has, and their bytes (the Admin API's `usage`).
     func servedUsage(cloud: String) throws(DeriveError) -> ServedUsage
