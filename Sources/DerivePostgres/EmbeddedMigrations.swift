@@ -915,8 +915,17 @@ BEGIN
     END IF;
 END $$;
 """##),
-        Migration(version: 17, name: "0017_upload_mappings", sql: ##"""
--- 0017: Cloudinary's upload mappings (issue 39): a folder mapped to a URL prefix, so that the
+        Migration(version: 17, name: "0017_served_object_keys", sql: ##"""
+-- 0017: the indexes behind freeing the store's objects when served assets are deleted
+-- (issue 38). An original or derivative object is content-addressed and may be named by
+-- several rows; after a delete, an object is removed only when no served asset (its
+-- original), no served derivative and no job's derivative row names its key, and these
+-- indexes make each of those checks one index probe.
+CREATE INDEX served_assets_original_key ON derive.served_assets (original_key);
+CREATE INDEX served_derivatives_storage_key ON derive.served_derivatives (storage_key);
+"""##),
+        Migration(version: 18, name: "0018_upload_mappings", sql: ##"""
+-- 0018: Cloudinary's upload mappings (issue 39): a folder mapped to a URL prefix, so that the
 -- first delivery of <folder>/<path> that derive serve has not recorded fetches <prefix><path>
 -- and records it as an upload. Set through the Admin API's upload_mappings calls.
 CREATE TABLE derive.upload_mappings (

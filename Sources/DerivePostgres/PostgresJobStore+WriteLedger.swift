@@ -63,6 +63,7 @@ extension PostgresJobStore: WriteLedger {
 
 enum LedgerSQL {
     static let lockExclusive = "SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))"
+    static let lockShared = "SELECT pg_advisory_xact_lock_shared(hashtextextended($1 || E'\\n' || $2, 0))"
     /// One statement, on the hot path of every job: the shared locks (held to the end of the
     /// statement's transaction) are taken before any row is inserted, as the insert's
     /// condition reads their count.
@@ -81,7 +82,9 @@ enum LedgerSQL {
         LIMIT $3::int
         """
     static let uses = """
-        SELECT EXISTS (SELECT 1 FROM derive.derivatives WHERE storage_key = $2) AS recorded,
+        SELECT EXISTS (SELECT 1 FROM derive.derivatives WHERE storage_key = $2)
+               OR EXISTS (SELECT 1 FROM derive.served_assets WHERE original_key = $2)
+               OR EXISTS (SELECT 1 FROM derive.served_derivatives WHERE storage_key = $2) AS recorded,
                EXISTS (SELECT 1 FROM derive.pending_writes p JOIN derive.jobs j ON j.id = p.job_id WHERE p.store = $1 AND p.storage_key = $2)
                AS running
         """

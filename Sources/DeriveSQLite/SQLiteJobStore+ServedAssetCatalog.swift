@@ -101,18 +101,135 @@ extension SQLiteJobStore: ServedAssetCatalog {
         }
     }
 
-    public func deleteServedAssets(cloud: String, publicIDs: [String]) throws(DeriveError) -> [String] {
-        try write { connection, _ throws(SQLiteError) -> [String] in
-            var found: [String] = []
-            for id in publicIDs {
-                guard try !connection.query("SELECT 1 FROM served_assets WHERE cloud = ? AND public_id = ?",
-                                            [SQLiteValue(cloud), SQLiteValue(id)]).isEmpty else { continue }
-                // The derivatives explicitly: the cascade holds only where foreign keys are enforced.
-                try connection.query("DELETE FROM served_derivatives WHERE cloud = ? AND public_id = ?", [SQLiteValue(cloud), SQLiteValue(id)])
-                try connection.query("DELETE FROM served_assets WHERE cloud = ? AND public_id = ?", [SQLiteValue(cloud), SQLiteValue(id)])
-                found.append(id)
+    public func deleteServedAssets(cloud: String, publicIDs: [String], scope: ServedDeletionScope, store: String) throws(DeriveError) -> ServedDeletion {
+        try write { connection, now throws(SQLiteError) -> ServedDeletion in
+            try Self.deleteServedAssets(cloud: cloud, publicIDs: publicIDs, scope: scope, store: store, on: connection, at: now)
+        }
+    }
+
+    /// The deletion inside the caller's transaction (a rename over an existing id deletes it first).
+    static func deleteServedAssets(cloud: String, publicIDs: [String], scope: ServedDeletionScope, store: String, on connection: SQLiteConnection,
+                                   at now: Double) throws(SQLiteError) -> ServedDeletion {
+        let ids = SQLiteValue.text(JSONWriter.compact(.array(publicIDs.map(JSONValue.string))))
+        let assets = try connection.rows("""
+            SELECT public_id, original_key, eager FROM served_assets WHERE cloud = ? AND public_id IN (SELECT value FROM json_each(?))
+            """, [.text(cloud), ids], source: "served_assets")
+        let derivatives = try connection.rows("""
+            SELECT public_id, identity, storage_key, job_id FROM served_derivatives
+            WHERE cloud = ? AND public_id IN (SELECT value FROM json_each(?))
+            """, [.text(cloud), ids], source: "served_derivatives")
+        var plan = try SQLiteError.decoding { () throws(DeriveError) in
+            try ServedDeletionPlan(publicIDs: publicIDs, assets: assets, derivatives: derivatives, scope: scope)
+        }
+        guard !plan.deletion.found.isEmpty else { return plan.deletion }
+        // The derivatives explicitly: the cascade holds only where foreign keys are enforced.
+        try connection.query("""
+            DELETE FROM served_derivatives WHERE cloud = ?1
+              AND (public_id, identity) IN (SELECT json_extract(value, '$.public_id'), json_extract(value, '$.identity') FROM json_each(?2))
+            """, [.text(cloud), .text(plan.derivativesJSON)])
+        switch scope {
+        case .whole:
+            try connection.query("DELETE FROM served_assets WHERE cloud = ? AND public_id IN (SELECT value FROM json_each(?))",
+                                 [.text(cloud), .text(JSONWriter.compact(.array(plan.deletion.found.map(JSONValue.string))))])
+        case .derivatives:
+            for (id, eager) in plan.keptEager {
+                try connection.query("UPDATE served_assets SET eager = ? WHERE cloud = ? AND public_id = ?", [.text(eager), .text(cloud), .text(id)])
             }
-            return found
+        }
+        // The job rows the served rows were recorded from, and every row of eager jobs that go whole.
+        let jobRows = try connection.rows("""
+            DELETE FROM derivatives
+            WHERE (job_id, storage_key) IN (SELECT json_extract(value, '$.job_id'), json_extract(value, '$.storage_key') FROM json_each(?))
+            RETURNING storage_key
+            """, [.text(plan.jobRowsJSON)], source: "derivatives") + connection.rows("""
+            DELETE FROM derivatives WHERE job_id IN (SELECT value FROM json_each(?)) RETURNING storage_key
+            """, [.text(JSONWriter.compact(.array(plan.eagerJobs.map { .int(Int($0)) })))], source: "derivatives")
+        for row in jobRows { plan.deletion.keys.append(try SQLiteError.decoding { () throws(DeriveError) in try row.string("storage_key") }) }
+        plan.deletion.keys = Array(Set(plan.deletion.keys)).sorted()
+        // Noted as a finished job's unrecorded writes: released after the commit, or swept if this process dies first.
+        try connection.query("""
+            INSERT INTO pending_writes (store, storage_key, job_id, noted_at)
+            SELECT ?, value, ?, ? FROM json_each(?) WHERE true
+            ON CONFLICT (store, storage_key, job_id) DO UPDATE SET noted_at = excluded.noted_at
+            """, [.text(store), .integer(ServedDeletionPlan.ledgerJob), .real(now),
+                  .text(JSONWriter.compact(.array(plan.deletion.keys.map(JSONValue.string))))])
+        return plan.deletion
+    }
+
+    public func renameServedAsset(cloud: String, from: String, to: String, overwrite: Bool, store: String) throws(DeriveError) -> ServedRename {
+        try write { connection, now throws(SQLiteError) -> ServedRename in
+            let found = try connection.query("SELECT public_id FROM served_assets WHERE cloud = ? AND public_id IN (?, ?)",
+                                             [.text(cloud), .text(from), .text(to)])
+            let ids = Set(found.compactMap { row -> String? in if case .text(let id)? = row.first { return id }; return nil })
+            guard ids.contains(from) else { return .notFound }
+            guard from != to else { return .renamed(replaced: ServedDeletion()) }
+            var replaced = ServedDeletion()
+            if ids.contains(to) {
+                guard overwrite else { return .targetExists }
+                replaced = try Self.deleteServedAssets(cloud: cloud, publicIDs: [to], scope: .whole, store: store, on: connection, at: now)
+            }
+            // A copy under the new id, the derivatives and notification records moved to it, the old row deleted
+            // (which moves the generation number: every server drops what it delivered under the old id).
+            try connection.query("""
+                INSERT INTO served_assets (cloud, public_id, version, format, bytes, width, height, tags, context, original_key,
+                                           original_sha256, eager, created_at)
+                SELECT cloud, ?3, version, format, bytes, width, height, tags, context, original_key, original_sha256, eager, created_at
+                FROM served_assets WHERE cloud = ?1 AND public_id = ?2
+                """, [.text(cloud), .text(from), .text(to)])
+            try connection.query("UPDATE served_derivatives SET public_id = ?3 WHERE cloud = ?1 AND public_id = ?2", [.text(cloud), .text(from), .text(to)])
+            try connection.query("UPDATE served_notifications SET public_id = ?3 WHERE cloud = ?1 AND public_id = ?2", [.text(cloud), .text(from), .text(to)])
+            try connection.query("DELETE FROM served_assets WHERE cloud = ? AND public_id = ?", [.text(cloud), .text(from)])
+            return .renamed(replaced: replaced)
+        }
+    }
+
+    public func addEagerJob(cloud: String, publicID: String, version: Int, job: NewJob, outputs: [EagerOutput]) throws(DeriveError) -> JobID? {
+        try write { connection, now throws(SQLiteError) -> JobID? in
+            let rows = try connection.rows("SELECT eager FROM served_assets WHERE cloud = ? AND public_id = ? AND version = ?",
+                                           [.text(cloud), .text(publicID), .integer(Int64(version))], source: "served_assets")
+            guard let row = rows.first else { return nil }
+            var jobs: [EagerJob] = []
+            try SQLiteError.decoding { () throws(DeriveError) in
+                if case .array(let items) = try row.json("eager") { for item in items { jobs.append(try EagerJob(json: item)) } }
+            }
+            let id = try Self.insert(job, at: now, on: connection).id
+            jobs.append(EagerJob(jobID: id, outputs: outputs))
+            try connection.query("UPDATE served_assets SET eager = ? WHERE cloud = ? AND public_id = ?",
+                                 [.text(JSONWriter.compact(.array(jobs.map(\.json)))), .text(cloud), .text(publicID)])
+            return id
+        }
+    }
+
+    public func servedUsage(cloud: String) throws(DeriveError) -> ServedUsage {
+        let rows = try read { connection throws(SQLiteError) in
+            try connection.rows("""
+                SELECT (SELECT count(*) FROM served_assets WHERE cloud = ?1) AS assets,
+                       (SELECT coalesce(sum(bytes), 0) FROM served_assets WHERE cloud = ?1) AS asset_bytes,
+                       (SELECT count(*) FROM served_derivatives WHERE cloud = ?1) AS derivatives,
+                       (SELECT coalesce(sum(bytes), 0) FROM served_derivatives WHERE cloud = ?1) AS derivative_bytes
+                """, [.text(cloud)], source: "served_assets")
+        }
+        guard let row = rows.first else { return ServedUsage(assets: 0, assetBytes: 0, derivatives: 0, derivativeBytes: 0) }
+        return ServedUsage(assets: try row.int("assets"), assetBytes: try row.int("asset_bytes"), derivatives: try row.int("derivatives"),
+                           derivativeBytes: try row.int("derivative_bytes"))
+    }
+
+    public func releaseServedObject(_ key: String, store: String, delete: (String) throws(DeriveError) -> Void) throws(DeriveError) -> Bool {
+        try removeUnrecordedWrite(key, store: store, delete: delete)
+    }
+
+    /// A write transaction: the file's one write lock keeps every release out meanwhile.
+    public func holdingServedObject(_ key: String, store: String, _ body: () throws(DeriveError) -> Void) throws(DeriveError) {
+        var bodyError: DeriveError?
+        do {
+            try write { _, _ throws(SQLiteError) in
+                do throws(DeriveError) { try body() } catch {
+                    bodyError = error
+                    throw SQLiteError(code: SQLITE_MISUSE_CODE, message: "the store refused the write")
+                }
+            }
+        } catch {
+            throw bodyError ?? error
         }
     }
 

@@ -33,7 +33,9 @@ extension SQLiteJobStore: WriteLedger {
         do {
             return try write { connection, _ throws(SQLiteError) in
                 let uses = try connection.rows("""
-                    SELECT EXISTS (SELECT 1 FROM derivatives WHERE storage_key = ?2) AS recorded,
+                    SELECT EXISTS (SELECT 1 FROM derivatives WHERE storage_key = ?2)
+                           OR EXISTS (SELECT 1 FROM served_assets WHERE original_key = ?2)
+                           OR EXISTS (SELECT 1 FROM served_derivatives WHERE storage_key = ?2) AS recorded,
                            EXISTS (SELECT 1 FROM pending_writes p JOIN jobs j ON j.id = p.job_id WHERE p.store = ?1 AND p.storage_key = ?2)
                            AS running
                     """, [SQLiteValue(store), SQLiteValue(key)], source: "pending_writes")

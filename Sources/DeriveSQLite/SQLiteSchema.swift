@@ -315,7 +315,13 @@ enum SQLiteSchema {
             ON CONFLICT (cloud) DO UPDATE SET generation = generation + 1;
         END;
         """,
-        // 17: Cloudinary's upload mappings, a folder's URL prefix (Migrations/0017).
+        // 17: the indexes behind freeing the store's objects of deleted served assets: whether
+        // any row still names a key is one probe each (Migrations/0017).
+        """
+        CREATE INDEX served_assets_original_key ON served_assets (original_key);
+        CREATE INDEX served_derivatives_storage_key ON served_derivatives (storage_key);
+        """,
+        // 18: Cloudinary's upload mappings, a folder's URL prefix (Migrations/0018).
         """
         CREATE TABLE upload_mappings (
             cloud      TEXT NOT NULL,

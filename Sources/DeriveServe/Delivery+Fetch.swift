@@ -51,8 +51,10 @@ extension CloudinaryService {
         let bytes = fetched.image.bytes
         guard let facts = ImageSniffer.facts(of: bytes) else { throw ServeError(400, "The fetched resource is not an image Derive reads") }
         let new = try await storeOriginal(bytes, facts: facts, publicID: publicID, name: name, tags: [], context: context).asset
-        return try await Self.offPool { [database, new] () throws(DeriveError) -> ServedAsset in
-            try database.recordUpload(new, overwrite: false, eager: nil).asset
+        let recorded = try await Self.offPool { [database, new] () throws(DeriveError) -> RecordedUpload in
+            try database.recordUpload(new, overwrite: false, eager: nil)
         }
+        if !recorded.existing { try await keepOriginal(bytes, asset: recorded.asset) }
+        return recorded.asset
     }
 }

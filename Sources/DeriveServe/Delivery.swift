@@ -204,7 +204,7 @@ extension CloudinaryService {
             return .object([
                 "transformation": .string(derivative.transformation + "/" + derivative.format),
                 "format": .string(derivative.format), "bytes": .int(derivative.bytes), "width": .int(derivative.width), "height": .int(derivative.height),
-                "id": .string(String(identity.prefix(32))), "url": .string(url), "secure_url": .string(Self.secure(url)),
+                "id": .string(Self.derivedID(publicID: asset.publicID, identity: identity)), "url": .string(url), "secure_url": .string(Self.secure(url)),
             ])
         })))
         // Cloudinary's `faces` (asked with faces=true): the boxes a job's face detection found

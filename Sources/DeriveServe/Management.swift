@@ -19,7 +19,11 @@ extension CloudinaryService {
             return try await uploadManagement(request, command: rest[1])
         case (.POST, "image") where rest == ["image", "destroy"]:
             return try await destroy(request)
-        case (_, "ping"), (_, "config"), (_, "resources"), (_, "tags"), (_, "upload_mappings"):
+        case (.POST, "image") where rest == ["image", "rename"]:
+            return try await rename(request)
+        case (.POST, "image") where rest == ["image", "explicit"]:
+            return try await explicit(request)
+        case (_, "ping"), (_, "config"), (_, "resources"), (_, "tags"), (_, "derived_resources"), (_, "folders"), (_, "usage"), (_, "upload_mappings"):
             break
         default:
             return nil
@@ -77,12 +81,20 @@ extension CloudinaryService {
             return Self.json(.object(["resource_types": .array([.string("image")])]))
         case 1 where rest[0] == "upload_mappings":
             return try await uploadMappings(request)
+        case 1 where rest[0] == "derived_resources":
+            guard request.method == .DELETE else { throw ServeError(405, "Use DELETE to delete derived resources") }
+            return try await deleteDerivedResources(request)
         case 2 where rest[0] == "tags":
             try only(.GET, "list tags")
             try Self.imagesOnly(rest[1])
             return try tagList(request)
         default:
             break
+        }
+        if rest[0] == "folders" { return try folders(request, path: Array(rest.dropFirst())) }
+        if rest[0] == "usage", rest.count <= 2 {
+            try only(.GET, "read the usage")
+            return try await usage()
         }
         guard rest[0] == "resources", rest.count >= 2 else { throw ServeError(404, "There is no such API: \(Quoted(request.path))") }
         if rest == ["resources", "search"] {

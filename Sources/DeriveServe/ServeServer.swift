@@ -167,6 +167,20 @@ public final class CloudinaryService: Sendable {
         return (asset, stored)
     }
 
+    /// Makes sure the original a just-recorded row names is in the store: a deletion of
+    /// another public id with the same bytes may have checked that no row named it (before this
+    /// row committed) and deleted it. Checked while no release can run, and stored again if gone.
+    func keepOriginal(_ bytes: [UInt8], asset: ServedAsset) async throws {
+        try await Self.offPool { [database, store] () throws(DeriveError) in
+            let key = try StorageKey(asset.originalKey)
+            try database.holdingServedObject(asset.originalKey, store: store.identity) { () throws(DeriveError) in
+                guard try !store.exists(key) else { return }
+                let format = ImageSniffer.format(of: Array(bytes.prefix(64)))
+                _ = try store.put(bytes, key: key, contentType: format?.mediaType ?? "application/octet-stream")
+            }
+        }
+    }
+
     /// The parameters of a request (multipart or urlencoded), read within the size limit.
     struct Submitted {
         var fields: [String: String]
@@ -324,6 +338,7 @@ public final class CloudinaryService: Sendable {
             try database.recordUpload(asset, overwrite: overwrite, eager: submission, notifications: notifications, hold: hold)
         }
         if recorded.eagerJob != nil { queued() }
+        if !recorded.existing { try await keepOriginal(bytes, asset: recorded.asset) }
         let held = Dictionary(zip(notifications.map(\.type), recorded.notificationIDs), uniquingKeysWith: { first, _ in first })
         if recorded.existing {
             var members = Self.assetJSON(recorded.asset, base: base(request), cloud: settings.cloudName)

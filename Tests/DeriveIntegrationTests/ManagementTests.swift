@@ -12,13 +12,13 @@ import Testing
 /// PostgreSQL with a separate `derive work`.
 @Suite(.serialized) struct ManagementTests {
     /// Runs the admin script against a server; its JSON report.
-    static func admin(_ port: Int) throws -> J {
+    static func admin(_ port: Int, store: URL) throws -> J {
         let script = Paths.repository.appendingPathComponent("Tests/Servers/cloudinary_admin.py").path
         let jpeg = Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg").path
         let png = Paths.fixtures.appendingPathComponent("formats/png-palette-trns.png").path
         try #require(FileManager.default.fileExists(atPath: png), "the shared fixtures hold \(png)")
         let run = try Python.run("import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
-                                 arguments: [script, String(port), ServeTests.cloud, ServeTests.key, ServeTests.secret, jpeg, png])
+                                 arguments: [script, String(port), ServeTests.cloud, ServeTests.key, ServeTests.secret, jpeg, png, store.path])
         try #require(run.status == 0, "the admin script failed: \(run.output)")
         return J(try JSONSerialization.jsonObject(with: Data(run.output.utf8)))
     }
@@ -114,7 +114,31 @@ import Testing
         #expect(out["destroy"]["ok"]["result"].string == "ok" && out["destroy_again"]["ok"]["result"].string == "not found",
                 "\(out["destroy"]) \(out["destroy_again"])")
         #expect(out["after_destroy"]["resource"].string == "NotFound" && out["after_destroy"]["original"].int == 404, "\(out["after_destroy"])")
-        #expect(out["keep_original"]["error"].string == "BadRequest", "not built: \(out["keep_original"])")
+        // The store: two originals (the JPEG four assets share, mgmt/c's PNG) and del/e's three
+        // derivatives; each deletion takes away the objects nothing names any more, and no other.
+        func split(_ name: String) -> (originals: [String], derivatives: [String]) {
+            let keys = out[name].strings ?? []
+            return (keys.filter { $0.hasPrefix("originals/") }, keys.filter { !$0.hasPrefix("originals/") })
+        }
+        #expect(split("objects_before").originals.count == 2 && split("objects_before").derivatives.count == 3, "\(out["objects_before"])")
+        let jpegOriginal = split("objects_before").originals.filter { $0.hasSuffix(".jpg") }
+        #expect(jpegOriginal.count == 1, "\(out["objects_before"])")
+        #expect(split("objects_after_destroy").originals == jpegOriginal && split("objects_after_destroy").derivatives.count == 3,
+                "destroy frees mgmt/c's PNG, which nothing else names: \(out["objects_after_destroy"])")
+        let deletedDerived = out["delete_derived"]["ok"]["deleted"]
+        #expect((deletedDerived.value as? [String: String])?.values.sorted() == ["deleted", "not_found"], "\(out["delete_derived"])")
+        #expect(out["after_delete_derived"].strings?.sorted() == ["c_scale,w_20/jpg", "c_scale,w_40/jpg"], "\(out["after_delete_derived"])")
+        #expect(split("objects_after_delete_derived").derivatives.count == 2, "\(out["objects_after_delete_derived"])")
+        #expect(out["delete_by_transformation"]["ok"]["deleted"]["del/e"].string == "deleted", "\(out["delete_by_transformation"])")
+        #expect(out["after_delete_by_transformation"].strings == ["c_scale,w_20/jpg"], "\(out["after_delete_by_transformation"])")
+        #expect(split("objects_after_delete_by_transformation").derivatives.count == 1, "\(out["objects_after_delete_by_transformation"])")
+        #expect(out["keep_original"]["ok"]["deleted"]["del/e"].string == "deleted"
+                && out["keep_original"]["ok"]["deleted_counts"]["del/e"]["original"].int == 0
+                && out["keep_original"]["ok"]["deleted_counts"]["del/e"]["derived"].int == 1, "\(out["keep_original"])")
+        #expect(out["after_keep_original"]["derived"].int != 200 && out["after_keep_original"]["original"].int == 200
+                && out["after_keep_original"]["listed"].strings == [], "\(out["after_keep_original"])")
+        #expect(split("objects_after_keep_original").derivatives == [] && split("objects_after_keep_original").originals == jpegOriginal,
+                "\(out["objects_after_keep_original"])")
         #expect(out["delete_resources"]["ok"]["deleted"]["del/e"].string == "deleted" && out["delete_resources"]["ok"]["deleted"]["nope"].string == "not_found"
                 && out["delete_resources"]["ok"]["partial"].bool == false, "\(out["delete_resources"])")
         #expect(out["after_delete_resources"]["derived"].int == 404 && out["after_delete_resources"]["original"].int == 404,
@@ -124,6 +148,54 @@ import Testing
         #expect(out["shared_original"]["deleted_a"].int == 404 && out["shared_original"]["kept_b"].int == 200, "\(out["shared_original"])")
         #expect(out["left"].strings == ["mgmt/b"] && out["search_left"].int == 1, "\(out["left"]) \(out["search_left"])")
         #expect(out["reupload"].string == "png" && out["after_reupload"].int == 200, "a deleted id takes a new upload: \(out["reupload"])")
+        #expect(split("objects_after").derivatives == [] && split("objects_after").originals.count == 2
+                && split("objects_after").originals.contains(jpegOriginal.first ?? "-"),
+                "mgmt/b keeps the JPEG; the new mgmt/a stores its PNG again: \(out["objects_after"])")
+
+        // rename: the asset and its derivative (and its unsigned URL) under the new id, the old one
+        // gone; the objects stay; a taken id needs overwrite, which frees what only the replaced asset named.
+        #expect(out["before_rename"]["derived"].int == 200, "\(out["before_rename"])")
+        #expect(out["rename"]["ok"]["public_id"].string == "ren/s" && out["rename"]["ok"]["format"].string == "jpg", "\(out["rename"])")
+        #expect(out["after_rename"]["old"].int == 404 && out["after_rename"]["new"].int == 200 && out["after_rename"]["old_derived"].int == 404
+                && out["after_rename"]["derived"].int == 200 && out["after_rename"]["listed"].strings == ["c_scale,w_25/jpg"]
+                && out["after_rename"]["resource_old"].string == "NotFound", "\(out["after_rename"])")
+        #expect(out["rename_exists"]["error"].string == "BadRequest" && out["rename_exists"]["message"].string?.contains("already exists") == true,
+                "\(out["rename_exists"])")
+        #expect(out["rename_missing"]["error"].string == "NotFound", "\(out["rename_missing"])")
+        #expect(out["rename_to_type"]["error"].string == "BadRequest" && out["rename_to_type"]["message"].string?.contains("to_type") == true,
+                "\(out["rename_to_type"])")
+        #expect(out["rename_overwrite"]["ok"]["public_id"].string == "ren/t" && out["rename_overwrite"]["ok"]["format"].string == "jpg",
+                "\(out["rename_overwrite"])")
+        #expect(out["after_overwrite"]["t"].int == 200 && out["after_overwrite"]["s"].int == 404 && out["after_overwrite"]["listed"].strings == ["c_scale,w_25/jpg"],
+                "\(out["after_overwrite"])")
+        let beforeRename = (out["before_rename"]["objects"].strings ?? [])
+        #expect(beforeRename.count == 4 && beforeRename.filter { !$0.hasPrefix("originals/") }.count == 2, "two originals, two derivatives: \(beforeRename)")
+        let afterRename = split("objects_after_rename")
+        #expect(afterRename.originals.count == 2 && afterRename.derivatives.count == 1 && afterRename.derivatives.allSatisfy({ beforeRename.contains($0) }),
+                "ren/t's PNG derivative went with it; its PNG original is the new mgmt/a's too: \(out["objects_after_rename"])")
+
+        // Folders are the prefixes of public ids; only an empty folder may be deleted, and Derive keeps none.
+        func names(_ answer: J) -> [String] { answer["ok"]["folders"].array.compactMap { $0["name"].string } }
+        #expect(names(out["root_folders"]) == ["mgmt", "ren"] && out["root_folders"]["ok"]["folders"][1]["path"].string == "ren", "\(out["root_folders"])")
+        #expect(out["root_folders_paged"].array.map(names) == [["mgmt"], ["ren"]], "\(out["root_folders_paged"])")
+        #expect(names(out["subfolders"]) == ["sub"] && out["subfolders"]["ok"]["folders"][0]["path"].string == "ren/sub", "\(out["subfolders"])")
+        #expect(out["subfolders_missing"]["error"].string == "NotFound", "\(out["subfolders_missing"])")
+        #expect(out["create_folder"]["ok"]["success"].bool == true && out["create_folder"]["ok"]["path"].string == "new/empty", "\(out["create_folder"])")
+        #expect(out["delete_folder_full"]["error"].string == "BadRequest" && out["delete_folder_full"]["message"].string?.contains("not empty") == true,
+                "\(out["delete_folder_full"])")
+        #expect(out["delete_folder_missing"]["error"].string == "NotFound", "\(out["delete_folder_missing"])")
+        let usage = out["usage"]["ok"]
+        #expect(usage["resources"].int == 4 && usage["derived_resources"].int == 1 && (usage["storage"]["usage"].int ?? 0) > 100_000
+                && usage["objects"]["usage"].int == 5, "mgmt/a, mgmt/b, ren/t, ren/sub/x and ren/t's derivative: \(out["usage"])")
+
+        // explicit: the eager output made from the stored original and recorded as the asset's.
+        #expect(out["explicit"]["ok"]["eager"][0]["width"].int == 15 && out["explicit"]["ok"]["public_id"].string == "mgmt/b", "\(out["explicit"])")
+        #expect(out["after_explicit"]["derived"].strings == ["c_scale,w_15/jpg"] && out["after_explicit"]["tags"].strings == ["ex"]
+                && out["after_explicit"]["context"]["k"].string == "v" && out["after_explicit"]["context"]["alt"].string == "B"
+                && out["after_explicit"]["url"].int == 200, "\(out["after_explicit"])")
+        #expect(out["explicit_async"]["ok"]["eager"][0]["status"].string == "processing", "answered at once: \(out["explicit_async"])")
+        #expect(out["explicit_missing"]["error"].string == "NotFound", "\(out["explicit_missing"])")
+        #expect(out["explicit_bad"]["error"].string == "BadRequest", "\(out["explicit_bad"])")
     }
 
     @Test(.enabled(if: Python.has("cloudinary"), "needs the cloudinary package the test command installs"))
@@ -132,7 +204,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let (server, port) = try ServeTests.start(folder)
         defer { server.signal(SIGKILL) }
-        Self.check(try Self.admin(port))
+        Self.check(try Self.admin(port, store: folder.appendingPathComponent("store")))
         server.signal(SIGTERM)
         #expect(server.wait(timeout: 30) == 0)
     }
@@ -154,7 +226,7 @@ import Testing
         // The eager output of the deletion case is made by a separate worker, as in production.
         let worker = try BackgroundProcess(["work", "--database", url, "--store", store, "--slots", "1", "--poll-interval", "0.05"])
         defer { worker.signal(SIGKILL) }
-        Self.check(try Self.admin(port))
+        Self.check(try Self.admin(port, store: URL(fileURLWithPath: store)))
         worker.signal(SIGTERM)
         server.signal(SIGTERM)
         #expect(worker.wait(timeout: 30) == 0)
@@ -229,6 +301,31 @@ import Testing
         #expect(anonymousDelete.status == 401, "\(anonymousDelete.text.prefix(300))")
         let deleteNothing = await send("DELETE", "/v1_1/\(cloud)/resources/image/upload", body: "{}")
         #expect(deleteNothing.status == 400 && error(deleteNothing).contains("public_ids"), "\(deleteNothing.text.prefix(300))")
+        let anonymousDerived = await send("DELETE", "/v1_1/\(cloud)/derived_resources", auth: nil, body: #"{"derived_resource_ids":["a"]}"#)
+        #expect(anonymousDerived.status == 401, "\(anonymousDerived.text.prefix(300))")
+        let noDerivedIDs = await send("DELETE", "/v1_1/\(cloud)/derived_resources", body: "{}")
+        #expect(noDerivedIDs.status == 400 && error(noDerivedIDs).contains("derived_resource_ids"), "\(noDerivedIDs.text.prefix(300))")
+        let readDerived = await send("GET", "/v1_1/\(cloud)/derived_resources")
+        #expect(readDerived.status == 405, "\(readDerived.text.prefix(300))")
+        let foreignDerived = await send("DELETE", "/v1_1/\(cloud)/derived_resources", body: #"{"derived_resource_ids":["zz","%00","0123"]}"#)
+        #expect(foreignDerived.status == 200 && foreignDerived.text.contains("not_found"), "ids Derive did not write: \(foreignDerived.text.prefix(300))")
+        let badTransformation = await send("DELETE", "/v1_1/\(cloud)/resources/image/upload",
+                                           body: #"{"public_ids":["a"],"transformations":"w_abc!!","keep_original":true}"#)
+        #expect(badTransformation.status == 400 && error(badTransformation).contains("w_abc"), "\(badTransformation.text.prefix(300))")
+        let badTransformations = await send("DELETE", "/v1_1/\(cloud)/resources/image/upload", body: #"{"public_ids":["a"],"transformations":7}"#)
+        #expect(badTransformations.status == 400 && error(badTransformations).contains("transformations"), "\(badTransformations.text.prefix(300))")
+        for (target, reason) in [("/v1_1/\(cloud)/folders?max_results=0", "max_results"), ("/v1_1/\(cloud)/folders?next_cursor=zz%00", "next_cursor"),
+                                 ("/v1_1/\(cloud)/folders/a%20b", "folder path")] {
+            let reply = await send("GET", target)
+            #expect(reply.status == 400 && error(reply).contains(reason), "\(target): \(reply.text.prefix(300))")
+        }
+        let anonymousFolders = await send("GET", "/v1_1/\(cloud)/folders", auth: nil)
+        #expect(anonymousFolders.status == 401, "\(anonymousFolders.text.prefix(300))")
+        let anonymousUsage = await send("GET", "/v1_1/\(cloud)/usage", auth: nil)
+        #expect(anonymousUsage.status == 401, "\(anonymousUsage.text.prefix(300))")
+        let anonymousRename = await send("POST", "/v1_1/\(cloud)/image/rename", auth: nil, type: "application/x-www-form-urlencoded",
+                                         body: "from_public_id=a&to_public_id=b")
+        #expect(anonymousRename.status == 401, "\(anonymousRename.text.prefix(300))")
         var fields = ["tag": "x", "public_ids": "a", "command": "explode", "timestamp": String(now)]
         fields["signature"] = CloudinarySigning.sign(fields, secret: ServeTests.secret, algorithm: .sha1)
         let badCommand = await send("POST", "/v1_1/\(cloud)/image/tags", auth: nil, type: "application/x-www-form-urlencoded",

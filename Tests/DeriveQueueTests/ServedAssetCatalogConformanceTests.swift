@@ -193,18 +193,141 @@ import Testing
         let derivative = ServedDerivative(identity: "i1", transformation: "w_10", format: "jpg", key: "d/1", width: 10, height: 10, bytes: 5,
                                           sha256: "s", jobID: 1)
         #expect(try store.recordDerivatives([derivative], cloud: "demo", publicID: "a/1", version: 1))
-        #expect(try store.deleteServedAssets(cloud: "demo", publicIDs: ["b/2", "missing", "a/1"]) == ["b/2", "a/1"])
+        let deletion = try store.deleteServedAssets(cloud: "demo", publicIDs: ["b/2", "missing", "a/1"], scope: .whole, store: "s")
+        #expect(deletion.found == ["b/2", "a/1"])
+        #expect(deletion.derived == ["a/1": 1, "b/2": 0])
+        #expect(deletion.keys == ["d/1", "o/0", "o/8"], "the originals and the derivative the rows named")
         #expect(try store.servedAsset(cloud: "demo", publicID: "a/1") == nil && store.servedAsset(cloud: "demo", publicID: "b/2") == nil)
         #expect(try store.servedAsset(cloud: "other", publicID: "a/1") != nil, "the other cloud's a/1 is kept")
         #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .all, limit: 5)).count == Self.ids.count - 2)
         #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .prefix("a/1"), order: .publicID, ascending: true)) == ["a/10"])
         #expect(try !store.recordDerivatives([derivative], cloud: "demo", publicID: "a/1", version: 1), "a late job records nothing")
-        #expect(try store.deleteServedAssets(cloud: "demo", publicIDs: ["a/1"]) == [], "deleted once")
+        #expect(try store.deleteServedAssets(cloud: "demo", publicIDs: ["a/1"], scope: .whole, store: "s") == ServedDeletion(), "deleted once")
         let again = ServedAsset(cloud: "demo", publicID: "a/1", version: 2, format: "png", width: 1, height: 1, bytes: 1, sha256: "cd",
                                 originalKey: "o/new", createdAt: Date(timeIntervalSince1970: 1_800_000_000))
         _ = try store.recordUpload(again, overwrite: false, eager: nil)
         let read = try #require(try store.servedAsset(cloud: "demo", publicID: "a/1"))
         #expect(read.format == "png" && read.derivatives.isEmpty && read.tags.isEmpty, "\(read)")
+    }
+
+    /// Deleting only derivatives (`keep_original`: all of them; `transformations`: some) keeps
+    /// the asset and drops the eager jobs that would record a deleted output again.
+    @Test(arguments: JobStoreKind.runnable)
+    func deletingDerivativesKeepsTheAsset(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        let recorded = try store.recordUpload(ServedAssetsConformanceTests.asset("p"), overwrite: false, eager: ServedAssetsConformanceTests.eager())
+        let job = try #require(recorded.eagerJob)
+        let derivatives = ["id0", "id1", "x"].map { ServedAssetsConformanceTests.derivative($0, job: job) }
+        #expect(try store.recordDerivatives(derivatives, cloud: "demo", publicID: "p", version: recorded.asset.version))
+        let some = try store.deleteServedAssets(cloud: "demo", publicIDs: ["p"], scope: .derivatives(identities: ["x", "nothing"]), store: "s")
+        #expect(some == ServedDeletion(found: ["p"], derived: ["p": 1], keys: ["d/x.webp"]))
+        var read = try #require(try store.servedAsset(cloud: "demo", publicID: "p"))
+        #expect(read.derivatives.keys.sorted() == ["id0", "id1"] && read.eagerJobs.count == 1, "x is no eager output: the job stays")
+        let one = try store.deleteServedAssets(cloud: "demo", publicIDs: ["p"], scope: .derivatives(identities: ["id1"]), store: "s")
+        #expect(one.keys == ["d/id1.webp"])
+        read = try #require(try store.servedAsset(cloud: "demo", publicID: "p"))
+        #expect(read.derivatives.keys.sorted() == ["id0"] && read.eagerJobs.isEmpty, "the job that made id1 is dropped")
+        let all = try store.deleteServedAssets(cloud: "demo", publicIDs: ["p", "q"], scope: .derivatives(identities: nil), store: "s")
+        #expect(all == ServedDeletion(found: ["p"], derived: ["p": 1], keys: ["d/id0.webp"]))
+        read = try #require(try store.servedAsset(cloud: "demo", publicID: "p"))
+        #expect(read.derivatives.isEmpty && read.originalKey == recorded.asset.originalKey && read.tags == ["one", "two"])
+    }
+
+    /// An object leaves the store only when no row names it: an original shared with another
+    /// cloud's asset and a derivative another asset also names stay, the rest go; a release is
+    /// noted first, so a process killed before it leaves the key to the ledger's sweep.
+    @Test(arguments: JobStoreKind.runnable)
+    func releasingDeletesOnlyWhatNothingNames(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        try Self.fill(store, cloud: "other")
+        let shared = ServedDerivative(identity: "i", transformation: "w_10", format: "jpg", key: "d/shared", width: 1, height: 1, bytes: 1, sha256: "s", jobID: 1)
+        var own = shared
+        own.identity = "j"
+        own.key = "d/own"
+        #expect(try store.recordDerivatives([shared, own], cloud: "demo", publicID: "a/1", version: 1))
+        #expect(try store.recordDerivatives([shared], cloud: "demo", publicID: "a/2", version: 1))
+        let deletion = try store.deleteServedAssets(cloud: "demo", publicIDs: ["a/1"], scope: .whole, store: "s")
+        #expect(deletion.keys == ["d/own", "d/shared", "o/0"])
+        if let ledger = store as? any WriteLedger {
+            #expect(try ledger.unrecordedWrites(store: "s", notedBefore: Date().addingTimeInterval(60), limit: 10).sorted() == deletion.keys,
+                    "noted for the sweep until released")
+        }
+        var deleted: [String] = []
+        for key in deletion.keys {
+            let released = try store.releaseServedObject(key, store: "s") { key throws(DeriveError) in deleted.append(key) }
+            #expect(released == (key == "d/own"), "\(key)")
+        }
+        #expect(deleted == ["d/own"], "o/0 is the other cloud's a/1's original too; d/shared is a/2's")
+        if let ledger = store as? any WriteLedger {
+            #expect(try ledger.unrecordedWrites(store: "s", notedBefore: Date().addingTimeInterval(60), limit: 10).isEmpty, "the notes are forgotten")
+        }
+        // A store that refuses a delete: the release fails, and the key is released later.
+        _ = try store.deleteServedAssets(cloud: "other", publicIDs: ["a/1"], scope: .whole, store: "s")
+        #expect(throws: DeriveError.self) {
+            try store.releaseServedObject("o/0", store: "s") { _ throws(DeriveError) in throw DeriveError(.storageFailed, "refused") }
+        }
+        #expect(try store.releaseServedObject("o/0", store: "s") { _ throws(DeriveError) in })
+    }
+
+    /// A rename moves the row, its derivatives and notifications to the new id at the same
+    /// version; a late job of the old id records nothing; a taken id needs overwrite, which
+    /// deletes the asset there (its keys returned for release).
+    @Test(arguments: JobStoreKind.runnable)
+    func renamingMovesTheAssetWhole(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        let derivative = ServedDerivative(identity: "i", transformation: "w_10", format: "jpg", key: "d/1", width: 1, height: 1, bytes: 1, sha256: "s", jobID: 1)
+        #expect(try store.recordDerivatives([derivative], cloud: "demo", publicID: "a/1", version: 1))
+        try store.recordNotification(NotificationRecord(cloud: "demo", publicID: "a/1", url: "http://h/", type: "upload", status: 200, attempts: 1,
+                                                        error: nil, sentAt: Date(timeIntervalSince1970: 1_700_000_000)), cloud: "demo", publicID: "a/1")
+        let before = try #require(try store.servedAsset(cloud: "demo", publicID: "a/1"))
+        #expect(try store.renameServedAsset(cloud: "demo", from: "a/1", to: "n/1", overwrite: false, store: "s") == .renamed(replaced: ServedDeletion()))
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/1") == nil)
+        let after = try #require(try store.servedAsset(cloud: "demo", publicID: "n/1"))
+        #expect(after.version == before.version && after.originalKey == before.originalKey && after.tags == before.tags
+                && after.createdAt == before.createdAt && after.derivatives["i"]?.key == "d/1" && after.notifications.count == 1, "\(after)")
+        #expect(try !store.recordDerivatives([derivative], cloud: "demo", publicID: "a/1", version: 1), "a late job of the old id records nothing")
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .prefix("n/"), order: .publicID, ascending: true)) == ["n/1"])
+        #expect(try store.renameServedAsset(cloud: "demo", from: "a/1", to: "x", overwrite: true, store: "s") == .notFound)
+        #expect(try store.renameServedAsset(cloud: "demo", from: "n/1", to: "a/2", overwrite: false, store: "s") == .targetExists)
+        #expect(try store.servedAsset(cloud: "demo", publicID: "n/1") != nil, "a refused rename changes nothing")
+        let over = try store.renameServedAsset(cloud: "demo", from: "n/1", to: "a/2", overwrite: true, store: "s")
+        #expect(over == .renamed(replaced: ServedDeletion(found: ["a/2"], derived: ["a/2": 0], keys: ["o/2"])), "\(over)")
+        #expect(try store.servedAsset(cloud: "demo", publicID: "a/2")?.originalKey == "o/0")
+        #expect(try Self.all(store, ServedAssetQuery(cloud: "demo", filter: .all)).count == Self.ids.count - 1)
+    }
+
+    /// Folders are the prefixes of public ids, listed by name in code-point order and paged;
+    /// usage counts the cloud's rows and bytes.
+    @Test(arguments: JobStoreKind.runnable)
+    func foldersAndUsageComeFromThePublicIDs(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        try Self.fill(store)
+        try Self.fill(store, cloud: "other")
+        #expect(try store.servedFolders(cloud: "demo", under: "", limit: 10, after: nil).folders == ["B", "a", "b"])
+        #expect(try store.servedFolders(cloud: "demo", under: "", limit: 2, after: nil) == (["B", "a"], "a"))
+        #expect(try store.servedFolders(cloud: "demo", under: "", limit: 2, after: "a") == (["b"], nil))
+        #expect(try store.servedFolders(cloud: "demo", under: "a", limit: 10, after: nil).folders == [], "a/ holds ids, no folders")
+        let derivative = ServedDerivative(identity: "i", transformation: "w_10", format: "jpg", key: "d/1", width: 1, height: 1, bytes: 7, sha256: "s", jobID: 1)
+        #expect(try store.recordDerivatives([derivative], cloud: "demo", publicID: "a/1", version: 1))
+        #expect(try store.servedUsage(cloud: "demo") == ServedUsage(assets: Self.ids.count, assetBytes: 100 * Self.ids.count, derivatives: 1, derivativeBytes: 7))
+        #expect(try store.servedUsage(cloud: "none") == ServedUsage(assets: 0, assetBytes: 0, derivatives: 0, derivativeBytes: 0))
+    }
+
+    /// An eager job added to an asset already recorded (`explicit`) is queued with it, and only
+    /// for the version given.
+    @Test(arguments: JobStoreKind.runnable)
+    func anEagerJobIsAddedToTheAssetsVersion(kind: JobStoreKind) throws {
+        let under = try Under(kind), store = under.store
+        let recorded = try store.recordUpload(ServedAssetsConformanceTests.asset("p"), overwrite: false, eager: ServedAssetsConformanceTests.eager())
+        let (job, outputs) = ServedAssetsConformanceTests.eager(1)
+        #expect(try store.addEagerJob(cloud: "demo", publicID: "p", version: recorded.asset.version + 1, job: job, outputs: outputs) == nil)
+        #expect(try store.addEagerJob(cloud: "demo", publicID: "missing", version: recorded.asset.version, job: job, outputs: outputs) == nil)
+        let id = try #require(try store.addEagerJob(cloud: "demo", publicID: "p", version: recorded.asset.version, job: job, outputs: outputs))
+        let read = try #require(try store.servedAsset(cloud: "demo", publicID: "p"))
+        #expect(read.eagerJobs.map(\.jobID) == [try #require(recorded.eagerJob), id] && read.eagerJobs.last?.outputs == outputs)
+        #expect(try store.job(id) != nil, "queued")
     }
 
     @Test func cursorsRoundTripAndRefuseWhatDeriveDidNotWrite() {

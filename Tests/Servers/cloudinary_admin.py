@@ -3,9 +3,10 @@
 (`cloudinary.Search`) and the Upload API's tags and context calls (`cloudinary.uploader`).
 Prints one JSON object of what each step saw; ManagementTests asserts it.
 
-    python3 cloudinary_admin.py PORT CLOUD KEY SECRET JPEG PNG
+    python3 cloudinary_admin.py PORT CLOUD KEY SECRET JPEG PNG STORE
 """
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -16,7 +17,7 @@ import cloudinary.uploader
 import cloudinary.utils
 from cloudinary.search import Search
 
-port, cloud, key, secret, jpeg, png = sys.argv[1:7]
+port, cloud, key, secret, jpeg, png, store = sys.argv[1:8]
 host = "127.0.0.1:%s" % port
 
 
@@ -160,14 +161,40 @@ def original(public_id, format="jpg"):
     return cloudinary.utils.cloudinary_url(public_id, format=format)[0]
 
 
-# Deleting. mgmt/a and mgmt/b share one original (the same bytes); del/e has an eager derivative.
-eager = attempt(lambda: cloudinary.uploader.upload(jpeg, public_id="del/e", eager=[{"width": 20, "crop": "scale"}]))
+def objects():
+    """The folder store's objects (its keys), as `derive serve` left them."""
+    found = []
+    for root, _, files in os.walk(store):
+        found += [os.path.relpath(os.path.join(root, name), store) for name in files if not name.startswith(".")]
+    return sorted(found)
+
+
+def derived_of(public_id):
+    return [item["transformation"] for item in attempt(lambda: cloudinary.api.resource(public_id)).get("ok", {}).get("derived", [])]
+
+
+# Deleting. mgmt/a, mgmt/b, other/d and del/e share one original (the same bytes); mgmt/c's PNG
+# is its own; del/e has three eager derivatives. Each deletion frees the objects nothing else names.
+eager = attempt(lambda: cloudinary.uploader.upload(jpeg, public_id="del/e", eager=[{"width": w, "crop": "scale"} for w in (20, 30, 40)]))
 derived_url = eager.get("ok", {}).get("eager", [{}])[0].get("url")
 out["before_delete"] = {"derived": status(derived_url) if derived_url else None, "original": status(original("del/e"))}
+out["objects_before"] = objects()
 out["destroy"] = attempt(lambda: cloudinary.uploader.destroy("mgmt/c"))
 out["destroy_again"] = attempt(lambda: cloudinary.uploader.destroy("mgmt/c"))
 out["after_destroy"] = {"resource": attempt(lambda: cloudinary.api.resource("mgmt/c")).get("error"), "original": status(original("mgmt/c", "png"))}
+out["objects_after_destroy"] = objects()
+resource_e = attempt(lambda: cloudinary.api.resource("del/e")).get("ok", {})
+w30 = [item["id"] for item in resource_e.get("derived", []) if item["transformation"].startswith("c_scale,w_30")]
+out["delete_derived"] = attempt(lambda: cloudinary.api.delete_derived_resources(w30 + ["0" * 40]))
+out["after_delete_derived"] = derived_of("del/e")
+out["objects_after_delete_derived"] = objects()
+out["delete_by_transformation"] = attempt(lambda: cloudinary.api.delete_derived_by_transformation("del/e", [{"width": 40, "crop": "scale"}]))
+out["after_delete_by_transformation"] = derived_of("del/e")
+out["objects_after_delete_by_transformation"] = objects()
 out["keep_original"] = attempt(lambda: cloudinary.api.delete_resources(["del/e"], keep_original=True))
+out["after_keep_original"] = {"derived": status(derived_url) if derived_url else None, "original": status(original("del/e")),
+                              "listed": derived_of("del/e")}
+out["objects_after_keep_original"] = objects()
 out["delete_resources"] = attempt(lambda: cloudinary.api.delete_resources(["del/e", "nope"]))
 out["after_delete_resources"] = {"derived": status(derived_url) if derived_url else None, "original": status(original("del/e"))}
 out["delete_by_prefix"] = attempt(lambda: cloudinary.api.delete_resources_by_prefix("other/"))
@@ -177,5 +204,45 @@ out["left"] = ids(attempt(lambda: cloudinary.api.resources(max_results=10)))
 out["search_left"] = attempt(lambda: Search().expression("").aggregate("format").execute()).get("ok", {}).get("total_count")
 out["reupload"] = attempt(lambda: cloudinary.uploader.upload(png, public_id="mgmt/a")).get("ok", {}).get("format")
 out["after_reupload"] = status(original("mgmt/a", "png"))
+out["objects_after"] = objects()
+
+# Renaming: the row, its derivatives and their URLs move; the objects stay; an existing target
+# needs overwrite, which deletes it (and frees what only it named).
+ren = attempt(lambda: cloudinary.uploader.upload(jpeg, public_id="ren/r", eager=[{"width": 25, "crop": "scale"}]))
+ren_derived = ren.get("ok", {}).get("eager", [{}])[0].get("url") or ""
+attempt(lambda: cloudinary.uploader.upload(png, public_id="ren/t", eager=[{"width": 26, "crop": "scale"}]))
+out["before_rename"] = {"derived": status(ren_derived), "objects": objects()}
+out["rename"] = attempt(lambda: cloudinary.uploader.rename("ren/r", "ren/s"))
+out["after_rename"] = {"old": status(original("ren/r")), "new": status(original("ren/s")), "old_derived": status(ren_derived),
+                       "derived": status(ren_derived.replace("/ren/r.", "/ren/s.")), "listed": derived_of("ren/s"),
+                       "resource_old": attempt(lambda: cloudinary.api.resource("ren/r")).get("error")}
+out["rename_exists"] = attempt(lambda: cloudinary.uploader.rename("ren/s", "ren/t"))
+out["rename_missing"] = attempt(lambda: cloudinary.uploader.rename("nope", "ren/x"))
+out["rename_to_type"] = attempt(lambda: cloudinary.uploader.rename("ren/s", "ren/u", to_type="private"))
+out["rename_overwrite"] = attempt(lambda: cloudinary.uploader.rename("ren/s", "ren/t", overwrite=True, invalidate=True))
+out["after_overwrite"] = {"t": status(original("ren/t")), "s": status(original("ren/s")), "listed": derived_of("ren/t")}
+out["objects_after_rename"] = objects()
+
+# Folders (the prefixes of public ids) and usage (from the database).
+attempt(lambda: cloudinary.uploader.upload(png, public_id="ren/sub/x"))
+out["root_folders"] = attempt(cloudinary.api.root_folders)
+first_folder = attempt(lambda: cloudinary.api.root_folders(max_results=1))
+out["root_folders_paged"] = [first_folder, attempt(lambda: cloudinary.api.root_folders(max_results=1,
+                                                                                      next_cursor=first_folder.get("ok", {}).get("next_cursor")))]
+out["subfolders"] = attempt(lambda: cloudinary.api.subfolders("ren"))
+out["subfolders_missing"] = attempt(lambda: cloudinary.api.subfolders("nope"))
+out["create_folder"] = attempt(lambda: cloudinary.api.create_folder("new/empty"))
+out["delete_folder_full"] = attempt(lambda: cloudinary.api.delete_folder("ren"))
+out["delete_folder_missing"] = attempt(lambda: cloudinary.api.delete_folder("nope"))
+out["usage"] = attempt(cloudinary.api.usage)
+
+# explicit: eager outputs of an asset already uploaded, waited for or not; tags replaced, context set.
+out["explicit"] = attempt(lambda: cloudinary.uploader.explicit("mgmt/b", type="upload", eager=[{"width": 15, "crop": "scale"}],
+                                                               tags=["ex"], context={"k": "v"}))
+explicit_url = out["explicit"].get("ok", {}).get("eager", [{}])[0].get("url") or ""
+out["after_explicit"] = {"derived": derived_of("mgmt/b"), "tags": tags_of("mgmt/b"), "context": context_of("mgmt/b"), "url": status(explicit_url)}
+out["explicit_async"] = attempt(lambda: cloudinary.uploader.explicit("mgmt/b", type="upload", eager=[{"width": 16, "crop": "scale"}], eager_async=True))
+out["explicit_missing"] = attempt(lambda: cloudinary.uploader.explicit("nope", type="upload"))
+out["explicit_bad"] = attempt(lambda: cloudinary.uploader.explicit("mgmt/b", type="upload", eager="w_abc!!"))
 
 print(json.dumps(out))

@@ -16,7 +16,7 @@ public struct UploadMapping: Sendable, Equatable {
     }
 }
 
-/// Where `derive serve` keeps its upload mappings, per cloud (Migrations/0017), so every serve
+/// Where `derive serve` keeps its upload mappings, per cloud (Migrations/0018), so every serve
 /// process sharing the database maps the same folders. Each store implements it.
 public protocol UploadMappings: Sendable {
     /// The cloud's mappings in folder order, at most `limit`, those after the folder `after`.

@@ -17,7 +17,8 @@ public protocol WriteLedger: Sendable {
     func unrecordedWrites(store: String, notedBefore cutoff: Date, limit: Int) throws(DeriveError) -> [String]
 
     /// Removes one key that `unrecordedWrites` returned: while no run can note the key, checks
-    /// that no derivative row and no unfinished job names it, and if none does, calls `delete`
+    /// that no derivative row (a job's, or a served asset's or derivative's) and no unfinished
+    /// job names it, and if none does, calls `delete`
     /// (which removes the object from the store) and forgets the key's notes. Returns whether
     /// the object was deleted; a key still in use keeps its object and loses only the notes
     /// of finished jobs.

@@ -1,4 +1,4 @@
--- 0017: Cloudinary's upload mappings (issue 39): a folder mapped to a URL prefix, so that the
+-- 0018: Cloudinary's upload mappings (issue 39): a folder mapped to a URL prefix, so that the
 -- first delivery of <folder>/<path> that derive serve has not recorded fetches <prefix><path>
 -- and records it as an upload. Set through the Admin API's upload_mappings calls.
 CREATE TABLE derive.upload_mappings (
