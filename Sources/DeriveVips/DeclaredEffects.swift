@@ -180,6 +180,52 @@ enum DeclaredEffects {
         case "dropshadow":
             guard let cast = EffectGeometry.castShadow(of: .declared(effect), on: image.size) else { return image }
             return try Effects.shadowed(image, cast, color: EffectRules.dropShadowColor, opacity: EffectRules.dropShadowOpacity)
+        case "colorize":
+            let t = Double(amount) / 100
+            let color = effect.color()
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().linear([1 - t, 1 - t, 1 - t], [t * Double(color.red), t * Double(color.green), t * Double(color.blue)])
+            }
+        case "improve":
+            // Auto colour, then auto contrast, then (indoor) a fill light: Derive's reading of
+            // Cloudinary's 'adjusts colours, contrast and brightness'; mixed by blend %.
+            let rgb = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }
+            var improved = try Effects.apply(.named("auto_contrast", 100), to: try Effects.apply(.named("auto_color", 100), to: rgb))
+            if effect.choice("mode") == "indoor" { improved = try Effects.apply(.named("fill_light", 100), to: improved) }
+            return try Effects.mixed(rgb, improved, blend: Double(amount) / 100)
+        case "fill_light":
+            // Every RGB channel is multiplied by 1 + b × (1 - L)^p, L the luminance (b-w, 0–1),
+            // b = blend / 100, p = 2^(1 - bias / 100): black and white stay, dark tones gain up
+            // to twice their light; p 2 (bias 0) lifts most at L = 1/3, p 4 (-100) the deepest
+            // shadows (L = 1/5), p 1 (100) the midtones (L = 1/2). Hue is kept (one gain for
+            // all three channels).
+            let b = Double(amount) / 100
+            let p = pow(2, 1 - Double(effect.number("bias")) / 100)
+            return try image.changingColour { (colour) throws(DeriveError) in
+                let rgb = try colour.rgb()
+                let gain = try rgb.colourspace("b-w").linear([-1.0 / 255], [1], uchar: false).clampedAtZero()
+                    .raised(to: p).linear([b], [1], uchar: false)
+                return try rgb.multiplied(by: gain).cast("uchar").interpreted(as: "srgb")
+            }
+        case "simulate_colorblind":
+            // The condition's matrix (DeriveLanguage) on linear RGB (libvips' scrgb), back to sRGB.
+            let condition = ColorblindCondition(rawValue: effect.choice("condition")) ?? .deuteranopia
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().colourspace("scrgb").recombined(condition.matrix, uchar: false)
+                    .interpreted(as: "scrgb").colourspace("srgb").cast("uchar")
+            }
+        case "art":
+            // The look's affine grade: recomb with the matrix, then the offsets added and the
+            // result clipped to 8 bits by linear; alpha kept.
+            let (matrix, offset) = (ArtFilter(rawValue: effect.choice("filter")) ?? .incognito).grade
+            return try image.changingColour { (colour) throws(DeriveError) in
+                try colour.rgb().recombined(matrix, uchar: false).linear([1, 1, 1], offset).interpreted(as: "srgb")
+            }
+        case "outline":
+            return try Effects.outlined(image, mode: OutlineMode(rawValue: effect.choice("mode")) ?? .outer, width: effect.number("width"),
+                                        blur: effect.number("blur"), color: effect.color())
+        case "shear":
+            return try Effects.sheared(image, x: effect.number("x"), y: effect.number("y"))
         case "noise":
             // Cloudinary's percent of noise: Gaussian grain with a standard deviation of half the
             // level (in levels of 255), the same field on every colour band so that it is grain of

@@ -9,17 +9,15 @@ enum Effects {
     /// effect (and the compiler that none is left out); each group's own switch stays short.
     static func apply(_ effect: Effect, to image: VImage) throws(DeriveError) -> VImage {
         switch effect {
-        case .tint, .colorize:
+        case .tint:
             return try adjustment(effect, image)
-        case .improve, .fillLight:
-            return try automaticCorrection(effect, image)
-        case .makeTransparent, .replaceColor, .simulateColorblind, .recolor, .assistColorblind, .tintGradient:
+        case .makeTransparent, .replaceColor, .recolor, .assistColorblind, .tintGradient:
             return try colourChange(effect, image)
         case .theme(let photosensitivity, let color):
             return try theme(image, to: color, photosensitivity: photosensitivity.planned)
-        case .cartoonify, .vectorize, .art:
+        case .cartoonify, .vectorize:
             return try artistic(effect, image)
-        case .gradientFade, .outline, .shear, .distort, .shadow, .blurRegion, .pixelateRegion:
+        case .gradientFade, .distort, .shadow, .blurRegion, .pixelateRegion:
             return try placed(effect, image)
         case .declared(let d):
             return try DeclaredEffects.draw(d, on: image, faces: nil)
@@ -37,40 +35,6 @@ enum Effects {
                 let tinted = try rgb.colourspace("b-w").linear([Double(color.red) / 255 * t, Double(color.green) / 255 * t, Double(color.blue) / 255 * t],
                                                                 [0, 0, 0], uchar: false)
                 return try rgb.linear([1 - t, 1 - t, 1 - t], [0, 0, 0], uchar: false).added(tinted).cast("uchar").interpreted(as: "srgb")
-            }
-        case .colorize(let amount, let color):
-            let t = Double(amount.planned) / 100
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().linear([1 - t, 1 - t, 1 - t], [t * Double(color.red), t * Double(color.green), t * Double(color.blue)])
-            }
-        default:
-            throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
-        }
-    }
-
-    /// The automatic corrections, which measure the picture (percentiles, means) before they change it.
-    static func automaticCorrection(_ effect: Effect, _ image: VImage) throws(DeriveError) -> VImage {
-        switch effect {
-        case .improve(let blend, let mode):
-            // Auto colour, then auto contrast, then (indoor) a fill light: Derive's reading of
-            // Cloudinary's 'adjusts colours, contrast and brightness'; mixed by blend %.
-            let rgb = try image.changingColour { (colour) throws(DeriveError) in try colour.rgb() }
-            var improved = try apply(.named("auto_contrast", 100), to: try apply(.named("auto_color", 100), to: rgb))
-            if mode == .indoor { improved = try apply(.fillLight(100, bias: 0), to: improved) }
-            return try mixed(rgb, improved, blend: Double(blend.planned) / 100)
-        case .fillLight(let blend, let bias):
-            // Every RGB channel is multiplied by 1 + b × (1 - L)^p, L the luminance (b-w, 0–1),
-            // b = blend / 100, p = 2^(1 - bias / 100): black and white stay, dark tones gain up
-            // to twice their light; p 2 (bias 0) lifts most at L = 1/3, p 4 (-100) the deepest
-            // shadows (L = 1/5), p 1 (100) the midtones (L = 1/2). Hue is kept (one gain for
-            // all three channels).
-            let b = Double(blend.planned) / 100
-            let p = pow(2, 1 - Double(bias) / 100)
-            return try image.changingColour { (colour) throws(DeriveError) in
-                let rgb = try colour.rgb()
-                let gain = try rgb.colourspace("b-w").linear([-1.0 / 255], [1], uchar: false).clampedAtZero()
-                    .raised(to: p).linear([b], [1], uchar: false)
-                return try rgb.multiplied(by: gain).cast("uchar").interpreted(as: "srgb")
             }
         default:
             throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
@@ -124,12 +88,6 @@ enum Effects {
                     .interpreted(as: "lch").colourspace("srgb").cast("uchar")
                 let weight = try rgb.distance(to: source).linear([-510 / t], [510], uchar: false).cast("uchar")
                 return try mapped.blended(with: rgb, mask: weight).interpreted(as: "srgb")
-            }
-        case .simulateColorblind(let condition):
-            // The condition's matrix (DeriveLanguage) on linear RGB (libvips' scrgb), back to sRGB.
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().colourspace("scrgb").recombined(condition.matrix, uchar: false)
-                    .interpreted(as: "scrgb").colourspace("srgb").cast("uchar")
             }
         case .recolor(let matrix):
             // libvips' recomb on the 8-bit values: 3x3 on RGB (alpha kept), 4x4 on RGBA (an
@@ -203,13 +161,6 @@ enum Effects {
                 return try VipsCall("round").image("in", smooth.linear([1 / step], [0], uchar: false)).enumeration("round", "rint").run().image("out")
                     .linear([step], [0]).interpreted(as: "srgb")
             }
-        case .art(let filter):
-            // The look's affine grade: recomb with the matrix, then the offsets added and the
-            // result clipped to 8 bits by linear; alpha kept.
-            let (matrix, offset) = filter.grade
-            return try image.changingColour { (colour) throws(DeriveError) in
-                try colour.rgb().recombined(matrix, uchar: false).linear([1, 1, 1], offset).interpreted(as: "srgb")
-            }
         default:
             throw DeriveError(.internalError, "effect \(effect.kind) was sent to the wrong group")
         }
@@ -220,10 +171,6 @@ enum Effects {
         switch effect {
         case .gradientFade(let strength, let edges, let x, let y):
             return try faded(image, strength: strength.planned, symmetric: edges != .one, x: x, y: y)
-        case .outline(let mode, let width, let blur, let color):
-            return try outlined(image, mode: mode, width: width, blur: blur, color: color)
-        case .shear(let x, let y):
-            return try sheared(image, x: x, y: y)
         case .distort(let distortion):
             return try distorted(image, distortion)
         case .shadow(let strength, let color, _, _):

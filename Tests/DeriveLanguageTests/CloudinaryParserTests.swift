@@ -50,7 +50,7 @@ import Testing
         ("e_contrast:40", .effect(.named("contrast", 40))),
         ("e_saturation:-100", .effect(.named("saturation", -100))),
         ("e_tint:40:rgb:00ff00", .effect(.tint(amount: 40, color: Color(red: 0, green: 255, blue: 0)))),
-        ("e_colorize:60,co_red", .effect(.colorize(amount: 60, color: Color(red: 255, green: 0, blue: 0)))),
+        ("e_colorize:60,co_red", .effect(Effect.colorizeForTests(60, Color(red: 255, green: 0, blue: 0)))),
         ("e_vignette:30", .effect(.named("vignette", 30))),
         ("e_trim", .trim(Trim())),
         ("e_trim:25:white", .trim(Trim(tolerance: 25, color: .white))),

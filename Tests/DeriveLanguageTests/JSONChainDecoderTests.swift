@@ -57,7 +57,7 @@ import Testing
         #expect(steps[2] == .rotate(Rotate(angle: 12.5, horizontalFlip: true, verticalFlip: true, background: Color(red: 255, green: 0, blue: 0, alpha: 128))))
         #expect(steps[4] == .round(RoundCorners(radius: .corners([1, 2, 3]))))
         #expect(steps[8] == .effect(.named("sharpen", 100)))
-        #expect(steps[16] == .effect(.colorize(amount: 100, color: Color(red: 0x10, green: 0x20, blue: 0x30))))
+        #expect(steps[16] == .effect(Effect.colorizeForTests(100, Color(red: 0x10, green: 0x20, blue: 0x30))))
         #expect(steps[20] == .border(Border(width: 3, color: Color(red: 0xAA, green: 0xBB, blue: 0xCC))))
         #expect(steps[24] == .validate(ImageConstraints(minWidth: 100, maxPixels: 50_000_000, formats: [.jpeg, .png])))
         #expect(steps[25] == .preset("watermark"))

@@ -29,7 +29,7 @@ import Testing
          Overlay(source: .image("bike"), chain: [.resize(Resize(mode: .limit, width: .pixels(300), height: .pixels(300))), .effect(.named("sepia", 80))])),
         ("l_logo/e_colorize:50,co_red,fl_layer_apply,g_south",
          #"{"overlay": {"image": "logo", "chain": [{"colorize": {"amount": 50, "color": "red"}}], "gravity": "south"}}"#,
-         Overlay(source: .image("logo"), chain: [.effect(.colorize(amount: 50, color: Color(red: 255, green: 0, blue: 0)))], gravity: .compass(.south))),
+         Overlay(source: .image("logo"), chain: [.effect(Effect.colorizeForTests(50, Color(red: 255, green: 0, blue: 0)))], gravity: .compass(.south))),
     ])
     func stringAndJSONMeanTheSameLayer(text: String, json: String, overlay: Overlay) throws {
         #expect(try ToneEffectTests.step(text) == .overlay(overlay))

@@ -4,13 +4,17 @@ import Testing
 
 /// `e_outline[:<mode>][:<width>][:<blur>]` with co_ (issue 16, item 2).
 @Suite struct OutlineLanguageTests {
+    static func outline(_ mode: String, width: WholeNumber, blur: WholeNumber, color: Color) -> Effect {
+        .declared(DeclaredEffect(name: "outline", values: [.choice(mode), .number(width), .number(blur), .color(color)]))
+    }
+
     @Test(arguments: [
-        ("e_outline", #"{"outline": true}"#, Effect.outline(.outer, width: 5, blur: 0, color: .black)),
-        ("e_outline:inner:8,co_red", #"{"outline": {"mode": "inner", "width": 8, "color": "red"}}"#, .outline(.inner, width: 8, blur: 0, color: Color(red: 255, green: 0, blue: 0))),
-        ("e_outline:outer:10:200,co_white", #"{"outline": {"width": 10, "blur": 200, "color": "white"}}"#, .outline(.outer, width: 10, blur: 200, color: .white)),
+        ("e_outline", #"{"outline": true}"#, OutlineLanguageTests.outline("outer", width: 5, blur: 0, color: .black)),
+        ("e_outline:inner:8,co_red", #"{"outline": {"mode": "inner", "width": 8, "color": "red"}}"#, OutlineLanguageTests.outline("inner", width: 8, blur: 0, color: Color(red: 255, green: 0, blue: 0))),
+        ("e_outline:outer:10:200,co_white", #"{"outline": {"width": 10, "blur": 200, "color": "white"}}"#, OutlineLanguageTests.outline("outer", width: 10, blur: 200, color: .white)),
         // TeePublic's sticker chains: a white outline, then the design's holes filled white.
-        ("e_outline:inner_fill:1,co_white", #"{"outline": {"mode": "inner_fill", "width": 1, "color": "white"}}"#, .outline(.innerFill, width: 1, blur: 0, color: .white)),
-        ("e_outline:fill", #"{"outline": {"mode": "fill"}}"#, .outline(.fill, width: 5, blur: 0, color: .black)),
+        ("e_outline:inner_fill:1,co_white", #"{"outline": {"mode": "inner_fill", "width": 1, "color": "white"}}"#, OutlineLanguageTests.outline("inner_fill", width: 1, blur: 0, color: .white)),
+        ("e_outline:fill", #"{"outline": {"mode": "fill"}}"#, OutlineLanguageTests.outline("fill", width: 5, blur: 0, color: .black)),
     ])
     func stringAndJSONMeanTheSameEffect(text: String, json: String, effect: Effect) throws {
         #expect(try ToneEffectTests.step(text) == .effect(effect))
@@ -27,7 +31,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("e_outline:inner_fil", #"e_outline:inner_fil: unknown to Cloudinary (no e_outline mode "inner_fil"); modes: outer, inner, inner_fill, fill"#),
+        ("e_outline:inner_fil", #"e_outline:inner_fil: unknown to Cloudinary (no e_outline mode "inner_fil"); did you mean "inner_fill"?"#),
         ("e_outline:middle", #"e_outline:middle: unknown to Cloudinary (no e_outline mode "middle"); modes: outer, inner, inner_fill, fill"#),
         ("e_outline:outer:101", "e_outline:outer:101: out of Cloudinary's range (e_outline width must be between 1 and 100, got 101)"),
     ])
@@ -38,7 +42,7 @@ import Testing
 
     @Test func jsonRefusesAnUnknownMode() {
         #expect { try ToneEffectTests.step(json: #"{"outline": {"mode": "middle"}}"#) } throws: {
-            "\($0)".contains(#"expected one of "outer", "inner", "inner_fill", "fill", got string "middle""#)
+            "\($0)".contains(#"expected one of "outer", "inner", "inner_fill", "fill", got "middle""#)
         }
     }
 

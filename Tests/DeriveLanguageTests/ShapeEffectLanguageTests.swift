@@ -5,10 +5,12 @@ import Testing
 /// `e_shear` and `e_shadow` (issue 16, item 2): effects that grow the canvas. Their string and
 /// JSON forms, round trips, refusals, and the sizes the planner gives them.
 @Suite struct ShapeEffectLanguageTests {
+    static func shear(_ x: WholeNumber, _ y: WholeNumber) -> Effect { .declared(DeclaredEffect(name: "shear", values: [.number(x), .number(y)])) }
+
     @Test(arguments: [
-        ("e_shear:20:0", #"{"shear": {"x": 20}}"#, Effect.shear(x: 20, y: 0)),
-        ("e_shear:0:-15", #"{"shear": {"x": 0, "y": -15}}"#, .shear(x: 0, y: -15)),
-        ("e_shear", #"{"shear": true}"#, .shear(x: 0, y: 0)),
+        ("e_shear:20:0", #"{"shear": {"x": 20}}"#, ShapeEffectLanguageTests.shear(20, 0)),
+        ("e_shear:0:-15", #"{"shear": {"x": 0, "y": -15}}"#, ShapeEffectLanguageTests.shear(0, -15)),
+        ("e_shear", #"{"shear": true}"#, ShapeEffectLanguageTests.shear(0, 0)),
         ("e_shadow", #"{"shadow": true}"#, .shadow(40, color: .gray, x: .pixels(8), y: .pixels(8))),
         ("e_shadow:70", #"{"shadow": 70}"#, .shadow(70, color: .gray, x: .pixels(8), y: .pixels(8))),
         ("e_shadow:50,co_black,x_-10,y_20", #"{"shadow": {"strength": 50, "color": "black", "x": -10, "y": 20}}"#,
@@ -41,7 +43,7 @@ import Testing
 
     @Test(arguments: [
         ("e_shear:90:0", "e_shear:90:0: known to Cloudinary, not supported by Derive: beyond Derive's limits: e_shear x must be between -89 and 89, got 90"),
-        ("e_shear:1:2:3", "e_shear takes an x and a y skew in degrees"),
+        ("e_shear:1:2:3", "e_shear:1:2:3: unknown to Cloudinary (e_shear takes an x and a y)"),
         ("e_shadow:101", "e_shadow:101: out of Cloudinary's range (e_shadow strength must be between 0 and 100, got 101)"),
     ])
     func refusals(text: String, reason: String) {

@@ -48,16 +48,16 @@ import Testing
         ("e_auto_color", #"{"auto_color": true}"#, .named("auto_color", 100)),
         ("e_auto_color:60", #"{"auto_color": {"blend": 60}}"#, .named("auto_color", 60)),
         ("e_auto_color:0", #"{"auto_color": 0}"#, .named("auto_color", 0)),
-        ("e_improve", #"{"improve": true}"#, .improve(100, mode: .outdoor)),
-        ("e_improve:outdoor", #"{"improve": {"mode": "outdoor"}}"#, .improve(100, mode: .outdoor)),
-        ("e_improve:indoor", #"{"improve": {"mode": "indoor"}}"#, .improve(100, mode: .indoor)),
-        ("e_improve:indoor:50", #"{"improve": {"mode": "indoor", "blend": 50}}"#, .improve(50, mode: .indoor)),
-        ("e_improve:40", #"{"improve": 40}"#, .improve(40, mode: .outdoor)),
-        ("e_improve:outdoor:0", #"{"improve": {"blend": 0}}"#, .improve(0, mode: .outdoor)),
-        ("e_fill_light", #"{"fill_light": true}"#, .fillLight(100, bias: 0)),
-        ("e_fill_light:70", #"{"fill_light": 70}"#, .fillLight(70, bias: 0)),
-        ("e_fill_light:70:-30", #"{"fill_light": {"blend": 70, "bias": -30}}"#, .fillLight(70, bias: -30)),
-        ("e_fill_light:100:100", #"{"fill_light": {"bias": 100}}"#, .fillLight(100, bias: 100)),
+        ("e_improve", #"{"improve": true}"#, .declared(DeclaredEffect(name: "improve", values: [.choice("outdoor"), .number(100)]))),
+        ("e_improve:outdoor", #"{"improve": {"mode": "outdoor"}}"#, .declared(DeclaredEffect(name: "improve", values: [.choice("outdoor"), .number(100)]))),
+        ("e_improve:indoor", #"{"improve": {"mode": "indoor"}}"#, .declared(DeclaredEffect(name: "improve", values: [.choice("indoor"), .number(100)]))),
+        ("e_improve:indoor:50", #"{"improve": {"mode": "indoor", "blend": 50}}"#, .declared(DeclaredEffect(name: "improve", values: [.choice("indoor"), .number(50)]))),
+        ("e_improve:40", #"{"improve": 40}"#, .declared(DeclaredEffect(name: "improve", values: [.choice("outdoor"), .number(40)]))),
+        ("e_improve:outdoor:0", #"{"improve": {"blend": 0}}"#, .declared(DeclaredEffect(name: "improve", values: [.choice("outdoor"), .number(0)]))),
+        ("e_fill_light", #"{"fill_light": true}"#, .declared(DeclaredEffect(name: "fill_light", values: [.number(100), .number(0)]))),
+        ("e_fill_light:70", #"{"fill_light": 70}"#, .declared(DeclaredEffect(name: "fill_light", values: [.number(70), .number(0)]))),
+        ("e_fill_light:70:-30", #"{"fill_light": {"blend": 70, "bias": -30}}"#, .declared(DeclaredEffect(name: "fill_light", values: [.number(70), .number(-30)]))),
+        ("e_fill_light:100:100", #"{"fill_light": {"bias": 100}}"#, .declared(DeclaredEffect(name: "fill_light", values: [.number(100), .number(100)]))),
         ("e_replace_color:orange", #"{"replace_color": "orange"}"#, .replaceColor(50, to: Color.parse("orange")!, from: nil)),
         ("e_replace_color:aa7812:60", ##"{"replace_color": {"to": "#aa7812", "tolerance": 60}}"##, .replaceColor(60, to: Color(red: 0xAA, green: 0x78, blue: 0x12), from: nil)),
         ("e_replace_color:orange:50:green", #"{"replace_color": {"to": "orange", "from": "green"}}"#, .replaceColor(50, to: Color.parse("orange")!, from: Color.parse("green")!)),
@@ -70,9 +70,9 @@ import Testing
         ("e_opacity_threshold", #"{"opacity_threshold": true}"#, .named("opacity_threshold", 50)),
         ("e_opacity_threshold:0", #"{"opacity_threshold": {"level": 0}}"#, .named("opacity_threshold", 0)),
         ("e_opacity_threshold:100", #"{"opacity_threshold": 100}"#, .named("opacity_threshold", 100)),
-        ("e_simulate_colorblind", #"{"simulate_colorblind": true}"#, .simulateColorblind(.deuteranopia)),
-        ("e_simulate_colorblind:protanopia", #"{"simulate_colorblind": "protanopia"}"#, .simulateColorblind(.protanopia)),
-        ("e_simulate_colorblind:rod_monochromacy", #"{"simulate_colorblind": {"condition": "rod_monochromacy"}}"#, .simulateColorblind(.rodMonochromacy)),
+        ("e_simulate_colorblind", #"{"simulate_colorblind": true}"#, .declared(DeclaredEffect(name: "simulate_colorblind", values: [.choice("deuteranopia")]))),
+        ("e_simulate_colorblind:protanopia", #"{"simulate_colorblind": "protanopia"}"#, .declared(DeclaredEffect(name: "simulate_colorblind", values: [.choice("protanopia")]))),
+        ("e_simulate_colorblind:rod_monochromacy", #"{"simulate_colorblind": {"condition": "rod_monochromacy"}}"#, .declared(DeclaredEffect(name: "simulate_colorblind", values: [.choice("rod_monochromacy")]))),
         ("e_recolor:0.3:0.6:0.1:0.3:0.6:0.1:0.3:0.6:0.1", #"{"recolor": [0.3, 0.6, 0.1, 0.3, 0.6, 0.1, 0.3, 0.6, 0.1]}"#, .recolor([0.3, 0.6, 0.1, 0.3, 0.6, 0.1, 0.3, 0.6, 0.1])),
         ("e_assist_colorblind", #"{"assist_colorblind": true}"#, .assistColorblind(10, xray: false)),
         ("e_assist_colorblind:40", #"{"assist_colorblind": {"strength": 40}}"#, .assistColorblind(40, xray: false)),
@@ -155,8 +155,8 @@ import Testing
         ("e_fill_light:101", "e_fill_light:101: out of Cloudinary's range (e_fill_light blend must be between 0 and 100, got 101)"),
         ("e_fill_light:50:101", "e_fill_light:50:101: out of Cloudinary's range (e_fill_light bias must be between -100 and 100, got 101)"),
         ("e_fill_light:50:-101", "e_fill_light:50:-101: out of Cloudinary's range (e_fill_light bias must be between -100 and 100, got -101)"),
-        ("e_fill_light:50:dark", #"e_fill_light takes a whole-number bias (-100 to 100), got "dark""#),
-        ("e_fill_light:50:10:10", "e_fill_light takes a blend and a bias"),
+        ("e_fill_light:50:dark", #"e_fill_light:50:dark: unknown to Cloudinary (e_fill_light takes a whole-number bias (-100 to 100), got "dark")"#),
+        ("e_fill_light:50:10:10", "e_fill_light:50:10:10: unknown to Cloudinary (e_fill_light takes a blend and a bias)"),
         ("e_make_transparent:101", "e_make_transparent:101: out of Cloudinary's range (e_make_transparent tolerance must be between 0 and 100, got 101)"),
         ("e_make_transparent:-1,co_white", "e_make_transparent:-1: out of Cloudinary's range (e_make_transparent tolerance must be between 0 and 100, got -1)"),
         ("e_make_transparent:10:white", "e_make_transparent takes one amount; give the colour with co_"),
@@ -204,7 +204,7 @@ import Testing
         (#"{"opacity_threshold": -1}"#, "outputs[0].chain[0].opacity_threshold.level: must be between 0 and 100, got -1"),
         (#"{"replace_color": {"tolerance": 20}}"#, "outputs[0].chain[0].replace_color.to: is required: the colour to replace with"),
         (#"{"replace_color": {"to": "red", "tolerance": 400}}"#, "outputs[0].chain[0].replace_color.tolerance: must be between 0 and 300, got 400"),
-        (#"{"simulate_colorblind": "red"}"#, #"outputs[0].chain[0].simulate_colorblind: expected one of "deuteranopia", "protanopia", "tritanopia", "deuteranomaly", "tritanomaly", "cone_monochromacy", "rod_monochromacy", got "red""#),
+        (#"{"simulate_colorblind": "red"}"#, #"outputs[0].chain[0].simulate_colorblind.condition: expected one of "deuteranopia", "protanopia", "tritanopia", "deuteranomaly", "tritanomaly", "cone_monochromacy", "rod_monochromacy", got "red""#),
         (#"{"ordered_dither": 19}"#, "outputs[0].chain[0].ordered_dither.level: must be between 0 and 18, got 19"),
         (#"{"recolor": [1, 2]}"#, "outputs[0].chain[0].recolor.matrix: needs 9 numbers (3x3, RGB) or 16 (4x4, RGBA), got 2"),
         (#"{"recolor": true}"#, "outputs[0].chain[0].recolor: expected a list of 9 or 16 numbers, got boolean true"),
@@ -304,5 +304,12 @@ func expectStepRefused(_ step: String, message: String, sourceLocation: SourceLo
         _ = try JSONChainDecoder().decodeJob(json: json)
     } catch {
         #expect(error.issues.map(\.description) == [message], sourceLocation: sourceLocation)
+    }
+}
+
+extension Effect {
+    /// `e_colorize:<amount>,co_<color>`, a declared effect, as the tests write it.
+    static func colorizeForTests(_ amount: WholeNumber, _ color: Color) -> Effect {
+        .declared(DeclaredEffect(name: "colorize", values: [.number(amount), .color(color)]))
     }
 }

@@ -28,13 +28,13 @@ import Testing
         ("e_blur:iw_div_4", .effect(.named("blur", 300)), [300]),
         ("e_brightness:cp_mul_-10,pg_4", .effect(.named("brightness", -40)), [-40]),
         ("e_tint:pc_mul_10:red", .effect(.tint(amount: 50, color: Color(red: 255, green: 0, blue: 0))), [50]),
-        ("e_colorize:iar_mul_20,co_black", .effect(.colorize(amount: 30, color: .black)), [30]),
+        ("e_colorize:iar_mul_20,co_black", .effect(Effect.colorizeForTests(30, .black)), [30]),
         ("e_blur_region:ih_div_2,x_0,y_0,w_100,h_100", .effect(.blurRegion(400, Region(x: .pixels(0), y: .pixels(0), width: .pixels(100), height: .pixels(100)))), [400]),
         ("e_blur_faces:w_div_4", .effect(.named("blur_faces", 300)), [300]),
         // The second setting stays as the blend is evaluated.
-        ("e_fill_light:w_div_24:-40", .effect(.fillLight(50, bias: -40)), [50]),
-        ("e_improve:indoor:iar_mul_40", .effect(.improve(60, mode: .indoor)), [60]),
-        ("e_improve:iar_mul_40", .effect(.improve(60, mode: .outdoor)), [60]),
+        ("e_fill_light:w_div_24:-40", .effect(.declared(DeclaredEffect(name: "fill_light", values: [.number(50), .number(-40)]))), [50]),
+        ("e_improve:indoor:iar_mul_40", .effect(.declared(DeclaredEffect(name: "improve", values: [.choice("indoor"), .number(60)]))), [60]),
+        ("e_improve:iar_mul_40", .effect(.declared(DeclaredEffect(name: "improve", values: [.choice("outdoor"), .number(60)]))), [60]),
         ("e_replace_color:red:pc_mul_10:blue", .effect(.replaceColor(50, to: Color(red: 255, green: 0, blue: 0), from: .blue)), [50]),
     ] as [(String, ImageOperation, [Int])])
     func evaluatesOnTheSource(text: String, operation: ImageOperation, values: [Int]) throws {

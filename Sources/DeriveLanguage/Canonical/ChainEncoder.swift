@@ -148,30 +148,18 @@ public enum ChainEncoder {
         case .effect(let e):
             if let field = EffectRules.amountField(of: e.kind), let amount = e.amount { add(field, amount.json) }
             switch e {
-            case .tint(_, let color), .colorize(_, let color): add("color", .string(color.hex))
+            case .tint(_, let color): add("color", .string(color.hex))
             case .tintGradient(_, let gradient):
                 add("colors", .array(gradient.colors.map { .string($0.hex) }))
                 if gradient.positions.contains(where: { $0 != nil }) { add("positions", .array(gradient.positions.map { $0.map(JSONValue.int) ?? .null })) }
                 if gradient.equalize { add("equalize", .bool(true)) }
-            case .improve(_, let mode): add("mode", .string(mode.rawValue))
-            case .fillLight(_, let bias): add("bias", .int(bias))
             case .replaceColor(_, let to, let from):
                 add("to", .string(to.hex))
                 add("from", from.map { .string($0.hex) })
             case .makeTransparent(_, let color): add("color", color.map { .string($0.hex) })
             case .theme(_, let color): add("color", .string(color.hex))
-            case .simulateColorblind(let condition): add("condition", .string(condition.rawValue))
-            case .art(let filter): add("filter", .string(filter.rawValue))
-            case .shear(let x, let y):
-                add("x", .int(x))
-                add("y", .int(y))
             case .distort(.corners(let corners)): add("corners", .array(corners.map(\.json)))
             case .distort(.arc(let degrees)): add("arc", .int(degrees))
-            case .outline(let mode, let width, let blur, let color):
-                add("mode", .string(mode.rawValue))
-                add("width", .int(width))
-                add("blur", .int(blur))
-                add("color", .string(color.hex))
             case .gradientFade(_, let edges, let x, let y):
                 // `symmetric: true` as before symmetric_pad existed, so those chains keep their identity.
                 if edges == .symmetric { add("symmetric", .bool(true)) }

@@ -123,9 +123,8 @@ enum Normalizer {
 
     static func isIdentity(_ e: Effect) -> Bool {
         switch e {
-        case .improve(0, _), .fillLight(0, _): true
         case .declared(let d): d.declaration.neutral.map { d.amount == .value($0) } ?? false
-        case .tint(let amount, _), .colorize(let amount, _), .tintGradient(let amount, _): amount == 0
+        case .tint(let amount, _), .tintGradient(let amount, _): amount == 0
         default: false
         }
     }

@@ -243,13 +243,16 @@ public enum FaceGeometry {
             return boxes.map { rotated($0, degrees: degrees, input: input, canvas: canvas) }
         case .unorient(let orientation):
             return boxes.map { stored($0, orientation: orientation, upright: input) }
+        case .effect(.declared(let d)) where d.name == "shear":
+            // Skewed boxes are no longer rectangles of the image: positions unknown.
+            return []
         case .effect(.shadow), .effect(.declared):
             // The image moves to its place on the canvas grown for its shadow.
             guard case .effect(let effect) = operation,
                   let at = EffectGeometry.castShadow(of: effect, on: input)?.placement(on: input).image else { return boxes }
             return boxes.map { Rect(x: $0.x + at.x, y: $0.y + at.y, width: $0.width, height: $0.height) }
-        case .effect(.shear), .effect(.distort):
-            // Skewed, warped or bent boxes are no longer rectangles of the image: positions unknown.
+        case .effect(.distort):
+            // Warped or bent boxes are no longer rectangles of the image: positions unknown.
             return []
         case .overlay(let o) where o.blend == .replaceImage:
             // The layer is the image now: the faces found were another image's.

@@ -265,12 +265,6 @@ public struct RoundCorners: Sendable, Hashable {
     }
 }
 
-/// `e_improve`'s modes: Cloudinary's outdoor (the default) and indoor, for photos with indoor
-/// lighting and shadows.
-public enum ImproveMode: String, Sendable, Hashable, CaseIterable {
-    case outdoor, indoor
-}
-
 /// `e_simulate_colorblind`'s conditions (Cloudinary's names; deuteranopia is the default).
 public enum ColorblindCondition: String, Sendable, Hashable, CaseIterable {
     case deuteranopia, protanopia, tritanopia, deuteranomaly, tritanomaly
@@ -372,10 +366,6 @@ public enum OutlineMode: String, Sendable, Hashable, CaseIterable {
     public var isInner: Bool { self == .inner || self == .innerFill }
     /// Whether the shape's transparent interior is filled too.
     public var fills: Bool { self == .fill || self == .innerFill }
-
-    public static let widthRange = 1...100
-    public static let blurRange = 0...2000
-    public static let defaults = (mode: OutlineMode.outer, width: 5, blur: 0, color: Color.black)
 }
 
 /// `e_art:<filter>`: Cloudinary's named artistic looks (the names of its SDKs' ArtisticFilter).
@@ -433,13 +423,6 @@ public enum Effect: Sendable, Hashable {
     /// A tint through several colours, or one colour on the equalised luminance (TintGradient),
     /// mixed in by the amount (0..100); Cloudinary's `e_tint` with `equalize` or more colours.
     case tintGradient(amount: WholeNumber, gradient: TintGradient)
-    case colorize(amount: WholeNumber, color: Color)
-    /// Cloudinary's automatic improvement: auto colour then auto contrast, and for indoor
-    /// photos a fill light as well, blended (0..100 %) with the original.
-    case improve(WholeNumber, mode: ImproveMode)
-    /// Lifts the shadows, blended (0..100 %) with the original; the bias (-100..100) moves the
-    /// lifted tones from the deepest shadows (-100) to the midtones (100).
-    case fillLight(WholeNumber, bias: Int)
     /// Pixels within the tolerance (a CIE76 distance in Lab) of `from` (the predominant colour
     /// when nil) take the matching shade of `to`.
     case replaceColor(WholeNumber, to: Color, from: Color?)
@@ -453,16 +436,12 @@ public enum Effect: Sendable, Hashable {
     /// Pixels within the tolerance (0..100, a CIE76 distance in Lab) of the colour (the edges'
     /// colour when nil) become transparent.
     case makeTransparent(WholeNumber, color: Color?)
-    /// How the image looks to someone with a colour-vision deficiency.
-    case simulateColorblind(ColorblindCondition)
     /// Helps colour-blind viewers tell reds from greens: diagonal stripes of the given strength
     /// (1..100), one direction over reds and the other over greens, or with `xray` the colours
     /// themselves shifted (daltonised) so the red-green difference shows in lightness and blue.
     case assistColorblind(WholeNumber, xray: Bool)
     /// A colour matrix: 9 numbers (3x3, on RGB) or 16 (4x4, on RGBA), row by row.
     case recolor([Double])
-    /// One of Cloudinary's named artistic looks, as a fixed colour grade.
-    case art(ArtFilter)
     /// A cartoon: flat colours (fewer levels per channel) and dark lines along the edges,
     /// thicker and more of them as the line strength (0..100) rises.
     case cartoonify(WholeNumber, colors: CartoonColors)
@@ -470,9 +449,6 @@ public enum Effect: Sendable, Hashable {
     /// paths when the output is `f_svg` (with the tracing settings), a raster of flat colour
     /// regions otherwise.
     case vectorize(WholeNumber, trace: VectorTrace = VectorTrace())
-    /// Skews the image by whole degrees along the x axis and the y axis (-89..89); the canvas
-    /// grows to hold it and the corners are transparent.
-    case shear(x: Int, y: Int)
     /// Warps the image onto new corners (in perspective) or bends it into an arc; the canvas
     /// becomes the result's bounding box, transparent where the image does not reach.
     case distort(Distortion)
@@ -485,11 +461,6 @@ public enum Effect: Sendable, Hashable {
     /// pixels; `symmetric` fades the opposite edge too, `symmetric_pad` both edges of the image
     /// into the padding a pad crop just added. Strength (0..100) shapes the ramp.
     case gradientFade(WholeNumber, edges: FadeEdges, x: Length?, y: Length?)
-    /// An outline of the image's shape (its alpha) in a colour: outside it (`outer`, the
-    /// default) or inside its edge (`inner`), `width` pixels wide (1..100), its edge softened
-    /// by `blur` (0..2000, as e_blur); `fill` and `inner_fill` also fill the holes the shape
-    /// encloses.
-    case outline(OutlineMode, width: Int, blur: Int, color: Color)
     /// Blurs a given rectangle (`x_,y_,w_,h_`), or the whole image without one.
     case blurRegion(WholeNumber, Region?)
     /// Pixelates a given rectangle, or the whole image without one.
@@ -499,17 +470,14 @@ public enum Effect: Sendable, Hashable {
     case declared(DeclaredEffect)
 
     public enum Kind: String, Sendable, CaseIterable {
-        case tint, colorize, improve
-        case fillLight = "fill_light"
+        case tint
         case replaceColor = "replace_color"
         case theme
         case makeTransparent = "make_transparent"
-        case simulateColorblind = "simulate_colorblind"
         case recolor
         case assistColorblind = "assist_colorblind"
-        case art, cartoonify, vectorize, shear, shadow, distort
+        case cartoonify, vectorize, shadow, distort
         case gradientFade = "gradient_fade"
-        case outline
         case blurRegion = "blur_region"
         case pixelateRegion = "pixelate_region"
         /// Every effect of the catalogue's own (`Effect.declared`); its name is `Effect.name`.
@@ -532,23 +500,16 @@ public enum Effect: Sendable, Hashable {
     public var kind: Kind {
         switch self {
         case .tint, .tintGradient: .tint
-        case .colorize: .colorize
-        case .improve: .improve
-        case .fillLight: .fillLight
         case .replaceColor: .replaceColor
         case .theme: .theme
         case .makeTransparent: .makeTransparent
-        case .simulateColorblind: .simulateColorblind
         case .recolor: .recolor
         case .assistColorblind: .assistColorblind
-        case .art: .art
         case .cartoonify: .cartoonify
         case .vectorize: .vectorize
-        case .shear: .shear
         case .distort: .distort
         case .shadow: .shadow
         case .gradientFade: .gradientFade
-        case .outline: .outline
         case .blurRegion: .blurRegion
         case .pixelateRegion: .pixelateRegion
         case .declared: .declared
@@ -558,11 +519,11 @@ public enum Effect: Sendable, Hashable {
     /// The effect's one number, if it has one (an expression until planned).
     public var amount: WholeNumber? {
         switch self {
-        case .improve(let n, _), .fillLight(let n, _), .replaceColor(let n, _, _), .theme(let n, _), .makeTransparent(let n, _), .assistColorblind(let n, _),
+        case .replaceColor(let n, _, _), .theme(let n, _), .makeTransparent(let n, _), .assistColorblind(let n, _),
              .cartoonify(let n, _), .vectorize(let n, _), .shadow(let n, _, _, _), .gradientFade(let n, _, _, _), .blurRegion(let n, _), .pixelateRegion(let n, _),
-             .tint(let n, _), .colorize(let n, _), .tintGradient(let n, _): n
+             .tint(let n, _), .tintGradient(let n, _): n
         case .declared(let d): d.amount
-        case .simulateColorblind, .recolor, .art, .shear, .distort, .outline: nil
+        case .recolor, .distort: nil
         }
     }
 
@@ -570,13 +531,13 @@ public enum Effect: Sendable, Hashable {
     /// not force a full-size decode when they come before a resize.
     public var isPointwise: Bool {
         switch self {
-        case .tint, .colorize, .fillLight, .simulateColorblind, .recolor, .art: true
+        case .tint, .recolor: true
         // With their colour given they are pointwise; without, the colour is the image's.
         case .replaceColor(_, _, let from): from != nil
         // Equalising reads the whole image's histogram.
         case .tintGradient(_, let gradient): !gradient.equalize
         case .makeTransparent(_, let color): color != nil
-        case .improve, .assistColorblind, .cartoonify, .vectorize, .shear, .distort, .shadow, .gradientFade, .outline, .blurRegion, .pixelateRegion: false
+        case .assistColorblind, .cartoonify, .vectorize, .distort, .shadow, .gradientFade, .blurRegion, .pixelateRegion: false
         // Which areas are photographic, and the background colour, are read from the image.
         case .theme: false
         case .declared(let d): d.declaration.pointwise

@@ -1,17 +1,28 @@
 /// The forms of a declared effect, derived from its declaration alone: its Cloudinary string
 /// (read and printed), its JSON (read and written), its range checks and its JSON Schema.
 extension EffectDeclaration {
-    /// The values of `e_<name>[:<args>]` (`co_` giving the colour), defaults filled in; or the
-    /// reason it is refused.
-    func read(arguments args: [String], color: String?) -> Result<[ParameterValue], ReadFailure> {
+    /// The values of `e_<name>[:<args>]` (the colour from `co_`), defaults filled in, with any
+    /// notes on how they were read; or the reason it is refused. `expression` reads a number
+    /// that may be an expression and is not a whole number (nil once it has said why not).
+    func read(arguments args: [String], color: Color?, expression: (String) -> WholeNumber?) -> Result<(values: [ParameterValue], notes: [String]), ReadFailure> {
         var given: [String: String] = [:]
         let written = parameters.filter { $0.type != .color }
         switch syntax {
         case .positional:
-            guard args.count <= written.count else {
-                return .failure(.malformed("e_\(name) takes \(written.map(\.key).joined(separator: ", then "))" + (written.isEmpty ? "nothing" : "")))
+            var rest = args[...]
+            for (i, p) in written.enumerated() {
+                guard let arg = rest.first else { break }
+                // A choice before other values may be left out where a number (or an expression
+                // of one) stands: e_outline:5, e_improve:w_div_10.
+                if case .choice(let words) = p.type, i < written.count - 1, arg.first?.isLetter != true
+                    || (!words.contains(arg) && written[i + 1].takesExpressions && ExpressionParser.looksLikeExpression(arg)) { continue }
+                rest = rest.dropFirst()
+                if case .choice = p.type { given[p.key] = arg } else if !arg.isEmpty { given[p.key] = arg }
             }
-            for (p, arg) in zip(written, args) where !arg.isEmpty { given[p.key] = arg }
+            guard rest.isEmpty else {
+                let each = written.map { ("aeiox".contains($0.key.first ?? " ") ? "an " : "a ") + $0.key }
+                return .failure(.malformed("e_\(name) takes " + (each.count > 1 ? each.dropLast().joined(separator: ", ") + " and " + each.last! : each.first ?? "nothing")))
+            }
         case .named:
             let settings = written.map(\.namedForm)
             let form = "e_\(name) takes " + (settings.count > 1 ? settings.dropLast().joined(separator: ", ") + " and " + settings.last! : settings.joined())
@@ -26,17 +37,37 @@ extension EffectDeclaration {
                 guard given.updateValue(String(pair[pair.index(after: underscore)...]), forKey: p.key) == nil else { return .failure(.plain("e_\(name) gives \(key) twice")) }
             }
         }
-        if let color, let p = parameters.first(where: { $0.type == .color }) { given[p.key] = color }
         var values: [ParameterValue] = []
+        var notes: [String] = []
         for p in parameters {
+            if p.type == .color, let color {
+                values.append(.color(color))
+                continue
+            }
             guard let text = given[p.key] else {
-                guard let d = p.defaultValue else { return .failure(.malformed("e_\(name) needs its \(p.key)")) }
+                guard let d = p.defaultValue else {
+                    if case .choice(let words) = p.type {
+                        return .failure(.plain("e_\(name) needs a \(p.key): e_\(name):<\(p.key)>, one of " + words.joined(separator: ", ")))
+                    }
+                    return .failure(.malformed("e_\(name) needs its \(p.key)"))
+                }
                 values.append(d)
                 continue
             }
             switch p.type {
-            case .number(let range, _):
-                guard let n = Int(text) else {
+            case .number(let range, let expressions):
+                if expressions, syntax == .positional, Int(text) == nil {
+                    guard let n = expression(text) else { return .failure(.reported) }
+                    values.append(.number(n))
+                    continue
+                }
+                var number = Int(text)
+                // Decimals where Cloudinary's SDKs write them: the nearest whole number.
+                if number == nil, let unit = p.rounds, let d = Double(text), abs(d) < 1e9, text.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) {
+                    number = Int(d.rounded())
+                    if Double(number!) != d { notes.append("e_\(name): \(text) \(unit)s rounds to the nearest whole \(unit), \(number!)") }
+                }
+                guard let n = number else {
                     if syntax == .named { return .failure(.plain("e_\(name)'s \(p.key) is a whole number, got \(Quoted(text))")) }
                     return .failure(.malformed("e_\(name) takes a whole-number \(p.key) (\(range.lowerBound) to \(range.upperBound)), got \(Quoted(text))"))
                 }
@@ -45,15 +76,19 @@ extension EffectDeclaration {
                 guard let c = Color.parse(text) else { return .failure(.malformed("co_\(text) is not a colour")) }
                 values.append(.color(c))
             case .choice(let words):
-                guard words.contains(text) else { return .failure(.unknown(what: "e_\(name) \(p.key) \(Quoted(text))", word: text, among: words, listing: "")) }
+                guard words.contains(text) else {
+                    return .failure(.unknown(what: (p.called ?? "e_\(name) \(p.key)") + " \(Quoted(text))", word: text, among: words, listing: "\(p.key)s: "))
+                }
                 values.append(.choice(text))
             }
         }
-        return .success(values)
+        return .success((values, notes))
     }
 
     enum ReadFailure: Error {
         case malformed(String)
+        /// Said already (an expression's reader says why it fails).
+        case reported
         /// A reason said as it is.
         case plain(String)
         /// A word not in the declaration's list, for a did-you-mean (else the list, after `listing`).
@@ -68,13 +103,13 @@ extension EffectDeclaration {
         var pending: [String] = []
         for (p, v) in zip(parameters, values) {
             if p.type == .color {
-                if v != p.defaultValue { color = ",co_" + v.text }
+                if v != p.defaultValue || p.alwaysWritten { color = ",co_" + v.text }
                 continue
             }
             switch syntax {
             case .positional:
                 pending.append(v.text)
-                if v != p.defaultValue { args += pending; pending = [] }
+                if v != p.defaultValue || p.alwaysWritten { args += pending; pending = [] }
             case .named:
                 if v != p.defaultValue { args.append("\(p.key)_\(v.text)") }
             }
@@ -93,8 +128,8 @@ extension EffectDeclaration {
         var fields: [String: JSONValue] = [:]
         switch value {
         case .bool(true): break
-        case .number where amount != nil, .string where amount != nil:
-            fields[amount!.key] = value
+        case .number where shortForm != nil, .string where shortForm != nil:
+            fields[shortForm!.key] = value
         default:
             guard let object = log.object(value, at: path, allowed: parameters.map(\.key)) else { return nil }
             fields = object
@@ -103,7 +138,8 @@ extension EffectDeclaration {
         for p in parameters {
             guard let v = fields[p.key] else {
                 guard let d = p.defaultValue else {
-                    log.add(path.appending(p.key), "required")
+                    let words = if case .choice(let words) = p.type { ": one of " + words.map { Quoted($0).description }.joined(separator: ", ") } else { "" }
+                    log.add(path.appending(p.key), "is required" + words)
                     return nil
                 }
                 values.append(d)

@@ -8,12 +8,16 @@ extension StepCatalogue {
 
     /// The schema of the step object's value (`{"blur": <this>}`).
     public static func schema(of d: EffectDeclaration) -> JSONValue {
-        var forms: [JSONValue] = [.object([JSONMember(key: "const", value: .bool(true))])]
+        var forms: [JSONValue] = []
+        let required = d.parameters.filter { $0.defaultValue == nil }.map { JSONValue.string($0.key) }
+        if required.isEmpty { forms.append(.object([JSONMember(key: "const", value: .bool(true))])) }
         if let amount = d.amount, let range = amount.range { forms.append(integer(range)) }
+        if let short = d.shortForm, case .choice(let words) = short.type { forms.append(.object([JSONMember(key: "enum", value: .array(words.map(JSONValue.string)))])) }
         if !d.parameters.isEmpty {
             forms.append(.object([
                 JSONMember(key: "type", value: .string("object")),
                 JSONMember(key: "additionalProperties", value: .bool(false)),
+            ] + (required.isEmpty ? [] : [JSONMember(key: "required", value: .array(required))]) + [
                 JSONMember(key: "properties", value: .object(d.parameters.map { JSONMember(key: $0.key, value: schema(of: $0)) })),
             ]))
         }
@@ -43,7 +47,9 @@ extension StepCatalogue {
         let written = d.parameters.filter { $0.type != .color }
         var text = "e_" + d.name
         switch d.syntax {
-        case .positional: text += written.map { "[:<\($0.key)>" }.joined() + String(repeating: "]", count: written.count)
+        case .positional:
+            let optional = written.filter { $0.defaultValue != nil }
+            text += written.map { $0.defaultValue == nil ? ":<\($0.key)>" : "[:<\($0.key)>" }.joined() + String(repeating: "]", count: optional.count)
         case .named: text += written.enumerated().map { "[\($0.offset == 0 ? ":" : ";")\($0.element.key)_<n>]" }.joined()
         }
         if d.parameters.contains(where: { $0.type == .color }) { text += "[,co_<color>]" }

@@ -49,6 +49,13 @@ public struct EffectDeclaration: Sendable {
 
     /// The effect's one number, if it has one (`e_blur:300`, `{"blur": 300}`).
     public var amount: ParameterDeclaration? { parameters.first(where: \.isAmount) }
+    /// The parameter JSON may give alone, without an object: the amount (`{"blur": 300}`), or
+    /// the one choice of an effect that has nothing else (`{"art": "zorro"}`).
+    public var shortForm: ParameterDeclaration? {
+        if let amount { return amount }
+        if parameters.count == 1, case .choice = parameters[0].type { return parameters[0] }
+        return nil
+    }
     public func parameter(_ key: String) -> ParameterDeclaration? { parameters.first { $0.key == key } }
 }
 
@@ -73,6 +80,13 @@ public struct ParameterDeclaration: Sendable {
     public let derivesLimits: Bool
     /// The effect's amount: written first, and alone in JSON's short form.
     public let isAmount: Bool
+    /// A choice's name in messages (`art filter`), when not `e_<effect> <key>`.
+    var called: String? = nil
+    /// A number that a string may write with decimals (Cloudinary's SDKs write `e_shear:20.0`),
+    /// read as the nearest whole one, with a note naming this unit.
+    var rounds: String? = nil
+    /// A string writes it even at its default, as it always has (`e_shear:0:0`, `e_colorize,co_gray`).
+    var alwaysWritten = false
 
     /// The effect's one number.
     static func amount(_ key: String, _ range: ClosedRange<Int>, default value: Int, _ source: String = "",
@@ -83,20 +97,25 @@ public struct ParameterDeclaration: Sendable {
 
     /// A whole number.
     static func number(_ key: String, _ range: ClosedRange<Int>, default value: Int?, _ source: String = "",
-                       expressions: Bool = true, derivesLimits: Bool = false) -> ParameterDeclaration {
+                       expressions: Bool = true, derivesLimits: Bool = false, rounds unit: String? = nil, alwaysWritten: Bool = false) -> ParameterDeclaration {
         ParameterDeclaration(key: key, type: .number(range, expressions: expressions), defaultValue: value.map { .number(.value($0)) },
-                             defaultSource: source, derivesLimits: derivesLimits, isAmount: false)
+                             defaultSource: source, derivesLimits: derivesLimits, isAmount: false, rounds: unit, alwaysWritten: alwaysWritten)
     }
 
-    static func color(_ key: String = "color", default value: Color?, _ source: String = "") -> ParameterDeclaration {
-        ParameterDeclaration(key: key, type: .color, defaultValue: value.map(ParameterValue.color), defaultSource: source, derivesLimits: false, isAmount: false)
+    static func color(_ key: String = "color", default value: Color?, _ source: String = "", alwaysWritten: Bool = false) -> ParameterDeclaration {
+        ParameterDeclaration(key: key, type: .color, defaultValue: value.map(ParameterValue.color), defaultSource: source, derivesLimits: false, isAmount: false,
+                             alwaysWritten: alwaysWritten)
     }
 
-    static func choice(_ key: String, _ words: [String], default value: String, _ source: String = "") -> ParameterDeclaration {
-        ParameterDeclaration(key: key, type: .choice(words), defaultValue: .choice(value), defaultSource: source, derivesLimits: false, isAmount: false)
+    /// One word of a list; with no default, a string must name one. Before other values, it
+    /// may be left out where a number stands (`e_outline:5` is an outer outline).
+    static func choice(_ key: String, _ words: [String], default value: String?, _ source: String = "", called: String? = nil) -> ParameterDeclaration {
+        ParameterDeclaration(key: key, type: .choice(words), defaultValue: value.map(ParameterValue.choice), defaultSource: source, derivesLimits: false,
+                             isAmount: false, called: called)
     }
 
     public var range: ClosedRange<Int>? { if case .number(let r, _) = type { r } else { nil } }
+    var takesExpressions: Bool { if case .number(_, true) = type { true } else { false } }
 
     /// `1–2000, default 100` for the docs and the schema's descriptions.
     public var summary: String {
@@ -159,6 +178,7 @@ public struct DeclaredEffect: Sendable, Hashable {
     /// A planned number (the planner has evaluated any expression).
     public func number(_ key: String) -> Int { if case .number(let n)? = self[key] { n.planned } else { 0 } }
     public func choice(_ key: String) -> String { if case .choice(let w)? = self[key] { w } else { "" } }
+    public func color(_ key: String = "color") -> Color { if case .color(let c)? = self[key] { c } else { .black } }
 
     /// The effect's one number, if its declaration has one (an expression until planned).
     public var amount: WholeNumber? {

@@ -15,14 +15,25 @@ extension ParseRun {
             return .declared(DeclaredEffect(name: d.name, values: values))
         }
         let written = "e_" + ([d.name] + arguments).joined(separator: ":")
-        let takesColor = d.parameters.contains { $0.type == .color }
-        // An effect of settings and no colour refuses one, as Cloudinary's SDKs give it none.
-        if !takesColor, color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow, e_outline and text layers; e_\(d.name) takes no colour") }
-        switch d.read(arguments: arguments, color: takesColor ? color : nil) {
-        case .success(let values):
-            return .declared(DeclaredEffect(name: d.name, values: values))
+        var effectColor: Color?
+        if d.parameters.contains(where: { $0.type == .color }) {
+            if let color {
+                guard let parsed = self.color(color, param: "co", in: c) else { return nil }
+                effectColor = parsed
+            }
+        } else if d.syntax == .named {
+            // An effect of settings and no colour refuses one, as Cloudinary's SDKs give it none.
+            if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow, e_outline and text layers; e_\(d.name) takes no colour") }
+        } else {
+            ignoreUnusedColor(color, in: c)
+        }
+        switch d.read(arguments: arguments, color: effectColor, expression: { effectAmount($0, name: d.name, in: c, written: text) }) {
+        case .success(let read):
+            for text in read.notes { note(c, text) }
+            return .declared(DeclaredEffect(name: d.name, values: read.values))
         case .failure(.malformed(let reason)):
             fail(c, CloudinaryVocabulary.malformed(written, reason, hint: ""))
+        case .failure(.reported): break
         case .failure(.plain(let reason)):
             fail(c, reason)
         case .failure(.unknown(let what, let word, let among, let listing)):

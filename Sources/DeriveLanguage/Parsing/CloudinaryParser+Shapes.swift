@@ -93,38 +93,6 @@ extension ParseRun {
 }
 
 extension ParseRun {
-    /// `e_outline[:<mode>][:<width>][:<blur>]`, co_ the colour.
-    mutating func outline(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
-        var rest = args[...]
-        var mode = OutlineMode.defaults.mode
-        if let first = rest.first, first.first?.isLetter == true {
-            guard let m = OutlineMode(rawValue: first) else {
-                fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_outline mode \(Quoted(first))", hint: "; modes: outer, inner, inner_fill, fill"))
-                return nil
-            }
-            mode = m
-            rest = rest.dropFirst()
-        }
-        guard rest.count <= 2 else {
-            fail(c, CloudinaryVocabulary.malformed("e_" + (c.params["e"] ?? "outline"), "e_outline takes a mode, a width and a blur", hint: ""))
-            return nil
-        }
-        var numbers = [OutlineMode.defaults.width, OutlineMode.defaults.blur]
-        for (i, t) in rest.enumerated() {
-            guard let n = Int(t) else {
-                fail(c, "e_outline takes whole numbers for its width and blur, got \(Quoted(t))")
-                return nil
-            }
-            numbers[i] = n
-        }
-        var outlineColor = OutlineMode.defaults.color
-        if let color {
-            guard let parsed = self.color(color, param: "co", in: c) else { return nil }
-            outlineColor = parsed
-        }
-        return .outline(mode, width: numbers[0], blur: numbers[1], color: outlineColor)
-    }
-
     /// `e_gradient_fade[:symmetric|symmetric_pad][:<strength>]` (x_ and y_ are read beside it).
     mutating func gradientFade(_ text: String, args: [String], color: String?, in c: Component) -> Effect? {
         if color != nil { fail(c, param: "co", "applies to e_colorize, e_make_transparent, e_shadow and text layers") }

@@ -40,7 +40,7 @@ extension ParseRun {
         }
         guard let detail = size(values[1], "detail", pixels: VectorTrace.maxDetail), let despeckle = size(values[2], "despeckle", pixels: 100),
               let paths = whole(values[3], "paths"), let corners = whole(values[4], "corners") else { return nil }
-        guard case .vectorize(let colors, _)? = effect(.vectorize, args: values[0].isEmpty ? [] : [values[0]], mode: .outdoor,
+        guard case .vectorize(let colors, _)? = effect(.vectorize, args: values[0].isEmpty ? [] : [values[0]],
                                                        color: color, in: c, written: text) else { return nil }
         return .vectorize(colors, trace: VectorTrace(detail: detail, despeckle: despeckle, paths: paths, corners: corners))
     }

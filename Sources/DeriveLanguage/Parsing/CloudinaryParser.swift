@@ -1238,10 +1238,6 @@ struct ParseRun {
             ignoreUnusedColor(color, in: c)
             return .assistColorblind(.value(EffectRules.defaultAmount(of: .assistColorblind) ?? 10), xray: true)
         }
-        if kind == .art {
-            ignoreUnusedColor(color, in: c)
-            return art(text, args: args, in: c)
-        }
         // e_cartoonify:bw, as Cloudinary's Dart SDK writes black and white with no line strength:
         // the default line strength, black and white.
         if kind == .cartoonify, args == ["bw"] {
@@ -1250,31 +1246,17 @@ struct ParseRun {
             note(c, "e_\(text): bw with no line strength before it is black and white at the default line strength (e_cartoonify:\(strength):bw)")
             return .cartoonify(.value(strength), colors: .blackwhite)
         }
-        if kind == .shear { return shear(args, color: color, in: c, written: text) }
         if kind == .distort {
             ignoreUnusedColor(color, in: c, appliesTo: "e_colorize, e_make_transparent, e_shadow, e_outline and text layers")
             return distort(args, in: c)
         }
-        if kind == .outline { return outline(text, args: args, color: color, in: c) }
         if kind == .gradientFade { return gradientFade(text, args: args, color: color, in: c) }
-        if kind == .simulateColorblind || kind == .recolor {
+        if kind == .recolor {
             ignoreUnusedColor(color, in: c)
-            return kind == .recolor ? recolor(args, in: c) : simulateColorblind(text, args: args, in: c)
-        }
-        // e_improve[:<mode>][:<blend>]: a mode is a word, a blend a number (Cloudinary's SDKs
-        // write `e_improve:50` for a blend alone).
-        var mode = ImproveMode.outdoor
-        if kind == .improve, let first = args.first, first.first?.isLetter == true, !ExpressionParser.looksLikeExpression(first) {
-            guard let m = ImproveMode(rawValue: first) else {
-                fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "e_improve mode \(Quoted(first))",
-                                                     hint: "; modes: " + ImproveMode.allCases.map(\.rawValue).joined(separator: ", ")))
-                return nil
-            }
-            mode = m
-            args.removeFirst()
+            return recolor(args, in: c)
         }
         if kind == .vectorize { return vectorize(args, color: color, in: c, written: text) }
-        return effect(kind, args: args, mode: mode, color: color, in: c, written: text)
+        return effect(kind, args: args, color: color, in: c, written: text)
     }
 
     /// An effect name Derive does not read: said to be Cloudinary's or not, with a hint.
@@ -1297,28 +1279,6 @@ struct ParseRun {
         note(c, "co_\(c.params["co"] ?? "") is ignored, as Cloudinary ignores a colour nothing uses: co_ applies to \(appliesTo)")
     }
 
-    /// e_shear[:<x degrees>][:<y degrees>], each 0 when not given.
-    mutating func shear(_ args: [String], color: String?, in c: Component, written text: String) -> Effect? {
-        ignoreUnusedColor(color, in: c, appliesTo: "e_colorize, e_make_transparent, e_shadow and text layers")
-        guard args.count <= 2 else {
-            fail(c, "e_shear takes an x and a y skew in degrees")
-            return nil
-        }
-        var angles = [0, 0]
-        for (i, arg) in args.enumerated() where !arg.isEmpty {
-            // Cloudinary's SDKs write the angles as decimals (e_shear:20.0:0.0); Derive
-            // skews by whole degrees, the nearest.
-            guard let d = Double(arg), d.isFinite, arg.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" }) else {
-                fail(c, CloudinaryVocabulary.malformed("e_" + text, "e_shear takes degrees (e_shear:<x>:<y>), got \(Quoted(arg))", hint: ""))
-                return nil
-            }
-            let n = Int(d.rounded())
-            if Double(n) != d { note(c, "e_shear: \(arg) degrees skews by the nearest whole degree, \(n)") }
-            angles[i] = n
-        }
-        return .shear(x: angles[0], y: angles[1])
-    }
-
     /// The amount of `e_<name>:<amount>`: a whole number or an expression.
     mutating func effectAmount(_ first: String, name: String, in c: Component, written text: String) -> WholeNumber? {
         if let n = Int(first) { return .value(n) }
@@ -1331,7 +1291,7 @@ struct ParseRun {
 
     /// An effect with an amount (and, for some, a colour or a second value), once its name is
     /// known and the effects with forms of their own are read.
-    mutating func effect(_ kind: Effect.Kind, args: [String], mode: ImproveMode, color: String?, in c: Component, written text: String) -> Effect? {
+    mutating func effect(_ kind: Effect.Kind, args: [String], color: String?, in c: Component, written text: String) -> Effect? {
         let name = kind.rawValue
         var amount: WholeNumber?
         if let first = args.first {
@@ -1346,7 +1306,7 @@ struct ParseRun {
                 if effectColor == nil { return nil }
             }
             ignoreUnusedColor(color, in: c, appliesTo: "e_colorize; give the tint colour as e_tint:<amount>:<color>")
-        case .colorize, .makeTransparent, .shadow:
+        case .makeTransparent, .shadow:
             if args.count > 1 { fail(c, "e_\(name) takes one amount; give the colour with co_") }
             if let color {
                 effectColor = self.color(color, param: "co", in: c)
@@ -1371,22 +1331,10 @@ struct ParseRun {
                 }
             }
             return .cartoonify(amount ?? .value(EffectRules.defaultAmount(of: .cartoonify) ?? 50), colors: colors)
-        case .fillLight:
-            // e_fill_light[:<blend>][:<bias>]
-            if args.count > 2 { fail(c, "e_fill_light takes a blend and a bias") }
-            if args.count == 2 {
-                guard let bias = Int(args[1]) else {
-                    fail(c, "e_fill_light takes a whole-number bias (-100 to 100), got \(Quoted(args[1]))")
-                    return nil
-                }
-                return .fillLight(amount ?? .value(EffectRules.defaultAmount(of: .fillLight) ?? 100), bias: bias)
-            }
-            ignoreUnusedColor(color, in: c)
         default:
             if args.count > 1 { fail(c, "e_\(name) takes one amount") }
             ignoreUnusedColor(color, in: c)
         }
-        if kind == .improve { return .improve(amount ?? .value(EffectRules.defaultAmount(of: .improve) ?? 100), mode: mode) }
         return EffectRules.make(kind, amount: amount, color: effectColor)
     }
 }
@@ -1420,35 +1368,6 @@ extension ParseRun {
             values[i] = n
         }
         return .blurred(intensity: values[0], brightness: values[1])
-    }
-
-    /// `e_art:<filter>`: Cloudinary's strings always name the look.
-    mutating func art(_ text: String, args: [String], in c: Component) -> Effect? {
-        let names = ArtFilter.allCases.map(\.rawValue)
-        guard let first = args.first else {
-            fail(c, "e_art needs a filter: e_art:<filter>, one of " + names.joined(separator: ", "))
-            return nil
-        }
-        if args.count > 1 { fail(c, "e_art takes one filter") }
-        guard let filter = ArtFilter(rawValue: first) else {
-            fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "art filter \(Quoted(first))",
-                                                 hint: Suggest.hint(for: first, among: names, else: "; filters: " + names.joined(separator: ", "))))
-            return nil
-        }
-        return .art(filter)
-    }
-
-    /// `e_simulate_colorblind[:<condition>]`, deuteranopia by default.
-    mutating func simulateColorblind(_ text: String, args: [String], in c: Component) -> Effect? {
-        guard let first = args.first else { return .simulateColorblind(.deuteranopia) }
-        if args.count > 1 { fail(c, "e_simulate_colorblind takes one condition") }
-        guard let condition = ColorblindCondition(rawValue: first) else {
-            let names = ColorblindCondition.allCases.map(\.rawValue)
-            fail(c, CloudinaryVocabulary.unknown("e_" + text, what: "colour-blind condition \(Quoted(first))",
-                                                 hint: Suggest.hint(for: first, among: names, else: "; conditions: " + names.joined(separator: ", "))))
-            return nil
-        }
-        return .simulateColorblind(condition)
     }
 
     /// `e_recolor:<9 or 16 numbers>`: a 3x3 or 4x4 colour matrix, row by row.

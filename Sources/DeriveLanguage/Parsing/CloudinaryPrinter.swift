@@ -127,9 +127,6 @@ public enum CloudinaryPrinter {
         case .tintGradient(let amount, let gradient):
             let stops = zip(gradient.colors, gradient.positions).map { c, p in color(c) + (p.map { ":\($0)p" } ?? "") }
             return "\(name):" + (gradient.equalize ? "equalize:" : "") + "\(amount):" + stops.joined(separator: ":")
-        case .colorize(let amount, let c):
-            let amountText = amount == EffectRules.defaultAmount(of: .colorize).map(WholeNumber.value) ? "" : ":\(amount)"
-            return name + amountText + ",co_" + color(c)
         case .blurRegion(let amount, let region?), .pixelateRegion(let amount, let region?):
             let amountText = amount == EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) ? "" : ":\(amount)"
             return name + amountText + ",x_\(region.x.cloudinaryText),y_\(region.y.cloudinaryText),w_\(region.width.cloudinaryText),h_\(region.height.cloudinaryText)"
@@ -147,8 +144,6 @@ public enum CloudinaryPrinter {
             return name + amountText + (c.map { ",co_" + color($0) } ?? "")
         case .assistColorblind(_, xray: true):
             return name + ":xray"
-        case .simulateColorblind(let condition):
-            return condition == .deuteranopia ? name : "\(name):\(condition.rawValue)"
         case .vectorize(let colors, let trace) where !trace.isDefault:
             let colorsText = colors == EffectRules.defaultAmount(of: .vectorize).map(WholeNumber.value) ? "" : ":colors:\(colors)"
             return name + colorsText + trace.cloudinaryArguments
@@ -159,17 +154,8 @@ public enum CloudinaryPrinter {
             case .reduction(let r): return "\(name):\(lines):\(r)"
             case .blackwhite: return "\(name):\(lines):bw"
             }
-        case .art(let filter):
-            return "\(name):\(filter.rawValue)"
-        case .shear(let x, let y):
-            return "\(name):\(x):\(y)"
         case .distort(let d):
             return "\(name):" + d.cloudinaryArguments
-        case .outline(let mode, let width, let blur, let c):
-            var args: [String] = []
-            if blur != OutlineMode.defaults.blur { args = [String(width), String(blur)] } else if width != OutlineMode.defaults.width { args = [String(width)] }
-            if mode != OutlineMode.defaults.mode || !args.isEmpty { args.insert(mode.rawValue, at: 0) }
-            return name + args.map { ":" + $0 }.joined() + (c == OutlineMode.defaults.color ? "" : ",co_" + color(c))
         case .gradientFade(let strength, let edges, let x, let y):
             let isDefault = strength == EffectRules.defaultAmount(of: .gradientFade).map(WholeNumber.value)
             var text = name + (edges == .one ? "" : ":" + edges.rawValue) + (isDefault ? "" : ":\(strength)")
@@ -181,14 +167,6 @@ public enum CloudinaryPrinter {
             return name + amountText + ",co_" + color(c) + ",x_" + x.cloudinaryText + ",y_" + y.cloudinaryText
         case .recolor(let matrix):
             return name + ":" + matrix.map(Decimal6.string).joined(separator: ":")
-        case .improve(let blend, let mode):
-            // The mode is written whenever a blend is, so the blend is never read as a mode.
-            let blendText = blend == EffectRules.defaultAmount(of: .improve).map(WholeNumber.value) ? "" : ":\(blend)"
-            return name + (mode == .outdoor && blendText.isEmpty ? "" : ":" + mode.rawValue) + blendText
-        case .fillLight(let blend, let bias):
-            let blendIsDefault = blend == EffectRules.defaultAmount(of: .fillLight).map(WholeNumber.value)
-            if bias != EffectRules.fillLightDefaultBias { return "\(name):\(blend):\(bias)" }
-            return blendIsDefault ? name : "\(name):\(blend)"
         default:
             guard let amount = e.amount, amount != EffectRules.defaultAmount(of: e.kind).map(WholeNumber.value) else { return name }
             return "\(name):\(amount)"

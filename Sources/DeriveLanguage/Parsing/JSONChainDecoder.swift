@@ -535,10 +535,7 @@ public struct JSONChainDecoder: Sendable {
         let amountField = EffectRules.amountField(of: kind)
         if kind == .replaceColor { return readReplaceColor(value, at: path, log: log) }
         if kind == .theme { return readTheme(value, at: path, log: log) }
-        if kind == .simulateColorblind { return readColorblind(value, at: path, log: log) }
-        if kind == .art { return readArt(value, at: path, log: log) }
         if kind == .recolor { return readRecolor(value, at: path, log: log) }
-        if kind == .outline { return readOutline(value, at: path, log: log) }
         if kind == .distort { return readDistort(value, at: path, log: log) }
         if kind == .tint, case .object(let members) = value, members.contains(where: { $0.key == "colors" || $0.key == "equalize" }) {
             return readTintGradient(value, at: path, log: log)
@@ -553,12 +550,10 @@ public struct JSONChainDecoder: Sendable {
             if let amountField { allowed.append(amountField) }
             if EffectRules.takesColor(kind) { allowed.append("color") }
             if EffectRules.takesRegion(kind) { allowed += ["x", "y", "width", "height"] }
-            if kind == .improve { allowed.append("mode") }
-            if kind == .fillLight { allowed.append("bias") }
             if kind == .cartoonify { allowed.append("reduction") }
             if kind == .vectorize { allowed += ["detail", "despeckle", "paths", "corners"] }
             if kind == .assistColorblind { allowed.append("xray") }
-            if kind == .shear || kind == .shadow || kind == .gradientFade { allowed += ["x", "y"] }
+            if kind == .shadow || kind == .gradientFade { allowed += ["x", "y"] }
             if kind == .gradientFade { allowed += ["symmetric", "type"] }
             guard let fields = log.object(value, at: path, allowed: allowed) else { return nil }
             var amount: WholeNumber?
@@ -584,14 +579,6 @@ public struct JSONChainDecoder: Sendable {
                 region = Region(x: x, y: y, width: width, height: height)
             }
             var effect = EffectRules.make(kind, amount: amount, color: color)
-            if let m = fields["mode"] {
-                guard case .string(let text) = m, let mode = ImproveMode(rawValue: text) else {
-                    let got = if case .string(let text) = m { Quoted(text).description } else { m.typeDescription }
-                    log.add(path.appending("mode"), "expected one of " + ImproveMode.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(got)")
-                    return nil
-                }
-                effect = .improve(effect.amount ?? .value(100), mode: mode)
-            }
             if let x = fields["xray"] {
                 guard let xray = log.bool(x, at: path.appending("xray")) else { return nil }
                 effect = .assistColorblind(effect.amount ?? .value(10), xray: xray)
@@ -620,19 +607,6 @@ public struct JSONChainDecoder: Sendable {
                     if key == "paths" { trace.paths = n } else { trace.corners = n }
                 }
                 effect = .vectorize(effect.amount ?? .value(EffectRules.defaultAmount(of: .vectorize) ?? 10), trace: trace.normalized)
-            }
-            if let b = fields["bias"] {
-                guard let bias = log.int(b, at: path.appending("bias")) else { return nil }
-                effect = .fillLight(effect.amount ?? .value(100), bias: bias)
-            }
-            if kind == .shear {
-                var angles = [0, 0]
-                for (i, key) in ["x", "y"].enumerated() {
-                    guard let v = fields[key] else { continue }
-                    guard let n = log.int(v, at: path.appending(key)) else { return nil }
-                    angles[i] = n
-                }
-                effect = .shear(x: angles[0], y: angles[1])
             }
             // The effect's `x` or `y` field: .some(nil) when absent, nil when present and invalid
             // (the log says why).
@@ -695,26 +669,6 @@ public struct JSONChainDecoder: Sendable {
         return .blurred(intensity: intensity, brightness: brightness)
     }
 
-    /// `{"outline": true}` or `{"outline": {"mode": "inner", "width": 8, "blur": 200, "color": "red"}}`.
-    func readOutline(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
-        let d = OutlineMode.defaults
-        if value == .bool(true) { return .effect(.outline(d.mode, width: d.width, blur: d.blur, color: d.color)) }
-        guard let fields = log.object(value, at: path, allowed: ["mode", "width", "blur", "color"]) else { return nil }
-        var mode = d.mode
-        if let m = fields["mode"] {
-            guard case .string(let text) = m, let parsed = OutlineMode(rawValue: text) else {
-                log.add(path.appending("mode"), "expected one of " + OutlineMode.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(m.typeDescription)")
-                return nil
-            }
-            mode = parsed
-        }
-        let width = fields["width"].map { log.int($0, at: path.appending("width")) } ?? d.width
-        let blur = fields["blur"].map { log.int($0, at: path.appending("blur")) } ?? d.blur
-        let color = fields["color"].map { log.color($0, at: path.appending("color")) } ?? d.color
-        guard let width, let blur, let color else { return nil }
-        return .effect(.outline(mode, width: width, blur: blur, color: color))
-    }
-
     /// `{"tint": {"amount": 80, "colors": ["red", "blue", "yellow"], "positions": [0, 40, 100], "equalize": true}}`:
     /// a tint through several colours, or one on the equalised luminance (TintGradient).
     func readTintGradient(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
@@ -759,49 +713,6 @@ public struct JSONChainDecoder: Sendable {
             return .effect(EffectRules.make(.tint, amount: amount, color: colors[0]))
         }
         return .effect(.tintGradient(amount: amount, gradient: gradient))
-    }
-
-    /// `{"art": "incognito"}` or `{"art": {"filter": "incognito"}}`; the filter is required.
-    func readArt(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
-        var filterValue: JSONValue? = value
-        var filterPath = path
-        if case .string = value {} else {
-            guard let fields = log.object(value, at: path, allowed: ["filter"]) else { return nil }
-            filterValue = fields["filter"]
-            filterPath = path.appending("filter")
-        }
-        let names = ArtFilter.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ")
-        guard let filterValue else {
-            log.add(filterPath, "is required: one of \(names)")
-            return nil
-        }
-        guard case .string(let text) = filterValue, let filter = ArtFilter(rawValue: text) else {
-            let got = if case .string(let text) = filterValue { Quoted(text).description } else { filterValue.typeDescription }
-            log.add(filterPath, "expected one of \(names), got \(got)")
-            return nil
-        }
-        return .effect(.art(filter))
-    }
-
-    /// `{"simulate_colorblind": true}`, `{"simulate_colorblind": "protanopia"}` or `{"simulate_colorblind": {"condition": "protanopia"}}`.
-    func readColorblind(_ value: JSONValue, at path: JSONPath, log: IssueCollector) -> Step? {
-        var conditionValue: JSONValue? = value
-        var conditionPath = path
-        switch value {
-        case .bool(true): return .effect(.simulateColorblind(.deuteranopia))
-        case .string: break
-        default:
-            guard let fields = log.object(value, at: path, allowed: ["condition"]) else { return nil }
-            conditionValue = fields["condition"]
-            conditionPath = path.appending("condition")
-            if conditionValue == nil { return .effect(.simulateColorblind(.deuteranopia)) }
-        }
-        guard case .string(let text)? = conditionValue, let condition = ColorblindCondition(rawValue: text) else {
-            let got = if case .string(let text)? = conditionValue { Quoted(text).description } else { conditionValue?.typeDescription ?? "nothing" }
-            log.add(conditionPath, "expected one of " + ColorblindCondition.allCases.map { Quoted($0.rawValue).description }.joined(separator: ", ") + ", got \(got)")
-            return nil
-        }
-        return .effect(.simulateColorblind(condition))
     }
 
     /// `{"recolor": [9 or 16 numbers]}` or `{"recolor": {"matrix": [...]}}`, row by row.

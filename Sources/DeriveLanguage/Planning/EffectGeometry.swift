@@ -8,7 +8,7 @@ public enum EffectGeometry {
     /// must be pixels by now (the planner evaluates expressions first).
     public static func size(of effect: Effect, on size: Size) -> Size? {
         switch effect {
-        case .shear(let x, let y): shear(x: x, y: y, on: size).canvas
+        case .declared(let d) where d.name == "shear": shear(x: d.number("x"), y: d.number("y"), on: size).canvas
         case .distort(let d): DistortGeometry.canvas(of: d, on: size)
         case .shadow, .declared: castShadow(of: effect, on: size)?.placement(on: size).canvas
         default: nil

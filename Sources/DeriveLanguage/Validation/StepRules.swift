@@ -7,16 +7,10 @@ public enum EncodingLimits {
 public enum EffectRules {
     public static let trimDefaultTolerance = 10
     public static let tintDefaultColor = Color.blue
-    public static let colorizeDefaultColor = Color.gray
-    /// e_fill_light's bias: Cloudinary's range and default (SDK reference, Adjust.fillLight).
-    public static let fillLightBiasRange = -100...100
-    public static let fillLightDefaultBias = 0
     /// e_shadow's colour (Cloudinary: "server default: gray") and offset, which Cloudinary
     /// gives only as "bottom right": Derive's is 8 pixels each way.
     public static let shadowDefaultColor = Color.gray
     public static let shadowDefaultOffset = 8
-    /// e_shear's angles: beyond ±89° the canvas has no bound (tan 90° is infinite).
-    public static let shearRange = -89...89
     /// e_dropshadow's shadow: Cloudinary has no colour or strength for it; Derive's is black at
     /// half opacity.
     public static let dropShadowColor = Color.black
@@ -36,25 +30,17 @@ public enum EffectRules {
         let n = amount ?? .value(defaultAmount(of: kind) ?? 0)
         switch kind {
         case .tint: return .tint(amount: n, color: color ?? tintDefaultColor)
-        case .colorize: return .colorize(amount: n, color: color ?? colorizeDefaultColor)
-        case .improve: return .improve(n, mode: .outdoor)
-        case .fillLight: return .fillLight(n, bias: fillLightDefaultBias)
         case .replaceColor: return .replaceColor(n, to: color ?? .black, from: nil)
         // The parsers require a colour; this is only a fallback.
         case .theme: return .theme(n, color: color ?? .white)
         case .makeTransparent: return .makeTransparent(n, color: color)
         case .assistColorblind: return .assistColorblind(n, xray: false)
-        case .simulateColorblind: return .simulateColorblind(.deuteranopia)
         case .recolor: return .recolor([1, 0, 0, 0, 1, 0, 0, 0, 1])
-        // Cloudinary names no default look; the parsers require one, this is only a fallback.
-        case .art: return .art(.incognito)
         case .cartoonify: return .cartoonify(n, colors: .auto)
         case .vectorize: return .vectorize(n)
-        case .shear: return .shear(x: 0, y: 0)
         // The parsers require a form; this is only a fallback.
         case .distort: return .distort(.arc(0))
         case .gradientFade: return .gradientFade(n, edges: .one, x: nil, y: nil)
-        case .outline: return .outline(OutlineMode.defaults.mode, width: OutlineMode.defaults.width, blur: OutlineMode.defaults.blur, color: color ?? OutlineMode.defaults.color)
         case .shadow: return .shadow(n, color: color ?? shadowDefaultColor, x: .pixels(shadowDefaultOffset), y: .pixels(shadowDefaultOffset))
         case .blurRegion: return .blurRegion(n, nil)
         case .pixelateRegion: return .pixelateRegion(n, nil)
@@ -77,12 +63,9 @@ public enum EffectRules {
         switch effect {
         case .tint(_, let color): .tint(amount: amount, color: color)
         case .tintGradient(_, let gradient): .tintGradient(amount: amount, gradient: gradient)
-        case .colorize(_, let color): .colorize(amount: amount, color: color)
         case .blurRegion(_, let region): .blurRegion(amount, region)
         case .pixelateRegion(_, let region): .pixelateRegion(amount, region)
         case .declared(let d): .declared(d.with(amount: amount))
-        case .improve(_, let mode): .improve(amount, mode: mode)
-        case .fillLight(_, let bias): .fillLight(amount, bias: bias)
         case .replaceColor(_, let to, let from): .replaceColor(amount, to: to, from: from)
         case .theme(_, let color): .theme(amount, color: color)
         case .makeTransparent(_, let color): .makeTransparent(amount, color: color)
@@ -140,18 +123,12 @@ enum StepRules {
             return EffectRules.recolorIssues(matrix)
         case .effect(.declared(let d)):
             return d.declaration.issues(d.values)
-        case .effect(.outline(_, let width, let blur, _)):
-            // Cloudinary's ranges (SDK reference, Outline: width 1 to 100, blur 0 to 2000).
-            return check(width, in: OutlineMode.widthRange, field: "width") + check(blur, in: OutlineMode.blurRange, field: "blur")
-        case .effect(.shear(let x, let y)):
-            return check(x, in: EffectRules.shearRange, field: "x", derivesLimits: true) + check(y, in: EffectRules.shearRange, field: "y", derivesLimits: true)
         case .effect(.distort(let d)): return distortIssues(d, limits: limits)
         case .effect(let e):
             guard let range = EffectRules.range(of: e.kind), let amount = e.amount else { return [] }
             let field = EffectRules.amountField(of: e.kind) ?? "amount"
             // replace_color's upper end is Derive's (Cloudinary documents none).
             var issues = check(amount, in: range, field: field, derivesLimits: e.kind == .replaceColor)
-            if case .fillLight(_, let bias) = e { issues += check(bias, in: EffectRules.fillLightBiasRange, field: "bias") }
             // Cloudinary's range for the colour reduction (SDK reference, Cartoonify).
             if case .cartoonify(_, .reduction(let r)) = e { issues += check(r, in: 0...100, field: "reduction") }
             if case .vectorize(_, let trace) = e { issues += trace.issues() }
