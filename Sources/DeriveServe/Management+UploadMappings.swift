@@ -21,16 +21,7 @@ extension CloudinaryService {
                 }
                 return Self.json(Self.mappingJSON(mapping))
             }
-            var limit = 10
-            if let text = request.query["max_results"], !text.isEmpty {
-                guard let number = Int(text), (1...500).contains(number) else { throw ServeError(400, "max_results must be 1 to 500, got \(Quoted(text))") }
-                limit = number
-            }
-            var after: String?
-            if let token = request.query["next_cursor"], !token.isEmpty {
-                guard let folder = Self.decodeTagCursor(token) else { throw ServeError(400, "Invalid next_cursor (\(token.count) characters)") }
-                after = folder
-            }
+            let (limit, after) = try Self.namePage(request)
             // One more than asked: whether there is a next page.
             let found = try database.uploadMappings(cloud: cloud, after: after, limit: limit + 1)
             var members = [JSONMember(key: "mappings", value: .array(found.prefix(limit).map(Self.mappingJSON)))]

@@ -244,21 +244,25 @@ extension CloudinaryService {
     /// `tags`: the distinct tags in code-point order, `prefix`, `max_results` (1 to 500,
     /// default 10) and `next_cursor`.
     func tagList(_ request: HTTPRequest) throws -> HTTPResponse {
-        var limit = 10
-        if let text = request.query["max_results"], !text.isEmpty {
-            guard let number = Int(text), (1...500).contains(number) else { throw ServeError(400, "max_results must be 1 to 500, got \(Quoted(text))") }
-            limit = number
-        }
-        var after: String?
-        if let token = request.query["next_cursor"], !token.isEmpty {
-            guard let tag = Self.decodeTagCursor(token) else { throw ServeError(400, "Invalid next_cursor (\(token.count) characters)") }
-            after = tag
-        }
+        let (limit, after) = try Self.namePage(request)
         let prefix = request.query["prefix"].flatMap { $0.isEmpty ? nil : $0 }
         let found = try database.servedTags(cloud: settings.cloudName, prefix: prefix, limit: limit, after: after)
         var members: [JSONMember] = [JSONMember(key: "tags", value: .array(found.tags.map(JSONValue.string)))]
         if let next = found.next { members.append(JSONMember(key: "next_cursor", value: .string(Self.encodeTagCursor(next)))) }
         return Self.json(.object(members))
+    }
+
+    /// A listing of names' page (tags, upload mappings' folders): `max_results` (1 to 500,
+    /// default 10) and the name `next_cursor` carries, after which the page starts.
+    static func namePage(_ request: HTTPRequest) throws -> (limit: Int, after: String?) {
+        var limit = 10
+        if let text = request.query["max_results"], !text.isEmpty {
+            guard let number = Int(text), (1...500).contains(number) else { throw ServeError(400, "max_results must be 1 to 500, got \(Quoted(text))") }
+            limit = number
+        }
+        guard let token = request.query["next_cursor"], !token.isEmpty else { return (limit, nil) }
+        guard let name = decodeTagCursor(token) else { throw ServeError(400, "Invalid next_cursor (\(token.count) characters)") }
+        return (limit, name)
     }
 
     static func encodeTagCursor(_ tag: String) -> String {

@@ -238,19 +238,26 @@ import Testing
 /// when signed, refused unsigned for a transformation not allowed, for a host not listed, for a
 /// private address the rules refuse even signed, and for an origin's 404 or a non-image.
 extension DeliveryTests {
-    @Test(.enabled(if: Python.has("cloudinary"), "needs the cloudinary package the test command installs"))
-    func fetchDeliveryFromAnAllowedLoopbackOrigin() throws {
-        let folder = try ServeTests.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let originPort = try ServeTests.freePort()
+    /// A loopback origin: Python's http.server over Tests/Fixtures, its request log in
+    /// `folder/origin.log` (each GET a line, to count fetches by).
+    static func startOrigin(_ folder: URL) throws -> (origin: Process, port: Int, log: URL) {
+        let port = try ServeTests.freePort()
         let log = folder.appendingPathComponent("origin.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let origin = Process()
         origin.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        origin.arguments = ["python3", "-m", "http.server", String(originPort), "--bind", "127.0.0.1",
+        origin.arguments = ["python3", "-m", "http.server", String(port), "--bind", "127.0.0.1",
                             "--directory", Paths.repository.appendingPathComponent("Tests/Fixtures").path]
         origin.standardError = try FileHandle(forWritingTo: log)
         try origin.run()
+        return (origin, port, log)
+    }
+
+    @Test(.enabled(if: Python.has("cloudinary"), "needs the cloudinary package the test command installs"))
+    func fetchDeliveryFromAnAllowedLoopbackOrigin() throws {
+        let folder = try ServeTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (origin, originPort, log) = try Self.startOrigin(folder)
         // SIGKILL: the test process ignores SIGTERM (and SIGINT), and its children inherit that.
         defer { kill(origin.processIdentifier, SIGKILL); origin.waitUntilExit() }
         let (server, port) = try ServeTests.start(folder, extra: ["DERIVE_FETCH_ALLOW": "127.0.0.1/32", "DERIVE_SERVE_FETCH_DOMAINS": "127.0.0.1"])
@@ -284,20 +291,29 @@ extension DeliveryTests {
 /// (5xx): they are ignored (RFC 9110 lets a server ignore a bad `Range`) or refused with a 4xx,
 /// in process, against a recorded asset and a derivative that depends on the browser.
 @Suite struct DeliveryHeaderFaultTests {
-    @Test func malformedHeadersAreIgnoredOrRefusedAndTheServiceStaysUp() async throws {
-        let folder = try ServeTests.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+    /// A `CloudinaryService` in process on the memory queue and a folder store, with the test
+    /// photograph recorded as `p/gh` (version 1767323045), and no worker.
+    static func serviceWithOnePhoto(_ folder: URL, wait: Double) throws -> (service: CloudinaryService, database: MemoryJobQueue, image: [UInt8]) {
         let store = FileAssetStore(root: folder)
         let database = MemoryJobQueue()
         let image: [UInt8] = Array(try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg")))
         let sha = SHA256.hex(image)
         let original = try store.put(image, key: try StorageKey("originals/\(sha).jpg"), contentType: "image/jpeg")
-        let version = 1_767_323_045
         let asset = ServedAsset(cloud: ServeTests.cloud, publicID: "p/gh", version: version, format: "jpg", width: 1280, height: 886, bytes: image.count,
                                 sha256: sha, originalKey: original.key.value, createdAt: Date(), tags: [], context: [:])
         _ = try database.recordUpload(asset, overwrite: true, eager: nil)
-        let service = CloudinaryService(settings: ServeSettings(cloudName: ServeTests.cloud, credentials: [ServeTests.key: ServeTests.secret], wait: 0.2),
-                                        database: database, store: store, fetcher: try CurlFetcher(settings: FetchSettings()), logger: .init(label: "faults"))
+        let service = CloudinaryService(settings: ServeSettings(cloudName: ServeTests.cloud, credentials: [ServeTests.key: ServeTests.secret], wait: wait),
+                                        database: database, store: store, fetcher: try CurlFetcher(settings: FetchSettings()), logger: .init(label: "delivery"))
+        return (service, database, image)
+    }
+
+    static let version = 1_767_323_045
+
+    @Test func malformedHeadersAreIgnoredOrRefusedAndTheServiceStaysUp() async throws {
+        let folder = try ServeTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (service, _, image) = try Self.serviceWithOnePhoto(folder, wait: 0.2)
+        let version = Self.version
         let server = try await ServeServer.start(service: service, port: 0)
         let signedWidth = "s--" + CloudinarySigning.urlSignature("c_scale,w_auto:x/p/gh.jpg", secret: ServeTests.secret) + "--"
         let paths = ["/\(ServeTests.cloud)/image/upload/p/gh.jpg", "/\(ServeTests.cloud)/image/upload/v\(version)/p/gh.jpg",

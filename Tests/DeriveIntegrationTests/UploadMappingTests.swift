@@ -18,15 +18,7 @@ extension DeliveryTests {
     func uploadMappingsFetchAMappedFolderOnItsFirstDelivery() throws {
         let folder = try ServeTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let originPort = try ServeTests.freePort()
-        let log = folder.appendingPathComponent("origin.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let origin = Process()
-        origin.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        origin.arguments = ["python3", "-m", "http.server", String(originPort), "--bind", "127.0.0.1",
-                            "--directory", Paths.repository.appendingPathComponent("Tests/Fixtures").path]
-        origin.standardError = try FileHandle(forWritingTo: log)
-        try origin.run()
+        let (origin, originPort, log) = try Self.startOrigin(folder)
         // SIGKILL: the test process ignores SIGTERM (and SIGINT), and its children inherit that.
         defer { kill(origin.processIdentifier, SIGKILL); origin.waitUntilExit() }
         let (server, port) = try ServeTests.start(folder, extra: ["DERIVE_FETCH_ALLOW": "127.0.0.1/32"])
@@ -75,17 +67,8 @@ extension DeliveryTests {
     @Test func concurrentFirstRequestsForOneDerivativeMakeOneJob() async throws {
         let folder = try ServeTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let store = FileAssetStore(root: folder)
-        let database = MemoryJobQueue()
-        let image: [UInt8] = Array(try Data(contentsOf: Paths.repository.appendingPathComponent("Tests/Fixtures/group-of-six.jpg")))
-        let sha = SHA256.hex(image)
-        let original = try store.put(image, key: try StorageKey("originals/\(sha).jpg"), contentType: "image/jpeg")
-        let asset = ServedAsset(cloud: ServeTests.cloud, publicID: "p/gh", version: 1_767_323_045, format: "jpg", width: 1280, height: 886,
-                                bytes: image.count, sha256: sha, originalKey: original.key.value, createdAt: Date(), tags: [], context: [:])
-        _ = try database.recordUpload(asset, overwrite: true, eager: nil)
+        let (service, database, _) = try DeliveryHeaderFaultTests.serviceWithOnePhoto(folder, wait: 1)
         let woken = Mutex(0)
-        let service = CloudinaryService(settings: ServeSettings(cloudName: ServeTests.cloud, credentials: [ServeTests.key: ServeTests.secret], wait: 1),
-                                        database: database, store: store, fetcher: try CurlFetcher(settings: FetchSettings()), logger: .init(label: "first"))
         service.whenQueueing { woken.withLock { $0 += 1 } }
         let server = try await ServeServer.start(service: service, port: 0)
         let signature = "s--" + CloudinarySigning.urlSignature("c_scale,w_40/p/gh.jpg", secret: ServeTests.secret) + "--"
