@@ -16,23 +16,22 @@ extension Worker {
         var idleRecheck = 0.02
         while !isStopping {
             health.looped()
-            let (free, busy) = state.withLock { ($0.free(slots: settings.slots), $0.inFlight) }
-            metrics.set(.slotsBusy, to: Double(busy))
+            let free = settings.slots - state.withLock { $0.inFlight }
+            metrics.set(.slotsBusy, to: Double(settings.slots - free))
             if free > 0 {
                 let claimed = await threads.run { [self] in
                     Result { () throws(DeriveError) in
-                        let jobs = try database.queue.claim(queues: settings.queues, limit: free, owner: settings.id, lease: settings.lease)
-                        return (jobs, suspects(among: jobs))
+                        try database.queue.claim(queues: settings.queues, limit: free, owner: settings.id, lease: settings.lease)
                     }
                 }
                 guard let claimed else { break }  // cancelled: stopping at once
                 switch claimed {
-                case .success(let (jobs, suspects)):
+                case .success(let jobs):
                     health.database(nil)
                     failures = 0
                     if !jobs.isEmpty {
                         idleRecheck = 0.02
-                        await hand(jobs, suspects: suspects)
+                        await hand(jobs)
                         // A full batch: there may be more; claim again as soon as a slot frees.
                         if jobs.count == free { continue }
                     } else if settings.untilIdle, state.withLock({ $0.inFlight }) == 0 {
@@ -65,24 +64,9 @@ extension Worker {
         }
     }
 
-    /// The claimed jobs that lost a lease before (their history has an `interrupted` entry: a
-    /// worker died or went silent running them), so may be jobs that kill their workers: each
-    /// will run alone (`State.suspects`). Only a retried job is looked up (one read each; retries
-    /// are rare); one that cannot be read is taken for a suspect.
-    func suspects(among jobs: [ClaimedJob]) -> Set<JobID> {
-        Set(jobs.filter { job in
-            guard job.run.attempt > 1 else { return false }
-            guard let snapshot = try? database.queue.job(job.run.id) else { return true }
-            return snapshot.errors.contains { $0["code"] == .string(DeriveError.Code.interrupted.rawValue) }
-        }.map(\.run.id))
-    }
-
     /// Hands claimed jobs to free slots (there is one for each: the claim asked for no more).
-    func hand(_ jobs: [ClaimedJob], suspects: Set<JobID> = []) async {
-        state.withLock { state in
-            state.pending += jobs
-            state.suspects += jobs.filter { suspects.contains($0.run.id) }.map(\.run.id)
-        }
+    func hand(_ jobs: [ClaimedJob]) async {
+        state.withLock { $0.pending += jobs }
         for job in jobs {
             logger.debug("claimed", metadata: ["job": "\(job.run.id)", "attempt": "\(job.run.attempt)", "queue": "\(job.queue)"])
             await handoff.send(job)

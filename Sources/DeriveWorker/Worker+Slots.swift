@@ -16,38 +16,12 @@ extension Worker {
                 state.running[job.run.id] = InFlight(job: job, stage: .resolve, since: Date(), lastLease: clock.now())
                 return true
             }
-            guard started else {
-                state.withLock { $0.suspects.removeAll { $0 == job.run.id } }
-                continue
-            }
-            if state.withLock({ $0.suspects.contains(job.run.id) }) { await waitToRunAlone(job) }
+            guard started else { continue }
             // Nil when cancelled past the grace period: the thread finishes the job alone and
             // its late completion is dropped (the job was released).
             guard await threads.run({ [self] in execute(job) }) != nil else { return }
-            state.withLock { state in
-                _ = state.running.removeValue(forKey: job.run.id)
-                state.suspects.removeAll { $0 == job.run.id }
-            }
+            state.withLock { _ = $0.running.removeValue(forKey: job.run.id) }
             doorbell.ring()
-        }
-    }
-
-    /// Holds a job that lost a lease before (running, so its lease is kept) until it is the
-    /// first such job held and every other job has finished; no claim is made meanwhile
-    /// (`State.free`). A worker that is stopping runs it at once, as it runs everything it holds.
-    func waitToRunAlone(_ job: ClaimedJob) async {
-        var waited = false
-        while true {
-            let (ready, others) = state.withLock { state in
-                (state.stopping || state.mayRunAlone(job.run.id), state.inFlight - 1)
-            }
-            if ready { break }
-            if !waited {
-                waited = true
-                logger.info("a job that lost its lease before runs alone: waiting for the other jobs this worker holds",
-                            metadata: ["job": "\(job.run.id)", "attempt": "\(job.run.attempt)", "others": "\(others)"])
-            }
-            try? await Task.sleep(for: .milliseconds(10))
         }
     }
 

@@ -59,20 +59,7 @@ public final class Worker: Service, Sendable {
         var running: [JobID: InFlight] = [:]
         var stopping = false
         var immediately = false
-        /// Jobs this worker holds that lost a lease before (a worker died or went silent running
-        /// each, so one may be a job that kills its workers), in the order claimed. Each runs
-        /// alone, after every other job the worker holds, and nothing is claimed while one is
-        /// held, so that its crash takes no other job along (Docs/queue.md, a job that kills its
-        /// workers).
-        var suspects: [JobID] = []
         var inFlight: Int { pending.count + running.count }
-        /// Slots a claim may fill: none while such a job is held.
-        func free(slots: Int) -> Int { suspects.isEmpty ? slots - inFlight : 0 }
-        /// Whether the held job `id` may start: it is the first held, and every other job has
-        /// finished (but those held the same way, which wait behind it).
-        func mayRunAlone(_ id: JobID) -> Bool {
-            suspects.first == id && pending.allSatisfy { suspects.contains($0.run.id) } && running.keys.allSatisfy { suspects.contains($0) }
-        }
     }
 
     let database: WorkerDatabase

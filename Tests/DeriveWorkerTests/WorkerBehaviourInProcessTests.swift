@@ -223,44 +223,6 @@ extension WorkerInProcessTests {
                     "\(rescues)")
         }
 
-        /// A job that lost its lease (its worker died running it: it may be one that kills its
-        /// workers) runs alone: it waits, holding its lease, until the job running beside it has
-        /// finished, and nothing is claimed meanwhile; then it runs, and the worker claims again
-        /// (Docs/queue.md, a job that kills its workers). A job retried after an ordinary failure
-        /// is not held.
-        @Test func aJobThatLostItsLeaseRunsAloneAfterTheOthersAndNothingIsClaimedMeanwhile() throws {
-            let rig = try Rig(slots: 3, lease: 60)
-            let suspect = try #require(try rig.submit(["suspect"], held: false).first)
-            _ = try rig.queue.claim(queues: ["default"], limit: 1, owner: "dead-worker", lease: 60)
-            let flaky = try #require(try rig.submit(["flaky"], held: false).first)
-            rig.fetcher.fail(rig.source("flaky"), with: [DeriveError(.sourceUnavailable, "origin answered 503", retryAfter: 300)])
-            let running = try rig.start()
-            try waitUntil("the flaky job's first attempt failed", timeout: 10) { try rig.queue.job(flaky)?.errors.count == 1 }
-            let other = try #require(try rig.submit(["other"], held: true).first)
-            try waitUntil("the other job started", timeout: 10) { rig.fetcher.startedCount == 2 }
-
-            // The dead worker's lease runs out: rescued, then claimed here on its second attempt.
-            rig.fetcher.hold(rig.source("flaky"))
-            rig.clock.advance(by: 3600)
-            try waitUntil("the rescued job was claimed", timeout: 10) { try rig.queue.job(suspect)?.state == .running }
-            try waitUntil("the flaky job, retried after an ordinary failure, started beside the other", timeout: 10) {
-                rig.fetcher.startedCount == 3
-            }
-            let third = try #require(try rig.submit(["third"], held: false).first)
-            Thread.sleep(forTimeInterval: 0.4)
-            #expect(rig.fetcher.startedCount == 3, "the rescued job waits for the others")
-            #expect(try rig.queue.job(third)?.state == .available, "nothing is claimed while it is held")
-            #expect(rig.logged.lines.withLock { $0 }.contains { $0.contains("runs alone") && $0.contains("job=\(suspect)") })
-
-            rig.fetcher.letThroughAll()
-            try waitUntil("all four completed", timeout: 20) {
-                try [suspect, flaky, other, third].allSatisfy { try rig.queue.job($0)?.state == .completed }
-            }
-            #expect(try rig.queue.job(suspect)?.attempt == 2 && rig.queue.job(flaky)?.attempt == 2)
-            running.stop()
-            _ = try running.wait()
-        }
-
         /// A passing failure waits out its backoff on the queue's clock: not run again before it,
         /// run again (and completed) once the clock has passed it.
         @Test func aPassingFailureIsRetriedAfterItsBackoff() throws {
